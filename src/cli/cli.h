@@ -1,0 +1,61 @@
+/*
+ * The command line (cli stage): one kiln_cmd_<name>() per subcommand file,
+ * and helpers they share for messages and exit status.
+ */
+#ifndef KILN_CLI_CLI_H
+#define KILN_CLI_CLI_H
+
+#include <stdbool.h>
+
+struct kiln_prof;
+
+enum {
+	KILN_EXIT_OK = 0,
+	KILN_EXIT_FAIL = 1,
+	KILN_EXIT_USAGE = 2,
+};
+
+int kiln_cmd_top(int argc, char **argv);
+int kiln_cmd_flame(int argc, char **argv);
+int kiln_cmd_convert(int argc, char **argv);
+
+/* Prints "kiln: <message>" on stderr. */
+void kiln_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the usage text of a command to stdout (help) or stderr. */
+void kiln_cli_usage(const char *cmd, bool to_stderr);
+/* For a bad option: the message, a hint to --help, returns 2. */
+int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Reads a profile file for a command, printing the error and returning
+ * the exit status (2 for unreadable input) on failure, 0 on success.
+ */
+int kiln_cli_read(const char *path, struct kiln_prof **out);
+
+/*
+ * Writes data to path atomically, refusing to write over any of the
+ * inputs.  Prints the error; returns an exit status.
+ */
+int kiln_cli_write(const char *path, const void *data, unsigned long len,
+		   char **inputs, int ninputs);
+
+/* Whether long-running work should show progress (stderr is a tty, no -q). */
+extern bool kiln_cli_quiet;
+
+/* Options shared by the commands that read profiles. */
+struct kiln_cli_input {
+	const char *sample_type;	/* --sample-type */
+	const char *focus;		/* --focus */
+	const char *ignore;		/* --ignore */
+};
+
+/*
+ * Reads (and merges) the input files, applies focus/ignore and picks the
+ * sample type.  On success *out is the profile and *type the type index.
+ * Prints errors; returns an exit status.
+ */
+int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
+		  struct kiln_prof **out, int *type);
+
+#endif

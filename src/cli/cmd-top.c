@@ -1,0 +1,115 @@
+/*
+ * `kiln top`: the hottest functions as a text table, like `pprof -top`
+ * (cli stage).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "profile/profile.h"
+#include "profile/top.h"
+
+enum { OPT_CUM = 256, OPT_LINES, OPT_TYPE, OPT_FOCUS, OPT_IGNORE };
+
+static const struct option opts[] = {
+	{ "nodes", required_argument, NULL, 'n' },
+	{ "cum", no_argument, NULL, OPT_CUM },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "sample-type", required_argument, NULL, OPT_TYPE },
+	{ "focus", required_argument, NULL, OPT_FOCUS },
+	{ "ignore", required_argument, NULL, OPT_IGNORE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void print_table(struct kiln_prof *p, int type, const struct kiln_top *t,
+			long nodes, bool by_line)
+{
+	const char *unit = kiln_prof_str(p, p->types[type].unit);
+	char a[32], b[32], c[32];
+	int64_t shown = 0, sum = 0;
+	size_t i, n = t->n;
+	double total = t->total ? (double)t->total : 1.0;
+
+	if (nodes > 0 && (size_t)nodes < n)
+		n = (size_t)nodes;
+	for (i = 0; i < n; i++)
+		shown += t->rows[i].flat;
+	printf("Type: %s\n", kiln_prof_str(p, p->types[type].type));
+	kiln_value_str(shown, unit, a, sizeof(a));
+	kiln_value_str(t->total, unit, b, sizeof(b));
+	printf("Showing nodes accounting for %s, %.2f%% of %s total\n", a,
+	       100.0 * (double)shown / total, b);
+	if (n < t->n)
+		printf("Dropped %zu nodes\n", t->n - n);
+	printf("%10s %6s %6s %10s %6s\n", "flat", "flat%", "sum%", "cum", "cum%");
+	for (i = 0; i < n; i++) {
+		const struct kiln_top_row *r = &t->rows[i];
+
+		sum += r->flat;
+		kiln_value_str(r->flat, unit, a, sizeof(a));
+		kiln_value_str(r->cum, unit, c, sizeof(c));
+		printf("%10s %5.2f%% %5.2f%% %10s %5.2f%%  %s", a,
+		       100.0 * (double)r->flat / total,
+		       100.0 * (double)sum / total, c,
+		       100.0 * (double)r->cum / total,
+		       kiln_prof_str(p, r->name));
+		if (by_line)
+			printf(" %s:%lld", r->file ? kiln_prof_str(p, r->file) : "?",
+			       (long long)r->line);
+		putchar('\n');
+	}
+}
+
+int kiln_cmd_top(int argc, char **argv)
+{
+	struct kiln_cli_input in = { 0 };
+	struct kiln_top t = KILN_TOP_INIT;
+	struct kiln_prof *p;
+	bool by_cum = false, by_line = false;
+	long nodes = 20;
+	int c, rc, type, err;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "n:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			nodes = strtol(optarg, &end, 10);
+			if (*end || nodes < 0 || end == optarg)
+				return kiln_cli_usage_error("top", "bad -n '%s': want a count (0 for all)",
+							    optarg);
+			break;
+		case OPT_CUM: by_cum = true; break;
+		case OPT_LINES: by_line = true; break;
+		case OPT_TYPE: in.sample_type = optarg; break;
+		case OPT_FOCUS: in.focus = optarg; break;
+		case OPT_IGNORE: in.ignore = optarg; break;
+		case 'q': kiln_cli_quiet = true; break;
+		case 'h': kiln_cli_usage("top", false); return 0;
+		default: return kiln_cli_usage_error("top", "unknown option");
+		}
+	}
+	if (optind >= argc)
+		return kiln_cli_usage_error("top", "no input file");
+	rc = kiln_cli_load(argv + optind, argc - optind, &in, &p, &type);
+	if (rc)
+		return rc;
+	err = kiln_top_build(&t, p, type, by_line, by_cum);
+	if (err) {
+		kiln_cli_error("out of memory");
+		rc = KILN_EXIT_FAIL;
+		goto out_free;
+	}
+	print_table(p, type, &t, nodes, by_line);
+	if (fflush(stdout)) {
+		kiln_cli_error("cannot write the table");
+		rc = KILN_EXIT_FAIL;
+	}
+	kiln_top_release(&t);
+out_free:
+	kiln_prof_free(p);
+	return rc;
+}

@@ -1,0 +1,62 @@
+/*
+ * Input handling shared by the commands that read profiles (cli stage).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "profile/profile.h"
+#include "util/diag.h"
+
+int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
+		  struct kiln_prof **out, int *type)
+{
+	struct kiln_prof *p = NULL;
+	struct kiln_diag d = { "" };
+	int i, rc, err;
+
+	*out = NULL;
+	for (i = 0; i < nfiles; i++) {
+		struct kiln_prof *q;
+
+		rc = kiln_cli_read(files[i], &q);
+		if (rc)
+			goto out_free;
+		if (!p) {
+			p = q;
+			continue;
+		}
+		err = kiln_prof_merge(p, q, &d);
+		kiln_prof_free(q);
+		if (err) {
+			if (err == -EINVAL)
+				kiln_cli_error("cannot merge '%s' into '%s': %s",
+					       files[i], files[0], d.msg);
+			else
+				kiln_cli_error("cannot merge '%s': %s", files[i],
+					       strerror(-err));
+			rc = err == -EINVAL ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+			goto out_free;
+		}
+	}
+	err = kiln_prof_filter(p, in->focus, in->ignore, &d);
+	if (err) {
+		if (err == -EINVAL)
+			kiln_cli_error("%s", d.msg);
+		else
+			kiln_cli_error("filtering: %s", strerror(-err));
+		rc = err == -EINVAL ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+		goto out_free;
+	}
+	*type = kiln_prof_type_index(p, in->sample_type, &d);
+	if (*type < 0) {
+		kiln_cli_error("'%s': %s", files[0], d.msg);
+		rc = KILN_EXIT_USAGE;
+		goto out_free;
+	}
+	*out = p;
+	return KILN_EXIT_OK;
+out_free:
+	kiln_prof_free(p);
+	return rc;
+}

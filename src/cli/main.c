@@ -1,0 +1,216 @@
+/*
+ * kiln's entry point (cli stage): picks the subcommand, prints help, and
+ * holds the helpers every command uses for messages and files.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "format/format.h"
+#include "profile/profile.h"
+#include "util/diag.h"
+#include "util/file.h"
+
+bool kiln_cli_quiet;
+
+struct kiln_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	const char *usage;
+};
+
+static const struct kiln_cmd kiln_cmds[] = {
+	{ "top", kiln_cmd_top, "text table of the hottest functions",
+	  "usage: kiln top [options] FILE\n"
+	  "\n"
+	  "Prints a table like `pprof -top`: flat, flat%, sum%, cum, cum%, name.\n"
+	  "FILE is pprof (.pb.gz or .pb), perf script text, collapsed stacks or a\n"
+	  "gperftools CPU profile; the format is detected from the content.\n"
+	  "\n"
+	  "  -n, --nodes N         show the N heaviest rows (default 20; 0: all)\n"
+	  "      --cum             sort by cumulative value instead of flat\n"
+	  "      --lines           one row per source line instead of per function\n"
+	  "      --sample-type T   which value to show (e.g. cpu, samples,\n"
+	  "                        alloc_space; default: the profile's default)\n"
+	  "      --focus RE        keep only stacks with a frame matching RE\n"
+	  "      --ignore RE       drop stacks with a frame matching RE\n"
+	  "  -q, --quiet           no progress output\n"
+	  "\n"
+	  "Example:\n"
+	  "  kiln top -n 10 kiln.cpu.pb.gz\n" },
+	{ "flame", kiln_cmd_flame, "interactive flame graph (SVG)",
+	  "usage: kiln flame [options] FILE [-o OUT.svg]\n"
+	  "\n"
+	  "Writes a self-contained interactive flame graph: hover for name, value\n"
+	  "and percentage, click to zoom, Ctrl-F or the Search button to highlight\n"
+	  "matches (the matched percentage is shown), Reset Zoom to go back.\n"
+	  "\n"
+	  "  -o, --output FILE     where to write (default: FILE's name + .svg;\n"
+	  "                        - for standard output)\n"
+	  "      --title TEXT      the title (default: \"Flame Graph\")\n"
+	  "      --reverse         leaf functions at the top, callers below\n"
+	  "                        (an icicle graph of who calls the hot code)\n"
+	  "      --diff BASE       differential graph: widths from FILE, red where\n"
+	  "                        a frame grew since BASE, blue where it shrank\n"
+	  "      --width PX        image width (default 1200)\n"
+	  "      --sample-type T   which value to draw\n"
+	  "      --focus RE, --ignore RE   as for kiln top\n"
+	  "  -q, --quiet           no progress output\n"
+	  "\n"
+	  "Example:\n"
+	  "  kiln flame perf.script -o cpu.svg\n" },
+	{ "convert", kiln_cmd_convert, "convert between profile formats",
+	  "usage: kiln convert [options] IN -o OUT [--to FORMAT]\n"
+	  "\n"
+	  "Converts a profile.  Input formats are detected from the content:\n"
+	  "pprof (gzip or not), perf script text, collapsed stacks, gperftools\n"
+	  "CPU profiles.  Output formats:\n"
+	  "  pprof        .pb.gz (gzip) or .pb (uncompressed)\n"
+	  "  collapsed    .collapsed, .folded, .txt   (FlameGraph, inferno)\n"
+	  "  speedscope   .json                       (speedscope.app)\n"
+	  "  perf-script  .perf, .script              (Firefox Profiler)\n"
+	  "\n"
+	  "  -o, --output FILE     where to write (- for standard output)\n"
+	  "      --to FORMAT       output format (default: from OUT's extension)\n"
+	  "      --sample-type T   for the text formats: which value to write\n"
+	  "      --focus RE, --ignore RE   as for kiln top\n"
+	  "  -q, --quiet           no progress output\n"
+	  "\n"
+	  "Several inputs are merged into one profile.  An input is never\n"
+	  "written over.\n"
+	  "\n"
+	  "Example:\n"
+	  "  perf script > out.perf && kiln convert out.perf -o cpu.pb.gz\n" },
+};
+
+#define NCMDS (sizeof(kiln_cmds) / sizeof(kiln_cmds[0]))
+
+static const struct kiln_cmd *find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCMDS; i++)
+		if (!strcmp(kiln_cmds[i].name, name))
+			return &kiln_cmds[i];
+	return NULL;
+}
+
+static void main_usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: kiln <command> [options] [-- program args...]\n\n"
+		   "commands:\n");
+	for (i = 0; i < NCMDS; i++)
+		fprintf(f, "  %-10s %s\n", kiln_cmds[i].name,
+			kiln_cmds[i].summary);
+	fprintf(f, "  %-10s %s\n", "help", "help on a command: kiln help top");
+	fprintf(f, "\nkiln <command> --help shows a command's options.\n");
+}
+
+void kiln_cli_usage(const char *cmd, bool to_stderr)
+{
+	const struct kiln_cmd *c = find_cmd(cmd);
+
+	if (c)
+		fputs(c->usage, to_stderr ? stderr : stdout);
+	else
+		main_usage(to_stderr ? stderr : stdout);
+}
+
+void kiln_cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("kiln: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "kiln %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(see 'kiln %s --help')\n", cmd);
+	return KILN_EXIT_USAGE;
+}
+
+int kiln_cli_read(const char *path, struct kiln_prof **out)
+{
+	struct kiln_diag d = { "" };
+	int err = kiln_read_profile(path, out, NULL, &d);
+
+	if (!err)
+		return KILN_EXIT_OK;
+	if (err == -EINVAL)
+		kiln_cli_error("%s", d.msg);
+	else if (err == -ENOMEM)
+		kiln_cli_error("'%s': out of memory", path);
+	else
+		kiln_cli_error("cannot read '%s': %s", path, strerror(-err));
+	return err == -ENOMEM ? KILN_EXIT_FAIL : KILN_EXIT_USAGE;
+}
+
+int kiln_cli_write(const char *path, const void *data, unsigned long len,
+		   char **inputs, int ninputs)
+{
+	int i, err;
+
+	for (i = 0; i < ninputs; i++) {
+		if (strcmp(path, "-") && (!strcmp(path, inputs[i]) ||
+					  kiln_same_file(path, inputs[i]))) {
+			kiln_cli_error("refusing to write over the input '%s': "
+				       "choose another output name with -o",
+				       inputs[i]);
+			return KILN_EXIT_USAGE;
+		}
+	}
+	err = kiln_write_atomic(path, data, len);
+	if (err) {
+		kiln_cli_error("cannot write '%s': %s", path, strerror(-err));
+		return KILN_EXIT_FAIL;
+	}
+	return KILN_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	const struct kiln_cmd *c;
+
+	if (argc < 2) {
+		main_usage(stderr);
+		return KILN_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		if (argc > 2 && !find_cmd(argv[2])) {
+			kiln_cli_error("no command '%s' (see 'kiln help')", argv[2]);
+			return KILN_EXIT_USAGE;
+		}
+		kiln_cli_usage(argc > 2 ? argv[2] : "", false);
+		return KILN_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("kiln 0.1.0\n");
+		return KILN_EXIT_OK;
+	}
+	c = find_cmd(argv[1]);
+	if (!c) {
+		kiln_cli_error("no command '%s' (see 'kiln help')", argv[1]);
+		return KILN_EXIT_USAGE;
+	}
+	if (!isatty(STDERR_FILENO))
+		kiln_cli_quiet = true;
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,79 @@
+/*
+ * Profile file formats (format stage): detection, readers and writers.
+ *
+ * Readers fill an empty struct kiln_prof from a whole file in memory and
+ * return 0, -ENOMEM, or -EINVAL with d->msg saying where and why
+ * ("line 12: ...", "byte 4096: ..."), without the file name or format,
+ * which kiln_read_profile() prefixes.  Writers append to a kiln_buf.
+ */
+#ifndef KILN_FORMAT_FORMAT_H
+#define KILN_FORMAT_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct kiln_prof;
+struct kiln_buf;
+struct kiln_diag;
+
+enum kiln_fmt {
+	KILN_FMT_UNKNOWN,
+	KILN_FMT_PPROF,
+	KILN_FMT_COLLAPSED,
+	KILN_FMT_PERF_SCRIPT,
+	KILN_FMT_GPERFTOOLS,
+	KILN_FMT_SPEEDSCOPE,
+	KILN_FMT_HEAPTRACE,
+};
+
+/* "pprof", "collapsed", "perf-script", ... */
+const char *kiln_fmt_name(enum kiln_fmt f);
+/* The inverse of kiln_fmt_name(); KILN_FMT_UNKNOWN if none. */
+enum kiln_fmt kiln_fmt_parse(const char *name);
+/* The output format an output file name asks for, from its extension. */
+enum kiln_fmt kiln_fmt_from_ext(const char *path);
+/* Guesses the format of (already decompressed) file contents. */
+enum kiln_fmt kiln_fmt_detect(const char *data, size_t len);
+
+/* True if data starts with the gzip magic. */
+bool kiln_is_gzip(const char *data, size_t len);
+/*
+ * Inflates a whole gzip (or zlib) stream into out.  -EINVAL with d filled
+ * ("byte N: ...") when it is corrupt or truncated.
+ */
+int kiln_gunzip(const char *data, size_t len, struct kiln_buf *out,
+		struct kiln_diag *d);
+/* Appends the gzip compression of data to out. */
+int kiln_gzip(const void *data, size_t len, int level, struct kiln_buf *out);
+
+int kiln_pprof_read(struct kiln_prof *p, const char *data, size_t len,
+		    struct kiln_diag *d);
+int kiln_collapsed_read(struct kiln_prof *p, const char *data, size_t len,
+			struct kiln_diag *d);
+int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
+			 struct kiln_diag *d);
+int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
+		    struct kiln_diag *d);
+
+/* Writes the whole profile; gzip-compressed when compress is set. */
+int kiln_pprof_write(const struct kiln_prof *p, struct kiln_buf *out,
+		     bool compress);
+/* The text formats write one sample type, by index (see
+ * kiln_prof_type_index()).  They take p non-const because unknown frames
+ * get names interned on first use. */
+int kiln_collapsed_write(struct kiln_prof *p, int type, struct kiln_buf *out);
+int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out);
+int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
+			  struct kiln_buf *out);
+
+/*
+ * Reads a profile file of any supported format ("-" for standard input),
+ * gzip undone first.  On success *out is a new profile (caller frees).
+ * Errors: -errno for I/O, -EINVAL with d->msg of the form
+ * "'FILE': read as FORMAT: line N: why".
+ * If fmt is not NULL it receives the detected format.
+ */
+int kiln_read_profile(const char *path, struct kiln_prof **out,
+		      enum kiln_fmt *fmt, struct kiln_diag *d);
+
+#endif

@@ -1,0 +1,329 @@
+/*
+ * Format detection, gzip, and the read-any-file entry point (format stage).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "format/format.h"
+#include "profile/profile.h"
+#include "util/buf.h"
+#include "util/diag.h"
+#include "util/file.h"
+
+static const char *const names[] = {
+	[KILN_FMT_UNKNOWN] = "unknown",
+	[KILN_FMT_PPROF] = "pprof",
+	[KILN_FMT_COLLAPSED] = "collapsed",
+	[KILN_FMT_PERF_SCRIPT] = "perf-script",
+	[KILN_FMT_GPERFTOOLS] = "gperftools",
+	[KILN_FMT_SPEEDSCOPE] = "speedscope",
+	[KILN_FMT_HEAPTRACE] = "heap-trace",
+};
+
+const char *kiln_fmt_name(enum kiln_fmt f)
+{
+	return f < sizeof(names) / sizeof(names[0]) ? names[f] : "unknown";
+}
+
+enum kiln_fmt kiln_fmt_parse(const char *name)
+{
+	size_t i;
+
+	for (i = 1; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return (enum kiln_fmt)i;
+	if (!strcmp(name, "perf") || !strcmp(name, "perfscript"))
+		return KILN_FMT_PERF_SCRIPT;
+	if (!strcmp(name, "folded"))
+		return KILN_FMT_COLLAPSED;
+	return KILN_FMT_UNKNOWN;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+enum kiln_fmt kiln_fmt_from_ext(const char *path)
+{
+	if (ends_with(path, ".pb.gz") || ends_with(path, ".pb") ||
+	    ends_with(path, ".pprof"))
+		return KILN_FMT_PPROF;
+	if (ends_with(path, ".collapsed") || ends_with(path, ".folded") ||
+	    ends_with(path, ".txt"))
+		return KILN_FMT_COLLAPSED;
+	if (ends_with(path, ".json") || ends_with(path, ".speedscope"))
+		return KILN_FMT_SPEEDSCOPE;
+	if (ends_with(path, ".perf") || ends_with(path, ".perf-script") ||
+	    ends_with(path, ".script"))
+		return KILN_FMT_PERF_SCRIPT;
+	return KILN_FMT_UNKNOWN;
+}
+
+bool kiln_is_gzip(const char *data, size_t len)
+{
+	return len >= 2 && (unsigned char)data[0] == 0x1f &&
+	       (unsigned char)data[1] == 0x8b;
+}
+
+/* The first line that is neither blank nor a '#' comment. */
+static const char *first_line(const char *data, size_t len, size_t *ll)
+{
+	const char *p = data, *end = data + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		const char *q = p;
+
+		while (q < e && (*q == ' ' || *q == '\t' || *q == '\r'))
+			q++;
+		if (q < e && *q != '#') {
+			*ll = (size_t)(e - p);
+			return p;
+		}
+		p = e + 1;
+	}
+	return NULL;
+}
+
+static bool is_text(const char *data, size_t len)
+{
+	size_t i, n = len < 4096 ? len : 4096;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)data[i];
+
+		if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
+			return false;
+	}
+	return true;
+}
+
+enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
+{
+	const char *line, *nl;
+	size_t ll;
+
+	/* gperftools: header words 0, 3 (count), 0 (version), 32- or 64-bit. */
+	if (len >= 16) {
+		uint64_t w[2];
+		uint32_t v[2];
+
+		memcpy(w, data, 16);
+		memcpy(v, data, 8);
+		if ((w[0] == 0 && w[1] == 3) || (v[0] == 0 && v[1] == 3))
+			return KILN_FMT_GPERFTOOLS;
+	}
+	if (len >= 8 && !memcmp(data, "KILNHEAP", 8))
+		return KILN_FMT_HEAPTRACE;
+	if (!is_text(data, len)) {
+		/* A protobuf Profile starts with a field key of wire type 2
+		 * (length-delimited: sample_type, sample, mapping, ...) or 0. */
+		unsigned char c = (unsigned char)data[0];
+
+		if ((c & 7) == 2 || (c & 7) == 0)
+			return KILN_FMT_PPROF;
+		return KILN_FMT_UNKNOWN;
+	}
+	line = first_line(data, len, &ll);
+	if (!line)
+		return KILN_FMT_UNKNOWN;
+	if (line[0] == '{')
+		return KILN_FMT_SPEEDSCOPE;
+	/* perf script: a header line, then tab- or space-indented frames. */
+	nl = line + ll;
+	if (nl < data + len && nl + 1 < data + len &&
+	    (nl[1] == '\t' || nl[1] == ' ') && line[0] != ' ' && line[0] != '\t')
+		return KILN_FMT_PERF_SCRIPT;
+	{
+		/* collapsed: "frame;frame;frame COUNT" */
+		const char *e = line + ll;
+
+		while (e > line && (e[-1] == '\r' || e[-1] == ' '))
+			e--;
+		while (e > line && e[-1] >= '0' && e[-1] <= '9')
+			e--;
+		if (e > line && e < line + ll && e[-1] == ' ')
+			return KILN_FMT_COLLAPSED;
+	}
+	/* A perf script sample without frames (no -g) is one line each. */
+	if (memchr(line, ':', ll) && memchr(line, '[', ll))
+		return KILN_FMT_PERF_SCRIPT;
+	return KILN_FMT_COLLAPSED;
+}
+
+int kiln_gunzip(const char *data, size_t len, struct kiln_buf *out,
+		struct kiln_diag *d)
+{
+	z_stream z;
+	int rc, err = 0;
+
+	memset(&z, 0, sizeof(z));
+	/* 32 + 15: accept gzip and zlib headers, largest window. */
+	if (inflateInit2(&z, 32 + 15) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (unsigned char *)data;
+	z.avail_in = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
+	for (;;) {
+		err = kiln_buf_grow(out, len * 2 + 65536);
+		if (err)
+			goto out_end;
+		z.next_out = (unsigned char *)out->data + out->len;
+		z.avail_out = (uInt)(out->cap - out->len - 1);
+		rc = inflate(&z, Z_NO_FLUSH);
+		out->len = (size_t)((char *)z.next_out - out->data);
+		out->data[out->len] = '\0';
+		if (rc == Z_STREAM_END) {
+			/* Concatenated gzip members are one stream to gzip(1). */
+			size_t used = (size_t)((const char *)z.next_in - data);
+
+			if (used < len && kiln_is_gzip(data + used, len - used)) {
+				inflateReset(&z);
+				continue;
+			}
+			break;
+		}
+		if (rc == Z_BUF_ERROR && z.avail_in == 0) {
+			err = kiln_diag(d, "byte %zu: the gzip stream is truncated "
+					"(file cut short?)",
+					(size_t)((const char *)z.next_in - data));
+			goto out_end;
+		}
+		if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			if (rc == Z_MEM_ERROR) {
+				err = -ENOMEM;
+				goto out_end;
+			}
+			err = kiln_diag(d, "byte %zu: corrupt gzip data: %s",
+					(size_t)((const char *)z.next_in - data),
+					z.msg ? z.msg : "inflate failed");
+			goto out_end;
+		}
+		if (z.avail_in == 0 && rc == Z_OK && z.avail_out != 0) {
+			err = kiln_diag(d, "byte %zu: the gzip stream is truncated "
+					"(file cut short?)", len);
+			goto out_end;
+		}
+	}
+out_end:
+	inflateEnd(&z);
+	return err;
+}
+
+int kiln_gzip(const void *data, size_t len, int level, struct kiln_buf *out)
+{
+	z_stream z;
+	int rc, err = 0;
+
+	memset(&z, 0, sizeof(z));
+	/* 16 + 15: gzip header. */
+	if (deflateInit2(&z, level, Z_DEFLATED, 16 + 15, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	err = kiln_buf_grow(out, deflateBound(&z, (uLong)len) + 64);
+	if (err)
+		goto out_end;
+	z.next_in = (unsigned char *)data;
+	z.avail_in = (uInt)len;
+	z.next_out = (unsigned char *)out->data + out->len;
+	z.avail_out = (uInt)(out->cap - out->len - 1);
+	rc = deflate(&z, Z_FINISH);
+	if (rc != Z_STREAM_END) {
+		err = -ENOMEM;
+		goto out_end;
+	}
+	out->len = (size_t)((char *)z.next_out - out->data);
+	out->data[out->len] = '\0';
+out_end:
+	deflateEnd(&z);
+	return err;
+}
+
+typedef int (*reader_fn)(struct kiln_prof *, const char *, size_t,
+			 struct kiln_diag *);
+
+int kiln_read_profile(const char *path, struct kiln_prof **out,
+		      enum kiln_fmt *fmtp, struct kiln_diag *d)
+{
+	struct kiln_map m;
+	struct kiln_buf raw = KILN_BUF_INIT;
+	struct kiln_diag inner = { "" };
+	struct kiln_prof *p = NULL;
+	const char *data;
+	size_t len;
+	enum kiln_fmt fmt;
+	reader_fn rd = NULL;
+	int err;
+
+	*out = NULL;
+	err = kiln_map_open(&m, path);
+	if (err)
+		return err;
+	data = m.data;
+	len = m.len;
+	if (len == 0) {
+		err = kiln_diag(d, "'%s': the file is empty", path);
+		goto out_unmap;
+	}
+	if (kiln_is_gzip(data, len)) {
+		err = kiln_gunzip(data, len, &raw, &inner);
+		if (err) {
+			if (err == -EINVAL)
+				kiln_diag(d, "'%s': read as gzip: %s", path,
+					  inner.msg);
+			goto out_unmap;
+		}
+		data = raw.data;
+		len = raw.len;
+		if (len == 0) {
+			err = kiln_diag(d, "'%s': the file is empty once decompressed",
+					path);
+			goto out_unmap;
+		}
+	}
+	fmt = kiln_fmt_detect(data, len);
+	switch (fmt) {
+	case KILN_FMT_PPROF: rd = kiln_pprof_read; break;
+	case KILN_FMT_COLLAPSED: rd = kiln_collapsed_read; break;
+	case KILN_FMT_PERF_SCRIPT: rd = kiln_perfscript_read; break;
+	case KILN_FMT_GPERFTOOLS: rd = kiln_gperf_read; break;
+	default: break;
+	}
+	if (!rd) {
+		err = kiln_diag(d, "'%s': unknown format: not pprof, perf script "
+				"text, collapsed stacks or a gperftools CPU profile "
+				"(first byte 0x%02x)%s", path,
+				(unsigned char)data[0],
+				fmt == KILN_FMT_SPEEDSCOPE ?
+				"; speedscope JSON is written, not read" : "");
+		goto out_unmap;
+	}
+	p = kiln_prof_new();
+	if (!p) {
+		err = -ENOMEM;
+		goto out_unmap;
+	}
+	err = rd(p, data, len, &inner);
+	if (!err)
+		err = kiln_prof_error(p);
+	if (err) {
+		if (err == -EINVAL)
+			kiln_diag(d, "'%s': read as %s: %s", path,
+				  kiln_fmt_name(fmt), inner.msg);
+		kiln_prof_free(p);
+		goto out_unmap;
+	}
+	if (fmtp)
+		*fmtp = fmt;
+	*out = p;
+out_unmap:
+	kiln_buf_release(&raw);
+	kiln_map_release(&m);
+	return err;
+}

@@ -1,0 +1,330 @@
+/*
+ * Whole-profile operations (profile stage): merging two profiles and
+ * focus/ignore filtering by regular expression.
+ */
+#include <errno.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+#include "util/diag.h"
+
+/* Maps of src ids to dst ids, filled lazily. */
+struct remap {
+	uint32_t *str, *func, *map, *loc, *lset;
+};
+
+static uint32_t rstr(struct kiln_prof *dst, const struct kiln_prof *src,
+		     struct remap *r, uint32_t id)
+{
+	if (!id)
+		return 0;
+	if (!r->str[id])
+		r->str[id] = kiln_prof_intern(dst, kiln_prof_str(src, id),
+					      kiln_prof_strlen(src, id));
+	return r->str[id];
+}
+
+static uint32_t rfunc(struct kiln_prof *dst, const struct kiln_prof *src,
+		      struct remap *r, uint32_t id)
+{
+	const struct kiln_function *f = &src->functions[id];
+
+	if (!id)
+		return 0;
+	if (!r->func[id])
+		r->func[id] = kiln_prof_function(dst, rstr(dst, src, r, f->name),
+						 rstr(dst, src, r, f->system_name),
+						 rstr(dst, src, r, f->filename),
+						 f->start_line);
+	return r->func[id];
+}
+
+static uint32_t rmap(struct kiln_prof *dst, const struct kiln_prof *src,
+		     struct remap *r, uint32_t id)
+{
+	struct kiln_mapping m;
+
+	if (!id)
+		return 0;
+	if (!r->map[id]) {
+		m = src->mappings[id];
+		m.file = rstr(dst, src, r, m.file);
+		m.build_id = rstr(dst, src, r, m.build_id);
+		r->map[id] = kiln_prof_mapping(dst, &m);
+	}
+	return r->map[id];
+}
+
+static uint32_t rloc(struct kiln_prof *dst, const struct kiln_prof *src,
+		     struct remap *r, uint32_t id)
+{
+	const struct kiln_location *l = &src->locations[id];
+	struct kiln_line stackbuf[16], *lines = stackbuf;
+	uint32_t i;
+
+	if (r->loc[id])
+		return r->loc[id];
+	if (l->nlines > 16) {
+		lines = malloc(l->nlines * sizeof(*lines));
+		if (!lines) {
+			dst->err = -ENOMEM;
+			return 0;
+		}
+	}
+	for (i = 0; i < l->nlines; i++) {
+		lines[i].function = rfunc(dst, src, r,
+					  src->lines[l->line0 + i].function);
+		lines[i].line = src->lines[l->line0 + i].line;
+	}
+	r->loc[id] = kiln_prof_location(dst, rmap(dst, src, r, l->mapping),
+					l->address, lines, l->nlines);
+	if (r->loc[id])
+		dst->locations[r->loc[id]].is_folded = l->is_folded;
+	if (lines != stackbuf)
+		free(lines);
+	return r->loc[id];
+}
+
+static uint32_t rlset(struct kiln_prof *dst, const struct kiln_prof *src,
+		      struct remap *r, uint32_t id)
+{
+	const struct kiln_labelset *s = &src->labelsets[id];
+	struct kiln_label *l;
+	uint32_t i;
+
+	if (!id)
+		return 0;
+	if (r->lset[id])
+		return r->lset[id];
+	l = malloc(s->n * sizeof(*l));
+	if (!l) {
+		dst->err = -ENOMEM;
+		return 0;
+	}
+	for (i = 0; i < s->n; i++) {
+		const struct kiln_label *a = &src->labels[s->first + i];
+
+		l[i].key = rstr(dst, src, r, a->key);
+		l[i].str = rstr(dst, src, r, a->str);
+		l[i].num = a->num;
+		l[i].unit = rstr(dst, src, r, a->unit);
+	}
+	r->lset[id] = kiln_prof_labelset(dst, l, s->n);
+	free(l);
+	return r->lset[id];
+}
+
+int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
+		    struct kiln_diag *d)
+{
+	struct remap r = { 0 };
+	uint32_t *locs = NULL;
+	size_t i, j, cap = 0;
+	int err = 0;
+
+	if (!dst->nsamples && !dst->ntypes) {
+		struct kiln_value_type *t = calloc(src->ntypes + 1, sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		r.str = calloc(src->nstrs + 1, sizeof(*r.str));
+		if (!r.str) {
+			free(t);
+			return -ENOMEM;
+		}
+		for (i = 0; i < src->ntypes; i++) {
+			t[i].type = rstr(dst, src, &r, src->types[i].type);
+			t[i].unit = rstr(dst, src, &r, src->types[i].unit);
+		}
+		err = dst->err ? dst->err : kiln_prof_set_types(dst, t, src->ntypes);
+		free(t);
+		if (err)
+			goto out_free;
+		dst->period_type.type = rstr(dst, src, &r, src->period_type.type);
+		dst->period_type.unit = rstr(dst, src, &r, src->period_type.unit);
+		dst->period = src->period;
+		dst->default_type = rstr(dst, src, &r, src->default_type);
+		dst->time_nanos = src->time_nanos;
+	} else {
+		if (dst->ntypes != src->ntypes)
+			return kiln_diag(d, "the profiles have different sample types (%zu and %zu)",
+					 dst->ntypes, src->ntypes);
+		for (i = 0; i < src->ntypes; i++) {
+			const char *a = kiln_prof_str(dst, dst->types[i].type);
+			const char *b = kiln_prof_str(src, src->types[i].type);
+			const char *au = kiln_prof_str(dst, dst->types[i].unit);
+			const char *bu = kiln_prof_str(src, src->types[i].unit);
+
+			if (strcmp(a, b) || strcmp(au, bu))
+				return kiln_diag(d, "sample type %zu differs: %s/%s and %s/%s",
+						 i, a, au, b, bu);
+		}
+		r.str = calloc(src->nstrs + 1, sizeof(*r.str));
+		if (!r.str)
+			return -ENOMEM;
+	}
+	r.func = calloc(src->nfunctions + 1, sizeof(*r.func));
+	r.map = calloc(src->nmappings + 1, sizeof(*r.map));
+	r.loc = calloc(src->nlocations + 1, sizeof(*r.loc));
+	r.lset = calloc(src->nlabelsets + 1, sizeof(*r.lset));
+	if (!r.func || !r.map || !r.loc || !r.lset) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	dst->duration_nanos += src->duration_nanos;
+	for (i = 0; i < src->ncomments; i++) {
+		err = kiln_prof_add_comment(dst, kiln_prof_str(src, src->comments[i]));
+		if (err)
+			goto out_free;
+	}
+	for (i = 0; i < src->nsamples; i++) {
+		const struct kiln_sample *s = &src->samples[i];
+		const uint32_t *sl = kiln_prof_sample_locs(src, s);
+
+		if (s->depth > cap) {
+			uint32_t *n = realloc(locs, s->depth * 2 * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				goto out_free;
+			}
+			locs = n;
+			cap = s->depth * 2;
+		}
+		for (j = 0; j < s->depth; j++)
+			locs[j] = rloc(dst, src, &r, sl[j]);
+		kiln_prof_add_sample(dst, locs, s->depth,
+				     src->values + i * src->ntypes,
+				     rlset(dst, src, &r, s->labels));
+		if (dst->err)
+			break;
+	}
+	err = dst->err;
+out_free:
+	free(locs);
+	free(r.str);
+	free(r.func);
+	free(r.map);
+	free(r.loc);
+	free(r.lset);
+	return err;
+}
+
+/* Per-function match results: 0 unknown, 1 no, 2 yes. */
+static bool frame_matches(struct kiln_prof *p, const regex_t *re,
+			  uint8_t *cache, const struct kiln_frame *f)
+{
+	uint32_t key = f->function ? f->function : 0;
+
+	if (key && cache[key])
+		return cache[key] == 2;
+	{
+		bool m = !regexec(re, kiln_prof_str(p, f->name), 0, NULL, 0);
+
+		if (!m && f->function && p->functions[f->function].filename)
+			m = !regexec(re, kiln_prof_str(p,
+				p->functions[f->function].filename), 0, NULL, 0);
+		if (key)
+			cache[key] = m ? 2 : 1;
+		return m;
+	}
+}
+
+static int compile(regex_t *re, const char *src, const char *what,
+		   struct kiln_diag *d)
+{
+	int rc = regcomp(re, src, REG_EXTENDED | REG_NOSUB);
+	char msg[256];
+
+	if (!rc)
+		return 0;
+	regerror(rc, re, msg, sizeof(msg));
+	return kiln_diag(d, "bad %s regular expression '%s': %s", what, src,
+			 msg);
+}
+
+int kiln_prof_filter(struct kiln_prof *p, const char *focus,
+		     const char *ignore, struct kiln_diag *d)
+{
+	regex_t fre, ire;
+	uint8_t *fcache = NULL, *icache = NULL;
+	struct kiln_frame *frames = NULL;
+	size_t cap = 0, i;
+	int err;
+
+	if (!focus && !ignore)
+		return 0;
+	if (focus && (err = compile(&fre, focus, "focus", d)))
+		return err;
+	if (ignore && (err = compile(&ire, ignore, "ignore", d)))
+		goto out_focus;
+	fcache = calloc(p->nfunctions + 1, 1);
+	icache = calloc(p->nfunctions + 1, 1);
+	if (!fcache || !icache) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	/* Keep the tables (ids stay valid); rebuild only the samples. */
+	{
+		struct kiln_sample *samples = p->samples;
+		int64_t *values = p->values;
+		uint32_t *stacks = p->stacks;
+		size_t n = p->nsamples;
+		struct kiln_htab old = p->sample_index;
+
+		p->samples = NULL;
+		p->values = NULL;
+		p->stacks = NULL;
+		p->nsamples = p->samples_alloc = 0;
+		p->nstacks = p->stacks_alloc = 0;
+		kiln_htab_init(&p->sample_index);
+		kiln_htab_release(&old);
+		for (i = 0; i < n; i++) {
+			struct kiln_sample s = samples[i];
+			bool keep = !focus, drop = false;
+			long nf, j;
+
+			/* Frames are expanded from the old stack pool. */
+			{
+				uint32_t *cur = p->stacks;
+
+				p->stacks = stacks;
+				nf = kiln_prof_frames(p, &s, &frames, &cap);
+				p->stacks = cur;
+			}
+			if (nf < 0) {
+				err = (int)nf;
+				free(samples);
+				free(values);
+				free(stacks);
+				goto out_free;
+			}
+			for (j = 0; j < nf; j++) {
+				if (!keep && frame_matches(p, &fre, fcache, &frames[j]))
+					keep = true;
+				if (ignore && frame_matches(p, &ire, icache, &frames[j]))
+					drop = true;
+			}
+			if (keep && !drop)
+				kiln_prof_add_sample(p, stacks + s.stack, s.depth,
+						     values + i * p->ntypes,
+						     s.labels);
+		}
+		free(samples);
+		free(values);
+		free(stacks);
+	}
+	err = p->err;
+out_free:
+	free(frames);
+	free(fcache);
+	free(icache);
+	if (ignore)
+		regfree(&ire);
+out_focus:
+	if (focus)
+		regfree(&fre);
+	return err;
+}

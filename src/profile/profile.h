@@ -1,0 +1,255 @@
+/*
+ * The profile model (profile stage): what every reader fills and every
+ * writer and renderer reads.  It follows pprof's data model: interned
+ * strings, functions, mappings, locations with inline line chains, and
+ * samples with several values and labels.
+ *
+ * Everything is interned: adding the same function, location, label set or
+ * stack again returns the existing id, and a sample whose stack and labels
+ * already exist adds its values to the existing one.  Memory therefore grows
+ * with distinct stacks, not with the number of samples read.
+ *
+ * Ids of functions, mappings, locations and label sets are 1-based (0 means
+ * none) and index the arrays below directly (element 0 is unused).  String
+ * ids are 0-based and string 0 is always "".  Sample indexes are 0-based.
+ *
+ * Allocation failures are sticky, like ferror(): a function returning an id
+ * returns 0 and sets p->err to -ENOMEM; check kiln_prof_error() once after
+ * a batch of additions.
+ */
+#ifndef KILN_PROFILE_PROFILE_H
+#define KILN_PROFILE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/htab.h"
+
+struct kiln_diag;
+
+struct kiln_value_type {
+	uint32_t type;	/* string id, e.g. "cpu" */
+	uint32_t unit;	/* string id, e.g. "nanoseconds" */
+};
+
+struct kiln_mapping {
+	uint64_t start, limit, offset;
+	uint32_t file;		/* string id */
+	uint32_t build_id;	/* string id, hex */
+	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+};
+
+struct kiln_function {
+	uint32_t name;		/* string id, demangled */
+	uint32_t system_name;	/* string id, as in the symbol table */
+	uint32_t filename;	/* string id */
+	int64_t start_line;
+};
+
+struct kiln_line {
+	uint32_t function;	/* function id */
+	int64_t line;
+};
+
+struct kiln_location {
+	uint64_t address;
+	uint32_t mapping;	/* mapping id, 0 = none */
+	uint32_t line0;		/* first of nlines in p->lines, innermost first */
+	uint32_t nlines;
+	bool is_folded;
+	uint32_t fallback;	/* cached name for a location without lines */
+};
+
+struct kiln_label {
+	uint32_t key;		/* string id */
+	uint32_t str;		/* string id, 0 for numeric labels */
+	int64_t num;
+	uint32_t unit;		/* string id */
+};
+
+struct kiln_labelset {
+	uint32_t first;		/* index in p->labels */
+	uint32_t n;
+};
+
+struct kiln_sample {
+	uint32_t stack;		/* index of the first location id in p->stacks */
+	uint32_t depth;		/* location ids, leaf first */
+	uint32_t labels;	/* label set id, 0 = none */
+};
+
+struct kiln_str {
+	uint32_t off, len;
+};
+
+struct kiln_prof {
+	/* Strings: NUL-terminated in str_data at strs[id].off. */
+	char *str_data;
+	size_t str_used, str_cap;
+	struct kiln_str *strs;
+	size_t nstrs, strs_alloc;
+
+	struct kiln_function *functions;	/* [1..nfunctions] */
+	size_t nfunctions, functions_alloc;
+	struct kiln_mapping *mappings;		/* [1..nmappings] */
+	size_t nmappings, mappings_alloc;
+	struct kiln_location *locations;	/* [1..nlocations] */
+	size_t nlocations, locations_alloc;
+	struct kiln_line *lines;		/* pool for locations */
+	size_t nlines, lines_alloc;
+	struct kiln_labelset *labelsets;	/* [1..nlabelsets] */
+	size_t nlabelsets, labelsets_alloc;
+	struct kiln_label *labels;		/* pool for label sets */
+	size_t nlabels, labels_alloc;
+
+	struct kiln_value_type *types;		/* sample types */
+	size_t ntypes;
+	struct kiln_sample *samples;
+	size_t nsamples, samples_alloc;
+	int64_t *values;			/* nsamples * ntypes */
+	uint32_t *stacks;			/* pool of location ids */
+	size_t nstacks, stacks_alloc;
+
+	struct kiln_value_type period_type;
+	int64_t period;
+	int64_t time_nanos, duration_nanos;
+	uint32_t default_type;			/* string id, 0 = last type */
+	uint32_t drop_frames, keep_frames;	/* string ids */
+	uint32_t *comments;			/* string ids */
+	size_t ncomments;
+
+	int err;				/* sticky -ENOMEM */
+
+	struct kiln_htab str_index, func_index, map_index, loc_index,
+		lset_index, sample_index;
+};
+
+/* NULL with errno set on failure. */
+struct kiln_prof *kiln_prof_new(void);
+void kiln_prof_free(struct kiln_prof *p);
+
+static inline int kiln_prof_error(const struct kiln_prof *p)
+{
+	return p->err;
+}
+
+/* Interns a string (not necessarily NUL-terminated); 0 for "". */
+uint32_t kiln_prof_intern(struct kiln_prof *p, const char *s, size_t len);
+uint32_t kiln_prof_interns(struct kiln_prof *p, const char *s);
+
+static inline const char *kiln_prof_str(const struct kiln_prof *p, uint32_t id)
+{
+	return p->str_data + p->strs[id].off;
+}
+
+static inline uint32_t kiln_prof_strlen(const struct kiln_prof *p, uint32_t id)
+{
+	return p->strs[id].len;
+}
+
+/* Returns the id of an existing string, 0 if absent (or ""). */
+uint32_t kiln_prof_find_str(const struct kiln_prof *p, const char *s,
+			    size_t len);
+
+uint32_t kiln_prof_function(struct kiln_prof *p, uint32_t name,
+			    uint32_t system_name, uint32_t filename,
+			    int64_t start_line);
+/* Mappings are interned by start, limit, offset and file. */
+uint32_t kiln_prof_mapping(struct kiln_prof *p, const struct kiln_mapping *m);
+/* lines: innermost first; n may be 0 (an unsymbolized address). */
+uint32_t kiln_prof_location(struct kiln_prof *p, uint32_t mapping,
+			    uint64_t address, const struct kiln_line *lines,
+			    uint32_t n);
+uint32_t kiln_prof_labelset(struct kiln_prof *p, const struct kiln_label *l,
+			    uint32_t n);
+
+/*
+ * Sets the sample types; only while the profile has no samples.
+ * 0, -EBUSY or -ENOMEM.
+ */
+int kiln_prof_set_types(struct kiln_prof *p, const struct kiln_value_type *t,
+			size_t n);
+/* Convenience: sets one or more types from "type/unit" C strings. */
+int kiln_prof_set_types_str(struct kiln_prof *p, const char *const *pairs,
+			    size_t n);
+
+/*
+ * Adds a sample: locs are location ids, leaf first; values has ntypes
+ * entries.  A sample with the same stack and label set gets the values
+ * added.  Returns the sample index, or -1 (and p->err) on failure.
+ */
+long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
+			  uint32_t depth, const int64_t *values,
+			  uint32_t labelset);
+
+static inline const uint32_t *kiln_prof_sample_locs(const struct kiln_prof *p,
+						    const struct kiln_sample *s)
+{
+	return p->stacks + s->stack;
+}
+
+static inline int64_t kiln_prof_value(const struct kiln_prof *p, size_t sample,
+				      size_t type)
+{
+	return p->values[sample * p->ntypes + type];
+}
+
+int kiln_prof_add_comment(struct kiln_prof *p, const char *s);
+
+/*
+ * The index of a sample type by name ("cpu", "samples", "alloc_space" or
+ * "type/unit"), or a decimal index.  NULL or "" picks the default: the
+ * type named by default_type, else the last one, as pprof does.  Returns
+ * the index, or -EINVAL with d filled (the known types listed).
+ */
+int kiln_prof_type_index(const struct kiln_prof *p, const char *name,
+			 struct kiln_diag *d);
+
+int64_t kiln_prof_total(const struct kiln_prof *p, size_t type);
+
+/*
+ * Adds every sample of src to dst, remapping ids.  The sample types must
+ * match by name and unit.  0, -EINVAL (d filled) or -ENOMEM.
+ */
+int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
+		    struct kiln_diag *d);
+
+/*
+ * Keeps only samples with a frame whose function name (or file name)
+ * matches focus, then drops those with a frame matching ignore, as pprof's
+ * -focus and -ignore do.  Either may be NULL.  POSIX extended regexes.
+ * 0, -EINVAL (bad regex, d filled) or -ENOMEM.
+ */
+int kiln_prof_filter(struct kiln_prof *p, const char *focus,
+		     const char *ignore, struct kiln_diag *d);
+
+/* One frame of an expanded stack: inline frames are frames of their own. */
+struct kiln_frame {
+	uint32_t name;		/* string id, never 0: fallback for unknown */
+	uint32_t function;	/* function id, 0 when unknown */
+	uint32_t location;	/* location id */
+	int64_t line;
+};
+
+/*
+ * Expands sample s into frames, leaf first, inline frames innermost first,
+ * into *frames (grown as needed, owned by the caller, free() it).
+ * Unsymbolized locations get the name "module+0xoffset" ("0xaddress"
+ * without a mapping), interned once.  Returns the number of frames or
+ * -ENOMEM.
+ */
+long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,
+		      struct kiln_frame **frames, size_t *cap);
+
+/* Where a location's code lives, for colouring. */
+enum kiln_kind {
+	KILN_KIND_USER,		/* the program itself */
+	KILN_KIND_LIB,		/* a shared library */
+	KILN_KIND_KERNEL,	/* kernel code */
+	KILN_KIND_OTHER,	/* unknown, JIT, interpreter */
+};
+
+enum kiln_kind kiln_prof_loc_kind(const struct kiln_prof *p, uint32_t loc);
+
+#endif

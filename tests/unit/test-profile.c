@@ -1,0 +1,236 @@
+/* Unit tests of the profile model: interning, samples, merge, filter, top. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+#include "profile/top.h"
+#include "util/diag.h"
+
+/* Builds a location for function `name` (no mapping). */
+static uint32_t loc(struct kiln_prof *p, const char *name)
+{
+	struct kiln_line l = { kiln_prof_function(p, kiln_prof_interns(p, name),
+						  0, 0, 0), 0 };
+
+	return kiln_prof_location(p, 0, 0, &l, 1);
+}
+
+/* Adds "root;...;leaf" (root first, as written) with value v. */
+static void add(struct kiln_prof *p, const char *stack, int64_t v)
+{
+	uint32_t locs[32], n = 0;
+	char buf[256], *save, *tok;
+	int64_t vals[2] = { v, v * 10 };
+
+	strcpy(buf, stack);
+	for (tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
+		locs[n++] = loc(p, tok);
+	/* leaf first */
+	for (uint32_t i = 0; i < n / 2; i++) {
+		uint32_t t = locs[i];
+
+		locs[i] = locs[n - 1 - i];
+		locs[n - 1 - i] = t;
+	}
+	assert_true(kiln_prof_add_sample(p, locs, n, vals, 0) >= 0);
+}
+
+static struct kiln_prof *make(void)
+{
+	static const char *const types[] = { "samples/count", "cpu/nanoseconds" };
+	struct kiln_prof *p = kiln_prof_new();
+
+	assert_non_null(p);
+	assert_int_equal(kiln_prof_set_types_str(p, types, 2), 0);
+	add(p, "main;run;a", 6);
+	add(p, "main;run;b", 3);
+	add(p, "main;run;a", 4);
+	add(p, "main;c", 1);
+	add(p, "main;rec;rec;rec", 2);
+	return p;
+}
+
+static void test_strings(void **state)
+{
+	struct kiln_prof *p = kiln_prof_new();
+	uint32_t a, b;
+
+	assert_int_equal(kiln_prof_interns(p, ""), 0);
+	assert_string_equal(kiln_prof_str(p, 0), "");
+	a = kiln_prof_interns(p, "hello");
+	b = kiln_prof_intern(p, "hello world", 5);
+	assert_int_equal(a, b);
+	assert_int_not_equal(a, kiln_prof_interns(p, "world"));
+	assert_string_equal(kiln_prof_str(p, a), "hello");
+	assert_int_equal(kiln_prof_find_str(p, "world", 5), kiln_prof_interns(p, "world"));
+	assert_int_equal(kiln_prof_find_str(p, "nope", 4), 0);
+	/* Many strings force the index to grow. */
+	for (int i = 0; i < 10000; i++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "s%d", i);
+		assert_int_equal(kiln_prof_interns(p, s), kiln_prof_interns(p, s));
+	}
+	assert_int_equal(p->nstrs, 10000 + 3);
+	kiln_prof_free(p);
+}
+
+static void test_samples_interned(void **state)
+{
+	struct kiln_prof *p = make();
+
+	/* main;run;a twice -> one sample with 10. */
+	assert_int_equal(p->nsamples, 4);
+	assert_int_equal(kiln_prof_total(p, 0), 16);
+	assert_int_equal(kiln_prof_total(p, 1), 160);
+	assert_int_equal(p->nfunctions, 6);
+	assert_int_equal(p->nlocations, 6);
+	kiln_prof_free(p);
+}
+
+static void test_type_index(void **state)
+{
+	struct kiln_prof *p = make();
+	struct kiln_diag d;
+
+	assert_int_equal(kiln_prof_type_index(p, NULL, &d), 1);
+	assert_int_equal(kiln_prof_type_index(p, "samples", &d), 0);
+	assert_int_equal(kiln_prof_type_index(p, "cpu/nanoseconds", &d), 1);
+	assert_int_equal(kiln_prof_type_index(p, "0", &d), 0);
+	assert_int_equal(kiln_prof_type_index(p, "alloc_space", &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "samples, cpu"));
+	p->default_type = kiln_prof_interns(p, "samples");
+	assert_int_equal(kiln_prof_type_index(p, NULL, &d), 0);
+	kiln_prof_free(p);
+}
+
+static int64_t row(const struct kiln_top *t, struct kiln_prof *p,
+		   const char *name, bool cum)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(kiln_prof_str(p, t->rows[i].name), name))
+			return cum ? t->rows[i].cum : t->rows[i].flat;
+	return -1;
+}
+
+static void test_top(void **state)
+{
+	struct kiln_prof *p = make();
+	struct kiln_top t;
+
+	assert_int_equal(kiln_top_build(&t, p, 0, false, false), 0);
+	assert_int_equal(t.total, 16);
+	assert_string_equal(kiln_prof_str(p, t.rows[0].name), "a");
+	assert_int_equal(row(&t, p, "a", false), 10);
+	assert_int_equal(row(&t, p, "b", false), 3);
+	assert_int_equal(row(&t, p, "run", false), 0);
+	assert_int_equal(row(&t, p, "run", true), 13);
+	assert_int_equal(row(&t, p, "main", true), 16);
+	/* Recursion counts a sample once. */
+	assert_int_equal(row(&t, p, "rec", true), 2);
+	assert_int_equal(row(&t, p, "rec", false), 2);
+	kiln_top_release(&t);
+	assert_int_equal(kiln_top_build(&t, p, 1, false, true), 0);
+	assert_string_equal(kiln_prof_str(p, t.rows[0].name), "main");
+	kiln_top_release(&t);
+	kiln_prof_free(p);
+}
+
+static void test_merge(void **state)
+{
+	struct kiln_prof *a = make(), *b = make(), *e = kiln_prof_new();
+	struct kiln_diag d;
+
+	assert_int_equal(kiln_prof_merge(a, b, &d), 0);
+	assert_int_equal(a->nsamples, 4);
+	assert_int_equal(kiln_prof_total(a, 0), 32);
+	/* Into an empty profile: types are taken over. */
+	assert_int_equal(kiln_prof_merge(e, b, &d), 0);
+	assert_int_equal(e->ntypes, 2);
+	assert_int_equal(kiln_prof_total(e, 1), 160);
+	/* Different types are refused. */
+	{
+		static const char *const t[] = { "alloc_space/bytes" };
+		struct kiln_prof *h = kiln_prof_new();
+
+		kiln_prof_set_types_str(h, t, 1);
+		assert_int_equal(kiln_prof_merge(h, a, &d), -EINVAL);
+		assert_non_null(strstr(d.msg, "different sample types"));
+		kiln_prof_free(h);
+	}
+	kiln_prof_free(a);
+	kiln_prof_free(b);
+	kiln_prof_free(e);
+}
+
+static void test_filter(void **state)
+{
+	struct kiln_prof *p = make();
+	struct kiln_diag d;
+
+	assert_int_equal(kiln_prof_filter(p, "^run$", NULL, &d), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 13);
+	assert_int_equal(kiln_prof_filter(p, NULL, "^b", &d), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 10);
+	assert_int_equal(p->nsamples, 1);
+	/* Samples stay interned after a filter. */
+	add(p, "main;run;a", 1);
+	assert_int_equal(p->nsamples, 1);
+	assert_int_equal(kiln_prof_filter(p, "(", NULL, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "focus"));
+	kiln_prof_free(p);
+}
+
+static void test_inline_and_fallback(void **state)
+{
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_mapping m = { 0x400000, 0x500000, 0x1000,
+				  kiln_prof_interns(p, "/usr/bin/prog") };
+	uint32_t mid = kiln_prof_mapping(p, &m);
+	struct kiln_line lines[2] = {
+		{ kiln_prof_function(p, kiln_prof_interns(p, "inner"), 0, 0, 0), 10 },
+		{ kiln_prof_function(p, kiln_prof_interns(p, "outer"), 0, 0, 0), 20 },
+	};
+	uint32_t locs[2];
+	int64_t v = 1;
+	struct kiln_frame *f = NULL;
+	size_t cap = 0;
+	long n;
+
+	kiln_prof_set_types_str(p, (const char *const[]){ "samples/count" }, 1);
+	locs[0] = kiln_prof_location(p, mid, 0x401234, lines, 2);
+	locs[1] = kiln_prof_location(p, mid, 0x402000, NULL, 0);
+	assert_int_equal(kiln_prof_location(p, mid, 0x401234, lines, 2), locs[0]);
+	assert_true(kiln_prof_add_sample(p, locs, 2, &v, 0) >= 0);
+	n = kiln_prof_frames(p, &p->samples[0], &f, &cap);
+	assert_int_equal(n, 3);
+	assert_string_equal(kiln_prof_str(p, f[0].name), "inner");
+	assert_int_equal(f[0].line, 10);
+	assert_string_equal(kiln_prof_str(p, f[1].name), "outer");
+	assert_string_equal(kiln_prof_str(p, f[2].name), "prog+0x3000");
+	assert_int_equal(kiln_prof_loc_kind(p, locs[0]), KILN_KIND_USER);
+	free(f);
+	kiln_prof_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_samples_interned),
+		cmocka_unit_test(test_type_index),
+		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_inline_and_fallback),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
