@@ -18,6 +18,7 @@ enum {
 int kiln_cmd_top(int argc, char **argv);
 int kiln_cmd_flame(int argc, char **argv);
 int kiln_cmd_convert(int argc, char **argv);
+int kiln_cmd_record(int argc, char **argv);
 
 /* Prints "kiln: <message>" on stderr. */
 void kiln_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

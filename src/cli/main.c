@@ -25,6 +25,39 @@ struct kiln_cmd {
 };
 
 static const struct kiln_cmd kiln_cmds[] = {
+	{ "record", kiln_cmd_record, "CPU (or any event) profile of a command or processes",
+	  "usage: kiln record [options] -- CMD [ARGS...]\n"
+	  "       kiln record [options] -p PID[,PID...] [--duration S]\n"
+	  "\n"
+	  "Samples every thread of the command (children and new threads\n"
+	  "followed) or of running processes through perf_event_open, unwinds\n"
+	  "the stacks, symbolizes them on the spot (function, file, line,\n"
+	  "inlined frames, build IDs) and writes a self-contained pprof file that\n"
+	  "any machine can read.  Stops when the command exits, after --duration,\n"
+	  "or on Ctrl-C/SIGTERM; the command's exit status becomes kiln's.\n"
+	  "\n"
+	  "  -F, --freq HZ          samples per second (default 99)\n"
+	  "  -e, --event EV         cpu-clock (default), task-clock, page-faults,\n"
+	  "                         context-switches, cycles, instructions, ...,\n"
+	  "                         or a tracepoint: syscalls:sys_enter_getrandom\n"
+	  "  -c, --count N          sample every N events instead of -F\n"
+	  "      --call-graph M     fp (frame pointers), dwarf[,BYTES] (copy BYTES\n"
+	  "                         of stack per sample and unwind with DWARF CFI,\n"
+	  "                         default 8192), auto (default: frame pointers,\n"
+	  "                         DWARF where they are missing)\n"
+	  "  -o, --output FILE      default kiln.cpu.pb.gz\n"
+	  "  -p, --pid PID[,PID]    record running processes (all their threads)\n"
+	  "      --duration S       stop after S seconds\n"
+	  "      --kernel           kernel frames too (root or\n"
+	  "                         kernel.perf_event_paranoid <= 1)\n"
+	  "      --mode perf        sample through perf_event_open (the default)\n"
+	  "  -q, --quiet            no progress line\n"
+	  "\n"
+	  "Labels: pid, thread, thread_name.  Sample types: samples/count and\n"
+	  "cpu/nanoseconds (EVENT/count for other events).\n"
+	  "\n"
+	  "Example:\n"
+	  "  kiln record -F 999 -- ./server --port 8080 && kiln flame kiln.cpu.pb.gz\n" },
 	{ "top", kiln_cmd_top, "text table of the hottest functions",
 	  "usage: kiln top [options] FILE\n"
 	  "\n"
@@ -210,7 +243,5 @@ int main(int argc, char **argv)
 		kiln_cli_error("no command '%s' (see 'kiln help')", argv[1]);
 		return KILN_EXIT_USAGE;
 	}
-	if (!isatty(STDERR_FILENO))
-		kiln_cli_quiet = true;
 	return c->fn(argc - 1, argv + 1);
 }

@@ -1,0 +1,641 @@
+/*
+ * Sampling through perf_event_open (capture stage).  See perf.h.
+ *
+ * Inherited per-task events cannot be mmap'ed (the kernel refuses mmap of
+ * an inherited event with cpu == -1), so, as perf does, kiln opens one event
+ * per CPU for the target and lets the kernel follow its children; events
+ * for several threads on one CPU share that CPU's buffer through
+ * PERF_EVENT_IOC_SET_OUTPUT.
+ */
+#include "capture/perf.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+
+#ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
+#define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
+#endif
+
+#define SAMPLE_TYPE_BASE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+			  PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
+struct ring {
+	int fd;			/* the event whose buffer this is */
+	int cpu;
+	void *base;		/* metadata page + data pages */
+	size_t data_size;
+};
+
+struct kiln_perf {
+	struct perf_event_attr attr;
+	size_t pages;
+	int ncpus;
+	struct ring *rings;	/* one per CPU, fd -1 until opened */
+	int *fds;		/* every event fd */
+	size_t nfds, fds_alloc;
+	uint64_t lost;
+	uint64_t regs_mask;
+	bool no_build_id;	/* the kernel refused attr.build_id */
+	struct kiln_buf arena;	/* records copied out of the rings */
+};
+
+uint64_t kiln_perf_regs_mask(void)
+{
+#if defined(__x86_64__)
+	/* AX BX CX DX SI DI BP SP IP FLAGS CS SS (DS ES FS GS) R8-R15:
+	 * everything but the segment registers. */
+	return 0xff0fffull & ~((1ull << 12) | (1ull << 13) | (1ull << 14) |
+			       (1ull << 15));
+#elif defined(__aarch64__)
+	return (1ull << 33) - 1;	/* x0-x30, sp, pc */
+#else
+	return 0;
+#endif
+}
+
+static long perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu,
+			    int group, unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+}
+
+struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
+{
+	struct kiln_perf *s = calloc(1, sizeof(*s));
+	long n;
+	int i;
+
+	if (!s)
+		return NULL;
+	s->pages = pages ? pages : 256;
+	n = sysconf(_SC_NPROCESSORS_CONF);
+	s->ncpus = n > 0 ? (int)n : 1;
+	s->rings = calloc((size_t)s->ncpus, sizeof(*s->rings));
+	if (!s->rings) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < s->ncpus; i++) {
+		s->rings[i].fd = -1;
+		s->rings[i].cpu = i;
+	}
+	s->attr.size = sizeof(s->attr);
+	s->attr.type = a->type;
+	s->attr.config = a->config;
+	if (a->freq) {
+		s->attr.freq = 1;
+		s->attr.sample_freq = a->sample;
+	} else {
+		s->attr.sample_period = a->sample;
+	}
+	s->attr.sample_type = SAMPLE_TYPE_BASE;
+	if (a->stack_bytes) {
+		s->regs_mask = kiln_perf_regs_mask();
+		s->attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		s->attr.sample_regs_user = s->regs_mask;
+		s->attr.sample_stack_user = a->stack_bytes;
+	}
+	s->attr.exclude_kernel = !a->kernel;
+	s->attr.exclude_callchain_kernel = !a->kernel;
+	s->attr.exclude_hv = 1;
+	s->attr.disabled = 1;
+	s->attr.enable_on_exec = a->enable_on_exec;
+	s->attr.mmap = 1;
+	s->attr.mmap2 = 1;
+	s->attr.comm = 1;
+	s->attr.comm_exec = 1;
+	s->attr.task = 1;
+	s->attr.sample_id_all = 1;
+	s->attr.build_id = 1;
+	s->attr.watermark = 1;
+	s->attr.wakeup_watermark = (uint32_t)(s->pages * (size_t)getpagesize() / 4);
+	return s;
+}
+
+void kiln_perf_free(struct kiln_perf *s)
+{
+	size_t i;
+	int c;
+
+	if (!s)
+		return;
+	for (c = 0; c < s->ncpus; c++)
+		if (s->rings[c].base)
+			munmap(s->rings[c].base,
+			       (s->pages + 1) * (size_t)getpagesize());
+	for (i = 0; i < s->nfds; i++)
+		close(s->fds[i]);
+	free(s->fds);
+	free(s->rings);
+	kiln_buf_release(&s->arena);
+	free(s);
+}
+
+static int add_fd(struct kiln_perf *s, int fd)
+{
+	if (s->nfds == s->fds_alloc) {
+		size_t n = s->fds_alloc ? s->fds_alloc * 2 : 16;
+		int *f = realloc(s->fds, n * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		s->fds = f;
+		s->fds_alloc = n;
+	}
+	s->fds[s->nfds++] = fd;
+	return 0;
+}
+
+static int open_one(struct kiln_perf *s, pid_t pid, int cpu)
+{
+	long fd = perf_event_open(&s->attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	/* Kernels before 5.12 do not know attr.build_id. */
+	if (fd < 0 && errno == EINVAL && s->attr.build_id) {
+		s->attr.build_id = 0;
+		s->no_build_id = true;
+		fd = perf_event_open(&s->attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
+{
+	size_t map_len = (s->pages + 1) * (size_t)getpagesize();
+	int c, opened = 0, err = 0;
+
+	s->attr.inherit = inherit;
+	for (c = 0; c < s->ncpus; c++) {
+		struct ring *r = &s->rings[c];
+		int fd = open_one(s, pid, c);
+
+		if (fd == -ENODEV)	/* offline CPU */
+			continue;
+		if (fd < 0) {
+			err = fd;
+			break;
+		}
+		err = add_fd(s, fd);
+		if (err) {
+			close(fd);
+			break;
+		}
+		if (r->fd < 0) {
+			void *base = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+					  MAP_SHARED, fd, 0);
+
+			if (base == MAP_FAILED) {
+				err = -errno;
+				break;
+			}
+			r->fd = fd;
+			r->base = base;
+			r->data_size = s->pages * (size_t)getpagesize();
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
+			err = -errno;
+			break;
+		}
+		opened++;
+	}
+	if (!err && !opened)
+		err = -ENODEV;
+	return err;
+}
+
+static int ioctl_all(struct kiln_perf *s, unsigned long req)
+{
+	size_t i;
+
+	for (i = 0; i < s->nfds; i++)
+		if (ioctl(s->fds[i], req, 0))
+			return -errno;
+	return 0;
+}
+
+int kiln_perf_enable(struct kiln_perf *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_ENABLE);
+}
+
+int kiln_perf_disable(struct kiln_perf *s)
+{
+	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
+}
+
+int kiln_perf_wait(struct kiln_perf *s, int timeout_ms)
+{
+	struct pollfd pfd[256];
+	int c, n = 0;
+
+	for (c = 0; c < s->ncpus && n < 256; c++) {
+		if (s->rings[c].fd < 0)
+			continue;
+		pfd[n].fd = s->rings[c].fd;
+		pfd[n].events = POLLIN;
+		n++;
+	}
+	if (poll(pfd, (nfds_t)n, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+uint64_t kiln_perf_lost(const struct kiln_perf *s)
+{
+	return s->lost;
+}
+
+/* Copies the records of one ring into the arena, as offset-prefixed
+ * blobs, and frees the ring space. */
+static int copy_ring(struct kiln_perf *s, struct ring *r)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	const char *data = (const char *)r->base + getpagesize();
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+	int err = 0;
+
+	while (tail < head) {
+		struct perf_event_header h;
+		size_t off = (size_t)(tail % r->data_size), first;
+
+		/* The header itself may wrap. */
+		first = r->data_size - off;
+		if (first >= sizeof(h)) {
+			memcpy(&h, data + off, sizeof(h));
+		} else {
+			memcpy(&h, data + off, first);
+			memcpy((char *)&h + first, data, sizeof(h) - first);
+		}
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		err = kiln_buf_grow(&s->arena, h.size + 8);
+		if (err)
+			break;
+		/* Keep 8-byte alignment for the u64 fields. */
+		if (first >= h.size) {
+			memcpy(s->arena.data + s->arena.len, data + off, h.size);
+		} else {
+			memcpy(s->arena.data + s->arena.len, data + off, first);
+			memcpy(s->arena.data + s->arena.len + first, data,
+			       h.size - first);
+		}
+		s->arena.len += (h.size + 7) & ~(size_t)7;
+		tail += h.size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return err;
+}
+
+struct rec_ref {
+	uint64_t time;
+	size_t off;
+	size_t seq;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct rec_ref *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* sample_id trailer of non-sample records: pid, tid, time, cpu+res. */
+#define ID_TRAILER 24
+
+static uint64_t rec_time(const struct kiln_perf *s, const char *rec)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	uint64_t t;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		/* ip, pid/tid, then time. */
+		memcpy(&t, rec + sizeof(*h) + 16, 8);
+		return t;
+	}
+	if (h->size < sizeof(*h) + ID_TRAILER)
+		return 0;
+	memcpy(&t, rec + h->size - ID_TRAILER + 8, 8);
+	return t;
+}
+
+static int parse_sample(const struct kiln_perf *s, const char *rec,
+			struct kiln_perf_event *ev)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	const char *p = rec + sizeof(*h), *end = rec + h->size;
+	struct kiln_perf_sample *sm = &ev->sample;
+	uint64_t v;
+
+#define TAKE(dst) do { if (p + 8 > end) return -EINVAL; \
+		memcpy(&(dst), p, 8); p += 8; } while (0)
+	memset(sm, 0, sizeof(*sm));
+	TAKE(sm->ip);
+	TAKE(v);
+	sm->pid = (uint32_t)v;
+	sm->tid = (uint32_t)(v >> 32);
+	TAKE(sm->time);
+	TAKE(v);
+	sm->cpu = (uint32_t)v;
+	TAKE(sm->period);
+	TAKE(sm->nr);
+	if (sm->nr > (uint64_t)(end - p) / 8)
+		return -EINVAL;
+	sm->ips = (const uint64_t *)p;
+	p += sm->nr * 8;
+	if (s->attr.sample_type & PERF_SAMPLE_REGS_USER) {
+		TAKE(sm->abi);
+		if (sm->abi) {
+			size_t n = (size_t)__builtin_popcountll(s->regs_mask);
+
+			if (p + n * 8 > end)
+				return -EINVAL;
+			sm->regs = (const uint64_t *)p;
+			p += n * 8;
+		}
+	}
+	if (s->attr.sample_type & PERF_SAMPLE_STACK_USER) {
+		TAKE(sm->stack_size);
+		if (sm->stack_size) {
+			if (sm->stack_size > (uint64_t)(end - p))
+				return -EINVAL;
+			sm->stack = p;
+			p += sm->stack_size;
+			TAKE(sm->stack_dyn);
+			if (sm->stack_dyn > sm->stack_size)
+				sm->stack_dyn = sm->stack_size;
+		}
+	}
+#undef TAKE
+	sm->user = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+		   PERF_RECORD_MISC_USER;
+	ev->time = sm->time;
+	return 0;
+}
+
+static int parse(const struct kiln_perf *s, const char *rec,
+		 struct kiln_perf_event *ev)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	const char *body = rec + sizeof(*h);
+	size_t blen = h->size - sizeof(*h);
+
+	ev->time = rec_time(s, rec);
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		ev->kind = KILN_PERF_SAMPLE;
+		return parse_sample(s, rec, ev);
+	case PERF_RECORD_MMAP2: {
+		struct {
+			uint32_t pid, tid;
+			uint64_t addr, len, pgoff;
+			union {
+				struct { uint32_t maj, min; uint64_t ino, gen; };
+				struct { uint8_t size, r0; uint16_t r1;
+					 uint8_t id[20]; };
+			};
+			uint32_t prot, flags;
+		} m;
+
+		if (blen < sizeof(m) + ID_TRAILER)
+			return -EINVAL;
+		memcpy(&m, body, sizeof(m));
+		ev->kind = KILN_PERF_MMAP;
+		memset(&ev->mmap, 0, sizeof(ev->mmap));
+		ev->mmap.pid = m.pid;
+		ev->mmap.tid = m.tid;
+		ev->mmap.start = m.addr;
+		ev->mmap.len = m.len;
+		ev->mmap.pgoff = m.pgoff;
+		ev->mmap.prot = m.prot;
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			ev->mmap.build_id_size = m.size > 20 ? 20 : m.size;
+			memcpy(ev->mmap.build_id, m.id, ev->mmap.build_id_size);
+		} else {
+			ev->mmap.maj = m.maj;
+			ev->mmap.min = m.min;
+			ev->mmap.ino = m.ino;
+		}
+		ev->mmap.filename = body + sizeof(m);
+		/* NUL-terminated and padded inside the record. */
+		if (!memchr(ev->mmap.filename, 0, blen - sizeof(m)))
+			return -EINVAL;
+		return 0;
+	}
+	case PERF_RECORD_MMAP: {
+		struct { uint32_t pid, tid; uint64_t addr, len, pgoff; } m;
+
+		if (blen < sizeof(m) + ID_TRAILER)
+			return -EINVAL;
+		memcpy(&m, body, sizeof(m));
+		ev->kind = KILN_PERF_MMAP;
+		memset(&ev->mmap, 0, sizeof(ev->mmap));
+		ev->mmap.pid = m.pid;
+		ev->mmap.tid = m.tid;
+		ev->mmap.start = m.addr;
+		ev->mmap.len = m.len;
+		ev->mmap.pgoff = m.pgoff;
+		ev->mmap.prot = (h->misc & PERF_RECORD_MISC_MMAP_DATA) ? 1 : 5;
+		ev->mmap.filename = body + sizeof(m);
+		if (!memchr(ev->mmap.filename, 0, blen - sizeof(m)))
+			return -EINVAL;
+		return 0;
+	}
+	case PERF_RECORD_COMM: {
+		uint32_t ids[2];
+
+		if (blen < 8 + ID_TRAILER)
+			return -EINVAL;
+		memcpy(ids, body, 8);
+		ev->kind = KILN_PERF_COMM;
+		ev->comm.pid = ids[0];
+		ev->comm.tid = ids[1];
+		ev->comm.comm = body + 8;
+		ev->comm.exec = h->misc & PERF_RECORD_MISC_COMM_EXEC;
+		if (!memchr(ev->comm.comm, 0, blen - 8))
+			return -EINVAL;
+		return 0;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT: {
+		uint32_t ids[4];
+
+		if (blen < 16)
+			return -EINVAL;
+		memcpy(ids, body, 16);
+		ev->kind = h->type == PERF_RECORD_FORK ? KILN_PERF_FORK :
+							 KILN_PERF_EXIT;
+		ev->task.pid = ids[0];
+		ev->task.ppid = ids[1];
+		ev->task.tid = ids[2];
+		ev->task.ptid = ids[3];
+		return 0;
+	}
+	case PERF_RECORD_LOST: {
+		uint64_t v[2];
+
+		if (blen < 16)
+			return -EINVAL;
+		memcpy(v, body, 16);
+		ev->kind = KILN_PERF_LOST;
+		ev->lost.lost = v[1];
+		return 0;
+	}
+	default:
+		return 1;	/* not interesting */
+	}
+}
+
+int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx)
+{
+	struct rec_ref *refs = NULL;
+	size_t n = 0, alloc = 0, off, i;
+	int c, err = 0;
+
+	kiln_buf_reset(&s->arena);
+	for (c = 0; c < s->ncpus; c++) {
+		if (s->rings[c].fd < 0)
+			continue;
+		err = copy_ring(s, &s->rings[c]);
+		if (err)
+			return err;
+	}
+	for (off = 0; off < s->arena.len;) {
+		const struct perf_event_header *h =
+			(const void *)(s->arena.data + off);
+
+		if (n == alloc) {
+			size_t na = alloc ? alloc * 2 : 1024;
+			struct rec_ref *r = realloc(refs, na * sizeof(*r));
+
+			if (!r) {
+				free(refs);
+				return -ENOMEM;
+			}
+			refs = r;
+			alloc = na;
+		}
+		refs[n].time = rec_time(s, s->arena.data + off);
+		refs[n].off = off;
+		refs[n].seq = n;
+		n++;
+		off += (h->size + 7) & ~(size_t)7;
+	}
+	if (n)
+		qsort(refs, n, sizeof(*refs), cmp_ref);
+	for (i = 0; i < n; i++) {
+		struct kiln_perf_event ev;
+		int rc = parse(s, s->arena.data + refs[i].off, &ev);
+
+		if (rc)
+			continue;	/* unknown record, or malformed */
+		if (ev.kind == KILN_PERF_LOST)
+			s->lost += ev.lost.lost;
+		fn(ctx, &ev);
+	}
+	free(refs);
+	return 0;
+}
+
+struct named_event {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+};
+
+static const struct named_event events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
+	{ "emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
+	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
+};
+
+static int tracepoint_id(const char *name, uint64_t *id)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing/events",
+					     "/sys/kernel/debug/tracing/events" };
+	const char *colon = strchr(name, ':');
+	char path[512];
+	size_t i;
+	int err = -ENOENT;
+
+	if (!colon || colon == name || !colon[1] || strchr(colon + 1, '/') ||
+	    memchr(name, '/', (size_t)(colon - name)) || strstr(name, ".."))
+		return -ENOENT;
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		FILE *f;
+		unsigned long long v;
+
+		snprintf(path, sizeof(path), "%s/%.*s/%s/id", roots[i],
+			 (int)(colon - name), name, colon + 1);
+		f = fopen(path, "r");
+		if (!f) {
+			if (errno == EACCES || errno == EPERM)
+				err = -errno;
+			continue;
+		}
+		if (fscanf(f, "%llu", &v) == 1) {
+			*id = v;
+			fclose(f);
+			return 0;
+		}
+		fclose(f);
+	}
+	return err;
+}
+
+int kiln_perf_parse_event(const char *name, struct kiln_perf_attr *a)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (!strcmp(name, events[i].name)) {
+			a->type = events[i].type;
+			a->config = events[i].config;
+			return 0;
+		}
+	}
+	if (strchr(name, ':')) {
+		uint64_t id;
+		int err = tracepoint_id(name, &id);
+
+		if (err)
+			return err;
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = id;
+		return 0;
+	}
+	return -ENOENT;
+}

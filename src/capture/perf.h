@@ -1,0 +1,120 @@
+/*
+ * Sampling through perf_event_open (capture stage): per-CPU events that
+ * follow a process and its future threads and children (inherit), one
+ * mmap'ed ring buffer per event, and a parser for the records kiln asks
+ * the kernel for.  Records are handed to the caller in time order within
+ * each drain.
+ */
+#ifndef KILN_CAPTURE_PERF_H
+#define KILN_CAPTURE_PERF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct kiln_perf_attr {
+	uint32_t type;		/* PERF_TYPE_SOFTWARE, _HARDWARE, _TRACEPOINT */
+	uint64_t config;
+	uint64_t sample;	/* frequency (freq) or period */
+	bool freq;
+	bool kernel;		/* sample kernel code and kernel stacks too */
+	uint32_t stack_bytes;	/* > 0: copy this much user stack and the user
+				 * registers per sample, for DWARF unwinding */
+	bool enable_on_exec;	/* counting starts when the target execs */
+};
+
+/* One sample, pointing into kiln_perf's buffers: valid during the callback. */
+struct kiln_perf_sample {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t period;
+	uint64_t ip;
+	uint32_t cpu;
+	uint64_t nr;			/* call chain entries, with context markers */
+	const uint64_t *ips;
+	uint64_t abi;			/* PERF_SAMPLE_REGS_ABI_*, 0: no regs */
+	const uint64_t *regs;		/* as many as bits in the regs mask */
+	uint64_t stack_size;		/* bytes copied */
+	const char *stack;
+	uint64_t stack_dyn;		/* bytes of it that are valid */
+	bool user;			/* the sample hit user code */
+};
+
+enum kiln_perf_kind {
+	KILN_PERF_SAMPLE,
+	KILN_PERF_MMAP,		/* a new mapping */
+	KILN_PERF_COMM,		/* a thread's name (exec: true on exec) */
+	KILN_PERF_FORK,		/* a new process or thread */
+	KILN_PERF_EXIT,
+	KILN_PERF_LOST,		/* the kernel dropped `lost` records */
+};
+
+struct kiln_perf_event {
+	enum kiln_perf_kind kind;
+	uint64_t time;
+	union {
+		struct kiln_perf_sample sample;
+		struct {
+			uint32_t pid, tid;
+			uint64_t start, len, pgoff;
+			uint32_t prot;
+			uint32_t maj, min;
+			uint64_t ino;
+			uint8_t build_id[20];
+			uint8_t build_id_size;	/* 0: none in the record */
+			const char *filename;
+		} mmap;
+		struct {
+			uint32_t pid, tid;
+			const char *comm;
+			bool exec;
+		} comm;
+		struct {
+			uint32_t pid, ppid, tid, ptid;
+		} task;		/* FORK and EXIT */
+		struct {
+			uint64_t lost;
+		} lost;
+	};
+};
+
+typedef void (*kiln_perf_fn)(void *ctx, const struct kiln_perf_event *ev);
+
+struct kiln_perf;
+
+/* NULL with errno set.  pages: ring buffer data pages per CPU (power of 2). */
+struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages);
+void kiln_perf_free(struct kiln_perf *s);
+
+/*
+ * Opens events on every CPU for process or thread `pid`.  inherit: also
+ * follow threads and processes it creates from now on.  Returns 0 or
+ * -errno of perf_event_open (EACCES/EPERM: refused, ESRCH: no such process,
+ * ENOENT/EINVAL: no such event on this machine).
+ */
+int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit);
+int kiln_perf_enable(struct kiln_perf *s);
+int kiln_perf_disable(struct kiln_perf *s);
+
+/* Waits up to timeout_ms for data in any buffer.  0, or -errno. */
+int kiln_perf_wait(struct kiln_perf *s, int timeout_ms);
+
+/* Reads every record now in the buffers, sorted by time, calling fn. */
+int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx);
+
+/* Records the kernel reported lost (PERF_RECORD_LOST), so far. */
+uint64_t kiln_perf_lost(const struct kiln_perf *s);
+
+/* The user registers kiln asks for (x86-64: all general-purpose ones). */
+uint64_t kiln_perf_regs_mask(void);
+
+/*
+ * Parses an event name: "cpu-clock", "task-clock", "page-faults",
+ * "context-switches", "cycles", "instructions", "cache-misses",
+ * "branch-misses", ..., or a tracepoint "group:name" (looked up in tracefs).
+ * Fills a->type and a->config.  0, -ENOENT (unknown), or -errno.
+ */
+int kiln_perf_parse_event(const char *name, struct kiln_perf_attr *a);
+
+#endif

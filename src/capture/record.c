@@ -1,0 +1,862 @@
+/*
+ * From perf records to a symbolized profile (capture stage).  See record.h.
+ */
+#include "capture/record.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/unwind.h"
+#include "profile/profile.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/symbolize.h"
+#include "util/buf.h"
+#include "util/htab.h"
+
+struct rmap {
+	uint64_t start, end, pgoff;
+	uint32_t mapping;	/* model mapping id */
+	uint32_t file;		/* string id of the path */
+	bool exec;
+};
+
+struct proc {
+	uint32_t pid;
+	uint32_t gen;		/* changes on exec and on remapping */
+	struct rmap *maps;	/* sorted by start, not overlapping */
+	size_t nmaps, maps_alloc;
+	struct kiln_sym *sym;	/* lazily; mappings added as they come */
+	struct kiln_unwind *uw;	/* lazily, DWARF mode */
+	time_t perfmap_tried;	/* last load of /tmp/perf-PID.map */
+	bool exited;
+};
+
+struct thread {
+	uint32_t tid, pid;
+	uint32_t comm;		/* string id */
+};
+
+/* A resolved address: (process generation, ip, caller?) -> location. */
+struct addr_ent {
+	uint32_t gen;
+	uint32_t caller;
+	uint64_t ip;
+	uint32_t loc;
+};
+
+struct kiln_rec {
+	struct kiln_rec_opts o;
+	struct kiln_prof *p;
+	uint64_t nsamples;
+	uint32_t next_gen;
+
+	struct proc *procs;
+	size_t nprocs, procs_alloc;
+	struct kiln_htab proc_index;
+
+	struct thread *threads;
+	size_t nthreads, threads_alloc;
+	struct kiln_htab thread_index;
+
+	struct addr_ent *addrs;
+	size_t naddrs, addrs_alloc;
+	struct kiln_htab addr_index;
+
+	struct kiln_kallsyms *ksyms;
+	bool ksyms_tried;
+	uint32_t kmapping;
+
+	uint32_t s_pid, s_thread, s_thread_name;	/* label keys */
+	uint32_t *locs;
+	size_t locs_alloc;
+	uint64_t *ubuf;				/* unwound user frames */
+	size_t ubuf_alloc;
+	int err;
+};
+
+static bool grow(void **arr, size_t *alloc, size_t need, size_t size)
+{
+	size_t n;
+	void *q;
+
+	if (need <= *alloc)
+		return true;
+	n = *alloc ? *alloc * 2 : 16;
+	while (n < need)
+		n *= 2;
+	q = realloc(*arr, n * size);
+	if (!q)
+		return false;
+	*arr = q;
+	*alloc = n;
+	return true;
+}
+
+#define GROW(arr, alloc, need) grow((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
+
+struct kiln_rec *kiln_rec_new(const struct kiln_rec_opts *o)
+{
+	struct kiln_rec *r = calloc(1, sizeof(*r));
+	const char *types[2];
+	char second[128];
+
+	if (!r)
+		return NULL;
+	r->o = *o;
+	r->p = kiln_prof_new();
+	if (!r->p)
+		goto out_free;
+	types[0] = "samples/count";
+	if (o->ns_values)
+		snprintf(second, sizeof(second), "cpu/nanoseconds");
+	else
+		snprintf(second, sizeof(second), "%s/count", o->event);
+	types[1] = second;
+	if (kiln_prof_set_types_str(r->p, types, 2))
+		goto out_free;
+	r->p->period_type = r->p->types[1];
+	r->p->period = (int64_t)o->period_ns;
+	r->p->default_type = r->p->types[1].type;
+	r->s_pid = kiln_prof_interns(r->p, "pid");
+	r->s_thread = kiln_prof_interns(r->p, "thread");
+	r->s_thread_name = kiln_prof_interns(r->p, "thread_name");
+	if (kiln_prof_error(r->p))
+		goto out_free;
+	return r;
+out_free:
+	kiln_rec_free(r);
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void proc_release(struct proc *pr)
+{
+	free(pr->maps);
+	kiln_sym_free(pr->sym);
+	kiln_unwind_free(pr->uw);
+	pr->maps = NULL;
+	pr->nmaps = pr->maps_alloc = 0;
+	pr->sym = NULL;
+	pr->uw = NULL;
+}
+
+void kiln_rec_free(struct kiln_rec *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nprocs; i++)
+		proc_release(&r->procs[i]);
+	free(r->procs);
+	free(r->threads);
+	free(r->addrs);
+	free(r->locs);
+	free(r->ubuf);
+	kiln_htab_release(&r->proc_index);
+	kiln_htab_release(&r->thread_index);
+	kiln_htab_release(&r->addr_index);
+	kiln_kallsyms_free(r->ksyms);
+	kiln_prof_free(r->p);
+	free(r);
+}
+
+uint64_t kiln_rec_samples(const struct kiln_rec *r)
+{
+	return r->nsamples;
+}
+
+struct kiln_prof *kiln_rec_detach(struct kiln_rec *r)
+{
+	struct kiln_prof *p = r->p;
+	size_t i;
+
+	if (r->err || kiln_prof_error(p)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Mappings tell readers truthfully what their locations carry. */
+	for (i = 1; i <= p->nlocations; i++) {
+		const struct kiln_location *l = &p->locations[i];
+		struct kiln_mapping *m;
+
+		if (!l->mapping || !l->nlines)
+			continue;
+		m = &p->mappings[l->mapping];
+		m->has_functions = true;
+		if (p->lines[l->line0].line) {
+			m->has_filenames = true;
+			m->has_line_numbers = true;
+		}
+		if (l->nlines > 1)
+			m->has_inline_frames = true;
+	}
+	r->p = NULL;
+	return p;
+}
+
+/* ---- processes and threads ---- */
+
+static bool proc_eq(const void *ctx, uint32_t id)
+{
+	const struct kiln_rec *r = ((const void **)ctx)[0];
+	uint32_t pid = *(const uint32_t *)((const void **)ctx)[1];
+
+	return r->procs[id - 1].pid == pid;
+}
+
+static struct proc *find_proc(struct kiln_rec *r, uint32_t pid, bool create)
+{
+	const void *ctx[2] = { r, &pid };
+	uint32_t hash = (uint32_t)kiln_hash(&pid, sizeof(pid));
+	uint32_t id = kiln_htab_find(&r->proc_index, hash, proc_eq, ctx);
+	struct proc *pr;
+
+	if (id)
+		return &r->procs[id - 1];
+	if (!create)
+		return NULL;
+	if (!GROW(r->procs, r->procs_alloc, r->nprocs + 1)) {
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	pr = &r->procs[r->nprocs];
+	memset(pr, 0, sizeof(*pr));
+	pr->pid = pid;
+	pr->gen = ++r->next_gen;
+	if (kiln_htab_insert(&r->proc_index, hash, (uint32_t)r->nprocs + 1)) {
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	r->nprocs++;
+	return pr;
+}
+
+static bool thread_eq(const void *ctx, uint32_t id)
+{
+	const struct kiln_rec *r = ((const void **)ctx)[0];
+	uint32_t tid = *(const uint32_t *)((const void **)ctx)[1];
+
+	return r->threads[id - 1].tid == tid;
+}
+
+static struct thread *find_thread(struct kiln_rec *r, uint32_t tid,
+				  uint32_t pid, bool create)
+{
+	const void *ctx[2] = { r, &tid };
+	uint32_t hash = (uint32_t)kiln_hash(&tid, sizeof(tid));
+	uint32_t id = kiln_htab_find(&r->thread_index, hash, thread_eq, ctx);
+	struct thread *t;
+
+	if (id)
+		return &r->threads[id - 1];
+	if (!create)
+		return NULL;
+	if (!GROW(r->threads, r->threads_alloc, r->nthreads + 1)) {
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	t = &r->threads[r->nthreads];
+	t->tid = tid;
+	t->pid = pid;
+	t->comm = 0;
+	if (kiln_htab_insert(&r->thread_index, hash, (uint32_t)r->nthreads + 1)) {
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	r->nthreads++;
+	return t;
+}
+
+static void set_comm(struct kiln_rec *r, uint32_t pid, uint32_t tid,
+		     const char *comm)
+{
+	struct thread *t = find_thread(r, tid, pid, true);
+
+	if (t) {
+		t->pid = pid;
+		t->comm = kiln_prof_interns(r->p, comm);
+	}
+}
+
+/* ---- mappings ---- */
+
+static bool is_exec_file(const char *path)
+{
+	return path[0] == '/' || !strncmp(path, "[vdso]", 6) ||
+	       !strncmp(path, "//anon", 6) || !strncmp(path, "/memfd:", 7);
+}
+
+static uint32_t model_mapping(struct kiln_rec *r, const char *path,
+			      uint64_t start, uint64_t end, uint64_t pgoff,
+			      const uint8_t *bid, size_t bid_size)
+{
+	struct kiln_mapping m = { 0 };
+	char hex[41];
+	size_t i;
+
+	m.start = start;
+	m.limit = end;
+	m.offset = pgoff;
+	m.file = kiln_prof_interns(r->p, path);
+	if (bid_size) {
+		for (i = 0; i < bid_size && i < 20; i++)
+			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+		m.build_id = kiln_prof_intern(r->p, hex, 2 * i);
+	}
+	return kiln_prof_mapping(r->p, &m);
+}
+
+static void drop_sessions(struct proc *pr)
+{
+	kiln_sym_free(pr->sym);
+	kiln_unwind_free(pr->uw);
+	pr->sym = NULL;
+	pr->uw = NULL;
+}
+
+/* Inserts a mapping, trimming or removing the ones it overlaps. */
+static void add_map(struct kiln_rec *r, struct proc *pr, const struct rmap *nm)
+{
+	size_t i, j = 0;
+	bool overlapped = false;
+	struct rmap *out;
+
+	/* Worst case: one mapping split in two, plus the new one. */
+	if (!GROW(pr->maps, pr->maps_alloc, pr->nmaps + 2)) {
+		r->err = -ENOMEM;
+		return;
+	}
+	out = malloc((pr->nmaps + 2) * sizeof(*out));
+	if (!out) {
+		r->err = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < pr->nmaps; i++) {
+		struct rmap m = pr->maps[i];
+
+		if (m.end <= nm->start || m.start >= nm->end) {
+			out[j++] = m;
+			continue;
+		}
+		overlapped = true;
+		if (m.start < nm->start) {
+			struct rmap left = m;
+
+			left.end = nm->start;
+			out[j++] = left;
+		}
+		if (m.end > nm->end) {
+			struct rmap right = m;
+
+			right.pgoff += nm->end - m.start;
+			right.start = nm->end;
+			out[j++] = right;
+		}
+	}
+	out[j++] = *nm;
+	/* Keep sorted by start. */
+	for (i = j - 1; i > 0 && out[i - 1].start > out[i].start; i--) {
+		struct rmap t = out[i];
+
+		out[i] = out[i - 1];
+		out[i - 1] = t;
+	}
+	free(pr->maps);
+	pr->maps = out;
+	pr->nmaps = j;
+	pr->maps_alloc = j;
+	if (overlapped && nm->exec) {
+		/* Code replaced (dlclose + dlopen): addresses mean new things. */
+		drop_sessions(pr);
+		pr->gen = ++r->next_gen;
+	} else if (pr->sym && nm->exec) {
+		kiln_sym_add_mapping(pr->sym, kiln_prof_str(r->p, nm->file),
+				     nm->start, nm->end, nm->pgoff);
+		if (pr->uw)
+			kiln_unwind_add_mapping(pr->uw,
+						kiln_prof_str(r->p, nm->file),
+						nm->start, nm->end, nm->pgoff);
+	}
+}
+
+static const struct rmap *find_map(const struct proc *pr, uint64_t addr)
+{
+	size_t lo = 0, hi = pr->nmaps;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (pr->maps[mid].end <= addr)
+			lo = mid + 1;
+		else if (pr->maps[mid].start > addr)
+			hi = mid;
+		else
+			return &pr->maps[mid];
+	}
+	return NULL;
+}
+
+static void on_mmap(struct kiln_rec *r, const struct kiln_perf_event *ev)
+{
+	struct proc *pr;
+	struct rmap m;
+	const char *path = ev->mmap.filename;
+
+	/* Only code matters for stacks. */
+	if (!(ev->mmap.prot & 4) || !is_exec_file(path))
+		return;
+	pr = find_proc(r, ev->mmap.pid, true);
+	if (!pr)
+		return;
+	m.start = ev->mmap.start;
+	m.end = ev->mmap.start + ev->mmap.len;
+	m.pgoff = ev->mmap.pgoff;
+	m.exec = true;
+	m.file = kiln_prof_interns(r->p, path);
+	m.mapping = model_mapping(r, path, m.start, m.end, m.pgoff,
+				  ev->mmap.build_id, ev->mmap.build_id_size);
+	add_map(r, pr, &m);
+}
+
+static void on_fork(struct kiln_rec *r, const struct kiln_perf_event *ev)
+{
+	struct thread *parent = find_thread(r, ev->task.ptid, ev->task.ppid,
+					    false);
+	uint32_t comm = parent ? parent->comm : 0;
+	struct thread *t;
+
+	if (ev->task.pid != ev->task.ppid) {
+		/* A new process: a copy of its parent's address space. */
+		struct proc *pp = find_proc(r, ev->task.ppid, false);
+		struct proc *np = find_proc(r, ev->task.pid, true);
+
+		if (np && pp && pp != np) {
+			pp = find_proc(r, ev->task.ppid, false);
+			np = find_proc(r, ev->task.pid, false);
+			proc_release(np);
+			np->gen = ++r->next_gen;
+			np->exited = false;
+			if (pp->nmaps) {
+				np->maps = malloc(pp->nmaps * sizeof(*np->maps));
+				if (!np->maps) {
+					r->err = -ENOMEM;
+					return;
+				}
+				memcpy(np->maps, pp->maps,
+				       pp->nmaps * sizeof(*np->maps));
+				np->nmaps = np->maps_alloc = pp->nmaps;
+			}
+		}
+	}
+	t = find_thread(r, ev->task.tid, ev->task.pid, true);
+	if (t) {
+		t->pid = ev->task.pid;
+		if (comm)
+			t->comm = comm;
+	}
+}
+
+static void on_comm(struct kiln_rec *r, const struct kiln_perf_event *ev)
+{
+	if (ev->comm.exec) {
+		struct proc *pr = find_proc(r, ev->comm.pid, true);
+
+		/* A new program: none of the old mappings remain. */
+		if (pr) {
+			proc_release(pr);
+			pr->gen = ++r->next_gen;
+		}
+	}
+	set_comm(r, ev->comm.pid, ev->comm.tid, ev->comm.comm);
+}
+
+static void on_exit_ev(struct kiln_rec *r, const struct kiln_perf_event *ev)
+{
+	struct proc *pr;
+
+	if (ev->task.pid != ev->task.tid)
+		return;
+	pr = find_proc(r, ev->task.pid, false);
+	if (pr) {
+		/* Keep the maps (late samples may still come); free libdw. */
+		drop_sessions(pr);
+		pr->exited = true;
+	}
+}
+
+/* ---- symbolization of one address ---- */
+
+static bool addr_eq(const void *ctx, uint32_t id)
+{
+	const struct kiln_rec *r = ((const void **)ctx)[0];
+	const struct addr_ent *k = ((const void **)ctx)[1];
+	const struct addr_ent *e = &r->addrs[id - 1];
+
+	return e->ip == k->ip && e->gen == k->gen && e->caller == k->caller;
+}
+
+static struct kiln_sym *proc_sym(struct kiln_rec *r, struct proc *pr)
+{
+	struct kiln_sym_opts so = { 0 };
+	char root[64];
+	struct stat a, b;
+	size_t i;
+
+	if (pr->sym || pr->exited)
+		return pr->sym;
+	so.pid = (int)pr->pid;
+	snprintf(root, sizeof(root), "/proc/%u/root", pr->pid);
+	/* A process in another mount namespace sees other files. */
+	if (!stat(root, &a) && !stat("/", &b) &&
+	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		so.root = root;
+	pr->sym = kiln_sym_new(&so);
+	if (!pr->sym)
+		return NULL;
+	for (i = 0; i < pr->nmaps; i++)
+		kiln_sym_add_mapping(pr->sym, kiln_prof_str(r->p, pr->maps[i].file),
+				     pr->maps[i].start, pr->maps[i].end,
+				     pr->maps[i].pgoff);
+	kiln_sym_load_perfmap(pr->sym, (int)pr->pid, NULL);
+	pr->perfmap_tried = time(NULL);
+	return pr->sym;
+}
+
+static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
+			      uint64_t ip, bool caller)
+{
+	const struct rmap *m = find_map(pr, ip);
+	struct kiln_sym *sym = proc_sym(r, pr);
+	struct kiln_sym_info info = { 0 };
+	struct kiln_line lines[32];
+	uint32_t n = 0, i, mapping = m ? m->mapping : 0;
+
+	if (sym) {
+		kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
+		/* JIT code appears after the map file was read: read it again,
+		 * at most once a second. */
+		if (!info.nframes && (!m || !kiln_prof_str(r->p, m->file)[0] ||
+				      kiln_prof_str(r->p, m->file)[0] != '/') &&
+		    time(NULL) != pr->perfmap_tried) {
+			pr->perfmap_tried = time(NULL);
+			kiln_sym_load_perfmap(sym, (int)pr->pid, NULL);
+			kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
+		}
+	}
+	for (i = 0; i < info.nframes && n < 32; i++) {
+		const struct kiln_sym_frame *f = &info.frames[i];
+		uint32_t file = kiln_prof_interns(r->p, f->func_file ? f->func_file :
+						  f->file);
+
+		lines[n].function = kiln_prof_function(
+			r->p, kiln_prof_interns(r->p, f->name),
+			kiln_prof_interns(r->p, f->system_name ? f->system_name :
+					  f->name),
+			file, f->start_line);
+		lines[n].line = f->line;
+		n++;
+	}
+	if (mapping && info.build_id && !r->p->mappings[mapping].build_id)
+		r->p->mappings[mapping].build_id =
+			kiln_prof_interns(r->p, info.build_id);
+	return kiln_prof_location(r->p, mapping, ip, lines, n);
+}
+
+static uint32_t kernel_location(struct kiln_rec *r, uint64_t ip, bool caller)
+{
+	struct kiln_line line;
+	const char *name = NULL;
+
+	if (!r->ksyms_tried) {
+		struct kiln_mapping m = { 0 };
+
+		r->ksyms_tried = true;
+		r->ksyms = kiln_kallsyms_load();
+		m.file = kiln_prof_interns(r->p, "[kernel.kallsyms]");
+		m.has_functions = r->ksyms != NULL;
+		r->kmapping = kiln_prof_mapping(r->p, &m);
+	}
+	if (r->ksyms)
+		name = kiln_kallsyms_lookup(r->ksyms, caller ? ip - 1 : ip);
+	if (!name)
+		return kiln_prof_location(r->p, r->kmapping, ip, NULL, 0);
+	line.function = kiln_prof_function(r->p, kiln_prof_interns(r->p, name),
+					   kiln_prof_interns(r->p, name), 0, 0);
+	line.line = 0;
+	return kiln_prof_location(r->p, r->kmapping, ip, &line, 1);
+}
+
+static uint32_t location(struct kiln_rec *r, struct proc *pr, uint64_t ip,
+			 bool caller, bool kernel)
+{
+	struct addr_ent k = { kernel ? 0 : pr->gen, caller, ip, 0 };
+	const void *ctx[2] = { r, &k };
+	uint32_t hash = (uint32_t)kiln_hash(&k, sizeof(k)), id;
+
+	id = kiln_htab_find(&r->addr_index, hash, addr_eq, ctx);
+	if (id)
+		return r->addrs[id - 1].loc;
+	k.loc = kernel ? kernel_location(r, ip, caller) :
+			 user_location(r, pr, ip, caller);
+	if (!k.loc)
+		return 0;
+	if (!GROW(r->addrs, r->addrs_alloc, r->naddrs + 1) ||
+	    kiln_htab_insert(&r->addr_index, hash, (uint32_t)r->naddrs + 1)) {
+		r->err = -ENOMEM;
+		return k.loc;
+	}
+	r->addrs[r->naddrs++] = k;
+	return k.loc;
+}
+
+/* ---- samples ---- */
+
+static bool push(struct kiln_rec *r, size_t *n, uint32_t loc)
+{
+	if (!loc)
+		return false;
+	if (!GROW(r->locs, r->locs_alloc, *n + 1)) {
+		r->err = -ENOMEM;
+		return false;
+	}
+	r->locs[(*n)++] = loc;
+	return true;
+}
+
+static struct kiln_unwind *proc_unwinder(struct kiln_rec *r, struct proc *pr)
+{
+	size_t i;
+
+	if (pr->uw || pr->exited)
+		return pr->uw;
+	pr->uw = kiln_unwind_new((int)pr->pid);
+	if (!pr->uw)
+		return NULL;
+	for (i = 0; i < pr->nmaps; i++)
+		kiln_unwind_add_mapping(pr->uw, kiln_prof_str(r->p, pr->maps[i].file),
+					pr->maps[i].start, pr->maps[i].end,
+					pr->maps[i].pgoff);
+	return pr->uw;
+}
+
+/* The i-th user address of the kernel's chain, 0 if none. */
+static uint64_t user_ip(const struct kiln_perf_sample *s, size_t want)
+{
+	bool kernel = false;
+	size_t i, k = 0;
+
+	for (i = 0; i < s->nr; i++) {
+		uint64_t ip = s->ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (!kernel && k++ == want)
+			return ip;
+	}
+	return 0;
+}
+
+static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
+{
+	struct proc *pr = find_proc(r, s->pid, true);
+	struct thread *t;
+	struct kiln_label labels[3];
+	uint32_t nl = 0;
+	int64_t values[2];
+	size_t n = 0, i, user_start = 0, fp_user = 0;
+	bool kernel = false, first_user = true, first_kernel = true;
+	bool use_dwarf;
+
+	if (!pr)
+		return;
+	r->nsamples++;
+	/* The kernel's chain: context markers, then addresses leaf first. */
+	for (i = 0; i < s->nr; i++) {
+		uint64_t ip = s->ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (kernel) {
+			push(r, &n, location(r, pr, ip, !first_kernel, true));
+			first_kernel = false;
+		} else {
+			if (first_user)
+				user_start = n;
+			push(r, &n, location(r, pr, ip, !first_user, false));
+			first_user = false;
+			fp_user++;
+		}
+	}
+	if (!s->nr)
+		push(r, &n, location(r, pr, s->ip, false, !s->user));
+	/*
+	 * DWARF: replace the user part of the chain by the CFI unwind of the
+	 * copied stack, in dwarf mode, and in auto mode when frame pointers
+	 * gave a chain too short to be whole.
+	 */
+	use_dwarf = s->regs && s->stack_dyn &&
+		    (r->o.callgraph == KILN_CG_DWARF ||
+		     (r->o.callgraph == KILN_CG_AUTO && fp_user < 3));
+	if (s->regs && s->stack_dyn && !first_user &&
+	    (use_dwarf || r->o.callgraph == KILN_CG_AUTO)) {
+		struct kiln_unwind *uw = proc_unwinder(r, pr);
+		long nu;
+
+		if (!GROW(r->ubuf, r->ubuf_alloc, 256)) {
+			r->err = -ENOMEM;
+			return;
+		}
+		nu = uw ? kiln_unwind_sample(uw, s, r->ubuf, use_dwarf ? 256 : 2) : -1;
+		if (use_dwarf && nu > 0 && (size_t)nu >= fp_user) {
+			n = user_start;
+			for (i = 0; i < (size_t)nu; i++)
+				push(r, &n, location(r, pr, r->ubuf[i], i > 0,
+						     false));
+		} else if (!use_dwarf && nu == 2 && fp_user >= 2 &&
+			   r->ubuf[1] != user_ip(s, 1)) {
+			/*
+			 * A leaf without a frame of its own (gcc gives small
+			 * leaves none even with -fno-omit-frame-pointer): the
+			 * frame-pointer walk skipped its caller.  CFI knows it.
+			 */
+			if (!GROW(r->locs, r->locs_alloc, n + 1)) {
+				r->err = -ENOMEM;
+				return;
+			}
+			memmove(r->locs + user_start + 2, r->locs + user_start + 1,
+				(n - user_start - 1) * sizeof(*r->locs));
+			n++;
+			r->locs[user_start + 1] = location(r, pr, r->ubuf[1], true,
+							   false);
+		}
+	}
+	if (!n)
+		return;
+	t = find_thread(r, s->tid, s->pid, true);
+	labels[nl++] = (struct kiln_label){ r->s_pid, 0, s->pid, 0 };
+	labels[nl++] = (struct kiln_label){ r->s_thread, 0, s->tid, 0 };
+	if (t && t->comm)
+		labels[nl++] = (struct kiln_label){ r->s_thread_name, t->comm, 0, 0 };
+	values[0] = 1;
+	values[1] = r->o.ns_values || s->period ? (int64_t)s->period : 1;
+	kiln_prof_add_sample(r->p, r->locs, (uint32_t)n, values,
+			     kiln_prof_labelset(r->p, labels, nl));
+}
+
+void kiln_rec_event(void *ctx, const struct kiln_perf_event *ev)
+{
+	struct kiln_rec *r = ctx;
+
+	switch (ev->kind) {
+	case KILN_PERF_SAMPLE: on_sample(r, &ev->sample); break;
+	case KILN_PERF_MMAP: on_mmap(r, ev); break;
+	case KILN_PERF_COMM: on_comm(r, ev); break;
+	case KILN_PERF_FORK: on_fork(r, ev); break;
+	case KILN_PERF_EXIT: on_exit_ev(r, ev); break;
+	case KILN_PERF_LOST: break;
+	}
+}
+
+struct seed_ctx {
+	struct kiln_rec *r;
+	struct proc *pr;
+};
+
+static int seed_entry(const struct kiln_maps_entry *e, void *arg)
+{
+	struct seed_ctx *c = arg;
+	struct kiln_perf_event ev;
+	char path[4096];
+
+	if (e->perms[2] != 'x' || !e->pathlen || e->pathlen >= sizeof(path))
+		return 0;
+	memcpy(path, e->path, e->pathlen);
+	path[e->pathlen] = '\0';
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = KILN_PERF_MMAP;
+	ev.mmap.pid = c->pr->pid;
+	ev.mmap.tid = c->pr->pid;
+	ev.mmap.start = e->start;
+	ev.mmap.len = e->end - e->start;
+	ev.mmap.pgoff = e->offset;
+	ev.mmap.prot = 5;
+	ev.mmap.filename = path;
+	on_mmap(c->r, &ev);
+	return c->r->err;
+}
+
+int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
+{
+	struct kiln_buf text = KILN_BUF_INIT;
+	struct seed_ctx c;
+	char path[64], comm[64];
+	FILE *f;
+	int err = 0;
+
+	c.r = r;
+	c.pr = find_proc(r, (uint32_t)pid, true);
+	if (!c.pr)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	for (;;) {
+		size_t got;
+
+		err = kiln_buf_grow(&text, 65536);
+		if (err)
+			break;
+		got = fread(text.data + text.len, 1, 65536, f);
+		text.len += got;
+		if (got < 65536)
+			break;
+	}
+	fclose(f);
+	if (!err)
+		err = kiln_sym_parse_maps(text.data, text.len, seed_entry, &c);
+	kiln_buf_release(&text);
+	if (err)
+		return err;
+	/* Every thread's name (thread_name labels). */
+	{
+		char dir[64];
+		DIR *d;
+		struct dirent *de;
+
+		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+		d = opendir(dir);
+		while (d && (de = readdir(d))) {
+			unsigned long tid = strtoul(de->d_name, NULL, 10);
+
+			if (!tid)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%lu/comm",
+				 (int)pid, tid);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			if (fgets(comm, sizeof(comm), f)) {
+				comm[strcspn(comm, "\n")] = '\0';
+				set_comm(r, (uint32_t)pid, (uint32_t)tid, comm);
+			}
+			fclose(f);
+		}
+		if (d)
+			closedir(d);
+	}
+	return r->err;
+}

@@ -1,0 +1,60 @@
+/*
+ * From perf records to a symbolized profile (capture stage): tracks the
+ * processes, threads and mappings that MMAP2/COMM/FORK/EXIT records
+ * describe, so that each sample meets the mappings of its process at the
+ * time it was taken (exec, dlopen and dlclose included), unwinds user
+ * stacks with DWARF when asked, symbolizes each distinct address once, on
+ * the spot, while the process still lives (deleted binaries are reached
+ * through /proc/PID/map_files, containers through /proc/PID/root), and
+ * adds the samples to a profile with pid/thread/thread_name labels.
+ */
+#ifndef KILN_CAPTURE_RECORD_H
+#define KILN_CAPTURE_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "capture/perf.h"
+
+struct kiln_prof;
+
+enum kiln_callgraph {
+	KILN_CG_FP,		/* frame pointers (the kernel's call chain) */
+	KILN_CG_DWARF,		/* copied user stacks unwound with libdw CFI */
+	KILN_CG_AUTO,		/* frame pointers, DWARF where they are missing */
+};
+
+struct kiln_rec_opts {
+	enum kiln_callgraph callgraph;
+	const char *event;	/* event name, for the sample type */
+	bool ns_values;		/* the period is in nanoseconds (cpu/task-clock) */
+	uint64_t period_ns;	/* nominal period for the profile's period field */
+};
+
+struct kiln_rec;
+
+/* NULL with errno set. */
+struct kiln_rec *kiln_rec_new(const struct kiln_rec_opts *o);
+void kiln_rec_free(struct kiln_rec *r);
+
+/* The kiln_perf_fn for kiln_perf_drain(): ctx is the struct kiln_rec. */
+void kiln_rec_event(void *ctx, const struct kiln_perf_event *ev);
+
+/*
+ * Learns the present state of a running process (its mappings from
+ * /proc/PID/maps, its threads' names) before sampling starts, for -p.
+ * 0 or -errno.
+ */
+int kiln_rec_seed(struct kiln_rec *r, pid_t pid);
+
+/* Samples taken so far. */
+uint64_t kiln_rec_samples(const struct kiln_rec *r);
+
+/*
+ * Hands over the profile built so far (the caller frees it) and leaves
+ * the recorder without one.  NULL with errno set on failure.
+ */
+struct kiln_prof *kiln_rec_detach(struct kiln_rec *r);
+
+#endif
