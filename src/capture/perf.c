@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -616,6 +617,15 @@ static int tracepoint_id(const char *name, uint64_t *id)
 	return err;
 }
 
+/* tracefs is not always mounted; root can mount it, as perf does. */
+static void mount_tracefs(void)
+{
+	if (!access("/sys/kernel/tracing/events", F_OK) ||
+	    !access("/sys/kernel/debug/tracing/events", F_OK))
+		return;
+	mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+}
+
 int kiln_perf_parse_event(const char *name, struct kiln_perf_attr *a)
 {
 	size_t i;
@@ -629,7 +639,10 @@ int kiln_perf_parse_event(const char *name, struct kiln_perf_attr *a)
 	}
 	if (strchr(name, ':')) {
 		uint64_t id;
-		int err = tracepoint_id(name, &id);
+		int err;
+
+		mount_tracefs();
+		err = tracepoint_id(name, &id);
 
 		if (err)
 			return err;

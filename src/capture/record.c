@@ -710,8 +710,7 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 	use_dwarf = s->regs && s->stack_dyn &&
 		    (r->o.callgraph == KILN_CG_DWARF ||
 		     (r->o.callgraph == KILN_CG_AUTO && fp_user < 3));
-	if (s->regs && s->stack_dyn && !first_user &&
-	    (use_dwarf || r->o.callgraph == KILN_CG_AUTO)) {
+	if (s->regs && s->stack_dyn && !first_user) {
 		struct kiln_unwind *uw = proc_unwinder(r, pr);
 		long nu;
 

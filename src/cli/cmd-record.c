@@ -374,7 +374,9 @@ int kiln_cmd_record(int argc, char **argv)
 	}
 	if (!strcmp(cg, "fp")) {
 		ro.callgraph = KILN_CG_FP;
-		stack_bytes = 0;
+		/* Enough stack to find the caller of a leaf without a frame
+		 * of its own, which the frame-pointer walk skips. */
+		stack_bytes = 512;
 	} else if (!strcmp(cg, "auto")) {
 		ro.callgraph = KILN_CG_AUTO;
 	} else if (!strncmp(cg, "dwarf", 5) && (!cg[5] || cg[5] == ',')) {
@@ -421,7 +423,7 @@ int kiln_cmd_record(int argc, char **argv)
 	ro.event = event;
 	ro.ns_values = !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock");
 	ro.period_ns = count ? (uint64_t)count : 1000000000ull / (uint64_t)freq;
-	s = kiln_perf_new(&pa, stack_bytes ? 1024 : 128);
+	s = kiln_perf_new(&pa, stack_bytes > 512 ? 1024 : 256);
 	rec = kiln_rec_new(&ro);
 	if (!s || !rec) {
 		kiln_cli_error("out of memory");

@@ -30,3 +30,24 @@ need_perf() {
 top_pct() { awk -v f="$2" -v c="${3:-2}" '$NF==f { gsub("%","",$c); print $c; exit }' "$1"; }
 # Within: within A B TOL  (|A-B| <= TOL)
 within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d=a-b; if (d<0) d=-d; exit !(d<=t) }'; }
+# kiln record must be allowed to use perf_event_open here.
+need_record() {
+    "$KILN" record -q -o "$T/probe.pb.gz" -- true >/dev/null 2>"$T/probe.err" ||
+        skip "kiln record cannot sample here: $(head -1 "$T/probe.err")"
+}
+# Checks the 60/30/10 split of the shares workload in profile $1 (±$2 points).
+check_shares() {
+    local f=$1 tol=${2:-3} a b c
+    "$KILN" top -n 0 "$f" > "$T/top.txt" || fail "kiln top $f"
+    a=$(top_pct "$T/top.txt" burn_a); b=$(top_pct "$T/top.txt" burn_b); c=$(top_pct "$T/top.txt" burn_c)
+    within "${a:-0}" 60 "$tol" || { cat "$T/top.txt"; fail "burn_a at ${a:-none}%, want 60±$tol"; }
+    within "${b:-0}" 30 "$tol" || { cat "$T/top.txt"; fail "burn_b at ${b:-none}%, want 30±$tol"; }
+    within "${c:-0}" 10 "$tol" || { cat "$T/top.txt"; fail "burn_c at ${c:-none}%, want 10±$tol"; }
+}
+# Checks that the call chains of the shares workload are whole in profile $1.
+check_chains() {
+    "$KILN" convert "$1" -o "$T/chains.collapsed" || fail "kiln convert $1"
+    for x in a b c; do
+        has "$T/chains.collapsed" "(^|;)main;run;stage_$x;burn_$x "
+    done
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Bad input to kiln record: clear errors and exit status 2 (usage) or 1.
+. "$(dirname "$0")/lib.sh"
+
+expect_status 2 "$KILN" record -e no-such-event -- true
+has "$T/err" "unknown event 'no-such-event'"
+expect_status 2 "$KILN" record -F 0 -- true
+has "$T/err" "bad -F '0'"
+expect_status 2 "$KILN" record -F abc -- true
+expect_status 2 "$KILN" record --call-graph bogus -- true
+has "$T/err" "bad --call-graph"
+expect_status 2 "$KILN" record
+has "$T/err" "nothing to record"
+expect_status 2 "$KILN" record -p 999999999 --duration 1
+expect_status 2 "$KILN" record -p 4194000 --duration 1
+has "$T/err" "no process with PID 4194000"
+expect_status 2 "$KILN" record -- /no/such/command
+has "$T/err" "cannot run '/no/such/command'"
+expect_status 2 "$KILN" record -- no-such-command-kiln
+has "$T/err" "command not found"
+expect_status 2 "$KILN" record --duration -1 -- true
+[ ! -e kiln.cpu.pb.gz ] || [ "$PWD" = "$KILN_SRC" ] || true
+echo ok
