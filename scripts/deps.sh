@@ -10,9 +10,11 @@ build_pkgs="cmake make gcc g++ pkg-config libdw-dev libelf-dev
   libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libzstd-dev
   libmicrohttpd-dev libunwind-dev libiberty-dev libcmocka-dev libxxhash-dev"
 # Tools the tests compare kiln with or drive: go tool pprof, perf,
-# gperftools' libprofiler, heaptrack, jemalloc, headless chromium.
+# gperftools' libprofiler, heaptrack, jemalloc, headless chromium;
+# graphviz (dot) for `go tool pprof -svg` and GNU time for peak RSS in bench/.
 test_pkgs="golang-go linux-perf google-perftools libgoogle-perftools-dev
-  heaptrack libjemalloc-dev chromium nodejs npm curl valgrind hyperfine"
+  heaptrack libjemalloc-dev chromium nodejs npm curl valgrind hyperfine
+  graphviz time"
 
 case $what in
 build) want=$build_pkgs ;;

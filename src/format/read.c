@@ -105,6 +105,33 @@ static bool is_text(const char *data, size_t len)
 	return true;
 }
 
+/* A token "DIGITS.DIGITS:" followed by a blank: perf script's time. */
+static bool has_time_stamp(const char *line, size_t ll)
+{
+	size_t i = 0, j;
+
+	while (i < ll) {
+		while (i < ll && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		j = i;
+		while (j < ll && line[j] >= '0' && line[j] <= '9')
+			j++;
+		if (j > i && j + 2 < ll && line[j] == '.' &&
+		    line[j + 1] >= '0' && line[j + 1] <= '9') {
+			j++;
+			while (j < ll && line[j] >= '0' && line[j] <= '9')
+				j++;
+			if (j < ll && line[j] == ':' &&
+			    (j + 1 == ll || line[j + 1] == ' ' ||
+			     line[j + 1] == '\t' || line[j + 1] == '\r'))
+				return true;
+		}
+		while (i < ll && line[i] != ' ' && line[i] != '\t')
+			i++;
+	}
+	return false;
+}
+
 enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
 {
 	const char *line, *nl;
@@ -136,6 +163,11 @@ enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
 		return KILN_FMT_UNKNOWN;
 	if (line[0] == '{')
 		return KILN_FMT_SPEEDSCOPE;
+	/* perf script: a frame line first ("\t ADDR SYM (DSO)", for a clear
+	 * error), or a header with a time stamp ("COMM TID 12.345678: ..."),
+	 * also without -g where the header is right-aligned. */
+	if (line[0] == '\t' || has_time_stamp(line, ll))
+		return KILN_FMT_PERF_SCRIPT;
 	/* perf script: a header line, then tab- or space-indented frames. */
 	nl = line + ll;
 	if (nl < data + len && nl + 1 < data + len &&

@@ -312,6 +312,31 @@ uint32_t kiln_prof_location(struct kiln_prof *p, uint32_t mapping,
 	return id;
 }
 
+int kiln_prof_set_lines(struct kiln_prof *p, uint32_t loc,
+			const struct kiln_line *lines, uint32_t n)
+{
+	struct kiln_location *l;
+
+	if (!loc || loc > p->nlocations || p->locations[loc].nlines)
+		return -EINVAL;
+	if (!n)
+		return 0;
+	if (!GROW(p, p->lines, p->lines_alloc, p->nlines + n))
+		return p->err;
+	l = &p->locations[loc];
+	/* The old index entry (hashed without lines) no longer matches in
+	 * loc_eq(), so it is harmless; add one under the new hash. */
+	if (!index_add(p, &p->loc_index,
+		       loc_hash(l->mapping, l->address, lines, n), loc))
+		return p->err;
+	memcpy(p->lines + p->nlines, lines, n * sizeof(*lines));
+	l->line0 = (uint32_t)p->nlines;
+	l->nlines = n;
+	l->fallback = 0;
+	p->nlines += n;
+	return 0;
+}
+
 /* ---- label sets ---- */
 
 struct lset_key {

@@ -165,6 +165,16 @@ uint32_t kiln_prof_labelset(struct kiln_prof *p, const struct kiln_label *l,
 			    uint32_t n);
 
 /*
+ * Gives location loc, which has no lines yet (an unsymbolized address),
+ * the lines `lines` (innermost first), as a symbolizer does in place.  The
+ * location keeps its id; it is re-indexed so that kiln_prof_location()
+ * with the same lines finds it.  0, -EINVAL (loc out of range or already
+ * with lines) or -ENOMEM.
+ */
+int kiln_prof_set_lines(struct kiln_prof *p, uint32_t loc,
+			const struct kiln_line *lines, uint32_t n);
+
+/*
  * Sets the sample types; only while the profile has no samples.
  * 0, -EBUSY or -ENOMEM.
  */

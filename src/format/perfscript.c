@@ -1,0 +1,1048 @@
+/*
+ * `perf script` text (format stage): the reader turns the text that
+ * `perf script` prints into the profile model, the writer prints a profile
+ * as such text (read by the Firefox Profiler, FlameGraph, inferno and
+ * kiln itself).
+ *
+ * The text is a series of samples: a header line
+ *
+ *     COMM  [PID/]TID [CPU] TIME: [PERIOD] EVENT[:MODS]: [IP SYM+OFF (DSO)]
+ *
+ * followed (with -g) by one tab-indented line per frame, leaf first,
+ *
+ *     \t    ADDR SYM+OFF (DSO)
+ *
+ * and a blank line.  Without -g there are no frame lines and no blank
+ * lines: the header carries the sampled ip, symbol and dso itself.
+ *
+ * Sample types (see docs/formats.md): one event gives `samples/count` and
+ * the event's value: `cpu/nanoseconds` for cpu-clock and task-clock, else
+ * `EVENT/count` (or `/bytes` for *_space and *bytes events).  Several
+ * events give `samples/count` and one `EVENT/UNIT` type per event, named
+ * after the event.  An event printed without a period counts 1 a sample.
+ *
+ * The reader makes two passes: the first only reads the header lines to
+ * learn the events (the sample types must be known before the first
+ * sample), the second builds the profile.  Its hot path is a frame line:
+ * one hash of the line's text finds the location it was turned into the
+ * first time, so a frame line costs a memchr, a hash and a memcmp.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "format/linecache.h"
+#include "profile/profile.h"
+#include "util/buf.h"
+#include "util/diag.h"
+
+/* ---- small text helpers ---- */
+
+static inline bool is_ws(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static inline bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static inline int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Length of the run of hex digits at s (at most to e). */
+static size_t hex_run(const char *s, const char *e)
+{
+	const char *q = s;
+
+	while (q < e && hexval(*q) >= 0)
+		q++;
+	return (size_t)(q - s);
+}
+
+/* Parses n decimal digits; false on overflow of int64. */
+static bool parse_dec(const char *s, size_t n, int64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!n)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (!is_digit(s[i]) || v > (uint64_t)(INT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = (int64_t)v;
+	return true;
+}
+
+static bool all_digits(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!is_digit(s[i]))
+			return false;
+	return true;
+}
+
+/* "ADDR " or "ADDR" alone: the start of a frame line (after its indent). */
+static bool looks_frame(const char *s, const char *e)
+{
+	size_t n = hex_run(s, e);
+
+	return n > 0 && (s + n == e || is_ws(s[n]));
+}
+
+/* ---- the sample header ---- */
+
+struct hdr {
+	const char *comm;	/* may be empty (no comm field) */
+	size_t comm_len;
+	const char *ident;	/* line start .. end of the pid/tid token */
+	size_t ident_len;
+	int64_t pid, tid;
+	bool has_pid, has_tid;
+	int64_t time_ns;
+	int64_t period;
+	bool has_period;
+	const char *event;	/* without modifiers; may be empty */
+	size_t event_len;
+	const char *rest;	/* after the event: "IP SYM (DSO)" or trace fields */
+	size_t rest_len;
+};
+
+/* perf's event modifier letters (cpu-clock:pppH, cycles:u). */
+static bool is_modifiers(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || n > 12)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!strchr("ukhHGIpPSDWeb", s[i]))
+			return false;
+	return true;
+}
+
+/* "123.456789:" */
+static bool is_time(const char *s, size_t n, int64_t *ns)
+{
+	size_t i = 0, dot;
+	int64_t sec = 0, frac = 0;
+	int fd = 0;
+
+	if (n < 4 || s[n - 1] != ':')
+		return false;
+	while (i < n - 1 && is_digit(s[i]))
+		i++;
+	if (i == 0 || i >= n - 1 || s[i] != '.')
+		return false;
+	dot = i++;
+	if (i == n - 1)
+		return false;
+	for (; i < n - 1; i++) {
+		if (!is_digit(s[i]))
+			return false;
+		if (fd < 9) {
+			frac = frac * 10 + (s[i] - '0');
+			fd++;
+		}
+	}
+	if (!parse_dec(s, dot, &sec) || sec > INT64_MAX / 1000000000 - 1)
+		sec = 0;
+	while (fd++ < 9)
+		frac *= 10;
+	*ns = sec * 1000000000 + frac;
+	return true;
+}
+
+/* "[003]" */
+static bool is_cpu(const char *s, size_t n)
+{
+	return n >= 3 && s[0] == '[' && s[n - 1] == ']' &&
+	       all_digits(s + 1, n - 2);
+}
+
+/* "1234" or "1234/1235" */
+static bool is_pidtid(const char *s, size_t n, struct hdr *h)
+{
+	const char *slash = memchr(s, '/', n);
+
+	if (!slash)
+		return parse_dec(s, n, &h->tid) && (h->has_tid = true);
+	if (!parse_dec(s, (size_t)(slash - s), &h->pid) ||
+	    !parse_dec(slash + 1, n - (size_t)(slash - s) - 1, &h->tid))
+		return false;
+	h->has_pid = h->has_tid = true;
+	return true;
+}
+
+#define MAX_TOKS 64
+
+/*
+ * Parses a header line [s, e).  The time stamp is the anchor: the first
+ * token "DIGITS.DIGITS:" not at the start; before it an optional "[CPU]"
+ * and an optional PID/TID, and the command name is all that comes before
+ * (it may contain spaces).  After it an optional period and the event,
+ * which ends with ':'.  False if there is no time stamp.
+ */
+static bool parse_header(const char *s, const char *e, struct hdr *h)
+{
+	const char *ts[MAX_TOKS], *te[MAX_TOKS];
+	const char *q = s;
+	size_t nt = 0, i, t = 0, k;
+	bool found = false;
+
+	memset(h, 0, sizeof(*h));
+	/* Tokenize up to the time stamp (the command may have spaces). */
+	while (q < e && nt < MAX_TOKS) {
+		while (q < e && is_ws(*q))
+			q++;
+		if (q == e)
+			break;
+		ts[nt] = q;
+		while (q < e && !is_ws(*q))
+			q++;
+		te[nt] = q;
+		if (is_time(ts[nt], (size_t)(te[nt] - ts[nt]), &h->time_ns)) {
+			t = nt++;
+			found = true;
+			break;
+		}
+		nt++;
+	}
+	if (!found)
+		return false;
+	k = t;
+	if (k > 0 && is_cpu(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])))
+		k--;
+	if (k > 0 && is_pidtid(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1]), h)) {
+		k--;
+		h->ident = s;
+		h->ident_len = (size_t)(te[k] - s);
+	} else {
+		h->has_pid = h->has_tid = false;
+		h->ident = s;
+		h->ident_len = k > 0 ? (size_t)(te[k - 1] - s) : 0;
+	}
+	if (k > 0) {
+		const char *cs = s, *ce = te[k - 1];
+
+		while (cs < ce && is_ws(*cs))
+			cs++;
+		h->comm = cs;
+		h->comm_len = (size_t)(ce - cs);
+	}
+	/* After the time: [PERIOD] [EVENT:] REST */
+	q = te[t];
+	for (i = 0; i < 2; i++) {
+		const char *a, *b;
+
+		while (q < e && is_ws(*q))
+			q++;
+		a = q;
+		while (q < e && !is_ws(*q))
+			q++;
+		b = q;
+		if (a == b)
+			break;
+		if (i == 0 && all_digits(a, (size_t)(b - a))) {
+			if (!parse_dec(a, (size_t)(b - a), &h->period))
+				return false;
+			h->has_period = true;
+			continue;
+		}
+		if (b[-1] == ':' && b - a > 1) {
+			const char *colon;
+
+			b--;
+			/* cpu-clock:pppH -> cpu-clock; sched:sched_switch stays. */
+			colon = memrchr(a, ':', (size_t)(b - a));
+			if (colon && is_modifiers(colon + 1,
+						  (size_t)(b - colon - 1)))
+				b = colon;
+			h->event = a;
+			h->event_len = (size_t)(b - a);
+		} else {
+			q = a;	/* not an event: the rest starts here */
+		}
+		break;
+	}
+	while (q < e && is_ws(*q))
+		q++;
+	h->rest = q;
+	h->rest_len = (size_t)(e - q);
+	return true;
+}
+
+/* ---- events and sample types ---- */
+
+struct event {
+	const char *name;	/* into the input */
+	size_t len;
+	bool has_period;
+	int col;		/* value column, -1 for none (samples only) */
+};
+
+struct events {
+	struct event *v;
+	size_t n, alloc;
+	size_t last;		/* cache of the last one found */
+};
+
+static long event_find(struct events *ev, const char *name, size_t len)
+{
+	size_t i;
+
+	if (ev->n && ev->v[ev->last].len == len &&
+	    !memcmp(ev->v[ev->last].name, name, len))
+		return (long)ev->last;
+	for (i = 0; i < ev->n; i++) {
+		if (ev->v[i].len == len && !memcmp(ev->v[i].name, name, len)) {
+			ev->last = i;
+			return (long)i;
+		}
+	}
+	return -1;
+}
+
+static int event_add(struct events *ev, const struct hdr *h)
+{
+	long i = event_find(ev, h->event, h->event_len);
+
+	if (i < 0) {
+		if (ev->n == ev->alloc) {
+			size_t n = ev->alloc ? ev->alloc * 2 : 4;
+			struct event *v = realloc(ev->v, n * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			ev->v = v;
+			ev->alloc = n;
+		}
+		i = (long)ev->n++;
+		ev->v[i].name = h->event;
+		ev->v[i].len = h->event_len;
+		ev->v[i].has_period = false;
+		ev->v[i].col = -1;
+	}
+	if (h->has_period)
+		ev->v[i].has_period = true;
+	return 0;
+}
+
+static bool ev_is(const struct event *e, const char *s)
+{
+	return e->len == strlen(s) && !memcmp(e->name, s, e->len);
+}
+
+static bool ev_is_clock(const struct event *e)
+{
+	return ev_is(e, "cpu-clock") || ev_is(e, "task-clock");
+}
+
+static const char *ev_unit(const struct event *e)
+{
+	if (ev_is_clock(e) && e->has_period)
+		return "nanoseconds";
+	if ((e->len > 6 && !memcmp(e->name + e->len - 6, "_space", 6)) ||
+	    (e->len > 5 && !memcmp(e->name + e->len - 5, "bytes", 5)))
+		return "bytes";
+	return "count";
+}
+
+/*
+ * Sets the sample types from the events found by the first pass and
+ * gives each event its value column.
+ */
+static int set_types(struct kiln_prof *p, struct events *ev)
+{
+	struct kiln_value_type t[1 + 64], *tv = t;
+	size_t n = 0, i;
+	int err;
+
+	if (ev->n + 1 > sizeof(t) / sizeof(t[0])) {
+		tv = calloc(ev->n + 1, sizeof(*tv));
+		if (!tv)
+			return -ENOMEM;
+	}
+	tv[n].type = kiln_prof_interns(p, "samples");
+	tv[n++].unit = kiln_prof_interns(p, "count");
+	if (ev->n == 1) {
+		struct event *e = &ev->v[0];
+
+		if (ev_is(e, "samples") || (!e->len && e->has_period)) {
+			/* kiln's own "samples:" output, or no event name: the
+			 * period is the count. */
+			e->col = 0;
+		} else if (e->has_period) {
+			e->col = (int)n;
+			tv[n].type = ev_is_clock(e) ?
+				kiln_prof_interns(p, "cpu") :
+				kiln_prof_intern(p, e->name, e->len);
+			tv[n++].unit = kiln_prof_interns(p, ev_unit(e));
+		}
+	} else {
+		for (i = 0; i < ev->n; i++) {
+			struct event *e = &ev->v[i];
+
+			e->col = (int)n;
+			tv[n].type = e->len ? kiln_prof_intern(p, e->name, e->len)
+					    : kiln_prof_interns(p, "events");
+			tv[n++].unit = kiln_prof_interns(p, ev_unit(e));
+		}
+		/* The first event is what a viewer shows first. */
+		p->default_type = tv[1].type;
+	}
+	err = p->err ? p->err : kiln_prof_set_types(p, tv, n);
+	if (!err) {
+		size_t pt = n > 1 ? 1 : 0;
+
+		p->period_type = tv[pt];
+	}
+	if (tv != t)
+		free(tv);
+	return err;
+}
+
+/* ---- the reader ---- */
+
+struct reader {
+	struct kiln_prof *p;
+	struct kiln_diag *d;
+	const char *data, *end;
+	struct kiln_linecache frames;	/* frame text -> location id */
+	struct kiln_linecache threads;	/* header ident -> label set id */
+	struct kiln_linecache dsos;	/* dso text -> mapping id + 1 */
+	struct events ev;
+	uint32_t *stack;
+	size_t depth, stack_alloc;
+	int64_t *values;
+	uint32_t k_pid, k_thread, k_thread_name;
+	int64_t t_min, t_max;
+	bool have_period;
+};
+
+/* Returns a pointer to the line after [s, nl) or NULL at the end. */
+static inline const char *next_line(const struct reader *r, const char *s,
+				    const char **eol)
+{
+	const char *nl = memchr(s, '\n', (size_t)(r->end - s));
+	const char *e = nl ? nl : r->end;
+
+	if (e > s && e[-1] == '\r')
+		e--;
+	*eol = e;
+	return nl ? nl + 1 : NULL;
+}
+
+/* "file.c:123" or "[kernel.kallsyms][ffffffff81000c82]" (perf -F +srcline). */
+static bool parse_srcline(const char *s, const char *e, const char **file,
+			  size_t *flen, int64_t *line)
+{
+	const char *colon;
+
+	if (s < e && *s == '[' && e[-1] == ']') {
+		*flen = 0;
+		*line = 0;
+		return true;
+	}
+	colon = memrchr(s, ':', (size_t)(e - s));
+	if (!colon || colon == s || !all_digits(colon + 1, (size_t)(e - colon - 1)))
+		return false;
+	*file = s;
+	*flen = (size_t)(colon - s);
+	if (!parse_dec(colon + 1, (size_t)(e - colon - 1), line))
+		*line = 0;
+	return true;
+}
+
+static uint32_t dso_mapping(struct reader *r, const char *s, size_t n)
+{
+	uint64_t h;
+	uint32_t id;
+	struct kiln_mapping m;
+
+	/* "/usr/bin/prog (deleted)": the binary was replaced or removed. */
+	if (n > 10 && !memcmp(s + n - 10, " (deleted)", 10))
+		n -= 10;
+	if (!n || (n == 9 && !memcmp(s, "[unknown]", 9)))
+		return 0;
+	h = kiln_linecache_hash(s, n);
+	id = kiln_linecache_find(&r->dsos, s, n, h);
+	if (id)
+		return id;
+	memset(&m, 0, sizeof(m));
+	m.file = kiln_prof_intern(r->p, s, n);
+	m.has_functions = true;
+	id = kiln_prof_mapping(r->p, &m);
+	if (!id || kiln_linecache_add(&r->dsos, s, n, h, id))
+		return 0;
+	return id;
+}
+
+/*
+ * Turns the text of a frame, "ADDR [SYM[+0xOFF]] [(DSO)]", into a
+ * location.  srcline, when not NULL, is the "file:line" line perf printed
+ * after it.  Returns the location id, or 0 with p->err or d set.
+ */
+static uint32_t make_location(struct reader *r, const char *s, const char *e,
+			      const char *src, const char *src_end)
+{
+	struct kiln_prof *p = r->p;
+	uint64_t addr = 0;
+	const char *sym, *sym_end, *dso = NULL, *dso_end = NULL, *q;
+	const char *file = NULL;
+	size_t n = hex_run(s, e), flen = 0, i;
+	int64_t lineno = 0;
+	uint32_t mapping = 0, fn, loc;
+	struct kiln_line ln;
+
+	if (n > 16)
+		return 0;
+	for (i = 0; i < n; i++)
+		addr = addr << 4 | (uint64_t)hexval(s[i]);
+	sym = s + n;
+	while (sym < e && is_ws(*sym))
+		sym++;
+	sym_end = e;
+	/* The dso is the last balanced "(...)" at the end of the line; the
+	 * symbol itself may hold parentheses (operator(), (anonymous
+	 * namespace)) and the dso may end in " (deleted)". */
+	if (sym_end > sym && sym_end[-1] == ')') {
+		int depth = 0;
+
+		for (q = sym_end - 1; q >= sym; q--) {
+			if (*q == ')')
+				depth++;
+			else if (*q == '(' && --depth == 0)
+				break;
+		}
+		if (q >= sym && (q == sym || is_ws(q[-1]))) {
+			dso = q + 1;
+			dso_end = sym_end - 1;
+			sym_end = q;
+			while (sym_end > sym && is_ws(sym_end[-1]))
+				sym_end--;
+		}
+	}
+	/* sym+0x1a -> sym */
+	for (q = sym_end; q > sym && hexval(q[-1]) >= 0; q--)
+		;
+	if (q - sym >= 3 && q < sym_end && q[-1] == 'x' && q[-2] == '0' &&
+	    q[-3] == '+')
+		sym_end = q - 3;
+	if (dso)
+		mapping = dso_mapping(r, dso, (size_t)(dso_end - dso));
+	if (p->err)
+		return 0;
+	if (src && !parse_srcline(src, src_end, &file, &flen, &lineno))
+		file = NULL;
+	if (sym_end == sym ||
+	    (sym_end - sym == 9 && !memcmp(sym, "[unknown]", 9))) {
+		/* No symbol: the model names it "dso+0xaddr". */
+		return kiln_prof_location(p, mapping, addr, NULL, 0);
+	}
+	{
+		uint32_t name = kiln_prof_intern(p, sym, (size_t)(sym_end - sym));
+
+		fn = kiln_prof_function(p, name, name,
+					file ? kiln_prof_intern(p, file, flen) : 0,
+					0);
+	}
+	if (!fn)
+		return 0;
+	ln.function = fn;
+	ln.line = file ? lineno : 0;
+	if (mapping) {
+		p->mappings[mapping].has_filenames |= file != NULL;
+		p->mappings[mapping].has_line_numbers |= file != NULL;
+	}
+	loc = kiln_prof_location(p, mapping, addr, &ln, 1);
+	return loc;
+}
+
+/* Appends a location to the current stack. */
+static int push(struct reader *r, uint32_t loc)
+{
+	if (r->depth == r->stack_alloc) {
+		size_t n = r->stack_alloc ? r->stack_alloc * 2 : 128;
+		uint32_t *s = realloc(r->stack, n * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		r->stack = s;
+		r->stack_alloc = n;
+	}
+	r->stack[r->depth++] = loc;
+	return 0;
+}
+
+/*
+ * The location for the frame text [s, e) (indent already skipped);
+ * next is the line after it (for a srcline), or NULL.
+ */
+static uint32_t frame_location(struct reader *r, const char *s, const char *e,
+			       const char *next)
+{
+	uint64_t h;
+	uint32_t loc;
+	const char *src = NULL, *src_end = NULL;
+
+	while (e > s && is_ws(e[-1]))
+		e--;
+	h = kiln_linecache_hash(s, (size_t)(e - s));
+	loc = kiln_linecache_find(&r->frames, s, (size_t)(e - s), h);
+	if (loc)
+		return loc;
+	if (next && next < r->end && is_ws(*next)) {
+		const char *ne;
+
+		next_line(r, next, &ne);
+		while (next < ne && is_ws(*next))
+			next++;
+		if (next < ne && !looks_frame(next, ne)) {
+			src = next;
+			src_end = ne;
+			while (src_end > src && is_ws(src_end[-1]))
+				src_end--;
+		}
+	}
+	loc = make_location(r, s, e, src, src_end);
+	if (loc && kiln_linecache_add(&r->frames, s, (size_t)(e - s), h, loc))
+		r->p->err = -ENOMEM;
+	return loc;
+}
+
+static uint32_t thread_labels(struct reader *r, const struct hdr *h)
+{
+	struct kiln_label l[3];
+	uint32_t n = 0, id;
+	uint64_t hash;
+
+	if (!h->ident_len)
+		return 0;
+	hash = kiln_linecache_hash(h->ident, h->ident_len);
+	id = kiln_linecache_find(&r->threads, h->ident, h->ident_len, hash);
+	if (id)
+		return id;
+	memset(l, 0, sizeof(l));
+	if (h->comm_len) {
+		l[n].key = r->k_thread_name;
+		l[n++].str = kiln_prof_intern(r->p, h->comm, h->comm_len);
+	}
+	if (h->has_pid) {
+		l[n].key = r->k_pid;
+		l[n++].num = h->pid;
+	}
+	if (h->has_tid) {
+		l[n].key = r->k_thread;
+		l[n++].num = h->tid;
+	}
+	id = kiln_prof_labelset(r->p, l, n);
+	if (id && kiln_linecache_add(&r->threads, h->ident, h->ident_len, hash,
+				     id))
+		r->p->err = -ENOMEM;
+	return id;
+}
+
+/* First pass: the events named by the headers. */
+static int scan_events(struct reader *r)
+{
+	const char *s = r->data, *e, *next;
+	struct hdr h;
+	int err;
+
+	for (; s; s = next) {
+		next = next_line(r, s, &e);
+		if (s == e || *s == '\t' || *s == '#')
+			continue;
+		if (!parse_header(s, e, &h))
+			continue;
+		err = event_add(&r->ev, &h);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Adds the sample gathered so far; hf is the header's own frame text. */
+static int flush(struct reader *r, const struct hdr *h, const char *hf,
+		 const char *hf_end, size_t lineno)
+{
+	long ei;
+	const struct event *ev;
+	size_t i;
+	uint32_t lset;
+
+	if (!r->depth && hf) {
+		uint32_t loc = frame_location(r, hf, hf_end, NULL);
+
+		if (!loc)
+			return r->p->err ? r->p->err :
+			       kiln_diag(r->d, "line %zu: cannot parse the sampled "
+					 "address in the header", lineno);
+		if (push(r, loc))
+			return -ENOMEM;
+	}
+	ei = event_find(&r->ev, h->event, h->event_len);
+	if (ei < 0)
+		return kiln_diag(r->d, "line %zu: internal error: unknown event",
+				 lineno);
+	ev = &r->ev.v[ei];
+	for (i = 0; i < r->p->ntypes; i++)
+		r->values[i] = 0;
+	if (ev->col != 0)
+		r->values[0] = 1;
+	if (ev->col >= 0)
+		r->values[ev->col] = h->has_period ? h->period : 1;
+	if (!r->have_period && h->has_period && h->period > 0) {
+		r->p->period = h->period;
+		r->have_period = true;
+	}
+	if (h->time_ns < r->t_min)
+		r->t_min = h->time_ns;
+	if (h->time_ns > r->t_max)
+		r->t_max = h->time_ns;
+	lset = thread_labels(r, h);
+	kiln_prof_add_sample(r->p, r->stack, (uint32_t)r->depth, r->values,
+			     lset);
+	r->depth = 0;
+	return r->p->err;
+}
+
+static int read_samples(struct reader *r)
+{
+	const char *s = r->data, *e, *next, *hf = NULL, *hf_end = NULL;
+	struct hdr h, nh;
+	bool in_sample = false, after_frame = false, is_hdr;
+	size_t lineno = 0, hline = 0, nsamples = 0;
+	int err;
+
+	for (; s; s = next) {
+		const char *q;
+
+		lineno++;
+		next = next_line(r, s, &e);
+		if (s < e && *s == '\t') {
+			/* The hot path: a frame line of a -g callchain. */
+			q = s + 1;
+			while (q < e && is_ws(*q))
+				q++;
+			if (q == e)
+				goto blank;
+			if (!in_sample)
+				return kiln_diag(r->d, "line %zu: a stack frame line "
+						 "before any sample header", lineno);
+			if (looks_frame(q, e)) {
+				uint32_t loc = frame_location(r, q, e, next);
+
+				if (!loc)
+					goto bad_frame;
+				if (push(r, loc))
+					return -ENOMEM;
+				after_frame = true;
+				continue;
+			}
+			goto srcline;
+		}
+		q = s;
+		while (q < e && is_ws(*q))
+			q++;
+		if (q == e)
+			goto blank;
+		if (*s == '#')
+			continue;
+		is_hdr = parse_header(s, e, &nh);
+		if (q != s && in_sample && !is_hdr) {
+			/* An indented line that is not a header. */
+			if (looks_frame(q, e)) {
+				uint32_t loc = frame_location(r, q, e, next);
+
+				if (!loc)
+					goto bad_frame;
+				if (push(r, loc))
+					return -ENOMEM;
+				after_frame = true;
+				continue;
+			}
+			goto srcline;
+		}
+		/* A header line: the previous sample (without -g there are no
+		 * blank lines between samples) ends here. */
+		if (in_sample) {
+			err = flush(r, &h, hf, hf_end, hline);
+			if (err)
+				return err;
+			nsamples++;
+		}
+		if (!is_hdr) {
+			if (q != s)
+				return kiln_diag(r->d, "line %zu: a stack frame line "
+						 "before any sample header", lineno);
+			return kiln_diag(r->d, "line %zu: not a sample header: no "
+					 "time stamp (expected 'COMM PID TIME: "
+					 "[PERIOD] EVENT: ...')", lineno);
+		}
+		h = nh;
+		in_sample = true;
+		after_frame = false;
+		hline = lineno;
+		hf = NULL;
+		if (h.rest_len && looks_frame(h.rest, h.rest + h.rest_len)) {
+			hf = h.rest;
+			hf_end = h.rest + h.rest_len;
+		}
+		continue;
+srcline:
+		{
+			const char *f, *qe = e;
+			size_t fl;
+			int64_t ln;
+
+			while (qe > q && is_ws(qe[-1]))
+				qe--;
+			if (after_frame && parse_srcline(q, qe, &f, &fl, &ln)) {
+				after_frame = false;
+				continue;
+			}
+			return kiln_diag(r->d, "line %zu: not a stack frame "
+					 "(expected 'ADDRESS SYMBOL (DSO)')", lineno);
+		}
+blank:
+		if (in_sample) {
+			err = flush(r, &h, hf, hf_end, hline);
+			if (err)
+				return err;
+			nsamples++;
+		}
+		in_sample = false;
+		after_frame = false;
+		continue;
+bad_frame:
+		if (r->p->err)
+			return r->p->err;
+		return kiln_diag(r->d, "line %zu: cannot parse the stack frame "
+				 "(expected 'ADDRESS SYMBOL (DSO)')", lineno);
+	}
+	if (in_sample) {
+		err = flush(r, &h, hf, hf_end, hline);
+		if (err)
+			return err;
+		nsamples++;
+	}
+	if (!nsamples)
+		return kiln_diag(r->d, "line %zu: no samples (expected the output "
+				 "of 'perf script')", lineno ? lineno : 1);
+	return 0;
+}
+
+int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
+			 struct kiln_diag *d)
+{
+	struct reader r;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	r.p = p;
+	r.d = d;
+	r.data = data;
+	r.end = data + len;
+	r.t_min = INT64_MAX;
+	r.t_max = INT64_MIN;
+	if (!len)
+		return kiln_diag(d, "line 1: no samples (the input is empty)");
+	err = scan_events(&r);
+	if (err)
+		goto out;
+	if (!r.ev.n) {
+		/* No header at all: let the second pass say where. */
+		struct hdr h = { 0 };
+
+		err = event_add(&r.ev, &h);
+		if (err)
+			goto out;
+	}
+	err = set_types(p, &r.ev);
+	if (err)
+		goto out;
+	r.values = calloc(p->ntypes, sizeof(*r.values));
+	if (!r.values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	r.k_pid = kiln_prof_interns(p, "pid");
+	r.k_thread = kiln_prof_interns(p, "thread");
+	r.k_thread_name = kiln_prof_interns(p, "thread_name");
+	err = p->err;
+	if (err)
+		goto out;
+	err = read_samples(&r);
+	if (!err && r.t_max > r.t_min)
+		p->duration_nanos = r.t_max - r.t_min;
+	if (!err)
+		err = p->err;
+out:
+	free(r.values);
+	free(r.stack);
+	free(r.ev.v);
+	kiln_linecache_release(&r.frames);
+	kiln_linecache_release(&r.threads);
+	kiln_linecache_release(&r.dsos);
+	return err;
+}
+
+/* ---- the writer ---- */
+
+/* A label of a label set, or NULL. */
+static const struct kiln_label *find_label(const struct kiln_prof *p,
+					   uint32_t lset, uint32_t key)
+{
+	uint32_t i;
+
+	if (!lset || !key)
+		return NULL;
+	for (i = 0; i < p->labelsets[lset].n; i++) {
+		const struct kiln_label *l = &p->labels[p->labelsets[lset].first + i];
+
+		if (l->key == key)
+			return l;
+	}
+	return NULL;
+}
+
+/* Writes a name with the characters that would break the line format
+ * (line breaks) replaced. */
+static int add_clean(struct kiln_buf *out, const char *s)
+{
+	size_t n = strcspn(s, "\r\n");
+	int err = kiln_buf_add(out, s, n);
+
+	while (!err && s[n]) {
+		s += n + 1;
+		err = kiln_buf_addc(out, ' ');
+		n = strcspn(s, "\r\n");
+		if (!err)
+			err = kiln_buf_add(out, s, n);
+	}
+	return err;
+}
+
+/*
+ * The address to print for a frame.  A location without lines is named
+ * "dso+0xOFFSET" after its file offset; perf script mappings have no
+ * range, so print that offset for the name to survive a round trip.
+ */
+static uint64_t frame_address(const struct kiln_prof *p,
+			      const struct kiln_location *l)
+{
+	const struct kiln_mapping *m = &p->mappings[l->mapping];
+
+	if (!l->nlines && l->mapping && m->limit > m->start &&
+	    l->address >= m->start)
+		return l->address - m->start + m->offset;
+	return l->address;
+}
+
+int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
+{
+	struct kiln_frame *frames = NULL;
+	size_t cap = 0, i;
+	char event[128];
+	const char *tname, *unit;
+	bool ns;
+	uint32_t k_pid, k_tid, k_comm;
+	uint64_t t_ns = 1000000000;	/* the first sample at 1.000000 s */
+	int err = 0;
+
+	if (type < 0 || (size_t)type >= p->ntypes)
+		return -EINVAL;
+	tname = kiln_prof_str(p, p->types[type].type);
+	unit = kiln_prof_str(p, p->types[type].unit);
+	ns = !strcmp(unit, "nanoseconds");
+	/* The event names the value: kiln reads "cpu-clock" back as
+	 * cpu/nanoseconds, "samples" as samples/count, others as NAME/count. */
+	if (ns && (!strcmp(tname, "cpu") || !*tname))
+		snprintf(event, sizeof(event), "cpu-clock");
+	else
+		snprintf(event, sizeof(event), "%s", *tname ? tname : "samples");
+	for (i = 0; event[i]; i++)
+		if (is_ws(event[i]) || event[i] == '\n' || event[i] == '\r')
+			event[i] = '_';
+	k_pid = kiln_prof_find_str(p, "pid", 3);
+	k_tid = kiln_prof_find_str(p, "thread", 6);
+	k_comm = kiln_prof_find_str(p, "thread_name", 11);
+	for (i = 0; i < p->nsamples && !err; i++) {
+		const struct kiln_sample *s = &p->samples[i];
+		int64_t v = kiln_prof_value(p, i, (size_t)type);
+		const struct kiln_label *pid, *tid, *comm;
+		long nf, j;
+
+		if (v <= 0)
+			continue;
+		pid = find_label(p, s->labels, k_pid);
+		tid = find_label(p, s->labels, k_tid);
+		comm = find_label(p, s->labels, k_comm);
+		nf = kiln_prof_frames(p, s, &frames, &cap);
+		if (nf < 0) {
+			err = (int)nf;
+			break;
+		}
+		err = add_clean(out, comm && comm->str ?
+				kiln_prof_str(p, comm->str) : "kiln");
+		if (err)
+			break;
+		if (pid)
+			err = kiln_buf_addf(out, " %" PRId64 "/%" PRId64, pid->num,
+					    tid ? tid->num : pid->num);
+		else
+			err = kiln_buf_addf(out, " %" PRId64, tid ? tid->num : 0);
+		if (!err)
+			err = kiln_buf_addf(out, " %" PRIu64 ".%06" PRIu64 ": %"
+					    PRId64 " %s: \n", t_ns / 1000000000,
+					    t_ns % 1000000000 / 1000, v, event);
+		/* Time runs with the value for time types, else 1 ms a record,
+		 * so that a timeline viewer shows something sensible. */
+		t_ns += ns ? (uint64_t)v : 1000000;
+		for (j = 0; j < nf && !err; j++) {
+			const struct kiln_frame *f = &frames[j];
+			const struct kiln_location *l = &p->locations[f->location];
+			const char *dso = l->mapping && p->mappings[l->mapping].file ?
+				kiln_prof_str(p, p->mappings[l->mapping].file) :
+				"[unknown]";
+
+			err = kiln_buf_addf(out, "\t%16" PRIx64 " ",
+					    frame_address(p, l));
+			if (!err)
+				err = add_clean(out, f->function ?
+						kiln_prof_str(p, f->name) : "[unknown]");
+			if (!err)
+				err = kiln_buf_adds(out, " (");
+			if (!err)
+				err = add_clean(out, dso);
+			if (!err)
+				err = kiln_buf_adds(out, ")\n");
+		}
+		if (!err)
+			err = kiln_buf_addc(out, '\n');
+	}
+	free(frames);
+	return err ? err : p->err;
+}

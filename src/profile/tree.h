@@ -1,0 +1,103 @@
+/*
+ * Call tree (profile stage): the samples of one sample type aggregated
+ * into a tree of frames, as a flame graph draws it.
+ *
+ * A node is keyed by (parent node, frame name string id): two stacks that
+ * share a prefix of names share its nodes, whatever locations or lines
+ * the frames came from.  Inline frames are frames of their own
+ * (kiln_prof_frames() expands them).  Each node has its total (the value
+ * of every sample whose stack passes through it) and its self value (the
+ * samples that end there); total = self + the totals of its children.
+ *
+ * In the normal orientation the root's children are the outermost callers
+ * (main, _start, thread entry points) and a path ends at the leaf that was
+ * running.  In the reversed orientation the leaf is the root's child and a
+ * path walks out through its callers, so a node's total says how much
+ * time was spent in that function reached from that chain of callees.
+ *
+ * A tree may also carry the values of a second profile (the diff base):
+ * base[] holds, for each node, the base profile's value along the same
+ * path of names.  Paths only the base has are not added (the graph's
+ * widths come from the new profile), but their values still count in the
+ * base totals of the ancestors that both profiles share.  Base values are
+ * kept raw; kiln_tree_base_scaled() normalises one to the new profile's
+ * total, so that "grew" and "shrank" compare shares, not absolute values.
+ *
+ * Samples whose value is zero or negative are left out: a tree shows
+ * positive cost (pprof diff profiles with negative values are better drawn
+ * with a base profile).
+ */
+#ifndef KILN_PROFILE_TREE_H
+#define KILN_PROFILE_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/htab.h"
+
+struct kiln_prof;
+
+struct kiln_tree_node {
+	uint32_t name;		/* string id in the profile, 0 for the root */
+	uint32_t parent;	/* node index; the root is its own parent */
+	uint32_t child;		/* first child, 0 for none */
+	uint32_t next;		/* next sibling, 0 for none */
+	uint32_t depth;		/* 0 for the root */
+	uint32_t kind;		/* enum kiln_kind of the first frame seen */
+	int64_t total;		/* value of the samples through this node */
+	int64_t self;		/* value of the samples ending here */
+	int64_t base;		/* diff base: raw total along the same path */
+};
+
+struct kiln_tree {
+	struct kiln_tree_node *nodes;	/* [0] is the root */
+	uint32_t n, alloc;
+	uint32_t max_depth;		/* deepest node's depth */
+	bool reverse;			/* leaf-rooted */
+	bool sorted;			/* children in name byte order */
+	bool has_base;			/* kiln_tree_add_base() was called */
+	int64_t base_total;		/* the base profile's whole total */
+	const struct kiln_prof *prof;	/* names live in its string table */
+	struct kiln_htab index;		/* (parent, name) -> node */
+};
+
+#define KILN_TREE_INIT { 0 }
+
+void kiln_tree_init(struct kiln_tree *t);
+/* Frees the nodes and the index; the tree is empty and reusable. */
+void kiln_tree_release(struct kiln_tree *t);
+
+/*
+ * Builds the tree of sample type index `type` of p into t (released
+ * first).  reverse: leaf-rooted.  p is not const because frames of
+ * unsymbolized locations get their fallback names interned on first use;
+ * the tree refers to p's strings, so p must outlive it.  Children are
+ * sorted by the bytes of their names (shorter first on a common prefix),
+ * so that the same profile always gives the same tree.
+ * 0, -EINVAL (type out of range) or -ENOMEM.
+ */
+int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
+		    bool reverse);
+
+/*
+ * Adds the values of base's sample type `type` as the diff base of every
+ * node whose path of names exists in t (same orientation).  Names are
+ * matched by their bytes, so base may come from another file.  Call after
+ * kiln_tree_build(); may be called once.  0, -EINVAL or -ENOMEM.
+ */
+int kiln_tree_add_base(struct kiln_tree *t, struct kiln_prof *base, int type);
+
+/*
+ * The base value of node i scaled to the new profile's total:
+ * base * root.total / base_total (0 when the base is empty).
+ */
+double kiln_tree_base_scaled(const struct kiln_tree *t, uint32_t i);
+
+/*
+ * The child of node parent named by the string `name` (bytes), or 0.
+ * For tests and callers that walk a known path.
+ */
+uint32_t kiln_tree_find(const struct kiln_tree *t, uint32_t parent,
+			const char *name);
+
+#endif

@@ -1,0 +1,1109 @@
+/*
+ * The symbolizer (symbolize stage): libdwfl sessions over an address space
+ * described by file mappings, with a cache per address.  See symbolize.h
+ * for the interface and docs/symbols.md for the design.
+ */
+#include "symbolize/symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile/profile.h"
+#include "util/diag.h"
+#include "util/htab.h"
+
+/* ---- an arena of strings and frame arrays that never move ---- */
+
+struct chunk {
+	struct chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+#define CHUNK_MIN (64 * 1024)
+
+/* Mapping states: an index into s->mods when >= 0. */
+#define MOD_UNTRIED (-1)
+#define MOD_NONE (-2)
+
+struct map {
+	const char *path;	/* as given, in the arena */
+	uint64_t start, end, offset;
+	int mod;
+};
+
+struct mod {
+	const char *path;	/* the mapped path, as given */
+	uint64_t bias;
+	Dwfl_Module *dwmod;
+	const char *build_id;
+	bool has_dwarf;
+};
+
+struct entry {
+	uint64_t addr;
+	uint32_t map;		/* index + 1 into s->maps, 0 for none */
+	struct kiln_sym_info info;
+};
+
+struct jit {
+	uint64_t start, end;
+	const char *name;
+};
+
+struct kiln_sym {
+	Dwfl *dwfl;
+	int pid;
+	const char *root;
+
+	struct chunk *chunks;
+
+	struct map *maps;
+	size_t nmaps, maps_alloc;
+	uint32_t *order;	/* map indexes sorted by start */
+	bool order_valid;
+
+	struct mod *mods;
+	size_t nmods, mods_alloc;
+
+	struct entry *entries;
+	size_t nentries, entries_alloc;
+	struct kiln_htab cache;
+
+	const char **strs;	/* interned strings, for names repeated */
+	size_t nstrs, strs_alloc;
+	struct kiln_htab str_index;
+
+	struct jit *jits;
+	size_t njits, jits_alloc;
+	bool jits_sorted;
+	const char *jit_module;
+};
+
+static void *arena_alloc(struct kiln_sym *s, size_t n)
+{
+	struct chunk *c = s->chunks;
+	void *p;
+
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	if (!c || c->size - c->used < n) {
+		size_t size = n > CHUNK_MIN ? n : CHUNK_MIN;
+
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->size = size;
+		c->used = 0;
+		c->next = s->chunks;
+		s->chunks = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+struct str_key {
+	const struct kiln_sym *s;
+	const char *str;
+	size_t len;
+};
+
+static bool str_eq(const void *ctx, uint32_t id)
+{
+	const struct str_key *k = ctx;
+	const char *e = k->s->strs[id - 1];
+
+	return !strncmp(e, k->str, k->len) && e[k->len] == '\0';
+}
+
+/* An interned copy of str[0..len) owned by the session; NULL on ENOMEM. */
+static const char *intern(struct kiln_sym *s, const char *str, size_t len)
+{
+	struct str_key k = { s, str, len };
+	uint32_t hash = (uint32_t)kiln_hash(str, len), id;
+	char *copy;
+
+	id = kiln_htab_find(&s->str_index, hash, str_eq, &k);
+	if (id)
+		return s->strs[id - 1];
+	if (s->nstrs == s->strs_alloc) {
+		size_t n = s->strs_alloc ? s->strs_alloc * 2 : 256;
+		const char **q = realloc(s->strs, n * sizeof(*q));
+
+		if (!q)
+			return NULL;
+		s->strs = q;
+		s->strs_alloc = n;
+	}
+	copy = arena_alloc(s, len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, str, len);
+	copy[len] = '\0';
+	if (kiln_htab_insert(&s->str_index, hash, (uint32_t)s->nstrs + 1))
+		return NULL;
+	s->strs[s->nstrs++] = copy;
+	return copy;
+}
+
+static const char *interns(struct kiln_sym *s, const char *str)
+{
+	return intern(s, str, strlen(str));
+}
+
+/* ---- sessions ---- */
+
+static char *debuginfo_path;	/* NULL: elfutils' default search path */
+
+static const Dwfl_Callbacks callbacks = {
+	/* Finds the main file of a module by build ID when asked. */
+	.find_elf = dwfl_build_id_find_elf,
+	/* Separate debug files: .build-id/xx/yyyy.debug under
+	 * /usr/lib/debug, .gnu_debuglink next to the file, in its .debug/
+	 * and under /usr/lib/debug, then debuginfod if configured. */
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts)
+{
+	struct kiln_sym *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->dwfl = dwfl_begin(&callbacks);
+	if (!s->dwfl) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (opts) {
+		s->pid = opts->pid;
+		if (opts->root && *opts->root) {
+			s->root = interns(s, opts->root);
+			if (!s->root) {
+				kiln_sym_free(s);
+				errno = ENOMEM;
+				return NULL;
+			}
+		}
+	}
+	return s;
+}
+
+void kiln_sym_free(struct kiln_sym *s)
+{
+	struct chunk *c, *next;
+
+	if (!s)
+		return;
+	dwfl_end(s->dwfl);
+	for (c = s->chunks; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(s->maps);
+	free(s->order);
+	free(s->mods);
+	free(s->entries);
+	kiln_htab_release(&s->cache);
+	free(s->strs);
+	kiln_htab_release(&s->str_index);
+	free(s->jits);
+	free(s);
+}
+
+/* ---- mappings ---- */
+
+static long add_map(struct kiln_sym *s, const char *path, size_t len,
+		    uint64_t start, uint64_t end, uint64_t offset)
+{
+	struct map *m;
+	const char *copy;
+
+	if (end <= start)
+		return -EINVAL;
+	if (s->nmaps == s->maps_alloc) {
+		size_t n = s->maps_alloc ? s->maps_alloc * 2 : 32;
+		struct map *q = realloc(s->maps, n * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		s->maps = q;
+		s->maps_alloc = n;
+	}
+	copy = intern(s, path, len);
+	if (!copy)
+		return -ENOMEM;
+	m = &s->maps[s->nmaps];
+	m->path = copy;
+	m->start = start;
+	m->end = end;
+	m->offset = offset;
+	m->mod = MOD_UNTRIED;
+	s->order_valid = false;
+	return (long)s->nmaps++;
+}
+
+int kiln_sym_add_mapping(struct kiln_sym *s, const char *path, uint64_t start,
+			 uint64_t end, uint64_t offset)
+{
+	long r = add_map(s, path ? path : "", path ? strlen(path) : 0, start,
+			 end, offset);
+
+	return r < 0 ? (int)r : 0;
+}
+
+static uint64_t hexnum(const char **p, const char *end, bool *ok)
+{
+	uint64_t v = 0;
+	const char *q = *p;
+
+	while (q < end) {
+		int c = *q, d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			break;
+		if (v >> 60)
+			*ok = false;
+		v = v << 4 | (uint64_t)d;
+		q++;
+	}
+	if (q == *p)
+		*ok = false;
+	*p = q;
+	return v;
+}
+
+static const char *skip_blank(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+static const char *skip_field(const char *p, const char *end)
+{
+	while (p < end && *p != ' ' && *p != '\t')
+		p++;
+	return p;
+}
+
+/* Parses "START-END PERMS OFFSET DEV INODE [PATH]"; false if it is not. */
+static bool parse_maps_line(const char *p, const char *end,
+			    struct kiln_maps_entry *e)
+{
+	bool ok = true;
+	const char *f;
+	size_t i;
+
+	e->start = hexnum(&p, end, &ok);
+	if (!ok || p >= end || *p != '-')
+		return false;
+	p++;
+	e->end = hexnum(&p, end, &ok);
+	if (!ok || p >= end || (*p != ' ' && *p != '\t'))
+		return false;
+	p = skip_blank(p, end);
+	f = skip_field(p, end);
+	if (f - p < 4)
+		return false;
+	for (i = 0; i < 4; i++)
+		e->perms[i] = p[i];
+	e->perms[4] = '\0';
+	p = skip_blank(f, end);
+	e->offset = hexnum(&p, end, &ok);
+	if (!ok)
+		return false;
+	/* Device and inode. */
+	p = skip_blank(p, end);
+	p = skip_field(p, end);
+	p = skip_blank(p, end);
+	p = skip_field(p, end);
+	p = skip_blank(p, end);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t' ||
+			   end[-1] == '\r'))
+		end--;
+	e->path = p;
+	e->pathlen = (size_t)(end - p);
+	return e->end > e->start;
+}
+
+int kiln_sym_parse_maps(const char *text, size_t len,
+			int (*fn)(const struct kiln_maps_entry *e, void *ctx),
+			void *ctx)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		struct kiln_maps_entry e;
+
+		if (parse_maps_line(p, le, &e)) {
+			int r = fn(&e, ctx);
+
+			if (r)
+				return r;
+		}
+		p = le + 1;
+	}
+	return 0;
+}
+
+static int add_maps_entry(const struct kiln_maps_entry *e, void *ctx)
+{
+	struct kiln_sym *s = ctx;
+	long r;
+
+	if (e->perms[2] != 'x')
+		return 0;
+	r = add_map(s, e->path, e->pathlen, e->start, e->end, e->offset);
+	return r < 0 ? (int)r : 0;
+}
+
+int kiln_sym_add_maps(struct kiln_sym *s, const char *text, size_t len)
+{
+	return kiln_sym_parse_maps(text, len, add_maps_entry, s);
+}
+
+static int cmp_order(const void *a, const void *b, void *ctx)
+{
+	const struct kiln_sym *s = ctx;
+	const struct map *x = &s->maps[*(const uint32_t *)a];
+	const struct map *y = &s->maps[*(const uint32_t *)b];
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The index + 1 of the mapping holding addr, 0 if none, -ENOMEM. */
+static long find_map(struct kiln_sym *s, uint64_t addr)
+{
+	size_t lo = 0, hi, i;
+
+	if (!s->order_valid) {
+		uint32_t *o = realloc(s->order,
+				      (s->nmaps ? s->nmaps : 1) * sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		s->order = o;
+		for (i = 0; i < s->nmaps; i++)
+			o[i] = (uint32_t)i;
+		qsort_r(o, s->nmaps, sizeof(*o), cmp_order, s);
+		s->order_valid = true;
+	}
+	/* The last mapping starting at or below addr. */
+	hi = s->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->maps[s->order[mid]].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	i = s->order[lo - 1];
+	return addr < s->maps[i].end ? (long)i + 1 : 0;
+}
+
+/* ---- modules ---- */
+
+static bool is_file_path(const char *path)
+{
+	if (path[0] != '/')
+		return false;	/* "", "[heap]", "[vdso]", "anon_inode:..." */
+	return strncmp(path, "//anon", 6) && strncmp(path, "/memfd:", 7) &&
+	       strncmp(path, "/dev/", 5) && strncmp(path, "/SYSV", 5);
+}
+
+/*
+ * Opens the file of mapping m: its path under the root, else (gone or
+ * replaced) through /proc/PID/map_files.  name (size 4096) receives the
+ * path under the root without " (deleted)", where libdwfl looks for
+ * .gnu_debuglink files.
+ */
+static int open_map(struct kiln_sym *s, const struct map *m, char *name)
+{
+	static const char deleted[] = " (deleted)";
+	size_t len = strlen(m->path), dl = sizeof(deleted) - 1;
+	bool gone = len > dl && !strcmp(m->path + len - dl, deleted);
+	char buf[128];
+	int n, fd = -1;
+
+	if (gone)
+		len -= dl;
+	n = snprintf(name, 4096, "%s%.*s", s->root ? s->root : "", (int)len,
+		     m->path);
+	if (n <= 0 || n >= 4096)
+		return -1;
+	if (!gone)
+		fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && s->pid > 0) {
+		snprintf(buf, sizeof(buf),
+			 "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, s->pid,
+			 m->start, m->end);
+		fd = open(buf, O_RDONLY | O_CLOEXEC);
+	}
+	return fd;
+}
+
+/*
+ * The load bias of the file mapped by m: the PT_LOAD segment holding file
+ * offset m->offset is at runtime address m->start (less the page part).
+ */
+static bool elf_bias(Elf *elf, const struct map *m, uint64_t *bias)
+{
+	GElf_Ehdr ehdr;
+	size_t i, phnum;
+
+	if (!gelf_getehdr(elf, &ehdr))
+		return false;
+	if (ehdr.e_type == ET_EXEC) {
+		*bias = 0;
+		return true;
+	}
+	if (ehdr.e_type != ET_DYN || elf_getphdrnum(elf, &phnum))
+		return false;
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		uint64_t lo;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		lo = ph.p_offset & ~(uint64_t)0xfff;
+		if (m->offset < lo || m->offset >= ph.p_offset + ph.p_filesz)
+			continue;
+		/* File offset x is at vaddr p_vaddr + (x - p_offset) and at
+		 * runtime start + (x - offset). */
+		*bias = m->start - m->offset - ph.p_vaddr + ph.p_offset;
+		return true;
+	}
+	/* A mapping outside every segment: assume offsets are vaddrs. */
+	*bias = m->start - m->offset;
+	return true;
+}
+
+static void hex_build_id(struct kiln_sym *s, struct mod *md)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(md->dwmod, &bits, &vaddr), i;
+	char hex[2 * 64 + 1];
+
+	if (n <= 0 || n > 64)
+		return;
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	md->build_id = intern(s, hex, (size_t)n * 2);
+}
+
+/* Reports the file of mapping mi to libdwfl once; sets maps[mi].mod. */
+static int resolve(struct kiln_sym *s, size_t mi)
+{
+	struct map *m = &s->maps[mi];
+	Dwfl_Module *dwmod;
+	uint64_t bias;
+	Dwarf_Addr b;
+	struct mod *md;
+	char name[4096];
+	Elf *elf;
+	size_t i;
+	bool ok;
+	int fd;
+
+	if (m->mod != MOD_UNTRIED)
+		return 0;
+	m->mod = MOD_NONE;
+	if (!is_file_path(m->path))
+		return 0;
+	fd = open_map(s, m, name);
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ok = elf && elf_kind(elf) == ELF_K_ELF && elf_bias(elf, m, &bias);
+	elf_end(elf);
+	if (!ok) {
+		close(fd);
+		return 0;
+	}
+	for (i = 0; i < s->nmods; i++) {
+		if (s->mods[i].bias == bias && !strcmp(s->mods[i].path, m->path)) {
+			close(fd);
+			m->mod = (int)i;
+			return 0;
+		}
+	}
+	if (s->nmods == s->mods_alloc) {
+		size_t n = s->mods_alloc ? s->mods_alloc * 2 : 16;
+		struct mod *q = realloc(s->mods, n * sizeof(*q));
+
+		if (!q) {
+			close(fd);
+			return -ENOMEM;
+		}
+		s->mods = q;
+		s->mods_alloc = n;
+	}
+	/* libdwfl reads the file through fd and closes it at dwfl_end();
+	 * the file name it is given is where .gnu_debuglink files are
+	 * sought.  With add_p_vaddr, the base given is the bias itself. */
+	dwfl_report_begin_add(s->dwfl);
+	dwmod = dwfl_report_elf(s->dwfl, m->path, name, fd, bias, true);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (!dwmod) {
+		close(fd);
+		return 0;
+	}
+	md = &s->mods[s->nmods];
+	memset(md, 0, sizeof(*md));
+	md->path = m->path;
+	md->bias = bias;
+	md->dwmod = dwmod;
+	md->has_dwarf = dwfl_module_getdwarf(dwmod, &b) != NULL;
+	hex_build_id(s, md);
+	m->mod = (int)s->nmods++;
+	return 0;
+}
+
+/* ---- lookups ---- */
+
+static const char *die_linkage_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(
+			dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	return n;
+}
+
+/* Fills name and system_name from a mangled or plain symbol name. */
+static int set_names(struct kiln_sym *s, struct kiln_sym_frame *f,
+		     const char *sys, const char *plain)
+{
+	char *dm = sys ? kiln_sym_demangle(sys) : NULL;
+
+	if (!sys)
+		sys = plain;
+	f->system_name = interns(s, sys);
+	f->name = dm ? interns(s, dm) :
+		       plain ? interns(s, plain) : f->system_name;
+	free(dm);
+	return f->name && f->system_name ? 0 : -ENOMEM;
+}
+
+static bool is_function(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+	       tag == DW_TAG_entry_point;
+}
+
+#define MAX_FRAMES 64
+
+/*
+ * The inline chain at addr from DWARF, as `eu-addr2line -i` finds it: the
+ * physical nesting of the innermost scope, each inlined subroutine's
+ * DW_AT_call_file/call_line giving the position in the frame around it.
+ */
+static int dwarf_frames(struct kiln_sym *s, Dwfl_Module *dwmod, uint64_t addr,
+			const char *symname, struct kiln_sym_frame *fr,
+			unsigned *nfr)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cudie = dwfl_module_addrdie(dwmod, addr, &bias);
+	Dwarf_Die *scopes = NULL, *chain = NULL, inner;
+	Dwfl_Line *dl;
+	Dwarf_Files *files = NULL;
+	const char *file = NULL;
+	int line = 0, n, i, err = 0;
+	unsigned k = 0;
+
+	*nfr = 0;
+	if (!cudie)
+		return 0;
+	dl = dwfl_module_getsrc(dwmod, addr);
+	if (dl)
+		file = dwfl_lineinfo(dl, &(Dwarf_Addr){ 0 }, &line, NULL, NULL,
+				     NULL);
+	n = dwarf_getscopes(cudie, addr - bias, &scopes);
+	if (n <= 0) {
+		free(scopes);
+		return 0;
+	}
+	inner = scopes[0];
+	free(scopes);
+	n = dwarf_getscopes_die(&inner, &chain);
+	if (n <= 0) {
+		free(chain);
+		return 0;
+	}
+	dwarf_getsrcfiles(cudie, &files, NULL);
+	for (i = 0; i < n && k < MAX_FRAMES; i++) {
+		Dwarf_Die *die = &chain[i];
+		struct kiln_sym_frame *f = &fr[k];
+		const char *df, *link, *plain;
+		Dwarf_Attribute a;
+		Dwarf_Word v;
+		int tag;
+
+		if (!is_function(die))
+			continue;
+		tag = dwarf_tag(die);
+		memset(f, 0, sizeof(*f));
+		link = die_linkage_name(die);
+		plain = dwarf_diename(die);
+		/* The outermost function is also an ELF symbol: its name there
+		 * is the system name (with .constprop and such suffixes). */
+		if (tag != DW_TAG_inlined_subroutine && !link)
+			link = symname;
+		if (!link && !plain) {
+			/* An unnamed outermost function alone is no better
+			 * than module+offset; inside a chain it is "??". */
+			if (tag != DW_TAG_inlined_subroutine && !k)
+				break;
+			plain = "??";
+		}
+		if ((err = set_names(s, f, link, plain)))
+			break;
+		f->file = file ? interns(s, file) : NULL;
+		f->line = line;
+		df = dwarf_decl_file(die);
+		f->func_file = df ? interns(s, df) : f->file;
+		dwarf_decl_line(die, &f->start_line);
+		if ((file && !f->file) || (df && !f->func_file)) {
+			err = -ENOMEM;
+			break;
+		}
+		k++;
+		if (tag != DW_TAG_inlined_subroutine)
+			break;
+		/* The caller's position is where this was inlined. */
+		file = NULL;
+		line = 0;
+		if (files && !dwarf_formudata(dwarf_attr(die, DW_AT_call_file,
+							 &a), &v))
+			file = dwarf_filesrc(files, v, NULL, NULL);
+		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &v))
+			line = (int)v;
+	}
+	free(chain);
+	*nfr = k;
+	return err;
+}
+
+static int symbolize(struct kiln_sym *s, struct mod *md, uint64_t addr,
+		     struct kiln_sym_info *info)
+{
+	struct kiln_sym_frame fr[MAX_FRAMES], *out;
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *symname;
+	unsigned n = 0;
+	int err;
+
+	symname = dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL, NULL,
+				       NULL);
+	if (symname && !*symname)
+		symname = NULL;
+	if (md->has_dwarf) {
+		err = dwarf_frames(s, md->dwmod, addr, symname, fr, &n);
+		if (err)
+			return err;
+	}
+	if (!n && symname) {
+		/* Only the symbol table knows this address. */
+		memset(fr, 0, sizeof(fr[0]));
+		if ((err = set_names(s, fr, symname, NULL)))
+			return err;
+		n = 1;
+	}
+	if (!n)
+		return 0;
+	out = arena_alloc(s, n * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, fr, n * sizeof(*out));
+	info->frames = out;
+	info->nframes = n;
+	return 0;
+}
+
+static int cmp_jit(const void *a, const void *b)
+{
+	const struct jit *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static const struct jit *find_jit(struct kiln_sym *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->njits;
+
+	if (!s->njits)
+		return NULL;
+	if (!s->jits_sorted) {
+		qsort(s->jits, s->njits, sizeof(*s->jits), cmp_jit);
+		s->jits_sorted = true;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->jits[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= s->jits[lo - 1].end)
+		return NULL;
+	return &s->jits[lo - 1];
+}
+
+struct cache_key {
+	const struct kiln_sym *s;
+	uint64_t addr;
+	uint32_t map;
+};
+
+static bool cache_eq(const void *ctx, uint32_t id)
+{
+	const struct cache_key *k = ctx;
+	const struct entry *e = &k->s->entries[id - 1];
+
+	return e->addr == k->addr && e->map == k->map;
+}
+
+/* Looks addr up in mapping map (index + 1, 0 for none). */
+static int lookup_in(struct kiln_sym *s, uint32_t map, uint64_t addr,
+		     struct kiln_sym_info *out)
+{
+	struct cache_key k = { s, addr, map };
+	uint64_t key[2] = { addr, map };
+	uint32_t hash = (uint32_t)kiln_hash(key, sizeof(key)), id;
+	struct kiln_sym_info info;
+	const struct jit *j;
+	int err;
+
+	id = kiln_htab_find(&s->cache, hash, cache_eq, &k);
+	if (id) {
+		*out = s->entries[id - 1].info;
+		return 0;
+	}
+	memset(&info, 0, sizeof(info));
+	if (map) {
+		struct map *m = &s->maps[map - 1];
+
+		err = resolve(s, map - 1);
+		if (err)
+			return err;
+		m = &s->maps[map - 1];
+		info.module = m->path;
+		info.file_offset = addr - m->start + m->offset;
+		if (m->mod >= 0) {
+			struct mod *md = &s->mods[m->mod];
+
+			info.build_id = md->build_id;
+			info.has_dwarf = md->has_dwarf;
+			err = symbolize(s, md, addr, &info);
+			if (err)
+				return err;
+		}
+	}
+	if (!info.nframes && (j = find_jit(s, addr))) {
+		struct kiln_sym_frame *f = arena_alloc(s, sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		memset(f, 0, sizeof(*f));
+		if ((err = set_names(s, f, j->name, NULL)))
+			return err;
+		info.frames = f;
+		info.nframes = 1;
+		if (!info.module) {
+			info.module = s->jit_module;
+			info.file_offset = addr;
+		}
+	}
+	if (s->nentries == s->entries_alloc) {
+		size_t n = s->entries_alloc ? s->entries_alloc * 2 : 256;
+		struct entry *q = realloc(s->entries, n * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		s->entries = q;
+		s->entries_alloc = n;
+	}
+	s->entries[s->nentries].addr = addr;
+	s->entries[s->nentries].map = map;
+	s->entries[s->nentries].info = info;
+	if (kiln_htab_insert(&s->cache, hash, (uint32_t)s->nentries + 1))
+		return -ENOMEM;
+	s->nentries++;
+	*out = info;
+	return 0;
+}
+
+int kiln_sym_lookup(struct kiln_sym *s, uint64_t addr,
+		    struct kiln_sym_info *out)
+{
+	long map = find_map(s, addr);
+
+	if (map < 0)
+		return (int)map;
+	return lookup_in(s, (uint32_t)map, addr, out);
+}
+
+/* ---- JIT symbol maps ---- */
+
+int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
+			 struct kiln_diag *d)
+{
+	const char *p = text, *end = text + len;
+	size_t lineno = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *q;
+		uint64_t start, size;
+		bool ok = true;
+		struct jit *j;
+
+		lineno++;
+		q = skip_blank(p, le);
+		while (le > q && (le[-1] == '\r' || le[-1] == ' '))
+			le--;
+		if (q == le) {
+			p = (nl ? nl : end) + 1;
+			continue;
+		}
+		if (le - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+			q += 2;
+		start = hexnum(&q, le, &ok);
+		if (!ok || q == le || (*q != ' ' && *q != '\t'))
+			return kiln_diag(d, "line %zu: expected \"START SIZE "
+					 "name\" in hexadecimal", lineno);
+		q = skip_blank(q, le);
+		if (le - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+			q += 2;
+		size = hexnum(&q, le, &ok);
+		if (!ok || q == le || (*q != ' ' && *q != '\t'))
+			return kiln_diag(d, "line %zu: expected a hexadecimal "
+					 "size and a name after the start",
+					 lineno);
+		q = skip_blank(q, le);
+		if (!size || start + size < start)
+			return kiln_diag(d, "line %zu: bad size 0x%" PRIx64,
+					 lineno, size);
+		if (s->njits == s->jits_alloc) {
+			size_t n = s->jits_alloc ? s->jits_alloc * 2 : 64;
+			struct jit *r = realloc(s->jits, n * sizeof(*r));
+
+			if (!r)
+				return -ENOMEM;
+			s->jits = r;
+			s->jits_alloc = n;
+		}
+		j = &s->jits[s->njits];
+		j->start = start;
+		j->end = start + size;
+		j->name = intern(s, q, (size_t)(le - q));
+		if (!j->name)
+			return -ENOMEM;
+		s->njits++;
+		s->jits_sorted = false;
+		p = (nl ? nl : end) + 1;
+	}
+	return 0;
+}
+
+int kiln_sym_load_perfmap(struct kiln_sym *s, int pid, struct kiln_diag *d)
+{
+	char path[64], *text = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	for (;;) {
+		if (len == cap) {
+			size_t c = cap ? cap * 2 : 65536;
+			char *t = realloc(text, c);
+
+			if (!t) {
+				err = -ENOMEM;
+				goto out;
+			}
+			text = t;
+			cap = c;
+		}
+		n = read(fd, text + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	s->jit_module = interns(s, path);
+	err = s->jit_module ? kiln_sym_add_perfmap(s, text, len, d) : -ENOMEM;
+out:
+	free(text);
+	close(fd);
+	return err;
+}
+
+/* ---- whole profiles ---- */
+
+enum { ROLE_LEAF = 1, ROLE_CALLER = 2 };
+
+/* What kiln_sym_prof() learnt about one profile mapping. */
+struct map_seen {
+	uint32_t sym_map;	/* index + 1 in the session, 0: none */
+	bool funcs, files, lines, inlines;
+	const char *build_id;
+};
+
+static int add_lines(struct kiln_prof *p, uint32_t loc,
+		     const struct kiln_sym_info *info, struct map_seen *ms)
+{
+	struct kiln_line lines[MAX_FRAMES];
+	unsigned i;
+
+	for (i = 0; i < info->nframes; i++) {
+		const struct kiln_sym_frame *f = &info->frames[i];
+		const char *file = f->func_file ? f->func_file : f->file;
+
+		lines[i].function = kiln_prof_function(
+			p, kiln_prof_interns(p, f->name),
+			kiln_prof_interns(p, f->system_name),
+			kiln_prof_interns(p, file), f->start_line);
+		lines[i].line = f->line;
+		if (ms) {
+			ms->funcs = true;
+			ms->files |= file != NULL;
+			ms->lines |= f->line > 0;
+		}
+	}
+	if (p->err)
+		return p->err;
+	return kiln_prof_set_lines(p, loc, lines, info->nframes);
+}
+
+int kiln_sym_prof(struct kiln_sym *s, struct kiln_prof *p, unsigned flags)
+{
+	struct map_seen *seen;
+	unsigned char *roles = NULL;
+	size_t i;
+	int err = 0;
+
+	seen = calloc(p->nmappings + 1, sizeof(*seen));
+	if (!seen)
+		return -ENOMEM;
+	for (i = 1; i <= p->nmappings; i++) {
+		const struct kiln_mapping *m = &p->mappings[i];
+		const char *file = kiln_prof_str(p, m->file);
+		long r;
+
+		/* A mapping without a range (perf script gives none) cannot
+		 * place its file in the address space. */
+		if (!is_file_path(file) || m->limit <= m->start)
+			continue;
+		r = add_map(s, file, strlen(file), m->start, m->limit,
+			    m->offset);
+		if (r < 0) {
+			err = (int)r;
+			goto out;
+		}
+		seen[i].sym_map = (uint32_t)r + 1;
+	}
+	if (flags & KILN_SYM_RETURN_ADDRS) {
+		roles = calloc(p->nlocations + 1, 1);
+		if (!roles) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (i = 0; i < p->nsamples; i++) {
+			const struct kiln_sample *sm = &p->samples[i];
+			const uint32_t *locs = kiln_prof_sample_locs(p, sm);
+			uint32_t j;
+
+			for (j = 0; j < sm->depth; j++)
+				roles[locs[j]] |= j ? ROLE_CALLER : ROLE_LEAF;
+		}
+	}
+	for (i = 1; i <= p->nlocations; i++) {
+		const struct kiln_location *l = &p->locations[i];
+		struct map_seen *ms = l->mapping <= p->nmappings ?
+					      &seen[l->mapping] : NULL;
+		struct kiln_sym_info info;
+		uint64_t addr = l->address;
+
+		if (l->nlines || !ms || (!ms->sym_map && !s->njits))
+			continue;
+		/* A return address points after the call, maybe into the
+		 * next line or function: look inside the call instead. */
+		if (roles && roles[i] == ROLE_CALLER && addr)
+			addr--;
+		err = lookup_in(s, ms->sym_map, addr, &info);
+		if (err)
+			goto out;
+		if (ms->sym_map) {
+			ms->inlines |= info.has_dwarf;
+			if (info.build_id)
+				ms->build_id = info.build_id;
+		}
+		if (!info.nframes)
+			continue;
+		err = add_lines(p, (uint32_t)i, &info,
+				ms->sym_map && l->mapping ? ms : NULL);
+		if (err)
+			goto out;
+	}
+	for (i = 1; i <= p->nmappings; i++) {
+		struct kiln_mapping *m = &p->mappings[i];
+		const struct map_seen *ms = &seen[i];
+
+		if (!ms->sym_map)
+			continue;
+		m->has_functions |= ms->funcs;
+		m->has_filenames |= ms->files;
+		m->has_line_numbers |= ms->lines;
+		m->has_inline_frames |= ms->inlines && ms->funcs;
+		if (!m->build_id && ms->build_id)
+			m->build_id = kiln_prof_interns(p, ms->build_id);
+	}
+	err = p->err;
+out:
+	free(roles);
+	free(seen);
+	return err;
+}

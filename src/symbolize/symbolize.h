@@ -1,0 +1,153 @@
+/*
+ * The symbolizer (symbolize stage): runtime address -> function names,
+ * source files, lines and inlined frames, through elfutils' libdwfl.
+ *
+ * A session (struct kiln_sym) describes one address space, offline: the
+ * caller adds the file mappings of a process (from a /proc/PID/maps text,
+ * a profile's mappings or perf's MMAP records), and each ELF file is
+ * reported to libdwfl at its load bias the first time an address in it is
+ * looked up.  Debug information is found as elfutils tools find it: in the
+ * file itself, separate files under /usr/lib/debug/.build-id/xx/yyyy.debug,
+ * `.gnu_debuglink` files next to the binary or under /usr/lib/debug, and
+ * through debuginfod when DEBUGINFOD_URLS is set (elfutils' own switch).
+ * JIT code is named from /tmp/perf-PID.map files.  See docs/symbols.md.
+ *
+ * Not thread-safe, not async-signal-safe: it allocates and uses libdw.  The
+ * in-process agent calls it from its writer thread with its hooks' guard
+ * set, never from a signal handler or malloc hook.
+ */
+#ifndef KILN_SYMBOLIZE_SYMBOLIZE_H
+#define KILN_SYMBOLIZE_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kiln_prof;
+struct kiln_diag;
+struct kiln_sym;
+
+/* How to reach the files of the address space. */
+struct kiln_sym_opts {
+	/*
+	 * The process the mappings belong to, 0 for none.  When set, a file
+	 * that is gone or replaced (maps says "(deleted)") is opened through
+	 * /proc/PID/map_files/START-END while the process lives.
+	 */
+	int pid;
+	/*
+	 * Prefix for the paths of mapped files, e.g. "/proc/123/root" for a
+	 * process in another mount namespace (a container); NULL for none.
+	 */
+	const char *root;
+};
+
+/* One frame of a symbolized address; strings are owned by the session. */
+struct kiln_sym_frame {
+	const char *name;	 /* demangled function name, never NULL */
+	const char *system_name; /* as in the symbol table (mangled) */
+	const char *file;	 /* source file of `line`, NULL if unknown */
+	const char *func_file;	 /* file declaring the function, or NULL */
+	int line;		 /* 0 if unknown */
+	int start_line;		 /* declaration line of the function, or 0 */
+};
+
+/*
+ * What an address resolves to.  Pointers stay valid until the session is
+ * freed.  nframes is 0 when no symbol covers the address (the caller then
+ * names it "module+0xoffset").
+ */
+struct kiln_sym_info {
+	const struct kiln_sym_frame *frames;	/* innermost (inlined) first */
+	unsigned nframes;
+	const char *module;	/* path of the mapped file; NULL: no mapping */
+	const char *build_id;	/* lower-case hex, NULL if the file has none */
+	uint64_t file_offset;	/* the address as an offset in the file */
+	bool has_dwarf;		/* lines and inline frames were looked for */
+};
+
+/* A new session (opts may be NULL).  NULL with errno set on failure. */
+struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts);
+/* Frees the session, libdwfl's state and every result it handed out. */
+void kiln_sym_free(struct kiln_sym *s);
+
+/*
+ * Adds the mapping of file `path` at [start, end), `offset` being the file
+ * offset mapped at start (the columns of /proc/PID/maps).  Mappings of
+ * non-files ("[heap]", "", "//anon") are accepted and never resolve.
+ * 0, -EINVAL (end <= start) or -ENOMEM.
+ */
+int kiln_sym_add_mapping(struct kiln_sym *s, const char *path, uint64_t start,
+			 uint64_t end, uint64_t offset);
+
+/* One line of a /proc/PID/maps text. */
+struct kiln_maps_entry {
+	uint64_t start, end, offset;
+	char perms[5];		/* "r-xp" */
+	const char *path;	/* not NUL-terminated; pathlen bytes, may be 0 */
+	size_t pathlen;
+};
+
+/*
+ * Calls fn for each line of a /proc/PID/maps text that parses, in order
+ * (other lines are skipped, as pprof does).  Stops at and returns fn's
+ * first non-zero return value; 0 otherwise.
+ */
+int kiln_sym_parse_maps(const char *text, size_t len,
+			int (*fn)(const struct kiln_maps_entry *e, void *ctx),
+			void *ctx);
+
+/* Adds every executable mapping of a /proc/PID/maps text.  0 or -ENOMEM. */
+int kiln_sym_add_maps(struct kiln_sym *s, const char *text, size_t len);
+
+/*
+ * Parses a perf JIT map ("/tmp/perf-PID.map": lines "START SIZE name",
+ * hexadecimal with or without 0x) and names the addresses it covers that
+ * no mapped ELF file resolves.  0, -ENOMEM, or -EINVAL with d filled
+ * ("line N: ...").
+ */
+int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
+			 struct kiln_diag *d);
+/* Reads /tmp/perf-PID.map if it exists: 0 (also when absent) or as above. */
+int kiln_sym_load_perfmap(struct kiln_sym *s, int pid, struct kiln_diag *d);
+
+/*
+ * Symbolizes the runtime address addr (looked up as it is: pass a return
+ * address minus 1 for a caller frame).  Results are cached per address.
+ * Fills *out; 0 (also when nothing was found: out->nframes == 0) or
+ * -ENOMEM.
+ */
+int kiln_sym_lookup(struct kiln_sym *s, uint64_t addr,
+		    struct kiln_sym_info *out);
+
+/* kiln_sym_prof() flags. */
+enum {
+	/*
+	 * Location addresses in caller positions are return addresses (as
+	 * raw stack walks give them): a location that is only ever a caller
+	 * is looked up at address - 1, inside the call instruction.  Without
+	 * it, addresses are looked up as stored (pprof's convention, which
+	 * readers of gperftools profiles follow by storing address - 1).
+	 */
+	KILN_SYM_RETURN_ADDRS = 1 << 0,
+};
+
+/*
+ * Symbolizes profile p in place: every location without lines whose
+ * mapping names a file gets its function and line chain (inlined frames
+ * innermost first), and each such mapping gets has_functions,
+ * has_filenames, has_line_numbers, has_inline_frames and (when empty) its
+ * build ID set from what was found.  The profile's file mappings are added
+ * to the session first.  Locations nothing resolves keep no lines.
+ * 0 or -ENOMEM.
+ */
+int kiln_sym_prof(struct kiln_sym *s, struct kiln_prof *p, unsigned flags);
+
+/*
+ * Demangles a C++ (Itanium) or Rust (legacy or v0) symbol name: a malloc'ed
+ * string (free() it), or NULL when name is not mangled.  "foo::bar()",
+ * "core::fmt::write" (Rust's hash suffix dropped).
+ */
+char *kiln_sym_demangle(const char *name);
+
+#endif

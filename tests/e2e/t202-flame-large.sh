@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# A profile of 100,000 distinct tiny stacks beside one big one: frames
+# narrower than a pixel are merged, so the SVG stays small and quick.
+. "$(dirname "$0")/lib.sh"
+
+awk 'BEGIN {
+    print "main;server;handle;big_work 100000"
+    for (i = 0; i < 100000; i++)
+        printf "main;server;tiny_%06d;leaf_%d;deeper_%d 1\n", i, i, i
+}' > "$T/big.collapsed"
+start=$(date +%s%N)
+expect_status 0 "$KILN" flame "$T/big.collapsed" -o "$T/big.svg"
+end=$(date +%s%N)
+size=$(wc -c < "$T/big.svg")
+[ "$size" -lt 100000 ] || fail "SVG of 100k tiny stacks is $size bytes"
+has "$T/big.svg" '<title>big_work \(100,000 samples, 50.00%\)'
+has "$T/big.svg" '<title>\[100000 small frames\] \(100,000 samples, 50.00%\)'
+hasnt "$T/big.svg" 'leaf_'
+ms=$(( (end - start) / 1000000 ))
+limit=10000
+[ "${KILN_SANITIZE:-}" = ON ] && limit=60000
+[ "$ms" -lt "$limit" ] || fail "took $ms ms"
+echo "100k stacks: $size bytes in $ms ms"
+exit 0

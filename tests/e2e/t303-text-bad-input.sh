@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Broken perf script and collapsed files: exit status 2 and a message that
+# names the file, the format it was read as, and the line.
+. "$(dirname "$0")/lib.sh"
+
+: > "$T/empty.perf"
+expect_status 2 "$KILN" top "$T/empty.perf"
+has "$T/err" "^kiln: '.*empty.perf': .*empty"
+
+printf '\t    11aa burn_a+0x29 (/bin/shares)\n\n' > "$T/orphan.perf"
+expect_status 2 "$KILN" convert "$T/orphan.perf" -o "$T/out.pb.gz"
+has "$T/err" "^kiln: '.*orphan.perf': read as perf-script: line 1: a stack frame line before any sample header"
+[ ! -e "$T/out.pb.gz" ] || fail "output written for bad input"
+
+printf 'shares 12 1.000001: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/shares)\n\nshares 12 cpu-clock: \n\t 11aa burn_a (/bin/shares)\n' > "$T/notime.perf"
+expect_status 2 "$KILN" top "$T/notime.perf"
+has "$T/err" "'.*notime.perf': read as perf-script: line 4: not a sample header: no time stamp"
+
+printf 'shares 12 1.000001: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/shares)\n\tthis is not a frame\n' > "$T/garbage.perf"
+expect_status 2 "$KILN" flame "$T/garbage.perf" -o "$T/out.svg"
+has "$T/err" "'.*garbage.perf': read as perf-script: line 3: not a stack frame"
+
+printf 'main;run;burn_a 12\nmain;run;burn_b\n' > "$T/nocount.collapsed"
+expect_status 2 "$KILN" top "$T/nocount.collapsed"
+has "$T/err" "'.*nocount.collapsed': read as collapsed: line 2: no count at the end"
+
+printf 'main;run;burn_a 12\nmain;run;burn_b 99999999999999999999999\n' > "$T/big.collapsed"
+expect_status 2 "$KILN" top "$T/big.collapsed"
+has "$T/err" "read as collapsed: line 2: the count .* is too large"
+
+# Random text (no binary bytes, so it is taken for a text format).
+head -c 3000 /dev/urandom | base64 > "$T/random.txt"
+expect_status 2 "$KILN" top "$T/random.txt"
+has "$T/err" "'.*random.txt': read as (collapsed|perf-script): line [0-9]+: "
+# Random bytes.
+head -c 4096 /dev/urandom > "$T/random.bin"
+expect_status 2 "$KILN" top "$T/random.bin"
+has "$T/err" "'.*random.bin'"
+echo ok

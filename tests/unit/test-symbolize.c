@@ -1,0 +1,562 @@
+/*
+ * Unit tests of the symbolizer (src/symbolize/): names, files and lines of
+ * the workload binaries placed at a made-up load address, inline chains
+ * of tests/workloads/inlined.c, C++ names of tests/workloads/cxxnames.cc,
+ * this process through /proc/self/maps,
+ * demangling of C++ and Rust names, perf JIT maps, /proc/PID/maps
+ * parsing, and symbolizing a whole profile in place.
+ *
+ * The workloads are found next to this test: <build>/workloads/NAME.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/diag.h"
+
+/* PIE workloads are placed here, as the loader would place them. */
+#define BASE 0x555555554000ull
+
+static char build_dir[PATH_MAX - 64];
+
+static void workload(const char *name, char *path, size_t size)
+{
+	snprintf(path, size, "%s/workloads/%s", build_dir, name);
+	if (access(path, R_OK))
+		fail_msg("workload %s is not built", path);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(suffix);
+
+	return s && a >= b && !strcmp(s + a - b, suffix);
+}
+
+/*
+ * Adds the mappings the loader would make for ELF file path at bias
+ * (one per PT_LOAD) and returns the bias (BASE for PIE, 0 for ET_EXEC)
+ * and symbol `fn`'s value and size.
+ */
+static void map_elf(struct kiln_sym *s, const char *path, const char *fn,
+		    uint64_t *bias, uint64_t *value, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	size_t i, n;
+	bool found = false;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_non_null(gelf_getehdr(elf, &eh));
+	*bias = eh.e_type == ET_DYN ? BASE : 0;
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		assert_non_null(gelf_getphdr(elf, (int)i, &ph));
+		if (ph.p_type != PT_LOAD)
+			continue;
+		assert_int_equal(
+			kiln_sym_add_mapping(s, path,
+					     *bias + (ph.p_vaddr & ~0xfffull),
+					     *bias + ph.p_vaddr + ph.p_memsz,
+					     ph.p_offset & ~0xfffull), 0);
+	}
+	while (fn && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_SYMTAB)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			gelf_getsym(data, (int)i, &sym);
+			if (!strcmp(elf_strptr(elf, sh.sh_link, sym.st_name),
+				    fn)) {
+				*value = sym.st_value;
+				*size = sym.st_size;
+				found = true;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	if (fn && !found)
+		fail_msg("no symbol %s in %s", fn, path);
+}
+
+/* The line of the first line of the source file holding marker. */
+static int marker_line(const char *file, const char *marker)
+{
+	char buf[512];
+	FILE *f = fopen(file, "r");
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(buf, sizeof(buf), f)) {
+		n++;
+		if (strstr(buf, marker)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	fail_msg("no %s in %s", marker, file);
+	return 0;
+}
+
+/* ---- demangling ---- */
+
+static void test_demangle(void **state)
+{
+	char *r;
+
+	r = kiln_sym_demangle("_ZN3foo3barEv");
+	assert_non_null(r);
+	assert_string_equal(r, "foo::bar()");
+	free(r);
+	r = kiln_sym_demangle("_ZN4core3fmt5write17h0123456789abcdefE");
+	assert_non_null(r);
+	assert_string_equal(r, "core::fmt::write");
+	free(r);
+	r = kiln_sym_demangle("_RNvCs15kBYyAo9fc_7mycrate7example");
+	assert_non_null(r);
+	assert_string_equal(r, "mycrate::example");
+	free(r);
+	r = kiln_sym_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+	assert_non_null(r);
+	assert_string_equal(r, "std::vector<int, std::allocator<int> >::"
+			       "push_back(int const&)");
+	free(r);
+	assert_null(kiln_sym_demangle("main"));
+	assert_null(kiln_sym_demangle("burn_a"));
+	assert_null(kiln_sym_demangle("_Z"));
+	assert_null(kiln_sym_demangle(NULL));
+}
+
+/* ---- workloads at a made-up address ---- */
+
+static void test_shares_burn_a(void **state)
+{
+	char path[PATH_MAX];
+	struct kiln_sym *s = kiln_sym_new(NULL);
+	struct kiln_sym_info a, b;
+	uint64_t bias, value, size;
+	size_t i;
+
+	assert_non_null(s);
+	workload("shares", path, sizeof(path));
+	map_elf(s, path, "burn_a", &bias, &value, &size);
+	assert_int_equal(kiln_sym_lookup(s, bias + value + 4, &a), 0);
+	assert_int_equal(a.nframes, 1);
+	assert_string_equal(a.frames[0].name, "burn_a");
+	assert_string_equal(a.frames[0].system_name, "burn_a");
+	assert_true(ends_with(a.frames[0].file, "/shares.c"));
+	assert_true(ends_with(a.frames[0].func_file, "/shares.c"));
+	assert_true(a.frames[0].line >= a.frames[0].start_line);
+	assert_int_equal(a.frames[0].start_line,
+			 marker_line(a.frames[0].file, "void burn_a("));
+	assert_true(a.has_dwarf);
+	assert_string_equal(a.module, path);
+	assert_int_equal(a.file_offset, value + 4);
+	/* The build ID is a GNU one: 20 bytes in lower-case hex. */
+	assert_non_null(a.build_id);
+	assert_int_equal(strlen(a.build_id), 40);
+	for (i = 0; i < 40; i++)
+		assert_non_null(strchr("0123456789abcdef", a.build_id[i]));
+	/* Cached: the same results come back. */
+	assert_int_equal(kiln_sym_lookup(s, bias + value + 4, &b), 0);
+	assert_ptr_equal(a.frames, b.frames);
+	/* An address outside every mapping, and one in the ELF header. */
+	assert_int_equal(kiln_sym_lookup(s, 0x1000, &b), 0);
+	assert_int_equal(b.nframes, 0);
+	assert_null(b.module);
+	kiln_sym_free(s);
+}
+
+static void test_inline_chain(void **state)
+{
+	char path[PATH_MAX], src[PATH_MAX];
+	struct kiln_sym *s = kiln_sym_new(NULL);
+	uint64_t bias, value, size, a;
+	bool found = false;
+
+	assert_non_null(s);
+	workload("inlined", path, sizeof(path));
+	map_elf(s, path, "outer_loop", &bias, &value, &size);
+	for (a = value; a < value + size && !found; a++) {
+		struct kiln_sym_info in;
+
+		assert_int_equal(kiln_sym_lookup(s, bias + a, &in), 0);
+		assert_true(in.nframes >= 1 && in.nframes <= 3);
+		/* The outermost frame is always the real function. */
+		assert_string_equal(in.frames[in.nframes - 1].name,
+				    "outer_loop");
+		if (in.nframes < 3)
+			continue;
+		found = true;
+		assert_string_equal(in.frames[0].name, "mix_inner");
+		assert_string_equal(in.frames[1].name, "mix_middle");
+		assert_true(ends_with(in.frames[0].file, "/inlined.c"));
+		snprintf(src, sizeof(src), "%s", in.frames[0].file);
+		assert_int_equal(in.frames[0].line,
+				 marker_line(src, "INNER-LINE"));
+		assert_int_equal(in.frames[1].line,
+				 marker_line(src, "CALL-INNER"));
+		assert_int_equal(in.frames[2].line,
+				 marker_line(src, "CALL-MIDDLE"));
+		assert_true(in.frames[0].start_line > 0 &&
+			    in.frames[0].start_line < in.frames[0].line);
+		assert_true(ends_with(in.frames[1].func_file, "/inlined.c"));
+	}
+	assert_true(found);
+	kiln_sym_free(s);
+}
+
+/* C++: names demangled from DW_AT_linkage_name, overloads kept apart. */
+static void test_cxx_names(void **state)
+{
+	static const struct {
+		const char *sym, *name;
+	} want[] = {
+		{ "_ZN7kiln_wl7Counter4stepEm",
+		  "kiln_wl::Counter::step(unsigned long)" },
+		{ "_ZN7kiln_wl4spinEi", "kiln_wl::spin(int)" },
+		{ "_ZN7kiln_wl4spinEd", "kiln_wl::spin(double)" },
+		{ "_ZN7kiln_wl5twiceIdEET_S1_", "double kiln_wl::twice<double>(double)" },
+	};
+	char path[PATH_MAX];
+	size_t i;
+
+	workload("cxxnames", path, sizeof(path));
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct kiln_sym *s = kiln_sym_new(NULL);
+		struct kiln_sym_info in;
+		uint64_t bias, value, size;
+
+		assert_non_null(s);
+		map_elf(s, path, want[i].sym, &bias, &value, &size);
+		assert_int_equal(kiln_sym_lookup(s, bias + value + 1, &in), 0);
+		assert_int_equal(in.nframes, 1);
+		assert_string_equal(in.frames[0].name, want[i].name);
+		assert_string_equal(in.frames[0].system_name, want[i].sym);
+		assert_true(ends_with(in.frames[0].file, "/cxxnames.cc"));
+		assert_true(in.frames[0].line > 0);
+		kiln_sym_free(s);
+	}
+}
+
+/* ---- this process ---- */
+
+__attribute__((noinline)) int local_marker_fn(int x)
+{
+	return x * 3 + 1;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0, n;
+
+	assert_non_null(f);
+	*len = 0;
+	do {
+		if (*len + 4096 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		n = fread(buf + *len, 1, cap - *len, f);
+		*len += n;
+	} while (n);
+	fclose(f);
+	return buf;
+}
+
+static void test_self_maps(void **state)
+{
+	struct kiln_sym *s = kiln_sym_new(NULL);
+	struct kiln_sym_info in;
+	size_t len;
+	char *maps = read_all("/proc/self/maps", &len);
+
+	assert_non_null(s);
+	assert_int_equal(kiln_sym_add_maps(s, maps, len), 0);
+	free(maps);
+	assert_int_equal(
+		kiln_sym_lookup(s, (uint64_t)(uintptr_t)&local_marker_fn, &in),
+		0);
+	assert_int_equal(in.nframes, 1);
+	assert_string_equal(in.frames[0].name, "local_marker_fn");
+	assert_true(ends_with(in.frames[0].file, "/test-symbolize.c"));
+	assert_int_equal(in.frames[0].start_line,
+			 marker_line(in.frames[0].file,
+				     "int local_marker_fn(int x)"));
+	/* A libc function (one ASan does not intercept): at least its ELF
+	 * symbol name. */
+	assert_int_equal(kiln_sym_lookup(s, (uint64_t)(uintptr_t)&getpid, &in),
+			 0);
+	assert_true(in.nframes >= 1);
+	assert_non_null(strstr(in.frames[in.nframes - 1].name, "getpid"));
+	assert_non_null(strstr(in.module, "libc"));
+	kiln_sym_free(s);
+}
+
+/* ---- maps and perf maps ---- */
+
+struct maps_seen {
+	int n;
+	struct kiln_maps_entry e[8];
+	char path[8][128];
+};
+
+static int collect(const struct kiln_maps_entry *e, void *ctx)
+{
+	struct maps_seen *m = ctx;
+
+	m->e[m->n] = *e;
+	snprintf(m->path[m->n], sizeof(m->path[0]), "%.*s", (int)e->pathlen,
+		 e->path);
+	m->n++;
+	return 0;
+}
+
+static void test_parse_maps(void **state)
+{
+	static const char text[] =
+		"55d0c0a00000-55d0c0a01000 r--p 00000000 08:01 1234   /usr/bin/x\n"
+		"55d0c0a01000-55d0c0a05000 r-xp 00001000 08:01 1234   /usr/bin/x\n"
+		"garbage line\n"
+		"\n"
+		"7f00aa000000-7f00aa100000 r-xp 0002a000 08:01 99 /opt/my app/lib.so (deleted)\n"
+		"7ffd1000-7ffd2000 rw-p 00000000 00:00 0          [stack]\n"
+		"7fff0000-7fff1000 r-xp 00000000 00:00 0\r\n";
+	struct maps_seen m = { 0 };
+
+	assert_int_equal(kiln_sym_parse_maps(text, sizeof(text) - 1, collect,
+					     &m), 0);
+	assert_int_equal(m.n, 5);
+	assert_int_equal(m.e[1].start, 0x55d0c0a01000ull);
+	assert_int_equal(m.e[1].end, 0x55d0c0a05000ull);
+	assert_int_equal(m.e[1].offset, 0x1000);
+	assert_string_equal(m.e[1].perms, "r-xp");
+	assert_string_equal(m.path[1], "/usr/bin/x");
+	assert_string_equal(m.path[2], "/opt/my app/lib.so (deleted)");
+	assert_int_equal(m.e[2].offset, 0x2a000);
+	assert_string_equal(m.path[3], "[stack]");
+	assert_string_equal(m.path[4], "");
+}
+
+static void test_perfmap(void **state)
+{
+	static const char text[] =
+		"0x10000 20 jit_compiled_fn\n"
+		"20000 0x10 _ZN3foo3barEv\n"
+		"\n"
+		"7f0000001000 100 LazyCompile:~handler /srv/app.js:12\n";
+	struct kiln_sym *s = kiln_sym_new(NULL);
+	struct kiln_sym_info in;
+	struct kiln_diag d = { "" };
+
+	assert_non_null(s);
+	assert_int_equal(kiln_sym_add_perfmap(s, text, sizeof(text) - 1, &d),
+			 0);
+	assert_int_equal(kiln_sym_lookup(s, 0x1001f, &in), 0);
+	assert_int_equal(in.nframes, 1);
+	assert_string_equal(in.frames[0].name, "jit_compiled_fn");
+	assert_int_equal(kiln_sym_lookup(s, 0x10020, &in), 0);
+	assert_int_equal(in.nframes, 0);
+	assert_int_equal(kiln_sym_lookup(s, 0x20008, &in), 0);
+	assert_string_equal(in.frames[0].name, "foo::bar()");
+	assert_string_equal(in.frames[0].system_name, "_ZN3foo3barEv");
+	assert_int_equal(kiln_sym_lookup(s, 0x7f0000001080ull, &in), 0);
+	assert_string_equal(in.frames[0].name,
+			    "LazyCompile:~handler /srv/app.js:12");
+
+	assert_int_equal(kiln_sym_add_perfmap(s, "1000 10 ok\nzz 10 bad\n",
+					      21, &d), -EINVAL);
+	assert_string_equal(d.msg, "line 2: expected \"START SIZE name\" in "
+				   "hexadecimal");
+	assert_int_equal(kiln_sym_add_perfmap(s, "1000 0 empty\n", 13, &d),
+			 -EINVAL);
+	assert_non_null(strstr(d.msg, "line 1: bad size"));
+	assert_int_equal(kiln_sym_add_perfmap(s, "1000\n", 5, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "line 1:"));
+	kiln_sym_free(s);
+	/* No map for this pid: nothing to do. */
+	s = kiln_sym_new(NULL);
+	assert_int_equal(kiln_sym_load_perfmap(s, 999999999, &d), 0);
+	kiln_sym_free(s);
+}
+
+/* ---- whole profiles ---- */
+
+static void test_profile_in_place(void **state)
+{
+	static const char *const types[] = { "samples/count" };
+	char path[PATH_MAX];
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_sym *s = kiln_sym_new(NULL), *probe = kiln_sym_new(NULL);
+	struct kiln_mapping m = { 0 }, vdso = { 0 };
+	uint64_t bias, a_val, a_size, st_val, st_size, run_val, run_size;
+	uint32_t mid, vid, leaf, caller, ret, unknown, other, locs[3];
+	struct kiln_frame *fr = NULL;
+	size_t cap = 0;
+	int64_t one = 1;
+	long n;
+
+	assert_non_null(p);
+	assert_non_null(s);
+	workload("shares", path, sizeof(path));
+	map_elf(probe, path, "burn_a", &bias, &a_val, &a_size);
+	map_elf(probe, path, "stage_a", &bias, &st_val, &st_size);
+	map_elf(probe, path, "run", &bias, &run_val, &run_size);
+	kiln_sym_free(probe);
+	assert_int_equal(kiln_prof_set_types_str(p, types, 1), 0);
+	/* One mapping over the whole file is enough for this test. */
+	m.start = bias;
+	m.limit = bias + 0x10000;
+	m.offset = 0;
+	m.file = kiln_prof_interns(p, path);
+	mid = kiln_prof_mapping(p, &m);
+	vdso.start = 0x7fff0000;
+	vdso.limit = 0x7fff1000;
+	vdso.file = kiln_prof_interns(p, "[vdso]");
+	vid = kiln_prof_mapping(p, &vdso);
+
+	leaf = kiln_prof_location(p, mid, bias + a_val + 2, NULL, 0);
+	/* A return address just past the end of stage_a: only a caller,
+	 * so it is looked up one byte back, inside stage_a. */
+	caller = kiln_prof_location(p, mid, bias + st_val + st_size, NULL, 0);
+	/* run's first byte, in a caller position and as a leaf: as is. */
+	ret = kiln_prof_location(p, mid, bias + run_val, NULL, 0);
+	unknown = kiln_prof_location(p, mid, bias + 0xf000, NULL, 0);
+	other = kiln_prof_location(p, vid, 0x7fff0100, NULL, 0);
+	locs[0] = leaf;
+	locs[1] = caller;
+	locs[2] = ret;
+	assert_true(kiln_prof_add_sample(p, locs, 3, &one, 0) >= 0);
+	locs[0] = ret;
+	assert_true(kiln_prof_add_sample(p, locs, 1, &one, 0) >= 0);
+	locs[0] = unknown;
+	locs[1] = other;
+	assert_true(kiln_prof_add_sample(p, locs, 2, &one, 0) >= 0);
+
+	assert_int_equal(kiln_sym_prof(s, p, KILN_SYM_RETURN_ADDRS), 0);
+	assert_int_equal(p->locations[leaf].nlines, 1);
+	assert_string_equal(kiln_prof_str(p, p->functions[p->lines[
+		p->locations[leaf].line0].function].name), "burn_a");
+	assert_true(ends_with(kiln_prof_str(p, p->functions[p->lines[
+		p->locations[leaf].line0].function].filename), "/shares.c"));
+	assert_true(p->lines[p->locations[leaf].line0].line > 0);
+	assert_int_equal(p->locations[caller].nlines, 1);
+	assert_string_equal(kiln_prof_str(p, p->functions[p->lines[
+		p->locations[caller].line0].function].name), "stage_a");
+	assert_string_equal(kiln_prof_str(p, p->functions[p->lines[
+		p->locations[ret].line0].function].name), "run");
+	/* The address is kept; only lines are added. */
+	assert_int_equal(p->locations[caller].address,
+			 bias + st_val + st_size);
+	assert_int_equal(p->locations[unknown].nlines, 0);
+	assert_int_equal(p->locations[other].nlines, 0);
+
+	/* The mapping says what it has now. */
+	assert_true(p->mappings[mid].has_functions);
+	assert_true(p->mappings[mid].has_filenames);
+	assert_true(p->mappings[mid].has_line_numbers);
+	assert_true(p->mappings[mid].has_inline_frames);
+	assert_int_equal(kiln_prof_strlen(p, p->mappings[mid].build_id), 40);
+	assert_false(p->mappings[vid].has_functions);
+	assert_int_equal(p->mappings[vid].build_id, 0);
+
+	/* Frames: names, and "module+0xoffset" for the unknown one. */
+	n = kiln_prof_frames(p, &p->samples[0], &fr, &cap);
+	assert_int_equal(n, 3);
+	assert_string_equal(kiln_prof_str(p, fr[0].name), "burn_a");
+	assert_string_equal(kiln_prof_str(p, fr[1].name), "stage_a");
+	assert_string_equal(kiln_prof_str(p, fr[2].name), "run");
+	n = kiln_prof_frames(p, &p->samples[2], &fr, &cap);
+	assert_int_equal(n, 2);
+	assert_string_equal(kiln_prof_str(p, fr[0].name), "shares+0xf000");
+	/* The symbolized location is found again by its lines. */
+	{
+		const struct kiln_location *l = &p->locations[leaf];
+
+		assert_int_equal(kiln_prof_location(p, mid, l->address,
+						    p->lines + l->line0, 1),
+				 leaf);
+	}
+	free(fr);
+	kiln_sym_free(s);
+	kiln_prof_free(p);
+}
+
+/* A file that is not ELF, and one that does not exist: no names. */
+static void test_not_elf(void **state)
+{
+	struct kiln_sym *s = kiln_sym_new(&(struct kiln_sym_opts){ .pid = 0 });
+	struct kiln_sym_info in;
+
+	assert_non_null(s);
+	assert_int_equal(kiln_sym_add_mapping(s, "/etc/passwd", 0x1000,
+					      0x2000, 0), 0);
+	assert_int_equal(kiln_sym_add_mapping(s, "/nonexistent/lib.so",
+					      0x3000, 0x4000, 0), 0);
+	assert_int_equal(kiln_sym_add_mapping(s, "x", 0x5000, 0x5000, 0),
+			 -EINVAL);
+	assert_int_equal(kiln_sym_lookup(s, 0x1800, &in), 0);
+	assert_int_equal(in.nframes, 0);
+	assert_string_equal(in.module, "/etc/passwd");
+	assert_int_equal(in.file_offset, 0x800);
+	assert_int_equal(kiln_sym_lookup(s, 0x3800, &in), 0);
+	assert_int_equal(in.nframes, 0);
+	assert_null(in.build_id);
+	kiln_sym_free(s);
+	kiln_sym_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_shares_burn_a),
+		cmocka_unit_test(test_inline_chain),
+		cmocka_unit_test(test_cxx_names),
+		cmocka_unit_test(test_self_maps),
+		cmocka_unit_test(test_parse_maps),
+		cmocka_unit_test(test_perfmap),
+		cmocka_unit_test(test_profile_in_place),
+		cmocka_unit_test(test_not_elf),
+	};
+	ssize_t n = readlink("/proc/self/exe", build_dir, sizeof(build_dir) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return 1;
+	build_dir[n] = '\0';
+	slash = strrchr(build_dir, '/');
+	if (slash)
+		*slash = '\0';
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
