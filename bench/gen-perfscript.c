@@ -667,7 +667,7 @@ emit:
 	/* broken frame-pointer chains: the stack ends in [unknown] */
 	broken = s->thread_class != 3 && rng_below(r, 40) == 0;
 	for (int i = n - 1; i >= 0; i--) {
-		if (broken && i < n / 3 && i > 0)
+		if (broken && i < n / 3)
 			continue; /* outer frames lost */
 		add_frame_line(b, fr[i].fn, fr[i].off);
 	}

@@ -168,9 +168,9 @@ verdict() {
 r1=$(ratio_num pprof-top-pprof kiln-top-pprof) r1c=$(ratio_num pprof-top-pprof kiln-top-pprof 7)
 r2=$(ratio_num pprof-svg-pprof kiln-flame-pprof) r2c=$(ratio_num pprof-svg-pprof kiln-flame-pprof 7)
 mb=$(mbs_num kiln-flame-text) mbc=$(mbs_cpu_num kiln-flame-text)
-echo "| ≥ 10× faster than \`go tool pprof -top\` (same pprof file) | ${r1:-–}× wall, ${r1c:-–}× CPU | $(verdict "$r1" 10 "$r1c") |"
-echo "| ≥ 10× faster than \`go tool pprof -svg\` (same pprof file) | ${r2:-–}× wall, ${r2c:-–}× CPU | $(verdict "$r2" 10 "$r2c") |"
-echo "| ≥ 200 MB/s of perf script text into a flame graph, one core | ${mb:-–} MB/s wall, ${mbc:-–} MB/s CPU | $(verdict "$mb" 200 "$mbc") |"
+echo "| ≥ 10× faster than \`go tool pprof -top\` (same pprof file) | ${r1:+$r1× wall, }${r1c:-–}${r1c:+× CPU} | $(verdict "$r1" 10 "$r1c") |"
+echo "| ≥ 10× faster than \`go tool pprof -svg\` (same pprof file) | ${r2:+$r2× wall, }${r2c:-–}${r2c:+× CPU} | $(verdict "$r2" 10 "$r2c") |"
+echo "| ≥ 200 MB/s of perf script text into a flame graph, one core | ${mb:+$mb MB/s wall, }${mbc:-–}${mbc:+ MB/s CPU} | $(verdict "$mb" 200 "$mbc") |"
 if ok kiln-flame-quarter-anon && ok kiln-flame-text-anon; then
     dq=$(distinct text-quarter.perf) dt=$(distinct text.perf)
     g=$(awk -v a="$(rss kiln-flame-text-anon)" -v b="$(rss kiln-flame-quarter-anon)" 'BEGIN { printf "%.2f", a/b }')

@@ -76,7 +76,8 @@ measure() {
             head -c 2000 "$OUT/stderr.txt"
         } >>"$log"
         if [ "$rc" -ne 0 ]; then
-            msg="exit $rc: $(grep -v '^Command exited' "$OUT/stderr.txt" | head -1 | tr '\t|' '  ' | cut -c1-160)"
+            msg=$(grep -v '^Command exited' "$OUT/stderr.txt" | head -1 | tr '\t|' '  ' | cut -c1-160)
+            msg="exit $rc: ${msg:-no message}"
             break
         fi
         if ! (eval "$check") >>"$log" 2>&1; then
@@ -248,7 +249,7 @@ if [ -s "$pb" ]; then
     fi
 else
     for n in kiln-top-pprof pprof-top-pprof kiln-flame-pprof pprof-svg-pprof; do
-        printf '%s\tfailed\t\t\t\t%s\n' "$n" "no pprof file: kiln convert failed" >>"$res"
+        skipped "$n" "no pprof file: kiln convert failed"
     done
     failed=1
 fi

@@ -693,6 +693,12 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 			push(r, &n, location(r, pr, ip, !first_kernel, true));
 			first_kernel = false;
 		} else {
+			/* A caller outside every executable mapping is what a
+			 * frame-pointer walk reads past the last real frame
+			 * (code built without frame pointers, _start): the
+			 * chain ends there. */
+			if (!first_user && !find_map(pr, ip))
+				break;
 			if (first_user)
 				user_start = n;
 			push(r, &n, location(r, pr, ip, !first_user, false));

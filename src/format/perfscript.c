@@ -185,8 +185,12 @@ static bool is_pidtid(const char *s, size_t n, struct hdr *h)
 {
 	const char *slash = memchr(s, '/', n);
 
-	if (!slash)
-		return parse_dec(s, n, &h->tid) && (h->has_tid = true);
+	if (!slash) {
+		if (!parse_dec(s, n, &h->tid))
+			return false;
+		h->has_tid = true;
+		return true;
+	}
 	if (!parse_dec(s, (size_t)(slash - s), &h->pid) ||
 	    !parse_dec(slash + 1, n - (size_t)(slash - s) - 1, &h->tid))
 		return false;
