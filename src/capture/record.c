@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -80,6 +81,9 @@ struct kiln_rec {
 	uint64_t *ubuf;				/* unwound user frames */
 	size_t ubuf_alloc;
 	int err;
+
+	char vdso_path[64];	/* a copy of the [vdso] image */
+	bool vdso_tried, vdso_ok;
 };
 
 static bool grow(void **arr, size_t *alloc, size_t need, size_t size)
@@ -166,6 +170,8 @@ void kiln_rec_free(struct kiln_rec *r)
 	kiln_htab_release(&r->addr_index);
 	kiln_kallsyms_free(r->ksyms);
 	kiln_prof_free(r->p);
+	if (r->vdso_ok)
+		unlink(r->vdso_path);
 	free(r);
 }
 
@@ -289,6 +295,55 @@ static void set_comm(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 
 /* ---- mappings ---- */
 
+/*
+ * The [vdso] is no file, but every process of this kernel maps the same
+ * image: a copy of kiln's own lets libdw name its functions.
+ */
+static const char *vdso_copy(struct kiln_rec *r)
+{
+	if (!r->vdso_tried) {
+		FILE *f = fopen("/proc/self/maps", "r");
+		char line[512];
+		unsigned long long a, b;
+
+		r->vdso_tried = true;
+		while (f && fgets(line, sizeof(line), f)) {
+			int fd;
+
+			if (!strstr(line, "[vdso]") ||
+			    sscanf(line, "%llx-%llx", &a, &b) != 2 || b <= a)
+				continue;
+			snprintf(r->vdso_path, sizeof(r->vdso_path),
+				 "/tmp/kiln-vdso.XXXXXX");
+			fd = mkostemp(r->vdso_path, O_CLOEXEC);
+			if (fd < 0)
+				break;
+			if (write(fd, (const void *)(uintptr_t)a, (size_t)(b - a)) !=
+			    (ssize_t)(b - a)) {
+				unlink(r->vdso_path);
+				close(fd);
+				break;
+			}
+			close(fd);
+			r->vdso_ok = true;
+			break;
+		}
+		if (f)
+			fclose(f);
+	}
+	return r->vdso_ok ? r->vdso_path : NULL;
+}
+
+/* The file symbol sessions should open for a mapping's path, or NULL. */
+static const char *sym_path(struct kiln_rec *r, uint32_t file)
+{
+	const char *path = kiln_prof_str(r->p, file);
+
+	if (!strcmp(path, "[vdso]"))
+		return vdso_copy(r);
+	return path;
+}
+
 static bool is_exec_file(const char *path)
 {
 	return path[0] == '/' || !strncmp(path, "[vdso]", 6) ||
@@ -378,12 +433,12 @@ static void add_map(struct kiln_rec *r, struct proc *pr, const struct rmap *nm)
 		/* Code replaced (dlclose + dlopen): addresses mean new things. */
 		drop_sessions(pr);
 		pr->gen = ++r->next_gen;
-	} else if (pr->sym && nm->exec) {
-		kiln_sym_add_mapping(pr->sym, kiln_prof_str(r->p, nm->file),
-				     nm->start, nm->end, nm->pgoff);
+	} else if (nm->exec && sym_path(r, nm->file)) {
+		if (pr->sym)
+			kiln_sym_add_mapping(pr->sym, sym_path(r, nm->file),
+					     nm->start, nm->end, nm->pgoff);
 		if (pr->uw)
-			kiln_unwind_add_mapping(pr->uw,
-						kiln_prof_str(r->p, nm->file),
+			kiln_unwind_add_mapping(pr->uw, sym_path(r, nm->file),
 						nm->start, nm->end, nm->pgoff);
 	}
 }
@@ -523,9 +578,10 @@ static struct kiln_sym *proc_sym(struct kiln_rec *r, struct proc *pr)
 	if (!pr->sym)
 		return NULL;
 	for (i = 0; i < pr->nmaps; i++)
-		kiln_sym_add_mapping(pr->sym, kiln_prof_str(r->p, pr->maps[i].file),
-				     pr->maps[i].start, pr->maps[i].end,
-				     pr->maps[i].pgoff);
+		if (sym_path(r, pr->maps[i].file))
+			kiln_sym_add_mapping(pr->sym, sym_path(r, pr->maps[i].file),
+					     pr->maps[i].start, pr->maps[i].end,
+					     pr->maps[i].pgoff);
 	kiln_sym_load_perfmap(pr->sym, (int)pr->pid, NULL);
 	pr->perfmap_tried = time(NULL);
 	return pr->sym;
@@ -642,9 +698,11 @@ static struct kiln_unwind *proc_unwinder(struct kiln_rec *r, struct proc *pr)
 	if (!pr->uw)
 		return NULL;
 	for (i = 0; i < pr->nmaps; i++)
-		kiln_unwind_add_mapping(pr->uw, kiln_prof_str(r->p, pr->maps[i].file),
-					pr->maps[i].start, pr->maps[i].end,
-					pr->maps[i].pgoff);
+		if (sym_path(r, pr->maps[i].file))
+			kiln_unwind_add_mapping(pr->uw,
+						sym_path(r, pr->maps[i].file),
+						pr->maps[i].start, pr->maps[i].end,
+						pr->maps[i].pgoff);
 	return pr->uw;
 }
 

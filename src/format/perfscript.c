@@ -487,7 +487,9 @@ static uint32_t dso_mapping(struct reader *r, const char *s, size_t n)
 	/* "/usr/bin/prog (deleted)": the binary was replaced or removed. */
 	if (n > 10 && !memcmp(s + n - 10, " (deleted)", 10))
 		n -= 10;
-	if (!n || (n == 9 && !memcmp(s, "[unknown]", 9)))
+	/* "[unknown]" stays a mapping: the frame is then named
+	 * "[unknown]+0xADDR", never a bare address. */
+	if (!n)
 		return 0;
 	h = kiln_linecache_hash(s, n);
 	id = kiln_linecache_find(&r->dsos, s, n, h);

@@ -296,7 +296,7 @@ static void test_edge_cases(void **state)
 		"libfoo.so+0x7f0000009abc",
 		"LazyCompile:~main /app/x.js:1",
 		"[kernel.kallsyms]+0xffffffff81000000",
-		"0xdead",
+		"[unknown]+0xdead",
 	};
 
 	assert_string_equal(type_str(p, 1), "cycles/count");
@@ -315,7 +315,7 @@ static void test_edge_cases(void **state)
 	assert_int_equal(kiln_prof_loc_kind(p, f[3].location), KILN_KIND_OTHER);
 	assert_int_equal(kiln_prof_loc_kind(p, f[4].location), KILN_KIND_KERNEL);
 	assert_int_equal(kiln_prof_loc_kind(p, f[1].location), KILN_KIND_LIB);
-	assert_int_equal(p->locations[f[5].location].mapping, 0);
+	assert_int_equal(kiln_prof_loc_kind(p, f[5].location), KILN_KIND_OTHER);
 	assert_string_equal(label_str(p, 0, "thread_name"), "V8 WorkerThread");
 	assert_int_equal(label_num(p, 0, "pid"), 24636);
 	assert_int_equal(label_num(p, 0, "thread"), 25607);
