@@ -3,11 +3,12 @@
  *
  * Does a fixed amount of work (not a fixed time), so that sampling overhead
  * shows as longer wall time: ROUNDS rounds of three phases, each a few calls
- * deep, main -> run -> phase_X -> helper -> leaf:
- *   - phase_hash:  FNV-1a over a 64 KiB buffer (hash_block -> mix_byte)
+ * deep, main -> run -> phase_X -> helper -> leaf, on data that fits in the
+ * L1/L2 caches (so that other jobs on the machine disturb it less):
+ *   - phase_hash:  FNV-1a over a 16 KiB buffer (hash_block -> mix_byte)
  *   - phase_sort:  insertion sort of 256-element arrays (sort_chunk -> less)
  *   - phase_walk:  pointer chasing over a permutation (walk_ring -> step)
- * Usage: cpuloop [ROUNDS]   (default 1400, about 3 s at -O2 on the bench
+ * Usage: cpuloop [ROUNDS]   (default 1700, about 3 s at -O2 on the bench
  * machine).  Prints a checksum (so the work cannot be optimized away), its
  * own user and system CPU seconds (so that a profiler's own CPU time is the
  * total of its process tree minus these), and CLOCK_REALTIME in ns at the
@@ -21,9 +22,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#define BUF_SIZE 65536
+#define BUF_SIZE 16384
 #define SORT_N 256
-#define RING_N 65536
+#define RING_N 4096
 
 static unsigned char buf[BUF_SIZE];
 static uint32_t arr[SORT_N];
@@ -90,7 +91,7 @@ __attribute__((noinline)) static uint32_t walk_ring(uint32_t start, size_t n)
 
 __attribute__((noinline)) static void phase_hash(void)
 {
-	for (int k = 0; k < 8; k++) {
+	for (int k = 0; k < 32; k++) {
 		buf[k] ^= (unsigned char)rng_next();
 		sink += hash_block(buf, BUF_SIZE);
 	}
@@ -122,7 +123,7 @@ __attribute__((noinline)) static void run(int rounds)
 
 int main(int argc, char **argv)
 {
-	int rounds = argc > 1 ? atoi(argv[1]) : 1400;
+	int rounds = argc > 1 ? atoi(argv[1]) : 1700;
 
 	for (size_t i = 0; i < BUF_SIZE; i++)
 		buf[i] = (unsigned char)rng_next();

@@ -31,10 +31,14 @@
 #
 # Noise: the target is pinned to CPU $CPU_TARGET and the tool (kiln's or
 # perf's reader) to CPU $CPU_TOOL with taskset; everything runs at nice
-# $NICE (root only) to keep other jobs from stealing the pinned CPUs.
+# $NICE (root only) to keep other jobs from stealing the pinned CPUs.  With
+# scheduler autogroups (kernel.sched_autogroup_enabled=1) nice only weighs
+# processes of one session against each other, so the script re-runs itself
+# in a session of its own (setsid) and gives that session's autogroup the
+# nice value.
 #
-# Environment: KILN (default build/kiln), PERF (perf), RUNS (3), ROUNDS
-# (cpuloop rounds, 1400), CPU_TARGET (1), CPU_TOOL (0), NICE (-10 as root,
+# Environment: KILN (default build/kiln), PERF (perf), RUNS (5), ROUNDS
+# (cpuloop rounds, 1700), CPU_TARGET (1), CPU_TOOL (0), NICE (-10 as root,
 # else 0), BENCH_OUT (bench/out/record), RESULTS (bench/RESULTS-record.md).
 # Exit status 1 if a configuration failed; goals missed are reported only.
 set -u
@@ -43,8 +47,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 KILN=${KILN:-$root/build/kiln}
 PERF=${PERF:-perf}
-RUNS=${RUNS:-3}
-ROUNDS=${ROUNDS:-1400}
+RUNS=${RUNS:-5}
+ROUNDS=${ROUNDS:-1700}
 CPU_TARGET=${CPU_TARGET:-1}
 CPU_TOOL=${CPU_TOOL:-0}
 if [ "$(id -u)" = 0 ]; then NICE=${NICE:--10}; else NICE=${NICE:-0}; fi
@@ -54,6 +58,25 @@ case $KILN in /*) ;; *) KILN=$PWD/$KILN ;; esac
 
 say() { echo "record-bench: $*" >&2; }
 die() { say "$*"; exit 1; }
+
+if [ "$NICE" != 0 ] && [ -z "${RECORD_BENCH_INNER:-}" ] &&
+   [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ] &&
+   command -v setsid >/dev/null 2>&1; then
+    # A background job of a non-interactive shell is no process group
+    # leader, so setsid does not fork: $! is the new session's leader.
+    RECORD_BENCH_INNER=1 setsid bash "$0" "$@" &
+    inner=$!
+    trap 'kill -TERM -- -"$inner" 2>/dev/null' INT TERM
+    wait "$inner"
+    rc=$?
+    # wait returns early when a trapped signal arrives: wait again
+    kill -0 "$inner" 2>/dev/null && { wait "$inner"; rc=$?; }
+    exit "$rc"
+fi
+if [ -n "${RECORD_BENCH_INNER:-}" ]; then
+    echo "$NICE" >/proc/self/autogroup 2>/dev/null ||
+        say "cannot set the autogroup's nice value; timings will be noisier"
+fi
 
 mkdir -p "$OUT" || exit 1
 [ -x "$KILN" ] || die "no kiln binary at $KILN (build it first, or set KILN)"
@@ -100,7 +123,7 @@ prio=()
 now_ns() { date +%s%N; }
 
 # One line per run: id run wall cpu tail script_wall script_cpu samples lost
-# bytes (seconds; "-" where it does not apply).
+# bytes target_cpu (seconds; "-" where it does not apply).
 res=$OUT/runs.tsv
 : >"$res"
 log=$OUT/record-bench.log
@@ -185,11 +208,14 @@ run_one() {
         scpu=$(tail -1 "$OUT/time.txt" | awk '{printf "%.4f", $1 + $2}')
         samples=$(awk '/^[^ \t]/ {n++} END {print n + 0}' "$OUT/$id.txt") ;;
     esac
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$i" "$wall" "$cpu" \
-        "$tail" "$swall" "$scpu" "${samples:--}" "${lost:--}" "$bytes" >>"$res"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$i" "$wall" "$cpu" \
+        "$tail" "$swall" "$scpu" "${samples:--}" "${lost:--}" "$bytes" \
+        "$(awk -v u="$wl_u" -v s="$wl_s" 'BEGIN {printf "%.4f", u + s}')" >>"$res"
     say "$id run $i: wall $wall s, tool CPU $cpu s, tail $tail s, script $swall s, samples $samples, lost $lost, $bytes bytes"
 }
 
+agnote=
+[ -n "${RECORD_BENCH_INNER:-}" ] && agnote=" (own session, autogroup nice $(awk '{print $3}' /proc/self/autogroup 2>/dev/null))"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 say "kiln $KILN, $($PERF --version), cpuloop $ROUNDS rounds, $RUNS runs, target CPU $CPU_TARGET, tool CPU $CPU_TOOL, nice $NICE"
 # warm-up: page cache, CPU frequency
@@ -231,12 +257,12 @@ all() {
 calc() { awk "BEGIN {printf \"$1\", $2}"; }
 isnum() { [[ $1 =~ ^[0-9.]+$ ]]; }
 
-declare -A W C T SW SC N L B
+declare -A W C T SW SC N L B TC
 for c in "${configs[@]}"; do
     read -r id _ <<<"$c"
     W[$id]=$(med "$id" 3) C[$id]=$(med "$id" 4) T[$id]=$(med "$id" 5)
     SW[$id]=$(med "$id" 6) SC[$id]=$(med "$id" 7) N[$id]=$(med "$id" 8)
-    L[$id]=$(med "$id" 9) B[$id]=$(med "$id" 10)
+    L[$id]=$(med "$id" 9) B[$id]=$(med "$id" 10) TC[$id]=$(med "$id" 11)
 done
 
 # slowdown ID: median wall / the matching bare median.
@@ -299,7 +325,7 @@ report() {
     echo "Workload: \`bench/cpuloop.c\` ($ROUNDS rounds, gcc -O2 -g; fp build"
     echo "\`-fno-omit-frame-pointer\` for fp mode, nofp build \`-fomit-frame-pointer\` for"
     echo "dwarf mode).  $RUNS runs per configuration, interleaved; medians.  Target pinned to CPU"
-    echo "$CPU_TARGET, kiln / perf to CPU $CPU_TOOL (\`taskset\`), all at nice $NICE.  perf with"
+    echo "$CPU_TARGET, kiln / perf to CPU $CPU_TOOL (\`taskset\`), all at nice $NICE$agnote.  perf with"
     echo "\`--all-user\` (kiln's default: user-space samples), event cpu-clock for both,"
     echo "8192 bytes of stack per sample in dwarf mode for both."
     echo "Load average at start: $load_start; at end: $load_end.  The machine is shared"
@@ -311,22 +337,24 @@ report() {
     echo "Slowdown = median wall time / the bare run of the same build.  Tool CPU ="
     echo "user+sys of kiln's or perf record's own process tree, without the target's"
     echo "CPU time; for perf plus \`perf script\`'s CPU.  main% = share of samples"
-    echo "whose stack reaches \`main\` (last run, read with \`kiln top\`)."
+    echo "whose stack reaches \`main\` (last run, read with \`kiln top\`).  Target CPU ="
+    echo "the CPU time cpuloop reports for itself: its spread between runs of the"
+    echo "same configuration shows how much the machine disturbed the runs."
     echo
-    echo "| configuration | Hz | wall (s), median | runs (s) | slowdown | tool CPU (s) | samples | lost | main% |"
-    echo "|---|---:|---:|---|---:|---:|---:|---:|---:|"
+    echo "| configuration | Hz | wall (s), median | runs (s) | slowdown | target CPU (s) | tool CPU (s) | samples | lost | main% |"
+    echo "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"
     local c id kind build hz cg variant label
     for c in "${configs[@]}"; do
         read -r id kind build hz cg variant label <<<"$c"
         if [ -n "${bad[$id]:-}" ]; then
-            echo "| $label | $hz | failed: ${bad[$id]//|/ } | | | | | | |"
+            echo "| $label | $hz | failed: ${bad[$id]//|/ } | | | | | | | |"
             continue
         fi
         local sd=-
         [ "$kind" != bare ] && sd="$(slow "$id")×"
         local tc=-
         [ "$kind" != bare ] && tc=$(toolcpu "$id")
-        echo "| $label | $hz | ${W[$id]} | $(all "$id" 3) | $sd | $tc | ${N[$id]} | ${L[$id]} | ${main_pct[$id]:--} |"
+        echo "| $label | $hz | ${W[$id]} | $(all "$id" 3) | $sd | ${TC[$id]} | $tc | ${N[$id]} | ${L[$id]} | ${main_pct[$id]:--} |"
     done
     echo
     echo "### From the end of recording to a symbolized profile; file size"

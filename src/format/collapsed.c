@@ -183,6 +183,9 @@ int kiln_collapsed_read(struct kiln_prof *p, const char *data, size_t len,
 	size_t lineno = 0, nlines = 0;
 	int err;
 
+	err = kiln_text_check(data, len, d);
+	if (err)
+		return err;
 	memset(&r, 0, sizeof(r));
 	r.p = p;
 	err = kiln_prof_set_types_str(p, types, 1);

@@ -46,6 +46,13 @@ int kiln_gunzip(const char *data, size_t len, struct kiln_buf *out,
 /* Appends the gzip compression of data to out. */
 int kiln_gzip(const void *data, size_t len, int level, struct kiln_buf *out);
 
+/*
+ * For the text readers: refuses text holding a NUL byte (a binary or
+ * corrupt file; names with NULs could not be written as pprof strings).
+ * 0, or -EINVAL with d filled ("line N: ...").
+ */
+int kiln_text_check(const char *data, size_t len, struct kiln_diag *d);
+
 int kiln_pprof_read(struct kiln_prof *p, const char *data, size_t len,
 		    struct kiln_diag *d);
 int kiln_collapsed_read(struct kiln_prof *p, const char *data, size_t len,

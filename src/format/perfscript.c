@@ -866,6 +866,9 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	struct reader r;
 	int err;
 
+	err = kiln_text_check(data, len, d);
+	if (err)
+		return err;
 	memset(&r, 0, sizeof(r));
 	r.p = p;
 	r.d = d;

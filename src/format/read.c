@@ -277,6 +277,20 @@ out_end:
 	return err;
 }
 
+int kiln_text_check(const char *data, size_t len, struct kiln_diag *d)
+{
+	const char *nul = memchr(data, '\0', len);
+	size_t line = 1;
+	const char *q;
+
+	if (!nul)
+		return 0;
+	for (q = data; (q = memchr(q, '\n', (size_t)(nul - q))); q++)
+		line++;
+	return kiln_diag(d, "line %zu: a NUL byte (byte %zu) in text: the file "
+			 "is binary or corrupt", line, (size_t)(nul - data));
+}
+
 typedef int (*reader_fn)(struct kiln_prof *, const char *, size_t,
 			 struct kiln_diag *);
 

@@ -4,20 +4,23 @@
  * was read must write and read back with the same totals.  Gzip input
  * goes through kiln_gunzip() first, as kiln_read_profile() does.
  *
- * Not built by default.  With clang (Debian: apt-get install clang):
+ * Not built by default.  With clang (Debian: apt-get install clang), the
+ * core library instrumented for coverage (fuzzer-no-link) and ASan:
  *
  *   cmake -S . -B /tmp/build-fuzz -DCMAKE_C_COMPILER=clang \
- *         -DKILN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+ *         -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+ *         -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link,address
  *   cmake --build /tmp/build-fuzz --target kiln_core
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined \
+ *   clang -g -O1 -fsanitize=fuzzer,address \
  *         -Isrc -I/tmp/build-fuzz/gen tests/fuzz/fuzz-pprof.c \
  *         /tmp/build-fuzz/libkiln_core.a -lprotobuf-c -lz -lzstd -ldw \
  *         -lelf -liberty -lm -o /tmp/fuzz-pprof
  *   mkdir -p /tmp/corpus
  *   for f in go-cpu go-labels; do
  *       gzip -dc tests/fixtures/pprof/$f.pb.gz > /tmp/corpus/$f.pb; done
- *   /tmp/fuzz-pprof -max_total_time=60 /tmp/corpus
+ *   /tmp/fuzz-pprof -max_total_time=60 -rss_limit_mb=1024 /tmp/corpus
  *
+ * Add ",undefined" to both -fsanitize lists for UBSan as well.
  * (libkiln_core.a may need more -l flags as modules are added; the
  * link line of any unit test in the build tree lists them.)
  */
