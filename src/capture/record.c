@@ -734,7 +734,6 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 	int64_t values[2];
 	size_t n = 0, i, user_start = 0, fp_user = 0;
 	bool kernel = false, first_user = true, first_kernel = true;
-	bool use_dwarf;
 
 	if (!pr)
 		return;
@@ -767,14 +766,18 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 	if (!s->nr)
 		push(r, &n, location(r, pr, s->ip, false, !s->user));
 	/*
-	 * DWARF: replace the user part of the chain by the CFI unwind of the
-	 * copied stack, in dwarf mode, and in auto mode when frame pointers
-	 * gave a chain too short to be whole.
+	 * With a copy of the user stack: in dwarf and auto modes the CFI
+	 * unwind replaces the frame-pointer chain when it goes at least as far
+	 * (code without CFI, such as JIT code, keeps the frame-pointer chain;
+	 * CFI also carries the chain on through libraries built without frame
+	 * pointers, so every stack reaches the same root).  In fp mode, and
+	 * when the CFI unwind stops early, only the leaf's caller is taken from
+	 * it: gcc gives small leaves no frame even with
+	 * -fno-omit-frame-pointer, and the frame-pointer walk skips their
+	 * caller.
 	 */
-	use_dwarf = s->regs && s->stack_dyn &&
-		    (r->o.callgraph == KILN_CG_DWARF ||
-		     (r->o.callgraph == KILN_CG_AUTO && fp_user < 3));
 	if (s->regs && s->stack_dyn && !first_user) {
+		bool full = r->o.callgraph != KILN_CG_FP;
 		struct kiln_unwind *uw = proc_unwinder(r, pr);
 		long nu;
 
@@ -782,19 +785,14 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 			r->err = -ENOMEM;
 			return;
 		}
-		nu = uw ? kiln_unwind_sample(uw, s, r->ubuf, use_dwarf ? 256 : 2) : -1;
-		if (use_dwarf && nu > 0 && (size_t)nu >= fp_user) {
+		nu = uw ? kiln_unwind_sample(uw, s, r->ubuf, full ? 256 : 2) : -1;
+		if (full && nu > 0 && (size_t)nu >= fp_user) {
 			n = user_start;
 			for (i = 0; i < (size_t)nu; i++)
 				push(r, &n, location(r, pr, r->ubuf[i], i > 0,
 						     false));
-		} else if (!use_dwarf && nu == 2 && fp_user >= 2 &&
+		} else if (nu >= 2 && fp_user >= 2 && r->ubuf[0] == user_ip(s, 0) &&
 			   r->ubuf[1] != user_ip(s, 1)) {
-			/*
-			 * A leaf without a frame of its own (gcc gives small
-			 * leaves none even with -fno-omit-frame-pointer): the
-			 * frame-pointer walk skipped its caller.  CFI knows it.
-			 */
 			if (!GROW(r->locs, r->locs_alloc, n + 1)) {
 				r->err = -ENOMEM;
 				return;

@@ -22,7 +22,8 @@ struct kiln_prof;
 enum kiln_callgraph {
 	KILN_CG_FP,		/* frame pointers (the kernel's call chain) */
 	KILN_CG_DWARF,		/* copied user stacks unwound with libdw CFI */
-	KILN_CG_AUTO,		/* frame pointers, DWARF where they are missing */
+	KILN_CG_AUTO,		/* DWARF where the code has CFI, frame pointers
+				 * where it has none (JIT code) */
 };
 
 struct kiln_rec_opts {

@@ -1140,13 +1140,21 @@ static int rd_rest(struct rd *r)
 	p->period = r->scalar[12];
 	for (i = 0; i < r->ncomments; i++) {
 		uint32_t id;
+		char *c;
 
 		if (!str_ok(r, r->comments[i].idx, &id))
 			return rd_err(r, r->comments[i].at, "comment %zu: string "
 				      "index %" PRId64 " is not in the string table "
 				      "(%zu strings)", i, r->comments[i].idx,
 				      r->nstr);
-		err = kiln_prof_add_comment(p, kiln_prof_str(p, id));
+		/* A copy: kiln_prof_add_comment() interns its argument, which
+		 * must not point into the string pool it may move (a string
+		 * with a NUL inside is new once cut at the NUL). */
+		c = strdup(kiln_prof_str(p, id));
+		if (!c)
+			return -ENOMEM;
+		err = kiln_prof_add_comment(p, c);
+		free(c);
 		if (err)
 			return err;
 	}

@@ -6,7 +6,7 @@
 need_record
 
 for cg in fp auto; do
-    expect_status 0 "$KILN" record -q -F 999 --call-graph $cg -o "$T/$cg.pb.gz" -- "$WL/shares" 1.5
+    expect_status 0 "$KILN" record -q -F 1999 --call-graph $cg -o "$T/$cg.pb.gz" -- "$WL/shares" 2
     check_shares "$T/$cg.pb.gz" 3
     check_chains "$T/$cg.pb.gz"
 done

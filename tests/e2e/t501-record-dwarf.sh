@@ -6,7 +6,7 @@
 need_record
 
 for cg in dwarf auto dwarf,16384; do
-    expect_status 0 "$KILN" record -q -F 999 --call-graph $cg -o "$T/p.pb.gz" -- "$WL/shares-nofp" 1.5
+    expect_status 0 "$KILN" record -q -F 1999 --call-graph $cg -o "$T/p.pb.gz" -- "$WL/shares-nofp" 2
     check_shares "$T/p.pb.gz" 3
     check_chains "$T/p.pb.gz"
 done

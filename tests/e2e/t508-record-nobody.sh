@@ -11,7 +11,7 @@ as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 chmod 777 "$T"
 cp "$WL/shares" "$T/shares"; chmod 755 "$T/shares"
 
-expect_status 0 as_nobody "$KILN" record -q -F 499 -o "$T/own.pb.gz" -- "$T/shares" 1
+expect_status 0 as_nobody "$KILN" record -q -F 1999 -o "$T/own.pb.gz" -- "$T/shares" 1.5
 check_shares "$T/own.pb.gz" 5
 
 sleep 30 & rootpid=$!

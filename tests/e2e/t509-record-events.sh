@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 need_record
 
-expect_status 0 "$KILN" record -q -e task-clock -F 499 -o "$T/tc.pb.gz" -- "$WL/shares" 1
+expect_status 0 "$KILN" record -q -e task-clock -F 1999 -o "$T/tc.pb.gz" -- "$WL/shares" 1.5
 check_shares "$T/tc.pb.gz" 5
 expect_status 0 "$KILN" record -q -e page-faults -c 1 -o "$T/pf.pb.gz" -- "$WL/demo" 0.2
 "$KILN" top "$T/pf.pb.gz" > "$T/top.txt"

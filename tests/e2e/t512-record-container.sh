@@ -21,7 +21,7 @@ done
 [ -n "$pid" ] || fail "the contained process did not start"
 [ "$(readlink /proc/$pid/root)" = "$T/root" ] || fail "not in its own root"
 [ ! -e /app ] || skip "/app exists on the host too"
-expect_status 0 "$KILN" record -q -p $pid --duration 1.5 -o "$T/c.pb.gz"
+expect_status 0 "$KILN" record -q -F 1999 -p $pid --duration 2 -o "$T/c.pb.gz"
 kill $pid $upid 2>/dev/null; wait 2>/dev/null
 check_shares "$T/c.pb.gz" 6
 check_chains "$T/c.pb.gz"

@@ -605,6 +605,27 @@ static void test_corrupt_bytes(void **state)
 	assert_true(refused > 1990);
 }
 
+/* Strings are bytes with a length: a NUL inside one is kept in the model. */
+static void test_nul_in_strings(void **state)
+{
+	/* string_table "", "a\0b", "x"; comment 1 (varint), comment 2 */
+	static const char bytes[] = { 0x32, 0x00, 0x32, 0x03, 'a', 0x00, 'b',
+				      0x32, 0x01, 'x', 0x68, 0x01, 0x68, 0x02 };
+	struct kiln_prof *q;
+	struct kiln_diag d;
+	uint32_t id;
+
+	assert_int_equal(read_bytes(bytes, sizeof(bytes), &q, &d), 0);
+	id = kiln_prof_find_str(q, "a\0b", 3);
+	assert_int_not_equal(id, 0);
+	assert_int_equal(kiln_prof_strlen(q, id), 3);
+	/* Comments are C strings in the model: cut at the NUL. */
+	assert_int_equal(q->ncomments, 2);
+	assert_string_equal(kiln_prof_str(q, q->comments[0]), "a");
+	assert_string_equal(kiln_prof_str(q, q->comments[1]), "x");
+	kiln_prof_free(q);
+}
+
 /* ---- real Go profiles (see tests/fixtures/pprof/README) ---- */
 
 static struct kiln_prof *read_fixture(const char *name)
@@ -809,6 +830,7 @@ int main(void)
 		cmocka_unit_test(test_merge_and_no_types),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt_bytes),
+		cmocka_unit_test(test_nul_in_strings),
 		cmocka_unit_test(test_go_cpu),
 		cmocka_unit_test(test_go_labels),
 		cmocka_unit_test(test_many_samples),
