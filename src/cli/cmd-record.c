@@ -23,6 +23,7 @@
 #include "format/format.h"
 #include "profile/profile.h"
 #include "util/buf.h"
+#include "util/diag.h"
 
 enum { OPT_CALLGRAPH = 256, OPT_DURATION, OPT_KERNEL, OPT_MODE };
 
@@ -85,9 +86,9 @@ static void explain_refusal(int err, bool kernel, bool have_cmd)
 				"CAP_PERFMON (setcap cap_perfmon+ep kiln), or "
 				"'sysctl kernel.perf_event_paranoid=2' (or lower); in a "
 				"container, allow perf_event_open in its seccomp profile\n");
-	if (have_cmd)
-		fprintf(stderr, "  (the in-process sampler, --mode inject, is not "
-				"available in this version of kiln)\n");
+	if (have_cmd && kernel)
+		fprintf(stderr, "  (--mode inject samples in-process, without "
+				"kernel frames)\n");
 }
 
 /* Is cmd runnable (a path, or found in PATH)? */
@@ -291,6 +292,152 @@ static void add_cmdline_comment(struct kiln_prof *p, char **argv, int argc,
 	kiln_buf_release(&b);
 }
 
+/* libkiln.so: $KILN_AGENT, else next to this kiln, else ../lib/. */
+static int find_agent(struct kiln_buf *path)
+{
+	const char *env = getenv("KILN_AGENT");
+	char exe[4096];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env)
+		return kiln_buf_adds(path, env);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	kiln_buf_addf(path, "%s/libkiln.so", exe);
+	if (!access(path->data, R_OK))
+		return 0;
+	kiln_buf_reset(path);
+	kiln_buf_addf(path, "%s/../lib/libkiln.so", exe);
+	return access(path->data, R_OK) ? -ENOENT : 0;
+}
+
+/*
+ * --mode inject: the command runs with libkiln.so preloaded and its
+ * in-process sampler on; every process of the command writes its own
+ * profile (the first PATH, the others PATH.PID), and kiln merges them.
+ */
+static int record_inject(char **cmd, long freq, const char *output, bool quiet)
+{
+	struct kiln_buf agent = KILN_BUF_INIT, pre = KILN_BUF_INIT,
+			prof = KILN_BUF_INIT, out = KILN_BUF_INIT;
+	char dir[] = "/tmp/kiln-inject.XXXXXX";
+	struct kiln_prof *merged = NULL;
+	int status = 0, rc = KILN_EXIT_OK, err;
+	pid_t pid;
+	DIR *d;
+	struct dirent *de;
+	char hz[32];
+
+	if (find_agent(&agent)) {
+		kiln_cli_error("cannot find libkiln.so next to kiln or in ../lib: "
+			       "set KILN_AGENT=/path/to/libkiln.so");
+		rc = KILN_EXIT_FAIL;
+		goto out;
+	}
+	if (!mkdtemp(dir)) {
+		kiln_cli_error("cannot create a temporary folder: %s", strerror(errno));
+		rc = KILN_EXIT_FAIL;
+		goto out;
+	}
+	kiln_buf_addf(&prof, "%s/cpu.pb.gz", dir);
+	kiln_buf_adds(&pre, agent.data);
+	if (getenv("LD_PRELOAD") && *getenv("LD_PRELOAD"))
+		kiln_buf_addf(&pre, ":%s", getenv("LD_PRELOAD"));
+	/* CPU-time timers tick at most at CONFIG_HZ (often 250). */
+	snprintf(hz, sizeof(hz), "%ld", freq);
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	pid = fork();
+	if (pid < 0) {
+		kiln_cli_error("fork: %s", strerror(errno));
+		rc = KILN_EXIT_FAIL;
+		goto out_rmdir;
+	}
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		setenv("LD_PRELOAD", pre.data, 1);
+		setenv("KILN_CPU", prof.data, 1);
+		setenv("KILN_CPU_HZ", hz, 1);
+		unsetenv("KILN_CPU_SIGNAL");
+		unsetenv("CPUPROFILESIGNAL");
+		unsetenv("KILN_CPU_OWNER");
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	for (;;) {
+		pid_t w = waitpid(pid, &status, 0);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			break;
+		if (stop_signal && stop_signal != SIGINT)
+			kill(pid, stop_signal);
+		stop_signal = 0;
+	}
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		struct kiln_buf f = KILN_BUF_INIT;
+		struct kiln_prof *p;
+		struct kiln_diag diag = { "" };
+
+		if (strncmp(de->d_name, "cpu.pb.gz", 9) || strstr(de->d_name, ".tmp."))
+			continue;
+		kiln_buf_addf(&f, "%s/%s", dir, de->d_name);
+		err = kiln_read_profile(f.data, &p, NULL, &diag);
+		unlink(f.data);
+		kiln_buf_release(&f);
+		if (err)
+			continue;
+		if (!merged) {
+			merged = p;
+			continue;
+		}
+		kiln_prof_merge(merged, p, &diag);
+		kiln_prof_free(p);
+	}
+	if (d)
+		closedir(d);
+	if (!merged) {
+		kiln_cli_error("the in-process sampler wrote no profile (was "
+			       "libkiln.so preloaded? a static binary cannot "
+			       "preload it)");
+		rc = KILN_EXIT_FAIL;
+		goto out_rmdir;
+	}
+	err = kiln_pprof_write(merged, &out, true);
+	if (!err)
+		rc = kiln_cli_write(output, out.data, out.len, NULL, 0);
+	else
+		rc = KILN_EXIT_FAIL;
+	if (!rc && !quiet)
+		fprintf(stderr, "kiln: wrote '%s' (in-process sampler)\n", output);
+	if (!rc) {
+		if (WIFEXITED(status))
+			rc = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			rc = 128 + WTERMSIG(status);
+	}
+out_rmdir:
+	rmdir(dir);
+out:
+	kiln_prof_free(merged);
+	kiln_buf_release(&agent);
+	kiln_buf_release(&pre);
+	kiln_buf_release(&prof);
+	kiln_buf_release(&out);
+	return rc;
+}
+
 int kiln_cmd_record(int argc, char **argv)
 {
 	struct kiln_perf_attr pa = { 0 };
@@ -305,7 +452,7 @@ int kiln_cmd_record(int argc, char **argv)
 	double duration = 0, start;
 	long freq = 99, count = 0;
 	uint32_t stack_bytes = 8192;
-	bool kernel = false, quiet = kiln_cli_quiet;
+	bool kernel = false, quiet = kiln_cli_quiet, inject = false;
 	int c, err, rc = KILN_EXIT_OK, status = 0, i;
 	char *end;
 	char **cmd;
@@ -338,15 +485,13 @@ int kiln_cmd_record(int argc, char **argv)
 		case OPT_KERNEL: kernel = true; break;
 		case OPT_MODE:
 			if (!strcmp(optarg, "perf"))
-				break;
-			if (!strcmp(optarg, "inject")) {
-				kiln_cli_error("--mode inject needs the in-process agent "
-					       "(libkiln.so), which this version of kiln "
-					       "does not have yet");
-				return KILN_EXIT_FAIL;
-			}
-			return kiln_cli_usage_error("record",
-				"bad --mode '%s': want perf or inject", optarg);
+				inject = false;
+			else if (!strcmp(optarg, "inject"))
+				inject = true;
+			else
+				return kiln_cli_usage_error("record",
+					"bad --mode '%s': want perf or inject", optarg);
+			break;
 		case 'q': quiet = true; break;
 		case 'h': kiln_cli_usage("record", false); return 0;
 		default: return kiln_cli_usage_error("record", "unknown option");
@@ -393,6 +538,22 @@ int kiln_cmd_record(int argc, char **argv)
 	} else {
 		return kiln_cli_usage_error("record",
 			"bad --call-graph '%s': want fp, dwarf[,BYTES] or auto", cg);
+	}
+	if (inject) {
+		if (!ncmd)
+			return kiln_cli_usage_error("record",
+				"--mode inject profiles a command kiln starts, not -p");
+		if (strcmp(event, "cpu-clock") && strcmp(event, "task-clock"))
+			return kiln_cli_usage_error("record",
+				"--mode inject samples CPU time only, not '%s'", event);
+		if (kernel)
+			return kiln_cli_usage_error("record",
+				"--mode inject cannot see kernel frames");
+		if (!find_command(cmd[0])) {
+			kiln_cli_error("cannot run '%s': command not found", cmd[0]);
+			return KILN_EXIT_USAGE;
+		}
+		return record_inject(cmd, freq, output, quiet);
 	}
 	err = kiln_perf_parse_event(event, &pa);
 	if (err) {
@@ -451,6 +612,17 @@ int kiln_cmd_record(int argc, char **argv)
 		}
 	}
 	if (err) {
+		if ((err == -EACCES || err == -EPERM) && ncmd && !kernel &&
+		    (!strcmp(event, "cpu-clock") || !strcmp(event, "task-clock"))) {
+			explain_refusal(err, kernel, true);
+			fprintf(stderr, "kiln: falling back to --mode inject (the "
+					"in-process sampler of libkiln.so)\n");
+			kill(t.child, SIGKILL);
+			waitpid(t.child, NULL, 0);
+			t.child = 0;
+			rc = record_inject(cmd, freq, output, quiet);
+			goto out;
+		}
 		if (err == -EACCES || err == -EPERM)
 			explain_refusal(err, kernel, ncmd > 0);
 		else if (err == -ENOENT || err == -EOPNOTSUPP)

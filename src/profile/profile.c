@@ -149,6 +149,14 @@ uint32_t kiln_prof_intern(struct kiln_prof *p, const char *s, size_t len)
 	id = kiln_htab_find(&p->str_index, hash, str_eq, &k);
 	if (id)
 		return id - 1;
+	/* s may point into the pool itself, which may move as it grows. */
+	if ((uintptr_t)s - (uintptr_t)p->str_data < p->str_cap) {
+		size_t off = (uintptr_t)s - (uintptr_t)p->str_data;
+
+		if (!GROW(p, p->str_data, p->str_cap, p->str_used + len + 1))
+			return 0;
+		s = p->str_data + off;
+	}
 	if (!GROW(p, p->str_data, p->str_cap, p->str_used + len + 1) ||
 	    !GROW(p, p->strs, p->strs_alloc, p->nstrs + 1))
 		return 0;
@@ -450,8 +458,8 @@ static bool sample_eq(const void *ctx, uint32_t id)
 	const struct kiln_sample *s = &k->p->samples[id - 1];
 
 	return s->depth == k->depth && s->labels == k->labels &&
-	       !memcmp(k->p->stacks + s->stack, k->locs,
-		       k->depth * sizeof(*k->locs));
+	       (!k->depth || !memcmp(k->p->stacks + s->stack, k->locs,
+				     k->depth * sizeof(*k->locs)));
 }
 
 long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
@@ -469,8 +477,9 @@ long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
 	if (id) {
 		int64_t *v = p->values + (size_t)(id - 1) * p->ntypes;
 
+		/* Wrapping, not undefined, on absurd inputs. */
 		for (i = 0; i < p->ntypes; i++)
-			v[i] += values[i];
+			v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
 		return (long)id - 1;
 	}
 	if (!GROW(p, p->stacks, p->stacks_alloc, p->nstacks + depth))
@@ -575,7 +584,7 @@ int64_t kiln_prof_total(const struct kiln_prof *p, size_t type)
 	size_t i;
 
 	for (i = 0; i < p->nsamples; i++)
-		t += p->values[i * p->ntypes + type];
+		t = (int64_t)((uint64_t)t + (uint64_t)p->values[i * p->ntypes + type]);
 	return t;
 }
 

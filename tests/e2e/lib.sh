@@ -51,3 +51,20 @@ check_chains() {
         has "$T/chains.collapsed" "(^|;)main;run;stage_$x;burn_$x "
     done
 }
+# The preload agent: libkiln.so, not under ASan (an ASan library cannot be
+# preloaded into programs built without it).
+need_agent() {
+    [ "${KILN_SANITIZE:-OFF}" != ON ] || skip "preload tests do not run under ASan"
+    [ -e "$KILN_LIB" ] || skip "libkiln.so was not built"
+}
+# Cum% of function $2 in `kiln top` output $1.
+cum_pct() { awk -v f="$2" '$NF==f { gsub("%","",$5); print $5; exit }' "$1"; }
+# Checks the 60/30/10 split of cpuserver in profile $1 by cum% (±$2).
+check_server_split() {
+    local f=$1 tol=${2:-3} a b c
+    "$KILN" top -n 0 "$f" > "$T/split.txt" || fail "kiln top $f"
+    a=$(cum_pct "$T/split.txt" burn_a); b=$(cum_pct "$T/split.txt" burn_b); c=$(cum_pct "$T/split.txt" burn_c)
+    within "${a:-0}" 60 "$tol" || { cat "$T/split.txt"; fail "burn_a at ${a:-none}%, want 60±$tol"; }
+    within "${b:-0}" 30 "$tol" || { cat "$T/split.txt"; fail "burn_b at ${b:-none}%, want 30±$tol"; }
+    within "${c:-0}" 10 "$tol" || { cat "$T/split.txt"; fail "burn_c at ${c:-none}%, want 10±$tol"; }
+}

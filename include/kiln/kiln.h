@@ -1,0 +1,62 @@
+/*
+ * kiln's embedding API (libkiln.so, pkg-config kiln): CPU profiling of the
+ * calling process from inside, and the HTTP endpoints that `go tool pprof`
+ * fetches.  The same library is the LD_PRELOAD agent: with KILN_CPU /
+ * CPUPROFILE or KILN_HTTP set it starts by itself (see docs/agent.md).
+ *
+ * Every function returns 0 or a negative errno and is thread-safe.  None
+ * may be called from a signal handler.
+ */
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct kiln_cpu_opts {
+	int hz;		/* samples per second of CPU time; 0: 99 */
+};
+
+/*
+ * Starts CPU profiling of every thread of the process (threads created
+ * later included).  -EBUSY if a CPU profile is already being taken (by
+ * this API, CPUPROFILE or an HTTP request), -EINVAL for a bad hz.
+ */
+int kiln_cpu_start(const struct kiln_cpu_opts *opts);
+
+/*
+ * Stops CPU profiling and writes the profile, symbolized, as gzipped
+ * pprof to path (a temporary name, then rename(2)).  -ENOENT if no
+ * profile was being taken, -errno if the file cannot be written.
+ */
+int kiln_cpu_stop_write(const char *path);
+
+/* Whether a CPU profile is being taken. */
+int kiln_cpu_running(void);
+
+/*
+ * Writes the heap profile of the process to path.  The heap profiler is
+ * not part of this version: -ENOTSUP.
+ */
+int kiln_heap_write(const char *path);
+
+struct kiln_http;
+
+/*
+ * Serves the /debug/pprof/ endpoints on addr ("127.0.0.1:6060",
+ * "[::1]:6060", ":6060" for every address, port 0 for any free port) from
+ * a thread of its own.  *srv receives the server.  -EADDRINUSE, -EINVAL
+ * for a bad address, -ENOMEM.
+ */
+int kiln_http_start(const char *addr, struct kiln_http **srv);
+/* The port the server listens on (useful with port 0). */
+int kiln_http_port(const struct kiln_http *srv);
+/* Stops the server and frees it; NULL is fine. */
+int kiln_http_stop(struct kiln_http *srv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

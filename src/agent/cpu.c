@@ -1,0 +1,959 @@
+/*
+ * The agent's CPU sampler (agent stage).
+ *
+ * Engine: one POSIX timer per thread on that thread's CPU-time clock,
+ * delivering SIGPROF to that very thread (SIGEV_THREAD_ID), so busy
+ * threads are sampled in proportion to the CPU they burn; threads are
+ * registered by interposing pthread_create, and threads that existed
+ * before (or were created otherwise) are found in /proc/self/task.  Where
+ * timer_create is refused, setitimer(ITIMER_PROF) serves the whole
+ * process instead.
+ *
+ * The SIGPROF handler is async-signal-safe: it unwinds the interrupted
+ * stack (frame pointers checked against the thread's stack and the known
+ * code ranges, DWARF CFI where the code has it: capture/cfi.c) into a
+ * bounded lock-free queue reserved before the timers are armed, and
+ * counts a drop when the queue is full.  A collector thread drains the
+ * queue every few milliseconds and interns the stacks into a profile
+ * model (memory grows with distinct stacks); the profile gets its
+ * mappings and symbols only when it is taken (kiln_agent_cpu_end()),
+ * outside any handler.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "capture/cfi.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/buf.h"
+#include "util/htab.h"
+
+#define MAX_THREADS 8192
+#define MAX_DEPTH 128
+#define RING_SLOTS 4096		/* power of two */
+
+/* A thread the sampler knows.  Slots are reused; tid 0 means free. */
+struct kthread {
+	_Atomic int tid;
+	timer_t timer;
+	_Atomic bool armed;
+	_Atomic uint64_t stack_hi;	/* top of its stack, 0: not known yet */
+	_Atomic uint64_t sp_seen;	/* a sp the handler saw, to find it */
+	bool internal;			/* kiln's own thread: never sampled */
+};
+
+struct rec {
+	_Atomic uint64_t seq;
+	uint32_t tid;
+	uint32_t n;
+	uint64_t weight;
+	uint64_t pcs[MAX_DEPTH];
+};
+
+static struct kthread threads[MAX_THREADS];
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread struct kthread *self __attribute__((tls_model("initial-exec")));
+
+/* Sampler state: written under state_lock, read by the handler. */
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic bool active;
+static _Atomic int in_handler;
+static _Atomic uint64_t dropped;
+static enum kiln_agent_engine engine;
+static int period_ns_cfg;
+static struct rec *ring;
+static _Atomic uint64_t enq_pos;
+static uint64_t deq_pos;
+static struct kiln_cfi *cfi;
+static pthread_t collector;
+static _Atomic bool collector_stop;
+static bool handler_installed;
+static struct sigaction old_prof;
+
+/* The collector's aggregation. */
+static struct kiln_prof *agg;
+static struct kiln_htab tid_index;	/* tid -> label set (value in tids[]) */
+static struct tid_ent { uint32_t tid, lset; } *tids;
+static size_t ntids, tids_alloc;
+static uint64_t dl_generation;
+
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+	/* The kernel's encoding of a thread's CPU clock, as glibc's
+	 * pthread_getcpuclockid() builds it: CPUCLOCK_SCHED, per thread. */
+	return (clockid_t)((~(unsigned)tid << 3) | 6);
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* ---- the signal handler ---- */
+
+static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
+		      int n)
+{
+	uint64_t pos = atomic_load_explicit(&enq_pos, memory_order_relaxed);
+	struct rec *r;
+
+	for (;;) {
+		uint64_t seq;
+		int64_t dif;
+
+		r = &ring[pos & (RING_SLOTS - 1)];
+		seq = atomic_load_explicit(&r->seq, memory_order_acquire);
+		dif = (int64_t)(seq - pos);
+		if (dif == 0) {
+			if (atomic_compare_exchange_weak_explicit(
+				    &enq_pos, &pos, pos + 1, memory_order_relaxed,
+				    memory_order_relaxed))
+				break;
+		} else if (dif < 0) {
+			return false;	/* full */
+		} else {
+			pos = atomic_load_explicit(&enq_pos, memory_order_relaxed);
+		}
+	}
+	r->tid = tid;
+	r->n = (uint32_t)n;
+	r->weight = weight;
+	memcpy(r->pcs, pcs, (size_t)n * sizeof(*pcs));
+	atomic_store_explicit(&r->seq, pos + 1, memory_order_release);
+	return true;
+}
+
+static struct kthread *find_slot(pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_THREADS; i++)
+		if (atomic_load_explicit(&threads[i].tid, memory_order_relaxed) == tid)
+			return &threads[i];
+	return NULL;
+}
+
+/* Async-signal-safe.  Not re-entrant (SIGPROF is blocked while it runs). */
+static void on_sigprof(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	struct kthread *t;
+	uint64_t pcs[MAX_DEPTH], weight = 1, hi, sp;
+	int n;
+
+	atomic_fetch_add_explicit(&in_handler, 1, memory_order_acquire);
+	if (!atomic_load_explicit(&active, memory_order_acquire))
+		goto out;
+	t = self;
+	if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr) {
+		t = si->si_value.sival_ptr;
+		if (t < threads || t >= threads + MAX_THREADS)
+			goto out;
+		/* Expirations merged into one signal still cost CPU time. */
+		{
+			int ov = timer_getoverrun(t->timer);
+
+			if (ov > 0)
+				weight += (uint64_t)ov;
+		}
+	} else if (!t) {
+		t = find_slot(gettid_());
+		self = t;
+	}
+	if (t && t->internal)
+		goto out;
+	hi = t ? atomic_load_explicit(&t->stack_hi, memory_order_relaxed) : 0;
+	{
+		const ucontext_t *uc = ucv;
+
+#if defined(__x86_64__)
+		sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+		sp = uc->uc_mcontext.sp;
+#else
+		sp = 0;
+#endif
+	}
+	/* The stack top is found later by the collector from this sp;
+	 * until then only the interrupted pc is taken. */
+	if (t && !hi)
+		atomic_store_explicit(&t->sp_seen, sp, memory_order_relaxed);
+	if (hi <= sp)
+		hi = sp;
+	n = kiln_cfi_unwind(cfi, ucv, sp, hi, pcs, MAX_DEPTH);
+	if (n <= 0)
+		goto out;
+	if (!ring_push((uint32_t)gettid_(), weight, pcs, n))
+		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+out:
+	atomic_fetch_sub_explicit(&in_handler, 1, memory_order_release);
+	errno = saved_errno;
+}
+
+/* ---- threads and timers (normal context) ---- */
+
+static int arm(struct kthread *t)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	int tid = atomic_load(&t->tid);
+
+	if (atomic_load(&t->armed) || t->internal || engine != KILN_ENGINE_THREAD_TIMERS)
+		return 0;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev.sigev_value.sival_ptr = t;
+	sev._sigev_un._tid = tid;
+	if (timer_create(thread_cpu_clock(tid), &sev, &t->timer))
+		return -errno;
+	its.it_interval.tv_sec = period_ns_cfg / 1000000000;
+	its.it_interval.tv_nsec = period_ns_cfg % 1000000000;
+	its.it_value = its.it_interval;
+	if (timer_settime(t->timer, 0, &its, NULL)) {
+		int err = -errno;
+
+		timer_delete(t->timer);
+		return err;
+	}
+	atomic_store(&t->armed, true);
+	return 0;
+}
+
+static void disarm(struct kthread *t)
+{
+	if (atomic_exchange(&t->armed, false))
+		timer_delete(t->timer);
+}
+
+/* Registers the calling thread (or tid for another one); reg_lock held. */
+static struct kthread *register_tid(pid_t tid, uint64_t stack_hi, bool internal)
+{
+	struct kthread *t = find_slot(tid), *free_slot = NULL;
+	size_t i;
+
+	if (t)
+		return t;
+	for (i = 0; i < MAX_THREADS && !free_slot; i++) {
+		int zero = 0;
+
+		if (atomic_compare_exchange_strong(&threads[i].tid, &zero, tid))
+			free_slot = &threads[i];
+	}
+	if (!free_slot)
+		return NULL;
+	atomic_store(&free_slot->armed, false);
+	atomic_store(&free_slot->stack_hi, stack_hi);
+	atomic_store(&free_slot->sp_seen, 0);
+	free_slot->internal = internal;
+	return free_slot;
+}
+
+static uint64_t own_stack_hi(void)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+	uint64_t hi = 0;
+
+	if (pthread_getattr_np(pthread_self(), &a))
+		return 0;
+	if (!pthread_attr_getstack(&a, &addr, &size))
+		hi = (uint64_t)(uintptr_t)addr + size;
+	pthread_attr_destroy(&a);
+	return hi;
+}
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void on_thread_exit(void *arg)
+{
+	struct kthread *t = arg;
+
+	pthread_mutex_lock(&reg_lock);
+	disarm(t);
+	atomic_store(&t->tid, 0);
+	pthread_mutex_unlock(&reg_lock);
+	self = NULL;
+}
+
+static void make_exit_key(void)
+{
+	pthread_key_create(&exit_key, on_thread_exit);
+}
+
+/* The calling thread: known from now on, sampled when a profile runs. */
+static void register_self(bool internal)
+{
+	uint64_t hi = own_stack_hi();
+	struct kthread *t;
+
+	pthread_once(&exit_key_once, make_exit_key);
+	pthread_mutex_lock(&reg_lock);
+	t = register_tid(gettid_(), hi, internal);
+	if (t) {
+		if (!atomic_load(&t->stack_hi))
+			atomic_store(&t->stack_hi, hi);
+		t->internal = internal;
+		self = t;
+		if (atomic_load(&active))
+			arm(t);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (t)
+		pthread_setspecific(exit_key, t);
+}
+
+/* ---- pthread_create interposition ---- */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	bool internal;
+};
+
+static __thread bool creating_internal __attribute__((tls_model("initial-exec")));
+
+static void *trampoline(void *p)
+{
+	struct start s = *(struct start *)p;
+
+	free(p);
+	register_self(s.internal);
+	return s.fn(s.arg);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+				 void *(*)(void *), void *);
+
+static pthread_create_fn real_pthread_create(void)
+{
+	static pthread_create_fn real;
+
+	if (!real)
+		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	return real;
+}
+
+__attribute__((visibility("default")))
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+		   void *(*fn)(void *), void *arg)
+{
+	pthread_create_fn real = real_pthread_create();
+	struct start *s;
+	int rc;
+
+	if (!real)
+		return EAGAIN;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return real(thread, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	s->internal = creating_internal;
+	rc = real(thread, attr, trampoline, s);
+	if (rc)
+		free(s);
+	return rc;
+}
+
+/* Starts a thread of kiln's own: registered, never sampled. */
+static int start_internal(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int rc;
+
+	/* It must not take the host's signals (SIGPROF, SIGTERM, ...). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	creating_internal = true;
+	rc = pthread_create(t, NULL, fn, arg);
+	creating_internal = false;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* Finds threads not created through pthread_create (or before kiln). */
+static void scan_tasks(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	while ((de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+		struct kthread *t;
+
+		if (tid <= 0)
+			continue;
+		t = register_tid((pid_t)tid, 0, false);
+		if (t && atomic_load(&active))
+			arm(t);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	closedir(d);
+}
+
+/* ---- the collector ---- */
+
+static bool tid_eq(const void *ctx, uint32_t id)
+{
+	return tids[id - 1].tid == *(const uint32_t *)ctx;
+}
+
+static uint32_t labels_for(uint32_t tid)
+{
+	uint32_t hash = (uint32_t)kiln_hash(&tid, sizeof(tid));
+	uint32_t id = kiln_htab_find(&tid_index, hash, tid_eq, &tid);
+	struct kiln_label l[3];
+	char path[64], comm[64] = "";
+	FILE *f;
+	uint32_t n = 0;
+
+	if (id)
+		return tids[id - 1].lset;
+	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	l[n++] = (struct kiln_label){ kiln_prof_interns(agg, "pid"), 0,
+				      getpid(), 0 };
+	l[n++] = (struct kiln_label){ kiln_prof_interns(agg, "thread"), 0, tid, 0 };
+	if (comm[0])
+		l[n++] = (struct kiln_label){ kiln_prof_interns(agg, "thread_name"),
+					      kiln_prof_interns(agg, comm), 0, 0 };
+	if (ntids == tids_alloc) {
+		size_t na = tids_alloc ? tids_alloc * 2 : 64;
+		struct tid_ent *t = realloc(tids, na * sizeof(*t));
+
+		if (!t)
+			return 0;
+		tids = t;
+		tids_alloc = na;
+	}
+	tids[ntids].tid = tid;
+	tids[ntids].lset = kiln_prof_labelset(agg, l, n);
+	if (kiln_htab_insert(&tid_index, hash, (uint32_t)ntids + 1))
+		return 0;
+	return tids[ntids++].lset;
+}
+
+static void drain(void)
+{
+	for (;;) {
+		struct rec *r = &ring[deq_pos & (RING_SLOTS - 1)];
+		uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire);
+		uint32_t locs[MAX_DEPTH];
+		int64_t values[2];
+		uint32_t i, n;
+
+		if (seq != deq_pos + 1)
+			break;
+		n = r->n > MAX_DEPTH ? MAX_DEPTH : r->n;
+		for (i = 0; i < n; i++)
+			locs[i] = kiln_prof_location(agg, 0, r->pcs[i], NULL, 0);
+		values[0] = (int64_t)r->weight;
+		values[1] = (int64_t)r->weight * period_ns_cfg;
+		kiln_prof_add_sample(agg, locs, n, values, labels_for(r->tid));
+		atomic_store_explicit(&r->seq, deq_pos + RING_SLOTS,
+				      memory_order_release);
+		deq_pos++;
+	}
+}
+
+static int dl_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	*(uint64_t *)arg = info->dlpi_adds * 1000003ull + info->dlpi_subs;
+	return 1;
+}
+
+/* Stack tops the handler could not know: the mapping holding a seen sp. */
+static void resolve_stacks(void)
+{
+	size_t i;
+	FILE *f = NULL;
+
+	for (i = 0; i < MAX_THREADS; i++) {
+		struct kthread *t = &threads[i];
+		uint64_t sp = atomic_load(&t->sp_seen);
+		char line[512];
+
+		if (!atomic_load(&t->tid) || atomic_load(&t->stack_hi) || !sp)
+			continue;
+		if (!f)
+			f = fopen("/proc/self/maps", "r");
+		if (!f)
+			return;
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long a, b;
+
+			if (sscanf(line, "%llx-%llx", &a, &b) == 2 && sp >= a && sp < b) {
+				atomic_store(&t->stack_hi, b);
+				break;
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static void *collect(void *arg)
+{
+	struct timespec ts = { 0, 10 * 1000000 };
+	unsigned tick = 0;
+
+	while (!atomic_load(&collector_stop)) {
+		nanosleep(&ts, NULL);
+		drain();
+		if (++tick % 10 == 0) {
+			uint64_t gen = 0;
+
+			resolve_stacks();
+			/* New or unloaded libraries: new unwinding tables. */
+			dl_iterate_phdr(dl_counts, &gen);
+			if (gen != dl_generation) {
+				dl_generation = gen;
+				kiln_cfi_refresh(cfi);
+			}
+			if (engine == KILN_ENGINE_THREAD_TIMERS && tick % 50 == 0)
+				scan_tasks();
+		}
+	}
+	drain();
+	return NULL;
+}
+
+/* ---- start and stop ---- */
+
+bool kiln_agent_cpu_running(void)
+{
+	return atomic_load(&active);
+}
+
+enum kiln_agent_engine kiln_agent_engine(void)
+{
+	return engine;
+}
+
+bool kiln_agent_is_own_handler(const struct sigaction *act)
+{
+	return (act->sa_flags & SA_SIGINFO) && act->sa_sigaction == on_sigprof;
+}
+
+/* The program's own SIGPROF handler, if it has one. */
+static bool foreign_sigprof(void)
+{
+	struct sigaction sa;
+
+	if (sigaction(SIGPROF, NULL, &sa))
+		return false;
+	if (sa.sa_flags & SA_SIGINFO)
+		return sa.sa_sigaction != on_sigprof;
+	return sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN;
+}
+
+static int install_handler(void)
+{
+	struct sigaction sa;
+
+	if (handler_installed)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigprof;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPROF, &sa, &old_prof))
+		return -errno;
+	/* It stays: a SIGPROF still pending after a stop must not kill the
+	 * program (SIGPROF's default action is to terminate). */
+	handler_installed = true;
+	return 0;
+}
+
+int kiln_agent_cpu_begin(int hz)
+{
+	int err = 0;
+	size_t i;
+
+	if (hz <= 0 || hz > 100000)
+		return -EINVAL;
+	pthread_mutex_lock(&state_lock);
+	if (atomic_load(&active) || agg) {
+		err = -EBUSY;
+		goto out_unlock;
+	}
+	if (foreign_sigprof()) {
+		kiln_agent_log(KILN_LOG_INFO, "the program has its own SIGPROF "
+			       "handler: CPU profiling steps aside");
+		err = -EEXIST;
+		goto out_unlock;
+	}
+	period_ns_cfg = 1000000000 / hz;
+	if (!cfi) {
+		cfi = kiln_cfi_new();
+		if (!cfi) {
+			err = -ENOMEM;
+			goto out_unlock;
+		}
+	}
+	kiln_cfi_refresh(cfi);
+	dl_iterate_phdr(dl_counts, &dl_generation);
+	ring = mmap(NULL, RING_SLOTS * sizeof(*ring), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ring == MAP_FAILED) {
+		ring = NULL;
+		err = -ENOMEM;
+		goto out_unlock;
+	}
+	for (i = 0; i < RING_SLOTS; i++)
+		atomic_store(&ring[i].seq, i);
+	atomic_store(&enq_pos, 0);
+	deq_pos = 0;
+	atomic_store(&dropped, 0);
+	agg = kiln_prof_new();
+	if (!agg || kiln_prof_set_types_str(agg, (const char *const[]){
+			"samples/count", "cpu/nanoseconds" }, 2)) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	agg->period_type = agg->types[1];
+	agg->period = period_ns_cfg;
+	agg->time_nanos = 0;
+	{
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		agg->time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	}
+	err = install_handler();
+	if (err)
+		goto out_free;
+	/* Our own thread first: the collector is never sampled. */
+	atomic_store(&collector_stop, false);
+	if (start_internal(&collector, collect, NULL)) {
+		err = -EAGAIN;
+		goto out_free;
+	}
+	if (!self)
+		register_self(false);
+	engine = KILN_ENGINE_THREAD_TIMERS;
+	atomic_store(&active, true);
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < MAX_THREADS && !err; i++)
+		if (atomic_load(&threads[i].tid))
+			err = arm(&threads[i]);
+	pthread_mutex_unlock(&reg_lock);
+	if (err) {
+		/* timer_create refused (seccomp, old kernels): one process-wide
+		 * CPU-time timer, as gperftools does. */
+		struct itimerval it;
+
+		kiln_agent_log(KILN_LOG_INFO, "per-thread timers refused (%s): "
+			       "using setitimer(ITIMER_PROF)", strerror(-err));
+		pthread_mutex_lock(&reg_lock);
+		for (i = 0; i < MAX_THREADS; i++)
+			disarm(&threads[i]);
+		pthread_mutex_unlock(&reg_lock);
+		engine = KILN_ENGINE_ITIMER;
+		it.it_interval.tv_sec = period_ns_cfg / 1000000000;
+		it.it_interval.tv_usec = (period_ns_cfg % 1000000000) / 1000;
+		if (!it.it_interval.tv_sec && !it.it_interval.tv_usec)
+			it.it_interval.tv_usec = 1;
+		it.it_value = it.it_interval;
+		err = setitimer(ITIMER_PROF, &it, NULL) ? -errno : 0;
+		if (err) {
+			atomic_store(&active, false);
+			atomic_store(&collector_stop, true);
+			pthread_join(collector, NULL);
+			goto out_free;
+		}
+	} else {
+		scan_tasks();
+	}
+	kiln_agent_log(KILN_LOG_INFO, "CPU profiling at %d Hz (%s)", hz,
+		       engine == KILN_ENGINE_THREAD_TIMERS ?
+		       "per-thread CPU-time timers" : "setitimer(ITIMER_PROF)");
+	pthread_mutex_unlock(&state_lock);
+	return 0;
+out_free:
+	kiln_prof_free(agg);
+	agg = NULL;
+	if (ring)
+		munmap(ring, RING_SLOTS * sizeof(*ring));
+	ring = NULL;
+	engine = KILN_ENGINE_NONE;
+out_unlock:
+	pthread_mutex_unlock(&state_lock);
+	return err;
+}
+
+struct map_ctx {
+	struct kiln_prof *p;
+	uint32_t *ids;		/* mapping ids by maps line */
+	struct { uint64_t start, end; uint32_t id; } *maps;
+	size_t n, alloc;
+};
+
+static int add_map(const struct kiln_maps_entry *e, void *arg)
+{
+	struct map_ctx *c = arg;
+	struct kiln_mapping m = { 0 };
+
+	if (e->perms[2] != 'x' || !e->pathlen)
+		return 0;
+	if (c->n == c->alloc) {
+		size_t na = c->alloc ? c->alloc * 2 : 64;
+		void *q = realloc(c->maps, na * sizeof(*c->maps));
+
+		if (!q)
+			return -ENOMEM;
+		c->maps = q;
+		c->alloc = na;
+	}
+	m.start = e->start;
+	m.limit = e->end;
+	m.offset = e->offset;
+	m.file = kiln_prof_intern(c->p, e->path, e->pathlen);
+	c->maps[c->n].start = e->start;
+	c->maps[c->n].end = e->end;
+	c->maps[c->n].id = kiln_prof_mapping(c->p, &m);
+	c->n++;
+	return 0;
+}
+
+static uint32_t map_of(const struct map_ctx *c, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (addr >= c->maps[i].start && addr < c->maps[i].end)
+			return c->maps[i].id;
+	return 0;
+}
+
+static int read_file(const char *path, struct kiln_buf *b)
+{
+	FILE *f = fopen(path, "r");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		size_t got;
+
+		err = kiln_buf_grow(b, 65536);
+		if (err)
+			break;
+		got = fread(b->data + b->len, 1, 65536, f);
+		b->len += got;
+		b->data[b->len] = '\0';
+		if (got < 65536)
+			break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* The aggregated stacks as a profile with mappings and symbols. */
+static int finish(struct kiln_prof *raw, struct kiln_prof **out)
+{
+	struct kiln_buf maps = KILN_BUF_INIT, cmd = KILN_BUF_INIT;
+	struct map_ctx c = { 0 };
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_sym *sym = NULL;
+	uint32_t *locmap = NULL, locs[MAX_DEPTH];
+	size_t i, j;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	c.p = p;
+	err = kiln_prof_set_types_str(p, (const char *const[]){
+		"samples/count", "cpu/nanoseconds" }, 2);
+	if (err)
+		goto out;
+	p->period_type = p->types[1];
+	p->period = raw->period;
+	p->time_nanos = raw->time_nanos;
+	p->default_type = p->types[1].type;
+	err = read_file("/proc/self/maps", &maps);
+	if (!err)
+		err = kiln_sym_parse_maps(maps.data, maps.len, add_map, &c);
+	if (err)
+		goto out;
+	locmap = calloc(raw->nlocations + 1, sizeof(*locmap));
+	if (!locmap) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 1; i <= raw->nlocations; i++) {
+		uint64_t a = raw->locations[i].address;
+
+		locmap[i] = kiln_prof_location(p, map_of(&c, a), a, NULL, 0);
+	}
+	for (i = 0; i < raw->nsamples; i++) {
+		const struct kiln_sample *s = &raw->samples[i];
+		const uint32_t *sl = kiln_prof_sample_locs(raw, s);
+		const struct kiln_labelset *ls = &raw->labelsets[s->labels];
+		struct kiln_label l[4];
+
+		for (j = 0; j < s->depth && j < MAX_DEPTH; j++)
+			locs[j] = locmap[sl[j]];
+		for (j = 0; s->labels && j < ls->n && j < 4; j++) {
+			const struct kiln_label *a = &raw->labels[ls->first + j];
+
+			l[j].key = kiln_prof_interns(p, kiln_prof_str(raw, a->key));
+			l[j].str = a->str ? kiln_prof_interns(p, kiln_prof_str(raw, a->str)) : 0;
+			l[j].num = a->num;
+			l[j].unit = 0;
+		}
+		kiln_prof_add_sample(p, locs, (uint32_t)(s->depth < MAX_DEPTH ?
+						     s->depth : MAX_DEPTH),
+				     raw->values + i * raw->ntypes,
+				     kiln_prof_labelset(p, l, (uint32_t)j));
+	}
+	err = kiln_prof_error(p);
+	if (err)
+		goto out;
+	sym = kiln_sym_new(NULL);
+	if (!sym) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = kiln_sym_prof(sym, p, KILN_SYM_RETURN_ADDRS);
+	if (err)
+		goto out;
+	if (!read_file("/proc/self/cmdline", &cmd) && cmd.len) {
+		for (i = 0; i + 1 < cmd.len; i++)
+			if (!cmd.data[i])
+				cmd.data[i] = ' ';
+		kiln_prof_add_comment(p, cmd.data);
+	}
+	err = kiln_prof_error(p);
+out:
+	kiln_sym_free(sym);
+	free(locmap);
+	free(c.maps);
+	kiln_buf_release(&maps);
+	kiln_buf_release(&cmd);
+	if (err) {
+		kiln_prof_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int kiln_agent_cpu_end(struct kiln_prof **out)
+{
+	struct kiln_prof *raw;
+	struct timespec now, pause = { 0, 1000000 };
+	size_t i;
+	int err;
+
+	pthread_mutex_lock(&state_lock);
+	if (!atomic_load(&active)) {
+		pthread_mutex_unlock(&state_lock);
+		return -ENOENT;
+	}
+	if (engine == KILN_ENGINE_ITIMER) {
+		struct itimerval zero = { { 0, 0 }, { 0, 0 } };
+
+		setitimer(ITIMER_PROF, &zero, NULL);
+	}
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < MAX_THREADS; i++)
+		disarm(&threads[i]);
+	pthread_mutex_unlock(&reg_lock);
+	atomic_store(&active, false);
+	/* No handler may still be writing into the ring we drain and free. */
+	while (atomic_load(&in_handler))
+		nanosleep(&pause, NULL);
+	atomic_store(&collector_stop, true);
+	pthread_join(collector, NULL);
+	raw = agg;
+	agg = NULL;
+	clock_gettime(CLOCK_REALTIME, &now);
+	raw->duration_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
+			      raw->time_nanos;
+	if (atomic_load(&dropped))
+		kiln_agent_log(KILN_LOG_INFO, "%" PRIu64 " samples dropped (buffer full)",
+			       atomic_load(&dropped));
+	munmap(ring, RING_SLOTS * sizeof(*ring));
+	ring = NULL;
+	kiln_htab_release(&tid_index);
+	free(tids);
+	tids = NULL;
+	ntids = tids_alloc = 0;
+	engine = KILN_ENGINE_NONE;
+	err = kiln_prof_error(raw);
+	if (!err)
+		err = finish(raw, out);
+	if (!err)
+		(*out)->duration_nanos = raw->duration_nanos;
+	kiln_prof_free(raw);
+	pthread_mutex_unlock(&state_lock);
+	return err;
+}
+
+/*
+ * In a child after fork(): no timers, no collector thread exist here.
+ * The child starts with no profile running (it must not write over the
+ * parent's file); its own pthread_create calls still register threads.
+ */
+static void atfork_child(void)
+{
+	size_t i;
+
+	atomic_store(&active, false);
+	atomic_store(&in_handler, 0);
+	for (i = 0; i < MAX_THREADS; i++) {
+		atomic_store(&threads[i].armed, false);
+		atomic_store(&threads[i].tid, 0);
+	}
+	self = NULL;
+	pthread_mutex_init(&reg_lock, NULL);
+	pthread_mutex_init(&state_lock, NULL);
+	agg = NULL;	/* the parent's; leaked in the child, never written */
+	ring = NULL;
+	engine = KILN_ENGINE_NONE;
+	kiln_htab_init(&tid_index);
+	tids = NULL;
+	ntids = tids_alloc = 0;
+	register_self(false);
+}
+
+void kiln_agent_cpu_init(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	pthread_atfork(NULL, NULL, atfork_child);
+	register_self(false);
+}

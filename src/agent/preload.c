@@ -1,0 +1,435 @@
+/*
+ * The LD_PRELOAD agent (agent stage): reads kiln's variables (and their
+ * gperftools aliases) when libkiln.so loads, starts CPU profiling or the
+ * HTTP endpoints, toggles profiling on a signal, and writes the profile at
+ * exit, on SIGTERM/SIGINT and on fatal signals.
+ *
+ *   KILN_CPU=PATH        (CPUPROFILE)            profile, written at exit
+ *   KILN_CPU_SIGNAL=N    (CPUPROFILESIGNAL)      signal N toggles; PATH.0, PATH.1, ...
+ *   KILN_CPU_HZ=N        (CPUPROFILE_FREQUENCY)  default 99
+ *   KILN_HTTP=ADDR                               /debug/pprof endpoints
+ *   KILN_LOG=quiet|error|info|debug              default: errors only
+ *
+ * Signal handlers only write a byte to a pipe; a control thread of kiln's
+ * own does the work (symbolizing and writing need malloc and libdw), and a
+ * handler that must wait for it (a terminating signal) waits at most a few
+ * seconds, so the agent can never hang the program.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "format/format.h"
+#include "profile/profile.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "kiln/kiln.h"
+
+static char *cpu_path;		/* KILN_CPU / CPUPROFILE, NULL: none */
+static int cpu_hz = 99;
+static int toggle_sig;		/* KILN_CPU_SIGNAL / CPUPROFILESIGNAL */
+static unsigned toggle_count;	/* next PATH.N */
+static pid_t owner;		/* the process that writes cpu_path */
+static int ctl_pipe[2] = { -1, -1 };	/* handlers -> control thread */
+static int ack_pipe[2] = { -1, -1 };	/* control thread -> handler */
+static pthread_t ctl_thread;
+static bool ctl_running;
+static struct kiln_http *http_srv;
+static _Atomic bool exiting;
+
+static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
+				  SIGBUS, SIGFPE, SIGILL, SIGABRT };
+
+static const char *env2(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+
+	if (v && *v)
+		return v;
+	v = getenv(b);
+	return v && *v ? v : NULL;
+}
+
+/* Stops the running profile and writes it to path. */
+static int stop_and_write(const char *path)
+{
+	struct kiln_prof *p = NULL;
+	struct kiln_buf out = KILN_BUF_INIT;
+	int err = kiln_agent_cpu_end(&p);
+
+	if (err)
+		return err;
+	err = kiln_pprof_write(p, &out, true);
+	if (!err)
+		err = kiln_write_atomic(path, out.data, out.len);
+	if (err)
+		kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile '%s': %s",
+			       path, strerror(-err));
+	else
+		kiln_agent_log(KILN_LOG_INFO, "wrote the CPU profile '%s' (%zu stacks)",
+			       path, p->nsamples);
+	kiln_buf_release(&out);
+	kiln_prof_free(p);
+	return err;
+}
+
+static void write_final(void)
+{
+	if (!cpu_path || getpid() != owner || !kiln_agent_cpu_running())
+		return;
+	if (toggle_sig) {
+		char name[4096];
+
+		snprintf(name, sizeof(name), "%s.%u", cpu_path, toggle_count++);
+		stop_and_write(name);
+	} else {
+		stop_and_write(cpu_path);
+	}
+}
+
+static void toggle(void)
+{
+	char name[4096];
+	int err;
+
+	if (kiln_agent_cpu_running()) {
+		snprintf(name, sizeof(name), "%s.%u", cpu_path, toggle_count++);
+		stop_and_write(name);
+		return;
+	}
+	err = kiln_agent_cpu_begin(cpu_hz);
+	if (err)
+		kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
+			       strerror(-err));
+	else
+		kiln_agent_log(KILN_LOG_INFO, "CPU profiling started (signal %d)",
+			       toggle_sig);
+}
+
+static void *control(void *arg)
+{
+	for (;;) {
+		char c;
+		ssize_t n = read(ctl_pipe[0], &c, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (c == 'T' && cpu_path) {
+			toggle();
+		} else if (c == 'X') {
+			write_final();
+			if (write(ack_pipe[1], "k", 1) < 0)
+				break;
+		} else if (c == 'Q') {
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Async-signal-safe. */
+static void on_toggle(int sig)
+{
+	int saved = errno;
+
+	if (write(ctl_pipe[1], "T", 1) < 0)
+		(void)0;
+	errno = saved;
+}
+
+/*
+ * A terminating signal the program left to its default action: have the
+ * profile written (waiting at most 3 s), then die of the signal as the
+ * program would have.  Async-signal-safe.
+ */
+static void on_terminate(int sig, siginfo_t *si, void *uc)
+{
+	struct pollfd pfd;
+	char c;
+
+	if (!atomic_exchange(&exiting, true) && getpid() == owner &&
+	    write(ctl_pipe[1], "X", 1) == 1) {
+		pfd.fd = ack_pipe[0];
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 3000) == 1 && read(ack_pipe[0], &c, 1) < 0)
+			(void)0;
+	}
+	signal(sig, SIG_DFL);
+	/* A real fault happens again when the handler returns; a signal
+	 * sent by a process (kill, raise, abort) is sent again. */
+	if (si->si_code <= 0 || (sig != SIGSEGV && sig != SIGBUS &&
+				 sig != SIGFPE && sig != SIGILL))
+		raise(sig);
+}
+
+static void at_exit(void)
+{
+	atomic_store(&exiting, true);
+	write_final();
+}
+
+static void child_after_fork(void)
+{
+	/* The child has no control thread and must not write the parent's
+	 * file: owner stays the parent's pid. */
+	ctl_running = false;
+}
+
+static int start_control(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (pipe2(ctl_pipe, O_CLOEXEC) || pipe2(ack_pipe, O_CLOEXEC))
+		return -errno;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&ctl_thread, NULL, control, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -rc;
+	pthread_detach(ctl_thread);
+	ctl_running = true;
+	return 0;
+}
+
+static void install_terminate_handlers(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fatal_sigs) / sizeof(fatal_sigs[0]); i++) {
+		struct sigaction sa, old;
+
+		if (sigaction(fatal_sigs[i], NULL, &old) ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			continue;	/* the program's own, or ignored */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_terminate;
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		sigaction(fatal_sigs[i], &sa, NULL);
+	}
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+__attribute__((constructor)) static void kiln_agent_load(void)
+{
+	const char *path = env2("KILN_CPU", "CPUPROFILE");
+	const char *hz = env2("KILN_CPU_HZ", "CPUPROFILE_FREQUENCY");
+	const char *sig = env2("KILN_CPU_SIGNAL", "CPUPROFILESIGNAL");
+	const char *http = getenv("KILN_HTTP");
+	int err;
+
+	kiln_agent_cpu_init();
+	owner = getpid();
+	pthread_atfork(NULL, NULL, child_after_fork);
+	if (hz && parse_int(hz, 1, 100000, &cpu_hz)) {
+		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_HZ/CPUPROFILE_FREQUENCY "
+			       "'%s': using 99", hz);
+		cpu_hz = 99;
+	}
+	if (sig && parse_int(sig, 1, SIGRTMAX, &toggle_sig)) {
+		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_SIGNAL/CPUPROFILESIGNAL "
+			       "'%s': ignored", sig);
+		toggle_sig = 0;
+	}
+	if (path) {
+		/*
+		 * A program started by the profiled one inherits the variable:
+		 * it writes PATH.PID, never the first process's file.
+		 */
+		const char *first = getenv("KILN_CPU_OWNER");
+		char pid[32];
+
+		if (first && atoi(first) != (int)getpid()) {
+			size_t n = strlen(path) + 32;
+
+			cpu_path = malloc(n);
+			if (cpu_path)
+				snprintf(cpu_path, n, "%s.%d", path, (int)getpid());
+		} else {
+			cpu_path = strdup(path);
+			snprintf(pid, sizeof(pid), "%d", (int)getpid());
+			setenv("KILN_CPU_OWNER", pid, 1);
+		}
+	}
+	if ((cpu_path || toggle_sig) && (err = start_control())) {
+		kiln_agent_log(KILN_LOG_ERROR, "cannot start: %s", strerror(-err));
+		return;
+	}
+	if (cpu_path && toggle_sig) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_toggle;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(toggle_sig, &sa, NULL);
+		kiln_agent_log(KILN_LOG_INFO, "signal %d toggles CPU profiling "
+			       "into %s.N", toggle_sig, cpu_path);
+	} else if (cpu_path) {
+		err = kiln_agent_cpu_begin(cpu_hz);
+		if (err)
+			kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
+				       err == -EEXIST ? "the program has its own "
+				       "SIGPROF handler" : strerror(-err));
+	}
+	if (cpu_path) {
+		atexit(at_exit);
+		install_terminate_handlers();
+	}
+	if (http) {
+		err = kiln_http_start(http, &http_srv);
+		if (err)
+			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
+				       http, strerror(-err));
+	}
+}
+
+/* ---- stepping aside for the program's own SIGPROF handler ---- */
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+
+static void step_aside(void)
+{
+	if (!kiln_agent_cpu_running())
+		return;
+	kiln_agent_log(KILN_LOG_ERROR, "the program installs its own SIGPROF "
+		       "handler: kiln stops CPU profiling and steps aside");
+	if (cpu_path && getpid() == owner) {
+		write_final();
+	} else {
+		struct kiln_prof *p = NULL;
+
+		if (!kiln_agent_cpu_end(&p))
+			kiln_prof_free(p);
+	}
+}
+
+__attribute__((visibility("default")))
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static sigaction_fn real;
+
+	if (!real)
+		real = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (sig == SIGPROF && act) {
+		bool installs = act->sa_flags & SA_SIGINFO ?
+				act->sa_sigaction != NULL :
+				act->sa_handler != SIG_DFL &&
+				act->sa_handler != SIG_IGN;
+
+		if (installs && !kiln_agent_is_own_handler(act))
+			step_aside();
+	}
+	return real(sig, act, old);
+}
+
+__attribute__((visibility("default")))
+sighandler_t signal(int sig, sighandler_t handler)
+{
+	static signal_fn real;
+
+	if (!real)
+		real = (signal_fn)dlsym(RTLD_NEXT, "signal");
+	if (!real) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	if (sig == SIGPROF && handler != SIG_DFL && handler != SIG_IGN)
+		step_aside();
+	return real(sig, handler);
+}
+
+/*
+ * Programs that end with _exit() (shells do) skip atexit handlers: the
+ * profile is written first.  Only by the process that owns the file, so a
+ * child after fork or vfork never writes (and never touches a vfork
+ * parent's memory).
+ */
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+
+static void exit_through(const char *name, int status)
+	__attribute__((noreturn));
+
+static void exit_through(const char *name, int status)
+{
+	exit_fn real = (exit_fn)dlsym(RTLD_NEXT, name);
+
+	if (cpu_path && getpid() == owner && !atomic_exchange(&exiting, true))
+		write_final();
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
+
+__attribute__((visibility("default"), noreturn))
+void _exit(int status)
+{
+	exit_through("_exit", status);
+}
+
+__attribute__((visibility("default"), noreturn))
+void _Exit(int status)
+{
+	exit_through("_Exit", status);
+}
+
+/* ---- the embedding API ---- */
+
+__attribute__((visibility("default")))
+int kiln_cpu_start(const struct kiln_cpu_opts *opts)
+{
+	return kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99);
+}
+
+__attribute__((visibility("default")))
+int kiln_cpu_stop_write(const char *path)
+{
+	if (!path)
+		return -EINVAL;
+	return stop_and_write(path);
+}
+
+__attribute__((visibility("default")))
+int kiln_cpu_running(void)
+{
+	return kiln_agent_cpu_running();
+}
+
+__attribute__((visibility("default")))
+int kiln_heap_write(const char *path)
+{
+	return -ENOTSUP;
+}

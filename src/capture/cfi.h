@@ -1,0 +1,140 @@
+/*
+ * In-process stack unwinding for the SIGPROF handler (capture stage):
+ * frame pointers checked against the stack bounds and the executable
+ * ranges of the loaded modules, and, where a function has no frame
+ * pointer, DWARF call frame information taken from each module's
+ * .eh_frame and compiled ahead of time (on a normal thread) into a compact
+ * sorted table of rows that the handler binary-searches.
+ *
+ * The handler reads nothing but its own tables and the interrupted
+ * thread's stack between the bounds it is given: no module memory, no
+ * loader lock, no allocation.  Table sets are replaced with an atomic
+ * pointer swap and an old set is freed only once no handler is inside the
+ * unwinder.  The DWARF part exists for x86-64; elsewhere only the checked
+ * frame-pointer walk is compiled (aarch64 registers are read from the
+ * ucontext; on other architectures kiln_cfi_unwind() returns 0).  See
+ * docs/unwinding.md.
+ */
+#ifndef KILN_CAPTURE_CFI_H
+#define KILN_CAPTURE_CFI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The unwind tables of the loaded modules, and the set being replaced. */
+struct kiln_cfi;
+
+/*
+ * An empty table set (no module known: every unwind stops after pcs[0]
+ * until kiln_cfi_refresh() runs).  NULL with errno set.  Not
+ * async-signal-safe.
+ */
+struct kiln_cfi *kiln_cfi_new(void);
+
+/*
+ * Frees c and every table set it holds.  Only when no signal handler can
+ * be inside kiln_cfi_unwind() on c any more (timers disarmed and the
+ * handler seen out).  NULL is fine.  Not async-signal-safe.
+ */
+void kiln_cfi_free(struct kiln_cfi *c);
+
+/*
+ * Rescans the loaded modules (dl_iterate_phdr), parses the .eh_frame_hdr
+ * and .eh_frame of the new ones straight from memory, drops the unloaded
+ * ones and publishes the new set with an atomic pointer swap; when
+ * nothing was loaded or unloaded since the last call it returns at once.
+ * Sets replaced earlier are freed here once no handler is inside
+ * kiln_cfi_unwind(); the handler never waits.  Call it from a normal
+ * thread (periodically and after dlopen/dlclose); calls are serialized by
+ * a mutex.  0 or -ENOMEM (the previous set then stays in use).  Not
+ * async-signal-safe.
+ */
+int kiln_cfi_refresh(struct kiln_cfi *c);
+
+/* kiln_cfi_unwind_regs() flags. */
+enum {
+	/* Frame pointers only (CFI rows ignored); pcs are still checked. */
+	KILN_CFI_FP_ONLY = 1 << 0,
+};
+
+/* The registers an unwind starts from. */
+struct kiln_cfi_regs {
+	uint64_t pc, sp, fp;
+};
+
+/*
+ * Unwinds the thread interrupted with `ucontext` (the handler's third
+ * argument, a ucontext_t): pcs[0] is the interrupted pc, the others
+ * return addresses, outermost last.  Returns how many were stored, at
+ * least 1 when max >= 1 (0 on architectures whose registers it does not
+ * know).  Every stack read is 8-byte aligned and inside
+ * [max(stack_lo, interrupted sp), stack_hi): pass the bounds of the
+ * thread's stack, whose part above sp is then mapped.  Every return
+ * address stored lies in an executable segment of a module the table set
+ * knows; the walk stops at the first that does not, at pc 0, at an sp
+ * that does not increase, at the outermost frame (RA undefined) or at
+ * max.
+ *
+ * Async-signal-safe, lock-free, allocation-free, re-entrant (a nested
+ * signal may unwind too); safe against a concurrent kiln_cfi_refresh().
+ */
+int kiln_cfi_unwind(struct kiln_cfi *c, const void *ucontext,
+		    uint64_t stack_lo, uint64_t stack_hi, uint64_t *pcs,
+		    int max);
+
+/*
+ * The same from explicit registers (pc, sp, frame pointer) with
+ * KILN_CFI_* flags; on x86-64 the walk is the one kiln_cfi_unwind()
+ * does.  Async-signal-safe as kiln_cfi_unwind().
+ */
+int kiln_cfi_unwind_regs(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
+			 uint64_t stack_lo, uint64_t stack_hi, unsigned flags,
+			 uint64_t *pcs, int max);
+
+/* How a row computes the caller's frame (kiln_cfi_rule.kind). */
+enum kiln_cfi_kind {
+	KILN_CFI_NONE,		/* no FDE covers the pc: frame pointers */
+	KILN_CFI_RULE,		/* CFA = reg + off; RA, rbp as below */
+	KILN_CFI_UNKNOWN,	/* a rule the walker cannot apply: fp */
+	KILN_CFI_OUTERMOST,	/* RA undefined: the last frame */
+	KILN_CFI_PLT,		/* .plt: CFA = rsp + off + (pc&15 >= plt_at ? 8 : 0) */
+	KILN_CFI_SIGNAL,	/* signal trampoline: registers in a ucontext at sp */
+};
+
+/* DWARF register numbers of the CFA base (kiln_cfi_rule.cfa_reg). */
+enum { KILN_CFI_REG_RBP = 6, KILN_CFI_REG_RSP = 7 };
+
+/* The unwind rule of one pc, as the handler applies it. */
+struct kiln_cfi_rule {
+	enum kiln_cfi_kind kind;
+	int cfa_reg;		/* KILN_CFI_REG_* */
+	int64_t cfa_off;
+	int64_t ra_off;		/* RA saved at CFA + ra_off */
+	int64_t fp_off;		/* rbp saved at CFA + fp_off; 0: unchanged */
+	bool fp_lost;		/* rbp not recoverable in the caller */
+	int plt_at;		/* KILN_CFI_PLT threshold */
+};
+
+/*
+ * The rule the current table set has for pc (looked up as is), for tests
+ * and diagnostics.  0, or -ENOENT when no module holds pc in an
+ * executable segment.  Async-signal-safe.
+ */
+int kiln_cfi_lookup(struct kiln_cfi *c, uint64_t pc, struct kiln_cfi_rule *out);
+
+/* Counters of a table set (kiln_cfi_stats()). */
+struct kiln_cfi_stats {
+	size_t modules;		/* loaded objects in the current set */
+	size_t modules_cfi;	/* ... of which have CFI rows */
+	size_t rows;		/* rows in all tables */
+	size_t bytes;		/* memory of the current set */
+	uint64_t generation;	/* sets published so far */
+	size_t retired;		/* replaced sets not yet freed */
+	size_t fdes_skipped;	/* malformed or unsupported FDEs seen */
+};
+
+/* Fills *st (under the refresh mutex).  Not async-signal-safe. */
+void kiln_cfi_stats(struct kiln_cfi *c, struct kiln_cfi_stats *st);
+
+#endif

@@ -1,0 +1,1215 @@
+/*
+ * The /debug/pprof/ HTTP endpoints (http stage), served by libmicrohttpd
+ * from inside the profiled process, compatible with Go's net/http/pprof
+ * so that `go tool pprof http://HOST:PORT/debug/pprof/profile?seconds=5`,
+ * Grafana Alloy/Pyroscope and Parca can fetch CPU profiles of a running
+ * program (SPEC section 4, docs/http.md).
+ *
+ * The server must never hurt its host:
+ * - one internal polling thread (epoll) serves every connection; a CPU
+ *   profile request is suspended (MHD suspend/resume) while a worker
+ *   thread of its own waits out the seconds, so a 30 s profile blocks
+ *   nothing else;
+ * - at most HTTP_CONN_LIMIT connections (HTTP_PER_IP_LIMIT from one
+ *   address), idle or half-sent ones closed after HTTP_IDLE_TIMEOUT s,
+ *   request bodies capped at HTTP_BODY_MAX bytes;
+ * - its threads start with every asynchronous signal blocked: the host's
+ *   SIGTERM/SIGINT handlers never run on them, SIGPROF timers aimed at
+ *   them stay pending (the sampler does not count the server as the
+ *   host's work), and a SIGPIPE from a socket whose peer left (MHD sends
+ *   with MSG_NOSIGNAL anyway) can never kill the process;
+ * - the listening socket is close-on-exec.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kiln/kiln.h"
+#include "agent/agent.h"
+#include "format/format.h"
+#include "profile/profile.h"
+#include "profile/top.h"
+#include "render/flame.h"
+#include "symbolize/symbolize.h"
+#include "util/buf.h"
+
+#define KILN_API __attribute__((visibility("default")))
+
+#define HTTP_CONN_LIMIT 64
+#define HTTP_PER_IP_LIMIT 32
+#define HTTP_IDLE_TIMEOUT 30		/* seconds */
+#define HTTP_BODY_MAX (4u << 20)	/* symbol lookups: ~250k addresses */
+#define HTTP_TOP_ROWS 200		/* rows of the ?debug=1 table */
+
+struct kiln_http {
+	struct MHD_Daemon *mhd;
+	int port;
+	char name[INET6_ADDRSTRLEN + 16];	/* "127.0.0.1:6060", "[::1]:6060" */
+	char *token;				/* KILN_HTTP_TOKEN, or NULL */
+	size_t token_len;
+	int wake;		/* eventfd: readable once the server stops */
+	pthread_mutex_t lock;
+	pthread_cond_t idle;	/* signalled when jobs drops to 0 */
+	unsigned jobs;		/* CPU profile workers still running */
+	bool stopping;
+};
+
+enum req_state { REQ_NEW, REQ_SUSPENDED };
+
+/* One request (MHD's per-connection request context). */
+struct req {
+	enum req_state state;
+	struct kiln_buf body;		/* POST body (symbol lookups) */
+	bool body_too_big;
+	/* Set by a CPU profile worker before it resumes the connection. */
+	struct MHD_Response *resp;
+	unsigned code;
+};
+
+/* How a CPU profile is answered. */
+enum out_fmt { OUT_PPROF, OUT_TEXT, OUT_HTML, OUT_SVG };
+
+/* A CPU profile being taken for a suspended request. */
+struct job {
+	struct kiln_http *srv;
+	struct MHD_Connection *conn;
+	struct req *req;
+	int seconds;
+	int hz;
+	enum out_fmt fmt;
+	int client_fd;
+};
+
+/* ---- responses ---- */
+
+static struct MHD_Response *response_take(struct kiln_buf *b, const char *ctype)
+{
+	struct MHD_Response *r;
+	size_t len = b->len;
+	char *data = kiln_buf_detach(b, NULL);
+
+	if (!data && len)
+		return NULL;
+	r = MHD_create_response_from_buffer(len, data ? data : (char *)"",
+					    data ? MHD_RESPMEM_MUST_FREE :
+					    MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(data);
+		return NULL;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	return r;
+}
+
+/* A plain-text answer (errors and small pages): "message\n". */
+static struct MHD_Response *text_response(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static struct MHD_Response *text_response(const char *fmt, ...)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	struct MHD_Response *r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	kiln_buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	kiln_buf_addc(&b, '\n');
+	r = response_take(&b, "text/plain; charset=utf-8");
+	kiln_buf_release(&b);
+	return r;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned code,
+			     struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;	/* out of memory: MHD closes the connection */
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/*
+ * Copies a client-supplied value for an error message: at most 64 bytes,
+ * anything but printable ASCII shown as '?'.
+ */
+static const char *quote(const char *v, char *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v[i] && i + 1 < n && i < 64; i++)
+		out[i] = (v[i] >= 0x20 && v[i] < 0x7f) ? v[i] : '?';
+	out[i] = '\0';
+	return out;
+}
+
+/* ---- parameters ---- */
+
+static const char *arg(struct MHD_Connection *c, const char *key)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/*
+ * Parses a decimal integer parameter in [lo, hi]; def when absent.
+ * 0, or -EINVAL with *resp set to the 400 answer naming the parameter.
+ */
+static int int_arg(struct MHD_Connection *c, const char *key, long lo, long hi,
+		   long def, const char *what, long *out, struct MHD_Response **resp)
+{
+	const char *v = arg(c, key);
+	char q[80];
+	char *end;
+	long x;
+
+	if (!v) {
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (!*v || *end || errno || x < lo || x > hi || !isdigit((unsigned char)*v)) {
+		*resp = text_response("bad %s '%s': want %s from %ld to %ld",
+				      key, quote(v, q, sizeof(q)), what, lo, hi);
+		return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+/* Keeps the q-value of the most specific media range matching so far. */
+static void consider(int spec, double q, int *best_spec, double *best_q)
+{
+	if (spec > *best_spec) {
+		*best_spec = spec;
+		*best_q = q;
+	} else if (spec == *best_spec && q > *best_q) {
+		*best_q = q;
+	}
+}
+
+/*
+ * Whether an Accept header prefers text/html to a binary answer.  Each
+ * side takes the q-value of its most specific matching range (2: exact
+ * type, 1: "text/" or "application/" wildcard, 0: any), as RFC 9110 says;
+ * html wins on a higher q, or on the same q with a more specific match.
+ * So a browser's "text/html,...,STAR/STAR;q=0.8" gets the flame graph, and
+ * curl's "STAR/STAR" or no header at all (go tool pprof) gets protobuf.
+ */
+static bool prefers_html(const char *accept)
+{
+	double qh = 0, qb = 0;
+	int sh = -1, sb = -1;
+	const char *p = accept;
+
+	if (!accept)
+		return false;
+	while (*p) {
+		const char *range = p, *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char item[128], *s, *t, *semi;
+		double q = 1.0;
+
+		p = end ? end + 1 : p + len;
+		if (len >= sizeof(item))
+			continue;	/* no media range of ours is that long */
+		memcpy(item, range, len);
+		item[len] = '\0';
+		semi = strchr(item, ';');
+		if (semi) {
+			*semi = '\0';
+			for (s = semi + 1; s; s = strchr(s, ';') ? strchr(s, ';') + 1 : NULL) {
+				while (*s == ' ' || *s == '\t')
+					s++;
+				if ((s[0] == 'q' || s[0] == 'Q') && s[1] == '=')
+					q = strtod(s + 2, NULL);
+			}
+		}
+		for (s = item; *s == ' ' || *s == '\t'; s++)
+			;
+		t = s + strlen(s);
+		while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
+			*--t = '\0';
+		if (!strcasecmp(s, "*/*")) {
+			consider(0, q, &sh, &qh);
+			consider(0, q, &sb, &qb);
+		} else if (!strcasecmp(s, "text/*")) {
+			consider(1, q, &sh, &qh);
+		} else if (!strcasecmp(s, "text/html")) {
+			consider(2, q, &sh, &qh);
+		} else if (!strcasecmp(s, "application/*")) {
+			consider(1, q, &sb, &qb);
+		} else if (!strcasecmp(s, "application/octet-stream") ||
+			   !strcasecmp(s, "application/x-protobuf") ||
+			   !strcasecmp(s, "application/vnd.google.protobuf")) {
+			consider(2, q, &sb, &qb);
+		}
+	}
+	if (sh < 0 || qh <= 0)
+		return false;
+	return qh > qb || (qh == qb && sh > sb);
+}
+
+/* ---- the CPU profile: rendering ---- */
+
+static int cpu_type(const struct kiln_prof *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->ntypes; i++)
+		if (!strcmp(kiln_prof_str(p, p->types[i].type), "cpu"))
+			return (int)i;
+	return p->ntypes ? (int)p->ntypes - 1 : -1;
+}
+
+/* The table of `kiln top` (flat, flat%, sum%, cum, cum%, name). */
+static int render_text(struct kiln_prof *p, int type, struct kiln_buf *out)
+{
+	struct kiln_top t = KILN_TOP_INIT;
+	const char *unit = kiln_prof_str(p, p->types[type].unit);
+	char a[32], b[32], c[32];
+	int64_t shown = 0, sum = 0;
+	size_t i, n;
+	double total;
+	int err;
+
+	err = kiln_top_build(&t, p, type, false, false);
+	if (err)
+		return err;
+	n = t.n < HTTP_TOP_ROWS ? t.n : HTTP_TOP_ROWS;
+	total = t.total ? (double)t.total : 1.0;
+	for (i = 0; i < n; i++)
+		shown += t.rows[i].flat;
+	kiln_buf_addf(out, "Type: %s\n", kiln_prof_str(p, p->types[type].type));
+	kiln_value_str(p->duration_nanos, "nanoseconds", a, sizeof(a));
+	kiln_value_str(t.total, unit, b, sizeof(b));
+	kiln_buf_addf(out, "Duration: %s, Total samples = %s (%zu samples, %lld Hz)\n",
+		      a, b, p->nsamples ? p->nsamples : (size_t)0,
+		      p->period > 0 ? (long long)(1000000000 / p->period) : 0LL);
+	kiln_value_str(shown, unit, a, sizeof(a));
+	kiln_buf_addf(out, "Showing nodes accounting for %s, %.2f%% of %s total\n",
+		      a, 100.0 * (double)shown / total, b);
+	if (n < t.n)
+		kiln_buf_addf(out, "Dropped %zu nodes\n", t.n - n);
+	kiln_buf_addf(out, "%10s %6s %6s %10s %6s\n", "flat", "flat%", "sum%",
+		      "cum", "cum%");
+	for (i = 0; i < n; i++) {
+		const struct kiln_top_row *r = &t.rows[i];
+
+		sum += r->flat;
+		kiln_value_str(r->flat, unit, a, sizeof(a));
+		kiln_value_str(r->cum, unit, c, sizeof(c));
+		kiln_buf_addf(out, "%10s %5.2f%% %5.2f%% %10s %5.2f%%  %s\n", a,
+			      100.0 * (double)r->flat / total,
+			      100.0 * (double)sum / total, c,
+			      100.0 * (double)r->cum / total,
+			      kiln_prof_str(p, r->name));
+	}
+	kiln_top_release(&t);
+	return out->cap ? 0 : -ENOMEM;
+}
+
+/* The program's name for titles: the basename of argv[0]. */
+static void program_name(char *out, size_t n)
+{
+	char buf[512];
+	const char *base;
+	ssize_t len;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	snprintf(out, n, "pid %d", (int)getpid());
+	if (fd < 0)
+		return;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	base = strrchr(buf, '/');
+	base = base ? base + 1 : buf;
+	if (*base)
+		snprintf(out, n, "%.200s (pid %d)", base, (int)getpid());
+}
+
+static int render_flame(struct kiln_prof *p, int type, int seconds, bool html,
+			struct kiln_buf *out)
+{
+	struct kiln_flame_opts o = { 0 };
+	struct kiln_buf svg = KILN_BUF_INIT;
+	char prog[300], title[400];
+	const char *s;
+	int err;
+
+	program_name(prog, sizeof(prog));
+	snprintf(title, sizeof(title), "CPU Flame Graph: %s, %d s", prog, seconds);
+	o.title = title;
+	if (!html)
+		return kiln_flame_svg(p, type, &o, out);
+	err = kiln_flame_svg(p, type, &o, &svg);
+	if (err)
+		goto out;
+	/* The SVG inline in a minimal page: its script looks its elements
+	 * up by id and starts on the window's load event, so it works the
+	 * same inside HTML.  The XML declaration has no place there. */
+	s = svg.data;
+	if (!strncmp(s, "<?xml", 5) && strchr(s, '\n'))
+		s = strchr(s, '\n') + 1;
+	kiln_buf_adds(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>");
+	kiln_buf_add_xml(out, title, strlen(title));
+	kiln_buf_adds(out, "</title>\n<style>body{margin:0;background:#fff}</style>\n"
+		      "</head><body>\n");
+	kiln_buf_adds(out, s);
+	kiln_buf_adds(out, "</body></html>\n");
+	err = out->cap ? 0 : -ENOMEM;
+out:
+	kiln_buf_release(&svg);
+	return err;
+}
+
+/* Builds the answer for a finished CPU profile; *code receives the status. */
+static struct MHD_Response *profile_response(struct kiln_prof *p,
+					     const struct job *j, unsigned *code)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	struct MHD_Response *r = NULL;
+	const char *ctype = "application/octet-stream";
+	int type = cpu_type(p), err;
+
+	*code = MHD_HTTP_OK;
+	switch (j->fmt) {
+	case OUT_PPROF:
+		err = kiln_pprof_write(p, &b, true);
+		break;
+	case OUT_TEXT:
+		err = type < 0 ? -EINVAL : render_text(p, type, &b);
+		ctype = "text/plain; charset=utf-8";
+		break;
+	case OUT_HTML:
+		err = type < 0 ? -EINVAL : render_flame(p, type, j->seconds, true, &b);
+		ctype = "text/html; charset=utf-8";
+		break;
+	default:
+		err = type < 0 ? -EINVAL : render_flame(p, type, j->seconds, false, &b);
+		ctype = "image/svg+xml";
+		break;
+	}
+	if (!err) {
+		r = response_take(&b, ctype);
+		if (r && j->fmt == OUT_PPROF)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+						"attachment; filename=\"profile\"");
+	} else {
+		*code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		r = text_response("could not write the profile: %s", strerror(-err));
+	}
+	kiln_buf_release(&b);
+	return r;
+}
+
+/* ---- the CPU profile: the worker ---- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Waits out the profile's seconds, or less when the server stops or the
+ * client goes away (as Go's handler does), then takes the profile,
+ * renders it and resumes the connection with the answer.
+ */
+static void *job_main(void *arg)
+{
+	struct job *j = arg;
+	struct kiln_http *srv = j->srv;
+	struct kiln_prof *p = NULL;
+	struct MHD_Response *r;
+	int64_t deadline = now_ms() + (int64_t)j->seconds * 1000;
+	bool gone = false, stopped = false;
+	unsigned code;
+	int err;
+
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ .fd = srv->wake, .events = POLLIN },
+			{ .fd = j->client_fd, .events = POLLRDHUP },
+		};
+		int64_t left = deadline - now_ms();
+		int n;
+
+		if (left <= 0)
+			break;
+		n = poll(fds, j->client_fd >= 0 ? 2 : 1,
+			 left > INT_MAX ? INT_MAX : (int)left);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n <= 0)
+			continue;
+		if (fds[0].revents) {
+			stopped = true;
+			break;
+		}
+		if (fds[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) {
+			gone = true;
+			break;
+		}
+	}
+	err = kiln_agent_cpu_end(&p);
+	if (gone || stopped) {
+		kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile cut short (%s)",
+			       gone ? "the client went away" : "the server stops");
+		code = MHD_HTTP_SERVICE_UNAVAILABLE;
+		r = text_response("the CPU profile was cut short: %s",
+				  gone ? "the client went away" : "the server stops");
+	} else if (err) {
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		r = text_response("could not take the CPU profile: %s", strerror(-err));
+	} else {
+		r = profile_response(p, j, &code);
+	}
+	kiln_prof_free(p);
+	j->req->resp = r;
+	j->req->code = code;
+	/* From here on the request may be answered and freed at any time. */
+	MHD_resume_connection(j->conn);
+	free(j);
+	pthread_mutex_lock(&srv->lock);
+	if (!--srv->jobs)
+		pthread_cond_broadcast(&srv->idle);
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
+/* /debug/pprof/profile */
+static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *c,
+				  struct req *rq)
+{
+	struct MHD_Response *r = NULL;
+	const union MHD_ConnectionInfo *ci;
+	const char *v;
+	enum out_fmt fmt = OUT_PPROF;
+	long seconds, hz, debug;
+	pthread_t t;
+	pthread_attr_t attr;
+	struct job *j;
+	char q[80];
+	int err;
+
+	if (int_arg(c, "seconds", 1, 3600, 30, "a whole number of seconds", &seconds, &r) ||
+	    int_arg(c, "frequency", 1, 100000, 99, "samples per second", &hz, &r) ||
+	    int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r))
+		return queue(c, MHD_HTTP_BAD_REQUEST, r);
+	v = arg(c, "format");
+	if (v) {
+		if (!strcmp(v, "pprof") || !strcmp(v, "proto"))
+			fmt = OUT_PPROF;
+		else if (!strcmp(v, "text"))
+			fmt = OUT_TEXT;
+		else if (!strcmp(v, "html"))
+			fmt = OUT_HTML;
+		else if (!strcmp(v, "svg"))
+			fmt = OUT_SVG;
+		else
+			return queue(c, MHD_HTTP_BAD_REQUEST,
+				     text_response("bad format '%s': want pprof, text, html or svg",
+						   quote(v, q, sizeof(q))));
+	} else if (debug > 0) {
+		fmt = OUT_TEXT;
+	} else if (prefers_html(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_ACCEPT))) {
+		fmt = OUT_HTML;
+	}
+
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return MHD_NO;
+	pthread_mutex_lock(&srv->lock);
+	if (srv->stopping) {
+		pthread_mutex_unlock(&srv->lock);
+		free(j);
+		return queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			     text_response("the server is stopping"));
+	}
+	err = kiln_agent_cpu_begin((int)hz);
+	if (!err)
+		srv->jobs++;
+	pthread_mutex_unlock(&srv->lock);
+	switch (err) {
+	case 0:
+		break;
+	case -EBUSY:
+		free(j);
+		return queue(c, MHD_HTTP_CONFLICT,
+			     text_response("a CPU profile is already being taken in this "
+					   "process; try again when it ends"));
+	case -EEXIST:
+		free(j);
+		return queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			     text_response("CPU profiling is not available: the program "
+					   "has its own SIGPROF handler"));
+	case -EINVAL:
+		free(j);
+		return queue(c, MHD_HTTP_BAD_REQUEST,
+			     text_response("bad frequency '%ld': the sampler refuses it", hz));
+	default:
+		free(j);
+		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			     text_response("cannot start a CPU profile: %s", strerror(-err)));
+	}
+	kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile for %ld s at %ld Hz",
+		       seconds, hz);
+	j->srv = srv;
+	j->conn = c;
+	j->req = rq;
+	j->seconds = (int)seconds;
+	j->hz = (int)hz;
+	j->fmt = fmt;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	j->client_fd = ci ? ci->connect_fd : -1;
+	/* No idle timeout while the profile runs; the answer still has to go
+	 * out after it. */
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
+	rq->state = REQ_SUSPENDED;
+	MHD_suspend_connection(c);
+	/* The worker inherits this thread's signal mask: everything blocked. */
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &attr, job_main, j);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		struct kiln_prof *p = NULL;
+
+		kiln_agent_cpu_end(&p);
+		kiln_prof_free(p);
+		free(j);
+		rq->resp = text_response("cannot start a thread: %s", strerror(err));
+		rq->code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		pthread_mutex_lock(&srv->lock);
+		if (!--srv->jobs)
+			pthread_cond_broadcast(&srv->idle);
+		pthread_mutex_unlock(&srv->lock);
+		MHD_resume_connection(c);
+	}
+	return MHD_YES;
+}
+
+/* ---- the other endpoints ---- */
+
+static enum MHD_Result do_index(struct MHD_Connection *c)
+{
+	static const char page[] =
+		"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
+		"<title>/debug/pprof/</title>\n"
+		"<style>body{font-family:sans-serif} td{padding:2px 8px} "
+		"code{background:#eee}</style>\n</head><body>\n"
+		"<h1>/debug/pprof/</h1>\n"
+		"<p>Profiles of this process, served by kiln "
+		"(<code>LD_PRELOAD=libkiln.so</code>, <code>KILN_HTTP</code>).</p>\n"
+		"<table>\n"
+		"<tr><td><a href=\"profile?seconds=30\">profile</a></td>"
+		"<td>CPU profile over 30 seconds, gzipped pprof "
+		"(<code>?seconds=N</code> up to 3600, <code>&amp;frequency=HZ</code>)</td></tr>\n"
+		"<tr><td><a href=\"profile?seconds=10&amp;format=html\">flame graph</a></td>"
+		"<td>CPU flame graph over 10 seconds</td></tr>\n"
+		"<tr><td><a href=\"profile?seconds=10&amp;debug=1\">top</a></td>"
+		"<td>CPU profile over 10 seconds as a text table</td></tr>\n"
+		"<tr><td><a href=\"heap\">heap</a>, <a href=\"allocs\">allocs</a></td>"
+		"<td>heap profiles: not in this version</td></tr>\n"
+		"<tr><td><a href=\"cmdline\">cmdline</a></td>"
+		"<td>the command line, arguments separated by NUL bytes</td></tr>\n"
+		"<tr><td><a href=\"symbol\">symbol</a></td>"
+		"<td>address to function name lookups (POST 0xA+0xB)</td></tr>\n"
+		"</table>\n"
+		"<p>From another terminal: <code>go tool pprof "
+		"http://HOST:PORT/debug/pprof/profile?seconds=30</code></p>\n"
+		"</body></html>\n";
+	struct kiln_buf b = KILN_BUF_INIT;
+
+	kiln_buf_adds(&b, page);
+	return queue(c, MHD_HTTP_OK, response_take(&b, "text/html; charset=utf-8"));
+}
+
+static enum MHD_Result do_heap(struct MHD_Connection *c, const char *what)
+{
+	return queue(c, MHD_HTTP_NOT_IMPLEMENTED,
+		     text_response("/debug/pprof/%s: the heap profiler is not in this "
+				   "version of kiln; CPU profiles are at "
+				   "/debug/pprof/profile", what));
+}
+
+/* Reads a whole /proc file (their size is not known in advance). */
+static int read_proc(const char *path, struct kiln_buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		err = kiln_buf_grow(b, 4096);
+		if (err)
+			break;
+		n = read(fd, b->data + b->len, b->cap - b->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (!n)
+			break;
+		b->len += (size_t)n;
+		b->data[b->len] = '\0';
+	}
+	close(fd);
+	return err;
+}
+
+/* Go's answer: os.Args joined with NUL bytes (no NUL at the end). */
+static enum MHD_Result do_cmdline(struct MHD_Connection *c)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	int err = read_proc("/proc/self/cmdline", &b);
+
+	if (err) {
+		kiln_buf_release(&b);
+		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			     text_response("cannot read /proc/self/cmdline: %s",
+					   strerror(-err)));
+	}
+	if (b.len && b.data[b.len - 1] == '\0')
+		b.len--;
+	return queue(c, MHD_HTTP_OK, response_take(&b, "text/plain; charset=utf-8"));
+}
+
+/* Symbolizes one word of a symbol request (Go: strconv.ParseUint(w, 0, 64)). */
+static void symbol_word(struct kiln_sym *s, const char *w, size_t len,
+			struct kiln_buf *out)
+{
+	char num[32], *end;
+	struct kiln_sym_info info;
+	unsigned long long pc;
+
+	while (len && isspace((unsigned char)*w))
+		w++, len--;
+	while (len && isspace((unsigned char)w[len - 1]))
+		len--;
+	if (!len || len >= sizeof(num))
+		return;
+	memcpy(num, w, len);
+	num[len] = '\0';
+	errno = 0;
+	pc = strtoull(num, &end, 0);
+	if (*end || errno || !pc || num[0] == '-')
+		return;
+	if (kiln_sym_lookup(s, (uint64_t)pc, &info) || !info.nframes)
+		return;
+	/* The innermost function, as Go's runtime.FuncForPC names it. */
+	kiln_buf_addf(out, "%#llx %s\n", pc, info.frames[0].name);
+}
+
+/*
+ * Go's symbol protocol: "num_symbols: 1" (pprof only asks whether symbols
+ * exist), then "0xADDR name" for each address of the request that names a
+ * function: from the POST body, or the query string of a GET, addresses
+ * separated by '+'.
+ */
+static enum MHD_Result do_symbol(struct MHD_Connection *c, struct req *rq,
+				 const char *query)
+{
+	struct kiln_buf out = KILN_BUF_INIT, maps = KILN_BUF_INIT;
+	struct kiln_sym_opts so = { .pid = getpid() };
+	struct kiln_sym *s = NULL;
+	const char *in = rq->body.len ? rq->body.data : query;
+	size_t inlen = rq->body.len ? rq->body.len : strlen(query);
+	size_t i, start = 0;
+	int err;
+
+	if (rq->body_too_big)
+		return queue(c, MHD_HTTP_CONTENT_TOO_LARGE,
+			     text_response("request body over %u bytes", HTTP_BODY_MAX));
+	kiln_buf_adds(&out, "num_symbols: 1\n");
+	if (inlen) {
+		s = kiln_sym_new(&so);
+		err = s ? read_proc("/proc/self/maps", &maps) : -ENOMEM;
+		if (!err)
+			err = kiln_sym_add_maps(s, maps.data, maps.len);
+		if (!err)
+			kiln_sym_load_perfmap(s, getpid(), NULL);
+		if (err) {
+			kiln_sym_free(s);
+			kiln_buf_release(&maps);
+			kiln_buf_release(&out);
+			return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				     text_response("cannot read the address space: %s",
+						   strerror(-err)));
+		}
+		for (i = 0; i <= inlen; i++) {
+			if (i == inlen || in[i] == '+' || in[i] == ' ') {
+				symbol_word(s, in + start, i - start, &out);
+				start = i + 1;
+			}
+		}
+		kiln_sym_free(s);
+	}
+	kiln_buf_release(&maps);
+	if (!out.cap)
+		return MHD_NO;
+	return queue(c, MHD_HTTP_OK, response_take(&out, "text/plain; charset=utf-8"));
+}
+
+/* Collects the query string of a GET symbol request ("?0xA+0xB"). */
+static enum MHD_Result add_query_key(void *cls, enum MHD_ValueKind kind,
+				     const char *key, const char *value)
+{
+	struct kiln_buf *b = cls;
+
+	/* MHD turns the '+' of the query into spaces: both separate. */
+	kiln_buf_adds(b, key);
+	kiln_buf_addc(b, '+');
+	if (value) {
+		kiln_buf_adds(b, value);
+		kiln_buf_addc(b, '+');
+	}
+	return MHD_YES;
+}
+
+/* ---- dispatch ---- */
+
+/* Constant-time comparison of an "Authorization: Bearer TOKEN" header. */
+static bool authorized(const struct kiln_http *srv, struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION);
+	size_t len, i;
+	unsigned char diff;
+
+	if (!srv->token)
+		return true;
+	if (!h || strncasecmp(h, "Bearer", 6) || (h[6] != ' ' && h[6] != '\t'))
+		return false;
+	h += 7;
+	while (*h == ' ' || *h == '\t')
+		h++;
+	len = strlen(h);
+	while (len && (h[len - 1] == ' ' || h[len - 1] == '\t'))
+		len--;
+	diff = len != srv->token_len;
+	for (i = 0; i < srv->token_len; i++)
+		diff |= (unsigned char)((i < len ? h[i] : 0) ^ srv->token[i]);
+	return !diff;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_size, void **ctx)
+{
+	struct kiln_http *srv = cls;
+	struct req *rq = *ctx;
+	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) ||
+		   !strcmp(method, MHD_HTTP_METHOD_HEAD);
+	bool post = !strcmp(method, MHD_HTTP_METHOD_POST);
+	const char *path;
+
+	if (!rq) {
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		*ctx = rq;
+		return MHD_YES;
+	}
+	if (rq->state == REQ_SUSPENDED) {
+		/* Resumed by the CPU profile worker with the answer. */
+		struct MHD_Response *r = rq->resp;
+
+		rq->resp = NULL;
+		return queue(c, rq->code, r);
+	}
+	if (*upload_size) {
+		/* Only symbol lookups have a body worth keeping. */
+		if (post && !rq->body_too_big) {
+			if (rq->body.len + *upload_size > HTTP_BODY_MAX) {
+				rq->body_too_big = true;
+				kiln_buf_release(&rq->body);
+			} else if (kiln_buf_add(&rq->body, upload, *upload_size)) {
+				return MHD_NO;
+			}
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+
+	kiln_agent_log(KILN_LOG_DEBUG, "http: %s %s", method, url);
+	if (!authorized(srv, c)) {
+		struct MHD_Response *r = text_response("unauthorized: this server wants "
+						       "'Authorization: Bearer TOKEN' (KILN_HTTP_TOKEN)");
+
+		if (r)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+						"Bearer realm=\"kiln\"");
+		return queue(c, MHD_HTTP_UNAUTHORIZED, r);
+	}
+	if (strncmp(url, "/debug/pprof", 12))
+		goto not_found;
+	path = url + 12;
+	if (*path == '/')
+		path++;
+	else if (*path)
+		goto not_found;
+
+	if (!strcmp(path, "symbol")) {
+		struct kiln_buf query = KILN_BUF_INIT;
+		enum MHD_Result ret;
+
+		if (!get && !post)
+			goto bad_method;
+		if (!post)
+			MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_query_key,
+						  &query);
+		ret = do_symbol(c, rq, query.data ? query.data : "");
+		kiln_buf_release(&query);
+		return ret;
+	}
+	if (!get)
+		goto bad_method;
+	if (!*path)
+		return do_index(c);
+	if (!strcmp(path, "profile"))
+		return do_profile(srv, c, rq);
+	if (!strcmp(path, "heap") || !strcmp(path, "allocs"))
+		return do_heap(c, path);
+	if (!strcmp(path, "cmdline"))
+		return do_cmdline(c);
+not_found:
+	return queue(c, MHD_HTTP_NOT_FOUND,
+		     text_response("404 page not found: %s (the profiles are under "
+				   "/debug/pprof/)", url));
+bad_method:
+	{
+		struct MHD_Response *r = text_response("method %s not allowed here", method);
+
+		if (r)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
+						!strcmp(path, "symbol") ?
+						"GET, HEAD, POST" : "GET, HEAD");
+		return queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+	}
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
+			 enum MHD_RequestTerminationCode why)
+{
+	struct req *rq = *ctx;
+
+	if (!rq)
+		return;
+	if (rq->resp)
+		MHD_destroy_response(rq->resp);
+	kiln_buf_release(&rq->body);
+	free(rq);
+	*ctx = NULL;
+}
+
+/* MHD's own messages, at KILN_LOG=debug. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	kiln_agent_log(KILN_LOG_DEBUG, "http: libmicrohttpd: %s", buf);
+}
+
+/* ---- the listening socket ---- */
+
+/*
+ * Splits "HOST:PORT", "[V6]:PORT", ":PORT" (host "") or "PORT" (loopback).
+ * host receives the address without brackets.  0 or -EINVAL.
+ */
+static int parse_addr(const char *addr, char *host, size_t hostsz,
+		      unsigned *port)
+{
+	const char *colon, *p;
+	size_t hl;
+	unsigned long x;
+	char *end;
+
+	if (!addr || !*addr)
+		return -EINVAL;
+	for (p = addr; isdigit((unsigned char)*p); p++)
+		;
+	if (!*p) {
+		/* KILN_HTTP=6060: loopback, as the safe default */
+		snprintf(host, hostsz, "127.0.0.1");
+		p = addr;
+	} else if (addr[0] == '[') {
+		const char *close = strchr(addr, ']');
+
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		hl = (size_t)(close - addr - 1);
+		if (!hl || hl >= hostsz)
+			return -EINVAL;
+		memcpy(host, addr + 1, hl);
+		host[hl] = '\0';
+		if (!strchr(host, ':'))
+			return -EINVAL;
+		p = close + 2;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon)
+			return -EINVAL;
+		hl = (size_t)(colon - addr);
+		if (hl >= hostsz || memchr(addr, ':', hl))
+			return -EINVAL;	/* an IPv6 address wants brackets */
+		memcpy(host, addr, hl);
+		host[hl] = '\0';
+		p = colon + 1;
+	}
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	errno = 0;
+	x = strtoul(p, &end, 10);
+	if (*end || errno || x > 65535)
+		return -EINVAL;
+	*port = (unsigned)x;
+	return 0;
+}
+
+static int listen_on(const struct sockaddr *sa, socklen_t len, bool dual)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int one = 1, zero = 0, err;
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (dual)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, sa, len) || listen(fd, SOMAXCONN)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Opens the listening socket; fills srv->port and srv->name.  fd or -errno. */
+static int open_listener(struct kiln_http *srv, const char *addr)
+{
+	char host[256], portstr[8], ip[INET6_ADDRSTRLEN];
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	unsigned port;
+	int fd, err;
+
+	err = parse_addr(addr, host, sizeof(host), &port);
+	if (err)
+		return err;
+	if (!*host) {
+		/* ":PORT": every address, IPv6 and IPv4 where there is IPv6 */
+		struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+					   .sin6_addr = IN6ADDR_ANY_INIT,
+					   .sin6_port = htons((uint16_t)port) };
+		struct sockaddr_in a4 = { .sin_family = AF_INET,
+					  .sin_addr.s_addr = htonl(INADDR_ANY),
+					  .sin_port = htons((uint16_t)port) };
+
+		fd = listen_on((struct sockaddr *)&a6, sizeof(a6), true);
+		if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL)
+			fd = listen_on((struct sockaddr *)&a4, sizeof(a4), false);
+	} else {
+		struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+					  .ai_flags = AI_NUMERICSERV };
+		struct addrinfo *res, *ai;
+		int rc;
+
+		snprintf(portstr, sizeof(portstr), "%u", port);
+		rc = getaddrinfo(host, portstr, &hints, &res);
+		if (rc)
+			return rc == EAI_SYSTEM ? -errno : rc == EAI_MEMORY ? -ENOMEM : -EINVAL;
+		fd = -EADDRNOTAVAIL;
+		for (ai = res; ai && fd < 0; ai = ai->ai_next)
+			fd = listen_on(ai->ai_addr, ai->ai_addrlen, false);
+		freeaddrinfo(res);
+	}
+	if (fd < 0)
+		return fd;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+		srv->port = ntohs(a->sin6_port);
+		snprintf(srv->name, sizeof(srv->name), "[%s]:%d", ip, srv->port);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+		srv->port = ntohs(a->sin_port);
+		snprintf(srv->name, sizeof(srv->name), "%s:%d", ip, srv->port);
+	}
+	return fd;
+}
+
+/* ---- the API ---- */
+
+KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
+{
+	struct kiln_http *srv;
+	const char *tok = getenv("KILN_HTTP_TOKEN");
+	sigset_t all, old;
+	int fd, mfd, err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->wake = -1;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->idle, NULL);
+	if (tok && *tok) {
+		srv->token = strdup(tok);
+		if (!srv->token) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+		srv->token_len = strlen(tok);
+	}
+	srv->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (srv->wake < 0) {
+		err = -errno;
+		goto out_free;
+	}
+	fd = open_listener(srv, addr);
+	if (fd < 0) {
+		err = fd;
+		goto out_free;
+	}
+	/*
+	 * MHD closes the socket it is given when it stops; whether it does
+	 * when it fails to start is not said, so it gets a copy and ours is
+	 * closed here either way: never a double close in the host.
+	 */
+	mfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (mfd < 0) {
+		err = -errno;
+		close(fd);
+		goto out_free;
+	}
+	close(fd);
+	/* MHD's thread (and the profile workers it starts) inherits this
+	 * mask: no asynchronous signal of the host ever runs on them. */
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGABRT);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSYS);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	srv->mhd = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+		MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+		0, NULL, NULL, on_request, srv,
+		/* first, or MHD prints the messages of the other options */
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)mfd,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+		MHD_OPTION_END);
+	err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!srv->mhd) {
+		err = err ? -err : -ENOMEM;
+		goto out_free;
+	}
+	kiln_agent_log(KILN_LOG_INFO, "http on %s%s", srv->name,
+		       srv->token ? " (bearer token required)" : "");
+	*out = srv;
+	return 0;
+out_free:
+	if (srv->wake >= 0)
+		close(srv->wake);
+	free(srv->token);
+	pthread_cond_destroy(&srv->idle);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+	return err;
+}
+
+KILN_API int kiln_http_port(const struct kiln_http *srv)
+{
+	return srv ? srv->port : -EINVAL;
+}
+
+KILN_API int kiln_http_stop(struct kiln_http *srv)
+{
+	uint64_t one = 1;
+
+	if (!srv)
+		return 0;
+	pthread_mutex_lock(&srv->lock);
+	srv->stopping = true;
+	pthread_mutex_unlock(&srv->lock);
+	/* Wakes every profile worker: each ends its profile, resumes its
+	 * connection with a 503 and leaves.  MHD must see no suspended
+	 * connection when it stops. */
+	if (write(srv->wake, &one, sizeof(one)) < 0)
+		kiln_agent_log(KILN_LOG_DEBUG, "http: cannot wake the workers: %s",
+			       strerror(errno));
+	pthread_mutex_lock(&srv->lock);
+	while (srv->jobs)
+		pthread_cond_wait(&srv->idle, &srv->lock);
+	pthread_mutex_unlock(&srv->lock);
+	MHD_stop_daemon(srv->mhd);
+	close(srv->wake);
+	free(srv->token);
+	pthread_cond_destroy(&srv->idle);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+	return 0;
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# ctest-labels: serial
+# The readable views of the CPU profile: a browser's Accept header gets an
+# HTML page with the interactive flame graph, ?format=svg the SVG itself,
+# ?debug=1 (or ?format=text) a `kiln top` table.  Headless chromium, where
+# installed, opens the endpoint as a user would: the page shows the hot
+# function, hover details and click-to-zoom work.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-http.sh"
+
+start_http s --http 127.0.0.1:0
+BROWSER_ACCEPT='text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8'
+expect_code 200 "debug/pprof/profile?seconds=1" -H "Accept: $BROWSER_ACCEPT"
+has "$T/headers" "Content-Type: text/html"
+hasnt "$T/headers" "Content-Disposition"
+has "$T/body" "^<!DOCTYPE html>"
+has "$T/body" "<title>CPU Flame Graph: httpserve \(pid $SPID\), 1 s</title>"
+has "$T/body" "<svg version=\"1.1\""
+has "$T/body" "<title>hash_payload \([0-9.]+ [mµn]?s, [0-9.]+%\)</title>"
+has "$T/body" "</svg>"
+hasnt "$T/body" "<\?xml"
+cp "$T/body" "$T/page.html"
+# Ties go to the more specific type; explicit protobuf wins; */* is binary.
+expect_code 200 "debug/pprof/profile?seconds=1" -H "Accept: text/html, */*"
+has "$T/headers" "Content-Type: text/html"
+expect_code 200 "debug/pprof/profile?seconds=1" -H "Accept: application/octet-stream, text/html;q=0.5"
+has "$T/headers" "Content-Type: application/octet-stream"
+expect_code 200 "debug/pprof/profile?seconds=1" -H "Accept: text/html;q=0, */*"
+has "$T/headers" "Content-Type: application/octet-stream"
+
+expect_code 200 "debug/pprof/profile?seconds=1&format=svg"
+has "$T/headers" "Content-Type: image/svg\+xml"
+has "$T/body" "^<\?xml version"
+has "$T/body" "<title>hash_payload \("
+expect_code 200 "debug/pprof/profile?seconds=1&format=html"
+has "$T/headers" "Content-Type: text/html"
+# ?format= wins over the Accept header.
+expect_code 200 "debug/pprof/profile?seconds=1&format=pprof" -H "Accept: $BROWSER_ACCEPT"
+has "$T/headers" "Content-Type: application/octet-stream"
+
+expect_code 200 "debug/pprof/profile?seconds=2&debug=1"
+has "$T/headers" "Content-Type: text/plain"
+has "$T/body" "^Type: cpu$"
+has "$T/body" "^Duration: 2"
+has "$T/body" "^ +flat +flat% +sum% +cum +cum%$"
+[ "$(awk '/ flat%/ { getline; print $NF; exit }' "$T/body")" = hash_payload ] ||
+    { cat "$T/body"; fail "debug=1: hash_payload is not the first row"; }
+has "$T/body" "%  handle_request$"
+expect_code 200 "debug/pprof/profile?seconds=1&format=text"
+has "$T/body" "^Type: cpu$"
+
+if command -v node >/dev/null && [ -x /usr/bin/chromium ] &&
+   [ -d "$KILN_SRC/tests/browser/node_modules/playwright-core" ]; then
+    cat > "$T/browse.mjs" <<'JS'
+// Opens the endpoint in headless chromium: the browser's own Accept
+// header must get the flame graph page, and the graph must work.
+const { chromium } = await import(process.env.PW);
+const url = process.argv[2];
+let failures = 0;
+const check = (ok, what, detail) => {
+  console.log(`${ok ? 'ok' : 'not ok'} - ${what}${ok || detail === undefined ? '' : ': ' + detail}`);
+  if (!ok) failures++;
+};
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync', '--no-first-run'] });
+try {
+  const page = await browser.newPage({ viewport: { width: 1300, height: 500 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const resp = await page.goto(url, { timeout: 60000 });
+  check(resp.status() === 200, 'status 200', resp.status());
+  check((resp.headers()['content-type'] || '').startsWith('text/html'), 'an HTML page',
+        resp.headers()['content-type']);
+  await page.waitForFunction(() => document.readyState === 'complete');
+  const title = await page.title();
+  check(title.startsWith('CPU Flame Graph: httpserve'), 'page title', title);
+  const id = await page.evaluate(() => {
+    const g = [...document.querySelectorAll('g.f')].find((g) =>
+      g.querySelector('title').textContent.startsWith('hash_payload ('));
+    if (!g) return null;
+    g.setAttribute('id', 'hot');
+    return 'hot';
+  });
+  check(id !== null, 'a hash_payload frame');
+  if (id) {
+    await page.hover('#hot rect');
+    const d = await page.evaluate(() => document.getElementById('details').textContent);
+    check(/^Function: hash_payload \(/.test(d), 'hover details', d);
+    const w0 = await page.evaluate(() => +document.querySelector('#hot rect').getAttribute('width'));
+    await page.click('#hot rect');
+    const w1 = await page.evaluate(() => +document.querySelector('#hot rect').getAttribute('width'));
+    check(w1 > w0, 'click zooms the frame wider', `${w0} -> ${w1}`);
+  }
+  check(errors.length === 0, 'no script errors', errors.join('; '));
+} finally {
+  await browser.close();
+}
+process.exit(failures ? 1 : 0);
+JS
+    HOME=$T PW="$KILN_SRC/tests/browser/node_modules/playwright-core/index.mjs" \
+        timeout 180 node "$T/browse.mjs" "http://127.0.0.1:$PORT/debug/pprof/profile?seconds=2" \
+        > "$T/browser.txt" 2>&1 || { cat "$T/browser.txt"; fail "the browser checks failed"; }
+    cat "$T/browser.txt"
+else
+    echo "note: chromium or playwright-core missing, browser part not run"
+fi
+stop_serve
+echo ok

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# ctest-labels: noasan
+# SIGTERM and a fatal signal still write the profile, and the program
+# still dies of its signal; a forked child does not write.
+. "$(dirname "$0")/lib.sh"
+need_agent
+
+for sig in TERM SEGV; do
+    LD_PRELOAD=$KILN_LIB KILN_CPU=$T/$sig.pb.gz KILN_CPU_HZ=250 "$WL/shares" 30 & pid=$!
+    sleep 1.5
+    kill -$sig $pid
+    rc=0; wait $pid || rc=$?
+    want=$((128 + $(kill -l $sig)))
+    [ $rc -eq $want ] || fail "exit $rc after SIG$sig, want $want"
+    [ -s "$T/$sig.pb.gz" ] || fail "no profile after SIG$sig"
+    "$KILN" top "$T/$sig.pb.gz" > "$T/top.txt"
+    has "$T/top.txt" "burn_a"
+done
+echo ok

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# ctest-labels: noasan
+# Where perf_event_open is denied (a seccomp filter): the agent still
+# profiles, and kiln record falls back to the in-process sampler by itself,
+# saying why.
+. "$(dirname "$0")/lib.sh"
+need_agent
+
+"$WL/noperf" true || skip "seccomp filters are not available here"
+"$WL/noperf" env LD_PRELOAD="$KILN_LIB" KILN_CPU="$T/a.pb.gz" "$WL/shares" 1.5 ||
+    fail "the program failed under the agent"
+check_shares "$T/a.pb.gz" 5
+
+expect_status 0 "$WL/noperf" "$KILN" record -o "$T/r.pb.gz" -- "$WL/shares" 1.5
+has "$T/err" "perf_event_open was refused"
+has "$T/err" "falling back to --mode inject"
+check_shares "$T/r.pb.gz" 5
+check_chains "$T/r.pb.gz"
+# Explicit --mode inject, exit status passed through.
+expect_status 0 "$KILN" record -q --mode inject -o "$T/i.pb.gz" -- "$WL/threads" 1
+"$KILN" top "$T/i.pb.gz" > "$T/i.txt"
+has "$T/i.txt" "spin_a"
+has "$T/i.txt" "spin_b"
+expect_status 3 "$KILN" record -q --mode inject -o "$T/x.pb.gz" -- sh -c 'exit 3'
+expect_status 2 "$KILN" record --mode inject -p 1
+echo ok
