@@ -35,6 +35,7 @@ struct ring {
 	int cpu;
 	void *base;		/* metadata page + data pages */
 	size_t data_size;
+	size_t map_len;
 };
 
 struct kiln_perf {
@@ -133,8 +134,7 @@ void kiln_perf_free(struct kiln_perf *s)
 		return;
 	for (c = 0; c < s->ncpus; c++)
 		if (s->rings[c].base)
-			munmap(s->rings[c].base,
-			       (s->pages + 1) * (size_t)getpagesize());
+			munmap(s->rings[c].base, s->rings[c].map_len);
 	for (i = 0; i < s->nfds; i++)
 		close(s->fds[i]);
 	free(s->fds);
@@ -196,6 +196,15 @@ int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
 			void *base = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
 					  MAP_SHARED, fd, 0);
 
+			/* Unprivileged users may lock only perf_event_mlock_kb:
+			 * smaller buffers, down to 16 pages. */
+			while (base == MAP_FAILED && (errno == EPERM || errno == ENOMEM) &&
+			       s->pages > 16) {
+				s->pages /= 2;
+				map_len = (s->pages + 1) * (size_t)getpagesize();
+				base = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+					    MAP_SHARED, fd, 0);
+			}
 			if (base == MAP_FAILED) {
 				err = -errno;
 				break;
@@ -203,6 +212,7 @@ int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
 			r->fd = fd;
 			r->base = base;
 			r->data_size = s->pages * (size_t)getpagesize();
+			r->map_len = map_len;
 		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
 			err = -errno;
 			break;

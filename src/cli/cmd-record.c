@@ -584,7 +584,13 @@ int kiln_cmd_record(int argc, char **argv)
 	ro.event = event;
 	ro.ns_values = !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock");
 	ro.period_ns = count ? (uint64_t)count : 1000000000ull / (uint64_t)freq;
-	s = kiln_perf_new(&pa, stack_bytes > 512 ? 1024 : 256);
+	/*
+	 * Room for a few hundred milliseconds of samples per CPU, so that a
+	 * pause of kiln's (loading a large debug file) loses nothing: 16 MiB
+	 * with stack copies, 4 MiB without; less where the memory-lock limit
+	 * of an unprivileged user says so.
+	 */
+	s = kiln_perf_new(&pa, stack_bytes > 512 ? 4096 : 1024);
 	rec = kiln_rec_new(&ro);
 	if (!s || !rec) {
 		kiln_cli_error("out of memory");

@@ -488,6 +488,12 @@ static void *job_main(void *arg)
 		code = MHD_HTTP_SERVICE_UNAVAILABLE;
 		r = text_response("the CPU profile was cut short: %s",
 				  gone ? "the client went away" : "the server stops");
+	} else if (err == -ENOENT) {
+		/* Someone else ended it: the program installed its own SIGPROF
+		 * handler meanwhile (the agent steps aside), or stopped it. */
+		code = MHD_HTTP_SERVICE_UNAVAILABLE;
+		r = text_response("the CPU profile was stopped in the program before "
+				  "its end (its own SIGPROF handler?)");
 	} else if (err) {
 		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
 		r = text_response("could not take the CPU profile: %s", strerror(-err));
@@ -854,6 +860,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		struct MHD_Response *r = rq->resp;
 
 		rq->resp = NULL;
+		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+					  HTTP_IDLE_TIMEOUT);
 		return queue(c, rq->code, r);
 	}
 	if (*upload_size) {

@@ -30,6 +30,8 @@ trap cleanup_http EXIT
 start_serve() {
     local name=$1 i
     shift
+    # Old output must not be taken for the new program's.
+    rm -f "$T/$name.out" "$T/$name.err"
     # shellcheck disable=SC2086
     env LD_PRELOAD="$PRELOAD" KILN_LOG=info ${SERVE_ENV:-} "$WL/httpserve" "$@" \
         > "$T/$name.out" 2> "$T/$name.err" &
