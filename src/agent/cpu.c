@@ -939,6 +939,9 @@ static void atfork_child(void)
 	pthread_mutex_init(&reg_lock, NULL);
 	pthread_mutex_init(&state_lock, NULL);
 	agg = NULL;	/* the parent's; leaked in the child, never written */
+	/* The CFI tables' lock may have been held by a parent thread that
+	 * does not exist here: start afresh (the old set is leaked). */
+	cfi = NULL;
 	ring = NULL;
 	engine = KILN_ENGINE_NONE;
 	kiln_htab_init(&tid_index);

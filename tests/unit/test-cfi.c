@@ -7,7 +7,8 @@
  * frame pointers from cfi-chain-fp.c), unwinding through the signal
  * trampoline, 100k garbage register sets over a guarded stack buffer,
  * refresh with dlopen/dlclose while per-thread timers unwind on other
- * threads, and the cost of one unwind of about 25 frames.
+ * threads, the cost of one unwind of about 25 frames, and the .eh_frame
+ * parser on mutated and truncated copies of this executable's tables.
  *
  * The pcs are named with the symbolizer over /proc/self/maps.
  */
@@ -32,7 +33,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "capture/cfi.h"
+/*
+ * The unwinder's own source, for its static parser (test_parse_mutated);
+ * its definitions take the place of kiln_core's copy at link time.
+ */
+#include "../../src/capture/cfi.c"
 #include "symbolize/symbolize.h"
 #include "cfi-chain.h"
 
@@ -148,6 +153,21 @@ static void test_tables(void **state)
 	print_message("tables: %zu modules (%zu with CFI), %zu rows, %zu KiB, "
 		      "%zu FDEs skipped\n", st.modules, st.modules_cfi, st.rows,
 		      st.bytes >> 10, st.fdes_skipped);
+
+	/* What a first scan costs. */
+	{
+		struct kiln_cfi *c = kiln_cfi_new();
+		struct timespec t0, t1;
+
+		assert_non_null(c);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		assert_int_equal(kiln_cfi_refresh(c), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		print_message("first refresh: %.2f ms\n",
+			      (t1.tv_sec - t0.tv_sec) * 1e3 +
+			      (t1.tv_nsec - t0.tv_nsec) / 1e6);
+		kiln_cfi_free(c);
+	}
 
 	/* Nothing was loaded: no new set. */
 	assert_int_equal(kiln_cfi_refresh(cfi), 0);
@@ -631,6 +651,115 @@ static void test_speed(void **state)
 }
 #endif /* __x86_64__ */
 
+/* ---- the parser on damaged tables ---- */
+
+struct seg_find {
+	const void *fn;
+	const ElfW(Phdr) *hdr, *load;
+	uint64_t bias;
+};
+
+/* Finds the object holding fn, its PT_GNU_EH_FRAME and the PT_LOAD of it. */
+static int find_seg(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct seg_find *f = arg;
+	uint64_t at = (uint64_t)(uintptr_t)f->fn;
+	bool mine = false;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && at >= info->dlpi_addr + ph->p_vaddr &&
+		    at - info->dlpi_addr - ph->p_vaddr < ph->p_memsz)
+			mine = true;
+		if (ph->p_type == PT_GNU_EH_FRAME)
+			f->hdr = ph;
+	}
+	if (!mine)
+		return 0;
+	f->bias = info->dlpi_addr;
+	f->load = load_of(info, info->dlpi_addr + f->hdr->p_vaddr);
+	return 1;
+}
+
+/*
+ * A plain copy of module memory: the segment also holds .rodata, whose
+ * ASan redzones must not count as overflows here.
+ */
+__attribute__((no_sanitize_address)) static void copy_seg(uint8_t *to,
+							   uint64_t from,
+							   size_t n)
+{
+	const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)from;
+
+	for (size_t i = 0; i < n; i++)
+		to[i] = p[i];
+}
+
+/*
+ * Copies the segment holding this executable's .eh_frame_hdr and
+ * .eh_frame into a heap buffer of exactly its size (ASan sees any stray
+ * read), damages it, and parses it as a module: never a fault, rows only
+ * where they were.
+ */
+static void test_parse_mutated(void **state)
+{
+	struct seg_find f = { .fn = (const void *)chain_c };
+	ElfW(Phdr) ph[2];
+	struct dl_phdr_info info;
+	struct cfi_mod mod;
+	uint8_t *copy;
+	size_t size, intact = 0;
+
+	assert_int_equal(dl_iterate_phdr(find_seg, &f), 1);
+	assert_non_null(f.hdr);
+	assert_non_null(f.load);
+	size = f.load->p_filesz;
+	copy = malloc(size);
+	assert_non_null(copy);
+
+	/* The copy sits at bias + p_vaddr as the original does. */
+	memset(&info, 0, sizeof(info));
+	ph[0] = *f.load;
+	ph[1] = *f.hdr;
+	info.dlpi_addr = (uint64_t)(uintptr_t)copy - f.load->p_vaddr;
+	info.dlpi_phdr = ph;
+	info.dlpi_phnum = 2;
+	for (int iter = 0; iter < 300; iter++) {
+		copy_seg(copy, f.bias + f.load->p_vaddr, size);
+		ph[0].p_filesz = size;
+		if (iter == 0) {
+			/* intact: the same rows as the live tables */
+		} else if (iter % 3 == 0) {
+			/* truncated segment */
+			ph[0].p_filesz = rnd() % size;
+		} else {
+			/* damaged bytes, mostly in .eh_frame_hdr/.eh_frame */
+			uint64_t from = f.hdr->p_vaddr - f.load->p_vaddr;
+
+			for (int k = 0; k < 1 + (int)(rnd() % 32); k++) {
+				uint64_t at = rnd() % 4 ? from + rnd() % (size - from)
+							: rnd() % size;
+				copy[at] = (uint8_t)rnd();
+			}
+		}
+		memset(&mod, 0, sizeof(mod));
+		assert_true(parse_module(&info, &mod));
+		if (iter == 0)
+			intact = mod.nrows;
+		for (size_t i = 1; i < mod.nrows; i++)
+			assert_true(mod.rows[i - 1].pc < mod.rows[i].pc);
+		for (size_t i = 0; i + 1 < mod.nindex && mod.nrows; i++)
+			assert_true(mod.index[i] <= mod.index[i + 1] &&
+				    mod.index[i + 1] <= mod.nrows);
+		free(mod.rows);
+		free(mod.index);
+	}
+	print_message("parse: %zu rows from the intact copy\n", intact);
+	assert_true(intact > 1000);
+	free(copy);
+}
+
 /* An empty table set knows no code: the walk stops after pcs[0]. */
 static void test_empty(void **state)
 {
@@ -663,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_concurrent_refresh),
 		cmocka_unit_test(test_speed),
+		cmocka_unit_test(test_parse_mutated),
 #endif
 	};
 
