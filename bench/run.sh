@@ -273,6 +273,21 @@ fi
 # ---- the report
 
 "$here/report.sh" "$res" "$OUT" "$RESULTS" "$KILN" "$text" || failed=1
+
+# ---- kiln record against perf record, the agent against libprofiler:
+# their own scripts, their sections appended to RESULTS.md.
+if [ "$QUICK" != 1 ]; then
+    for part in record agent; do
+        [ -x "$here/$part.sh" ] || continue
+        say "running bench/$part.sh"
+        if KILN=$KILN "$here/$part.sh" > "$OUT/$part.md" 2>> "$log"; then
+            { echo; cat "$OUT/$part.md"; } >> "$RESULTS"
+        else
+            { echo; echo "## bench/$part.sh FAILED (see $log)"; } >> "$RESULTS"
+            failed=1
+        fi
+    done
+fi
 say "wrote $RESULTS"
 if [ "$failed" != 0 ]; then
     say "some steps FAILED (see $RESULTS and $log)"
