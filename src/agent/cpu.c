@@ -39,6 +39,7 @@
 
 #include "agent/agent.h"
 #include "capture/cfi.h"
+#include "heap/heap.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
@@ -336,7 +337,10 @@ static void *trampoline(void *p)
 	struct start s = *(struct start *)p;
 
 	free(p);
+	/* kiln's bookkeeping is no allocation of the program's. */
+	kiln_heap_quiet_begin();
 	register_self(s.internal);
+	kiln_heap_quiet_end();
 	return s.fn(s.arg);
 }
 
@@ -839,7 +843,12 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out)
 	err = kiln_prof_error(p);
 	if (err)
 		goto out;
-	sym = kiln_sym_new(NULL);
+	{
+		struct kiln_sym_opts so = { 0 };
+
+		so.light = true;
+		sym = kiln_sym_new(&so);
+	}
 	if (!sym) {
 		err = -ENOMEM;
 		goto out;

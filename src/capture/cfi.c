@@ -1107,8 +1107,9 @@ int kiln_cfi_refresh(struct kiln_cfi *c)
 		err = -ENOMEM;
 		goto out_unlock;
 	}
-	qsort(sc.set->ranges, sc.set->nranges, sizeof(*sc.set->ranges),
-	      range_cmp);
+	if (sc.set->nranges)
+		qsort(sc.set->ranges, sc.set->nranges, sizeof(*sc.set->ranges),
+		      range_cmp);
 	c->scanned = true;
 	c->generation++;
 	old = atomic_exchange(&c->cur, sc.set);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 struct kiln_prof;
+struct kiln_buf;
 
 enum {
 	KILN_EXIT_OK = 0,
@@ -19,6 +20,7 @@ int kiln_cmd_top(int argc, char **argv);
 int kiln_cmd_flame(int argc, char **argv);
 int kiln_cmd_convert(int argc, char **argv);
 int kiln_cmd_record(int argc, char **argv);
+int kiln_cmd_heap(int argc, char **argv);
 
 /* Prints "kiln: <message>" on stderr. */
 void kiln_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -58,5 +60,12 @@ struct kiln_cli_input {
  */
 int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
 		  struct kiln_prof **out, int *type);
+
+/*
+ * Finds the preload agent: $KILN_AGENT, else libkiln.so next to the kiln
+ * binary, else ../lib/libkiln.so from it.  Appends the path to *path.
+ * 0 or -ENOENT.
+ */
+int kiln_cli_find_agent(struct kiln_buf *path);
 
 #endif

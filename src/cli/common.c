@@ -2,10 +2,13 @@
  * Input handling shared by the commands that read profiles (cli stage).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "profile/profile.h"
+#include "util/buf.h"
 #include "util/diag.h"
 
 int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
@@ -59,4 +62,29 @@ int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
 out_free:
 	kiln_prof_free(p);
 	return rc;
+}
+
+int kiln_cli_find_agent(struct kiln_buf *path)
+{
+	const char *env = getenv("KILN_AGENT");
+	char exe[4096];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env)
+		return kiln_buf_adds(path, env);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	kiln_buf_addf(path, "%s/libkiln.so", exe);
+	if (path->data && !access(path->data, R_OK))
+		return 0;
+	kiln_buf_reset(path);
+	kiln_buf_addf(path, "%s/../lib/libkiln.so", exe);
+	return !path->data || access(path->data, R_OK) ? -ENOENT : 0;
 }

@@ -61,6 +61,12 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 			 struct kiln_diag *d);
 int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 		    struct kiln_diag *d);
+/* A kiln heap trace (zstd frames, docs/heap-trace.md): analysed, one
+ * sample per stack with the types allocated/bytes, calls/count,
+ * peak/bytes, leaked/bytes, temporary/count, symbolized from the trace's
+ * maps records (format/heaptrace.h has the rest). */
+int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
+			struct kiln_diag *d);
 
 /* Writes the whole profile; gzip-compressed when compress is set. */
 int kiln_pprof_write(const struct kiln_prof *p, struct kiln_buf *out,

@@ -211,7 +211,8 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 					  add_gmap, &mc);
 		if (err)
 			goto out;
-		qsort(mc.maps, mc.n, sizeof(*mc.maps), cmp_gmap);
+		if (mc.n)
+			qsort(mc.maps, mc.n, sizeof(*mc.maps), cmp_gmap);
 	}
 
 	/* Second pass: the samples. */

@@ -315,11 +315,13 @@ static long event_find(struct events *ev, const char *name, size_t len)
 {
 	size_t i;
 
+	/* len may be 0 with a NULL name: no memcmp then. */
 	if (ev->n && ev->v[ev->last].len == len &&
-	    !memcmp(ev->v[ev->last].name, name, len))
+	    (!len || !memcmp(ev->v[ev->last].name, name, len)))
 		return (long)ev->last;
 	for (i = 0; i < ev->n; i++) {
-		if (ev->v[i].len == len && !memcmp(ev->v[i].name, name, len)) {
+		if (ev->v[i].len == len &&
+		    (!len || !memcmp(ev->v[i].name, name, len))) {
 			ev->last = i;
 			return (long)i;
 		}

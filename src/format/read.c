@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "format/format.h"
+#include "format/heaptrace.h"
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/diag.h"
@@ -147,7 +148,8 @@ enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
 		if ((w[0] == 0 && w[1] == 3) || (v[0] == 0 && v[1] == 3))
 			return KILN_FMT_GPERFTOOLS;
 	}
-	if (len >= 8 && !memcmp(data, "KILNHEAP", 8))
+	/* zstd frames whose stream starts with 'H' "KILNHEAP" */
+	if (kiln_heaptrace_detect(data, len))
 		return KILN_FMT_HEAPTRACE;
 	if (!is_text(data, len)) {
 		/* A protobuf Profile starts with a field key of wire type 2
@@ -339,12 +341,13 @@ int kiln_read_profile(const char *path, struct kiln_prof **out,
 	case KILN_FMT_COLLAPSED: rd = kiln_collapsed_read; break;
 	case KILN_FMT_PERF_SCRIPT: rd = kiln_perfscript_read; break;
 	case KILN_FMT_GPERFTOOLS: rd = kiln_gperf_read; break;
+	case KILN_FMT_HEAPTRACE: rd = kiln_heaptrace_read; break;
 	default: break;
 	}
 	if (!rd) {
 		err = kiln_diag(d, "'%s': unknown format: not pprof, perf script "
-				"text, collapsed stacks or a gperftools CPU profile "
-				"(first byte 0x%02x)%s", path,
+				"text, collapsed stacks, a gperftools CPU profile or "
+				"a kiln heap trace (first byte 0x%02x)%s", path,
 				(unsigned char)data[0],
 				fmt == KILN_FMT_SPEEDSCOPE ?
 				"; speedscope JSON is written, not read" : "");

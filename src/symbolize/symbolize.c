@@ -62,6 +62,7 @@ struct jit {
 
 struct kiln_sym {
 	Dwfl *dwfl;
+	bool light;		/* see kiln_sym_opts.light */
 	int pid;
 	const char *root;
 
@@ -175,13 +176,56 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+/* Separate debug files from the local build-id folders only. */
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata,
+				const char *modname, Dwarf_Addr base,
+				const char *file_name, const char *debuglink_file,
+				GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
+					    file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
+static const Dwfl_Callbacks light_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = find_debuginfo_local,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* Whether an ELF file carries DWARF of its own. */
+static bool own_dwarf(Dwfl_Module *dwmod)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(dwmod, &bias);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".debug_info") ||
+			     !strcmp(name, ".zdebug_info")))
+			return true;
+	}
+	return false;
+}
+
 struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts)
 {
 	struct kiln_sym *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
-	s->dwfl = dwfl_begin(&callbacks);
+	s->light = opts && opts->light;
+	s->dwfl = dwfl_begin(s->light ? &light_callbacks : &callbacks);
 	if (!s->dwfl) {
 		free(s);
 		errno = ENOMEM;
@@ -579,7 +623,8 @@ static int resolve(struct kiln_sym *s, size_t mi)
 	md->path = m->path;
 	md->bias = bias;
 	md->dwmod = dwmod;
-	md->has_dwarf = dwfl_module_getdwarf(dwmod, &b) != NULL;
+	md->has_dwarf = (!s->light || own_dwarf(dwmod)) &&
+			dwfl_module_getdwarf(dwmod, &b) != NULL;
 	hex_build_id(s, md);
 	m->mod = (int)s->nmods++;
 	return 0;
@@ -735,7 +780,15 @@ static int symbolize(struct kiln_sym *s, struct mod *md, uint64_t addr,
 			return err;
 	}
 	if (!n && symname) {
-		/* Only the symbol table knows this address. */
+		/* Only the symbol table knows this address.  Symbol versions
+		 * ("clock_gettime@@GLIBC_2.17") are no part of the name. */
+		const char *at = strchr(symname, '@');
+
+		if (at && at > symname) {
+			symname = intern(s, symname, (size_t)(at - symname));
+			if (!symname)
+				return -ENOMEM;
+		}
 		memset(fr, 0, sizeof(fr[0]));
 		if ((err = set_names(s, fr, symname, NULL)))
 			return err;

@@ -40,6 +40,15 @@ struct kiln_sym_opts {
 	 * process in another mount namespace (a container); NULL for none.
 	 */
 	const char *root;
+	/*
+	 * For symbolizing inside someone else's process (the agent): look for
+	 * separate debug files only under the build-id folders, never through
+	 * debuginfod (no network, no waiting at a program's exit), and take
+	 * lines and inlined frames only from files that carry their own DWARF:
+	 * system libraries whose DWARF sits in a separate, compressed debug
+	 * file get names from their symbol tables, which costs a fraction.
+	 */
+	bool light;
 };
 
 /* One frame of a symbolized address; strings are owned by the session. */

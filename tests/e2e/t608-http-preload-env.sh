@@ -28,11 +28,15 @@ PORT=$P
 expect_code 200 debug/pprof/
 stop_serve
 
-# A bad address: said on stderr, the program is unharmed.
-SERVE_ENV="KILN_HTTP=nowhere" start_serve bad --idle
-has "$T/bad.out" "^ready$"
-has "$T/bad.err" "cannot serve HTTP on 'nowhere': Invalid argument"
-stop_serve
+# A bad address: said on stderr, the program is unharmed.  (Not under
+# ASan: with libasan preloaded into an uninstrumented program, strerror()
+# in a constructor deadlocks libp11-kit's destructor at exit, kiln or not.)
+if [ "${KILN_SANITIZE:-OFF}" != ON ]; then
+    SERVE_ENV="KILN_HTTP=nowhere" start_serve bad --idle
+    has "$T/bad.out" "^ready$"
+    has "$T/bad.err" "cannot serve HTTP on 'nowhere': Invalid argument"
+    stop_serve
+fi
 # Without KILN_LOG the agent says nothing of a server that works.
 LD_PRELOAD="$PRELOAD" KILN_HTTP=127.0.0.1:0 timeout 5 "$WL/shares" 0.2 > "$T/quiet.out" 2> "$T/quiet.err" ||
     fail "shares failed under KILN_HTTP"

@@ -1,0 +1,542 @@
+/*
+ * `kiln heap`: heap profile of a command (cli stage).  Runs it with the
+ * preload agent streaming a heap trace (docs/heap-trace.md), then reads
+ * the trace, prints a summary (allocations, peak, leaks, temporary
+ * allocations, the top sites of each), and writes a pprof heap profile
+ * and a memory-over-time SVG.  See docs/kiln-heap.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "format/format.h"
+#include "format/heaptrace.h"
+#include "profile/heap.h"
+#include "profile/profile.h"
+#include "render/timeline.h"
+#include "symbolize/symbolize.h"
+#include "util/buf.h"
+#include "util/diag.h"
+#include "util/file.h"
+
+enum { OPT_SAMPLE = 256, OPT_TRACE_ONLY };
+
+static const struct option opts[] = {
+	{ "sample", required_argument, NULL, OPT_SAMPLE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Sites drawn in the timeline. */
+#define TIMELINE_BANDS 10
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs cmd with the agent; returns its wait status, or -errno. */
+static int run(char **cmd, const char *agent, const char *trace,
+	       const char *sample, double *secs)
+{
+	struct kiln_buf pre = KILN_BUF_INIT;
+	double t0 = now_s();
+	struct sigaction sa, old_int, old_term;
+	int status = 0;
+	pid_t pid;
+
+	kiln_buf_adds(&pre, agent);
+	if (getenv("LD_PRELOAD") && *getenv("LD_PRELOAD"))
+		kiln_buf_addf(&pre, ":%s", getenv("LD_PRELOAD"));
+	if (!pre.data)
+		return -ENOMEM;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		kiln_buf_release(&pre);
+		return -e;
+	}
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		setenv("LD_PRELOAD", pre.data, 1);
+		setenv("KILN_HEAP_TRACE", trace, 1);
+		setenv("KILN_HEAP_SAMPLE", sample, 1);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	kiln_buf_release(&pre);
+	for (;;) {
+		pid_t w = waitpid(pid, &status, 0);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			break;
+		/* Ctrl-C reaches the whole process group by itself. */
+		if (stop_signal && stop_signal != SIGINT)
+			kill(pid, stop_signal);
+		stop_signal = 0;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	*secs = now_s() - t0;
+	return status;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static bool allocator_frame(const char *name)
+{
+	return !strncmp(name, "operator new", 12) ||
+	       !strncmp(name, "operator delete", 15);
+}
+
+/* "leaf (file.c:12) <- caller <- caller" for site sample s of p. */
+static int site_name(struct kiln_prof *p, long s, struct kiln_buf *b,
+		     struct kiln_frame **fr, size_t *cap)
+{
+	long n, i, first = 0, shown = 0;
+
+	kiln_buf_reset(b);
+	if (s < 0)
+		return kiln_buf_adds(b, "?");
+	n = kiln_prof_frames(p, &p->samples[s], fr, cap);
+	if (n < 0)
+		return (int)n;
+	while (first + 1 < n &&
+	       allocator_frame(kiln_prof_str(p, (*fr)[first].name)))
+		first++;
+	if (!n)
+		return kiln_buf_adds(b, "[no stack]");
+	for (i = first; i < n && shown < 4; i++, shown++) {
+		const struct kiln_frame *f = &(*fr)[i];
+
+		if (shown)
+			kiln_buf_adds(b, " <- ");
+		kiln_buf_adds(b, kiln_prof_str(p, f->name));
+		if (!shown && f->function && f->line > 0) {
+			uint32_t file = p->functions[f->function].filename;
+
+			if (file)
+				kiln_buf_addf(b, " (%s:%" PRId64 ")",
+					      base_name(kiln_prof_str(p, file)), f->line);
+		}
+	}
+	if (i < n)
+		kiln_buf_adds(b, " <- ...");
+	return b->data ? 0 : -ENOMEM;
+}
+
+struct ranked {
+	uint32_t site;
+	double v;
+};
+
+static int by_value(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? 1 : -1;
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+enum measure { M_ALLOCATED, M_CALLS, M_PEAK, M_LEAKED, M_TEMPORARY };
+
+static double measure(const struct kiln_heap_site *s, enum measure m)
+{
+	switch (m) {
+	case M_ALLOCATED: return s->bytes;
+	case M_CALLS: return s->calls;
+	case M_PEAK: return s->peak_bytes;
+	case M_LEAKED: return s->live_bytes;
+	case M_TEMPORARY: return s->temporary;
+	}
+	return 0;
+}
+
+static void print_top(FILE *out, const struct kiln_heap *h, struct kiln_prof *p,
+		      const long *so, enum measure m, const char *title,
+		      double total, long top, struct ranked *rk)
+{
+	struct kiln_buf name = KILN_BUF_INIT;
+	struct kiln_frame *fr = NULL;
+	size_t cap = 0, n = 0, i;
+	char a[48];
+
+	for (i = 1; i <= h->nsites; i++) {
+		double v = measure(&h->sites[i], m);
+
+		if (llround(v) > 0) {
+			rk[n].site = (uint32_t)i;
+			rk[n].v = v;
+			n++;
+		}
+	}
+	if (!n)
+		return;
+	qsort(rk, n, sizeof(*rk), by_value);
+	fprintf(out, "\n%s:\n", title);
+	for (i = 0; i < n && (long)i < top; i++) {
+		const struct kiln_heap_site *s = &h->sites[rk[i].site];
+
+		if (m == M_CALLS || m == M_TEMPORARY)
+			snprintf(a, sizeof(a), "%lld", (long long)llround(rk[i].v));
+		else
+			kiln_bytes_str(rk[i].v, a, sizeof(a));
+		if (site_name(p, so[rk[i].site], &name, &fr, &cap))
+			break;
+		fprintf(out, "  %10s %5.1f%%", a, total > 0 ? 100.0 * rk[i].v / total : 0);
+		if (m == M_PEAK || m == M_LEAKED)
+			fprintf(out, " %8lld blocks",
+				(long long)llround(m == M_PEAK ? s->peak_objs : s->live_objs));
+		else if (m == M_ALLOCATED)
+			fprintf(out, " %8lld calls", (long long)llround(s->calls));
+		fprintf(out, "  %s\n", name.data);
+	}
+	if (n > (size_t)top)
+		fprintf(out, "  (%zu more sites)\n", n - (size_t)top);
+	free(fr);
+	kiln_buf_release(&name);
+}
+
+static void print_summary(FILE *out, const struct kiln_heap *h,
+			  const struct kiln_heaptrace_info *info,
+			  struct kiln_prof *p, const long *so, long top)
+{
+	const struct kiln_heap_totals *t = &h->tot;
+	double secs = (double)(t->t_last - t->t_first) / 1e9;
+	struct ranked *rk = malloc((h->nsites + 1) * sizeof(*rk));
+	char a[48];
+
+	fprintf(out, "\n");
+	if (info->sample_bytes)
+		fprintf(out, "sampled: one allocation per %" PRIu64 " bytes on "
+			"average; the numbers are estimates\n", info->sample_bytes);
+	fprintf(out, "calls to allocation functions: %lld (%.0f/s over %.6f s)\n",
+		(long long)llround(t->calls), secs > 0 ? t->calls / secs : 0, secs);
+	fprintf(out, "temporary allocations: %lld (%.1f%%)\n",
+		(long long)llround(t->temporary),
+		t->calls > 0 ? 100.0 * t->temporary / t->calls : 0);
+	fprintf(out, "freed by another thread: %lld\n",
+		(long long)llround(t->cross_thread));
+	kiln_bytes_str(t->allocated, a, sizeof(a));
+	fprintf(out, "bytes allocated in total: %lld (%s)\n",
+		(long long)llround(t->allocated), a);
+	kiln_bytes_str(t->peak, a, sizeof(a));
+	fprintf(out, "peak heap memory consumption: %lld (%s) in %lld blocks "
+		"after %.6f s\n", (long long)llround(t->peak), a,
+		(long long)llround(t->peak_objs), (double)t->peak_t / 1e9);
+	kiln_bytes_str(t->leaked, a, sizeof(a));
+	fprintf(out, "total memory leaked: %lld (%s) in %lld blocks%s\n",
+		(long long)llround(t->leaked), a, (long long)llround(t->leaked_objs),
+		t->ended ? "" : " (no normal exit: live when the trace ends)");
+	if (t->lost)
+		fprintf(out, "warning: %" PRIu64 " events were lost (buffers "
+			"full): the totals are lower bounds\n", t->lost);
+	if (t->unknown_frees)
+		fprintf(out, "warning: %" PRIu64 " frees of blocks the trace does "
+			"not know\n", t->unknown_frees);
+	if (t->late)
+		fprintf(out, "warning: %" PRIu64 " events came out of time order\n",
+			t->late);
+	if (info->truncated)
+		fprintf(out, "warning: the trace was cut after byte %zu (process "
+			"killed?): read up to there\n", info->truncated_at);
+	if (!rk)
+		return;
+	print_top(out, h, p, so, M_ALLOCATED, "most bytes allocated", t->allocated,
+		  top, rk);
+	print_top(out, h, p, so, M_CALLS, "most allocation calls", t->calls, top, rk);
+	print_top(out, h, p, so, M_PEAK, "most memory at the peak", t->peak, top, rk);
+	print_top(out, h, p, so, M_LEAKED, "most memory leaked", t->leaked, top, rk);
+	print_top(out, h, p, so, M_TEMPORARY, "most temporary allocations",
+		  t->temporary, top, rk);
+	free(rk);
+}
+
+/* The memory-over-time chart: the sites that held the most at any time. */
+static int write_timeline(const struct kiln_heap *h, struct kiln_prof *p,
+			  const long *so, const char *cmdline, struct kiln_buf *svg)
+{
+	struct kiln_timeline_band bands[TIMELINE_BANDS];
+	struct kiln_buf names[TIMELINE_BANDS];
+	struct ranked *rk = malloc((h->nsites + 1) * sizeof(*rk));
+	double *vals = NULL;
+	struct kiln_frame *fr = NULL;
+	struct kiln_timeline tl = { 0 };
+	size_t cap = 0, n = 0, i, j, nb;
+	int err = 0;
+
+	if (!rk)
+		return -ENOMEM;
+	for (i = 1; i <= h->nsites; i++) {
+		const struct kiln_heap_site *s = &h->sites[i];
+		double mx = 0;
+
+		for (j = 0; j < s->nhist; j++)
+			if (s->hist[j].at_max > mx)
+				mx = s->hist[j].at_max;
+		if (mx > 0) {
+			rk[n].site = (uint32_t)i;
+			rk[n].v = mx;
+			n++;
+		}
+	}
+	if (n)
+		qsort(rk, n, sizeof(*rk), by_value);
+	nb = n < TIMELINE_BANDS ? n : TIMELINE_BANDS;
+	vals = calloc(nb * h->nbuckets + 1, sizeof(*vals));
+	if (!vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nb; i++) {
+		kiln_buf_init(&names[i]);
+		if (!err)
+			err = site_name(p, so[rk[i].site], &names[i], &fr, &cap);
+		kiln_heap_site_series(h, rk[i].site, vals + i * h->nbuckets);
+		bands[i].label = names[i].data ? names[i].data : "?";
+		bands[i].values = vals + i * h->nbuckets;
+		bands[i].peak = h->sites[rk[i].site].peak_bytes;
+	}
+	if (err)
+		goto out_names;
+	tl.subtitle = cmdline;
+	tl.n = h->nbuckets;
+	tl.interval_s = (double)h->bucket_ns / 1e9;
+	/* The stacks' series are taken at each bucket's maximum. */
+	tl.total = h->total_max;
+	tl.max = NULL;
+	tl.bands = bands;
+	tl.nbands = nb;
+	tl.peak = h->tot.peak;
+	tl.peak_s = (double)h->tot.peak_t / 1e9;
+	if (tl.n)
+		err = kiln_timeline_svg(&tl, svg);
+	else
+		err = -ENODATA;
+out_names:
+	for (i = 0; i < nb; i++)
+		kiln_buf_release(&names[i]);
+out:
+	free(fr);
+	free(vals);
+	free(rk);
+	return err;
+}
+
+/* Reads the trace, prints the summary, writes the profile and the SVG. */
+static int analyse(const char *trace, const char *prefix, long top, bool quiet)
+{
+	struct kiln_heaptrace_info info = { 0 };
+	struct kiln_diag d = { "" };
+	struct kiln_heap *h = NULL;
+	struct kiln_prof *p = NULL;
+	struct kiln_sym *sym = NULL;
+	struct kiln_buf out = KILN_BUF_INIT, path = KILN_BUF_INIT;
+	struct kiln_map m;
+	long *so = NULL;
+	int err, rc = KILN_EXIT_FAIL;
+
+	err = kiln_map_open(&m, trace);
+	if (err) {
+		kiln_cli_error("no heap trace '%s': %s (was libkiln.so preloaded? "
+			       "a static binary cannot preload it)", trace,
+			       strerror(-err));
+		return KILN_EXIT_FAIL;
+	}
+	err = kiln_heaptrace_analyse(m.data, m.len, &h, &info, &d);
+	if (err) {
+		if (err == -EINVAL)
+			kiln_cli_error("'%s': read as heap-trace: %s", trace, d.msg);
+		else
+			kiln_cli_error("'%s': %s", trace, strerror(-err));
+		goto out;
+	}
+	p = kiln_prof_new();
+	sym = kiln_sym_new(NULL);
+	if (!p || !sym) {
+		kiln_cli_error("out of memory");
+		goto out;
+	}
+	err = kiln_heap_prof(h, KILN_HEAP_GO, p, &so);
+	if (!err)
+		err = kiln_sym_prof(sym, p, 0);
+	if (!err) {
+		p->time_nanos = (int64_t)info.start_realtime_ns;
+		if (info.cmdline && *info.cmdline)
+			kiln_prof_add_comment(p, info.cmdline);
+		err = kiln_prof_error(p);
+	}
+	if (err) {
+		kiln_cli_error("building the heap profile: %s", strerror(-err));
+		goto out;
+	}
+	print_summary(stderr, h, &info, p, so, top);
+
+	kiln_buf_addf(&path, "%s.heap.pb.gz", prefix);
+	err = kiln_pprof_write(p, &out, true);
+	if (err) {
+		kiln_cli_error("encoding the heap profile: %s", strerror(-err));
+		goto out;
+	}
+	rc = kiln_cli_write(path.data, out.data, out.len, NULL, 0);
+	if (rc)
+		goto out;
+	kiln_buf_reset(&out);
+	kiln_buf_reset(&path);
+	kiln_buf_addf(&path, "%s.heap.svg", prefix);
+	err = write_timeline(h, p, so, info.cmdline, &out);
+	if (err == -ENODATA) {
+		if (!quiet)
+			fprintf(stderr, "kiln: no allocation: no timeline\n");
+	} else if (err) {
+		kiln_cli_error("drawing the timeline: %s", strerror(-err));
+		rc = KILN_EXIT_FAIL;
+		goto out;
+	} else {
+		rc = kiln_cli_write(path.data, out.data, out.len, NULL, 0);
+		if (rc)
+			goto out;
+	}
+	if (!quiet)
+		fprintf(stderr, "\nkiln: wrote '%s.heap.pb.gz'%s (trace '%s')\n",
+			prefix, err ? "" : ", timeline in '.heap.svg'", trace);
+	rc = KILN_EXIT_OK;
+out:
+	free(so);
+	kiln_sym_free(sym);
+	kiln_prof_free(p);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+	kiln_buf_release(&out);
+	kiln_buf_release(&path);
+	kiln_map_release(&m);
+	return rc;
+}
+
+int kiln_cmd_heap(int argc, char **argv)
+{
+	struct kiln_buf agent = KILN_BUF_INIT, trace = KILN_BUF_INIT;
+	const char *prefix = "kiln", *sample = "0";
+	bool quiet = kiln_cli_quiet;
+	double secs = 0;
+	long top = 5;
+	int c, status, rc;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "+o:n:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SAMPLE: {
+			long long v = strtoll(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 0)
+				return kiln_cli_usage_error("heap",
+					"bad --sample '%s': want a byte count (0: every "
+					"allocation)", optarg);
+			sample = optarg;
+			break;
+		}
+		case 'o': prefix = optarg; break;
+		case 'n':
+			top = strtol(optarg, &end, 10);
+			if (*end || end == optarg || top < 0)
+				return kiln_cli_usage_error("heap",
+					"bad -n '%s': want a count", optarg);
+			break;
+		case 'q': quiet = true; break;
+		case 'h': kiln_cli_usage("heap", false); return 0;
+		default: return kiln_cli_usage_error("heap", "unknown option");
+		}
+	}
+	if (optind >= argc)
+		return kiln_cli_usage_error("heap", "nothing to run: give a command "
+					    "after --");
+	if (!*prefix)
+		return kiln_cli_usage_error("heap", "empty -o prefix");
+	if (kiln_cli_find_agent(&agent)) {
+		kiln_cli_error("cannot find libkiln.so next to kiln or in ../lib: "
+			       "set KILN_AGENT=/path/to/libkiln.so");
+		rc = KILN_EXIT_FAIL;
+		goto out;
+	}
+	kiln_buf_addf(&trace, "%s.trace.zst", prefix);
+	if (!trace.data) {
+		rc = KILN_EXIT_FAIL;
+		goto out;
+	}
+	/* A trace left by an earlier run must not pass for this one's. */
+	if (unlink(trace.data) && errno != ENOENT) {
+		kiln_cli_error("cannot replace '%s': %s", trace.data, strerror(errno));
+		rc = KILN_EXIT_FAIL;
+		goto out;
+	}
+	status = run(argv + optind, agent.data, trace.data, sample, &secs);
+	if (status < 0) {
+		kiln_cli_error("cannot start '%s': %s", argv[optind],
+			       strerror(-status));
+		rc = KILN_EXIT_FAIL;
+		goto out;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 &&
+	    access(trace.data, F_OK)) {
+		rc = 127;	/* the command did not run; the child said why */
+		goto out;
+	}
+	if (!quiet) {
+		fprintf(stderr, "\nkiln heap: '%s' ", argv[optind]);
+		if (WIFSIGNALED(status))
+			fprintf(stderr, "was killed by signal %d (%s)", WTERMSIG(status),
+				strsignal(WTERMSIG(status)));
+		else
+			fprintf(stderr, "exited with status %d", WEXITSTATUS(status));
+		fprintf(stderr, " after %.3f s\n", secs);
+	}
+	rc = analyse(trace.data, prefix, top, quiet);
+	if (!rc) {
+		if (WIFEXITED(status))
+			rc = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			rc = 128 + WTERMSIG(status);
+	}
+out:
+	kiln_buf_release(&agent);
+	kiln_buf_release(&trace);
+	return rc;
+}

@@ -1,0 +1,50 @@
+/*
+ * The kiln heap trace reader (format stage): zstd frames of records, as
+ * docs/heap-trace.md describes them, merged by time into a heap analysis
+ * (profile/heap.h).  kiln_heaptrace_read() (format.h) is the
+ * read-any-profile entry; kiln heap uses the analysis directly.
+ */
+#ifndef KILN_FORMAT_HEAPTRACE_H
+#define KILN_FORMAT_HEAPTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kiln_heap;
+struct kiln_diag;
+
+/* What the trace says about itself. */
+struct kiln_heaptrace_info {
+	uint64_t version, pid, ppid;
+	uint64_t start_realtime_ns;	/* CLOCK_REALTIME at the start */
+	uint64_t sample_bytes;		/* R, 0: every allocation */
+	char *cmdline;			/* arguments separated by spaces;
+					 * owned, see _info_release() */
+	size_t frames;			/* complete zstd frames read */
+	size_t threads;			/* threads that recorded events */
+	bool truncated;			/* the last frame was cut short */
+	size_t truncated_at;		/* bytes read up to the cut */
+};
+
+void kiln_heaptrace_info_release(struct kiln_heaptrace_info *info);
+
+/*
+ * True when data is a kiln heap trace: a zstd frame whose contents start
+ * with the header record ('H' "KILNHEAP") (or that is cut too short to
+ * tell), or an uncompressed stream starting so.
+ */
+bool kiln_heaptrace_detect(const char *data, size_t len);
+
+/*
+ * Reads a whole trace (zstd frames, or one uncompressed stream) into a new
+ * finished analysis *out (kiln_heap_free() it), filling *info (release it
+ * in every case).  A file cut inside its last frame is read up to the
+ * last complete frame (info->truncated).  0, -ENOMEM, or -EINVAL with d
+ * filled ("byte N (zstd frame K), stream byte S: why").
+ */
+int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
+			   struct kiln_heaptrace_info *info,
+			   struct kiln_diag *d);
+
+#endif

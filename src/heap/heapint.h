@@ -1,0 +1,122 @@
+/*
+ * Internals shared by the malloc hooks (hooks.c) and the trace writer
+ * (trace.c) of the heap profiler (heap stage).  Everything a hook touches
+ * is reserved with mmap before tracing starts or mmap'ed by the hook
+ * itself: hooks never call the allocator, stdio or a mutex.
+ */
+#ifndef KILN_HEAP_HEAPINT_H
+#define KILN_HEAP_HEAPINT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KHEAP_RING (1u << 20)		/* bytes of events per thread */
+#define KHEAP_WAKE (KHEAP_RING / 4)	/* pending bytes that wake the writer */
+#define KHEAP_MAX_DEPTH 128		/* frames kept per stack */
+#define KHEAP_MAX_REC 64		/* the longest event record */
+
+/* Ring states. */
+enum { KHEAP_FREE, KHEAP_OWNED, KHEAP_DEAD, KHEAP_ATTACHING };
+
+/*
+ * One thread's events: a single-producer (the thread), single-consumer
+ * (the writer) byte ring of whole records, and the thread's sampling and
+ * stack state.  mmap'ed, never freed; reused after its thread exited and
+ * the writer drained it.
+ */
+struct kheap_thread {
+	struct kheap_thread *next;	/* list of all rings; set once */
+	_Atomic int state;		/* KHEAP_* */
+	_Atomic uint32_t gen;		/* owners so far (the writer resyncs) */
+	int tid;
+	uint64_t t_base;		/* time of the generation's start */
+	/* Producer side (the owning thread only). */
+	_Atomic uint64_t head;
+	uint64_t last_ns;		/* time of the last record */
+	int64_t until_sample;		/* bytes left before the next sample */
+	uint64_t rng;			/* xorshift state */
+	uint64_t stack_hi;		/* top of the thread's stack, 0: unknown */
+	_Atomic uint64_t events, lost;
+	char exit_name[16];		/* the thread's name when it ended */
+	char pad1[64];
+	/* Consumer side (the writer). */
+	_Atomic uint64_t tail;
+	uint32_t w_gen;
+	uint64_t w_last_ns, w_lost, w_name_ns;
+	char w_name[20];
+	char pad2[64];
+	unsigned char data[KHEAP_RING];
+};
+
+/*
+ * Re-entrancy guard: set while a hook records, and for good on kiln's own
+ * threads; a hook that finds it set goes straight to the real allocator.
+ */
+extern __thread int kheap_guard __attribute__((tls_model("initial-exec")));
+
+/* Set while tracing (hooks record); cleared at exit and while forking. */
+extern _Atomic bool kheap_on;
+/* KILN_HEAP_SAMPLE: mean bytes between samples, 0: every allocation. */
+extern uint64_t kheap_sample;
+/* Sampled blocks still live (sampling mode: frees are looked up). */
+extern _Atomic uint64_t kheap_sampled_live;
+
+/*
+ * The calling thread's ring, attached on first use (mmap, no malloc);
+ * NULL when none can be had or after the thread's key destructor ran.
+ * Hook context: caller holds the guard.
+ */
+struct kheap_thread *kheap_self(void);
+
+/* CLOCK_MONOTONIC in ns (vDSO). */
+uint64_t kheap_now(void);
+
+/*
+ * Appends one encoded record to t's ring, waiting briefly for the writer
+ * when the ring is full, else counting it lost.  false: lost (the caller
+ * then keeps t->last_ns, so the next record's dt stays right).  Hook
+ * context.
+ */
+bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len);
+
+/*
+ * Interns a stack (leaf first), returning its id (>= 2; id 1 is the empty
+ * stack, also returned when the table is full).  Lock-free lookup, a spin
+ * lock only to add a stack never seen.  Hook context.
+ */
+uint32_t kheap_stack_id(const uint64_t *pcs, int n);
+
+/*
+ * Unwinds from the frame of a hook (its __builtin_frame_address(0)):
+ * pcs[0] is the return address into the allocation function's caller.
+ * Returns the depth.  Hook context.
+ */
+int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max);
+
+/* Sampled-block set (sampling mode): add, and remove-if-present. */
+bool kheap_sset_add(uint64_t ptr);
+bool kheap_sset_del(uint64_t ptr);
+
+/* Resolves the real allocator (dlsym) and returns the real malloc. */
+void *kheap_real_malloc(void);
+
+/* Starts a thread's sampling state (once per ring generation). */
+void kheap_sample_start(struct kheap_thread *t, uint64_t seed);
+
+/* Wakes the writer (futex), at most one syscall per writer round. */
+void kheap_wake(void);
+
+/* Encoding helpers. */
+static inline unsigned char *kheap_uv(unsigned char *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+#endif

@@ -1,0 +1,569 @@
+/*
+ * The malloc interposer of libkiln.so (heap stage).  It exports the
+ * malloc family (malloc, free, calloc, realloc, reallocarray,
+ * posix_memalign, aligned_alloc, memalign, valloc, pvalloc) and
+ * jemalloc's extra entry points (mallocx, rallocx, xallocx, sdallocx,
+ * dallocx); each calls the next definition (dlsym(RTLD_NEXT): glibc's or
+ * jemalloc's) and, while a trace is being written, records the event:
+ * an allocation with its call stack, a free before the real free.
+ *
+ * Hook rules (STYLE.md): a __thread guard with the initial-exec TLS model
+ * sends re-entrant calls (and kiln's own threads) straight to the real
+ * allocator; dlsym's own calloc during the bootstrap is served from a
+ * static arena whose blocks never reach the real free; no malloc, stdio or
+ * mutex on the recording path (rings, tables and sets are mmap'ed); errno
+ * is preserved.  C++ new/delete and Rust's system allocator arrive here
+ * through malloc, free, aligned_alloc and posix_memalign.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heap/heapint.h"
+
+#define HOOK __attribute__((visibility("default")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+__thread int kheap_guard __attribute__((tls_model("initial-exec")));
+/* Set on the thread running the dlsym bootstrap. */
+static __thread int booting __attribute__((tls_model("initial-exec")));
+
+/* The next definitions of what we interpose. */
+static struct {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*memalign)(size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	/* jemalloc's, NULL when the program does not use it. */
+	void *(*mallocx)(size_t, int);
+	void *(*rallocx)(void *, size_t, int);
+	size_t (*xallocx)(void *, size_t, size_t, int);
+	void (*sdallocx)(void *, size_t, int);
+	void (*dallocx)(void *, int);
+} real;
+
+/* ---- bootstrap: dlsym may call calloc before real.calloc is known ---- */
+
+#define BOOT_SIZE (64 * 1024)
+static unsigned char boot_arena[BOOT_SIZE] __attribute__((aligned(64)));
+static _Atomic size_t boot_used;
+
+static bool is_boot(const void *p)
+{
+	return (const unsigned char *)p >= boot_arena &&
+	       (const unsigned char *)p < boot_arena + BOOT_SIZE;
+}
+
+/* 16 bytes of header (the size) before each block; zeroed memory. */
+static void *boot_alloc(size_t n, size_t align)
+{
+	size_t off, need;
+
+	if (align < 16)
+		align = 16;
+	if (n > BOOT_SIZE || align > 4096)
+		return NULL;
+	off = atomic_load(&boot_used);
+	do {
+		size_t start = (off + 16 + align - 1) & ~(align - 1);
+
+		need = start + n;
+		if (need > BOOT_SIZE) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	} while (!atomic_compare_exchange_weak(&boot_used, &off, need));
+	{
+		size_t start = (off + 16 + align - 1) & ~(align - 1);
+
+		*(size_t *)(boot_arena + start - 16) = n;
+		return boot_arena + start;
+	}
+}
+
+static void resolve(void)
+{
+	static _Atomic int state;	/* 0 none, 1 resolving, 2 done */
+	int none = 0;
+
+	if (!atomic_compare_exchange_strong(&state, &none, 1)) {
+		/* Another thread resolves; the resolving one itself comes
+		 * back here through dlsym's calloc and is served the arena. */
+		while (!booting && atomic_load(&state) != 2)
+			sched_yield();
+		return;
+	}
+	booting = 1;
+	real.calloc = dlsym(RTLD_NEXT, "calloc");
+	real.free = dlsym(RTLD_NEXT, "free");
+	real.realloc = dlsym(RTLD_NEXT, "realloc");
+	real.memalign = dlsym(RTLD_NEXT, "memalign");
+	real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+	real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+	real.valloc = dlsym(RTLD_NEXT, "valloc");
+	real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+	real.mallocx = dlsym(RTLD_NEXT, "mallocx");
+	real.rallocx = dlsym(RTLD_NEXT, "rallocx");
+	real.xallocx = dlsym(RTLD_NEXT, "xallocx");
+	real.sdallocx = dlsym(RTLD_NEXT, "sdallocx");
+	real.dallocx = dlsym(RTLD_NEXT, "dallocx");
+	/* Last: a non-NULL real.malloc means everything is known. */
+	atomic_store((_Atomic(void *) *)(void *)&real.malloc,
+		     dlsym(RTLD_NEXT, "malloc"));
+	booting = 0;
+	atomic_store(&state, 2);
+}
+
+static inline bool ready(void)
+{
+	if (likely(real.malloc))
+		return true;
+	resolve();
+	return real.malloc != NULL;
+}
+
+void *kheap_real_malloc(void)
+{
+	ready();
+	return (void *)real.malloc;
+}
+
+/* ---- recording ---- */
+
+static uint64_t draw(struct kheap_thread *t)
+{
+	uint64_t x = t->rng;
+	double u;
+
+	/* xorshift64*: a uniform in (0, 1], then an exponential variate. */
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t->rng = x;
+	u = (double)((x * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-53;
+	if (u <= 0)
+		u = 0x1.0p-53;
+	return (uint64_t)(-log(u) * (double)kheap_sample) + 1;
+}
+
+void kheap_sample_start(struct kheap_thread *t, uint64_t seed)
+{
+	t->rng = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+	if (!t->rng)
+		t->rng = 1;
+	t->until_sample = kheap_sample ? (int64_t)draw(t) : 0;
+}
+
+/* Records an allocation (tag 'A') made by the hook whose frame is given. */
+static __attribute__((noinline)) void on_alloc(void *p, size_t n, void *frame)
+{
+	int saved = errno;
+	struct kheap_thread *t = kheap_self();
+	unsigned char rec[KHEAP_MAX_REC], *e = rec;
+	uint64_t pcs[KHEAP_MAX_DEPTH], now;
+	uint32_t id;
+	int depth;
+
+	if (!t)
+		goto out;
+	if (kheap_sample) {
+		/* Poisson over the bytes allocated: sampled when the
+		 * countdown crosses zero inside this allocation. */
+		if (n < (uint64_t)INT64_MAX && (t->until_sample -= (int64_t)n) > 0)
+			goto out;
+		t->until_sample = (int64_t)draw(t);
+		if (!kheap_sset_add((uint64_t)(uintptr_t)p)) {
+			atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
+			goto out;
+		}
+	}
+	depth = kheap_unwind(t, frame, pcs, KHEAP_MAX_DEPTH);
+	id = kheap_stack_id(pcs, depth);
+	now = kheap_now();
+	*e++ = 'A';
+	e = kheap_uv(e, now - t->last_ns);
+	e = kheap_uv(e, (uint64_t)t->tid);
+	e = kheap_uv(e, (uint64_t)(uintptr_t)p);
+	e = kheap_uv(e, n);
+	e = kheap_uv(e, id);
+	if (kheap_put(t, rec, (size_t)(e - rec)))
+		t->last_ns = now;
+out:
+	errno = saved;
+}
+
+/*
+ * Whether a free of p is to be recorded (sampling mode: p was sampled; it
+ * leaves the set now, before the real free can hand p out again).
+ */
+static inline bool free_wanted(void *p)
+{
+	if (!kheap_sample)
+		return true;
+	if (!atomic_load_explicit(&kheap_sampled_live, memory_order_relaxed))
+		return false;
+	return kheap_sset_del((uint64_t)(uintptr_t)p);
+}
+
+/* Records a free of p at time now (tag 'F'). */
+static void put_free(void *p, uint64_t now)
+{
+	int saved = errno;
+	struct kheap_thread *t = kheap_self();
+	unsigned char rec[KHEAP_MAX_REC], *e = rec;
+
+	if (t) {
+		if (now < t->last_ns)
+			now = t->last_ns;
+		*e++ = 'F';
+		e = kheap_uv(e, now - t->last_ns);
+		e = kheap_uv(e, (uint64_t)t->tid);
+		e = kheap_uv(e, (uint64_t)(uintptr_t)p);
+		if (kheap_put(t, rec, (size_t)(e - rec)))
+			t->last_ns = now;
+	}
+	errno = saved;
+}
+
+static inline bool tracing(void)
+{
+	return !kheap_guard && atomic_load_explicit(&kheap_on, memory_order_relaxed);
+}
+
+/* ---- the interposed functions ---- */
+
+/* An allocation hook: the real call, then the record. */
+#define ALLOC_HOOK(call, size)						\
+	do {								\
+		void *p_;						\
+		if (!tracing())						\
+			return call;					\
+		kheap_guard = 1;					\
+		p_ = call;						\
+		if (p_)							\
+			on_alloc(p_, size, __builtin_frame_address(0));	\
+		kheap_guard = 0;					\
+		return p_;						\
+	} while (0)
+
+HOOK void *malloc(size_t n)
+{
+	if (unlikely(!ready()))
+		return boot_alloc(n, 16);
+	ALLOC_HOOK(real.malloc(n), n);
+}
+
+HOOK void *calloc(size_t n, size_t m)
+{
+	if (unlikely(!real.calloc || booting)) {
+		size_t s;
+
+		/* dlsym's own calloc: the arena, zeroed already. */
+		if (__builtin_mul_overflow(n, m, &s)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (booting || !ready())
+			return boot_alloc(s, 16);
+	}
+	ALLOC_HOOK(real.calloc(n, m), n * m);
+}
+
+static void do_free(void *p)
+{
+	uint64_t now;
+
+	if (!p || unlikely(is_boot(p)))
+		return;		/* arena blocks are never freed */
+	if (unlikely(!ready()))
+		return;
+	if (!tracing()) {
+		real.free(p);
+		return;
+	}
+	kheap_guard = 1;
+	if (free_wanted(p)) {
+		now = kheap_now();
+		put_free(p, now);
+	}
+	real.free(p);
+	kheap_guard = 0;
+}
+
+HOOK void free(void *p)
+{
+	do_free(p);
+}
+
+/*
+ * realloc and friends: the free of the old block is timed before the real
+ * call (another thread may get the address back the moment it returns)
+ * and written only if the call succeeded.
+ */
+static __attribute__((always_inline)) inline void *
+do_realloc(void *p, size_t n, void *frame)
+{
+	bool had;
+	uint64_t t0 = 0;
+	void *q;
+
+	if (!tracing())
+		return real.realloc(p, n);
+	kheap_guard = 1;
+	had = p && free_wanted(p);
+	if (had)
+		t0 = kheap_now();
+	q = real.realloc(p, n);
+	if (!q && n && p) {
+		/* Failed: p is still the caller's. */
+		if (had && kheap_sample)
+			kheap_sset_add((uint64_t)(uintptr_t)p);
+	} else {
+		if (had)
+			put_free(p, t0);
+		if (q)
+			on_alloc(q, n, frame);
+	}
+	kheap_guard = 0;
+	return q;
+}
+
+/* A block from the bootstrap arena moves to the real allocator. */
+static void *boot_realloc(void *p, size_t n)
+{
+	size_t old = *(size_t *)((unsigned char *)p - 16);
+	void *q = malloc(n);
+
+	if (q)
+		memcpy(q, p, old < n ? old : n);
+	return q;
+}
+
+HOOK void *realloc(void *p, size_t n)
+{
+	if (unlikely(!ready()))
+		return NULL;
+	if (unlikely(p && is_boot(p)))
+		return boot_realloc(p, n);
+	return do_realloc(p, n, __builtin_frame_address(0));
+}
+
+HOOK void *reallocarray(void *p, size_t n, size_t m)
+{
+	size_t s;
+
+	if (__builtin_mul_overflow(n, m, &s)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (unlikely(!ready()))
+		return NULL;
+	if (unlikely(p && is_boot(p)))
+		return boot_realloc(p, s);
+	return do_realloc(p, s, __builtin_frame_address(0));
+}
+
+HOOK int posix_memalign(void **out, size_t align, size_t n)
+{
+	int rc;
+
+	if (unlikely(!ready()))
+		return ENOMEM;
+	if (!tracing())
+		return real.posix_memalign(out, align, n);
+	kheap_guard = 1;
+	rc = real.posix_memalign(out, align, n);
+	if (!rc && *out)
+		on_alloc(*out, n, __builtin_frame_address(0));
+	kheap_guard = 0;
+	return rc;
+}
+
+HOOK void *aligned_alloc(size_t align, size_t n)
+{
+	if (unlikely(!ready()))
+		return boot_alloc(n, align);
+	ALLOC_HOOK(real.aligned_alloc(align, n), n);
+}
+
+HOOK void *memalign(size_t align, size_t n)
+{
+	if (unlikely(!ready()))
+		return boot_alloc(n, align);
+	ALLOC_HOOK(real.memalign(align, n), n);
+}
+
+HOOK void *valloc(size_t n)
+{
+	if (unlikely(!ready()))
+		return NULL;
+	ALLOC_HOOK(real.valloc(n), n);
+}
+
+HOOK void *pvalloc(size_t n)
+{
+	if (unlikely(!ready()))
+		return NULL;
+	ALLOC_HOOK(real.pvalloc(n), n);
+}
+
+/*
+ * jemalloc's non-standard API.  Without jemalloc in the process these
+ * stand in for it on top of the real malloc (a program that probes for
+ * mallocx through a weak reference finds ours and must not crash).
+ */
+#define MALLOCX_ALIGN_OF(f) ((f) & 0x3f ? (size_t)1 << ((f) & 0x3f) : 0)
+#define MALLOCX_ZERO 0x40
+
+static void *emul_mallocx(size_t n, int flags)
+{
+	size_t a = MALLOCX_ALIGN_OF(flags);
+	void *p = NULL;
+
+	if (a > 16) {
+		if (real.posix_memalign(&p, a, n ? n : 1))
+			p = NULL;
+	} else {
+		p = real.malloc(n ? n : 1);
+	}
+	if (p && (flags & MALLOCX_ZERO))
+		memset(p, 0, n);
+	return p;
+}
+
+static void *emul_rallocx(void *p, size_t n, int flags)
+{
+	size_t a = MALLOCX_ALIGN_OF(flags), old = malloc_usable_size(p);
+	void *q;
+
+	if (a > 16) {
+		q = emul_mallocx(n, flags);
+		if (q) {
+			memcpy(q, p, old < n ? old : n);
+			real.free(p);
+		}
+		return q;
+	}
+	q = real.realloc(p, n ? n : 1);
+	if (q && (flags & MALLOCX_ZERO) && n > old)
+		memset((char *)q + old, 0, n - old);
+	return q;
+}
+
+HOOK void *mallocx(size_t n, int flags)
+{
+	if (unlikely(!ready()))
+		return NULL;
+	if (real.mallocx)
+		ALLOC_HOOK(real.mallocx(n, flags), n);
+	ALLOC_HOOK(emul_mallocx(n, flags), n);
+}
+
+HOOK void *rallocx(void *p, size_t n, int flags)
+{
+	bool had;
+	uint64_t t0 = 0;
+	void *q;
+
+	if (unlikely(!ready()))
+		return NULL;
+	if (!tracing())
+		return real.rallocx ? real.rallocx(p, n, flags) :
+				      emul_rallocx(p, n, flags);
+	kheap_guard = 1;
+	had = free_wanted(p);
+	if (had)
+		t0 = kheap_now();
+	q = real.rallocx ? real.rallocx(p, n, flags) : emul_rallocx(p, n, flags);
+	if (!q) {
+		if (had && kheap_sample)
+			kheap_sset_add((uint64_t)(uintptr_t)p);
+	} else {
+		if (had)
+			put_free(p, t0);
+		on_alloc(q, n, __builtin_frame_address(0));
+	}
+	kheap_guard = 0;
+	return q;
+}
+
+HOOK size_t xallocx(void *p, size_t n, size_t extra, int flags)
+{
+	size_t got;
+	bool had;
+	uint64_t t0 = 0;
+
+	if (unlikely(!ready()))
+		return 0;
+	if (!real.xallocx)
+		return malloc_usable_size(p);	/* never resizes in place */
+	if (!tracing())
+		return real.xallocx(p, n, extra, flags);
+	kheap_guard = 1;
+	had = free_wanted(p);
+	if (had)
+		t0 = kheap_now();
+	got = real.xallocx(p, n, extra, flags);
+	if (got >= n) {
+		/* Resized in place: the block now holds what was asked. */
+		size_t want = n + extra < n ? n : n + extra;
+
+		if (had)
+			put_free(p, t0);
+		on_alloc(p, got < want ? got : want, __builtin_frame_address(0));
+	} else if (had && kheap_sample) {
+		kheap_sset_add((uint64_t)(uintptr_t)p);
+	}
+	kheap_guard = 0;
+	return got;
+}
+
+HOOK void dallocx(void *p, int flags)
+{
+	if (unlikely(!ready()) || !p || is_boot(p))
+		return;
+	if (!real.dallocx) {
+		do_free(p);
+		return;
+	}
+	if (!tracing()) {
+		real.dallocx(p, flags);
+		return;
+	}
+	kheap_guard = 1;
+	if (free_wanted(p))
+		put_free(p, kheap_now());
+	real.dallocx(p, flags);
+	kheap_guard = 0;
+}
+
+HOOK void sdallocx(void *p, size_t n, int flags)
+{
+	if (unlikely(!ready()) || !p || is_boot(p))
+		return;
+	if (!real.sdallocx) {
+		do_free(p);
+		return;
+	}
+	if (!tracing()) {
+		real.sdallocx(p, n, flags);
+		return;
+	}
+	kheap_guard = 1;
+	if (free_wanted(p))
+		put_free(p, kheap_now());
+	real.sdallocx(p, n, flags);
+	kheap_guard = 0;
+}

@@ -1,0 +1,1223 @@
+/*
+ * The heap trace of libkiln.so (heap stage): the per-thread event rings
+ * the malloc hooks fill, the process-wide stack table, the set of sampled
+ * blocks, and the writer thread that streams everything to
+ * KILN_HEAP_TRACE as zstd frames in the format of docs/heap-trace.md.
+ *
+ * Hot path (hooks.c, on the program's threads): encode a record into the
+ * thread's ring (single producer, single consumer, lock-free), wake the
+ * writer with a futex once a quarter of the ring is pending.  Cold path
+ * (the writer, a thread of kiln's own with every signal blocked and the
+ * hook guard set for good): every 100 ms, or sooner when woken, drain the
+ * rings into batches, prefix them with the stacks, maps, thread names and
+ * loss counts they need, compress that into one zstd frame and write it
+ * with one write(2), so that a SIGKILL loses at most the last ~100 ms.
+ * See docs/heap.md.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "agent/agent.h"
+#include "capture/cfi.h"
+#include "heap/heap.h"
+#include "heap/heapint.h"
+#include "util/buf.h"
+#include "util/htab.h"
+
+#define FLUSH_NS 100000000ull		/* at most this long between frames */
+#define FLUSH_BYTES (1u << 20)		/* ... or this much pending */
+#define ST_SLOTS (1u << 19)		/* stack hash slots (power of two) */
+#define ST_MAX (ST_SLOTS / 2)		/* stacks at most */
+#define ST_CHUNK (1u << 19)		/* words per arena chunk (4 MiB) */
+#define SS_SLOTS (1u << 20)		/* sampled-block table */
+#define SS_MAX (SS_SLOTS / 4 * 3)
+#define SS_FILTER (1u << 20)		/* counters in front of it */
+/*
+ * A full ring waits for the writer this long before it drops events:
+ * exact traces need back-pressure (the hook holds no allocator lock
+ * while it waits), but a writer that cannot write must not hang the
+ * program.
+ */
+#define FULL_WAIT_NS 5000000000ull
+
+_Atomic bool kheap_on;
+uint64_t kheap_sample;
+_Atomic uint64_t kheap_sampled_live;
+
+
+static char *trace_path;		/* KILN_HEAP_TRACE */
+static int trace_fd = -1;
+static struct kiln_cfi *cfi;
+static uint64_t main_stack_hi;
+static pid_t main_tid;
+static pthread_key_t exit_key;
+static bool have_key;
+static _Atomic(struct kheap_thread *) rings;
+static __thread struct kheap_thread *me __attribute__((tls_model("initial-exec")));
+#define ME_DEAD ((struct kheap_thread *)1)
+
+/*
+ * Stack table: entries [hash, depth, pcs...] in arena chunks mmap'ed as
+ * needed (under st_lock); st_ent[id] points at stack id's entry.
+ */
+static uint64_t *st_chunk;		/* the chunk being filled */
+static size_t st_used;			/* words used in it */
+static const uint64_t **st_ent;
+static const uint64_t st_empty[2];	/* stack 1: no frame */
+static _Atomic uint32_t *st_slots;
+static _Atomic uint32_t st_count;	/* ids 1..st_count are published */
+static atomic_flag st_lock = ATOMIC_FLAG_INIT;
+
+/* Sampled blocks: exact table under a spin lock, counters in front. */
+static uint64_t *ss_slots;
+static size_t ss_count;
+static _Atomic uint16_t *ss_filter;
+static atomic_flag ss_lock = ATOMIC_FLAG_INIT;
+
+/* Writer. */
+static pthread_t writer;
+static bool writer_running;
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t wake_word;
+static _Atomic bool stalled;		/* a full ring timed out: drop at once */
+static _Atomic int finishing;		/* 1: write E and stop; 2: done */
+static struct kiln_buf w_events;	/* batches drained, not yet written */
+static uint32_t w_stacks;		/* stacks written so far */
+static uint64_t w_dl_gen;
+static bool w_maps_due;
+static uint64_t w_lost;			/* losses already reported */
+static uint64_t w_last_flush;
+static ZSTD_CCtx *w_zstd;
+static pid_t exit_tid;			/* the thread that ran exit() */
+static _Atomic uint64_t st_written, st_frames;
+
+static void lock(atomic_flag *f)
+{
+	while (atomic_flag_test_and_set_explicit(f, memory_order_acquire))
+		sched_yield();
+}
+
+static void unlock(atomic_flag *f)
+{
+	atomic_flag_clear_explicit(f, memory_order_release);
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+uint64_t kheap_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *map_anon(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * The mapping of /proc/self/maps holding addr, read with plain syscalls
+ * (no stdio: callable from a hook).  0 or -errno / -ENOENT.
+ */
+static int maps_find(uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int err = -ENOENT;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = strchr(line, '\n'))) {
+			char *end;
+			uint64_t a = strtoull(line, &end, 16), b;
+
+			if (*end == '-') {
+				b = strtoull(end + 1, NULL, 16);
+				if (addr >= a && addr < b) {
+					*lo = a;
+					*hi = b;
+					err = 0;
+					goto out;
+				}
+			}
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0;	/* a line longer than the buffer */
+	}
+out:
+	close(fd);
+	return err;
+}
+
+/* ---- thread rings ---- */
+
+static void on_thread_exit(void *arg)
+{
+	struct kheap_thread *t = arg;
+
+	if (t && t != ME_DEAD && me == t) {
+		/* Short-lived threads are gone before the writer looks. */
+		if (prctl(PR_GET_NAME, t->exit_name))
+			t->exit_name[0] = '\0';
+		me = ME_DEAD;	/* later frees of this thread: untraced */
+		atomic_store_explicit(&t->state, KHEAP_DEAD, memory_order_release);
+	}
+}
+
+static uint64_t stack_top(pid_t tid)
+{
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0), lo, hi;
+	uint64_t self = (uint64_t)pthread_self();
+
+	if (tid == main_tid && main_stack_hi)
+		return main_stack_hi;
+	/* glibc puts a thread's descriptor at the top of its stack block
+	 * (the program's own block too, with pthread_attr_setstack): all of
+	 * [sp, self) is the thread's mapped stack. */
+	if (tid != main_tid && self > sp && self - sp < (1ull << 30))
+		return self;
+	if (!maps_find(sp, &lo, &hi))
+		return hi;
+	return 0;
+}
+
+struct kheap_thread *kheap_self(void)
+{
+	struct kheap_thread *t = me, *head;
+	pid_t tid;
+
+	if (t)
+		return t == ME_DEAD ? NULL : t;
+	tid = gettid_();
+	/* A ring whose thread exited and which the writer drained. */
+	for (t = atomic_load(&rings); t; t = t->next) {
+		int f = KHEAP_FREE;
+
+		if (atomic_load_explicit(&t->state, memory_order_relaxed) == KHEAP_FREE &&
+		    atomic_compare_exchange_strong(&t->state, &f, KHEAP_ATTACHING))
+			break;
+	}
+	if (!t) {
+		t = map_anon(sizeof(*t));
+		if (!t) {
+			me = ME_DEAD;
+			return NULL;
+		}
+		t->state = KHEAP_ATTACHING;
+		head = atomic_load(&rings);
+		do
+			t->next = head;
+		while (!atomic_compare_exchange_weak(&rings, &head, t));
+	}
+	/* The writer finished with it (FREE) or never saw it: reset. */
+	t->tid = tid;
+	t->t_base = t->last_ns = kheap_now();
+	atomic_store(&t->tail, atomic_load(&t->head));
+	atomic_store(&t->events, 0);
+	atomic_store(&t->lost, 0);
+	t->stack_hi = stack_top(tid);
+	t->exit_name[0] = '\0';
+	kheap_sample_start(t, (uint64_t)tid ^ t->t_base);
+	atomic_fetch_add_explicit(&t->gen, 1, memory_order_relaxed);
+	/* The writer reads gen, t_base and tid only after seeing OWNED. */
+	atomic_store_explicit(&t->state, KHEAP_OWNED, memory_order_release);
+	me = t;
+	if (have_key)
+		pthread_setspecific(exit_key, t);
+	return t;
+}
+
+void kheap_wake(void)
+{
+	if (!atomic_exchange_explicit(&wake_word, 1, memory_order_acq_rel))
+		syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static bool ring_put(struct kheap_thread *t, const unsigned char *rec,
+		     size_t len, uint64_t h, uint64_t tl)
+{
+	size_t at = (size_t)(h & (KHEAP_RING - 1)), first;
+
+	if (h + len - tl > KHEAP_RING)
+		return false;
+	first = KHEAP_RING - at;
+	if (first >= len) {
+		memcpy(t->data + at, rec, len);
+	} else {
+		memcpy(t->data + at, rec, first);
+		memcpy(t->data, rec + first, len - first);
+	}
+	atomic_store_explicit(&t->head, h + len, memory_order_release);
+	atomic_fetch_add_explicit(&t->events, 1, memory_order_relaxed);
+	if (h + len - tl >= KHEAP_WAKE && h - tl < KHEAP_WAKE)
+		kheap_wake();
+	return true;
+}
+
+bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len)
+{
+	uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+	uint64_t tl = atomic_load_explicit(&t->tail, memory_order_acquire);
+	uint64_t until;
+	struct timespec nap = { 0, 50000 };
+
+	if (ring_put(t, rec, len, h, tl))
+		return true;
+	/*
+	 * Full: wait for the writer (it may be compressing, or starved of
+	 * CPU by the program's own threads), up to FULL_WAIT_NS; after that
+	 * the event is counted lost, and until the writer drains again every
+	 * full ring drops at once.
+	 */
+	if (!atomic_load_explicit(&stalled, memory_order_relaxed) &&
+	    atomic_load(&finishing) == 0) {
+		until = kheap_now() + FULL_WAIT_NS;
+		do {
+			kheap_wake();
+			nanosleep(&nap, NULL);
+			tl = atomic_load_explicit(&t->tail, memory_order_acquire);
+			if (ring_put(t, rec, len, h, tl))
+				return true;
+		} while (kheap_now() < until);
+		atomic_store(&stalled, true);
+	}
+	atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
+	return false;
+}
+
+/* ---- stacks ---- */
+
+int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max)
+{
+	const uint64_t *f = frame;
+	struct kiln_cfi_regs r;
+	uint64_t hi = t->stack_hi;
+
+	/* The hook's frame: saved frame pointer, then the return address
+	 * into the allocation function's caller, whose sp is right above. */
+	r.fp = f[0];
+	r.pc = f[1];
+	r.sp = (uint64_t)(uintptr_t)(f + 2);
+	if (!cfi || !hi || r.sp >= hi || hi - r.sp > (1ull << 30)) {
+		/* An unknown stack (sigaltstack, a coroutine's): the caller. */
+		pcs[0] = r.pc;
+		return 1;
+	}
+	return kiln_cfi_unwind_regs(cfi, &r, r.sp, hi, 0, pcs, max);
+}
+
+static bool stack_eq(uint32_t id, uint64_t h, const uint64_t *pcs, int n)
+{
+	const uint64_t *e = st_ent[id];
+
+	return e[0] == h && e[1] == (uint64_t)n &&
+	       !memcmp(e + 2, pcs, (size_t)n * sizeof(*pcs));
+}
+
+uint32_t kheap_stack_id(const uint64_t *pcs, int n)
+{
+	uint64_t h = kiln_hash(pcs, (size_t)n * sizeof(*pcs));
+	size_t i = h & (ST_SLOTS - 1);
+	uint32_t id;
+
+	if (n <= 0 || !st_ent)
+		return 1;
+	/* Lock-free: slots only ever go from 0 to a published id. */
+	for (;; i = (i + 1) & (ST_SLOTS - 1)) {
+		id = atomic_load_explicit(&st_slots[i], memory_order_acquire);
+		if (!id)
+			break;
+		if (stack_eq(id, h, pcs, n))
+			return id;
+	}
+	lock(&st_lock);
+	/* Another thread may have added it, at i or after it. */
+	for (;; i = (i + 1) & (ST_SLOTS - 1)) {
+		id = atomic_load_explicit(&st_slots[i], memory_order_acquire);
+		if (!id)
+			break;
+		if (stack_eq(id, h, pcs, n))
+			goto out;
+	}
+	id = atomic_load_explicit(&st_count, memory_order_relaxed) + 1;
+	if (!st_chunk || st_used + 2 + (size_t)n > ST_CHUNK) {
+		uint64_t *c = id <= ST_MAX ? map_anon(ST_CHUNK * 8) : NULL;
+
+		if (c) {
+			st_chunk = c;
+			st_used = 0;
+		}
+	}
+	if (id > ST_MAX || !st_chunk || st_used + 2 + (size_t)n > ST_CHUNK) {
+		id = 1;		/* full: the empty stack */
+		goto out;
+	}
+	st_chunk[st_used] = h;
+	st_chunk[st_used + 1] = (uint64_t)n;
+	memcpy(st_chunk + st_used + 2, pcs, (size_t)n * sizeof(*pcs));
+	st_ent[id] = st_chunk + st_used;
+	st_used += 2 + (size_t)n;
+	atomic_store_explicit(&st_count, id, memory_order_release);
+	atomic_store_explicit(&st_slots[i], id, memory_order_release);
+out:
+	unlock(&st_lock);
+	return id;
+}
+
+/* ---- sampled blocks ---- */
+
+static inline size_t ss_hash(uint64_t p)
+{
+	p ^= p >> 33;
+	p *= 0xff51afd7ed558ccdull;
+	p ^= p >> 33;
+	return (size_t)p;
+}
+
+bool kheap_sset_add(uint64_t p)
+{
+	size_t h = ss_hash(p), i;
+	bool ok = false;
+
+	if (!ss_slots)
+		return false;
+	lock(&ss_lock);
+	if (ss_count < SS_MAX) {
+		for (i = h & (SS_SLOTS - 1); ss_slots[i] && ss_slots[i] != p;
+		     i = (i + 1) & (SS_SLOTS - 1))
+			;
+		if (!ss_slots[i]) {
+			ss_slots[i] = p;
+			ss_count++;
+			atomic_fetch_add_explicit(&ss_filter[h & (SS_FILTER - 1)], 1,
+						  memory_order_relaxed);
+			atomic_fetch_add_explicit(&kheap_sampled_live, 1,
+						  memory_order_relaxed);
+		}
+		ok = true;
+	}
+	unlock(&ss_lock);
+	return ok;
+}
+
+bool kheap_sset_del(uint64_t p)
+{
+	size_t h = ss_hash(p), i, j;
+	bool found = false;
+
+	/* Most frees are of blocks never sampled: no lock for them. */
+	if (!ss_slots || !atomic_load_explicit(&ss_filter[h & (SS_FILTER - 1)],
+					       memory_order_relaxed))
+		return false;
+	lock(&ss_lock);
+	for (i = h & (SS_SLOTS - 1); ss_slots[i]; i = (i + 1) & (SS_SLOTS - 1))
+		if (ss_slots[i] == p)
+			break;
+	if (ss_slots[i]) {
+		found = true;
+		ss_count--;
+		atomic_fetch_sub_explicit(&ss_filter[h & (SS_FILTER - 1)], 1,
+					  memory_order_relaxed);
+		atomic_fetch_sub_explicit(&kheap_sampled_live, 1, memory_order_relaxed);
+		/* Backward-shift deletion: no tombstones. */
+		ss_slots[i] = 0;
+		for (j = (i + 1) & (SS_SLOTS - 1); ss_slots[j];
+		     j = (j + 1) & (SS_SLOTS - 1)) {
+			size_t home = ss_hash(ss_slots[j]) & (SS_SLOTS - 1);
+
+			/* Move j into the hole unless its home lies in (i, j]. */
+			if ((j > i && (home <= i || home > j)) ||
+			    (j < i && (home <= i && home > j))) {
+				ss_slots[i] = ss_slots[j];
+				ss_slots[j] = 0;
+				i = j;
+			}
+		}
+	}
+	unlock(&ss_lock);
+	return found;
+}
+
+/* ---- the writer ---- */
+
+static bool w_nomem;	/* an append failed while building a frame */
+
+static void put(struct kiln_buf *b, const void *p, size_t n)
+{
+	if (n && kiln_buf_add(b, p, n))
+		w_nomem = true;
+}
+
+static void put_c(struct kiln_buf *b, char c)
+{
+	put(b, &c, 1);
+}
+
+static void put_uv(struct kiln_buf *b, uint64_t v)
+{
+	unsigned char tmp[10];
+
+	put(b, tmp, (size_t)(kheap_uv(tmp, v) - tmp));
+}
+
+static void put_str(struct kiln_buf *b, const void *s, size_t n)
+{
+	put_uv(b, n);
+	put(b, s, n);
+}
+
+/* Reads a whole /proc file (the writer thread: malloc is fine here). */
+static int slurp(const char *path, struct kiln_buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		err = kiln_buf_grow(b, 65536);
+		if (err)
+			break;
+		n = read(fd, b->data + b->len, 65536);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		b->len += (size_t)n;
+	}
+	close(fd);
+	return err;
+}
+
+/* 'P': the executable mappings of /proc/self/maps. */
+static void put_maps(struct kiln_buf *out)
+{
+	struct kiln_buf raw = KILN_BUF_INIT, keep = KILN_BUF_INIT;
+	size_t i = 0;
+
+	if (slurp("/proc/self/maps", &raw) == 0) {
+		while (i < raw.len) {
+			const char *line = raw.data + i;
+			const char *nl = memchr(line, '\n', raw.len - i);
+			size_t n = nl ? (size_t)(nl - line) + 1 : raw.len - i;
+			const char *sp = memchr(line, ' ', n);
+
+			if (sp && sp + 3 < line + n && sp[3] == 'x')
+				put(&keep, line, n);
+			i += n;
+		}
+	}
+	put_c(out, 'P');
+	put_str(out, keep.data ? keep.data : "", keep.len);
+	kiln_buf_release(&raw);
+	kiln_buf_release(&keep);
+}
+
+static void put_header(struct kiln_buf *out)
+{
+	struct kiln_buf cmd = KILN_BUF_INIT;
+	struct timespec rt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	slurp("/proc/self/cmdline", &cmd);
+	if (cmd.len && !cmd.data[cmd.len - 1])
+		cmd.len--;	/* NUL-separated, no final NUL */
+	put_c(out, 'H');
+	put(out, "KILNHEAP", 8);
+	put_uv(out, 1);
+	put_uv(out, (uint64_t)getpid());
+	put_uv(out, (uint64_t)getppid());
+	put_uv(out, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+	put_uv(out, kheap_sample);
+	put_str(out, cmd.data ? cmd.data : "", cmd.len);
+	kiln_buf_release(&cmd);
+}
+
+static int dl_gen(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	*(uint64_t *)arg = info->dlpi_adds * 1000003ull + info->dlpi_subs;
+	return 1;
+}
+
+/* Skips one record of a ring (A, F, M or U); its dt in *dt. */
+static size_t skip_rec(const unsigned char *p, size_t n, uint64_t *dt)
+{
+	size_t i = 1, fields;
+	int f;
+
+	switch (p[0]) {
+	case 'A': case 'M': fields = 5; break;
+	case 'U': fields = 4; break;
+	default: fields = 3; break;	/* F */
+	}
+	for (f = 0; f < (int)fields; f++) {
+		uint64_t v = 0;
+		int shift = 0;
+
+		while (i < n) {
+			unsigned char c = p[i++];
+
+			if (shift < 64)
+				v |= (uint64_t)(c & 0x7f) << shift;
+			shift += 7;
+			if (!(c & 0x80))
+				break;
+		}
+		if (f == 0)
+			*dt = v;
+	}
+	return i;
+}
+
+/* Moves a ring's pending records into w_events as one batch. */
+static void drain_ring(struct kheap_thread *t, struct kiln_buf *names)
+{
+	uint64_t h = atomic_load_explicit(&t->head, memory_order_acquire);
+	uint64_t tl = atomic_load_explicit(&t->tail, memory_order_relaxed);
+	uint64_t count = 0, time = t->w_last_ns, t0 = t->w_last_ns, now;
+	size_t n = (size_t)(h - tl), at = (size_t)(tl & (KHEAP_RING - 1));
+	size_t i, first;
+	unsigned char *tmp;
+
+	if (!n)
+		return;
+	if (kiln_buf_grow(&w_events, n + 64))
+		return;		/* out of memory: try again next round */
+	/* Room for the B record first; the records go after it. */
+	tmp = (unsigned char *)w_events.data + w_events.len + 40;
+	first = KHEAP_RING - at;
+	if (first >= n) {
+		memcpy(tmp, t->data + at, n);
+	} else {
+		memcpy(tmp, t->data + at, first);
+		memcpy(tmp + first, t->data, n - first);
+	}
+	atomic_store_explicit(&t->tail, h, memory_order_release);
+	for (i = 0; i < n;) {
+		uint64_t dt = 0;
+
+		i += skip_rec(tmp + i, n - i, &dt);
+		time += dt;
+		count++;
+	}
+	t->w_last_ns = time;
+	{
+		unsigned char b[40], *e = b;
+
+		*e++ = 'B';
+		e = kheap_uv(e, (uint64_t)t->tid);
+		e = kheap_uv(e, t0);
+		e = kheap_uv(e, count);
+		memmove(w_events.data + w_events.len + (e - b), tmp, n);
+		memcpy(w_events.data + w_events.len, b, (size_t)(e - b));
+		w_events.len += (size_t)(e - b) + n;
+	}
+	/* The thread's name, when new or changed (checked once a second). */
+	now = kheap_now();
+	if (!t->w_name_ns || now - t->w_name_ns > 1000000000ull) {
+		char path[64], name[20];
+		ssize_t got;
+		int fd;
+
+		t->w_name_ns = now;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", t->tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			got = read(fd, name, sizeof(name) - 1);
+			close(fd);
+			if (got > 0) {
+				name[got] = '\0';
+				name[strcspn(name, "\n")] = '\0';
+				if (strcmp(name, t->w_name)) {
+					strcpy(t->w_name, name);
+					put_c(names, 'N');
+					put_uv(names, (uint64_t)t->tid);
+					put_str(names, name, strlen(name));
+				}
+			}
+		}
+	}
+}
+
+/* Drains every ring; the new losses in *lost. */
+static void drain_all(struct kiln_buf *names, uint64_t *lost)
+{
+	struct kheap_thread *t;
+
+	for (t = atomic_load(&rings); t; t = t->next) {
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		uint32_t g;
+		uint64_t l;
+
+		if (st != KHEAP_OWNED && st != KHEAP_DEAD)
+			continue;
+		g = atomic_load_explicit(&t->gen, memory_order_relaxed);
+		if (g != t->w_gen) {
+			t->w_gen = g;
+			t->w_last_ns = t->t_base;
+			t->w_lost = 0;
+			t->w_name_ns = 0;
+			t->w_name[0] = '\0';
+		}
+		drain_ring(t, names);
+		l = atomic_load_explicit(&t->lost, memory_order_relaxed);
+		*lost += l - t->w_lost;
+		t->w_lost = l;
+		if (st == KHEAP_DEAD) {
+			if (t->exit_name[0] && strcmp(t->exit_name, t->w_name)) {
+				put_c(names, 'N');
+				put_uv(names, (uint64_t)t->tid);
+				put_str(names, t->exit_name, strnlen(t->exit_name, 16));
+			}
+			atomic_store_explicit(&t->state, KHEAP_FREE, memory_order_release);
+		}
+	}
+	atomic_store(&stalled, false);
+}
+
+/* Compresses buf into one zstd frame and writes it with one write(2). */
+static int write_frame(const struct kiln_buf *b)
+{
+	size_t cap = ZSTD_compressBound(b->len), n, off = 0;
+	void *dst;
+	int err = 0;
+
+	if (!b->len || trace_fd < 0)
+		return 0;
+	dst = malloc(cap);
+	if (!dst)
+		return -ENOMEM;
+	n = ZSTD_compressCCtx(w_zstd, dst, cap, b->data, b->len, 1);
+	if (ZSTD_isError(n)) {
+		err = -EIO;
+		goto out;
+	}
+	while (off < n) {
+		ssize_t w = write(trace_fd, (char *)dst + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			err = w < 0 ? -errno : -EIO;
+			break;
+		}
+		off += (size_t)w;
+	}
+	atomic_fetch_add(&st_written, off);
+	atomic_fetch_add(&st_frames, 1);
+out:
+	free(dst);
+	return err;
+}
+
+/*
+ * One writer round (wlock held): drain the rings; when due, write a frame
+ * of what the batches need (maps, thread names, new stacks, losses), the
+ * batches, and the end record when finishing.
+ */
+static void round_(bool force, bool end)
+{
+	struct kiln_buf frame = KILN_BUF_INIT, names = KILN_BUF_INIT;
+	uint64_t lost = 0, gen = 0, now;
+	uint32_t n, id;
+	int err;
+
+	drain_all(&names, &lost);
+	now = kheap_now();
+	dl_iterate_phdr(dl_gen, &gen);
+	if (gen != w_dl_gen) {
+		/* Libraries came or went: new unwind tables, new maps. */
+		w_dl_gen = gen;
+		kiln_cfi_refresh(cfi);
+		w_maps_due = true;
+	}
+	n = atomic_load_explicit(&st_count, memory_order_acquire);
+	if (!force && !end && w_events.len < FLUSH_BYTES &&
+	    now - w_last_flush < FLUSH_NS && !w_maps_due && !names.len && !lost) {
+		kiln_buf_release(&names);
+		return;
+	}
+	if (!force && !end && !w_events.len && !names.len && !lost &&
+	    !w_maps_due && n == w_stacks)
+		goto done;	/* nothing to say */
+	if (w_maps_due) {
+		put_maps(&frame);
+		w_maps_due = false;
+	}
+	put(&frame, names.data, names.len);
+	for (id = w_stacks + 1; id <= n; id++) {
+		const uint64_t *e = st_ent[id];
+		uint64_t d = e[1], k;
+
+		put_c(&frame, 'S');
+		put_uv(&frame, id);
+		put_uv(&frame, d);
+		for (k = 0; k < d; k++)
+			put_uv(&frame, e[2 + k]);
+	}
+	if (lost) {
+		w_lost += lost;
+		put_c(&frame, 'L');
+		put_uv(&frame, lost);
+	}
+	put(&frame, w_events.data, w_events.len);
+	kiln_buf_reset(&w_events);
+	if (end) {
+		put_c(&frame, 'B');
+		put_uv(&frame, (uint64_t)(exit_tid ? exit_tid : getpid()));
+		put_uv(&frame, now);
+		put_uv(&frame, 1);
+		put_c(&frame, 'E');
+		put_uv(&frame, 0);
+	}
+	if (w_nomem) {
+		/* Nothing half-built is written; the stacks come next time. */
+		err = -ENOMEM;
+		w_nomem = false;
+	} else {
+		err = write_frame(&frame);
+		if (!err)
+			w_stacks = n;
+	}
+	if (err) {
+		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
+			       trace_path, strerror(-err));
+		if (err != -ENOMEM) {
+			close(trace_fd);
+			trace_fd = -1;	/* stop writing; hooks keep draining */
+		}
+	}
+done:
+	w_last_flush = now;
+	kiln_buf_release(&frame);
+	kiln_buf_release(&names);
+}
+
+static void *write_loop(void *arg)
+{
+	kheap_guard = 1;	/* for good: kiln's own allocations go untraced */
+	for (;;) {
+		uint64_t now = kheap_now(), wait_ns;
+		struct timespec ts;
+
+		wait_ns = w_last_flush + FLUSH_NS > now ? w_last_flush + FLUSH_NS - now : 0;
+		if (wait_ns && !atomic_load(&finishing)) {
+			ts.tv_sec = (time_t)(wait_ns / 1000000000ull);
+			ts.tv_nsec = (long)(wait_ns % 1000000000ull);
+			syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, 0, &ts,
+				NULL, 0);
+		}
+		atomic_store(&wake_word, 0);
+		pthread_mutex_lock(&wlock);
+		if (atomic_load(&finishing) == 1) {
+			round_(true, true);
+			if (trace_fd >= 0)
+				close(trace_fd);
+			trace_fd = -1;
+			atomic_store(&finishing, 2);
+			pthread_mutex_unlock(&wlock);
+			syscall(SYS_futex, &finishing, FUTEX_WAKE_PRIVATE, INT_MAX,
+				NULL, NULL, 0);
+			return NULL;
+		}
+		round_(false, false);
+		pthread_mutex_unlock(&wlock);
+	}
+}
+
+/* ---- start, fork, exit ---- */
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
+			 void *(*)(void *), void *);
+static create_fn real_create;	/* libc's, past the CPU agent's wrapper */
+static char *base_path;		/* KILN_HEAP_TRACE as given */
+static pid_t trace_pid;		/* the process that writes trace_fd */
+
+static int start_writer(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	/* It must not take the program's signals. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = real_create(&writer, NULL, write_loop, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -rc;
+	pthread_detach(writer);
+	pthread_setname_np(writer, "kiln-heap");
+	writer_running = true;
+	return 0;
+}
+
+/* Opens path and writes the first frame (header, maps).  0 or -errno. */
+static int open_trace(const char *path)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	int err;
+
+	trace_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (trace_fd < 0)
+		return -errno;
+	trace_pid = getpid();
+	put_header(&b);
+	put_maps(&b);
+	dl_iterate_phdr(dl_gen, &w_dl_gen);
+	w_maps_due = false;
+	err = w_nomem ? -ENOMEM : write_frame(&b);
+	w_nomem = false;
+	kiln_buf_release(&b);
+	if (err) {
+		close(trace_fd);
+		trace_fd = -1;
+	}
+	return err;
+}
+
+static void fork_prepare(void)
+{
+	if (!writer_running)
+		return;
+	kheap_guard++;
+	/* No writer round, stack insertion or sampled-set change may be
+	 * half done in the child's copy of memory. */
+	pthread_mutex_lock(&wlock);
+	lock(&st_lock);
+	lock(&ss_lock);
+}
+
+static void fork_parent(void)
+{
+	if (!writer_running)
+		return;
+	unlock(&ss_lock);
+	unlock(&st_lock);
+	pthread_mutex_unlock(&wlock);
+	kheap_guard--;
+}
+
+static void fork_child(void)
+{
+	struct kheap_thread *t;
+	char path[PATH_MAX];
+	int err;
+
+	if (!writer_running)
+		return;
+	unlock(&ss_lock);
+	unlock(&st_lock);
+	pthread_mutex_init(&wlock, NULL);
+	writer_running = false;
+	if (atomic_load(&finishing) || !atomic_load(&kheap_on)) {
+		atomic_store(&kheap_on, false);
+		kheap_guard--;
+		return;
+	}
+	/* The parent writes what its threads recorded; the child starts
+	 * empty, with only this thread, and defines every stack again. */
+	for (t = atomic_load(&rings); t; t = t->next) {
+		atomic_store(&t->tail, atomic_load(&t->head));
+		if (t == me) {
+			t->tid = gettid_();
+			t->t_base = t->last_ns = kheap_now();
+			atomic_store(&t->lost, 0);
+			atomic_fetch_add(&t->gen, 1);
+		} else {
+			atomic_store(&t->state, KHEAP_FREE);
+		}
+	}
+	main_tid = getpid();
+	main_stack_hi = me && me != ME_DEAD ? me->stack_hi : 0;
+	if (kheap_sample && ss_slots) {
+		/* The parent's sampled blocks are not this trace's. */
+		munmap(ss_slots, SS_SLOTS * sizeof(*ss_slots));
+		munmap((void *)ss_filter, SS_FILTER * sizeof(*ss_filter));
+		ss_slots = map_anon(SS_SLOTS * sizeof(*ss_slots));
+		ss_filter = map_anon(SS_FILTER * sizeof(*ss_filter));
+		ss_count = 0;
+		atomic_store(&kheap_sampled_live, 0);
+	}
+	kiln_buf_reset(&w_events);
+	w_stacks = 0;
+	w_lost = 0;
+	w_last_flush = kheap_now();
+	exit_tid = 0;
+	atomic_store(&stalled, false);
+	atomic_store(&wake_word, 0);
+	if (trace_fd >= 0)
+		close(trace_fd);
+	trace_fd = -1;
+	snprintf(path, sizeof(path), "%s.%d", base_path, (int)getpid());
+	free(trace_path);
+	trace_path = strdup(path);
+	err = trace_path ? open_trace(trace_path) : -ENOMEM;
+	if (!err)
+		err = start_writer();
+	if (err) {
+		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
+			       path, strerror(-err));
+		atomic_store(&kheap_on, false);
+	}
+	kheap_guard--;
+}
+
+/* Writes the end record and stops (normal exit).  Waits at most 2 s. */
+static void finish(void)
+{
+	int none = 0;
+	struct timespec ts = { 0, 50000000 };
+	int i;
+
+	if (!writer_running || getpid() != trace_pid ||
+	    !atomic_compare_exchange_strong(&finishing, &none, 1))
+		return;
+	kheap_guard++;
+	exit_tid = gettid_();
+	atomic_store(&kheap_on, false);
+	atomic_store(&wake_word, 1);
+	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	for (i = 0; i < 40 && atomic_load(&finishing) != 2; i++)
+		syscall(SYS_futex, &finishing, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+	kheap_guard--;
+}
+
+/*
+ * The last destructor to run in the process (libkiln.so is loaded before
+ * the program's own objects), so frees by the program's atexit handlers
+ * and static destructors are in the trace.
+ */
+__attribute__((destructor)) static void heap_fini(void)
+{
+	finish();
+}
+
+static bool reserve_tables(void)
+{
+	st_ent = map_anon((ST_MAX + 2) * sizeof(*st_ent));
+	st_slots = map_anon(ST_SLOTS * sizeof(*st_slots));
+	if (!st_ent || !st_slots)
+		return false;
+	/* Stack 1: the empty stack (the table full, no frame known). */
+	st_ent[1] = st_empty;
+	atomic_store(&st_count, 1);
+	if (kheap_sample) {
+		ss_slots = map_anon(SS_SLOTS * sizeof(*ss_slots));
+		ss_filter = map_anon(SS_FILTER * sizeof(*ss_filter));
+		if (!ss_slots || !ss_filter)
+			return false;
+	}
+	return true;
+}
+
+struct in_main {
+	uint64_t addr;
+	bool yes;
+};
+
+static int in_main_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct in_main *m = arg;
+	int i;
+
+	/* The first object is the main program. */
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && m->addr >= lo && m->addr < lo + ph->p_memsz)
+			m->yes = true;
+	}
+	return 1;
+}
+
+/* The program's malloc is not ours (linked into it, or preloaded first). */
+static void check_allocator(void)
+{
+	void *def = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info self, di;
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (!def || !dladdr((void *)check_allocator, &self) || !dladdr(def, &di) ||
+	    di.dli_fbase == self.dli_fbase)
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	{
+		struct in_main m = { (uint64_t)(uintptr_t)def, false };
+
+		dl_iterate_phdr(in_main_cb, &m);
+		if (!m.yes && di.dli_fname && *di.dli_fname) {
+			kiln_agent_log(KILN_LOG_ERROR, "heap profiling cannot see "
+				       "the program's allocations: malloc comes "
+				       "from '%s', loaded before libkiln.so",
+				       di.dli_fname);
+			return;
+		}
+	}
+	kiln_agent_log(KILN_LOG_ERROR, "heap profiling cannot see the "
+		       "program's allocations: its allocator is linked "
+		       "statically into '%s'", exe);
+}
+
+void kiln_heap_init(void)
+{
+	static bool done;
+	const char *path = getenv("KILN_HEAP_TRACE");
+	const char *smp = getenv("KILN_HEAP_SAMPLE");
+	const char *first = getenv("KILN_HEAP_OWNER");
+	char pid[32];
+	int err;
+
+	if (done || !path || !*path)
+		return;
+	done = true;
+	kheap_guard++;
+	if (smp && *smp) {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(smp, &end, 10);
+		if (errno || *end || smp[0] == '-')
+			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SAMPLE '%s': "
+				       "tracing every allocation", smp);
+		else
+			kheap_sample = v;
+	}
+	kheap_real_malloc();
+	check_allocator();
+	real_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	if (!real_create)
+		real_create = pthread_create;
+	base_path = strdup(path);
+	/* A program exec'd by the traced one writes PATH.PID. */
+	if (first && atoi(first) != (int)getpid()) {
+		size_t n = strlen(path) + 32;
+
+		trace_path = malloc(n);
+		if (trace_path)
+			snprintf(trace_path, n, "%s.%d", path, (int)getpid());
+	} else {
+		trace_path = strdup(path);
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		setenv("KILN_HEAP_OWNER", pid, 1);
+	}
+	if (!base_path || !trace_path || !reserve_tables()) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	main_tid = getpid();
+	if (gettid_() == main_tid) {
+		uint64_t lo, hi;
+
+		if (!maps_find((uint64_t)(uintptr_t)__builtin_frame_address(0),
+			       &lo, &hi))
+			main_stack_hi = hi;
+	}
+	cfi = kiln_cfi_new();
+	if (cfi)
+		kiln_cfi_refresh(cfi);
+	w_zstd = ZSTD_createCCtx();
+	if (!w_zstd) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (!pthread_key_create(&exit_key, on_thread_exit))
+		have_key = true;
+	err = open_trace(trace_path);
+	if (err)
+		goto fail;
+	w_last_flush = kheap_now();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	err = start_writer();
+	if (err)
+		goto fail;
+	atomic_store(&kheap_on, true);
+	kiln_agent_log(KILN_LOG_INFO, "heap trace to '%s' (%s)", trace_path,
+		       kheap_sample ? "sampling" : "every allocation");
+	kheap_guard--;
+	return;
+fail:
+	kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
+		       trace_path ? trace_path : path, strerror(-err));
+	kheap_guard--;
+}
+
+__attribute__((constructor)) static void heap_load(void)
+{
+	kiln_heap_init();
+}
+
+bool kiln_heap_tracing(void)
+{
+	return writer_running && atomic_load(&kheap_on);
+}
+
+void kiln_heap_stats(struct kiln_heap_stats *st)
+{
+	struct kheap_thread *t;
+
+	memset(st, 0, sizeof(*st));
+	for (t = atomic_load(&rings); t; t = t->next) {
+		st->events += atomic_load(&t->events);
+		st->lost += atomic_load(&t->lost);
+	}
+	st->stacks = atomic_load(&st_count);
+	st->bytes_written = atomic_load(&st_written);
+	st->frames = atomic_load(&st_frames);
+}
+
+void kiln_heap_quiet_begin(void)
+{
+	kheap_guard++;
+}
+
+void kiln_heap_quiet_end(void)
+{
+	kheap_guard--;
+}

@@ -1,0 +1,783 @@
+/*
+ * Heap analysis (profile stage): the live set, totals, per-stack measures
+ * and memory over time of a stream of heap events.  See heap.h.
+ *
+ * The peak per stack is found without copying every stack's live bytes
+ * at each new peak: each new peak starts an epoch, and a stack about to
+ * change saves its live values first if it has not done so in the
+ * current epoch.  A stack that has not changed since the last peak still
+ * holds, as its live value, its value at the peak.
+ *
+ * Memory over time: up to MAX_BUCKETS buckets; when time runs past them
+ * the bucket width doubles and neighbours merge, so the series always
+ * covers the whole run with 512 to 1024 points.  For every bucket in
+ * which its live bytes changed, a stack keeps them at the moment the heap
+ * was largest within the bucket (the same lazy snapshots as for the peak,
+ * with an epoch per new maximum) and at the bucket's end; so a block
+ * allocated and freed within one bucket still shows in the chart.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/heap.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+#define MAX_BUCKETS 1024
+#define FIRST_BUCKET_NS 1000
+/* Above this many history points in all, the buckets get coarser. */
+#define HIST_CAP (1u << 22)
+
+struct kiln_heap_live {
+	uint64_t ptr;		/* 0: empty slot */
+	uint64_t size;
+	uint32_t stack;
+	uint32_t tid;
+};
+
+struct kiln_heap *kiln_heap_new(uint64_t sample_bytes)
+{
+	struct kiln_heap *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->sample_bytes = sample_bytes;
+	h->bucket_ns = FIRST_BUCKET_NS;
+	h->total_end = calloc(MAX_BUCKETS, sizeof(double));
+	h->total_max = calloc(MAX_BUCKETS, sizeof(double));
+	h->live_mask = 1023;
+	h->live = calloc(h->live_mask + 1, sizeof(*h->live));
+	if (!h->total_end || !h->total_max || !h->live) {
+		kiln_heap_free(h);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return h;
+}
+
+void kiln_heap_free(struct kiln_heap *h)
+{
+	size_t i;
+
+	if (!h)
+		return;
+	for (i = 1; i <= h->nsites; i++)
+		free(h->sites[i].hist);
+	for (i = 1; i <= h->nmaps; i++)
+		free(h->maps[i]);
+	free(h->maps);
+	free(h->maps_len);
+	free(h->sites);
+	free(h->pcs);
+	free(h->total_end);
+	free(h->total_max);
+	free(h->live);
+	free(h->dirty);
+	free(h);
+}
+
+int kiln_heap_add_maps(struct kiln_heap *h, const char *text, size_t len)
+{
+	char **m = realloc(h->maps, (h->nmaps + 2) * sizeof(*m));
+	size_t *l;
+	char *copy;
+
+	if (!m)
+		return -ENOMEM;
+	h->maps = m;
+	l = realloc(h->maps_len, (h->nmaps + 2) * sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	h->maps_len = l;
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	h->nmaps++;
+	h->maps[h->nmaps] = copy;
+	h->maps_len[h->nmaps] = len;
+	return 0;
+}
+
+static int grow(void **p, size_t *alloc, size_t need, size_t size)
+{
+	size_t na;
+	void *q;
+
+	if (need <= *alloc)
+		return 0;
+	na = *alloc ? *alloc : 64;
+	while (na < need)
+		na *= 2;
+	q = realloc(*p, na * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*alloc = na;
+	return 0;
+}
+
+int kiln_heap_add_stack(struct kiln_heap *h, uint32_t id, const uint64_t *pcs,
+			uint32_t depth)
+{
+	struct kiln_heap_site *s;
+	int err;
+
+	if (id != h->nsites + 1)
+		return -EINVAL;
+	err = grow((void **)&h->sites, &h->sites_alloc, h->nsites + 2,
+		   sizeof(*h->sites));
+	if (!err)
+		err = grow((void **)&h->pcs, &h->pcs_alloc, h->npcs + depth + 1,
+			   sizeof(*h->pcs));
+	if (err)
+		return err;
+	s = &h->sites[id];
+	memset(s, 0, sizeof(*s));
+	s->pc0 = (uint32_t)h->npcs;
+	s->depth = depth;
+	s->maps = (uint32_t)h->nmaps;
+	s->snap = h->epoch;
+	if (depth)
+		memcpy(h->pcs + h->npcs, pcs, depth * sizeof(*pcs));
+	h->npcs += depth;
+	h->nsites = id;
+	return 0;
+}
+
+double kiln_heap_weight(uint64_t R, uint64_t size)
+{
+	double p;
+
+	if (!R)
+		return 1.0;
+	/* The probability that the block was reported. */
+	p = -expm1(-(double)size / (double)R);
+	return p > 0 ? 1.0 / p : 1.0;
+}
+
+/* ---- the live set: open addressing, linear probing ---- */
+
+static size_t slot_of(uint64_t ptr, size_t mask)
+{
+	ptr ^= ptr >> 33;
+	ptr *= 0xff51afd7ed558ccdULL;
+	ptr ^= ptr >> 33;
+	return (size_t)ptr & mask;
+}
+
+static struct kiln_heap_live *live_find(struct kiln_heap *h, uint64_t ptr)
+{
+	size_t i;
+
+	for (i = slot_of(ptr, h->live_mask);; i = (i + 1) & h->live_mask) {
+		struct kiln_heap_live *e = &h->live[i];
+
+		if (e->ptr == ptr)
+			return e;
+		if (!e->ptr)
+			return NULL;
+	}
+}
+
+static int live_grow(struct kiln_heap *h)
+{
+	size_t nmask = h->live_mask * 2 + 1, i, j;
+	struct kiln_heap_live *n = calloc(nmask + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i <= h->live_mask; i++) {
+		if (!h->live[i].ptr)
+			continue;
+		for (j = slot_of(h->live[i].ptr, nmask); n[j].ptr;
+		     j = (j + 1) & nmask)
+			;
+		n[j] = h->live[i];
+	}
+	free(h->live);
+	h->live = n;
+	h->live_mask = nmask;
+	return 0;
+}
+
+/* Inserts a block known to be absent. */
+static int live_insert(struct kiln_heap *h, const struct kiln_heap_live *b)
+{
+	size_t i;
+	int err;
+
+	if ((h->live_count + 1) * 4 > (h->live_mask + 1) * 3) {
+		err = live_grow(h);
+		if (err)
+			return err;
+	}
+	for (i = slot_of(b->ptr, h->live_mask); h->live[i].ptr;
+	     i = (i + 1) & h->live_mask)
+		;
+	h->live[i] = *b;
+	h->live_count++;
+	return 0;
+}
+
+/* Removes the entry e, shifting later entries of its run back. */
+static void live_remove(struct kiln_heap *h, struct kiln_heap_live *e)
+{
+	size_t i = (size_t)(e - h->live), j = i, k;
+
+	for (;;) {
+		j = (j + 1) & h->live_mask;
+		if (!h->live[j].ptr)
+			break;
+		k = slot_of(h->live[j].ptr, h->live_mask);
+		/* Move j to the hole i unless k lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		h->live[i] = h->live[j];
+		i = j;
+	}
+	h->live[i].ptr = 0;
+	h->live_count--;
+}
+
+/* ---- memory over time ---- */
+
+/*
+ * Halves the resolution: buckets 2i and 2i+1 become bucket i.  Only with
+ * no bucket open (no dirty stacks).  A stack's value at the merged
+ * bucket's maximum is its value at the larger of the two maxima.
+ */
+static void coarsen(struct kiln_heap *h)
+{
+	uint32_t n = h->nbuckets, i, j, k;
+	size_t total = 0;
+	uint8_t *pick = calloc(n / 2 + 1, 1);
+
+	for (i = 0; i < (n + 1) / 2; i++) {
+		double mx = h->total_max[2 * i];
+
+		if (2 * i + 1 < n) {
+			if (h->total_max[2 * i + 1] > mx) {
+				mx = h->total_max[2 * i + 1];
+				if (pick)
+					pick[i] = 1;
+			}
+			h->total_end[i] = h->total_end[2 * i + 1];
+		} else {
+			h->total_end[i] = h->total_end[2 * i];
+		}
+		h->total_max[i] = mx;
+	}
+	for (i = (n + 1) / 2; i < n; i++)
+		h->total_end[i] = h->total_max[i] = 0;
+	h->nbuckets = (n + 1) / 2;
+	h->bucket_ns *= 2;
+	for (k = 1; k <= h->nsites; k++) {
+		struct kiln_heap_site *s = &h->sites[k];
+		float prev_end = 0;
+		uint32_t m = 0;
+
+		for (j = 0; j < s->nhist; j++) {
+			struct kiln_heap_pt e = s->hist[j];
+			uint32_t nb = e.bucket / 2;
+			bool second = e.bucket & 1;
+			bool want_second = pick ? pick[nb] : true;
+
+			if (m && s->hist[m - 1].bucket == nb) {
+				/* both halves: the first is already in */
+				if (want_second)
+					s->hist[m - 1].at_max = e.at_max;
+				s->hist[m - 1].end = e.end;
+			} else {
+				struct kiln_heap_pt o = { nb, e.at_max, e.end };
+
+				if (second && !want_second)
+					o.at_max = prev_end;	/* unchanged in 2i */
+				else if (!second && want_second && 2 * nb + 1 < n)
+					o.at_max = e.end;	/* carried into 2i+1 */
+				s->hist[m++] = o;
+			}
+			prev_end = e.end;
+		}
+		s->nhist = m;
+		total += m;
+	}
+	h->hist_total = total;
+	free(pick);
+}
+
+/* Closes the open bucket: a point for each stack that changed in it. */
+static int close_bucket(struct kiln_heap *h)
+{
+	uint32_t b = h->nbuckets - 1;
+	size_t i;
+
+	for (i = 0; i < h->ndirty; i++) {
+		struct kiln_heap_site *s = &h->sites[h->dirty[i]];
+		struct kiln_heap_pt *e;
+
+		if (s->nhist == s->hist_alloc) {
+			uint32_t na = s->hist_alloc ? s->hist_alloc * 2 : 4;
+			void *q = realloc(s->hist, na * sizeof(*s->hist));
+
+			if (!q)
+				return -ENOMEM;
+			s->hist = q;
+			s->hist_alloc = na;
+		}
+		e = &s->hist[s->nhist++];
+		e->bucket = b;
+		e->at_max = (float)(s->bsnap_epoch == h->bepoch ? s->bsnap
+							       : s->live_bytes);
+		e->end = (float)s->live_bytes;
+		s->dirty = 0;
+		h->hist_total++;
+	}
+	h->ndirty = 0;
+	return 0;
+}
+
+/* Moves the clock to t (not earlier than t_now), opening buckets. */
+static int advance(struct kiln_heap *h, uint64_t t)
+{
+	uint64_t rel = t - h->tot.t_first;
+	uint32_t b, cur;
+	int err;
+
+	h->t_now = t;
+	if (!h->nbuckets) {
+		while (rel >= (uint64_t)MAX_BUCKETS * h->bucket_ns)
+			h->bucket_ns *= 2;
+	} else if (rel / h->bucket_ns <= h->nbuckets - 1) {
+		return 0;	/* still in the open bucket */
+	} else {
+		err = close_bucket(h);
+		if (err)
+			return err;
+		while (rel >= (uint64_t)MAX_BUCKETS * h->bucket_ns ||
+		       (h->hist_total > HIST_CAP && h->nbuckets > 1))
+			coarsen(h);
+	}
+	b = (uint32_t)(rel / h->bucket_ns);
+	if (!h->nbuckets) {
+		h->nbuckets = 1;
+		h->total_end[0] = h->total_max[0] = h->live_bytes;
+	}
+	for (cur = h->nbuckets - 1; cur < b; cur++)
+		h->total_end[cur + 1] = h->total_max[cur + 1] = h->live_bytes;
+	h->nbuckets = cur + 1;
+	/* The bucket's maximum so far: its start. */
+	h->bepoch++;
+	return 0;
+}
+
+/* Before a stack's live bytes change: remember them for the bucket. */
+static int touch(struct kiln_heap *h, struct kiln_heap_site *s)
+{
+	if (s->bsnap_epoch != h->bepoch) {
+		s->bsnap = s->live_bytes;
+		s->bsnap_epoch = h->bepoch;
+	}
+	if (s->dirty != h->nbuckets) {
+		int err = grow((void **)&h->dirty, &h->dirty_alloc,
+			       h->ndirty + 1, sizeof(*h->dirty));
+
+		if (err)
+			return err;
+		h->dirty[h->ndirty++] = (uint32_t)(s - h->sites);
+		s->dirty = h->nbuckets;
+	}
+	return 0;
+}
+
+static void note_total(struct kiln_heap *h)
+{
+	uint32_t b = h->nbuckets - 1;
+
+	h->total_end[b] = h->live_bytes;
+	if (h->live_bytes > h->total_max[b]) {
+		h->total_max[b] = h->live_bytes;
+		h->bepoch++;
+	}
+}
+
+/* Saves the site's live values as its values at the latest peak, once. */
+static void snapshot(struct kiln_heap *h, struct kiln_heap_site *s)
+{
+	if (s->snap != h->epoch) {
+		s->peak_bytes = s->live_bytes;
+		s->peak_objs = s->live_objs;
+		s->snap = h->epoch;
+	}
+}
+
+/* Takes block e out of the live set, accounting it as freed by tid. */
+static int release(struct kiln_heap *h, struct kiln_heap_live *e, uint32_t tid,
+		   bool temporary)
+{
+	struct kiln_heap_site *s = &h->sites[e->stack];
+	double w = kiln_heap_weight(h->sample_bytes, e->size);
+
+	int err;
+
+	snapshot(h, s);
+	err = touch(h, s);
+	if (err)
+		return err;
+	s->live_bytes -= w * (double)e->size;
+	s->live_objs -= w;
+	/* Rounding of the scaled values must not leave dust behind. */
+	if (s->live_objs < 0.5) {
+		s->live_objs = 0;
+		s->live_bytes = 0;
+	}
+	h->live_bytes -= w * (double)e->size;
+	h->live_objs -= w;
+	if (h->live_objs < 0.5) {
+		h->live_objs = 0;
+		h->live_bytes = 0;
+	}
+	if (temporary) {
+		s->temporary += w;
+		h->tot.temporary += w;
+	}
+	if (tid != e->tid)
+		h->tot.cross_thread += w;
+	live_remove(h, e);
+	note_total(h);
+	return 0;
+}
+
+static int on_alloc(struct kiln_heap *h, const struct kiln_heap_ev *ev)
+{
+	struct kiln_heap_site *s;
+	struct kiln_heap_live b, *old;
+	double w;
+	int err;
+
+	if (!ev->stack || ev->stack > h->nsites)
+		return -EINVAL;
+	s = &h->sites[ev->stack];
+	w = kiln_heap_weight(h->sample_bytes, ev->size);
+	h->tot.reported++;
+	h->tot.calls += w;
+	h->tot.allocated += w * (double)ev->size;
+	s->calls += w;
+	s->bytes += w * (double)ev->size;
+	if (!ev->ptr)
+		return 0;
+	/* A block handed out again without a free we saw: drop the old one. */
+	old = live_find(h, ev->ptr);
+	if (old) {
+		h->tot.unknown_frees++;
+		err = release(h, old, old->tid, false);
+		if (err)
+			return err;
+	}
+	b.ptr = ev->ptr;
+	b.size = ev->size;
+	b.stack = ev->stack;
+	b.tid = ev->tid;
+	err = live_insert(h, &b);
+	if (err)
+		return err;
+	snapshot(h, s);
+	err = touch(h, s);
+	if (err)
+		return err;
+	s->live_bytes += w * (double)ev->size;
+	s->live_objs += w;
+	h->live_bytes += w * (double)ev->size;
+	h->live_objs += w;
+	if (h->live_bytes > h->tot.peak) {
+		h->tot.peak = h->live_bytes;
+		h->tot.peak_objs = h->live_objs;
+		h->tot.peak_t = h->t_now - h->tot.t_first;
+		h->epoch++;
+	}
+	h->last_alloc = ev->ptr;
+	note_total(h);
+	return 0;
+}
+
+static int on_free(struct kiln_heap *h, const struct kiln_heap_ev *ev)
+{
+	struct kiln_heap_live *e;
+	bool temporary = h->last_alloc && h->last_alloc == ev->ptr;
+
+	h->last_alloc = 0;
+	h->tot.frees++;
+	if (!ev->ptr)
+		return 0;
+	e = live_find(h, ev->ptr);
+	if (!e) {
+		h->tot.unknown_frees++;
+		return 0;
+	}
+	return release(h, e, ev->tid, temporary);
+}
+
+/* munmap: the whole region, or its first `size` bytes. */
+static int on_munmap(struct kiln_heap *h, const struct kiln_heap_ev *ev)
+{
+	struct kiln_heap_live *e = live_find(h, ev->ptr), b;
+	struct kiln_heap_site *s;
+	double w0, w1;
+	int err;
+
+	h->last_alloc = 0;
+	h->tot.frees++;
+	if (!e) {
+		h->tot.unknown_frees++;
+		return 0;
+	}
+	if (ev->size >= e->size)
+		return release(h, e, ev->tid, false);
+	/* Partial unmap from the start: the rest stays live, smaller. */
+	b = *e;
+	s = &h->sites[b.stack];
+	w0 = kiln_heap_weight(h->sample_bytes, b.size);
+	w1 = kiln_heap_weight(h->sample_bytes, b.size - ev->size);
+	live_remove(h, e);
+	snapshot(h, s);
+	err = touch(h, s);
+	if (err)
+		return err;
+	s->live_bytes += w1 * (double)(b.size - ev->size) - w0 * (double)b.size;
+	h->live_bytes += w1 * (double)(b.size - ev->size) - w0 * (double)b.size;
+	b.ptr += ev->size;
+	b.size -= ev->size;
+	err = live_insert(h, &b);
+	if (err)
+		return err;
+	note_total(h);
+	return 0;
+}
+
+int kiln_heap_event(struct kiln_heap *h, const struct kiln_heap_ev *ev)
+{
+	uint64_t t = ev->t;
+	int err;
+
+	if (h->finished)
+		return -EINVAL;
+	if (!h->started) {
+		h->started = true;
+		h->tot.t_first = t;
+		h->t_now = t;
+	}
+	if (t < h->t_now) {
+		h->tot.late++;
+		t = h->t_now;
+	}
+	err = advance(h, t);
+	if (err)
+		return err;
+	h->tot.t_last = t;
+	switch (ev->kind) {
+	case KILN_HEAP_ALLOC:
+	case KILN_HEAP_MMAP:
+		return on_alloc(h, ev);
+	case KILN_HEAP_FREE:
+		return on_free(h, ev);
+	case KILN_HEAP_MUNMAP:
+		return on_munmap(h, ev);
+	case KILN_HEAP_END:
+		h->tot.ended = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void kiln_heap_lost(struct kiln_heap *h, uint64_t count)
+{
+	h->tot.lost += count;
+}
+
+void kiln_heap_finish(struct kiln_heap *h)
+{
+	size_t i;
+
+	if (h->finished)
+		return;
+	h->finished = true;
+	/* Out of memory here leaves the last bucket's points out. */
+	if (h->nbuckets)
+		close_bucket(h);
+	for (i = 1; i <= h->nsites; i++)
+		snapshot(h, &h->sites[i]);
+	h->tot.leaked = h->live_bytes;
+	h->tot.leaked_objs = h->live_objs;
+}
+
+void kiln_heap_site_series(const struct kiln_heap *h, uint32_t id, double *out)
+{
+	const struct kiln_heap_site *s = &h->sites[id];
+	double carried = 0;
+	uint32_t b, j = 0;
+
+	for (b = 0; b < h->nbuckets; b++) {
+		if (j < s->nhist && s->hist[j].bucket == b) {
+			out[b] = s->hist[j].at_max;
+			carried = s->hist[j].end;
+			j++;
+		} else {
+			out[b] = carried;
+		}
+	}
+}
+
+/* ---- the profile ---- */
+
+struct map_range {
+	uint64_t start, end;
+	uint32_t mapping;
+};
+
+struct maps_ctx {
+	struct kiln_prof *p;
+	struct map_range *r;
+	size_t n, alloc;
+};
+
+static int add_range(const struct kiln_maps_entry *e, void *arg)
+{
+	struct maps_ctx *c = arg;
+	struct kiln_mapping m = { 0 };
+	int err;
+
+	if (e->perms[2] != 'x' || !e->pathlen)
+		return 0;
+	err = grow((void **)&c->r, &c->alloc, c->n + 1, sizeof(*c->r));
+	if (err)
+		return err;
+	m.start = e->start;
+	m.limit = e->end;
+	m.offset = e->offset;
+	m.file = kiln_prof_intern(c->p, e->path, e->pathlen);
+	c->r[c->n].start = e->start;
+	c->r[c->n].end = e->end;
+	c->r[c->n].mapping = kiln_prof_mapping(c->p, &m);
+	c->n++;
+	return 0;
+}
+
+static uint32_t find_mapping(const struct maps_ctx *c, uint64_t a)
+{
+	size_t lo = 0, hi = c->n;
+
+	/* maps lines are sorted by address */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a < c->r[mid].start)
+			hi = mid;
+		else if (a >= c->r[mid].end)
+			lo = mid + 1;
+		else
+			return c->r[mid].mapping;
+	}
+	return 0;
+}
+
+static int64_t rnd(double v)
+{
+	return (int64_t)llround(v);
+}
+
+int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
+		   struct kiln_prof *p, long **sample_of)
+{
+	static const char *const measures[] = {
+		"allocated/bytes", "calls/count", "peak/bytes", "leaked/bytes",
+		"temporary/count" };
+	static const char *const go[] = {
+		"alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
+		"inuse_space/bytes", "peak_objects/count", "peak_space/bytes" };
+	struct maps_ctx *mc = NULL;
+	uint32_t *locs = NULL;
+	size_t locs_alloc = 0, i, j;
+	long *so = NULL;
+	int err;
+
+	if (layout == KILN_HEAP_GO)
+		err = kiln_prof_set_types_str(p, go, 6);
+	else
+		err = kiln_prof_set_types_str(p, measures, 5);
+	if (err)
+		return err;
+	p->default_type = layout == KILN_HEAP_GO ? p->types[3].type
+						 : p->types[0].type;
+	p->period_type.type = kiln_prof_interns(p, "space");
+	p->period_type.unit = kiln_prof_interns(p, "bytes");
+	p->period = h->sample_bytes ? (int64_t)h->sample_bytes : 1;
+	p->duration_nanos = (int64_t)(h->tot.t_last - h->tot.t_first);
+	mc = calloc(h->nmaps + 1, sizeof(*mc));
+	so = malloc((h->nsites + 1) * sizeof(*so));
+	if (!mc || !so) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 1; i <= h->nmaps; i++) {
+		mc[i].p = p;
+		err = kiln_sym_parse_maps(h->maps[i], h->maps_len[i], add_range,
+					  &mc[i]);
+		if (err)
+			goto out;
+	}
+	so[0] = -1;
+	for (i = 1; i <= h->nsites; i++) {
+		const struct kiln_heap_site *s = &h->sites[i];
+		int64_t v[6];
+		size_t nv;
+
+		so[i] = -1;
+		if (layout == KILN_HEAP_GO) {
+			v[0] = rnd(s->calls);
+			v[1] = rnd(s->bytes);
+			v[2] = rnd(s->live_objs);
+			v[3] = rnd(s->live_bytes);
+			v[4] = rnd(s->peak_objs);
+			v[5] = rnd(s->peak_bytes);
+			nv = 6;
+		} else {
+			v[0] = rnd(s->bytes);
+			v[1] = rnd(s->calls);
+			v[2] = rnd(s->peak_bytes);
+			v[3] = rnd(s->live_bytes);
+			v[4] = rnd(s->temporary);
+			nv = 5;
+		}
+		for (j = 0; j < nv && !v[j]; j++)
+			;
+		if (j == nv)
+			continue;
+		err = grow((void **)&locs, &locs_alloc, s->depth + 1,
+			   sizeof(*locs));
+		if (err)
+			goto out;
+		for (j = 0; j < s->depth; j++) {
+			uint64_t pc = h->pcs[s->pc0 + j];
+			uint64_t a = pc ? pc - 1 : 0;
+
+			locs[j] = kiln_prof_location(p, find_mapping(&mc[s->maps], a),
+						     a, NULL, 0);
+		}
+		so[i] = kiln_prof_add_sample(p, locs, s->depth, v, 0);
+	}
+	err = kiln_prof_error(p);
+out:
+	if (mc)
+		for (i = 0; i <= h->nmaps; i++)
+			free(mc[i].r);
+	free(mc);
+	free(locs);
+	if (!err && sample_of)
+		*sample_of = so;
+	else
+		free(so);
+	return err;
+}

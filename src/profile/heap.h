@@ -1,0 +1,204 @@
+/*
+ * Heap analysis (profile stage): turns a time-ordered stream of heap
+ * events (allocations and frees with call stacks, as the kiln heap trace
+ * of docs/heap-trace.md records them) into totals, per-stack measures and
+ * memory over time.
+ *
+ * Memory grows with the live blocks and the distinct stacks, not with the
+ * number of events: events are consumed one by one.
+ *
+ * Measures (docs/kiln-heap.md):
+ *  - calls, bytes allocated: every allocation (realloc counts as one);
+ *  - peak: the largest heap size (live bytes) reached, when, and the bytes
+ *    and blocks each stack had live at that moment;
+ *  - leaked: what is live when the trace ends (at exit, with an `E`
+ *    record);
+ *  - temporary: an allocation freed by the very next heap event (no other
+ *    allocation or free in between), as heaptrack counts them;
+ *  - cross-thread: blocks freed by another thread than the one that
+ *    allocated them.
+ * With sampling (sample_bytes R > 0) a reported allocation of `size`
+ * bytes stands for 1/(1-exp(-size/R)) allocations and size/(1-exp(-size/R))
+ * bytes, so every measure is an unbiased estimate.
+ */
+#ifndef KILN_PROFILE_HEAP_H
+#define KILN_PROFILE_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kiln_prof;
+
+enum kiln_heap_kind {
+	KILN_HEAP_ALLOC,	/* malloc & co. */
+	KILN_HEAP_FREE,
+	KILN_HEAP_MMAP,		/* anonymous mmap, counted as an allocation */
+	KILN_HEAP_MUNMAP,
+	KILN_HEAP_END,		/* the process exited normally */
+};
+
+/* One event.  t is CLOCK_MONOTONIC nanoseconds. */
+struct kiln_heap_ev {
+	uint64_t t;
+	uint64_t ptr;
+	uint64_t size;		/* ALLOC, MMAP, MUNMAP */
+	uint32_t tid;
+	uint32_t stack;		/* ALLOC, MMAP: a stack id from add_stack */
+	enum kiln_heap_kind kind;
+};
+
+/* Whole-process totals; estimates (scaled) when sampling. */
+struct kiln_heap_totals {
+	double calls;		/* allocations */
+	double allocated;	/* bytes */
+	double temporary;	/* allocations freed at once */
+	double cross_thread;	/* frees by another thread */
+	double peak;		/* bytes live at the peak */
+	double peak_objs;	/* blocks live at the peak */
+	uint64_t peak_t;	/* ns after the first event */
+	double leaked;		/* bytes live at the end */
+	double leaked_objs;	/* blocks live at the end */
+	uint64_t reported;	/* allocation events seen (unscaled) */
+	uint64_t frees;		/* free events seen */
+	uint64_t lost;		/* events the process could not record */
+	uint64_t late;		/* events earlier than ones already processed */
+	uint64_t unknown_frees;	/* frees of blocks no event allocated */
+	uint64_t t_first, t_last; /* ns, CLOCK_MONOTONIC */
+	bool ended;		/* an END event was seen */
+};
+
+/*
+ * One point of a stack's memory over time, for a bucket in which its live
+ * bytes changed: at the moment the heap was largest within the bucket,
+ * and at the bucket's end (which holds until its next point).
+ */
+struct kiln_heap_pt {
+	uint32_t bucket;
+	float at_max, end;
+};
+
+/* Per-stack measures (estimates when sampling). */
+struct kiln_heap_site {
+	uint32_t pc0, depth;	/* pcs: h->pcs[pc0 .. pc0+depth), leaf first */
+	uint32_t maps;		/* maps version it was defined under, 0: none */
+	double calls, bytes, temporary;
+	double live_bytes, live_objs;	/* now */
+	double peak_bytes, peak_objs;	/* at the peak, once finished */
+	uint64_t snap;			/* see heap.c: lazy peak snapshots */
+	struct kiln_heap_pt *hist;	/* changes of live_bytes by bucket */
+	uint32_t nhist, hist_alloc;
+	double bsnap;			/* live bytes at the bucket's max */
+	uint64_t bsnap_epoch;
+	uint32_t dirty;			/* bucket + 1 it changed in last */
+};
+
+struct kiln_heap {
+	uint64_t sample_bytes;		/* R; 0: every allocation */
+	struct kiln_heap_site *sites;	/* [1..nsites], by stack id */
+	size_t nsites, sites_alloc;
+	uint64_t *pcs;
+	size_t npcs, pcs_alloc;
+	char **maps;			/* [1..nmaps] /proc/self/maps texts */
+	size_t *maps_len;
+	size_t nmaps;
+	struct kiln_heap_totals tot;
+
+	/* Memory over time: nbuckets buckets of bucket_ns from t_first;
+	 * total_end[i] is the heap size at bucket i's end, total_max[i] the
+	 * largest within it (the sum of the stacks' at_max values). */
+	uint64_t bucket_ns;
+	uint32_t nbuckets;
+	double *total_end, *total_max;
+
+	/* Internal state (heap.c). */
+	struct kiln_heap_live *live;
+	size_t live_mask, live_count;
+	double live_bytes, live_objs;
+	uint64_t epoch;
+	uint64_t last_alloc;		/* ptr of the previous event if it was
+					 * an allocation, else 0 */
+	uint64_t t_now;
+	size_t hist_total;
+	uint64_t bepoch;		/* new maximum within the bucket */
+	uint32_t *dirty;		/* stacks changed in the open bucket */
+	size_t ndirty, dirty_alloc;
+	bool started, finished;
+};
+
+/* A new analysis; sample_bytes is the trace's R (0: not sampled).  NULL
+ * with errno set. */
+struct kiln_heap *kiln_heap_new(uint64_t sample_bytes);
+void kiln_heap_free(struct kiln_heap *h);
+
+/*
+ * Adds a /proc/self/maps text (copied); stacks added from now on are
+ * symbolized against it.  0 or -ENOMEM.
+ */
+int kiln_heap_add_maps(struct kiln_heap *h, const char *text, size_t len);
+
+/*
+ * Defines stack `id` (ids start at 1 and grow by 1), pcs leaf first:
+ * return addresses, pcs[0] in the allocation function's caller.
+ * 0, -EINVAL (id out of sequence) or -ENOMEM.
+ */
+int kiln_heap_add_stack(struct kiln_heap *h, uint32_t id, const uint64_t *pcs,
+			uint32_t depth);
+
+/*
+ * Consumes one event.  Events should come in time order; an earlier one
+ * is still processed (at the current time) and counted in tot.late.
+ * 0, -EINVAL (an allocation with an undefined stack) or -ENOMEM.
+ */
+int kiln_heap_event(struct kiln_heap *h, const struct kiln_heap_ev *ev);
+
+/* Counts events the process could not record. */
+void kiln_heap_lost(struct kiln_heap *h, uint64_t count);
+
+/*
+ * Ends the analysis: fixes the per-stack peak values and the leaks.
+ * Events cannot be added afterwards.  Idempotent.
+ */
+void kiln_heap_finish(struct kiln_heap *h);
+
+/*
+ * The estimated count and bytes that one reported allocation of `size`
+ * bytes stands for, under sampling rate R (1 and size when R is 0).
+ */
+double kiln_heap_weight(uint64_t R, uint64_t size);
+
+/*
+ * Live bytes of site `id` in each of the h->nbuckets buckets, at the
+ * moment the heap was largest within the bucket (so that the sites'
+ * series add up to total_max), into out[0 .. nbuckets).  Only after
+ * kiln_heap_finish().
+ */
+void kiln_heap_site_series(const struct kiln_heap *h, uint32_t id,
+			   double *out);
+
+/* Which sample types kiln_heap_prof() writes. */
+enum kiln_heap_layout {
+	/* allocated/bytes, calls/count, peak/bytes, leaked/bytes,
+	 * temporary/count; default allocated (what kiln top and kiln flame
+	 * read from a trace). */
+	KILN_HEAP_MEASURES,
+	/* Go's heap profile: alloc_objects/count, alloc_space/bytes,
+	 * inuse_objects/count, inuse_space/bytes (inuse: live at the end),
+	 * then peak_objects/count, peak_space/bytes; default inuse_space. */
+	KILN_HEAP_GO,
+};
+
+/*
+ * Fills the empty profile p from a finished analysis: one sample per
+ * stack with any non-zero measure (values rounded), mappings from the
+ * maps texts, one location per pc at the pc minus 1 (inside the call
+ * instruction), not yet symbolized (see kiln_sym_prof(), without
+ * KILN_SYM_RETURN_ADDRS).  Period type space/bytes, period R (1 when not
+ * sampled).  If sample_of is not NULL it gets h->nsites + 1 entries: the
+ * sample index of each stack id, -1 for none (free() it).
+ * 0 or -ENOMEM.
+ */
+int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
+		   struct kiln_prof *p, long **sample_of);
+
+#endif

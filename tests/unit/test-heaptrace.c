@@ -1,0 +1,709 @@
+/*
+ * Unit tests of the heap trace reader (src/format/heaptrace.c) and the
+ * heap analysis (src/profile/heap.c).  Traces are written here by a small
+ * writer that follows docs/heap-trace.md (varint records, one zstd frame
+ * per flush), so each test knows its exact answers: peak to the byte and
+ * when, leaks, temporary allocations, cross-thread frees, the merge of
+ * batches written out of time order, sampling scale-back, a file cut in
+ * its last frame, and bad data refused with its byte offset.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "format/format.h"
+#include "format/heaptrace.h"
+#include "profile/heap.h"
+#include "profile/profile.h"
+#include "util/buf.h"
+#include "util/diag.h"
+
+/* ---- a trace writer ---- */
+
+struct tw {
+	struct kiln_buf s;	/* records of the frame being built */
+	struct kiln_buf f;	/* the file: frames */
+};
+
+static void put_uv(struct kiln_buf *b, uint64_t v)
+{
+	do {
+		unsigned char c = v & 0x7f;
+
+		v >>= 7;
+		if (v)
+			c |= 0x80;
+		kiln_buf_addc(b, (char)c);
+	} while (v);
+}
+
+static void put_str(struct kiln_buf *b, const char *s, size_t n)
+{
+	put_uv(b, n);
+	kiln_buf_add(b, s, n);
+}
+
+static void tw_header(struct tw *w, uint64_t sample)
+{
+	kiln_buf_adds(&w->s, "HKILNHEAP");
+	put_uv(&w->s, 1);
+	put_uv(&w->s, 4242);
+	put_uv(&w->s, 1);
+	put_uv(&w->s, 1700000000000000000ull);
+	put_uv(&w->s, sample);
+	put_str(&w->s, "prog\0--flag\0", 12);
+}
+
+static void tw_maps(struct tw *w, const char *text)
+{
+	kiln_buf_addc(&w->s, 'P');
+	put_str(&w->s, text, strlen(text));
+}
+
+static void tw_stack(struct tw *w, uint64_t id, int depth, ...)
+{
+	va_list ap;
+	int i;
+
+	kiln_buf_addc(&w->s, 'S');
+	put_uv(&w->s, id);
+	put_uv(&w->s, (uint64_t)depth);
+	va_start(ap, depth);
+	for (i = 0; i < depth; i++)
+		put_uv(&w->s, va_arg(ap, uint64_t));
+	va_end(ap);
+}
+
+static void tw_batch(struct tw *w, uint64_t tid, uint64_t t0, uint64_t count)
+{
+	kiln_buf_addc(&w->s, 'B');
+	put_uv(&w->s, tid);
+	put_uv(&w->s, t0);
+	put_uv(&w->s, count);
+}
+
+static void tw_alloc(struct tw *w, uint64_t dt, uint64_t tid, uint64_t ptr,
+		     uint64_t size, uint64_t stack)
+{
+	kiln_buf_addc(&w->s, 'A');
+	put_uv(&w->s, dt);
+	put_uv(&w->s, tid);
+	put_uv(&w->s, ptr);
+	put_uv(&w->s, size);
+	put_uv(&w->s, stack);
+}
+
+static void tw_free(struct tw *w, uint64_t dt, uint64_t tid, uint64_t ptr)
+{
+	kiln_buf_addc(&w->s, 'F');
+	put_uv(&w->s, dt);
+	put_uv(&w->s, tid);
+	put_uv(&w->s, ptr);
+}
+
+static void tw_end(struct tw *w, uint64_t dt)
+{
+	kiln_buf_addc(&w->s, 'E');
+	put_uv(&w->s, dt);
+}
+
+/* Compresses the pending records into one frame of the file. */
+static void tw_frame(struct tw *w)
+{
+	size_t cap = ZSTD_compressBound(w->s.len), n;
+
+	assert_int_equal(kiln_buf_grow(&w->f, cap + 1), 0);
+	n = ZSTD_compress(w->f.data + w->f.len, cap, w->s.data, w->s.len, 3);
+	assert_false(ZSTD_isError(n));
+	w->f.len += n;
+	kiln_buf_reset(&w->s);
+}
+
+static void tw_release(struct tw *w)
+{
+	kiln_buf_release(&w->s);
+	kiln_buf_release(&w->f);
+}
+
+static struct kiln_heap *analyse(struct tw *w, struct kiln_heaptrace_info *info)
+{
+	struct kiln_diag d = { "" };
+	struct kiln_heap *h = NULL;
+	int err = kiln_heaptrace_analyse(w->f.data, w->f.len, &h, info, &d);
+
+	if (err)
+		fail_msg("analyse: %d %s", err, d.msg);
+	return h;
+}
+
+/* ---- tests ---- */
+
+#define MAPS "00400000-00500000 r-xp 00000000 08:01 42 /nonexistent/prog\n"
+
+/*
+ * One thread: a 100-byte block (stack 1), a 200-byte block (stack 2),
+ * the first freed, a 50-byte block freed at once (temporary), and a
+ * realloc (free + alloc) that is not temporary.
+ */
+static void test_single_thread(void **state)
+{
+	struct kiln_heaptrace_info info;
+	struct tw w = { KILN_BUF_INIT, KILN_BUF_INIT };
+	struct kiln_heap *h;
+
+	tw_header(&w, 0);
+	tw_maps(&w, MAPS);
+	tw_stack(&w, 1, 2, (uint64_t)0x400100, (uint64_t)0x400200);
+	tw_stack(&w, 2, 1, (uint64_t)0x400300);
+	tw_batch(&w, 7, 1000000, 8);
+	tw_alloc(&w, 10, 7, 0x1000, 100, 1);	/* t 1000010: 100 live */
+	tw_alloc(&w, 10, 7, 0x2000, 200, 2);	/* 1000020: 300, the peak */
+	tw_free(&w, 10, 7, 0x1000);		/* 200 */
+	tw_alloc(&w, 10, 7, 0x3000, 50, 1);	/* 250 */
+	tw_free(&w, 10, 7, 0x3000);		/* 200: temporary */
+	tw_alloc(&w, 10, 7, 0x4000, 30, 1);	/* 230 */
+	tw_free(&w, 10, 7, 0x2000);		/* 30: not temporary */
+	tw_end(&w, 1000);
+	tw_frame(&w);
+	h = analyse(&w, &info);
+	assert_int_equal(info.pid, 4242);
+	assert_int_equal(info.frames, 1);
+	assert_false(info.truncated);
+	assert_string_equal(info.cmdline, "prog --flag");
+	assert_true(h->tot.calls == 4);
+	assert_true(h->tot.allocated == 380);
+	assert_true(h->tot.peak == 300);
+	assert_true(h->tot.peak_objs == 2);
+	assert_int_equal(h->tot.peak_t, 10);	/* after the first event */
+	assert_true(h->tot.leaked == 30);
+	assert_true(h->tot.leaked_objs == 1);
+	assert_true(h->tot.temporary == 1);
+	assert_true(h->tot.cross_thread == 0);
+	assert_int_equal(h->tot.unknown_frees, 0);
+	assert_int_equal(h->tot.late, 0);
+	assert_true(h->tot.ended);
+	assert_int_equal(h->tot.t_last - h->tot.t_first, 1060);
+	/* per stack */
+	assert_true(h->sites[1].calls == 3 && h->sites[1].bytes == 180);
+	assert_true(h->sites[1].peak_bytes == 100 && h->sites[1].peak_objs == 1);
+	assert_true(h->sites[1].live_bytes == 30 && h->sites[1].temporary == 1);
+	assert_true(h->sites[2].peak_bytes == 200 && h->sites[2].live_bytes == 0);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+	tw_release(&w);
+}
+
+/*
+ * Two threads whose batches reach the file out of time order: thread 2's
+ * batch (frees at t 200 and 400) is written before thread 1's (allocs at
+ * t 100 and 300), and in another case one frame earlier.  The merge must
+ * see alloc-before-free, count the cross-thread frees and find no leak.
+ */
+static void cross_thread(bool split_frames)
+{
+	struct kiln_heaptrace_info info;
+	struct tw w = { KILN_BUF_INIT, KILN_BUF_INIT };
+	struct kiln_heap *h;
+
+	tw_header(&w, 0);
+	tw_stack(&w, 1, 1, (uint64_t)0x400100);
+	tw_batch(&w, 2, 0, 2);
+	tw_free(&w, 200, 2, 0xa000);
+	tw_free(&w, 200, 2, 0xb000);
+	if (split_frames)
+		tw_frame(&w);
+	tw_batch(&w, 1, 100, 3);
+	tw_alloc(&w, 0, 1, 0xa000, 64, 1);	/* t 100 */
+	tw_alloc(&w, 200, 1, 0xb000, 32, 1);	/* t 300 */
+	tw_alloc(&w, 200, 1, 0xc000, 8, 1);	/* t 500, leaked */
+	tw_frame(&w);
+	h = analyse(&w, &info);
+	assert_int_equal(info.threads, 2);
+	assert_int_equal(h->tot.unknown_frees, 0);
+	assert_int_equal(h->tot.late, 0);
+	assert_true(h->tot.cross_thread == 2);
+	assert_true(h->tot.calls == 3);
+	/* 64 at t100, 0 at t200, 32 at t300: the peak is 64 at t 100 */
+	assert_true(h->tot.peak == 64);
+	assert_int_equal(h->tot.peak_t, 0);
+	assert_true(h->tot.leaked == 8);
+	assert_false(h->tot.ended);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+	tw_release(&w);
+}
+
+static void test_cross_thread(void **state)
+{
+	cross_thread(false);
+}
+
+static void test_cross_thread_frames(void **state)
+{
+	cross_thread(true);
+}
+
+/*
+ * Temporary allocations as heaptrack counts them: freed by the very next
+ * heap event, whichever thread makes it.  An allocation of another
+ * thread in between breaks it.
+ */
+static void test_temporary(void **state)
+{
+	struct kiln_heaptrace_info info;
+	struct tw w = { KILN_BUF_INIT, KILN_BUF_INIT };
+	struct kiln_heap *h;
+
+	tw_header(&w, 0);
+	tw_stack(&w, 1, 1, (uint64_t)0x400100);
+	tw_stack(&w, 2, 1, (uint64_t)0x400200);
+	tw_batch(&w, 1, 0, 4);
+	tw_alloc(&w, 10, 1, 0x10, 16, 1);	/* t10 */
+	tw_free(&w, 10, 1, 0x10);		/* t20: temporary */
+	tw_alloc(&w, 10, 1, 0x20, 16, 1);	/* t30 */
+	tw_free(&w, 20, 1, 0x20);		/* t50: not (t40 between) */
+	tw_batch(&w, 2, 40, 3);
+	tw_alloc(&w, 0, 2, 0x30, 16, 2);	/* t40 */
+	tw_free(&w, 20, 2, 0x30);		/* t60: t50 free between: no */
+	tw_free(&w, 0, 2, 0x999);		/* t60: never allocated */
+	tw_frame(&w);
+	h = analyse(&w, &info);
+	assert_true(h->tot.temporary == 1);
+	assert_true(h->sites[1].temporary == 1);
+	assert_true(h->sites[2].temporary == 0);
+	assert_int_equal(h->tot.unknown_frees, 1);
+	assert_true(h->tot.peak == 32);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+	tw_release(&w);
+}
+
+/*
+ * The bytes each stack has live at the peak, not at the end: stack 2
+ * grows after the peak moment, stack 1 shrinks.
+ */
+static void test_peak_per_stack(void **state)
+{
+	struct kiln_heaptrace_info info;
+	struct tw w = { KILN_BUF_INIT, KILN_BUF_INIT };
+	struct kiln_heap *h;
+	struct kiln_prof *p;
+	long *so;
+	int i;
+
+	tw_header(&w, 0);
+	tw_stack(&w, 1, 1, (uint64_t)0x400100);
+	tw_stack(&w, 2, 1, (uint64_t)0x400200);
+	tw_stack(&w, 3, 1, (uint64_t)0x400300);
+	tw_batch(&w, 1, 0, 9);
+	tw_alloc(&w, 1, 1, 0x100, 1000, 1);	/* 1000 */
+	tw_alloc(&w, 1, 1, 0x200, 1000, 1);	/* 2000 */
+	tw_alloc(&w, 1, 1, 0x300, 500, 2);	/* 2500: peak (2 @1, 1 @2) */
+	tw_free(&w, 1, 1, 0x100);		/* 1500 */
+	tw_free(&w, 1, 1, 0x200);		/* 500 */
+	tw_alloc(&w, 1, 1, 0x400, 700, 2);	/* 1200 */
+	tw_alloc(&w, 1, 1, 0x500, 1200, 2);	/* 2400 < peak */
+	tw_alloc(&w, 1, 1, 0x600, 10, 3);	/* 2410 */
+	tw_free(&w, 1, 1, 0x300);		/* 1910 */
+	tw_frame(&w);
+	h = analyse(&w, &info);
+	assert_true(h->tot.peak == 2500);
+	assert_int_equal(h->tot.peak_t, 2);
+	assert_true(h->sites[1].peak_bytes == 2000 && h->sites[1].peak_objs == 2);
+	assert_true(h->sites[2].peak_bytes == 500 && h->sites[2].peak_objs == 1);
+	assert_true(h->sites[3].peak_bytes == 0);
+	assert_true(h->tot.leaked == 1910);
+	/* The same numbers in the pprof layout. */
+	p = kiln_prof_new();
+	assert_int_equal(kiln_heap_prof(h, KILN_HEAP_GO, p, &so), 0);
+	assert_int_equal(p->ntypes, 6);
+	assert_string_equal(kiln_prof_str(p, p->types[5].type), "peak_space");
+	assert_string_equal(kiln_prof_str(p, p->period_type.type), "space");
+	assert_int_equal(p->period, 1);
+	for (i = 1; i <= 3; i++)
+		assert_true(so[i] >= 0);
+	assert_int_equal(kiln_prof_value(p, (size_t)so[1], 0), 2);	/* objects */
+	assert_int_equal(kiln_prof_value(p, (size_t)so[1], 1), 2000);
+	assert_int_equal(kiln_prof_value(p, (size_t)so[1], 3), 0);	/* inuse */
+	assert_int_equal(kiln_prof_value(p, (size_t)so[2], 3), 1900);
+	assert_int_equal(kiln_prof_value(p, (size_t)so[2], 2), 2);
+	assert_int_equal(kiln_prof_value(p, (size_t)so[2], 5), 500);
+	assert_int_equal(kiln_prof_value(p, (size_t)so[3], 5), 0);
+	assert_int_equal(kiln_prof_total(p, 3), 1910);
+	/* locations at pc - 1 */
+	assert_int_equal(p->locations[p->stacks[p->samples[so[1]].stack]].address,
+			 0x4000ff);
+	free(so);
+	kiln_prof_free(p);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+	tw_release(&w);
+}
+
+/* Sampling: every measure scaled by 1/(1-exp(-size/R)). */
+static void test_sampling(void **state)
+{
+	struct kiln_heaptrace_info info;
+	struct tw w = { KILN_BUF_INIT, KILN_BUF_INIT };
+	struct kiln_heap *h;
+	struct kiln_prof *p;
+	double w1 = 1 / (1 - exp(-1000.0 / 4096)), w2 = 1 / (1 - exp(-100000.0 / 4096));
+	long *so;
+
+	tw_header(&w, 4096);
+	tw_stack(&w, 1, 1, (uint64_t)0x400100);
+	tw_stack(&w, 2, 1, (uint64_t)0x400200);
+	tw_batch(&w, 1, 0, 3);
+	tw_alloc(&w, 1, 1, 0x100, 1000, 1);
+	tw_alloc(&w, 1, 1, 0x200, 100000, 2);
+	tw_free(&w, 1, 1, 0x200);
+	tw_frame(&w);
+	h = analyse(&w, &info);
+	assert_int_equal(info.sample_bytes, 4096);
+	assert_true(fabs(kiln_heap_weight(4096, 1000) - w1) < 1e-12);
+	assert_true(fabs(h->tot.calls - (w1 + w2)) < 1e-9);
+	assert_true(fabs(h->tot.allocated - (1000 * w1 + 100000 * w2)) < 1e-6);
+	assert_true(fabs(h->tot.peak - (1000 * w1 + 100000 * w2)) < 1e-6);
+	assert_true(fabs(h->tot.leaked - 1000 * w1) < 1e-6);
+	assert_true(fabs(h->tot.temporary - w2) < 1e-9);
+	assert_int_equal(h->tot.reported, 2);
+	p = kiln_prof_new();
+	assert_int_equal(kiln_heap_prof(h, KILN_HEAP_GO, p, &so), 0);
+	assert_int_equal(p->period, 4096);
+	assert_int_equal(kiln_prof_value(p, (size_t)so[1], 1), llround(1000 * w1));
+	assert_int_equal(kiln_prof_value(p, (size_t)so[1], 0), llround(w1));
+	assert_int_equal(kiln_prof_value(p, (size_t)so[2], 1), llround(100000 * w2));
+	assert_int_equal(kiln_prof_value(p, (size_t)so[2], 3), 0);
+	free(so);
+	kiln_prof_free(p);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+	tw_release(&w);
+}
+
+/* Three frames, the last cut: read up to the second, and said so. */
+static void test_truncated(void **state)
+{
+	struct kiln_heaptrace_info info;
+	struct tw w = { KILN_BUF_INIT, KILN_BUF_INIT };
+	struct kiln_heap *h;
+	size_t two, cut;
+
+	tw_header(&w, 0);
+	tw_stack(&w, 1, 1, (uint64_t)0x400100);
+	tw_batch(&w, 1, 0, 1);
+	tw_alloc(&w, 5, 1, 0x100, 10, 1);
+	tw_frame(&w);
+	tw_batch(&w, 1, 5, 1);
+	tw_alloc(&w, 5, 1, 0x200, 20, 1);
+	tw_frame(&w);
+	two = w.f.len;
+	tw_batch(&w, 1, 10, 2);
+	tw_alloc(&w, 5, 1, 0x300, 40, 1);
+	tw_free(&w, 5, 1, 0x100);
+	tw_frame(&w);
+	for (cut = two + 1; cut < w.f.len; cut += 3) {
+		struct kiln_diag d = { "" };
+
+		assert_int_equal(kiln_heaptrace_analyse(w.f.data, cut, &h, &info, &d), 0);
+		assert_true(info.truncated);
+		assert_int_equal(info.truncated_at, two);
+		assert_int_equal(info.frames, 2);
+		assert_true(h->tot.calls == 2 && h->tot.leaked == 30);
+		assert_false(h->tot.ended);
+		kiln_heap_free(h);
+		kiln_heaptrace_info_release(&info);
+	}
+	h = analyse(&w, &info);
+	assert_false(info.truncated);
+	assert_true(h->tot.calls == 3 && h->tot.leaked == 60 && h->tot.peak == 70);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+	tw_release(&w);
+}
+
+/* Expects the trace in w to be refused with a message matching want. */
+static void refused(struct tw *w, const char *want)
+{
+	struct kiln_heaptrace_info info;
+	struct kiln_diag d = { "" };
+	struct kiln_heap *h = NULL;
+	int err = kiln_heaptrace_analyse(w->f.data, w->f.len, &h, &info, &d);
+
+	kiln_heaptrace_info_release(&info);
+	if (err != -EINVAL || !strstr(d.msg, want))
+		fail_msg("want -EINVAL '%s', got %d '%s'", want, err, d.msg);
+	assert_null(h);
+	kiln_buf_reset(&w->s);
+	kiln_buf_reset(&w->f);
+}
+
+static void test_bad_data(void **state)
+{
+	struct tw w = { KILN_BUF_INIT, KILN_BUF_INIT };
+	size_t at;
+
+	/* an unknown tag: the offset of the record in the stream */
+	tw_header(&w, 0);
+	at = w.s.len;
+	kiln_buf_adds(&w.s, "Z");
+	tw_frame(&w);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "stream byte %zu: unknown record tag 0x5a",
+			 at);
+		refused(&w, want);
+	}
+	/* a second frame that is not zstd: its file offset */
+	tw_header(&w, 0);
+	tw_frame(&w);
+	at = w.f.len;
+	kiln_buf_adds(&w.f, "garbage!garbage!");
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "byte %zu (zstd frame 2): not a zstd frame",
+			 at);
+		refused(&w, want);
+	}
+	/* wrong magic and version */
+	kiln_buf_adds(&w.s, "HKILNHEAQ");
+	tw_frame(&w);
+	refused(&w, "lacks the \"KILNHEAP\" magic");
+	kiln_buf_adds(&w.s, "HKILNHEAP");
+	put_uv(&w.s, 2);
+	tw_frame(&w);
+	refused(&w, "trace version 2; this kiln reads version 1");
+	kiln_buf_adds(&w.s, "S");
+	tw_frame(&w);
+	refused(&w, "stream byte 0: not a kiln heap trace: the stream starts with 0x53");
+	/* structure */
+	tw_header(&w, 0);
+	tw_stack(&w, 2, 0);
+	tw_frame(&w);
+	refused(&w, "stack id 2 out of sequence (expected 1)");
+	tw_header(&w, 0);
+	tw_alloc(&w, 1, 1, 0x10, 1, 1);
+	tw_frame(&w);
+	refused(&w, "record 'A' outside a batch");
+	tw_header(&w, 0);
+	tw_batch(&w, 1, 0, 1);
+	tw_alloc(&w, 1, 1, 0x10, 1, 1);
+	tw_frame(&w);
+	refused(&w, "stack 1 is not defined yet");
+	tw_header(&w, 0);
+	kiln_buf_adds(&w.s, "L\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01");
+	tw_frame(&w);
+	refused(&w, "count: varint larger than 64 bits");
+	tw_header(&w, 0);
+	kiln_buf_adds(&w.s, "L\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01");
+	tw_frame(&w);
+	refused(&w, "count: varint longer than 10 bytes");
+	tw_header(&w, 0);
+	kiln_buf_adds(&w.s, "P\x10short");
+	tw_frame(&w);
+	refused(&w, "maps: string of 16 bytes runs past the end of the frame");
+	tw_header(&w, 0);
+	tw_batch(&w, 1, 0, 1);
+	kiln_buf_adds(&w.s, "F\x01");
+	tw_frame(&w);
+	refused(&w, "record cut at the end of the frame (in tid)");
+	tw_header(&w, 0);
+	tw_batch(&w, 1, 0, 2);
+	tw_end(&w, 1);
+	tw_frame(&w);
+	refused(&w, "ends inside a batch that expects 1 more records");
+	/* a corrupt frame body */
+	tw_header(&w, 0);
+	tw_maps(&w, MAPS MAPS MAPS);
+	tw_frame(&w);
+	w.f.data[w.f.len / 2] ^= 0x55;
+	w.f.data[w.f.len / 2 + 1] ^= 0x55;
+	{
+		struct kiln_heaptrace_info info;
+		struct kiln_diag d = { "" };
+		struct kiln_heap *h = NULL;
+		int err = kiln_heaptrace_analyse(w.f.data, w.f.len, &h, &info, &d);
+
+		/* Either zstd notices, or the records come out garbled. */
+		kiln_heaptrace_info_release(&info);
+		if (!err)
+			kiln_heap_free(h);
+		else
+			assert_true(strstr(d.msg, "byte ") == d.msg);
+	}
+	tw_release(&w);
+}
+
+/* kiln_read_profile() takes a trace file: the five measures, symbolized. */
+static void __attribute__((noinline)) alloc_site_alpha(void)
+{
+	__asm__ volatile("");
+}
+
+static void test_read_profile(void **state)
+{
+	struct tw w = { KILN_BUF_INIT, KILN_BUF_INIT };
+	char path[] = "/tmp/test-heaptrace.XXXXXX", maps[65536];
+	struct kiln_diag d = { "" };
+	struct kiln_prof *p = NULL;
+	enum kiln_fmt fmt;
+	struct kiln_frame *fr = NULL;
+	size_t cap = 0;
+	char zpprof[64];
+	size_t zn;
+	FILE *f;
+	size_t n;
+	int fd, t;
+	long nf;
+
+	/* zstd, but not a trace */
+	zn = ZSTD_compress(zpprof, sizeof(zpprof), "\x0a\x04\x08\x01\x10\x02pprof", 11, 3);
+	assert_false(ZSTD_isError(zn));
+
+	f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	n = fread(maps, 1, sizeof(maps) - 1, f);
+	fclose(f);
+	maps[n] = '\0';
+	tw_header(&w, 0);
+	tw_maps(&w, maps);
+	/* a return address just past the start of alloc_site_alpha */
+	tw_stack(&w, 1, 1, (uint64_t)(uintptr_t)alloc_site_alpha + 1);
+	tw_batch(&w, 1, 0, 2);
+	tw_alloc(&w, 1, 1, 0x100, 4096, 1);
+	tw_alloc(&w, 1, 1, 0x200, 8192, 1);
+	tw_frame(&w);
+	tw_batch(&w, 1, 2, 1);
+	tw_free(&w, 1, 1, 0x100);
+	tw_frame(&w);
+	assert_true(kiln_heaptrace_detect(w.f.data, w.f.len));
+	assert_false(kiln_heaptrace_detect(zpprof, zn));
+	assert_int_equal(kiln_fmt_detect(w.f.data, w.f.len), KILN_FMT_HEAPTRACE);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, w.f.data, w.f.len), (ssize_t)w.f.len);
+	close(fd);
+	if (kiln_read_profile(path, &p, &fmt, &d))
+		fail_msg("%s", d.msg);
+	assert_int_equal(fmt, KILN_FMT_HEAPTRACE);
+	assert_int_equal(p->ntypes, 5);
+	assert_int_equal(p->nsamples, 1);
+	t = kiln_prof_type_index(p, NULL, &d);
+	assert_string_equal(kiln_prof_str(p, p->types[t].type), "allocated");
+	assert_int_equal(kiln_prof_value(p, 0, kiln_prof_type_index(p, "allocated", &d)), 12288);
+	assert_int_equal(kiln_prof_value(p, 0, kiln_prof_type_index(p, "calls", &d)), 2);
+	assert_int_equal(kiln_prof_value(p, 0, kiln_prof_type_index(p, "peak", &d)), 12288);
+	assert_int_equal(kiln_prof_value(p, 0, kiln_prof_type_index(p, "leaked", &d)), 8192);
+	assert_int_equal(kiln_prof_value(p, 0, kiln_prof_type_index(p, "temporary", &d)), 0);
+	nf = kiln_prof_frames(p, &p->samples[0], &fr, &cap);
+	assert_int_equal(nf, 1);
+	assert_string_equal(kiln_prof_str(p, fr[0].name), "alloc_site_alpha");
+	assert_string_equal(kiln_prof_str(p, p->comments[0]), "prog --flag");
+	free(fr);
+	kiln_prof_free(p);
+	/* cut short: still read, with a note */
+	assert_int_equal(truncate(path, (off_t)w.f.len - 3), 0);
+	if (kiln_read_profile(path, &p, &fmt, &d))
+		fail_msg("%s", d.msg);
+	assert_int_equal(p->ncomments, 2);
+	assert_non_null(strstr(kiln_prof_str(p, p->comments[1]), "cut after byte"));
+	assert_int_equal(kiln_prof_value(p, 0, kiln_prof_type_index(p, "leaked", &d)), 12288);
+	kiln_prof_free(p);
+	/* garbage after the magic: the file name and format in the message */
+	assert_int_equal(truncate(path, 30), 0);
+	assert_int_equal(kiln_read_profile(path, &p, &fmt, &d), -EINVAL);
+	if (!strstr(d.msg, "read as heap-trace: byte 30: the file ends inside zstd frame 1 "
+		    "(which starts at byte 0), before the header record"))
+		fail_msg("%s", d.msg);
+	unlink(path);
+	tw_release(&w);
+}
+
+/*
+ * Memory over time: a run of 10 s with a 1 MB spike at 5 s: 512 to 1024
+ * buckets, the spike in total_max, the site series carried forward.
+ */
+static void test_timeline(void **state)
+{
+	struct kiln_heaptrace_info info;
+	struct tw w = { KILN_BUF_INIT, KILN_BUF_INIT };
+	struct kiln_heap *h;
+	double *series, *sum, mx = 0;
+	uint32_t i, spike;
+	int k;
+
+	tw_header(&w, 0);
+	tw_stack(&w, 1, 1, (uint64_t)0x400100);
+	tw_stack(&w, 2, 1, (uint64_t)0x400200);
+	tw_batch(&w, 1, 0, 1 + 2 + 100);
+	tw_alloc(&w, 0, 1, 0x10, 1000, 1);		/* t0: 1000 for good */
+	tw_alloc(&w, 5000000000ull, 1, 0x20, 1000000, 2); /* t5s spike */
+	tw_free(&w, 1000, 1, 0x20);
+	for (k = 0; k < 100; k++)	/* then 50 ms apart, 100 bytes each */
+		tw_alloc(&w, 50000000, 1, 0x1000 + 16 * (uint64_t)k, 100, 1);
+	tw_frame(&w);
+	h = analyse(&w, &info);
+	assert_true(h->nbuckets >= 512 && h->nbuckets <= 1024);
+	assert_true((uint64_t)h->nbuckets * h->bucket_ns > 10000000000ull);
+	spike = (uint32_t)(5000000000ull / h->bucket_ns);
+	for (i = 0; i < h->nbuckets; i++)
+		if (h->total_max[i] > mx)
+			mx = h->total_max[i];
+	assert_true(mx == 1001000);
+	assert_true(h->total_max[spike] == 1001000);
+	assert_true(h->total_end[spike] == 1000);
+	assert_true(h->total_end[h->nbuckets - 1] == 11000);
+	series = calloc(h->nbuckets, sizeof(*series));
+	kiln_heap_site_series(h, 1, series);
+	assert_true(series[0] == 1000 && series[spike] == 1000);
+	assert_true(series[h->nbuckets - 1] == 11000);
+	/* the spike's block, allocated and freed within one bucket, shows
+	 * at the bucket's maximum */
+	kiln_heap_site_series(h, 2, series);
+	assert_true(series[spike] == 1000000 && series[h->nbuckets - 1] == 0);
+	assert_true(series[spike - 1] == 0 && series[spike + 1] == 0);
+	/* the stacks add up to the largest size in every bucket */
+	sum = calloc(h->nbuckets, sizeof(*sum));
+	for (k = 1; k <= 2; k++) {
+		kiln_heap_site_series(h, (uint32_t)k, series);
+		for (i = 0; i < h->nbuckets; i++)
+			sum[i] += series[i];
+	}
+	for (i = 0; i < h->nbuckets; i++)
+		if (sum[i] != h->total_max[i])
+			fail_msg("bucket %u: stacks %f, max %f", i, sum[i], h->total_max[i]);
+	free(sum);
+	free(series);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+	tw_release(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_single_thread),
+		cmocka_unit_test(test_cross_thread),
+		cmocka_unit_test(test_cross_thread_frames),
+		cmocka_unit_test(test_temporary),
+		cmocka_unit_test(test_peak_per_stack),
+		cmocka_unit_test(test_sampling),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_bad_data),
+		cmocka_unit_test(test_read_profile),
+		cmocka_unit_test(test_timeline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
