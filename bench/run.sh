@@ -277,7 +277,7 @@ fi
 # ---- kiln record against perf record, the agent against libprofiler:
 # their own scripts, their sections appended to RESULTS.md.
 if [ "$QUICK" != 1 ]; then
-    for part in record agent; do
+    for part in record agent heap; do
         [ -x "$here/$part.sh" ] || continue
         say "running bench/$part.sh"
         if KILN=$KILN "$here/$part.sh" > "$OUT/$part.md" 2>> "$log"; then

@@ -1,8 +1,9 @@
 /*
- * kiln's embedding API (libkiln.so, pkg-config kiln): CPU profiling of the
- * calling process from inside, and the HTTP endpoints that `go tool pprof`
- * fetches.  The same library is the LD_PRELOAD agent: with KILN_CPU /
- * CPUPROFILE or KILN_HTTP set it starts by itself (see docs/agent.md).
+ * kiln's embedding API (libkiln.so, pkg-config kiln): CPU and heap
+ * profiling of the calling process from inside, and the HTTP endpoints
+ * that `go tool pprof` fetches.  The same library is the LD_PRELOAD agent:
+ * with KILN_CPU / CPUPROFILE, KILN_HEAP / HEAPPROFILE or KILN_HTTP set it
+ * starts by itself (see docs/agent.md, docs/heap.md).
  *
  * Every function returns 0 or a negative errno and is thread-safe.  None
  * may be called from a signal handler.
@@ -36,8 +37,22 @@ int kiln_cpu_stop_write(const char *path);
 int kiln_cpu_running(void);
 
 /*
- * Writes the heap profile of the process to path.  The heap profiler is
- * not part of this version: -ENOTSUP.
+ * Starts heap profiling of the process, if it is not on already (by
+ * KILN_HEAP / HEAPPROFILE, KILN_HEAP_TRACE, the HTTP server or an earlier
+ * call): from now on, one allocation per KILN_HEAP_SAMPLE bytes on
+ * average (default 524288; 0: every allocation) is recorded with its call
+ * stack, and its free.  Allocations made before are not seen.  -errno if
+ * the profiler cannot start.
+ */
+int kiln_heap_start(void);
+
+/*
+ * Writes the heap profile of the process to path as gzipped pprof (a
+ * temporary name, then rename(2)): per call stack, alloc_objects and
+ * alloc_space since heap profiling started, inuse_objects and
+ * inuse_space live now, symbolized.  Starts heap profiling first if it
+ * was off (the profile is then nearly empty: call kiln_heap_start()
+ * early).  -EINVAL for a NULL path, -errno if the file cannot be written.
  */
 int kiln_heap_write(const char *path);
 

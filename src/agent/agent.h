@@ -52,4 +52,48 @@ void kiln_agent_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 enum { KILN_LOG_ERROR, KILN_LOG_INFO, KILN_LOG_DEBUG };
 
+/* ---- profiles of this process (procprof.c) ---- */
+
+/* The executable mappings of /proc/self/maps, added to profile p. */
+struct kiln_agent_maps {
+	struct kiln_prof *p;
+	struct { uint64_t start, end; uint32_t id; } *r;	/* sorted */
+	size_t n, alloc;
+};
+
+/* Reads /proc/self/maps into m and p's mappings.  0 or -errno. */
+int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p);
+/* The mapping id holding addr, 0 for none. */
+uint32_t kiln_agent_maps_find(const struct kiln_agent_maps *m, uint64_t addr);
+void kiln_agent_maps_release(struct kiln_agent_maps *m);
+
+/*
+ * Symbolizes p in place, lightly (the agent's options: no debuginfod),
+ * with kiln_sym_prof() flags sym_flags, and adds the command line as a
+ * comment.  0 or -errno.
+ */
+int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags);
+
+/* ---- heap profiles (heapdump.c) ---- */
+
+struct kiln_heap_snap;
+
+/*
+ * A pprof heap profile of snapshot now, or of now minus base (a
+ * difference over time) when base is not NULL: sample types
+ * alloc_objects/count, alloc_space/bytes, inuse_objects/count,
+ * inuse_space/bytes, period type space/bytes, default inuse_space (or
+ * alloc_space with allocs), symbolized.  *out is the caller's.
+ * 0 or -errno.
+ */
+int kiln_agent_heap_prof(const struct kiln_heap_snap *now,
+			 const struct kiln_heap_snap *base, bool allocs,
+			 struct kiln_prof **out);
+
+/*
+ * Starts heap profiling if it is off, takes a snapshot and writes it as
+ * gzipped pprof to path (atomically).  0 or -errno.
+ */
+int kiln_agent_heap_write(const char *path);
+
 #endif

@@ -324,24 +324,87 @@ static void register_self(bool internal)
 
 /* ---- pthread_create interposition ---- */
 
+/*
+ * A new thread's first steps run before the thread is known to anything
+ * else in the process (a sanitizer's runtime, say, whose allocator and
+ * mutexes are not ready for it yet): they take no lock and call no
+ * allocator.  Start records come from a static pool, the slot is claimed
+ * with a compare-and-swap, and the stack top is the thread pointer (glibc
+ * puts the thread's control block and TLS at the top of its stack, so all
+ * of [sp, tp) is mapped).
+ */
+#define START_POOL 1024
+
 struct start {
 	void *(*fn)(void *);
 	void *arg;
 	bool internal;
 };
 
+static struct start start_pool[START_POOL];
+static _Atomic bool start_used[START_POOL];
+
+static struct start *start_get(void)
+{
+	size_t i;
+
+	for (i = 0; i < START_POOL; i++)
+		if (!atomic_load_explicit(&start_used[i], memory_order_relaxed) &&
+		    !atomic_exchange(&start_used[i], true))
+			return &start_pool[i];
+	return NULL;
+}
+
+static void start_put(struct start *s)
+{
+	atomic_store(&start_used[s - start_pool], false);
+}
+
 static __thread bool creating_internal __attribute__((tls_model("initial-exec")));
+
+static void unregister_self(void *arg)
+{
+	struct kthread *t = arg;
+
+	if (!t)
+		return;
+	disarm(t);
+	atomic_store(&t->tid, 0);
+	self = NULL;
+}
 
 static void *trampoline(void *p)
 {
-	struct start s = *(struct start *)p;
+	struct start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg, *ret;
+	bool internal = s->internal;
+	struct kthread *t;
+	uint64_t tp = 0;
 
-	free(p);
-	/* kiln's bookkeeping is no allocation of the program's. */
-	kiln_heap_quiet_begin();
-	register_self(s.internal);
-	kiln_heap_quiet_end();
-	return s.fn(s.arg);
+	start_put(s);
+#if defined(__x86_64__) || defined(__aarch64__)
+	tp = (uint64_t)(uintptr_t)__builtin_thread_pointer();
+#endif
+	t = register_tid(gettid_(), 0, internal);
+	if (t) {
+		uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+
+#if defined(__x86_64__)
+		/* TLS variant II: the control block sits above the stack. */
+		if (tp > here)
+			atomic_store(&t->stack_hi, tp);
+#endif
+		(void)here;
+		t->internal = internal;
+		self = t;
+		if (atomic_load(&active))
+			arm(t);
+	}
+	pthread_cleanup_push(unregister_self, t);
+	ret = fn(arg);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
@@ -366,7 +429,9 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 	if (!real)
 		return EAGAIN;
-	s = malloc(sizeof(*s));
+	/* No record free (1024 threads starting at once): the thread is
+	 * found later in /proc/self/task instead. */
+	s = start_get();
 	if (!s)
 		return real(thread, attr, fn, arg);
 	s->fn = fn;
@@ -374,7 +439,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	s->internal = creating_internal;
 	rc = real(thread, attr, trampoline, s);
 	if (rc)
-		free(s);
+		start_put(s);
 	return rc;
 }
 
@@ -715,87 +780,17 @@ out_unlock:
 	return err;
 }
 
-struct map_ctx {
-	struct kiln_prof *p;
-	uint32_t *ids;		/* mapping ids by maps line */
-	struct { uint64_t start, end; uint32_t id; } *maps;
-	size_t n, alloc;
-};
-
-static int add_map(const struct kiln_maps_entry *e, void *arg)
-{
-	struct map_ctx *c = arg;
-	struct kiln_mapping m = { 0 };
-
-	if (e->perms[2] != 'x' || !e->pathlen)
-		return 0;
-	if (c->n == c->alloc) {
-		size_t na = c->alloc ? c->alloc * 2 : 64;
-		void *q = realloc(c->maps, na * sizeof(*c->maps));
-
-		if (!q)
-			return -ENOMEM;
-		c->maps = q;
-		c->alloc = na;
-	}
-	m.start = e->start;
-	m.limit = e->end;
-	m.offset = e->offset;
-	m.file = kiln_prof_intern(c->p, e->path, e->pathlen);
-	c->maps[c->n].start = e->start;
-	c->maps[c->n].end = e->end;
-	c->maps[c->n].id = kiln_prof_mapping(c->p, &m);
-	c->n++;
-	return 0;
-}
-
-static uint32_t map_of(const struct map_ctx *c, uint64_t addr)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++)
-		if (addr >= c->maps[i].start && addr < c->maps[i].end)
-			return c->maps[i].id;
-	return 0;
-}
-
-static int read_file(const char *path, struct kiln_buf *b)
-{
-	FILE *f = fopen(path, "r");
-	int err = 0;
-
-	if (!f)
-		return -errno;
-	for (;;) {
-		size_t got;
-
-		err = kiln_buf_grow(b, 65536);
-		if (err)
-			break;
-		got = fread(b->data + b->len, 1, 65536, f);
-		b->len += got;
-		b->data[b->len] = '\0';
-		if (got < 65536)
-			break;
-	}
-	fclose(f);
-	return err;
-}
-
 /* The aggregated stacks as a profile with mappings and symbols. */
 static int finish(struct kiln_prof *raw, struct kiln_prof **out)
 {
-	struct kiln_buf maps = KILN_BUF_INIT, cmd = KILN_BUF_INIT;
-	struct map_ctx c = { 0 };
+	struct kiln_agent_maps c = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
-	struct kiln_sym *sym = NULL;
 	uint32_t *locmap = NULL, locs[MAX_DEPTH];
 	size_t i, j;
 	int err;
 
 	if (!p)
 		return -ENOMEM;
-	c.p = p;
 	err = kiln_prof_set_types_str(p, (const char *const[]){
 		"samples/count", "cpu/nanoseconds" }, 2);
 	if (err)
@@ -804,9 +799,7 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out)
 	p->period = raw->period;
 	p->time_nanos = raw->time_nanos;
 	p->default_type = p->types[1].type;
-	err = read_file("/proc/self/maps", &maps);
-	if (!err)
-		err = kiln_sym_parse_maps(maps.data, maps.len, add_map, &c);
+	err = kiln_agent_maps_load(&c, p);
 	if (err)
 		goto out;
 	locmap = calloc(raw->nlocations + 1, sizeof(*locmap));
@@ -817,7 +810,7 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out)
 	for (i = 1; i <= raw->nlocations; i++) {
 		uint64_t a = raw->locations[i].address;
 
-		locmap[i] = kiln_prof_location(p, map_of(&c, a), a, NULL, 0);
+		locmap[i] = kiln_prof_location(p, kiln_agent_maps_find(&c, a), a, NULL, 0);
 	}
 	for (i = 0; i < raw->nsamples; i++) {
 		const struct kiln_sample *s = &raw->samples[i];
@@ -841,34 +834,11 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out)
 				     kiln_prof_labelset(p, l, (uint32_t)j));
 	}
 	err = kiln_prof_error(p);
-	if (err)
-		goto out;
-	{
-		struct kiln_sym_opts so = { 0 };
-
-		so.light = true;
-		sym = kiln_sym_new(&so);
-	}
-	if (!sym) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = kiln_sym_prof(sym, p, KILN_SYM_RETURN_ADDRS);
-	if (err)
-		goto out;
-	if (!read_file("/proc/self/cmdline", &cmd) && cmd.len) {
-		for (i = 0; i + 1 < cmd.len; i++)
-			if (!cmd.data[i])
-				cmd.data[i] = ' ';
-		kiln_prof_add_comment(p, cmd.data);
-	}
-	err = kiln_prof_error(p);
+	if (!err)
+		err = kiln_agent_prof_finish(p, KILN_SYM_RETURN_ADDRS);
 out:
-	kiln_sym_free(sym);
 	free(locmap);
-	free(c.maps);
-	kiln_buf_release(&maps);
-	kiln_buf_release(&cmd);
+	kiln_agent_maps_release(&c);
 	if (err) {
 		kiln_prof_free(p);
 		return err;

@@ -30,6 +30,7 @@
 
 #include "agent/agent.h"
 #include "format/format.h"
+#include "heap/heap.h"
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -429,7 +430,15 @@ int kiln_cpu_running(void)
 }
 
 __attribute__((visibility("default")))
+int kiln_heap_start(void)
+{
+	return kiln_heap_profile_start();
+}
+
+__attribute__((visibility("default")))
 int kiln_heap_write(const char *path)
 {
-	return -ENOTSUP;
+	if (!path || !*path)
+		return -EINVAL;
+	return kiln_agent_heap_write(path);
 }

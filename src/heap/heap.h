@@ -6,10 +6,15 @@
  * thread of kiln's own that drains them every 100 ms into one zstd frame
  * and one write(2), stacks interned in the process.
  *
+ * The same events also feed an in-process aggregate (agg.c) when heap
+ * profiling is on (KILN_HEAP / HEAPPROFILE, the HTTP server, the API):
+ * per stack, allocations and live blocks, for pprof heap profiles.
+ *
  * Environment (read once, when libkiln.so loads):
  *   KILN_HEAP_TRACE=PATH    stream the trace to PATH (children: PATH.PID)
  *   KILN_HEAP_SAMPLE=BYTES  sample one allocation per BYTES on average
- *                           (Poisson over bytes); 0 or unset: every one
+ *                           (Poisson over bytes); 0: every one; unset:
+ *                           every one with a trace, else 524288
  */
 #ifndef KILN_HEAP_HEAP_H
 #define KILN_HEAP_HEAP_H
@@ -44,5 +49,67 @@ void kiln_heap_stats(struct kiln_heap_stats *st);
  */
 void kiln_heap_quiet_begin(void);
 void kiln_heap_quiet_end(void);
+
+/* KILN_HEAP_SAMPLE's default without a trace (tcmalloc's and Go's). */
+#define KILN_HEAP_DEFAULT_SAMPLE 524288
+
+/*
+ * Turns heap profiling on: the aggregate below is kept from now on.
+ * Starts the hooks and the writer if no trace runs (sampling at
+ * KILN_HEAP_SAMPLE, default KILN_HEAP_DEFAULT_SAMPLE).  Idempotent and
+ * thread-safe.  0, or -errno when the profiler cannot start (logged).
+ * Not for hooks or signal handlers.
+ */
+int kiln_heap_profile_start(void);
+
+/* Whether heap profiling is on (the aggregate is kept). */
+bool kiln_heap_profiling(void);
+
+/*
+ * Stops recording for good (the process exits): the writer drains the
+ * rings, ends the trace and exits; waits at most 2 s.  Only the process
+ * that started it does anything.  Idempotent.
+ */
+void kiln_heap_stop(void);
+
+/* One stack's counters: estimates when sampling, exact otherwise. */
+struct kiln_heap_counts {
+	uint32_t stack;			/* stack id (kiln_heap_stack) */
+	double alloc_objects, alloc_space;	/* since profiling started */
+	double inuse_objects, inuse_space;	/* live now */
+};
+
+/* A snapshot of the aggregate (kiln_heap_snap_take). */
+struct kiln_heap_snap {
+	struct kiln_heap_counts *sites;	/* stacks with any count, malloc'ed */
+	size_t n;
+	uint64_t sample_bytes;		/* R, 0: every allocation */
+	int64_t time_nanos;		/* CLOCK_REALTIME when taken */
+	size_t live_blocks;		/* blocks followed */
+	bool incomplete;		/* memory ran out: counts are low */
+};
+
+/*
+ * Drains every thread's pending events into the aggregate and copies it
+ * to *out (release with kiln_heap_snap_release).  0, -ENOENT (heap
+ * profiling is off) or -ENOMEM.  Thread-safe; kiln's own allocations in
+ * it are not profiled.
+ */
+int kiln_heap_snap_take(struct kiln_heap_snap *out);
+void kiln_heap_snap_release(struct kiln_heap_snap *s);
+
+/*
+ * Stack id's return addresses, leaf first (pcs[0]: in the allocation
+ * function's caller); *depth receives their number.  NULL for an unknown
+ * id.  The memory stays valid for the life of the process.
+ */
+const uint64_t *kiln_heap_stack(uint32_t id, uint32_t *depth);
+
+/*
+ * Has fn called (from the writer thread, with its lock held: fn must only
+ * signal someone, e.g. write(2) to a pipe) each time another `bytes`
+ * bytes were allocated (estimated when sampling).  0 turns it off.
+ */
+void kiln_heap_on_interval(uint64_t bytes, void (*fn)(void));
 
 #endif

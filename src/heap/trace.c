@@ -108,6 +108,8 @@ static uint64_t w_last_flush;
 static ZSTD_CCtx *w_zstd;
 static pid_t exit_tid;			/* the thread that ran exit() */
 static _Atomic uint64_t st_written, st_frames;
+static bool trace_on;			/* a trace file is being written */
+static bool agg_on;			/* the aggregate is kept (agg.c) */
 
 static void lock(atomic_flag *f)
 {
@@ -582,18 +584,19 @@ static int dl_gen(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* Skips one record of a ring (A, F, M or U); its dt in *dt. */
-static size_t skip_rec(const unsigned char *p, size_t n, uint64_t *dt)
+/* Reads one record of a ring (A, F, M or U): its fields in f[] (f[0]
+ * is dt).  Returns its length. */
+static size_t read_rec(const unsigned char *p, size_t n, uint64_t f[5])
 {
 	size_t i = 1, fields;
-	int f;
+	int fld;
 
 	switch (p[0]) {
 	case 'A': case 'M': fields = 5; break;
 	case 'U': fields = 4; break;
 	default: fields = 3; break;	/* F */
 	}
-	for (f = 0; f < (int)fields; f++) {
+	for (fld = 0; fld < (int)fields; fld++) {
 		uint64_t v = 0;
 		int shift = 0;
 
@@ -606,8 +609,7 @@ static size_t skip_rec(const unsigned char *p, size_t n, uint64_t *dt)
 			if (!(c & 0x80))
 				break;
 		}
-		if (f == 0)
-			*dt = v;
+		f[fld] = v;
 	}
 	return i;
 }
@@ -637,13 +639,23 @@ static void drain_ring(struct kheap_thread *t, struct kiln_buf *names)
 	}
 	atomic_store_explicit(&t->tail, h, memory_order_release);
 	for (i = 0; i < n;) {
-		uint64_t dt = 0;
+		uint64_t f[5] = { 0 };
+		unsigned char tag = tmp[i];
 
-		i += skip_rec(tmp + i, n - i, &dt);
-		time += dt;
+		i += read_rec(tmp + i, n - i, f);
+		time += f[0];
 		count++;
+		if (!agg_on)
+			continue;
+		/* f: dt, tid, ptr, size, stack (F: dt, tid, ptr) */
+		if (tag == 'A')
+			kheap_agg_alloc(time, f[2], f[3], (uint32_t)f[4]);
+		else if (tag == 'F')
+			kheap_agg_free(time, f[2]);
 	}
 	t->w_last_ns = time;
+	if (!trace_on)
+		return;		/* aggregated only: w_events was scratch */
 	{
 		unsigned char b[40], *e = b;
 
@@ -774,6 +786,13 @@ static void round_(bool force, bool end)
 		kiln_cfi_refresh(cfi);
 		w_maps_due = true;
 	}
+	if (!trace_on) {
+		/* Heap profile only: the events went into the aggregate. */
+		w_lost += lost;
+		w_last_flush = now;
+		kiln_buf_release(&names);
+		return;
+	}
 	n = atomic_load_explicit(&st_count, memory_order_acquire);
 	if (!force && !end && w_events.len < FLUSH_BYTES &&
 	    now - w_last_flush < FLUSH_NS && !w_maps_due && !names.len && !lost) {
@@ -874,6 +893,9 @@ typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
 			 void *(*)(void *), void *);
 static create_fn real_create;	/* libc's, past the CPU agent's wrapper */
 static char *base_path;		/* KILN_HEAP_TRACE as given */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool env_read, start_tried;	/* under start_lock */
+static int start_err;
 static pid_t trace_pid;		/* the process that writes trace_fd */
 
 static int start_writer(void)
@@ -991,16 +1013,26 @@ static void fork_child(void)
 	if (trace_fd >= 0)
 		close(trace_fd);
 	trace_fd = -1;
-	snprintf(path, sizeof(path), "%s.%d", base_path, (int)getpid());
-	free(trace_path);
-	trace_path = strdup(path);
-	err = trace_path ? open_trace(trace_path) : -ENOMEM;
+	/* The child's heap profile holds what it allocates itself. */
+	if (agg_on)
+		kheap_agg_reset();
+	trace_pid = getpid();
+	err = 0;
+	if (trace_on) {
+		snprintf(path, sizeof(path), "%s.%d", base_path, (int)getpid());
+		free(trace_path);
+		trace_path = strdup(path);
+		err = trace_path ? open_trace(trace_path) : -ENOMEM;
+	} else {
+		snprintf(path, sizeof(path), "the heap profiler");
+	}
 	if (!err)
 		err = start_writer();
 	if (err) {
 		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
 			       path, strerror(-err));
 		atomic_store(&kheap_on, false);
+		start_err = err;
 	}
 	kheap_guard--;
 }
@@ -1104,50 +1136,70 @@ static void check_allocator(void)
 		       "statically into '%s'", exe);
 }
 
-void kiln_heap_init(void)
+/*
+ * KILN_HEAP_SAMPLE, or def when unset (0 with a trace: every allocation;
+ * KILN_HEAP_DEFAULT_SAMPLE for a heap profile alone).
+ */
+static void read_sample(uint64_t def)
 {
-	static bool done;
-	const char *path = getenv("KILN_HEAP_TRACE");
 	const char *smp = getenv("KILN_HEAP_SAMPLE");
+	char *end;
+	unsigned long long v;
+
+	kheap_sample = def;
+	if (!smp || !*smp)
+		return;
+	errno = 0;
+	v = strtoull(smp, &end, 10);
+	if (errno || *end || smp[0] == '-') {
+		if (def)
+			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SAMPLE '%s': "
+				       "sampling every %llu bytes", smp,
+				       (unsigned long long)def);
+		else
+			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SAMPLE '%s': "
+				       "tracing every allocation", smp);
+	} else {
+		kheap_sample = v;
+	}
+}
+
+/*
+ * Starts the hooks and the writer, with a trace to path (NULL: none, the
+ * events only feed the aggregate).  start_lock held.  0 or -errno.
+ */
+static int start(const char *path)
+{
 	const char *first = getenv("KILN_HEAP_OWNER");
 	char pid[32];
 	int err;
 
-	if (done || !path || !*path)
-		return;
-	done = true;
 	kheap_guard++;
-	if (smp && *smp) {
-		char *end;
-		unsigned long long v;
-
-		errno = 0;
-		v = strtoull(smp, &end, 10);
-		if (errno || *end || smp[0] == '-')
-			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SAMPLE '%s': "
-				       "tracing every allocation", smp);
-		else
-			kheap_sample = v;
-	}
 	kheap_real_malloc();
 	check_allocator();
 	real_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	if (!real_create)
 		real_create = pthread_create;
-	base_path = strdup(path);
-	/* A program exec'd by the traced one writes PATH.PID. */
-	if (first && atoi(first) != (int)getpid()) {
-		size_t n = strlen(path) + 32;
+	if (path) {
+		base_path = strdup(path);
+		/* A program exec'd by the traced one writes PATH.PID. */
+		if (first && atoi(first) != (int)getpid()) {
+			size_t n = strlen(path) + 32;
 
-		trace_path = malloc(n);
-		if (trace_path)
-			snprintf(trace_path, n, "%s.%d", path, (int)getpid());
-	} else {
-		trace_path = strdup(path);
-		snprintf(pid, sizeof(pid), "%d", (int)getpid());
-		setenv("KILN_HEAP_OWNER", pid, 1);
+			trace_path = malloc(n);
+			if (trace_path)
+				snprintf(trace_path, n, "%s.%d", path, (int)getpid());
+		} else {
+			trace_path = strdup(path);
+			snprintf(pid, sizeof(pid), "%d", (int)getpid());
+			setenv("KILN_HEAP_OWNER", pid, 1);
+		}
+		if (!base_path || !trace_path) {
+			err = -ENOMEM;
+			goto fail;
+		}
 	}
-	if (!base_path || !trace_path || !reserve_tables()) {
+	if (!reserve_tables()) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -1162,30 +1214,149 @@ void kiln_heap_init(void)
 	cfi = kiln_cfi_new();
 	if (cfi)
 		kiln_cfi_refresh(cfi);
-	w_zstd = ZSTD_createCCtx();
-	if (!w_zstd) {
-		err = -ENOMEM;
-		goto fail;
-	}
 	if (!pthread_key_create(&exit_key, on_thread_exit))
 		have_key = true;
-	err = open_trace(trace_path);
-	if (err)
-		goto fail;
+	if (path) {
+		w_zstd = ZSTD_createCCtx();
+		if (!w_zstd) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		trace_on = true;
+		err = open_trace(trace_path);
+		if (err) {
+			trace_on = false;
+			goto fail;
+		}
+	} else {
+		dl_iterate_phdr(dl_gen, &w_dl_gen);
+	}
+	trace_pid = getpid();
 	w_last_flush = kheap_now();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	err = start_writer();
 	if (err)
 		goto fail;
 	atomic_store(&kheap_on, true);
-	kiln_agent_log(KILN_LOG_INFO, "heap trace to '%s' (%s)", trace_path,
-		       kheap_sample ? "sampling" : "every allocation");
+	if (path)
+		kiln_agent_log(KILN_LOG_INFO, "heap trace to '%s' (%s)", trace_path,
+			       kheap_sample ? "sampling" : "every allocation");
 	kheap_guard--;
-	return;
+	return 0;
 fail:
-	kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
-		       trace_path ? trace_path : path, strerror(-err));
+	if (path)
+		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
+			       trace_path ? trace_path : path, strerror(-err));
+	else
+		kiln_agent_log(KILN_LOG_ERROR, "cannot start the heap profiler: %s",
+			       strerror(-err));
 	kheap_guard--;
+	return err;
+}
+
+void kiln_heap_init(void)
+{
+	const char *path = getenv("KILN_HEAP_TRACE");
+
+	pthread_mutex_lock(&start_lock);
+	if (!env_read) {
+		env_read = true;
+		if (path && *path) {
+			read_sample(0);
+			start_err = start(path);
+			start_tried = true;
+		}
+	}
+	pthread_mutex_unlock(&start_lock);
+}
+
+int kiln_heap_profile_start(void)
+{
+	int err = 0;
+
+	kiln_heap_init();
+	pthread_mutex_lock(&start_lock);
+	if (!start_tried) {
+		start_tried = true;
+		read_sample(KILN_HEAP_DEFAULT_SAMPLE);
+		start_err = start(NULL);
+	}
+	err = start_err;
+	if (!err && !agg_on) {
+		pthread_mutex_lock(&wlock);
+		agg_on = true;
+		pthread_mutex_unlock(&wlock);
+		if (kheap_sample)
+			kiln_agent_log(KILN_LOG_INFO, "heap profile: one sample per "
+				       "%llu bytes allocated",
+				       (unsigned long long)kheap_sample);
+		else
+			kiln_agent_log(KILN_LOG_INFO, "heap profile: every allocation");
+	}
+	pthread_mutex_unlock(&start_lock);
+	return err;
+}
+
+bool kiln_heap_profiling(void)
+{
+	return agg_on && writer_running;
+}
+
+void kiln_heap_stop(void)
+{
+	finish();
+}
+
+int kiln_heap_snap_take(struct kiln_heap_snap *out)
+{
+	struct timespec rt;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	kheap_guard++;
+	pthread_mutex_lock(&wlock);
+	if (!agg_on || !writer_running) {
+		err = -ENOENT;
+	} else {
+		/* What the threads recorded up to now, unless the writer
+		 * already did its last round (exit). */
+		if (!atomic_load(&finishing))
+			round_(false, false);
+		err = kheap_agg_copy(out);
+	}
+	pthread_mutex_unlock(&wlock);
+	kheap_guard--;
+	out->sample_bytes = kheap_sample;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	out->time_nanos = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+	return err;
+}
+
+void kiln_heap_snap_release(struct kiln_heap_snap *s)
+{
+	kheap_guard++;
+	free(s->sites);
+	kheap_guard--;
+	s->sites = NULL;
+	s->n = 0;
+}
+
+const uint64_t *kiln_heap_stack(uint32_t id, uint32_t *depth)
+{
+	const uint64_t *e;
+
+	if (!id || !st_ent || id > atomic_load_explicit(&st_count, memory_order_acquire))
+		return NULL;
+	e = st_ent[id];
+	*depth = (uint32_t)e[1];
+	return e + 2;
+}
+
+void kiln_heap_on_interval(uint64_t bytes, void (*fn)(void))
+{
+	pthread_mutex_lock(&wlock);
+	kheap_agg_interval(bytes, fn);
+	pthread_mutex_unlock(&wlock);
 }
 
 __attribute__((constructor)) static void heap_load(void)
@@ -1195,7 +1366,7 @@ __attribute__((constructor)) static void heap_load(void)
 
 bool kiln_heap_tracing(void)
 {
-	return writer_running && atomic_load(&kheap_on);
+	return writer_running && trace_on && atomic_load(&kheap_on);
 }
 
 void kiln_heap_stats(struct kiln_heap_stats *st)

@@ -22,6 +22,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -47,6 +48,7 @@
 #include "kiln/kiln.h"
 #include "agent/agent.h"
 #include "format/format.h"
+#include "heap/heap.h"
 #include "profile/profile.h"
 #include "profile/top.h"
 #include "render/flame.h"
@@ -60,6 +62,78 @@
 #define HTTP_IDLE_TIMEOUT 30		/* seconds */
 #define HTTP_BODY_MAX (4u << 20)	/* symbol lookups: ~250k addresses */
 #define HTTP_TOP_ROWS 200		/* rows of the ?debug=1 table */
+
+/*
+ * libmicrohttpd is loaded when the first server starts, not with
+ * libkiln.so: Debian's build brings GnuTLS, p11-kit and eight more
+ * libraries, whose constructors and destructors would otherwise run in
+ * every program the agent is preloaded into, HTTP or not.  The functions
+ * are called through this table; the macros keep the code reading as
+ * plain MHD calls.
+ */
+#define MHD_SONAME "libmicrohttpd.so.12"
+
+static struct {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_get_connection_values) *get_connection_values;
+	__typeof__(MHD_get_connection_info) *get_connection_info;
+	__typeof__(MHD_set_connection_option) *set_connection_option;
+	__typeof__(MHD_suspend_connection) *suspend_connection;
+	__typeof__(MHD_resume_connection) *resume_connection;
+} mhd;
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
+static int mhd_err;
+
+static void mhd_load(void)
+{
+	void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		kiln_agent_log(KILN_LOG_ERROR, "http: cannot load %s: %s", MHD_SONAME,
+			       dlerror());
+		mhd_err = -ELIBACC;
+		return;
+	}
+#define LOAD(f) \
+	if (!(*(void **)&mhd.f = dlsym(h, "MHD_" #f))) { \
+		kiln_agent_log(KILN_LOG_ERROR, "http: no MHD_" #f " in %s", MHD_SONAME); \
+		mhd_err = -ELIBBAD; \
+		return; \
+	}
+	LOAD(start_daemon)
+	LOAD(stop_daemon)
+	LOAD(create_response_from_buffer)
+	LOAD(add_response_header)
+	LOAD(destroy_response)
+	LOAD(queue_response)
+	LOAD(lookup_connection_value)
+	LOAD(get_connection_values)
+	LOAD(get_connection_info)
+	LOAD(set_connection_option)
+	LOAD(suspend_connection)
+	LOAD(resume_connection)
+#undef LOAD
+	/* never closed: its threads and callbacks may outlive any server */
+}
+
+#define MHD_start_daemon mhd.start_daemon
+#define MHD_stop_daemon mhd.stop_daemon
+#define MHD_create_response_from_buffer mhd.create_response_from_buffer
+#define MHD_add_response_header mhd.add_response_header
+#define MHD_destroy_response mhd.destroy_response
+#define MHD_queue_response mhd.queue_response
+#define MHD_lookup_connection_value mhd.lookup_connection_value
+#define MHD_get_connection_values mhd.get_connection_values
+#define MHD_get_connection_info mhd.get_connection_info
+#define MHD_set_connection_option mhd.set_connection_option
+#define MHD_suspend_connection mhd.suspend_connection
+#define MHD_resume_connection mhd.resume_connection
 
 struct kiln_http {
 	struct MHD_Daemon *mhd;
@@ -89,15 +163,24 @@ struct req {
 /* How a CPU profile is answered. */
 enum out_fmt { OUT_PPROF, OUT_TEXT, OUT_HTML, OUT_SVG };
 
-/* A CPU profile being taken for a suspended request. */
+/* What a suspended request waits for. */
+enum job_kind {
+	JOB_CPU,	/* a CPU profile over seconds */
+	JOB_HEAP,	/* /heap: in-use now, or the difference over seconds */
+	JOB_ALLOCS,	/* /allocs: since start, or during the next seconds */
+};
+
+/* A profile being taken for a suspended request. */
 struct job {
 	struct kiln_http *srv;
 	struct MHD_Connection *conn;
 	struct req *req;
-	int seconds;
+	enum job_kind kind;
+	int seconds;		/* heap, allocs: 0 for none */
 	int hz;
 	enum out_fmt fmt;
 	int client_fd;
+	struct kiln_heap_snap base;	/* heap, allocs with seconds */
 };
 
 /* ---- responses ---- */
@@ -276,12 +359,16 @@ static bool prefers_html(const char *accept)
 
 /* ---- the CPU profile: rendering ---- */
 
-static int cpu_type(const struct kiln_prof *p)
+/* The sample type shown: "cpu", else the profile's default type. */
+static int shown_type(const struct kiln_prof *p)
 {
 	size_t i;
 
 	for (i = 0; i < p->ntypes; i++)
 		if (!strcmp(kiln_prof_str(p, p->types[i].type), "cpu"))
+			return (int)i;
+	for (i = 0; i < p->ntypes; i++)
+		if (p->default_type && p->types[i].type == p->default_type)
 			return (int)i;
 	return p->ntypes ? (int)p->ntypes - 1 : -1;
 }
@@ -307,9 +394,17 @@ static int render_text(struct kiln_prof *p, int type, struct kiln_buf *out)
 	kiln_buf_addf(out, "Type: %s\n", kiln_prof_str(p, p->types[type].type));
 	kiln_value_str(p->duration_nanos, "nanoseconds", a, sizeof(a));
 	kiln_value_str(t.total, unit, b, sizeof(b));
-	kiln_buf_addf(out, "Duration: %s, Total samples = %s (%zu samples, %lld Hz)\n",
-		      a, b, p->nsamples ? p->nsamples : (size_t)0,
-		      p->period > 0 ? (long long)(1000000000 / p->period) : 0LL);
+	if (!strcmp(kiln_prof_str(p, p->period_type.type), "space")) {
+		/* A heap profile: no rate; a duration only for a difference. */
+		if (p->duration_nanos)
+			kiln_buf_addf(out, "Duration: %s, ", a);
+		kiln_buf_addf(out, "Total = %s (%zu stacks, one sample per %lld bytes)\n",
+			      b, p->nsamples, (long long)p->period);
+	} else {
+		kiln_buf_addf(out, "Duration: %s, Total samples = %s (%zu samples, %lld Hz)\n",
+			      a, b, p->nsamples ? p->nsamples : (size_t)0,
+			      p->period > 0 ? (long long)(1000000000 / p->period) : 0LL);
+	}
 	kiln_value_str(shown, unit, a, sizeof(a));
 	kiln_buf_addf(out, "Showing nodes accounting for %s, %.2f%% of %s total\n",
 		      a, 100.0 * (double)shown / total, b);
@@ -355,8 +450,8 @@ static void program_name(char *out, size_t n)
 		snprintf(out, n, "%.200s (pid %d)", base, (int)getpid());
 }
 
-static int render_flame(struct kiln_prof *p, int type, int seconds, bool html,
-			struct kiln_buf *out)
+static int render_flame(struct kiln_prof *p, int type, const struct job *j,
+			bool html, struct kiln_buf *out)
 {
 	struct kiln_flame_opts o = { 0 };
 	struct kiln_buf svg = KILN_BUF_INIT;
@@ -365,7 +460,17 @@ static int render_flame(struct kiln_prof *p, int type, int seconds, bool html,
 	int err;
 
 	program_name(prog, sizeof(prog));
-	snprintf(title, sizeof(title), "CPU Flame Graph: %s, %d s", prog, seconds);
+	if (j->kind == JOB_CPU)
+		snprintf(title, sizeof(title), "CPU Flame Graph: %s, %d s", prog,
+			 j->seconds);
+	else if (j->seconds)
+		snprintf(title, sizeof(title), "Heap Flame Graph (%s, %s %d s): %s",
+			 kiln_prof_str(p, p->types[type].type),
+			 j->kind == JOB_HEAP ? "change over" : "during", j->seconds,
+			 prog);
+	else
+		snprintf(title, sizeof(title), "Heap Flame Graph (%s): %s",
+			 kiln_prof_str(p, p->types[type].type), prog);
 	o.title = title;
 	if (!html)
 		return kiln_flame_svg(p, type, &o, out);
@@ -397,7 +502,7 @@ static struct MHD_Response *profile_response(struct kiln_prof *p,
 	struct kiln_buf b = KILN_BUF_INIT;
 	struct MHD_Response *r = NULL;
 	const char *ctype = "application/octet-stream";
-	int type = cpu_type(p), err;
+	int type = shown_type(p), err;
 
 	*code = MHD_HTTP_OK;
 	switch (j->fmt) {
@@ -409,11 +514,11 @@ static struct MHD_Response *profile_response(struct kiln_prof *p,
 		ctype = "text/plain; charset=utf-8";
 		break;
 	case OUT_HTML:
-		err = type < 0 ? -EINVAL : render_flame(p, type, j->seconds, true, &b);
+		err = type < 0 ? -EINVAL : render_flame(p, type, j, true, &b);
 		ctype = "text/html; charset=utf-8";
 		break;
 	default:
-		err = type < 0 ? -EINVAL : render_flame(p, type, j->seconds, false, &b);
+		err = type < 0 ? -EINVAL : render_flame(p, type, j, false, &b);
 		ctype = "image/svg+xml";
 		break;
 	}
@@ -421,6 +526,8 @@ static struct MHD_Response *profile_response(struct kiln_prof *p,
 		r = response_take(&b, ctype);
 		if (r && j->fmt == OUT_PPROF)
 			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+						j->kind == JOB_HEAP ? "attachment; filename=\"heap\"" :
+						j->kind == JOB_ALLOCS ? "attachment; filename=\"allocs\"" :
 						"attachment; filename=\"profile\"");
 	} else {
 		*code = MHD_HTTP_INTERNAL_SERVER_ERROR;
@@ -438,6 +545,44 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The answer of a heap or allocs request once its seconds are over: a
+ * snapshot of the heap profiler's aggregate, minus the one taken when the
+ * request came when it asked for seconds.
+ */
+static void heap_answer(struct job *j, bool gone, bool stopped)
+{
+	struct kiln_heap_snap now;
+	struct kiln_prof *p = NULL;
+	unsigned code = MHD_HTTP_OK;
+	struct MHD_Response *r;
+	int err;
+
+	if (gone || stopped) {
+		j->req->code = MHD_HTTP_SERVICE_UNAVAILABLE;
+		j->req->resp = text_response("the heap profile was cut short: %s",
+					     gone ? "the client went away" :
+					     "the server stops");
+		return;
+	}
+	kiln_heap_quiet_begin();
+	err = kiln_heap_snap_take(&now);
+	if (!err)
+		err = kiln_agent_heap_prof(&now, j->seconds ? &j->base : NULL,
+					   j->kind == JOB_ALLOCS, &p);
+	if (err) {
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		r = text_response("could not take the heap profile: %s", strerror(-err));
+	} else {
+		r = profile_response(p, j, &code);
+	}
+	kiln_prof_free(p);
+	kiln_heap_snap_release(&now);
+	kiln_heap_quiet_end();
+	j->req->resp = r;
+	j->req->code = code;
 }
 
 /*
@@ -481,6 +626,10 @@ static void *job_main(void *arg)
 			break;
 		}
 	}
+	if (j->kind != JOB_CPU) {
+		heap_answer(j, gone, stopped);
+		goto resume;
+	}
 	err = kiln_agent_cpu_end(&p);
 	if (gone || stopped) {
 		kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile cut short (%s)",
@@ -503,8 +652,10 @@ static void *job_main(void *arg)
 	kiln_prof_free(p);
 	j->req->resp = r;
 	j->req->code = code;
+resume:
 	/* From here on the request may be answered and freed at any time. */
 	MHD_resume_connection(j->conn);
+	kiln_heap_snap_release(&j->base);
 	free(j);
 	pthread_mutex_lock(&srv->lock);
 	if (!--srv->jobs)
@@ -513,45 +664,59 @@ static void *job_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The answer's format: ?format= wins over ?debug=, which wins over the
+ * Accept header.  0, or -EINVAL with *resp set to the 400 answer.
+ */
+static int out_format(struct MHD_Connection *c, long debug, enum out_fmt *fmt,
+		      struct MHD_Response **resp)
+{
+	const char *v = arg(c, "format");
+	char q[80];
+
+	*fmt = OUT_PPROF;
+	if (v) {
+		if (!strcmp(v, "pprof") || !strcmp(v, "proto"))
+			*fmt = OUT_PPROF;
+		else if (!strcmp(v, "text"))
+			*fmt = OUT_TEXT;
+		else if (!strcmp(v, "html"))
+			*fmt = OUT_HTML;
+		else if (!strcmp(v, "svg"))
+			*fmt = OUT_SVG;
+		else {
+			*resp = text_response("bad format '%s': want pprof, text, html or svg",
+					      quote(v, q, sizeof(q)));
+			return -EINVAL;
+		}
+	} else if (debug > 0) {
+		*fmt = OUT_TEXT;
+	} else if (prefers_html(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_ACCEPT))) {
+		*fmt = OUT_HTML;
+	}
+	return 0;
+}
+
 /* /debug/pprof/profile */
 static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *c,
 				  struct req *rq)
 {
 	struct MHD_Response *r = NULL;
 	const union MHD_ConnectionInfo *ci;
-	const char *v;
 	enum out_fmt fmt = OUT_PPROF;
 	long seconds, hz, debug;
 	pthread_t t;
 	pthread_attr_t attr;
 	struct job *j;
-	char q[80];
 	int err;
 
 	if (int_arg(c, "seconds", 1, 3600, 30, "a whole number of seconds", &seconds, &r) ||
 	    int_arg(c, "frequency", 1, 100000, 99, "samples per second", &hz, &r) ||
 	    int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r))
 		return queue(c, MHD_HTTP_BAD_REQUEST, r);
-	v = arg(c, "format");
-	if (v) {
-		if (!strcmp(v, "pprof") || !strcmp(v, "proto"))
-			fmt = OUT_PPROF;
-		else if (!strcmp(v, "text"))
-			fmt = OUT_TEXT;
-		else if (!strcmp(v, "html"))
-			fmt = OUT_HTML;
-		else if (!strcmp(v, "svg"))
-			fmt = OUT_SVG;
-		else
-			return queue(c, MHD_HTTP_BAD_REQUEST,
-				     text_response("bad format '%s': want pprof, text, html or svg",
-						   quote(v, q, sizeof(q))));
-	} else if (debug > 0) {
-		fmt = OUT_TEXT;
-	} else if (prefers_html(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-							    MHD_HTTP_HEADER_ACCEPT))) {
-		fmt = OUT_HTML;
-	}
+	if (out_format(c, debug, &fmt, &r))
+		return queue(c, MHD_HTTP_BAD_REQUEST, r);
 
 	j = calloc(1, sizeof(*j));
 	if (!j)
@@ -647,8 +812,15 @@ static enum MHD_Result do_index(struct MHD_Connection *c)
 		"<td>CPU flame graph over 10 seconds</td></tr>\n"
 		"<tr><td><a href=\"profile?seconds=10&amp;debug=1\">top</a></td>"
 		"<td>CPU profile over 10 seconds as a text table</td></tr>\n"
-		"<tr><td><a href=\"heap\">heap</a>, <a href=\"allocs\">allocs</a></td>"
-		"<td>heap profiles: not in this version</td></tr>\n"
+		"<tr><td><a href=\"heap\">heap</a></td>"
+		"<td>live heap now, pprof (<code>?seconds=N</code>: its change over "
+		"N seconds; <a href=\"heap?format=html\">flame graph</a>, "
+		"<a href=\"heap?debug=1\">top</a>)</td></tr>\n"
+		"<tr><td><a href=\"allocs\">allocs</a></td>"
+		"<td>allocations since heap profiling started, pprof "
+		"(<code>?seconds=N</code>: during the next N seconds; "
+		"<a href=\"allocs?format=html\">flame graph</a>, "
+		"<a href=\"allocs?debug=1\">top</a>)</td></tr>\n"
 		"<tr><td><a href=\"cmdline\">cmdline</a></td>"
 		"<td>the command line, arguments separated by NUL bytes</td></tr>\n"
 		"<tr><td><a href=\"symbol\">symbol</a></td>"
@@ -663,12 +835,88 @@ static enum MHD_Result do_index(struct MHD_Connection *c)
 	return queue(c, MHD_HTTP_OK, response_take(&b, "text/html; charset=utf-8"));
 }
 
-static enum MHD_Result do_heap(struct MHD_Connection *c, const char *what)
+/*
+ * /debug/pprof/heap and /debug/pprof/allocs: answered by a worker thread
+ * (symbolizing takes a while; with ?seconds=N it first waits them out),
+ * like a CPU profile.  501 only when the heap profiler cannot start.
+ */
+static enum MHD_Result do_heap(struct kiln_http *srv, struct MHD_Connection *c,
+			       struct req *rq, const char *what)
 {
-	return queue(c, MHD_HTTP_NOT_IMPLEMENTED,
-		     text_response("/debug/pprof/%s: the heap profiler is not in this "
-				   "version of kiln; CPU profiles are at "
-				   "/debug/pprof/profile", what));
+	struct MHD_Response *r = NULL;
+	const union MHD_ConnectionInfo *ci;
+	enum out_fmt fmt;
+	long seconds, debug;
+	pthread_t t;
+	pthread_attr_t attr;
+	struct job *j;
+	int err;
+
+	/* gc=1 (Go runs a collection first) means nothing here. */
+	if (int_arg(c, "seconds", 1, 3600, 0, "a whole number of seconds", &seconds, &r) ||
+	    int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r))
+		return queue(c, MHD_HTTP_BAD_REQUEST, r);
+	if (out_format(c, debug, &fmt, &r))
+		return queue(c, MHD_HTTP_BAD_REQUEST, r);
+	err = kiln_heap_profile_start();
+	if (err)
+		return queue(c, MHD_HTTP_NOT_IMPLEMENTED,
+			     text_response("/debug/pprof/%s: the heap profiler could not "
+					   "start in this process: %s", what,
+					   strerror(-err)));
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return MHD_NO;
+	j->kind = !strcmp(what, "heap") ? JOB_HEAP : JOB_ALLOCS;
+	if (seconds) {
+		kiln_heap_quiet_begin();
+		err = kiln_heap_snap_take(&j->base);
+		kiln_heap_quiet_end();
+		if (err) {
+			free(j);
+			return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				     text_response("could not take the heap profile: %s",
+						   strerror(-err)));
+		}
+	}
+	pthread_mutex_lock(&srv->lock);
+	if (srv->stopping) {
+		pthread_mutex_unlock(&srv->lock);
+		kiln_heap_snap_release(&j->base);
+		free(j);
+		return queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			     text_response("the server is stopping"));
+	}
+	srv->jobs++;
+	pthread_mutex_unlock(&srv->lock);
+	kiln_agent_log(KILN_LOG_DEBUG, "http: %s profile, %ld s", what, seconds);
+	j->srv = srv;
+	j->conn = c;
+	j->req = rq;
+	j->seconds = (int)seconds;
+	j->fmt = fmt;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	j->client_fd = ci ? ci->connect_fd : -1;
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
+	rq->state = REQ_SUSPENDED;
+	MHD_suspend_connection(c);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &attr, job_main, j);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		kiln_heap_snap_release(&j->base);
+		free(j);
+		rq->resp = text_response("cannot start a thread: %s", strerror(err));
+		rq->code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		pthread_mutex_lock(&srv->lock);
+		if (!--srv->jobs)
+			pthread_cond_broadcast(&srv->idle);
+		pthread_mutex_unlock(&srv->lock);
+		MHD_resume_connection(c);
+	}
+	return MHD_YES;
 }
 
 /* Reads a whole /proc file (their size is not known in advance). */
@@ -916,7 +1164,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	if (!strcmp(path, "profile"))
 		return do_profile(srv, c, rq);
 	if (!strcmp(path, "heap") || !strcmp(path, "allocs"))
-		return do_heap(c, path);
+		return do_heap(srv, c, rq, path);
 	if (!strcmp(path, "cmdline"))
 		return do_cmdline(c);
 not_found:
@@ -1110,6 +1358,9 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
+	pthread_once(&mhd_once, mhd_load);
+	if (mhd_err)
+		return mhd_err;
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
@@ -1177,6 +1428,9 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 	}
 	kiln_agent_log(KILN_LOG_INFO, "http on %s%s", srv->name,
 		       srv->token ? " (bearer token required)" : "");
+	/* /debug/pprof/heap answers from the start, as Go's does: heap
+	 * profiling in sampling mode unless it is on already. */
+	kiln_heap_profile_start();
 	*out = srv;
 	return 0;
 out_free:

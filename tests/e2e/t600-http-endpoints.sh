@@ -3,7 +3,8 @@
 # The /debug/pprof/ endpoints other than the CPU profile, in a program
 # that calls kiln_http_start (libkiln.so preloaded): the index page with
 # its links, the command line as Go gives it (NUL-separated), Go's symbol
-# protocol (GET and POST), 501 for the heap profiles, 404 and 405.
+# protocol (GET and POST), the heap profiles (gzipped pprof; more in
+# t863-heap-http.sh), 404 and 405.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-http.sh"
 
@@ -46,12 +47,16 @@ has "$T/body" "^$NS .*nanosleep$"
 expect_code 405 debug/pprof/symbol -X DELETE
 has "$T/headers" "Allow: GET, HEAD, POST"
 
-# The heap profiler is not in this version: 501 with a reason.
-expect_code 501 debug/pprof/heap
-has "$T/body" "heap profiler is not in this version"
-expect_code 501 "debug/pprof/heap?gc=1"
-expect_code 501 "debug/pprof/allocs?seconds=5"
-has "$T/body" "/debug/pprof/allocs: the heap profiler is not in this version"
+# The heap profiles: kiln_http_start turned heap profiling on.
+expect_code 200 debug/pprof/heap
+has "$T/headers" 'Content-Disposition: attachment; filename="heap"'
+[ "$(head -c 2 "$T/body" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "/heap is not gzip"
+expect_code 200 "debug/pprof/heap?gc=1&debug=1"
+has "$T/body" "^Type: inuse_space$"
+expect_code 200 "debug/pprof/allocs?seconds=1&debug=1"
+has "$T/body" "^Type: alloc_space$"
+expect_code 400 "debug/pprof/heap?seconds=0"
+has "$T/body" "bad seconds '0'"
 
 # Unknown paths and methods.
 for p in "" debug debug/pprofx debug/pprof/nope debug/pprof/profile/x "debug/pprof/cmdline/" favicon.ico; do

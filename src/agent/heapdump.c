@@ -1,0 +1,396 @@
+/*
+ * Heap profiles of this process (agent stage): the gperftools-style
+ * HEAPPROFILE dumps and what kiln_heap_write() and the /debug/pprof/heap
+ * and /allocs endpoints answer.  A profile is a snapshot of the heap
+ * aggregate that the writer thread of src/heap keeps (per stack:
+ * allocations so far, live blocks now), turned into a pprof profile
+ * (alloc_objects, alloc_space, inuse_objects, inuse_space; period type
+ * space/bytes), symbolized in the process.  See docs/heap.md.
+ *
+ *   KILN_HEAP=PREFIX         (HEAPPROFILE)   profile the heap; dump
+ *                                             PREFIX.0001.heap, ... (pprof)
+ *   KILN_HEAP_INTERVAL=BYTES (HEAP_PROFILE_ALLOCATION_INTERVAL)
+ *                            dump every BYTES allocated (default 1 GiB as
+ *                            gperftools; 0: never)
+ *   KILN_HEAP_SIGNAL=N       (HEAPPROFILESIGNAL)  dump on signal N
+ * and a last dump at exit.
+ *
+ * The signal handler and the writer thread (for the interval) only write
+ * a byte to a pipe; a thread of kiln's own ("kiln-heapdump") makes the
+ * dump, so neither the program nor the writer waits for a symbolizer.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "format/format.h"
+#include "heap/heap.h"
+#include "profile/profile.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+#define DEFAULT_INTERVAL (1ull << 30)	/* gperftools' default */
+#define MAX_DEPTH 128
+
+static char *prefix;			/* KILN_HEAP, NULL: no dumps */
+static pid_t owner;			/* the process that writes them */
+static unsigned seq;			/* dumps so far */
+static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
+static int dump_sig;			/* KILN_HEAP_SIGNAL */
+static uint64_t interval;		/* KILN_HEAP_INTERVAL */
+static int dump_pipe[2] = { -1, -1 };	/* handler, writer -> dumper */
+static bool dumper_running;
+static _Atomic bool interval_pending;
+
+static const char *env2(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+
+	if (v && *v)
+		return v;
+	v = getenv(b);
+	return v && *v ? v : NULL;
+}
+
+static int64_t rnd(double v)
+{
+	return (int64_t)llround(v);
+}
+
+/* The counters of stack id in base (sorted by stack), NULL if none. */
+static const struct kiln_heap_counts *base_of(const struct kiln_heap_snap *b,
+					      uint32_t id, size_t *pos)
+{
+	while (*pos < b->n && b->sites[*pos].stack < id)
+		(*pos)++;
+	return *pos < b->n && b->sites[*pos].stack == id ? &b->sites[*pos] : NULL;
+}
+
+int kiln_agent_heap_prof(const struct kiln_heap_snap *now,
+			 const struct kiln_heap_snap *base, bool allocs,
+			 struct kiln_prof **out)
+{
+	static const char *const types[] = {
+		"alloc_objects/count", "alloc_space/bytes",
+		"inuse_objects/count", "inuse_space/bytes" };
+	struct kiln_agent_maps maps = { 0 };
+	struct kiln_prof *p = kiln_prof_new();
+	uint32_t locs[MAX_DEPTH];
+	size_t i, bpos = 0;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	err = kiln_prof_set_types_str(p, types, 4);
+	if (err)
+		goto out;
+	p->default_type = p->types[allocs ? 1 : 3].type;
+	p->period_type.type = kiln_prof_interns(p, "space");
+	p->period_type.unit = kiln_prof_interns(p, "bytes");
+	p->period = now->sample_bytes ? (int64_t)now->sample_bytes : 1;
+	p->time_nanos = base ? base->time_nanos : now->time_nanos;
+	if (base)
+		p->duration_nanos = now->time_nanos - base->time_nanos;
+	err = kiln_agent_maps_load(&maps, p);
+	if (err)
+		goto out;
+	for (i = 0; i < now->n; i++) {
+		const struct kiln_heap_counts *c = &now->sites[i];
+		const struct kiln_heap_counts *b = base ? base_of(base, c->stack, &bpos) : NULL;
+		const uint64_t *pcs;
+		int64_t v[4];
+		uint32_t depth, j;
+
+		v[0] = rnd(c->alloc_objects - (b ? b->alloc_objects : 0));
+		v[1] = rnd(c->alloc_space - (b ? b->alloc_space : 0));
+		v[2] = rnd(c->inuse_objects - (b ? b->inuse_objects : 0));
+		v[3] = rnd(c->inuse_space - (b ? b->inuse_space : 0));
+		if (!v[0] && !v[1] && !v[2] && !v[3])
+			continue;
+		pcs = kiln_heap_stack(c->stack, &depth);
+		if (!pcs)
+			continue;
+		if (depth > MAX_DEPTH)
+			depth = MAX_DEPTH;
+		for (j = 0; j < depth; j++) {
+			/* A return address: the call is the byte before. */
+			uint64_t a = pcs[j] ? pcs[j] - 1 : 0;
+
+			locs[j] = kiln_prof_location(p, kiln_agent_maps_find(&maps, a),
+						     a, NULL, 0);
+		}
+		kiln_prof_add_sample(p, locs, depth, v, 0);
+	}
+	err = kiln_prof_error(p);
+	if (!err)
+		err = kiln_agent_prof_finish(p, 0);
+out:
+	kiln_agent_maps_release(&maps);
+	if (err) {
+		kiln_prof_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int kiln_agent_heap_write(const char *path)
+{
+	struct kiln_heap_snap snap;
+	struct kiln_prof *p = NULL;
+	struct kiln_buf b = KILN_BUF_INIT;
+	int err;
+
+	kiln_heap_quiet_begin();
+	err = kiln_heap_profile_start();
+	if (!err)
+		err = kiln_heap_snap_take(&snap);
+	if (err)
+		goto out;
+	err = kiln_agent_heap_prof(&snap, NULL, false, &p);
+	if (!err)
+		err = kiln_pprof_write(p, &b, true);
+	if (!err)
+		err = kiln_write_atomic(path, b.data, b.len);
+	if (err)
+		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap profile '%s': %s",
+			       path, strerror(-err));
+	else
+		kiln_agent_log(KILN_LOG_INFO, "wrote the heap profile '%s' (%zu stacks, "
+			       "%zu live blocks followed)", path, p->nsamples,
+			       snap.live_blocks);
+	kiln_prof_free(p);
+	kiln_buf_release(&b);
+	kiln_heap_snap_release(&snap);
+out:
+	kiln_heap_quiet_end();
+	return err;
+}
+
+/* Writes PREFIX.NNNN.heap (the next number).  Not async-signal-safe. */
+static void dump_next(const char *why)
+{
+	char name[4096];
+
+	pthread_mutex_lock(&dump_lock);
+	if (prefix && getpid() == owner) {
+		snprintf(name, sizeof(name), "%s.%04u.heap", prefix, ++seq);
+		kiln_agent_log(KILN_LOG_INFO, "heap profile dump %u (%s)", seq, why);
+		kiln_agent_heap_write(name);
+	}
+	pthread_mutex_unlock(&dump_lock);
+}
+
+/* ---- triggers ---- */
+
+/* Async-signal-safe: one byte to the dumper. */
+static void on_dump_signal(int sig)
+{
+	int saved = errno;
+
+	if (write(dump_pipe[1], "S", 1) < 0)
+		(void)0;
+	errno = saved;
+}
+
+/* Called by the heap writer (its lock held): one byte, never blocks. */
+static void on_interval(void)
+{
+	if (!atomic_exchange(&interval_pending, true) &&
+	    write(dump_pipe[1], "I", 1) < 0)
+		atomic_store(&interval_pending, false);
+}
+
+static void *dumper(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+
+	kiln_heap_quiet_begin();	/* for good: kiln's own thread */
+	for (;;) {
+		char c;
+		ssize_t n = read(fd, &c, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (c == 'I')
+			atomic_store(&interval_pending, false);
+		dump_next(c == 'S' ? "signal" : "interval");
+	}
+	return NULL;
+}
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
+			 void *(*)(void *), void *);
+
+static int start_dumper(void)
+{
+	create_fn create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	sigset_t all, old;
+	pthread_t t;
+	int rc;
+
+	if (pipe2(dump_pipe, O_CLOEXEC))
+		return -errno;
+	/* The writer and handlers must never block on a full pipe. */
+	fcntl(dump_pipe[1], F_SETFL, O_NONBLOCK);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = (create ? create : pthread_create)(&t, NULL, dumper,
+						(void *)(intptr_t)dump_pipe[0]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		close(dump_pipe[0]);
+		close(dump_pipe[1]);
+		dump_pipe[0] = dump_pipe[1] = -1;
+		return -rc;
+	}
+	pthread_detach(t);
+	pthread_setname_np(t, "kiln-heapdump");
+	dumper_running = true;
+	return 0;
+}
+
+/*
+ * A child after fork writes PREFIX.PID.NNNN.heap from 1, with a dumper of
+ * its own (the parent's thread and pipe are not its own).
+ */
+static void dump_atfork_child(void)
+{
+	char *np;
+	size_t n;
+
+	pthread_mutex_init(&dump_lock, NULL);
+	if (!prefix)
+		return;
+	n = strlen(prefix) + 32;
+	np = malloc(n);
+	if (np) {
+		snprintf(np, n, "%s.%d", prefix, (int)getpid());
+		free(prefix);
+		prefix = np;
+	}
+	owner = getpid();
+	seq = 0;
+	atomic_store(&interval_pending, false);
+	if (dumper_running) {
+		close(dump_pipe[0]);
+		close(dump_pipe[1]);
+		dump_pipe[0] = dump_pipe[1] = -1;
+		dumper_running = false;
+		if (start_dumper())
+			kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on "
+				       "signal or interval in child %d", (int)getpid());
+	}
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+__attribute__((constructor)) static void heap_dump_load(void)
+{
+	const char *pre = env2("KILN_HEAP", "HEAPPROFILE");
+	const char *iv = env2("KILN_HEAP_INTERVAL", "HEAP_PROFILE_ALLOCATION_INTERVAL");
+	const char *sig = env2("KILN_HEAP_SIGNAL", "HEAPPROFILESIGNAL");
+	const char *first = getenv("KILN_HEAP_DUMP_OWNER");
+	uint64_t v;
+	int err;
+
+	if (!pre)
+		return;
+	kiln_heap_quiet_begin();
+	owner = getpid();
+	/* A program exec'd by the profiled one dumps to PREFIX.PID.NNNN. */
+	if (first && atoi(first) != (int)getpid()) {
+		size_t n = strlen(pre) + 32;
+
+		prefix = malloc(n);
+		if (prefix)
+			snprintf(prefix, n, "%s.%d", pre, (int)getpid());
+	} else {
+		char pid[32];
+
+		prefix = strdup(pre);
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		setenv("KILN_HEAP_DUMP_OWNER", pid, 1);
+	}
+	interval = DEFAULT_INTERVAL;
+	if (iv && parse_u64(iv, &interval)) {
+		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_INTERVAL/"
+			       "HEAP_PROFILE_ALLOCATION_INTERVAL '%s': using %llu",
+			       iv, (unsigned long long)DEFAULT_INTERVAL);
+		interval = DEFAULT_INTERVAL;
+	}
+	if (sig && (parse_u64(sig, &v) || v < 1 || v > (uint64_t)SIGRTMAX ||
+		    v == SIGKILL || v == SIGSTOP)) {
+		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SIGNAL/HEAPPROFILESIGNAL "
+			       "'%s': ignored", sig);
+		sig = NULL;
+	}
+	if (!prefix) {
+		kiln_agent_log(KILN_LOG_ERROR, "heap profile: out of memory");
+		goto out;
+	}
+	err = kiln_heap_profile_start();
+	if (err)
+		goto out;	/* said why */
+	pthread_atfork(NULL, NULL, dump_atfork_child);
+	if ((interval || sig) && (err = start_dumper())) {
+		kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on signal or "
+			       "interval: %s", strerror(-err));
+		goto announce;
+	}
+	if (interval)
+		kiln_heap_on_interval(interval, on_interval);
+	if (sig) {
+		struct sigaction sa;
+
+		dump_sig = (int)v;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_dump_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(dump_sig, &sa, NULL);
+	}
+announce:
+	kiln_agent_log(KILN_LOG_INFO, "heap profile dumps to '%s.NNNN.heap' at exit%s%s",
+		       prefix, dump_sig ? ", on a signal" : "",
+		       interval ? ", every interval" : "");
+out:
+	kiln_heap_quiet_end();
+}
+
+/*
+ * The last dump, after the program's atexit handlers and static
+ * destructors (libkiln.so is loaded first, so its destructors run last):
+ * the writer drains every thread first.
+ */
+__attribute__((destructor)) static void heap_dump_fini(void)
+{
+	if (!prefix || getpid() != owner || !kiln_heap_profiling())
+		return;
+	kiln_heap_quiet_begin();
+	kiln_heap_stop();
+	dump_next("exit");
+	kiln_heap_quiet_end();
+}

@@ -1,0 +1,134 @@
+/*
+ * Profiles of this process (agent stage): what the CPU profile (cpu.c)
+ * and the heap profile (heapdump.c) do alike when they turn raw
+ * addresses into a self-contained pprof: the executable mappings of
+ * /proc/self/maps as profile mappings, light symbolization (no
+ * debuginfod, symbol tables for system libraries: see kiln_sym_opts.light)
+ * and the command line as a comment.  Runs on kiln's own threads (or a
+ * caller's, with the heap hooks quiet), never in a handler or a hook.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/buf.h"
+
+static int read_file(const char *path, struct kiln_buf *b)
+{
+	FILE *f = fopen(path, "r");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		size_t got;
+
+		err = kiln_buf_grow(b, 65536);
+		if (err)
+			break;
+		got = fread(b->data + b->len, 1, 65536, f);
+		b->len += got;
+		b->data[b->len] = '\0';
+		if (got < 65536)
+			break;
+	}
+	fclose(f);
+	return err;
+}
+
+static int add_map(const struct kiln_maps_entry *e, void *arg)
+{
+	struct kiln_agent_maps *c = arg;
+	struct kiln_mapping m = { 0 };
+
+	if (e->perms[2] != 'x' || !e->pathlen)
+		return 0;
+	if (c->n == c->alloc) {
+		size_t na = c->alloc ? c->alloc * 2 : 64;
+		void *q = realloc(c->r, na * sizeof(*c->r));
+
+		if (!q)
+			return -ENOMEM;
+		c->r = q;
+		c->alloc = na;
+	}
+	m.start = e->start;
+	m.limit = e->end;
+	m.offset = e->offset;
+	m.file = kiln_prof_intern(c->p, e->path, e->pathlen);
+	c->r[c->n].start = e->start;
+	c->r[c->n].end = e->end;
+	c->r[c->n].id = kiln_prof_mapping(c->p, &m);
+	c->n++;
+	return 0;
+}
+
+int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
+{
+	struct kiln_buf maps = KILN_BUF_INIT;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->p = p;
+	err = read_file("/proc/self/maps", &maps);
+	if (!err)
+		err = kiln_sym_parse_maps(maps.data, maps.len, add_map, m);
+	kiln_buf_release(&maps);
+	if (!err)
+		err = kiln_prof_error(p);
+	return err;
+}
+
+uint32_t kiln_agent_maps_find(const struct kiln_agent_maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	/* maps lines come sorted by address */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < m->r[mid].start)
+			hi = mid;
+		else if (addr >= m->r[mid].end)
+			lo = mid + 1;
+		else
+			return m->r[mid].id;
+	}
+	return 0;
+}
+
+void kiln_agent_maps_release(struct kiln_agent_maps *m)
+{
+	free(m->r);
+	memset(m, 0, sizeof(*m));
+}
+
+int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags)
+{
+	struct kiln_sym_opts so = { 0 };
+	struct kiln_buf cmd = KILN_BUF_INIT;
+	struct kiln_sym *sym;
+	size_t i;
+	int err;
+
+	so.light = true;
+	sym = kiln_sym_new(&so);
+	if (!sym)
+		return -ENOMEM;
+	err = kiln_sym_prof(sym, p, sym_flags);
+	kiln_sym_free(sym);
+	if (err)
+		return err;
+	if (!read_file("/proc/self/cmdline", &cmd) && cmd.len) {
+		for (i = 0; i + 1 < cmd.len; i++)
+			if (!cmd.data[i])
+				cmd.data[i] = ' ';
+		kiln_prof_add_comment(p, cmd.data);
+	}
+	kiln_buf_release(&cmd);
+	return kiln_prof_error(p);
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# ctest-labels: noasan
+# HEAP_PROFILE_ALLOCATION_INTERVAL (alias of KILN_HEAP_INTERVAL): a dump
+# every so many bytes allocated, numbered on, each with more allocated
+# than the one before; then the exit dump.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/heapdumplib.sh"
+
+# heapserve allocates ~100 MB/s for 3 s; a dump every 40 MB
+expect_status 0 env LD_PRELOAD="$KILN_LIB" HEAPPROFILE="$T/iv" KILN_HEAP_SAMPLE=0 \
+    HEAP_PROFILE_ALLOCATION_INTERVAL=40000000 KILN_LOG=info "$WL/heapserve" 3
+has "$T/out" '^done$'
+n=$(ls "$T" | grep -c '^iv\.[0-9][0-9][0-9][0-9]\.heap$')
+[ "$n" -ge 3 ] || { cat "$T/err"; fail "$n dumps, want 3 or more"; }
+grep -q 'heap profile dump 1 (interval)' "$T/err" || fail "the first dump was not for the interval"
+prev=0
+for i in $(seq "$n"); do
+    f=$T/iv.$(printf %04d "$i").heap
+    [ -s "$f" ] || fail "dumps not numbered 0001 on: no $f"
+    a=$(hval "$f" alloc_space churn)
+    [ "$a" -gt "$prev" ] || fail "$f: churn alloc_space $a, not above $prev"
+    prev=$a
+done
+# the first interval dump comes after about 40 MB, not before
+a=$(hval "$T/iv.0001.heap" alloc_space churn)
+[ "$a" -ge 30000000 ] || fail "the first dump came after $a bytes of churn"
+# KILN_HEAP_INTERVAL=0: the exit dump only
+expect_status 0 env LD_PRELOAD="$KILN_LIB" KILN_HEAP="$T/no" KILN_HEAP_INTERVAL=0 "$WL/heapserve" 1
+[ "$(ls "$T" | grep -c '^no\.')" = 1 ] || fail "dumps with KILN_HEAP_INTERVAL=0"
+echo ok

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# ctest-labels: noasan
+# The embedding API: a program linked with -lkiln calls kiln_heap_start()
+# and kiln_heap_write(path); the profile has its allocations, exact with
+# KILN_HEAP_SAMPLE=0; errors are negative errno values.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/heapdumplib.sh"
+need cc
+
+cat > "$T/embed.c" <<'C'
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <kiln/kiln.h>
+
+static void *volatile kept[10];
+void *volatile sink;
+
+__attribute__((noinline)) void keep_ten(void)
+{
+	for (int i = 0; i < 10; i++)
+		kept[i] = malloc(1000);
+}
+
+__attribute__((noinline)) void pass_through(void)
+{
+	for (int i = 0; i < 100; i++) {
+		sink = malloc(300);
+		free(sink);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int a = kiln_heap_start();
+	keep_ten();
+	pass_through();
+	int b = kiln_heap_write(argv[1]);
+	int c = kiln_heap_write(NULL);
+	int d = kiln_heap_write("/nonexistent/dir/heap.pb.gz");
+	printf("start %d write %d null %d bad %d\n", a, b, c == -EINVAL, d < 0);
+	return 0;
+}
+C
+cc -O1 -g -fno-omit-frame-pointer -fno-inline -I"$KILN_SRC/include" "$T/embed.c" \
+    -L"$KILN_BUILD" -Wl,-rpath,"$KILN_BUILD" -lkiln -o "$T/embed" || fail "cannot build against libkiln"
+expect_status 0 env KILN_HEAP_SAMPLE=0 "$T/embed" "$T/e.pb.gz"
+has "$T/out" '^start 0 write 0 null 1 bad 1$'
+hexpect "$T/e.pb.gz" inuse_space keep_ten 10000
+hexpect "$T/e.pb.gz" inuse_objects keep_ten 10
+hexpect "$T/e.pb.gz" alloc_objects pass_through 100
+hexpect "$T/e.pb.gz" alloc_space pass_through 30000
+hexpect "$T/e.pb.gz" inuse_space pass_through 0
+if command -v go >/dev/null 2>&1; then
+    gopprof -sample_index=inuse_space -unit=B -top "$T/e.pb.gz"
+    has "$T/go.txt" '^ +10000B .* keep_ten$'
+fi
+# the default: sampling, the profile written all the same
+expect_status 0 "$T/embed" "$T/s.pb.gz"
+has "$T/out" '^start 0 write 0 '
+[ -s "$T/s.pb.gz" ] || fail "no profile in sampling mode"
+echo ok
