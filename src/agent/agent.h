@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "symbolize/maptab.h"
+
 struct kiln_prof;
 
 /* The sampling engine in use. */
@@ -56,9 +58,7 @@ enum { KILN_LOG_ERROR, KILN_LOG_INFO, KILN_LOG_DEBUG };
 
 /* The executable mappings of /proc/self/maps, added to profile p. */
 struct kiln_agent_maps {
-	struct kiln_prof *p;
-	struct { uint64_t start, end; uint32_t id; } *r;	/* sorted */
-	size_t n, alloc;
+	struct kiln_maptab t;
 };
 
 /* Reads /proc/self/maps into m and p's mappings.  0 or -errno. */

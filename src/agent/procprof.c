@@ -40,43 +40,15 @@ static int read_file(const char *path, struct kiln_buf *b)
 	return err;
 }
 
-static int add_map(const struct kiln_maps_entry *e, void *arg)
-{
-	struct kiln_agent_maps *c = arg;
-	struct kiln_mapping m = { 0 };
-
-	if (e->perms[2] != 'x' || !e->pathlen)
-		return 0;
-	if (c->n == c->alloc) {
-		size_t na = c->alloc ? c->alloc * 2 : 64;
-		void *q = realloc(c->r, na * sizeof(*c->r));
-
-		if (!q)
-			return -ENOMEM;
-		c->r = q;
-		c->alloc = na;
-	}
-	m.start = e->start;
-	m.limit = e->end;
-	m.offset = e->offset;
-	m.file = kiln_prof_intern(c->p, e->path, e->pathlen);
-	c->r[c->n].start = e->start;
-	c->r[c->n].end = e->end;
-	c->r[c->n].id = kiln_prof_mapping(c->p, &m);
-	c->n++;
-	return 0;
-}
-
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
 {
 	struct kiln_buf maps = KILN_BUF_INIT;
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	m->p = p;
 	err = read_file("/proc/self/maps", &maps);
 	if (!err)
-		err = kiln_sym_parse_maps(maps.data, maps.len, add_map, m);
+		err = kiln_maptab_add_text(&m->t, p, maps.data, maps.len);
 	kiln_buf_release(&maps);
 	if (!err)
 		err = kiln_prof_error(p);
@@ -85,26 +57,12 @@ int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
 
 uint32_t kiln_agent_maps_find(const struct kiln_agent_maps *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
-
-	/* maps lines come sorted by address */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (addr < m->r[mid].start)
-			hi = mid;
-		else if (addr >= m->r[mid].end)
-			lo = mid + 1;
-		else
-			return m->r[mid].id;
-	}
-	return 0;
+	return kiln_maptab_find(&m->t, addr);
 }
 
 void kiln_agent_maps_release(struct kiln_agent_maps *m)
 {
-	free(m->r);
-	memset(m, 0, sizeof(*m));
+	kiln_maptab_release(&m->t);
 }
 
 int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags)

@@ -292,32 +292,6 @@ static void add_cmdline_comment(struct kiln_prof *p, char **argv, int argc,
 	kiln_buf_release(&b);
 }
 
-/* libkiln.so: $KILN_AGENT, else next to this kiln, else ../lib/. */
-static int find_agent(struct kiln_buf *path)
-{
-	const char *env = getenv("KILN_AGENT");
-	char exe[4096];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env)
-		return kiln_buf_adds(path, env);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -ENOENT;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = '\0';
-	kiln_buf_addf(path, "%s/libkiln.so", exe);
-	if (!access(path->data, R_OK))
-		return 0;
-	kiln_buf_reset(path);
-	kiln_buf_addf(path, "%s/../lib/libkiln.so", exe);
-	return access(path->data, R_OK) ? -ENOENT : 0;
-}
-
 /*
  * --mode inject: the command runs with libkiln.so preloaded and its
  * in-process sampler on; every process of the command writes its own
@@ -335,7 +309,7 @@ static int record_inject(char **cmd, long freq, const char *output, bool quiet)
 	struct dirent *de;
 	char hz[32];
 
-	if (find_agent(&agent)) {
+	if (kiln_cli_find_agent(&agent)) {
 		kiln_cli_error("cannot find libkiln.so next to kiln or in ../lib: "
 			       "set KILN_AGENT=/path/to/libkiln.so");
 		rc = KILN_EXIT_FAIL;

@@ -49,7 +49,7 @@
 #define ST_CHUNK (1u << 19)		/* words per arena chunk (4 MiB) */
 #define SS_SLOTS (1u << 20)		/* sampled-block table */
 #define SS_MAX (SS_SLOTS / 4 * 3)
-#define SS_FILTER (1u << 20)		/* counters in front of it */
+#define SS_FILTER (1u << 14)		/* counters in front of it: 32 KiB, cache-resident (a free probes it) */
 /*
  * A full ring waits for the writer this long before it drops events:
  * exact traces need back-pressure (the hook holds no allocator lock

@@ -23,6 +23,7 @@
 
 #include "profile/heap.h"
 #include "profile/profile.h"
+#include "symbolize/maptab.h"
 #include "symbolize/symbolize.h"
 
 #define MAX_BUCKETS 1024
@@ -632,57 +633,6 @@ void kiln_heap_site_series(const struct kiln_heap *h, uint32_t id, double *out)
 
 /* ---- the profile ---- */
 
-struct map_range {
-	uint64_t start, end;
-	uint32_t mapping;
-};
-
-struct maps_ctx {
-	struct kiln_prof *p;
-	struct map_range *r;
-	size_t n, alloc;
-};
-
-static int add_range(const struct kiln_maps_entry *e, void *arg)
-{
-	struct maps_ctx *c = arg;
-	struct kiln_mapping m = { 0 };
-	int err;
-
-	if (e->perms[2] != 'x' || !e->pathlen)
-		return 0;
-	err = grow((void **)&c->r, &c->alloc, c->n + 1, sizeof(*c->r));
-	if (err)
-		return err;
-	m.start = e->start;
-	m.limit = e->end;
-	m.offset = e->offset;
-	m.file = kiln_prof_intern(c->p, e->path, e->pathlen);
-	c->r[c->n].start = e->start;
-	c->r[c->n].end = e->end;
-	c->r[c->n].mapping = kiln_prof_mapping(c->p, &m);
-	c->n++;
-	return 0;
-}
-
-static uint32_t find_mapping(const struct maps_ctx *c, uint64_t a)
-{
-	size_t lo = 0, hi = c->n;
-
-	/* maps lines are sorted by address */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (a < c->r[mid].start)
-			hi = mid;
-		else if (a >= c->r[mid].end)
-			lo = mid + 1;
-		else
-			return c->r[mid].mapping;
-	}
-	return 0;
-}
-
 static int64_t rnd(double v)
 {
 	return (int64_t)llround(v);
@@ -697,7 +647,7 @@ int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
 	static const char *const go[] = {
 		"alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
 		"inuse_space/bytes", "peak_objects/count", "peak_space/bytes" };
-	struct maps_ctx *mc = NULL;
+	struct kiln_maptab *mc = NULL;
 	uint32_t *locs = NULL;
 	size_t locs_alloc = 0, i, j;
 	long *so = NULL;
@@ -722,9 +672,7 @@ int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
 		goto out;
 	}
 	for (i = 1; i <= h->nmaps; i++) {
-		mc[i].p = p;
-		err = kiln_sym_parse_maps(h->maps[i], h->maps_len[i], add_range,
-					  &mc[i]);
+		err = kiln_maptab_add_text(&mc[i], p, h->maps[i], h->maps_len[i]);
 		if (err)
 			goto out;
 	}
@@ -763,7 +711,7 @@ int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
 			uint64_t pc = h->pcs[s->pc0 + j];
 			uint64_t a = pc ? pc - 1 : 0;
 
-			locs[j] = kiln_prof_location(p, find_mapping(&mc[s->maps], a),
+			locs[j] = kiln_prof_location(p, kiln_maptab_find(&mc[s->maps], a),
 						     a, NULL, 0);
 		}
 		so[i] = kiln_prof_add_sample(p, locs, s->depth, v, 0);
@@ -772,7 +720,7 @@ int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
 out:
 	if (mc)
 		for (i = 0; i <= h->nmaps; i++)
-			free(mc[i].r);
+			kiln_maptab_release(&mc[i]);
 	free(mc);
 	free(locs);
 	if (!err && sample_of)

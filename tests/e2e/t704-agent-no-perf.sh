@@ -7,16 +7,20 @@
 need_agent
 
 "$WL/noperf" true || skip "seccomp filters are not available here"
-"$WL/noperf" env LD_PRELOAD="$KILN_LIB" KILN_CPU="$T/a.pb.gz" KILN_CPU_HZ=250 "$WL/shares" 4 ||
+# cpuserver's requests vary in length: a program whose work repeats in
+# lock-step with the scheduler tick aliases with tick-driven CPU timers
+# (docs/agent.md), which is the timers' limit, not what is tested here.
+"$WL/noperf" env LD_PRELOAD="$KILN_LIB" KILN_CPU="$T/a.pb.gz" KILN_CPU_HZ=250 "$WL/cpuserver" 2 4 >/dev/null ||
     fail "the program failed under the agent"
-check_shares "$T/a.pb.gz" 5
+check_server_split "$T/a.pb.gz" 5
 
 # CPU-time timers tick at CONFIG_HZ (250 here): -F 250 is their best.
-expect_status 0 "$WL/noperf" "$KILN" record -F 250 -o "$T/r.pb.gz" -- "$WL/shares" 4
+expect_status 0 "$WL/noperf" "$KILN" record -F 250 -o "$T/r.pb.gz" -- "$WL/cpuserver" 2 4
 has "$T/err" "perf_event_open was refused"
 has "$T/err" "falling back to --mode inject"
-check_shares "$T/r.pb.gz" 5
-check_chains "$T/r.pb.gz"
+check_server_split "$T/r.pb.gz" 5
+"$KILN" convert "$T/r.pb.gz" -o "$T/r.collapsed"
+has "$T/r.collapsed" "worker;serve_a;burn_a "
 # Explicit --mode inject, exit status passed through.
 expect_status 0 "$KILN" record -q --mode inject -o "$T/i.pb.gz" -- "$WL/threads" 1
 "$KILN" top "$T/i.pb.gz" > "$T/i.txt"

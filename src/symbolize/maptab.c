@@ -1,0 +1,77 @@
+/*
+ * Executable mappings of a maps text as profile mappings (symbolize
+ * stage).  See maptab.h.
+ */
+#include "symbolize/maptab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+struct add_ctx {
+	struct kiln_maptab *m;
+	struct kiln_prof *p;
+};
+
+static int add_one(const struct kiln_maps_entry *e, void *arg)
+{
+	struct add_ctx *c = arg;
+	struct kiln_maptab *m = c->m;
+	struct kiln_mapping km = { 0 };
+
+	if (e->perms[2] != 'x' || !e->pathlen)
+		return 0;
+	if (m->n == m->alloc) {
+		size_t na = m->alloc ? m->alloc * 2 : 64;
+		void *q = realloc(m->r, na * sizeof(*m->r));
+
+		if (!q)
+			return -ENOMEM;
+		m->r = q;
+		m->alloc = na;
+	}
+	km.start = e->start;
+	km.limit = e->end;
+	km.offset = e->offset;
+	km.file = kiln_prof_intern(c->p, e->path, e->pathlen);
+	m->r[m->n].start = e->start;
+	m->r[m->n].end = e->end;
+	m->r[m->n].id = kiln_prof_mapping(c->p, &km);
+	m->n++;
+	return kiln_prof_error(c->p);
+}
+
+int kiln_maptab_add_text(struct kiln_maptab *m, struct kiln_prof *p,
+			 const char *text, size_t len)
+{
+	struct add_ctx c = { m, p };
+
+	return kiln_sym_parse_maps(text, len, add_one, &c);
+}
+
+uint32_t kiln_maptab_find(const struct kiln_maptab *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < m->r[mid].start)
+			hi = mid;
+		else if (addr >= m->r[mid].end)
+			lo = mid + 1;
+		else
+			return m->r[mid].id;
+	}
+	return 0;
+}
+
+void kiln_maptab_release(struct kiln_maptab *m)
+{
+	free(m->r);
+	m->r = NULL;
+	m->n = m->alloc = 0;
+}
