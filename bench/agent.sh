@@ -271,8 +271,9 @@ deps_of() {
 # classify SCRIPT LIB DEPS: one line "total workers handler sigpath
 # start exit other exit_top" from `perf script -F comm,pid,tid,time,ip,sym,dso`
 # output, in samples.  Workers = threads with a sample in run_rounds;
-# handler = their samples in the signal handler (a frame of LIB or its
-# libraries, or the sigreturn trampoline __restore_rt below it); sigpath =
+# handler = their samples in the signal handler (a frame of LIB other than
+# its thread-start trampoline, or of its libraries, or the sigreturn
+# trampoline __restore_rt below it); sigpath =
 # their other samples in the kernel's CPU-timer and signal delivery code;
 # start / exit = the main thread's samples before the first / after the
 # last worker sample; other = threads of the profiler (kiln's collector).
@@ -292,7 +293,9 @@ classify() {
         for (i = 1; i <= nfr; i++) {
             if (sym[i] == "run_rounds") hasrun = 1
             d = base(dso[i])
-            if (d == lib || sym[i] == "__restore_rt" ||
+            # the thread-start trampoline of kiln sits at the bottom of
+            # every thread it starts: that is no cost of sampling.
+            if ((d == lib && sym[i] != "trampoline") || sym[i] == "__restore_rt" ||
                 (i == 1 && index(deps, " " d " "))) inprof = 1
             if (d == "[kernel.kallsyms]" && sym[i] ~ /signal|sigreturn|posix_cpu_timer|cpu_timer_fire|sigqueue|setup_rt_frame|sigframe|fpstate|fpregs/) insig = 1
         }

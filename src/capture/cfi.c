@@ -773,7 +773,14 @@ static bool finish_rows(struct build *b, struct cfi_mod *mod)
 
 	if (!b->n)
 		return true;
-	qsort(b->v, b->n, sizeof(*b->v), tmp_cmp);
+	/* Rows mostly come in order already (FDEs sorted by the linker):
+	 * sort only when they are not; the check costs one pass. */
+	for (size_t i = 1; i < b->n; i++) {
+		if (tmp_cmp(&b->v[i - 1], &b->v[i]) > 0) {
+			qsort(b->v, b->n, sizeof(*b->v), tmp_cmp);
+			break;
+		}
+	}
 	mod->rows = malloc(b->n * sizeof(*mod->rows));
 	if (!mod->rows)
 		return false;
