@@ -83,6 +83,14 @@ static _Atomic uint64_t enq_pos;
 static uint64_t deq_pos;
 static struct kiln_cfi *cfi;
 static pthread_t collector;
+/*
+ * Held by the collector while it works (it allocates) and by a forking
+ * thread across fork(): a fork must not copy an allocator lock held by
+ * the collector into the child, where nothing would ever release it
+ * (glibc's malloc guards itself against that; sanitizer allocators,
+ * among others, do not).
+ */
+static pthread_mutex_t collect_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool collector_stop;
 static bool handler_installed;
 static struct sigaction old_prof;
@@ -597,6 +605,9 @@ static void *collect(void *arg)
 
 	while (!atomic_load(&collector_stop)) {
 		nanosleep(&ts, NULL);
+		/* Its work allocates: never while the program forks (see
+		 * atfork_prepare()). */
+		pthread_mutex_lock(&collect_lock);
 		drain();
 		if (++tick % 10 == 0) {
 			uint64_t gen = 0;
@@ -611,8 +622,11 @@ static void *collect(void *arg)
 			if (engine == KILN_ENGINE_THREAD_TIMERS && tick % 50 == 0)
 				scan_tasks();
 		}
+		pthread_mutex_unlock(&collect_lock);
 	}
+	pthread_mutex_lock(&collect_lock);
 	drain();
+	pthread_mutex_unlock(&collect_lock);
 	return NULL;
 }
 
@@ -904,10 +918,21 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
  * The child starts with no profile running (it must not write over the
  * parent's file); its own pthread_create calls still register threads.
  */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&collect_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&collect_lock);
+}
+
 static void atfork_child(void)
 {
 	size_t i;
 
+	pthread_mutex_init(&collect_lock, NULL);
 	atomic_store(&active, false);
 	atomic_store(&in_handler, 0);
 	for (i = 0; i < MAX_THREADS; i++) {
@@ -936,6 +961,6 @@ void kiln_agent_cpu_init(void)
 	if (done)
 		return;
 	done = true;
-	pthread_atfork(NULL, NULL, atfork_child);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	register_self(false);
 }
