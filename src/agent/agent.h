@@ -49,6 +49,10 @@ struct sigaction;
 /* Whether act installs the agent's own SIGPROF handler. */
 bool kiln_agent_is_own_handler(const struct sigaction *act);
 
+/* The value of variable a, else of its alias b; NULL when both are unset
+ * or empty. */
+const char *kiln_agent_env2(const char *a, const char *b);
+
 /* Logging on stderr when KILN_LOG=debug (or info); printf-like. */
 void kiln_agent_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -51,16 +51,6 @@ static int dump_pipe[2] = { -1, -1 };	/* handler, writer -> dumper */
 static bool dumper_running;
 static _Atomic bool interval_pending;
 
-static const char *env2(const char *a, const char *b)
-{
-	const char *v = getenv(a);
-
-	if (v && *v)
-		return v;
-	v = getenv(b);
-	return v && *v ? v : NULL;
-}
-
 static int64_t rnd(double v)
 {
 	return (int64_t)llround(v);
@@ -309,9 +299,9 @@ static int parse_u64(const char *s, uint64_t *out)
 
 __attribute__((constructor)) static void heap_dump_load(void)
 {
-	const char *pre = env2("KILN_HEAP", "HEAPPROFILE");
-	const char *iv = env2("KILN_HEAP_INTERVAL", "HEAP_PROFILE_ALLOCATION_INTERVAL");
-	const char *sig = env2("KILN_HEAP_SIGNAL", "HEAPPROFILESIGNAL");
+	const char *pre = kiln_agent_env2("KILN_HEAP", "HEAPPROFILE");
+	const char *iv = kiln_agent_env2("KILN_HEAP_INTERVAL", "HEAP_PROFILE_ALLOCATION_INTERVAL");
+	const char *sig = kiln_agent_env2("KILN_HEAP_SIGNAL", "HEAPPROFILESIGNAL");
 	const char *first = getenv("KILN_HEAP_DUMP_OWNER");
 	uint64_t v;
 	int err;

@@ -52,3 +52,13 @@ void kiln_agent_log(int lvl, const char *fmt, ...)
 	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
 		return;
 }
+
+const char *kiln_agent_env2(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+
+	if (v && *v)
+		return v;
+	v = getenv(b);
+	return v && *v ? v : NULL;
+}

@@ -51,16 +51,6 @@ static _Atomic bool exiting;
 static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
 				  SIGBUS, SIGFPE, SIGILL, SIGABRT };
 
-static const char *env2(const char *a, const char *b)
-{
-	const char *v = getenv(a);
-
-	if (v && *v)
-		return v;
-	v = getenv(b);
-	return v && *v ? v : NULL;
-}
-
 /* Stops the running profile and writes it to path. */
 static int stop_and_write(const char *path)
 {
@@ -239,9 +229,9 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 
 __attribute__((constructor)) static void kiln_agent_load(void)
 {
-	const char *path = env2("KILN_CPU", "CPUPROFILE");
-	const char *hz = env2("KILN_CPU_HZ", "CPUPROFILE_FREQUENCY");
-	const char *sig = env2("KILN_CPU_SIGNAL", "CPUPROFILESIGNAL");
+	const char *path = kiln_agent_env2("KILN_CPU", "CPUPROFILE");
+	const char *hz = kiln_agent_env2("KILN_CPU_HZ", "CPUPROFILE_FREQUENCY");
+	const char *sig = kiln_agent_env2("KILN_CPU_SIGNAL", "CPUPROFILESIGNAL");
 	const char *http = getenv("KILN_HTTP");
 	int err;
 

@@ -16,40 +16,19 @@
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
-
-static int read_file(const char *path, struct kiln_buf *b)
-{
-	FILE *f = fopen(path, "r");
-	int err = 0;
-
-	if (!f)
-		return -errno;
-	for (;;) {
-		size_t got;
-
-		err = kiln_buf_grow(b, 65536);
-		if (err)
-			break;
-		got = fread(b->data + b->len, 1, 65536, f);
-		b->len += got;
-		b->data[b->len] = '\0';
-		if (got < 65536)
-			break;
-	}
-	fclose(f);
-	return err;
-}
+#include "util/file.h"
 
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
 {
-	struct kiln_buf maps = KILN_BUF_INIT;
+	struct kiln_map maps;
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	err = read_file("/proc/self/maps", &maps);
-	if (!err)
-		err = kiln_maptab_add_text(&m->t, p, maps.data, maps.len);
-	kiln_buf_release(&maps);
+	err = kiln_map_open(&maps, "/proc/self/maps");
+	if (err)
+		return err;
+	err = kiln_maptab_add_text(&m->t, p, maps.data, maps.len);
+	kiln_map_release(&maps);
 	if (!err)
 		err = kiln_prof_error(p);
 	return err;
@@ -69,6 +48,7 @@ int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags)
 {
 	struct kiln_sym_opts so = { 0 };
 	struct kiln_buf cmd = KILN_BUF_INIT;
+	struct kiln_map raw;
 	struct kiln_sym *sym;
 	size_t i;
 	int err;
@@ -81,7 +61,12 @@ int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags)
 	kiln_sym_free(sym);
 	if (err)
 		return err;
-	if (!read_file("/proc/self/cmdline", &cmd) && cmd.len) {
+	/* The arguments, NUL-separated, as one line. */
+	if (!kiln_map_open(&raw, "/proc/self/cmdline")) {
+		kiln_buf_add(&cmd, raw.data, raw.len);
+		kiln_map_release(&raw);
+	}
+	if (cmd.len) {
 		for (i = 0; i + 1 < cmd.len; i++)
 			if (!cmd.data[i])
 				cmd.data[i] = ' ';
