@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest-labels: noasan
+# ctest-labels: noasan serial
 # Sampling mode (the default, one sample per 524288 bytes): on heapmany,
 # 2 GiB allocated in 524288 blocks of 1 to 8 KiB, the heap profile's
 # estimates are within 5% of the truth (they scale each sample by
