@@ -1,14 +1,13 @@
 /*
  * The kiln heap trace reader (format stage): decompresses the zstd frames
- * one at a time, parses their records (docs/heap-trace.md) and merges the
- * per-thread batches by time into the heap analysis (profile/heap.c).
+ * one at a time and hands the events of their records (docs/heap-trace.md,
+ * version 2) to the heap analysis (profile/heap.c), in stream order: the
+ * writer (format/heapenc.c) already merged the threads by time and wrote
+ * frees as block numbers, so reading is one pass with no table of its
+ * own.  Blocks are handed to the analysis under their numbers (from 1) in
+ * place of addresses.
  *
- * Memory: one frame's decompressed bytes and the events of about two
- * frames.  Each batch is a sorted run; after frame k the runs are merged
- * (a binary heap of run heads) and every event no later than the latest
- * event of frames before k is handed to the analysis, the rest kept as one
- * run (the trace format's ordering rule: events are out of order by at
- * most one frame).
+ * Memory: one frame's decompressed bytes; the analysis holds the rest.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,6 +18,7 @@
 #include <zstd_errors.h>
 
 #include "format/format.h"
+#include "format/heapenc.h"
 #include "format/heaptrace.h"
 #include "profile/heap.h"
 #include "profile/profile.h"
@@ -26,20 +26,9 @@
 #include "util/buf.h"
 #include "util/diag.h"
 
-#define TRACE_VERSION 1
 /* A frame that inflates beyond this is not one the agent wrote. */
 #define MAX_FRAME_BYTES (256u << 20)
 #define MAX_DEPTH 4096
-
-struct pev {
-	uint64_t t, ptr, size, seq;
-	uint32_t tid, stack;
-	uint8_t kind;
-};
-
-struct run {
-	size_t pos, end;	/* in pend */
-};
 
 struct reader {
 	const char *file;	/* the whole input */
@@ -54,22 +43,9 @@ struct reader {
 	bool have_header;
 	uint32_t next_stack;
 
-	/* the current batch */
-	uint32_t btid;
-	uint64_t bt;		/* time of its previous timed record */
-	uint64_t bleft;		/* timed records still to come */
-
-	/* events waiting for the merge */
-	struct pev *pend, *spare;
-	size_t npend, pend_alloc, spare_alloc;
-	struct run *runs;
-	size_t nruns, runs_alloc;
-	size_t run_start;	/* first event of the open run */
-	uint64_t seq;
-	uint64_t max_before;	/* latest event of the frames before */
-	uint64_t max_frame;	/* latest event of this frame */
-	size_t frame_events;	/* events in this frame */
-	bool any_before;	/* events in the frames before */
+	uint64_t t;		/* the time of the last 'T' record */
+	uint32_t tid, prev_tid;	/* the current thread, the one before */
+	uint64_t nblocks;	/* 'A' records so far */
 
 	uint32_t *tids;		/* threads seen, sorted */
 	size_t ntids, tids_alloc;
@@ -165,7 +141,7 @@ static int str(struct reader *r, const char **s, size_t *len, const char *what)
 	return 0;
 }
 
-/* ---- the merge ---- */
+/* ---- records ---- */
 
 static int add_tid(struct reader *r, uint32_t tid)
 {
@@ -192,204 +168,59 @@ static int add_tid(struct reader *r, uint32_t tid)
 	return 0;
 }
 
-/* Closes the open run (the events since run_start). */
-static int close_run(struct reader *r)
-{
-	int err;
-
-	if (r->run_start == r->npend)
-		return 0;
-	err = grow((void **)&r->runs, &r->runs_alloc, r->nruns + 1,
-		   sizeof(*r->runs));
-	if (err)
-		return err;
-	r->runs[r->nruns].pos = r->run_start;
-	r->runs[r->nruns].end = r->npend;
-	r->nruns++;
-	r->run_start = r->npend;
-	return 0;
-}
-
-static int rank(uint8_t kind)
-{
-	/* At equal times a block is freed before it is handed out again. */
-	return kind == KILN_HEAP_FREE || kind == KILN_HEAP_MUNMAP ? 0 :
-	       kind == KILN_HEAP_END ? 2 : 1;
-}
-
-static bool before(const struct pev *a, const struct pev *b)
-{
-	if (a->t != b->t)
-		return a->t < b->t;
-	if (rank(a->kind) != rank(b->kind))
-		return rank(a->kind) < rank(b->kind);
-	return a->seq < b->seq;
-}
-
-static void sift_down(struct reader *r, size_t *heap, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i, t;
-
-		if (l < n && before(&r->pend[r->runs[heap[l]].pos],
-				    &r->pend[r->runs[heap[m]].pos]))
-			m = l;
-		if (l + 1 < n && before(&r->pend[r->runs[heap[l + 1]].pos],
-					&r->pend[r->runs[heap[m]].pos]))
-			m = l + 1;
-		if (m == i)
-			return;
-		t = heap[i];
-		heap[i] = heap[m];
-		heap[m] = t;
-		i = m;
-	}
-}
-
-static int deliver(struct reader *r, const struct pev *e)
+static int deliver(struct reader *r, enum kiln_heap_kind kind, uint64_t id,
+		   uint64_t size, uint64_t stack)
 {
 	struct kiln_heap_ev ev;
 	int err;
 
-	ev.t = e->t;
-	ev.ptr = e->ptr;
-	ev.size = e->size;
-	ev.tid = e->tid;
-	ev.stack = e->stack;
-	ev.kind = (enum kiln_heap_kind)e->kind;
+	ev.t = r->t;
+	ev.ptr = id;
+	ev.size = size;
+	ev.tid = r->tid;
+	ev.stack = (uint32_t)stack;
+	ev.kind = kind;
 	err = kiln_heap_event(r->h, &ev);
 	if (err == -EINVAL)
-		return kiln_diag(r->d, "an event refers to stack %u, which is "
-				 "not defined", e->stack);
+		return bad(r, "an event refers to stack %llu, which is not "
+			   "defined", (unsigned long long)stack);
 	return err;
 }
 
-/*
- * Hands every waiting event with t < limit to the analysis in time
- * order (all of them with all set); the rest become one run.
- */
-static int flush(struct reader *r, uint64_t limit, bool all)
+/* An event record; lower-case tags switch to the thread before. */
+static int event(struct reader *r, char tag)
 {
-	size_t *heap = NULL, n = 0, i, kept = 0;
-	struct pev *tmp;
+	uint64_t size, stack, back;
+	uint32_t t;
 	int err;
 
-	err = close_run(r);
-	if (err)
-		return err;
-	if (!r->nruns)
-		return 0;
-	err = grow((void **)&r->spare, &r->spare_alloc, r->npend + 1,
-		   sizeof(*r->spare));
-	if (err)
-		return err;
-	heap = malloc(r->nruns * sizeof(*heap));
-	if (!heap)
-		return -ENOMEM;
-	for (i = 0; i < r->nruns; i++)
-		heap[n++] = i;
-	for (i = n / 2; i-- > 0;)
-		sift_down(r, heap, n, i);
-	while (n) {
-		struct run *ru = &r->runs[heap[0]];
-		const struct pev *bound = NULL;
-
-		/* The top run goes on while it stays before the other heads:
-		 * one heap step per switch of runs, not per event. */
-		if (n > 1) {
-			bound = &r->pend[r->runs[heap[1]].pos];
-			if (n > 2 && before(&r->pend[r->runs[heap[2]].pos], bound))
-				bound = &r->pend[r->runs[heap[2]].pos];
-		}
-		do {
-			const struct pev *e = &r->pend[ru->pos];
-
-			if (all || e->t < limit) {
-				err = deliver(r, e);
-				if (err)
-					goto out;
-			} else {
-				r->spare[kept++] = *e;
-			}
-			ru->pos++;
-		} while (ru->pos < ru->end &&
-			 (!bound || before(&r->pend[ru->pos], bound)));
-		if (ru->pos == ru->end)
-			heap[0] = heap[--n];
-		if (n)
-			sift_down(r, heap, n, 0);
+	if (tag >= 'a') {
+		t = r->tid;
+		r->tid = r->prev_tid;
+		r->prev_tid = t;
+		tag = (char)(tag - 0x20);
 	}
-	/* The kept events, in merged order, are the one run left. */
-	tmp = r->pend;
-	r->pend = r->spare;
-	r->spare = tmp;
-	i = r->pend_alloc;
-	r->pend_alloc = r->spare_alloc;
-	r->spare_alloc = i;
-	r->npend = kept;
-	r->nruns = 0;
-	r->run_start = 0;
-	err = close_run(r);
-out:
-	free(heap);
-	return err;
-}
-
-/* ---- records ---- */
-
-static int timed(struct reader *r, char tag, uint8_t kind)
-{
-	uint64_t dt, tid = r->btid, ptr = 0, size = 0, stack = 0;
-	struct pev *e;
-	int err;
-
-	if (!r->bleft)
-		return bad(r, "record '%c' outside a batch (no 'B' record "
-			   "announced it)", tag);
-	err = uv(r, &dt, "dt_ns");
-	if (err)
-		return err;
-	if (kind != KILN_HEAP_END) {
-		err = uv(r, &tid, "tid");
+	if (tag == 'A') {
+		err = uv(r, &size, "size");
 		if (!err)
-			err = uv(r, &ptr, "ptr");
+			err = uv(r, &stack, "stack");
 		if (err)
 			return err;
-		if (kind != KILN_HEAP_FREE) {
-			err = uv(r, &size, "size");
-			if (err)
-				return err;
-		}
-		if (kind == KILN_HEAP_ALLOC || kind == KILN_HEAP_MMAP) {
-			err = uv(r, &stack, "stack");
-			if (err)
-				return err;
-			if (!stack || stack >= r->next_stack)
-				return bad(r, "stack %llu is not defined yet",
-					   (unsigned long long)stack);
-		}
-		if (tid > UINT32_MAX)
-			return bad(r, "tid %llu out of range",
-				   (unsigned long long)tid);
+		if (!stack || stack >= r->next_stack)
+			return bad(r, "stack %llu is not defined yet",
+				   (unsigned long long)stack);
+		/* Blocks are known by their numbers, from 1 here. */
+		r->nblocks++;
+		return deliver(r, KILN_HEAP_ALLOC, r->nblocks, size, stack);
 	}
-	r->bleft--;
-	r->bt += dt;
-	err = grow((void **)&r->pend, &r->pend_alloc, r->npend + 1,
-		   sizeof(*r->pend));
+	err = uv(r, &back, "block");
 	if (err)
 		return err;
-	e = &r->pend[r->npend++];
-	e->t = r->bt;
-	e->ptr = ptr;
-	e->size = size;
-	e->tid = (uint32_t)tid;
-	e->stack = (uint32_t)stack;
-	e->kind = kind;
-	e->seq = r->seq++;
-	if (r->bt > r->max_frame)
-		r->max_frame = r->bt;
-	r->frame_events++;
-	return 0;
+	if (back >= r->nblocks)
+		return bad(r, "a free of the block %llu allocations back, but "
+			   "only %llu were made", (unsigned long long)back + 1,
+			   (unsigned long long)r->nblocks);
+	return deliver(r, KILN_HEAP_FREE, r->nblocks - back, 0, 0);
 }
 
 static int header(struct reader *r)
@@ -404,9 +235,11 @@ static int header(struct reader *r)
 	err = uv(r, &r->info->version, "version");
 	if (err)
 		return err;
-	if (r->info->version != TRACE_VERSION)
-		return bad(r, "trace version %llu; this kiln reads version %d",
-			   (unsigned long long)r->info->version, TRACE_VERSION);
+	if (r->info->version != KILN_HEAPTRACE_VERSION)
+		return bad(r, "trace version %llu; this kiln reads version %d "
+			   "(record the program again with this kiln)",
+			   (unsigned long long)r->info->version,
+			   KILN_HEAPTRACE_VERSION);
 	err = uv(r, &r->info->pid, "pid");
 	if (!err)
 		err = uv(r, &r->info->ppid, "ppid");
@@ -468,7 +301,7 @@ static int stack(struct reader *r)
 
 static int record(struct reader *r)
 {
-	uint64_t a, b, c;
+	uint64_t a;
 	const char *s;
 	size_t n;
 	char tag;
@@ -494,41 +327,27 @@ static int record(struct reader *r)
 	case 'N':
 		err = uv(r, &a, "tid");
 		return err ? err : str(r, &s, &n, "thread name");
-	case 'B':
-		if (r->bleft)
-			return bad(r, "a batch starts while the previous one "
-				   "still expects %llu records",
-				   (unsigned long long)r->bleft);
+	case 'T':
+		err = uv(r, &a, "dt_ns");
+		if (err)
+			return err;
+		if (r->t + a < r->t)
+			return bad(r, "the time overflows");
+		r->t += a;
+		return 0;
+	case 'X':
 		err = uv(r, &a, "tid");
-		if (!err)
-			err = uv(r, &b, "t0_ns");
-		if (!err)
-			err = uv(r, &c, "count");
 		if (err)
 			return err;
 		if (a > UINT32_MAX)
-			return bad(r, "tid %llu out of range",
-				   (unsigned long long)a);
-		/* A batch is a sorted run of its own. */
-		err = close_run(r);
-		if (!err)
-			err = add_tid(r, (uint32_t)a);
-		if (err)
-			return err;
-		r->btid = (uint32_t)a;
-		r->bt = b;
-		r->bleft = c;
-		return 0;
-	case 'A':
-		return timed(r, tag, KILN_HEAP_ALLOC);
-	case 'F':
-		return timed(r, tag, KILN_HEAP_FREE);
-	case 'M':
-		return timed(r, tag, KILN_HEAP_MMAP);
-	case 'U':
-		return timed(r, tag, KILN_HEAP_MUNMAP);
+			return bad(r, "tid %llu out of range", (unsigned long long)a);
+		r->prev_tid = r->tid;
+		r->tid = (uint32_t)a;
+		return add_tid(r, r->tid);
+	case 'A': case 'F': case 'a': case 'f':
+		return event(r, tag);
 	case 'E':
-		return timed(r, tag, KILN_HEAP_END);
+		return deliver(r, KILN_HEAP_END, 0, 0, 0);
 	case 'L':
 		err = uv(r, &a, "count");
 		if (!err)
@@ -547,21 +366,8 @@ static int records(struct reader *r, const char *data, size_t len)
 	r->p = (const unsigned char *)data;
 	r->frame_start = r->p;
 	r->end = r->p + len;
-	r->max_frame = 0;
-	r->frame_events = 0;
 	while (r->p < r->end && !err)
 		err = record(r);
-	if (!err && r->have_header) {
-		/* Events before the latest of the frames before this one are
-		 * final: no later frame holds earlier ones. */
-		if (r->any_before)
-			err = flush(r, r->max_before, false);
-		if (r->frame_events) {
-			if (!r->any_before || r->max_frame > r->max_before)
-				r->max_before = r->max_frame;
-			r->any_before = true;
-		}
-	}
 	r->stream_off += len;
 	return err;
 }
@@ -721,12 +527,6 @@ int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
 	else if (!err && !r.have_header)
 		err = kiln_diag(d, "byte %zu: the trace ends before its header "
 				"record", len);
-	if (!err && r.bleft && !info->truncated)
-		err = kiln_diag(d, "byte %zu: the trace ends inside a batch that "
-				"expects %llu more records", len,
-				(unsigned long long)r.bleft);
-	if (!err)
-		err = flush(&r, 0, true);
 	if (!err) {
 		kiln_heap_finish(r.h);
 		info->threads = r.ntids;
@@ -737,9 +537,6 @@ out:
 	kiln_heap_free(r.h);
 	ZSTD_freeDCtx(z);
 	kiln_buf_release(&frame);
-	free(r.pend);
-	free(r.spare);
-	free(r.runs);
 	free(r.tids);
 	free(r.pcs);
 	return err;

@@ -109,13 +109,14 @@ void kheap_sample_start(struct kheap_thread *t, uint64_t seed);
 void kheap_wake(void);
 
 /*
- * The aggregate (agg.c), fed by the writer with its lock held: an
- * allocation at time t (CLOCK_MONOTONIC ns), a free; reset in a child
- * after fork; copy for a snapshot; the interval callback.
+ * The aggregate (agg.c), fed by the writer with its lock held, in time
+ * order: an allocation, a free (with the freed block's size and stack);
+ * reset in a child after fork; copy for a snapshot; the interval
+ * callback.
  */
 struct kiln_heap_snap;
-void kheap_agg_alloc(uint64_t t, uint64_t ptr, uint64_t size, uint32_t stack);
-void kheap_agg_free(uint64_t t, uint64_t ptr);
+void kheap_agg_alloc(uint64_t size, uint32_t stack);
+void kheap_agg_free(uint64_t size, uint32_t stack);
 void kheap_agg_reset(void);
 int kheap_agg_copy(struct kiln_heap_snap *out);
 void kheap_agg_interval(uint64_t bytes, void (*fn)(void));

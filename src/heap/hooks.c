@@ -194,7 +194,6 @@ static __attribute__((noinline)) void on_alloc(void *p, size_t n, void *frame)
 	now = kheap_now();
 	*e++ = 'A';
 	e = kheap_uv(e, now - t->last_ns);
-	e = kheap_uv(e, (uint64_t)t->tid);
 	e = kheap_uv(e, (uint64_t)(uintptr_t)p);
 	e = kheap_uv(e, n);
 	e = kheap_uv(e, id);
@@ -229,7 +228,6 @@ static void put_free(void *p, uint64_t now)
 			now = t->last_ns;
 		*e++ = 'F';
 		e = kheap_uv(e, now - t->last_ns);
-		e = kheap_uv(e, (uint64_t)t->tid);
 		e = kheap_uv(e, (uint64_t)(uintptr_t)p);
 		if (kheap_put(t, rec, (size_t)(e - rec)))
 			t->last_ns = now;

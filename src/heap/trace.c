@@ -36,6 +36,7 @@
 #include <zstd.h>
 
 #include "agent/agent.h"
+#include "format/heapenc.h"
 #include "capture/cfi.h"
 #include "heap/heap.h"
 #include "heap/heapint.h"
@@ -99,7 +100,10 @@ static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t wake_word;
 static _Atomic bool stalled;		/* a full ring timed out: drop at once */
 static _Atomic int finishing;		/* 1: write E and stop; 2: done */
-static struct kiln_buf w_events;	/* batches drained, not yet written */
+static struct kiln_henc w_enc;		/* merges the rings' events */
+static struct kiln_buf w_ring;		/* a ring's records, copied out */
+static uint64_t w_dropped;		/* events the writer had no memory for */
+static struct kiln_buf w_events;	/* records encoded, not yet written */
 static uint32_t w_stacks;		/* stacks written so far */
 static uint64_t w_dl_gen;
 static bool w_maps_due;
@@ -110,6 +114,7 @@ static pid_t exit_tid;			/* the thread that ran exit() */
 static _Atomic uint64_t st_written, st_frames;
 static bool trace_on;			/* a trace file is being written */
 static bool agg_on;			/* the aggregate is kept (agg.c) */
+static uint64_t agg_first;		/* the first block it saw allocated */
 
 static void lock(atomic_flag *f)
 {
@@ -569,7 +574,7 @@ static void put_header(struct kiln_buf *out)
 		cmd.len--;	/* NUL-separated, no final NUL */
 	put_c(out, 'H');
 	put(out, "KILNHEAP", 8);
-	put_uv(out, 1);
+	put_uv(out, KILN_HEAPTRACE_VERSION);
 	put_uv(out, (uint64_t)getpid());
 	put_uv(out, (uint64_t)getppid());
 	put_uv(out, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
@@ -584,91 +589,80 @@ static int dl_gen(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* Reads one record of a ring (A, F, M or U): its fields in f[] (f[0]
- * is dt).  Returns its length. */
-static size_t read_rec(const unsigned char *p, size_t n, uint64_t f[5])
+/* Reads a varint of a ring record (written by this library: well formed). */
+static inline const unsigned char *rd_uv(const unsigned char *p, uint64_t *v)
 {
-	size_t i = 1, fields;
-	int fld;
+	uint64_t x = 0;
+	int shift = 0;
 
-	switch (p[0]) {
-	case 'A': case 'M': fields = 5; break;
-	case 'U': fields = 4; break;
-	default: fields = 3; break;	/* F */
+	while (*p & 0x80) {
+		x |= (uint64_t)(*p++ & 0x7f) << shift;
+		shift += 7;
 	}
-	for (fld = 0; fld < (int)fields; fld++) {
-		uint64_t v = 0;
-		int shift = 0;
-
-		while (i < n) {
-			unsigned char c = p[i++];
-
-			if (shift < 64)
-				v |= (uint64_t)(c & 0x7f) << shift;
-			shift += 7;
-			if (!(c & 0x80))
-				break;
-		}
-		f[fld] = v;
-	}
-	return i;
+	*v = x | (uint64_t)*p++ << shift;
+	return p;
 }
 
-/* Moves a ring's pending records into w_events as one batch. */
+/*
+ * Moves a ring's pending records into the encoder as one run of events
+ * (the ring's records are in time order).  Ring records: 'A' dt ptr size
+ * stack, 'F' dt ptr, dt the time since the thread's previous record.
+ */
 static void drain_ring(struct kheap_thread *t, struct kiln_buf *names)
 {
 	uint64_t h = atomic_load_explicit(&t->head, memory_order_acquire);
 	uint64_t tl = atomic_load_explicit(&t->tail, memory_order_relaxed);
-	uint64_t count = 0, time = t->w_last_ns, t0 = t->w_last_ns, now;
+	uint64_t time = t->w_last_ns, now, v;
 	size_t n = (size_t)(h - tl), at = (size_t)(tl & (KHEAP_RING - 1));
-	size_t i, first;
-	unsigned char *tmp;
+	size_t first, used = 0;
+	const unsigned char *p, *end;
+	struct kiln_hev *ev;
 
 	if (!n)
 		return;
-	if (kiln_buf_grow(&w_events, n + 64))
+	/* A record is 3 bytes at least. */
+	if (kiln_buf_grow(&w_ring, n + 16))
 		return;		/* out of memory: try again next round */
-	/* Room for the B record first; the records go after it. */
-	tmp = (unsigned char *)w_events.data + w_events.len + 40;
+	ev = kiln_henc_reserve(&w_enc, n / 3 + 1);
+	if (!ev)
+		return;
 	first = KHEAP_RING - at;
 	if (first >= n) {
-		memcpy(tmp, t->data + at, n);
+		memcpy(w_ring.data, t->data + at, n);
 	} else {
-		memcpy(tmp, t->data + at, first);
-		memcpy(tmp + first, t->data, n - first);
+		memcpy(w_ring.data, t->data + at, first);
+		memcpy(w_ring.data + first, t->data, n - first);
 	}
 	atomic_store_explicit(&t->tail, h, memory_order_release);
-	for (i = 0; i < n;) {
-		uint64_t f[5] = { 0 };
-		unsigned char tag = tmp[i];
+	p = (const unsigned char *)w_ring.data;
+	end = p + n;
+	while (p < end) {
+		struct kiln_hev *e = &ev[used++];
+		unsigned char tag = *p++;
 
-		i += read_rec(tmp + i, n - i, f);
-		time += f[0];
-		count++;
-		if (!agg_on)
-			continue;
-		/* f: dt, tid, ptr, size, stack (F: dt, tid, ptr) */
-		if (tag == 'A')
-			kheap_agg_alloc(time, f[2], f[3], (uint32_t)f[4]);
-		else if (tag == 'F')
-			kheap_agg_free(time, f[2]);
+		p = rd_uv(p, &v);
+		time += v;
+		e->t = time;
+		e->tid = (uint32_t)t->tid;
+		p = rd_uv(p, &e->ptr);
+		if (tag == 'A') {
+			e->kind = KILN_HEV_ALLOC;
+			p = rd_uv(p, &e->size);
+			p = rd_uv(p, &v);
+			e->stack = (uint32_t)v;
+		} else {
+			e->kind = KILN_HEV_FREE;
+			e->size = 0;
+			e->stack = 0;
+		}
 	}
 	t->w_last_ns = time;
-	if (!trace_on)
-		return;		/* aggregated only: w_events was scratch */
-	{
-		unsigned char b[40], *e = b;
-
-		*e++ = 'B';
-		e = kheap_uv(e, (uint64_t)t->tid);
-		e = kheap_uv(e, t0);
-		e = kheap_uv(e, count);
-		memmove(w_events.data + w_events.len + (e - b), tmp, n);
-		memcpy(w_events.data + w_events.len, b, (size_t)(e - b));
-		w_events.len += (size_t)(e - b) + n;
-	}
+	if (kiln_henc_commit(&w_enc, used))
+		w_dropped += used;
 	/* The thread's name, when new or changed (checked once a second). */
 	now = kheap_now();
+	if (!trace_on)
+		return;
 	if (!t->w_name_ns || now - t->w_name_ns > 1000000000ull) {
 		char path[64], name[20];
 		ssize_t got;
@@ -766,19 +760,51 @@ out:
 }
 
 /*
- * One writer round (wlock held): drain the rings; when due, write a frame
- * of what the batches need (maps, thread names, new stacks, losses), the
- * batches, and the end record when finishing.
+ * The encoder's callback: the aggregate sees each event in order, and the
+ * frees of blocks allocated since it started.
+ */
+static void agg_event(void *arg, const struct kiln_hev *ev)
+{
+	if (ev->kind == KILN_HEV_ALLOC)
+		kheap_agg_alloc(ev->size, ev->stack);
+	else if (ev->kind == KILN_HEV_FREE && ev->num >= agg_first)
+		kheap_agg_free(ev->size, ev->stack);
+}
+
+/*
+ * One writer round (wlock held): drain the rings into the encoder, which
+ * emits every event earlier than the round's start in time order (see
+ * format/heapenc.h for why that is causally right); when due, write a
+ * frame of what the events need (maps, thread names, new stacks, losses)
+ * and the events, and at the end the end record and everything left.
  */
 static void round_(bool force, bool end)
 {
 	struct kiln_buf frame = KILN_BUF_INIT, names = KILN_BUF_INIT;
-	uint64_t lost = 0, gen = 0, now;
+	uint64_t lost = 0, gen = 0, now, limit;
 	uint32_t n, id;
 	int err;
 
+	limit = kheap_now();
 	drain_all(&names, &lost);
+	lost += w_dropped;
+	w_dropped = 0;
 	now = kheap_now();
+	if (end) {
+		struct kiln_hev *e = kiln_henc_reserve(&w_enc, 1);
+
+		if (e) {
+			memset(e, 0, sizeof(*e));
+			e->t = now;
+			e->tid = (uint32_t)(exit_tid ? exit_tid : getpid());
+			e->kind = KILN_HEV_END;
+			kiln_henc_commit(&w_enc, 1);
+		}
+		limit = UINT64_MAX;
+	}
+	/* Out of memory: what was not emitted waits for the next round. */
+	kiln_henc_emit(&w_enc, limit, trace_on ? &w_events : NULL,
+		       agg_on ? agg_event : NULL, NULL);
 	dl_iterate_phdr(dl_gen, &gen);
 	if (gen != w_dl_gen) {
 		/* Libraries came or went: new unwind tables, new maps. */
@@ -790,6 +816,7 @@ static void round_(bool force, bool end)
 		/* Heap profile only: the events went into the aggregate. */
 		w_lost += lost;
 		w_last_flush = now;
+		w_nomem = false;
 		kiln_buf_release(&names);
 		return;
 	}
@@ -818,28 +845,25 @@ static void round_(bool force, bool end)
 			put_uv(&frame, e[2 + k]);
 	}
 	if (lost) {
-		w_lost += lost;
 		put_c(&frame, 'L');
 		put_uv(&frame, lost);
 	}
 	put(&frame, w_events.data, w_events.len);
-	kiln_buf_reset(&w_events);
-	if (end) {
-		put_c(&frame, 'B');
-		put_uv(&frame, (uint64_t)(exit_tid ? exit_tid : getpid()));
-		put_uv(&frame, now);
-		put_uv(&frame, 1);
-		put_c(&frame, 'E');
-		put_uv(&frame, 0);
-	}
 	if (w_nomem) {
-		/* Nothing half-built is written; the stacks come next time. */
 		err = -ENOMEM;
 		w_nomem = false;
 	} else {
 		err = write_frame(&frame);
-		if (!err)
-			w_stacks = n;
+	}
+	if (!err || err != -ENOMEM) {
+		w_stacks = n;
+		w_lost += lost;
+		kiln_buf_reset(&w_events);
+	} else {
+		/* Nothing half-built is written: the events (whose frees
+		 * count blocks back), the stacks and the losses wait for
+		 * the next frame. */
+		w_dropped += lost;
 	}
 	if (err) {
 		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
@@ -1004,8 +1028,11 @@ static void fork_child(void)
 		atomic_store(&kheap_sampled_live, 0);
 	}
 	kiln_buf_reset(&w_events);
+	kiln_henc_release(&w_enc);
+	agg_first = 0;
 	w_stacks = 0;
 	w_lost = 0;
+	w_dropped = 0;
 	w_last_flush = kheap_now();
 	exit_tid = 0;
 	atomic_store(&stalled, false);
@@ -1203,6 +1230,7 @@ static int start(const char *path)
 		err = -ENOMEM;
 		goto fail;
 	}
+	kiln_henc_init(&w_enc);
 	main_tid = getpid();
 	if (gettid_() == main_tid) {
 		uint64_t lo, hi;
@@ -1285,6 +1313,7 @@ int kiln_heap_profile_start(void)
 	if (!err && !agg_on) {
 		pthread_mutex_lock(&wlock);
 		agg_on = true;
+		agg_first = w_enc.nblocks;
 		pthread_mutex_unlock(&wlock);
 		if (kheap_sample)
 			kiln_agent_log(KILN_LOG_INFO, "heap profile: one sample per "

@@ -84,24 +84,23 @@ def main():
     r.i = 9
     ver, pid, ppid, _t, sample = r.uv(), r.uv(), r.uv(), r.uv(), r.uv()
     cmd = r.s().split(b"\0")
-    if ver != 1:
+    if ver != 2:
         raise Bad("version %d" % ver)
     maps, stacks, names = [], {}, {}
     live, sites_of = {}, {}
     allocs = frees = nbytes = lost = 0
     end = 0
-    left, btid, bt = 0, None, 0
-    events = []     # (time, 0 free / 1 alloc, seq, ptr, size, stack)
+    nblocks = 0
+    tid, prev = 0, 0
     threads = set()
     while r.i < len(data):
         at = r.i
         tag = chr(data[r.i])
         r.i += 1
-        if tag in "AFMUE":
-            if left == 0:
-                raise Bad("timed record %s outside a batch at byte %d" % (tag, at))
-            left -= 1
-            bt += r.uv()
+        if tag in "af":
+            # the thread before the current one
+            tid, prev = prev, tid
+            tag = tag.upper()
         if tag == "P":
             maps = []
             for line in r.s().decode().splitlines():
@@ -115,22 +114,21 @@ def main():
                 raise Bad("stack %d out of order at byte %d" % (sid, at))
             stacks[sid] = [(r.uv(), list(maps)) for _ in range(depth)]
         elif tag == "N":
-            tid, name = r.uv(), r.s().decode()
-            names[tid] = name
-        elif tag == "B":
-            if left:
-                raise Bad("batch at byte %d inside another" % at)
-            btid, bt, left = r.uv(), r.uv(), r.uv()
-            threads.add(btid)
+            t, name = r.uv(), r.s().decode()
+            names[t] = name
+        elif tag == "T":
+            r.uv()
+        elif tag == "X":
+            tid, prev = r.uv(), tid
+            threads.add(tid)
         elif tag == "A":
-            tid, ptr, size, sid = r.uv(), r.uv(), r.uv(), r.uv()
-            if tid != btid:
-                raise Bad("tid %d in a batch of %d at byte %d" % (tid, btid, at))
+            size, sid = r.uv(), r.uv()
             if sid not in stacks:
                 raise Bad("stack %d used before defined at byte %d" % (sid, at))
             allocs += 1
             nbytes += size
-            events.append((bt, 1, len(events), ptr, size, sid))
+            live[nblocks] = (size, sid)
+            nblocks += 1
             sites_of.setdefault(sid, [0, 0, 0.0, 0.0])
             sites_of[sid][0] += 1
             sites_of[sid][1] += size
@@ -139,29 +137,18 @@ def main():
             sites_of[sid][2] += w
             sites_of[sid][3] += w * size
         elif tag == "F":
-            tid, ptr = r.uv(), r.uv()
+            back = r.uv()
+            num = nblocks - 1 - back
+            if num < 0 or num not in live:
+                raise Bad("free of block %d, not live, at byte %d" % (num, at))
+            del live[num]
             frees += 1
-            events.append((bt, 0, len(events), ptr, 0, 0))
-        elif tag == "M":
-            r.uv(), r.uv(), r.uv(), r.uv()
-        elif tag == "U":
-            r.uv(), r.uv(), r.uv()
         elif tag == "L":
             lost += r.uv()
         elif tag == "E":
             end = 1
         else:
             raise Bad("unknown record %r at byte %d" % (tag, at))
-    if left and not cut:
-        raise Bad("the last batch lacks %d records" % left)
-    # Threads' batches interleave: replay the events in time order (frees
-    # first at equal times), as a reader must, to know what stays live.
-    events.sort()
-    for t, kind, _, ptr, size, sid in events:
-        if kind:
-            live[ptr] = (size, sid)
-        else:
-            live.pop(ptr, None)
     print("header pid=%d ppid=%d sample=%d cmd=%s" %
           (pid, ppid, sample, cmd[0].decode(errors="replace")))
     print("totals allocs=%d frees=%d bytes=%d end=%d lost=%d threads=%d stacks=%d%s" %
