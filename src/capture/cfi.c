@@ -79,11 +79,22 @@ struct cfi_set {
 	struct cfi_mod **mods;
 	size_t nmods;
 	struct cfi_set *next;		/* c->retired list */
+	uint64_t gen;			/* c->generation when published */
+};
+
+/*
+ * Handlers inside the unwinder, counted in stripes picked by thread so
+ * that threads unwinding at once (malloc hooks on every allocation) do
+ * not fight over one cache line; reclaim() reads them all.
+ */
+#define INSIDE_STRIPES 16
+struct inside {
+	_Alignas(64) atomic_long n;
 };
 
 struct kiln_cfi {
 	_Atomic(struct cfi_set *) cur;
-	atomic_long inside;		/* handlers inside the unwinder */
+	struct inside inside[INSIDE_STRIPES];
 	pthread_mutex_t lock;		/* serializes refresh, stats, free */
 	struct cfi_set *retired;	/* replaced, not yet freed */
 	size_t nretired;
@@ -947,11 +958,17 @@ static void reclaim(struct kiln_cfi *c)
 {
 	/*
 	 * seq_cst pairs with the handler's increment-then-load: a handler
-	 * that still reads a retired set incremented `inside` before our
-	 * swap, so we cannot read 0 until it has left.
+	 * that still reads a retired set incremented its stripe of `inside`
+	 * before our swap, so we cannot read 0 there until it has left; one
+	 * that increments after we read its stripe loads the new set.
 	 */
-	if (!c->retired || atomic_load(&c->inside) != 0)
+	int i;
+
+	if (!c->retired)
 		return;
+	for (i = 0; i < INSIDE_STRIPES; i++)
+		if (atomic_load(&c->inside[i].n) != 0)
+			return;
 	while (c->retired) {
 		struct cfi_set *s = c->retired;
 
@@ -1064,7 +1081,8 @@ struct kiln_cfi *kiln_cfi_new(void)
 	if (!c)
 		return NULL;
 	atomic_init(&c->cur, NULL);
-	atomic_init(&c->inside, 0);
+	for (int i = 0; i < INSIDE_STRIPES; i++)
+		atomic_init(&c->inside[i].n, 0);
 	pthread_mutex_init(&c->lock, NULL);
 	return c;
 }
@@ -1118,7 +1136,7 @@ int kiln_cfi_refresh(struct kiln_cfi *c)
 		qsort(sc.set->ranges, sc.set->nranges, sizeof(*sc.set->ranges),
 		      range_cmp);
 	c->scanned = true;
-	c->generation++;
+	sc.set->gen = ++c->generation;
 	old = atomic_exchange(&c->cur, sc.set);
 	if (old) {
 		old->next = c->retired;
@@ -1158,6 +1176,19 @@ void kiln_cfi_stats(struct kiln_cfi *c, struct kiln_cfi_stats *st)
 
 /* ---------------------------------------------------------------- */
 /* The handler side: no allocation, no locks, no module memory.      */
+
+/* A byte of initial-exec TLS: its address tells threads apart. */
+static __thread char stripe_anchor __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's stripe of c->inside. */
+static inline atomic_long *inside_of(struct kiln_cfi *c)
+{
+	uint64_t a = (uint64_t)(uintptr_t)&stripe_anchor;
+
+	a ^= a >> 21;
+	a *= 0x9E3779B97F4A7C15ull;
+	return &c->inside[a >> 60].n;
+}
 
 /* The executable range holding pc, or NULL. */
 static const struct cfi_range *find_range(const struct cfi_set *s, uint64_t pc)
@@ -1215,9 +1246,27 @@ static inline bool rd_stack(uint64_t addr, uint64_t lo, uint64_t hi,
 	return true;
 }
 
-static int walk(const struct cfi_set *set, uint64_t pc, uint64_t sp,
-		uint64_t fp, uint64_t lo, uint64_t hi, unsigned flags,
-		uint64_t *pcs, int max)
+/* find_row() through the caller's cache (NULL: none). */
+static inline const struct cfi_row *cached_row(struct kiln_cfi_cache *cache,
+					       const struct cfi_mod *m, uint64_t a)
+{
+	size_t i;
+	const struct cfi_row *row;
+
+	if (!cache)
+		return find_row(m, a);
+	i = (size_t)((a * 0x9E3779B97F4A7C15ull) >> 56) & (KILN_CFI_CACHE - 1);
+	if (cache->e[i].pc == a)
+		return cache->e[i].row;
+	row = find_row(m, a);
+	cache->e[i].pc = a;
+	cache->e[i].row = row;
+	return row;
+}
+
+static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
+		uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lo, uint64_t hi,
+		unsigned flags, uint64_t *pcs, int max)
 {
 	bool fp_ok = true, exact = true;
 	int n = 0;
@@ -1239,7 +1288,7 @@ static int walk(const struct cfi_set *set, uint64_t pc, uint64_t sp,
 			break;
 #if CFI_DWARF
 		if (rg && !(flags & KILN_CFI_FP_ONLY)) {
-			row = find_row(rg->mod, exact ? pc : pc - 1);
+			row = cached_row(cache, rg->mod, exact ? pc : pc - 1);
 			if (row)
 				kind = row->kind;
 		}
@@ -1324,10 +1373,33 @@ int kiln_cfi_unwind_regs(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 	int n;
 
 	/* seq_cst: see reclaim(). */
-	atomic_fetch_add(&c->inside, 1);
-	n = walk(atomic_load(&c->cur), r->pc, r->sp, r->fp, stack_lo, stack_hi,
-		 flags, pcs, max);
-	atomic_fetch_sub(&c->inside, 1);
+	atomic_long *in = inside_of(c);
+
+	atomic_fetch_add(in, 1);
+	n = walk(atomic_load(&c->cur), NULL, r->pc, r->sp, r->fp, stack_lo,
+		 stack_hi, flags, pcs, max);
+	atomic_fetch_sub(in, 1);
+	return n;
+}
+
+int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
+			   const struct kiln_cfi_regs *r, uint64_t stack_lo,
+			   uint64_t stack_hi, uint64_t *pcs, int max)
+{
+	atomic_long *in = inside_of(c);
+	const struct cfi_set *set;
+	int n;
+
+	atomic_fetch_add(in, 1);
+	set = atomic_load(&c->cur);
+	if (set && cache->gen != set->gen) {
+		/* The rows of another set (by generation: a new set may
+		 * reuse a freed one's address): forget them all. */
+		memset(cache->e, 0, sizeof(cache->e));
+		cache->gen = set->gen;
+	}
+	n = walk(set, cache, r->pc, r->sp, r->fp, stack_lo, stack_hi, 0, pcs, max);
+	atomic_fetch_sub(in, 1);
 	return n;
 }
 
@@ -1359,8 +1431,10 @@ int kiln_cfi_lookup(struct kiln_cfi *c, uint64_t pc, struct kiln_cfi_rule *out)
 	const struct cfi_row *row = NULL;
 	int err = 0;
 
+	atomic_long *in = inside_of(c);
+
 	memset(out, 0, sizeof(*out));
-	atomic_fetch_add(&c->inside, 1);
+	atomic_fetch_add(in, 1);
 	rg = find_range(atomic_load(&c->cur), pc);
 	if (!rg) {
 		err = -ENOENT;
@@ -1377,6 +1451,6 @@ int kiln_cfi_lookup(struct kiln_cfi *c, uint64_t pc, struct kiln_cfi_rule *out)
 	out->fp_lost = row->fp_off == FP_LOST;
 	out->plt_at = row->plt_at;
 out:
-	atomic_fetch_sub(&c->inside, 1);
+	atomic_fetch_sub(in, 1);
 	return err;
 }

@@ -93,6 +93,31 @@ int kiln_cfi_unwind_regs(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 			 uint64_t *pcs, int max);
 
 /* How a row computes the caller's frame (kiln_cfi_rule.kind). */
+/*
+ * A thread's cache of rule lookups for kiln_cfi_unwind_cached(): entries
+ * belong to one table set (gen: its generation) and are forgotten when
+ * the set changes.
+ * Zeroed is empty.  Owned by one thread (no locking).
+ */
+#define KILN_CFI_CACHE 256
+struct kiln_cfi_cache {
+	uint64_t gen;
+	struct {
+		uint64_t pc;		/* 0: empty */
+		const void *row;
+	} e[KILN_CFI_CACHE];
+};
+
+/*
+ * kiln_cfi_unwind_regs() (flags 0) with the lookups of pcs seen before
+ * served from cache: the same stacks again and again (malloc hooks) cost
+ * a hash probe per frame instead of two binary searches.
+ * Async-signal-safe for one thread's own cache.
+ */
+int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
+			   const struct kiln_cfi_regs *r, uint64_t stack_lo,
+			   uint64_t stack_hi, uint64_t *pcs, int max);
+
 enum kiln_cfi_kind {
 	KILN_CFI_NONE,		/* no FDE covers the pc: frame pointers */
 	KILN_CFI_RULE,		/* CFA = reg + off; RA, rbp as below */

@@ -1,7 +1,8 @@
 /*
  * The kiln heap trace encoder (format stage): merges the threads' event
- * runs by time and writes them as one stream of version 2 records, frees
- * as block numbers (docs/heap-trace.md).  See heapenc.h.
+ * runs by time and writes them as version 2 records in columns, frees as
+ * block numbers of the allocating thread (docs/heap-trace.md).  See
+ * heapenc.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ void kiln_henc_init(struct kiln_henc *e)
 
 void kiln_henc_release(struct kiln_henc *e)
 {
+	kiln_tcount_release(&e->counts);
 	free(e->live);
 	free(e->ev);
 	free(e->spare);
@@ -40,6 +42,202 @@ static int grow(void **p, size_t *alloc, size_t need, size_t size)
 	*p = q;
 	*alloc = na;
 	return 0;
+}
+
+/* ---- columns ---- */
+
+void kiln_hcols_release(struct kiln_hcols *f)
+{
+	int i;
+
+	for (i = 0; i < KILN_HCOL_N; i++)
+		kiln_buf_release(&f->c[i]);
+}
+
+void kiln_hcols_reset(struct kiln_hcols *f)
+{
+	int i;
+
+	for (i = 0; i < KILN_HCOL_N; i++)
+		kiln_buf_reset(&f->c[i]);
+}
+
+bool kiln_hcols_empty(const struct kiln_hcols *f)
+{
+	return !f->c[KILN_HCOL_TAG].len;
+}
+
+static inline unsigned char *uv(unsigned char *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+/* Appends a varint to b, which has room (kiln_buf_grow'n by 10). */
+static inline void put_uv(struct kiln_buf *b, uint64_t v)
+{
+	b->len = (size_t)((char *)uv((unsigned char *)b->data + b->len, v) - b->data);
+}
+
+static inline void put_c(struct kiln_buf *b, unsigned char c)
+{
+	b->data[b->len++] = (char)c;
+}
+
+/* Room for a record: its tag and `misc` bytes of fields. */
+static int room(struct kiln_hcols *f, size_t misc)
+{
+	if (kiln_buf_grow(&f->c[KILN_HCOL_TAG], 1) ||
+	    kiln_buf_grow(&f->c[KILN_HCOL_MISC], misc + 1))
+		return -ENOMEM;
+	return 0;
+}
+
+static void put_str(struct kiln_buf *b, const char *s, size_t n)
+{
+	put_uv(b, n);
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+int kiln_hcols_header(struct kiln_hcols *f, uint64_t pid, uint64_t ppid,
+		      uint64_t realtime_ns, uint64_t sample_bytes,
+		      const char *cmdline, size_t len)
+{
+	struct kiln_buf *m = &f->c[KILN_HCOL_MISC];
+
+	if (room(f, 50 + len))
+		return -ENOMEM;
+	put_c(&f->c[KILN_HCOL_TAG], 'H');
+	put_uv(m, pid);
+	put_uv(m, ppid);
+	put_uv(m, realtime_ns);
+	put_uv(m, sample_bytes);
+	put_str(m, cmdline, len);
+	return 0;
+}
+
+int kiln_hcols_maps(struct kiln_hcols *f, const char *text, size_t len)
+{
+	if (room(f, 10 + len))
+		return -ENOMEM;
+	put_c(&f->c[KILN_HCOL_TAG], 'P');
+	put_str(&f->c[KILN_HCOL_MISC], text, len);
+	return 0;
+}
+
+int kiln_hcols_stack(struct kiln_hcols *f, uint64_t id, const uint64_t *pcs,
+		     size_t depth)
+{
+	struct kiln_buf *m = &f->c[KILN_HCOL_MISC];
+	size_t i;
+
+	if (room(f, 20 + 10 * depth))
+		return -ENOMEM;
+	put_c(&f->c[KILN_HCOL_TAG], 'S');
+	put_uv(m, id);
+	put_uv(m, depth);
+	for (i = 0; i < depth; i++)
+		put_uv(m, pcs[i]);
+	return 0;
+}
+
+int kiln_hcols_name(struct kiln_hcols *f, uint64_t tid, const char *name,
+		    size_t len)
+{
+	if (room(f, 20 + len))
+		return -ENOMEM;
+	put_c(&f->c[KILN_HCOL_TAG], 'N');
+	put_uv(&f->c[KILN_HCOL_MISC], tid);
+	put_str(&f->c[KILN_HCOL_MISC], name, len);
+	return 0;
+}
+
+int kiln_hcols_lost(struct kiln_hcols *f, uint64_t count)
+{
+	if (room(f, 10))
+		return -ENOMEM;
+	put_c(&f->c[KILN_HCOL_TAG], 'L');
+	put_uv(&f->c[KILN_HCOL_MISC], count);
+	return 0;
+}
+
+int kiln_hcols_frame(const struct kiln_hcols *const *parts, size_t n,
+		     bool first, struct kiln_buf *out)
+{
+	unsigned char head[16 + 11 * KILN_HCOL_N], *p = head;
+	size_t len[KILN_HCOL_N] = { 0 }, total = 0, i;
+	int c;
+
+	if (first) {
+		memcpy(p, "KILNHEAP", 8);
+		p = uv(p + 8, KILN_HEAPTRACE_VERSION);
+	}
+	p = uv(p, KILN_HCOL_N);
+	for (c = 0; c < KILN_HCOL_N; c++) {
+		for (i = 0; i < n; i++)
+			len[c] += parts[i]->c[c].len;
+		p = uv(p, len[c]);
+		total += len[c];
+	}
+	if (kiln_buf_grow(out, (size_t)(p - head) + total))
+		return -ENOMEM;
+	kiln_buf_add(out, head, (size_t)(p - head));
+	for (c = 0; c < KILN_HCOL_N; c++)
+		for (i = 0; i < n; i++)
+			kiln_buf_add(out, parts[i]->c[c].data, parts[i]->c[c].len);
+	return 0;
+}
+
+/* ---- per-thread counters ---- */
+
+static inline size_t tslot(uint32_t tid, size_t mask)
+{
+	return (size_t)((tid * 0x9E3779B1u) >> 7) & mask;
+}
+
+uint64_t *kiln_tcount_get(struct kiln_tcount *m, uint32_t tid)
+{
+	size_t i;
+
+	if (m->e)
+		for (i = tslot(tid, m->mask); m->e[i].tid; i = (i + 1) & m->mask)
+			if (m->e[i].tid == tid)
+				return &m->e[i].n;
+	if (!m->e || (m->used + 1) * 2 > m->mask + 1) {
+		size_t cap = m->e ? (m->mask + 1) * 2 : 64, k;
+		__typeof__(m->e) n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (k = 0; m->e && k <= m->mask; k++) {
+			if (!m->e[k].tid)
+				continue;
+			for (i = tslot(m->e[k].tid, cap - 1); n[i].tid; i = (i + 1) & (cap - 1))
+				;
+			n[i] = m->e[k];
+		}
+		free(m->e);
+		m->e = n;
+		m->mask = cap - 1;
+	}
+	for (i = tslot(tid, m->mask); m->e[i].tid; i = (i + 1) & m->mask)
+		;
+	m->e[i].tid = tid;
+	m->e[i].n = 0;
+	m->used++;
+	return &m->e[i].n;
+}
+
+void kiln_tcount_release(struct kiln_tcount *m)
+{
+	free(m->e);
+	memset(m, 0, sizeof(*m));
 }
 
 /* ---- the live blocks ---- */
@@ -170,102 +368,116 @@ static void sift(const struct kiln_hev *ev, struct cur *h, size_t n, size_t i)
 	}
 }
 
-/* ---- records ---- */
+/* ---- events ---- */
 
-static inline unsigned char *uv(unsigned char *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v;
-	return p;
-}
-
-/* The records of one event (at most 1 + 10 + 1 + 10 + 1 + 10 + 10 bytes). */
-#define MAX_EV_BYTES 64
-
-static unsigned char *put_time(struct kiln_henc *e, unsigned char *p, uint64_t t,
-			       uint64_t tick)
+static void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
+		     uint64_t tick)
 {
 	if (t >= e->t_mark + tick || !e->t_mark) {
-		*p++ = 'T';
-		p = uv(p, t - e->t_mark);
+		put_c(&f->c[KILN_HCOL_TAG], 'T');
+		put_uv(&f->c[KILN_HCOL_MISC], t - e->t_mark);
 		e->t_mark = t;
 	}
-	return p;
 }
 
 /* The tag of an event of thread tid: lower case switches back to the
  * thread before the current one; 'X' names any other. */
-static unsigned char *put_tag(struct kiln_henc *e, unsigned char *p, uint32_t tid,
-			      char tag, uint32_t *prev)
+static void put_tag(struct kiln_henc *e, struct kiln_hcols *f, uint32_t tid,
+		    char tag)
 {
 	if (tid == e->tid) {
-		*p++ = (unsigned char)tag;
-	} else if (tid == *prev) {
-		*prev = e->tid;
+		put_c(&f->c[KILN_HCOL_TAG], (unsigned char)tag);
+	} else if (tid == e->prev_tid) {
+		e->prev_tid = e->tid;
 		e->tid = tid;
-		*p++ = (unsigned char)(tag | 0x20);
+		put_c(&f->c[KILN_HCOL_TAG], (unsigned char)(tag | 0x20));
 	} else {
-		*p++ = 'X';
-		p = uv(p, tid);
-		*prev = e->tid;
+		put_c(&f->c[KILN_HCOL_TAG], 'X');
+		put_uv(&f->c[KILN_HCOL_MISC], tid);
+		e->prev_tid = e->tid;
 		e->tid = tid;
-		*p++ = (unsigned char)tag;
+		put_c(&f->c[KILN_HCOL_TAG], (unsigned char)tag);
 	}
-	return p;
+}
+
+/* A free of block b by thread tid: 'F' for its own blocks, else 'R'. */
+static void put_free(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
+		     uint32_t tid, const struct kiln_henc_blk *b, uint64_t count)
+{
+	uint64_t back = count - 1 - b->num;
+
+	put_time(e, f, t, e->tick_ns);
+	if (b->tid == tid) {
+		put_tag(e, f, tid, 'F');
+	} else {
+		put_tag(e, f, tid, 'R');
+		put_uv(&f->c[KILN_HCOL_MISC], b->tid);
+	}
+	put_c(&f->c[KILN_HCOL_BACK_LO], (unsigned char)back);
+	put_uv(&f->c[KILN_HCOL_BACK_HI], back >> 8);
+}
+
+/* Room in every column for one event's records. */
+static int event_room(struct kiln_hcols *f)
+{
+	int c;
+
+	for (c = 0; c < KILN_HCOL_N; c++)
+		if (f->c[c].cap - f->c[c].len < 64 && kiln_buf_grow(&f->c[c], 64))
+			return -ENOMEM;
+	return 0;
 }
 
 /* Emits one event.  0 or -ENOMEM (before anything changed). */
-static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_buf *out,
-		    kiln_henc_fn *fn, void *arg, uint32_t *prev)
+static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *out,
+		    kiln_henc_fn *fn, void *arg)
 {
-	unsigned char rec[2 * MAX_EV_BYTES], *p = rec;
 	struct kiln_henc_blk *b;
 	struct kiln_hev old;
+	uint64_t *count, *owner;
+	size_t i;
 
-	if (out && kiln_buf_grow(out, sizeof(rec)))
+	if (out && event_room(out))
 		return -ENOMEM;
 	switch (v->kind) {
 	case KILN_HEV_ALLOC:
-		if (reserve_live(e))
+		if (reserve_live(e) || !kiln_tcount_get(&e->counts, v->tid))
 			return -ENOMEM;
 		b = find(e, v->ptr);
 		if (b) {
-			/* The old block's free was never seen: it is gone. */
+			/* The old block's free was never seen: it is gone.
+			 * (Its thread's counter exists: it allocated.) */
+			owner = kiln_tcount_get(&e->counts, b->tid);
 			e->reused++;
+			if (out && owner)
+				put_free(e, out, v->t, v->tid, b, *owner);
 			old = *v;
 			old.kind = KILN_HEV_FREE;
 			old.size = b->size;
 			old.stack = b->stack;
-			old.num = b->num;
-			if (out) {
-				p = put_time(e, p, v->t, e->tick_ns);
-				p = put_tag(e, p, v->tid, 'F', prev);
-				p = uv(p, e->nblocks - 1 - b->num);
-			}
+			old.epoch = b->epoch;
 			unlink_blk(e, b);
 			if (fn)
 				fn(arg, &old);
 		}
-		{
-			size_t i;
-
-			for (i = slot(v->ptr, e->mask); e->live[i].ptr; i = (i + 1) & e->mask)
-				;
-			e->live[i].ptr = v->ptr;
-			e->live[i].num = e->nblocks;
-			e->live[i].size = v->size;
-			e->live[i].stack = v->stack;
-			e->nlive++;
-		}
-		v->num = e->nblocks++;
+		/* Exists: no allocation, no rehash. */
+		count = kiln_tcount_get(&e->counts, v->tid);
+		for (i = slot(v->ptr, e->mask); e->live[i].ptr; i = (i + 1) & e->mask)
+			;
+		b = &e->live[i];
+		b->ptr = v->ptr;
+		b->size = v->size;
+		b->num = (*count)++;
+		b->tid = v->tid;
+		b->stack = v->stack;
+		b->epoch = e->epoch;
+		e->nlive++;
 		if (out) {
-			p = put_time(e, p, v->t, e->tick_ns);
-			p = put_tag(e, p, v->tid, 'A', prev);
-			p = uv(p, v->size);
-			p = uv(p, v->stack);
+			put_time(e, out, v->t, e->tick_ns);
+			put_tag(e, out, v->tid, 'A');
+			put_c(&out->c[KILN_HCOL_SIZE_LO], (unsigned char)v->size);
+			put_uv(&out->c[KILN_HCOL_SIZE_HI], v->size >> 8);
+			put_uv(&out->c[KILN_HCOL_STACK], v->stack);
 		}
 		if (fn)
 			fn(arg, v);
@@ -276,40 +488,35 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_buf *ou
 			e->unknown_frees++;
 			return 0;
 		}
-		if (out) {
-			p = put_time(e, p, v->t, e->tick_ns);
-			p = put_tag(e, p, v->tid, 'F', prev);
-			p = uv(p, e->nblocks - 1 - b->num);
-		}
+		owner = kiln_tcount_get(&e->counts, b->tid);
+		if (!owner)
+			return -ENOMEM;
+		if (out)
+			put_free(e, out, v->t, v->tid, b, *owner);
 		v->size = b->size;
 		v->stack = b->stack;
-		v->num = b->num;
+		v->epoch = b->epoch;
 		unlink_blk(e, b);
 		if (fn)
 			fn(arg, v);
 		break;
 	default:	/* END: at its exact time */
 		if (out) {
-			p = put_time(e, p, v->t, 1);
-			*p++ = 'E';
+			put_time(e, out, v->t, 1);
+			put_c(&out->c[KILN_HCOL_TAG], 'E');
 		}
 		if (fn)
 			fn(arg, v);
 		break;
 	}
-	if (out) {
-		memcpy(out->data + out->len, rec, (size_t)(p - rec));
-		out->len += (size_t)(p - rec);
-	}
 	return 0;
 }
 
-int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_buf *out,
+int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_hcols *out,
 		   kiln_henc_fn *fn, void *arg)
 {
 	struct cur *heap;
 	size_t n = 0, i, kept = 0;
-	uint32_t prev = 0;
 	int err = 0;
 
 	if (!e->nruns)
@@ -327,7 +534,6 @@ int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_buf *out,
 	}
 	for (i = n / 2; i-- > 0;)
 		sift(e->ev, heap, n, i);
-	prev = e->prev_tid;
 	while (n) {
 		struct cur *c = &heap[0];
 		const struct kiln_hev *bound = NULL;
@@ -343,7 +549,7 @@ int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_buf *out,
 			struct kiln_hev *v = &e->ev[c->pos];
 
 			if (v->t < limit) {
-				err = emit_one(e, v, out, fn, arg, &prev);
+				err = emit_one(e, v, out, fn, arg);
 				if (err)
 					goto out;
 			} else {
@@ -383,7 +589,6 @@ out:
 		e->spare_alloc = a;
 	}
 	e->nev = kept;
-	e->prev_tid = prev;
 	free(heap);
 	return err;
 }

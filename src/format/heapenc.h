@@ -2,13 +2,15 @@
  * The kiln heap trace encoder (format stage): turns the heap events that
  * libkiln.so's writer thread drains from the threads' rings (one sorted
  * run per thread and round) into the single time-ordered record stream of
- * docs/heap-trace.md (version 2).
+ * docs/heap-trace.md (version 2), and builds its frames: records split
+ * into columns (tags, sizes, stack ids, block numbers, the rest), which
+ * zstd compresses far better than the records side by side.
  *
- * It merges the runs by time, keeps the live blocks (pointer -> block
- * number, size, stack) so that a free is written as the number of the
- * block it frees rather than an address, and writes time only when it
- * advanced by KILN_HENC_TICK_NS.  The reader then needs no merge and no
- * address table, and the trace carries no pointers at all.
+ * It merges the runs by time, keeps the live blocks (pointer -> thread,
+ * block number, size, stack) so that a free is written as which block of
+ * which thread it frees rather than an address, and writes time only when
+ * it advanced by a tick.  The reader then needs no merge and no address
+ * table, and the trace carries no pointers at all.
  *
  * Causality: a hook times an allocation after the real allocator returned
  * and puts it in its ring before the caller sees the pointer; it times a
@@ -29,6 +31,7 @@
 #ifndef KILN_FORMAT_HEAPENC_H
 #define KILN_FORMAT_HEAPENC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,8 +39,60 @@
 
 #define KILN_HEAPTRACE_VERSION 2
 /* A 'T' record is written when the time advanced by this much (the
- * timeline's resolution; order within a tick is still exact). */
+ * timeline's resolution; the order of events is exact regardless). */
 #define KILN_HENC_TICK_NS 100000ull
+
+/* The columns of a frame (docs/heap-trace.md, "Frames"). */
+enum kiln_hcol {
+	KILN_HCOL_TAG,		/* one byte per record */
+	KILN_HCOL_MISC,		/* every other field, in record order */
+	KILN_HCOL_SIZE_LO,	/* A: size & 0xff */
+	KILN_HCOL_SIZE_HI,	/* A: uv size >> 8 */
+	KILN_HCOL_STACK,	/* A: uv stack */
+	KILN_HCOL_BACK_LO,	/* F, R: back & 0xff */
+	KILN_HCOL_BACK_HI,	/* F, R: uv back >> 8 */
+	KILN_HCOL_N
+};
+
+/* Records being built, by column.  Zeroed is empty. */
+struct kiln_hcols {
+	struct kiln_buf c[KILN_HCOL_N];
+};
+
+void kiln_hcols_release(struct kiln_hcols *f);
+void kiln_hcols_reset(struct kiln_hcols *f);
+/* Whether no record was added since the last reset. */
+bool kiln_hcols_empty(const struct kiln_hcols *f);
+
+/* Non-event records (docs/heap-trace.md).  Each returns 0 or -ENOMEM. */
+int kiln_hcols_header(struct kiln_hcols *f, uint64_t pid, uint64_t ppid,
+		      uint64_t realtime_ns, uint64_t sample_bytes,
+		      const char *cmdline, size_t len);
+int kiln_hcols_maps(struct kiln_hcols *f, const char *text, size_t len);
+int kiln_hcols_stack(struct kiln_hcols *f, uint64_t id, const uint64_t *pcs,
+		     size_t depth);
+int kiln_hcols_name(struct kiln_hcols *f, uint64_t tid, const char *name,
+		    size_t len);
+int kiln_hcols_lost(struct kiln_hcols *f, uint64_t count);
+
+/*
+ * Appends one frame's contents to out: with `first`, the stream's magic
+ * "KILNHEAP" and version; then the column table and the columns of
+ * parts[0..n), each column the concatenation of the parts' (so parts[0]'s
+ * records come first).  0 or -ENOMEM.
+ */
+int kiln_hcols_frame(const struct kiln_hcols *const *parts, size_t n,
+		     bool first, struct kiln_buf *out);
+
+/* Per-thread counters: tid -> allocations so far (open addressing). */
+struct kiln_tcount {
+	struct { uint32_t tid; uint64_t n; } *e;
+	size_t mask, used;
+};
+
+/* The counter of tid (0 when new), NULL on ENOMEM.  tid must not be 0. */
+uint64_t *kiln_tcount_get(struct kiln_tcount *m, uint32_t tid);
+void kiln_tcount_release(struct kiln_tcount *m);
 
 enum kiln_hev_kind {
 	KILN_HEV_ALLOC,		/* a new block: ptr, size, stack */
@@ -50,29 +105,32 @@ struct kiln_hev {
 	uint64_t t;		/* CLOCK_MONOTONIC ns */
 	uint64_t ptr;
 	uint64_t size;		/* ALLOC (and FREE, as the callback sees it) */
-	uint64_t num;		/* the block's number, as the callback sees it */
 	uint32_t stack;		/* ALLOC (and FREE, as the callback sees it) */
 	uint32_t tid;
 	uint32_t kind;		/* enum kiln_hev_kind */
+	uint32_t epoch;		/* FREE, as the callback sees it: the
+				 * encoder's epoch when the block was made */
 };
 
 /* A live block. */
 struct kiln_henc_blk {
 	uint64_t ptr;		/* 0: empty slot */
-	uint64_t num;		/* its number: the A records before it */
 	uint64_t size;
-	uint32_t stack;
+	uint64_t num;		/* its thread's allocations before it */
+	uint32_t tid, stack;
+	uint32_t epoch;
 };
 
 struct kiln_henc {
 	/* Live blocks, open addressing by pointer. */
 	struct kiln_henc_blk *live;
 	size_t mask, nlive;
-	uint64_t nblocks;		/* A records written so far */
+	struct kiln_tcount counts;	/* allocations per thread */
 	uint64_t t_mark;		/* time of the last 'T' record */
 	uint32_t tid;			/* thread of the last event, 0: none */
 	uint32_t prev_tid;		/* the thread before it */
 	uint64_t tick_ns;		/* KILN_HENC_TICK_NS; 1: every time */
+	uint32_t epoch;			/* the caller's; blocks remember it */
 	/* Events waiting: sorted runs, back to back in ev. */
 	struct kiln_hev *ev, *spare;
 	size_t nev, ev_alloc, spare_alloc;
@@ -98,22 +156,21 @@ struct kiln_hev *kiln_henc_reserve(struct kiln_henc *e, size_t n);
 int kiln_henc_commit(struct kiln_henc *e, size_t used);
 
 /*
- * Called for each event as it is emitted, with ev->num the block's number
- * (from 0, in order of allocation).  For a free of a known block,
- * ev->size and ev->stack are the block's; a free of an unknown block is
- * not reported.  An allocation at an address still live is preceded by a
- * free of the old block (its free was never seen).
+ * Called for each event as it is emitted.  For a free of a known block,
+ * ev->size, ev->stack and ev->epoch are the block's; a free of an unknown
+ * block is not reported.  An allocation at an address still live is
+ * preceded by a free of the old block (its free was never seen).
  */
 typedef void kiln_henc_fn(void *arg, const struct kiln_hev *ev);
 
 /*
  * Emits every waiting event earlier than `limit` (UINT64_MAX: all) in
- * time order (at equal times frees first): its records are appended to
- * out (NULL: no trace, only fn), and fn (may be NULL) sees it.  The
- * later events wait, as one run.  0 or -ENOMEM (the events not yet
- * emitted still wait).
+ * time order (at equal times frees first): its records are added to out
+ * (NULL: no trace, only fn), and fn (may be NULL) sees it.  The later
+ * events wait, as one run.  0 or -ENOMEM (the events not yet emitted
+ * still wait).
  */
-int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_buf *out,
+int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_hcols *out,
 		   kiln_henc_fn *fn, void *arg);
 
 #endif

@@ -30,22 +30,34 @@
 #define MAX_FRAME_BYTES (256u << 20)
 #define MAX_DEPTH 4096
 
+/* A column of the current frame. */
+struct col {
+	const unsigned char *p, *end;
+};
+
+static const char *const col_name[KILN_HCOL_N] = {
+	"tags column", "fields column", "size low bytes column",
+	"size high bytes column", "stack ids column", "block low bytes column",
+	"block high bytes column",
+};
+
 struct reader {
 	const char *file;	/* the whole input */
 	size_t frame_off;	/* file offset of the current frame */
 	size_t nframe;		/* its number, from 1 */
-	uint64_t stream_off;	/* stream offset of the current frame */
-	const unsigned char *frame_start, *p, *rec, *end; /* the frame */
+	struct col col[KILN_HCOL_N];
+	uint64_t nrec;		/* the current record's number in its frame */
+	unsigned char tag;	/* its tag */
 	struct kiln_diag *d;
 
 	struct kiln_heap *h;
 	struct kiln_heaptrace_info *info;
-	bool have_header;
+	bool have_magic, have_header;
 	uint32_t next_stack;
 
 	uint64_t t;		/* the time of the last 'T' record */
 	uint32_t tid, prev_tid;	/* the current thread, the one before */
-	uint64_t nblocks;	/* 'A' records so far */
+	struct kiln_tcount counts; /* blocks allocated per thread */
 
 	uint32_t *tids;		/* threads seen, sorted */
 	size_t ntids, tids_alloc;
@@ -63,11 +75,12 @@ static int bad(struct reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	return kiln_diag(r->d, "byte %zu (zstd frame %zu), stream byte %llu: %s",
-			 r->frame_off, r->nframe,
-			 (unsigned long long)(r->stream_off +
-					      (uint64_t)(r->rec - r->frame_start)),
-			 why);
+	if (!r->nrec)
+		return kiln_diag(r->d, "byte %zu (zstd frame %zu): %s",
+				 r->frame_off, r->nframe, why);
+	return kiln_diag(r->d, "byte %zu (zstd frame %zu), record %llu ('%c'): %s",
+			 r->frame_off, r->nframe, (unsigned long long)r->nrec,
+			 r->tag >= 0x20 && r->tag < 0x7f ? r->tag : '?', why);
 }
 
 static int grow(void **p, size_t *alloc, size_t need, size_t size)
@@ -90,22 +103,22 @@ static int grow(void **p, size_t *alloc, size_t need, size_t size)
 
 /* ---- fields ---- */
 
-static int uv_slow(struct reader *r, uint64_t *v, const char *what)
+static int uv_slow(struct reader *r, struct col *c, uint64_t *v, const char *what,
+		   const char *where)
 {
 	uint64_t x = 0;
 	unsigned shift = 0;
 
 	for (;;) {
-		unsigned char c;
+		unsigned char b;
 
-		if (r->p >= r->end)
-			return bad(r, "record cut at the end of the frame (in %s)",
-				   what);
-		c = *r->p++;
-		if (shift == 63 && (c & 0x7e))
+		if (c->p >= c->end)
+			return bad(r, "%s: the %s ends early", what, where);
+		b = *c->p++;
+		if (shift == 63 && (b & 0x7e))
 			return bad(r, "%s: varint larger than 64 bits", what);
-		x |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
 			break;
 		shift += 7;
 		if (shift > 63)
@@ -115,29 +128,51 @@ static int uv_slow(struct reader *r, uint64_t *v, const char *what)
 	return 0;
 }
 
-/* A varint; most are one byte. */
-static inline int uv(struct reader *r, uint64_t *v, const char *what)
+/* A varint of column c; most are one byte. */
+static inline int uv(struct reader *r, int c, uint64_t *v, const char *what)
 {
-	if (r->p < r->end && *r->p < 0x80) {
-		*v = *r->p++;
+	struct col *k = &r->col[c];
+
+	if (k->p < k->end && *k->p < 0x80) {
+		*v = *k->p++;
 		return 0;
 	}
-	return uv_slow(r, v, what);
+	return uv_slow(r, k, v, what, col_name[c]);
+}
+
+/* A low byte and a varint of the bits above it (sizes, block numbers). */
+static inline int split(struct reader *r, int lo, int hi, uint64_t *v,
+			const char *what)
+{
+	struct col *k = &r->col[lo];
+	uint64_t x;
+	int err;
+
+	if (k->p >= k->end)
+		return bad(r, "%s: the %s ends early", what, col_name[lo]);
+	err = uv(r, hi, &x, what);
+	if (err)
+		return err;
+	if (x >> 56)
+		return bad(r, "%s: larger than 64 bits", what);
+	*v = x << 8 | *k->p++;
+	return 0;
 }
 
 static int str(struct reader *r, const char **s, size_t *len, const char *what)
 {
+	struct col *k = &r->col[KILN_HCOL_MISC];
 	uint64_t n;
-	int err = uv(r, &n, what);
+	int err = uv(r, KILN_HCOL_MISC, &n, what);
 
 	if (err)
 		return err;
-	if (n > (uint64_t)(r->end - r->p))
+	if (n > (uint64_t)(k->end - k->p))
 		return bad(r, "%s: string of %llu bytes runs past the end of the "
-			   "frame", what, (unsigned long long)n);
-	*s = (const char *)r->p;
+			   "fields column", what, (unsigned long long)n);
+	*s = (const char *)k->p;
 	*len = (size_t)n;
-	r->p += n;
+	k->p += n;
 	return 0;
 }
 
@@ -187,10 +222,19 @@ static int deliver(struct reader *r, enum kiln_heap_kind kind, uint64_t id,
 	return err;
 }
 
+/*
+ * The analysis knows a block by a number made of its thread and its
+ * number among that thread's blocks (tids fit 22 bits: pid_max).
+ */
+static inline uint64_t block_id(uint32_t tid, uint64_t num)
+{
+	return ((uint64_t)tid << 42 | num) + 1;
+}
+
 /* An event record; lower-case tags switch to the thread before. */
 static int event(struct reader *r, char tag)
 {
-	uint64_t size, stack, back;
+	uint64_t size = 0, stack = 0, back = 0, owner, *count;
 	uint32_t t;
 	int err;
 
@@ -200,27 +244,46 @@ static int event(struct reader *r, char tag)
 		r->prev_tid = t;
 		tag = (char)(tag - 0x20);
 	}
+	if (!r->tid)
+		return bad(r, "an event before any thread record ('X')");
 	if (tag == 'A') {
-		err = uv(r, &size, "size");
+		err = split(r, KILN_HCOL_SIZE_LO, KILN_HCOL_SIZE_HI, &size, "size");
 		if (!err)
-			err = uv(r, &stack, "stack");
+			err = uv(r, KILN_HCOL_STACK, &stack, "stack");
 		if (err)
 			return err;
 		if (!stack || stack >= r->next_stack)
 			return bad(r, "stack %llu is not defined yet",
 				   (unsigned long long)stack);
-		/* Blocks are known by their numbers, from 1 here. */
-		r->nblocks++;
-		return deliver(r, KILN_HEAP_ALLOC, r->nblocks, size, stack);
+		count = kiln_tcount_get(&r->counts, r->tid);
+		if (!count)
+			return -ENOMEM;
+		if (*count >> 42)
+			return bad(r, "more than 2^42 blocks in thread %u", r->tid);
+		err = deliver(r, KILN_HEAP_ALLOC, block_id(r->tid, *count), size, stack);
+		(*count)++;
+		return err;
 	}
-	err = uv(r, &back, "block");
+	owner = r->tid;
+	if (tag == 'R') {
+		err = uv(r, KILN_HCOL_MISC, &owner, "thread");
+		if (err)
+			return err;
+		if (!owner || owner >= 1u << 22)
+			return bad(r, "tid %llu out of range", (unsigned long long)owner);
+	}
+	err = split(r, KILN_HCOL_BACK_LO, KILN_HCOL_BACK_HI, &back, "block");
 	if (err)
 		return err;
-	if (back >= r->nblocks)
-		return bad(r, "a free of the block %llu allocations back, but "
-			   "only %llu were made", (unsigned long long)back + 1,
-			   (unsigned long long)r->nblocks);
-	return deliver(r, KILN_HEAP_FREE, r->nblocks - back, 0, 0);
+	count = kiln_tcount_get(&r->counts, (uint32_t)owner);
+	if (!count)
+		return -ENOMEM;
+	if (back >= *count)
+		return bad(r, "a free of the block %llu allocations back in thread "
+			   "%llu, which made only %llu", (unsigned long long)back + 1,
+			   (unsigned long long)owner, (unsigned long long)*count);
+	return deliver(r, KILN_HEAP_FREE, block_id((uint32_t)owner, *count - 1 - back),
+		       0, 0);
 }
 
 static int header(struct reader *r)
@@ -229,24 +292,14 @@ static int header(struct reader *r)
 	size_t n, i;
 	int err;
 
-	if (r->end - r->p < 8 || memcmp(r->p, "KILNHEAP", 8))
-		return bad(r, "the header record lacks the \"KILNHEAP\" magic");
-	r->p += 8;
-	err = uv(r, &r->info->version, "version");
-	if (err)
-		return err;
-	if (r->info->version != KILN_HEAPTRACE_VERSION)
-		return bad(r, "trace version %llu; this kiln reads version %d "
-			   "(record the program again with this kiln)",
-			   (unsigned long long)r->info->version,
-			   KILN_HEAPTRACE_VERSION);
-	err = uv(r, &r->info->pid, "pid");
+	err = uv(r, KILN_HCOL_MISC, &r->info->pid, "pid");
 	if (!err)
-		err = uv(r, &r->info->ppid, "ppid");
+		err = uv(r, KILN_HCOL_MISC, &r->info->ppid, "ppid");
 	if (!err)
-		err = uv(r, &r->info->start_realtime_ns, "start_realtime_ns");
+		err = uv(r, KILN_HCOL_MISC, &r->info->start_realtime_ns,
+			 "start_realtime_ns");
 	if (!err)
-		err = uv(r, &r->info->sample_bytes, "sample_bytes");
+		err = uv(r, KILN_HCOL_MISC, &r->info->sample_bytes, "sample_bytes");
 	if (!err)
 		err = str(r, &s, &n, "cmdline");
 	if (err)
@@ -275,9 +328,9 @@ static int stack(struct reader *r)
 	uint64_t id, depth, i;
 	int err;
 
-	err = uv(r, &id, "stack id");
+	err = uv(r, KILN_HCOL_MISC, &id, "stack id");
 	if (!err)
-		err = uv(r, &depth, "depth");
+		err = uv(r, KILN_HCOL_MISC, &depth, "depth");
 	if (err)
 		return err;
 	if (id != r->next_stack)
@@ -288,7 +341,7 @@ static int stack(struct reader *r)
 			   (unsigned long long)id, (unsigned long long)depth,
 			   MAX_DEPTH);
 	for (i = 0; i < depth; i++) {
-		err = uv(r, &r->pcs[i], "pc");
+		err = uv(r, KILN_HCOL_MISC, &r->pcs[i], "pc");
 		if (err)
 			return err;
 	}
@@ -299,21 +352,16 @@ static int stack(struct reader *r)
 	return 0;
 }
 
-static int record(struct reader *r)
+static int record(struct reader *r, unsigned char tag)
 {
 	uint64_t a;
 	const char *s;
 	size_t n;
-	char tag;
 	int err;
 
-	r->rec = r->p;
-	tag = (char)*r->p++;
 	if (!r->have_header) {
 		if (tag != 'H')
-			return bad(r, "not a kiln heap trace: the stream starts "
-				   "with 0x%02x, not the header record 'H'",
-				   (unsigned char)tag);
+			return bad(r, "the first record is not the header 'H'");
 		return header(r);
 	}
 	switch (tag) {
@@ -325,10 +373,10 @@ static int record(struct reader *r)
 	case 'S':
 		return stack(r);
 	case 'N':
-		err = uv(r, &a, "tid");
+		err = uv(r, KILN_HCOL_MISC, &a, "tid");
 		return err ? err : str(r, &s, &n, "thread name");
 	case 'T':
-		err = uv(r, &a, "dt_ns");
+		err = uv(r, KILN_HCOL_MISC, &a, "dt_ns");
 		if (err)
 			return err;
 		if (r->t + a < r->t)
@@ -336,40 +384,100 @@ static int record(struct reader *r)
 		r->t += a;
 		return 0;
 	case 'X':
-		err = uv(r, &a, "tid");
+		err = uv(r, KILN_HCOL_MISC, &a, "tid");
 		if (err)
 			return err;
-		if (a > UINT32_MAX)
+		if (!a || a >= 1u << 22)
 			return bad(r, "tid %llu out of range", (unsigned long long)a);
 		r->prev_tid = r->tid;
 		r->tid = (uint32_t)a;
 		return add_tid(r, r->tid);
-	case 'A': case 'F': case 'a': case 'f':
-		return event(r, tag);
+	case 'A': case 'F': case 'R': case 'a': case 'f': case 'r':
+		return event(r, (char)tag);
 	case 'E':
 		return deliver(r, KILN_HEAP_END, 0, 0, 0);
 	case 'L':
-		err = uv(r, &a, "count");
+		err = uv(r, KILN_HCOL_MISC, &a, "count");
 		if (!err)
 			kiln_heap_lost(r->h, a);
 		return err;
 	default:
-		return bad(r, "unknown record tag 0x%02x", (unsigned char)tag);
+		return bad(r, "unknown record tag 0x%02x", tag);
 	}
 }
 
-/* Parses one frame's (or the uncompressed stream's) records. */
+/* A varint of the frame's column table. */
+static int head_uv(struct reader *r, const unsigned char **p,
+		   const unsigned char *end, uint64_t *v, const char *what)
+{
+	struct col c = { *p, end };
+	int err = uv_slow(r, &c, v, what, "column table");
+
+	*p = c.p;
+	return err;
+}
+
+/*
+ * Parses one frame's contents (or the uncompressed stream's): the magic
+ * and version in the first, the column table, then the records.
+ */
 static int records(struct reader *r, const char *data, size_t len)
 {
-	int err = 0;
+	const unsigned char *p = (const unsigned char *)data, *end = p + len;
+	uint64_t ncol, n, i, total = 0, version, len_of[64];
+	int err;
 
-	r->p = (const unsigned char *)data;
-	r->frame_start = r->p;
-	r->end = r->p + len;
-	while (r->p < r->end && !err)
-		err = record(r);
-	r->stream_off += len;
-	return err;
+	r->nrec = 0;
+	if (!r->have_magic) {
+		if (len < 8 || memcmp(p, "KILNHEAP", 8))
+			return bad(r, "not a kiln heap trace: no \"KILNHEAP\" magic");
+		p += 8;
+		err = head_uv(r, &p, end, &version, "version");
+		if (err)
+			return err;
+		r->info->version = version;
+		if (version != KILN_HEAPTRACE_VERSION)
+			return bad(r, "trace version %llu; this kiln reads version %d "
+				   "(record the program again with this kiln)",
+				   (unsigned long long)version, KILN_HEAPTRACE_VERSION);
+		r->have_magic = true;
+	}
+	err = head_uv(r, &p, end, &ncol, "column count");
+	if (err)
+		return err;
+	if (ncol < KILN_HCOL_N || ncol > 64)
+		return bad(r, "%llu columns; version %d has %d",
+			   (unsigned long long)ncol, KILN_HEAPTRACE_VERSION, KILN_HCOL_N);
+	for (i = 0; i < ncol; i++) {
+		err = head_uv(r, &p, end, &len_of[i], "column length");
+		if (err)
+			return err;
+	}
+	/* The columns follow the table, back to back. */
+	for (i = 0; i < ncol; i++) {
+		n = len_of[i];
+		if (n > (uint64_t)(end - p) || total + n > (uint64_t)(end - p))
+			return bad(r, "column %llu runs past the end of the frame",
+				   (unsigned long long)i);
+		if (i < KILN_HCOL_N) {
+			r->col[i].p = p + total;
+			r->col[i].end = p + total + n;
+		}
+		total += n;
+	}
+	/* Later columns (a later version's) are skipped. */
+	while (r->col[KILN_HCOL_TAG].p < r->col[KILN_HCOL_TAG].end) {
+		r->tag = *r->col[KILN_HCOL_TAG].p++;
+		r->nrec++;
+		err = record(r, r->tag);
+		if (err)
+			return err;
+	}
+	for (i = 1; i < KILN_HCOL_N; i++)
+		if (r->col[i].p != r->col[i].end)
+			return bad(r, "%zu bytes left over in the %s column",
+				   (size_t)(r->col[i].end - r->col[i].p), col_name[i]);
+	return 0;
 }
 
 /* Decompresses the frame [off, off+n) into out. */
@@ -435,7 +543,7 @@ bool kiln_heaptrace_detect(const char *data, size_t len)
 	ZSTD_outBuffer out = { head, sizeof(head), 0 };
 	int i;
 
-	if (len >= 9 && !memcmp(data, "HKILNHEAP", 9))
+	if (len >= 8 && !memcmp(data, "KILNHEAP", 8))
 		return true;
 	if (!is_zstd(data, len))
 		return false;
@@ -452,7 +560,7 @@ bool kiln_heaptrace_detect(const char *data, size_t len)
 	ZSTD_freeDCtx(z);
 	/* A first frame cut too short to tell is left to the reader, which
 	 * says where it ends. */
-	return out.pos < sizeof(head) || !memcmp(head, "HKILNHEAP", 9);
+	return out.pos < 8 || !memcmp(head, "KILNHEAP", 8);
 }
 
 void kiln_heaptrace_info_release(struct kiln_heaptrace_info *info)
@@ -482,9 +590,9 @@ int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
 		return -ENOMEM;
 	if (!is_zstd(data, len)) {
 		/* An uncompressed stream (for tests and debugging). */
-		if (len < 9 || memcmp(data, "HKILNHEAP", 9)) {
+		if (len < 8 || memcmp(data, "KILNHEAP", 8)) {
 			err = kiln_diag(d, "byte 0: not a kiln heap trace (neither "
-					"a zstd frame nor a 'H' \"KILNHEAP\" header)");
+					"a zstd frame nor the \"KILNHEAP\" magic)");
 			goto out;
 		}
 		r.nframe = 1;
@@ -539,6 +647,7 @@ out:
 	kiln_buf_release(&frame);
 	free(r.tids);
 	free(r.pcs);
+	kiln_tcount_release(&r.counts);
 	return err;
 }
 

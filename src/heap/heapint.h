@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/cfi.h"
+
 #define KHEAP_RING (1u << 20)		/* bytes of events per thread */
 #define KHEAP_WAKE (KHEAP_RING / 4)	/* pending bytes that wake the writer */
 #define KHEAP_MAX_DEPTH 128		/* frames kept per stack */
@@ -40,6 +42,7 @@ struct kheap_thread {
 	uint64_t stack_hi;		/* top of the thread's stack, 0: unknown */
 	_Atomic uint64_t events, lost;
 	char exit_name[16];		/* the thread's name when it ended */
+	struct kiln_cfi_cache cfi_cache;	/* the unwinder's lookups */
 	char pad1[64];
 	/* Consumer side (the writer). */
 	_Atomic uint64_t tail;

@@ -44,7 +44,7 @@
 #include "util/htab.h"
 
 #define FLUSH_NS 100000000ull		/* at most this long between frames */
-#define FLUSH_BYTES (1u << 20)		/* ... or this much pending */
+#define FLUSH_RECORDS (1u << 18)	/* ... or this many records pending */
 #define ST_SLOTS (1u << 19)		/* stack hash slots (power of two) */
 #define ST_MAX (ST_SLOTS / 2)		/* stacks at most */
 #define ST_CHUNK (1u << 19)		/* words per arena chunk (4 MiB) */
@@ -103,7 +103,7 @@ static _Atomic int finishing;		/* 1: write E and stop; 2: done */
 static struct kiln_henc w_enc;		/* merges the rings' events */
 static struct kiln_buf w_ring;		/* a ring's records, copied out */
 static uint64_t w_dropped;		/* events the writer had no memory for */
-static struct kiln_buf w_events;	/* records encoded, not yet written */
+static struct kiln_hcols w_ev;		/* event records, not yet written */
 static uint32_t w_stacks;		/* stacks written so far */
 static uint64_t w_dl_gen;
 static bool w_maps_due;
@@ -114,7 +114,7 @@ static pid_t exit_tid;			/* the thread that ran exit() */
 static _Atomic uint64_t st_written, st_frames;
 static bool trace_on;			/* a trace file is being written */
 static bool agg_on;			/* the aggregate is kept (agg.c) */
-static uint64_t agg_first;		/* the first block it saw allocated */
+static uint32_t agg_epoch;		/* the encoder's epoch when it started */
 
 static void lock(atomic_flag *f)
 {
@@ -350,7 +350,7 @@ int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max)
 		pcs[0] = r.pc;
 		return 1;
 	}
-	return kiln_cfi_unwind_regs(cfi, &r, r.sp, hi, 0, pcs, max);
+	return kiln_cfi_unwind_cached(cfi, &t->cfi_cache, &r, r.sp, hi, pcs, max);
 }
 
 static bool stack_eq(uint32_t id, uint64_t h, const uint64_t *pcs, int n)
@@ -495,25 +495,13 @@ static void put(struct kiln_buf *b, const void *p, size_t n)
 		w_nomem = true;
 }
 
-static void put_c(struct kiln_buf *b, char c)
+/* A record builder's result: remembers a failure. */
+static void ok(int err)
 {
-	put(b, &c, 1);
+	if (err)
+		w_nomem = true;
 }
 
-static void put_uv(struct kiln_buf *b, uint64_t v)
-{
-	unsigned char tmp[10];
-
-	put(b, tmp, (size_t)(kheap_uv(tmp, v) - tmp));
-}
-
-static void put_str(struct kiln_buf *b, const void *s, size_t n)
-{
-	put_uv(b, n);
-	put(b, s, n);
-}
-
-/* Reads a whole /proc file (the writer thread: malloc is fine here). */
 static int slurp(const char *path, struct kiln_buf *b)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
@@ -540,7 +528,7 @@ static int slurp(const char *path, struct kiln_buf *b)
 }
 
 /* 'P': the executable mappings of /proc/self/maps. */
-static void put_maps(struct kiln_buf *out)
+static void put_maps(struct kiln_hcols *out)
 {
 	struct kiln_buf raw = KILN_BUF_INIT, keep = KILN_BUF_INIT;
 	size_t i = 0;
@@ -557,13 +545,12 @@ static void put_maps(struct kiln_buf *out)
 			i += n;
 		}
 	}
-	put_c(out, 'P');
-	put_str(out, keep.data ? keep.data : "", keep.len);
+	ok(kiln_hcols_maps(out, keep.data ? keep.data : "", keep.len));
 	kiln_buf_release(&raw);
 	kiln_buf_release(&keep);
 }
 
-static void put_header(struct kiln_buf *out)
+static void put_header(struct kiln_hcols *out)
 {
 	struct kiln_buf cmd = KILN_BUF_INIT;
 	struct timespec rt;
@@ -572,14 +559,9 @@ static void put_header(struct kiln_buf *out)
 	slurp("/proc/self/cmdline", &cmd);
 	if (cmd.len && !cmd.data[cmd.len - 1])
 		cmd.len--;	/* NUL-separated, no final NUL */
-	put_c(out, 'H');
-	put(out, "KILNHEAP", 8);
-	put_uv(out, KILN_HEAPTRACE_VERSION);
-	put_uv(out, (uint64_t)getpid());
-	put_uv(out, (uint64_t)getppid());
-	put_uv(out, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
-	put_uv(out, kheap_sample);
-	put_str(out, cmd.data ? cmd.data : "", cmd.len);
+	ok(kiln_hcols_header(out, (uint64_t)getpid(), (uint64_t)getppid(),
+			     (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+			     kheap_sample, cmd.data ? cmd.data : "", cmd.len));
 	kiln_buf_release(&cmd);
 }
 
@@ -608,7 +590,7 @@ static inline const unsigned char *rd_uv(const unsigned char *p, uint64_t *v)
  * (the ring's records are in time order).  Ring records: 'A' dt ptr size
  * stack, 'F' dt ptr, dt the time since the thread's previous record.
  */
-static void drain_ring(struct kheap_thread *t, struct kiln_buf *names)
+static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 {
 	uint64_t h = atomic_load_explicit(&t->head, memory_order_acquire);
 	uint64_t tl = atomic_load_explicit(&t->tail, memory_order_relaxed);
@@ -679,9 +661,8 @@ static void drain_ring(struct kheap_thread *t, struct kiln_buf *names)
 				name[strcspn(name, "\n")] = '\0';
 				if (strcmp(name, t->w_name)) {
 					strcpy(t->w_name, name);
-					put_c(names, 'N');
-					put_uv(names, (uint64_t)t->tid);
-					put_str(names, name, strlen(name));
+					ok(kiln_hcols_name(names, (uint64_t)t->tid,
+							   name, strlen(name)));
 				}
 			}
 		}
@@ -689,7 +670,7 @@ static void drain_ring(struct kheap_thread *t, struct kiln_buf *names)
 }
 
 /* Drains every ring; the new losses in *lost. */
-static void drain_all(struct kiln_buf *names, uint64_t *lost)
+static void drain_all(struct kiln_hcols *names, uint64_t *lost)
 {
 	struct kheap_thread *t;
 
@@ -714,9 +695,8 @@ static void drain_all(struct kiln_buf *names, uint64_t *lost)
 		t->w_lost = l;
 		if (st == KHEAP_DEAD) {
 			if (t->exit_name[0] && strcmp(t->exit_name, t->w_name)) {
-				put_c(names, 'N');
-				put_uv(names, (uint64_t)t->tid);
-				put_str(names, t->exit_name, strnlen(t->exit_name, 16));
+				ok(kiln_hcols_name(names, (uint64_t)t->tid, t->exit_name,
+						   strnlen(t->exit_name, 16)));
 			}
 			atomic_store_explicit(&t->state, KHEAP_FREE, memory_order_release);
 		}
@@ -767,7 +747,7 @@ static void agg_event(void *arg, const struct kiln_hev *ev)
 {
 	if (ev->kind == KILN_HEV_ALLOC)
 		kheap_agg_alloc(ev->size, ev->stack);
-	else if (ev->kind == KILN_HEV_FREE && ev->num >= agg_first)
+	else if (ev->kind == KILN_HEV_FREE && ev->epoch >= agg_epoch)
 		kheap_agg_free(ev->size, ev->stack);
 }
 
@@ -780,7 +760,9 @@ static void agg_event(void *arg, const struct kiln_hev *ev)
  */
 static void round_(bool force, bool end)
 {
-	struct kiln_buf frame = KILN_BUF_INIT, names = KILN_BUF_INIT;
+	struct kiln_hcols pre = { 0 }, names = { 0 };
+	const struct kiln_hcols *parts[3] = { &pre, &names, &w_ev };
+	struct kiln_buf frame = KILN_BUF_INIT;
 	uint64_t lost = 0, gen = 0, now, limit;
 	uint32_t n, id;
 	int err;
@@ -803,7 +785,7 @@ static void round_(bool force, bool end)
 		limit = UINT64_MAX;
 	}
 	/* Out of memory: what was not emitted waits for the next round. */
-	kiln_henc_emit(&w_enc, limit, trace_on ? &w_events : NULL,
+	kiln_henc_emit(&w_enc, limit, trace_on ? &w_ev : NULL,
 		       agg_on ? agg_event : NULL, NULL);
 	dl_iterate_phdr(dl_gen, &gen);
 	if (gen != w_dl_gen) {
@@ -817,48 +799,38 @@ static void round_(bool force, bool end)
 		w_lost += lost;
 		w_last_flush = now;
 		w_nomem = false;
-		kiln_buf_release(&names);
-		return;
+		goto out;
 	}
 	n = atomic_load_explicit(&st_count, memory_order_acquire);
-	if (!force && !end && w_events.len < FLUSH_BYTES &&
-	    now - w_last_flush < FLUSH_NS && !w_maps_due && !names.len && !lost) {
-		kiln_buf_release(&names);
-		return;
-	}
-	if (!force && !end && !w_events.len && !names.len && !lost &&
-	    !w_maps_due && n == w_stacks)
+	if (!force && !end && w_ev.c[KILN_HCOL_TAG].len < FLUSH_RECORDS &&
+	    now - w_last_flush < FLUSH_NS && !w_maps_due &&
+	    kiln_hcols_empty(&names) && !lost)
+		goto out;
+	if (!force && !end && kiln_hcols_empty(&w_ev) && kiln_hcols_empty(&names) &&
+	    !lost && !w_maps_due && n == w_stacks)
 		goto done;	/* nothing to say */
 	if (w_maps_due) {
-		put_maps(&frame);
+		put_maps(&pre);
 		w_maps_due = false;
 	}
-	put(&frame, names.data, names.len);
 	for (id = w_stacks + 1; id <= n; id++) {
 		const uint64_t *e = st_ent[id];
-		uint64_t d = e[1], k;
 
-		put_c(&frame, 'S');
-		put_uv(&frame, id);
-		put_uv(&frame, d);
-		for (k = 0; k < d; k++)
-			put_uv(&frame, e[2 + k]);
+		ok(kiln_hcols_stack(&pre, id, e + 2, (size_t)e[1]));
 	}
-	if (lost) {
-		put_c(&frame, 'L');
-		put_uv(&frame, lost);
-	}
-	put(&frame, w_events.data, w_events.len);
+	if (lost)
+		ok(kiln_hcols_lost(&pre, lost));
+	ok(kiln_hcols_frame(parts, 3, false, &frame));
 	if (w_nomem) {
 		err = -ENOMEM;
 		w_nomem = false;
 	} else {
 		err = write_frame(&frame);
 	}
-	if (!err || err != -ENOMEM) {
+	if (err != -ENOMEM) {
 		w_stacks = n;
 		w_lost += lost;
-		kiln_buf_reset(&w_events);
+		kiln_hcols_reset(&w_ev);
 	} else {
 		/* Nothing half-built is written: the events (whose frees
 		 * count blocks back), the stacks and the losses wait for
@@ -875,8 +847,10 @@ static void round_(bool force, bool end)
 	}
 done:
 	w_last_flush = now;
+out:
 	kiln_buf_release(&frame);
-	kiln_buf_release(&names);
+	kiln_hcols_release(&pre);
+	kiln_hcols_release(&names);
 }
 
 static void *write_loop(void *arg)
@@ -943,6 +917,8 @@ static int start_writer(void)
 /* Opens path and writes the first frame (header, maps).  0 or -errno. */
 static int open_trace(const char *path)
 {
+	struct kiln_hcols f = { 0 };
+	const struct kiln_hcols *parts[1] = { &f };
 	struct kiln_buf b = KILN_BUF_INIT;
 	int err;
 
@@ -950,13 +926,15 @@ static int open_trace(const char *path)
 	if (trace_fd < 0)
 		return -errno;
 	trace_pid = getpid();
-	put_header(&b);
-	put_maps(&b);
+	put_header(&f);
+	put_maps(&f);
+	ok(kiln_hcols_frame(parts, 1, true, &b));
 	dl_iterate_phdr(dl_gen, &w_dl_gen);
 	w_maps_due = false;
 	err = w_nomem ? -ENOMEM : write_frame(&b);
 	w_nomem = false;
 	kiln_buf_release(&b);
+	kiln_hcols_release(&f);
 	if (err) {
 		close(trace_fd);
 		trace_fd = -1;
@@ -1027,9 +1005,9 @@ static void fork_child(void)
 		ss_count = 0;
 		atomic_store(&kheap_sampled_live, 0);
 	}
-	kiln_buf_reset(&w_events);
+	kiln_hcols_reset(&w_ev);
 	kiln_henc_release(&w_enc);
-	agg_first = 0;
+	agg_epoch = 0;
 	w_stacks = 0;
 	w_lost = 0;
 	w_dropped = 0;
@@ -1313,7 +1291,7 @@ int kiln_heap_profile_start(void)
 	if (!err && !agg_on) {
 		pthread_mutex_lock(&wlock);
 		agg_on = true;
-		agg_first = w_enc.nblocks;
+		agg_epoch = ++w_enc.epoch;
 		pthread_mutex_unlock(&wlock);
 		if (kheap_sample)
 			kiln_agent_log(KILN_LOG_INFO, "heap profile: one sample per "

@@ -211,7 +211,7 @@ static int live_insert(struct kiln_heap *h, const struct kiln_heap_live *b)
 	size_t i;
 	int err;
 
-	if ((h->live_count + 1) * 4 > (h->live_mask + 1) * 3) {
+	if ((h->live_count + 1) * 2 > h->live_mask + 1) {
 		err = live_grow(h);
 		if (err)
 			return err;

@@ -61,6 +61,13 @@ class Rd:
         self.i += n
         return v
 
+    def take(self, n):
+        if self.i + n > len(self.b):
+            raise Bad("column ends early at byte %d" % self.i)
+        v = self.b[self.i:self.i + n]
+        self.i += n
+        return v
+
 
 def symtab(exe):
     out = subprocess.run(["nm", "--defined-only", exe], capture_output=True,
@@ -78,77 +85,114 @@ def main():
     path = sys.argv[1]
     exe = sys.argv[2] if len(sys.argv) > 2 else None
     data, cut = frames(path)
+    if data[:8] != b"KILNHEAP":
+        raise Bad("no magic at byte 0")
     r = Rd(data)
-    if data[:9] != b"HKILNHEAP":
-        raise Bad("no header at byte 0")
-    r.i = 9
-    ver, pid, ppid, _t, sample = r.uv(), r.uv(), r.uv(), r.uv(), r.uv()
-    cmd = r.s().split(b"\0")
+    r.i = 8
+    ver = r.uv()
     if ver != 2:
         raise Bad("version %d" % ver)
-    maps, stacks, names = [], {}, {}
+    # Frames: a column table, then the columns back to back; the
+    # decompressed frames are concatenated, so each table says where the
+    # next frame starts.
+    recs = []           # (tag, fields column, ..., per frame)
+    while r.i < len(data):
+        ncol = r.uv()
+        if ncol < 7:
+            raise Bad("%d columns at byte %d" % (ncol, r.i))
+        lens = [r.uv() for _ in range(ncol)]
+        if r.i + sum(lens) > len(data):
+            if cut:
+                break   # the partial output of the frame that was cut
+            raise Bad("frame at byte %d runs past the end" % r.i)
+        cols = []
+        for n in lens:
+            cols.append(Rd(data[r.i:r.i + n]))
+            r.i += n
+        recs.append(cols)
+    stacks, names, maps = {}, {}, []
     live, sites_of = {}, {}
     allocs = frees = nbytes = lost = 0
     end = 0
-    nblocks = 0
+    counts = {}
     tid, prev = 0, 0
     threads = set()
-    while r.i < len(data):
-        at = r.i
-        tag = chr(data[r.i])
-        r.i += 1
-        if tag in "af":
-            # the thread before the current one
-            tid, prev = prev, tid
-            tag = tag.upper()
-        if tag == "P":
-            maps = []
-            for line in r.s().decode().splitlines():
-                f = line.split()
-                if len(f) >= 6 and "x" in f[1]:
-                    lo, hi = (int(x, 16) for x in f[0].split("-"))
-                    maps.append((lo, hi, int(f[2], 16), f[5]))
-        elif tag == "S":
-            sid, depth = r.uv(), r.uv()
-            if sid != len(stacks) + 1:
-                raise Bad("stack %d out of order at byte %d" % (sid, at))
-            stacks[sid] = [(r.uv(), list(maps)) for _ in range(depth)]
-        elif tag == "N":
-            t, name = r.uv(), r.s().decode()
-            names[t] = name
-        elif tag == "T":
-            r.uv()
-        elif tag == "X":
-            tid, prev = r.uv(), tid
-            threads.add(tid)
-        elif tag == "A":
-            size, sid = r.uv(), r.uv()
-            if sid not in stacks:
-                raise Bad("stack %d used before defined at byte %d" % (sid, at))
-            allocs += 1
-            nbytes += size
-            live[nblocks] = (size, sid)
-            nblocks += 1
-            sites_of.setdefault(sid, [0, 0, 0.0, 0.0])
-            sites_of[sid][0] += 1
-            sites_of[sid][1] += size
-            # Sampling: the unbiased estimate of what this sample stands for.
-            w = 1 / (1 - math.exp(-size / sample)) if sample and size else 1
-            sites_of[sid][2] += w
-            sites_of[sid][3] += w * size
-        elif tag == "F":
-            back = r.uv()
-            num = nblocks - 1 - back
-            if num < 0 or num not in live:
-                raise Bad("free of block %d, not live, at byte %d" % (num, at))
-            del live[num]
-            frees += 1
-        elif tag == "L":
-            lost += r.uv()
-        elif tag == "E":
-            end = 1
-        else:
-            raise Bad("unknown record %r at byte %d" % (tag, at))
+    header = None
+    for cols in recs:
+        tags, misc, slo, shi, stk, blo, bhi = cols[:7]
+        for k, t in enumerate(tags.b):
+            tag = chr(t)
+            at = k + 1
+            if header is None:
+                if tag != "H":
+                    raise Bad("first record %r is not the header" % tag)
+                header = (misc.uv(), misc.uv(), misc.uv(), misc.uv(), misc.s())
+                sample = header[3]
+                continue
+            if tag in "afr":
+                # the thread before the current one
+                tid, prev = prev, tid
+                tag = tag.upper()
+            if tag == "P":
+                maps = []
+                for line in misc.s().decode().splitlines():
+                    f = line.split()
+                    if len(f) >= 6 and "x" in f[1]:
+                        lo, hi = (int(x, 16) for x in f[0].split("-"))
+                        maps.append((lo, hi, int(f[2], 16), f[5]))
+            elif tag == "S":
+                sid, depth = misc.uv(), misc.uv()
+                if sid != len(stacks) + 1:
+                    raise Bad("stack %d out of order at record %d" % (sid, at))
+                stacks[sid] = [(misc.uv(), list(maps)) for _ in range(depth)]
+            elif tag == "N":
+                t_, name = misc.uv(), misc.s().decode()
+                names[t_] = name
+            elif tag == "T":
+                misc.uv()
+            elif tag == "X":
+                tid, prev = misc.uv(), tid
+                threads.add(tid)
+            elif tag == "A":
+                size = slo.take(1)[0] | shi.uv() << 8
+                sid = stk.uv()
+                if sid not in stacks:
+                    raise Bad("stack %d used before defined at record %d" % (sid, at))
+                n = counts.get(tid, 0)
+                counts[tid] = n + 1
+                allocs += 1
+                nbytes += size
+                live[(tid, n)] = (size, sid)
+                sites_of.setdefault(sid, [0, 0, 0.0, 0.0])
+                sites_of[sid][0] += 1
+                sites_of[sid][1] += size
+                # Sampling: the unbiased estimate of what this sample stands for.
+                w = 1 / (1 - math.exp(-size / sample)) if sample and size else 1
+                sites_of[sid][2] += w
+                sites_of[sid][3] += w * size
+            elif tag in "FR":
+                owner = misc.uv() if tag == "R" else tid
+                back = blo.take(1)[0] | bhi.uv() << 8
+                key = (owner, counts.get(owner, 0) - 1 - back)
+                if key not in live:
+                    raise Bad("free of block %r, not live, at record %d" % (key, at))
+                del live[key]
+                frees += 1
+            elif tag == "L":
+                lost += misc.uv()
+            elif tag == "E":
+                end = 1
+            elif tag == "H":
+                raise Bad("a second header at record %d" % at)
+            else:
+                raise Bad("unknown record %r at record %d" % (tag, at))
+        for c in cols[1:7]:
+            if c.i != len(c.b):
+                raise Bad("%d bytes left over in a column" % (len(c.b) - c.i))
+    if header is None:
+        raise Bad("no header")
+    pid, ppid, _t, sample, cmdb = header
+    cmd = cmdb.split(b"\0")
     print("header pid=%d ppid=%d sample=%d cmd=%s" %
           (pid, ppid, sample, cmd[0].decode(errors="replace")))
     print("totals allocs=%d frees=%d bytes=%d end=%d lost=%d threads=%d stacks=%d%s" %

@@ -628,6 +628,59 @@ static int count_named(const uint64_t *pcs, int n, const char *name)
 	return k;
 }
 
+/* Unwinds from its own frame: uncached, then twice through the cache. */
+static __attribute__((noinline)) void cached_fn(struct kiln_cfi_cache *cache,
+						uint64_t *ref, int *nref,
+						uint64_t *got, int *ngot)
+{
+	ucontext_t uc;
+	struct kiln_cfi_regs r;
+
+	getcontext(&uc);
+	r.pc = (uint64_t)uc.uc_mcontext.gregs[REG_RIP];
+	r.sp = (uint64_t)uc.uc_mcontext.gregs[REG_RSP];
+	r.fp = (uint64_t)uc.uc_mcontext.gregs[REG_RBP];
+	*nref = kiln_cfi_unwind_regs(cfi, &r, main_lo, main_hi, 0, ref, MAXF);
+	ngot[0] = kiln_cfi_unwind_cached(cfi, cache, &r, main_lo, main_hi, got, MAXF);
+	ngot[1] = kiln_cfi_unwind_cached(cfi, cache, &r, main_lo, main_hi,
+					 got + MAXF, MAXF);
+	__asm__ volatile("" ::: "memory");
+}
+
+/*
+ * The cached unwinder gives the same stacks as the plain one, the second
+ * time from its cache; entries of another table set are forgotten.
+ */
+static void test_cached(void **state)
+{
+	static struct kiln_cfi_cache cache;
+	uint64_t ref[MAXF], got[2 * MAXF];
+	int nref, ngot[2], i, used = 0;
+
+	cached_fn(&cache, ref, &nref, got, ngot);
+	assert_true(nref > 2);
+	assert_int_equal(ngot[0], nref);
+	assert_int_equal(ngot[1], nref);
+	assert_memory_equal(got, ref, (size_t)nref * sizeof(*ref));
+	assert_memory_equal(got + MAXF, ref, (size_t)nref * sizeof(*ref));
+	assert_true(cache.gen != 0);
+	for (i = 0; i < KILN_CFI_CACHE; i++)
+		if (cache.e[i].pc && cache.e[i].row)
+			used++;
+	assert_true(used >= 2);
+	/* Entries of an older set (generation) go, rows are looked up anew. */
+	for (i = 0; i < KILN_CFI_CACHE; i++)
+		cache.e[i].row = NULL;
+	cache.gen--;
+	cached_fn(&cache, ref, &nref, got, ngot);
+	assert_int_equal(ngot[0], nref);
+	assert_memory_equal(got, ref, (size_t)nref * sizeof(*ref));
+	for (i = 0, used = 0; i < KILN_CFI_CACHE; i++)
+		if (cache.e[i].pc && cache.e[i].row)
+			used++;
+	assert_true(used >= 2);
+}
+
 static void test_speed(void **state)
 {
 	struct bench b = { 0 };
@@ -791,6 +844,7 @@ int main(void)
 		cmocka_unit_test(test_through_signal_frame),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_concurrent_refresh),
+		cmocka_unit_test(test_cached),
 		cmocka_unit_test(test_speed),
 		cmocka_unit_test(test_parse_mutated),
 #endif

@@ -36,8 +36,9 @@
  * sends them: one run per thread batch, emitted up to a time limit.
  */
 struct tw {
-	struct kiln_buf s;	/* records of the frame being built */
+	struct kiln_hcols c;	/* records of the frame being built */
 	struct kiln_buf f;	/* the file: frames */
+	size_t nframes;
 	struct kiln_henc enc;
 	bool enc_ready;
 	uint64_t bt;		/* time of the batch's last event */
@@ -45,60 +46,43 @@ struct tw {
 	size_t nrun;
 };
 
-#define TW_INIT { KILN_BUF_INIT, KILN_BUF_INIT }
+#define TW_INIT { { { KILN_BUF_INIT } } }
 
-static void put_uv(struct kiln_buf *b, uint64_t v)
+
+/* Raw bytes in a column. */
+static void tw_raw(struct tw *w, int col, const char *bytes, size_t n)
 {
-	do {
-		unsigned char c = v & 0x7f;
-
-		v >>= 7;
-		if (v)
-			c |= 0x80;
-		kiln_buf_addc(b, (char)c);
-	} while (v);
-}
-
-static void put_str(struct kiln_buf *b, const char *s, size_t n)
-{
-	put_uv(b, n);
-	kiln_buf_add(b, s, n);
+	assert_int_equal(kiln_buf_add(&w->c.c[col], bytes, n), 0);
 }
 
 static void tw_header(struct tw *w, uint64_t sample)
 {
-	kiln_buf_adds(&w->s, "HKILNHEAP");
-	put_uv(&w->s, 2);
-	put_uv(&w->s, 4242);
-	put_uv(&w->s, 1);
-	put_uv(&w->s, 1700000000000000000ull);
-	put_uv(&w->s, sample);
-	put_str(&w->s, "prog\0--flag\0", 12);
 	if (!w->enc_ready) {
 		kiln_henc_init(&w->enc);
 		w->enc.tick_ns = 1;	/* exact times, for exact peak times */
 		w->enc_ready = true;
 	}
+	assert_int_equal(kiln_hcols_header(&w->c, 4242, 1, 1700000000000000000ull,
+					   sample, "prog\0--flag\0", 12), 0);
 }
 
 static void tw_maps(struct tw *w, const char *text)
 {
-	kiln_buf_addc(&w->s, 'P');
-	put_str(&w->s, text, strlen(text));
+	assert_int_equal(kiln_hcols_maps(&w->c, text, strlen(text)), 0);
 }
 
 static void tw_stack(struct tw *w, uint64_t id, int depth, ...)
 {
+	uint64_t pcs[16];
 	va_list ap;
 	int i;
 
-	kiln_buf_addc(&w->s, 'S');
-	put_uv(&w->s, id);
-	put_uv(&w->s, (uint64_t)depth);
+	assert_true(depth <= 16);
 	va_start(ap, depth);
 	for (i = 0; i < depth; i++)
-		put_uv(&w->s, va_arg(ap, uint64_t));
+		pcs[i] = va_arg(ap, uint64_t);
 	va_end(ap);
+	assert_int_equal(kiln_hcols_stack(&w->c, id, pcs, (size_t)depth), 0);
 }
 
 /* Hands the batch's events to the encoder as one run. */
@@ -156,19 +140,31 @@ static void tw_end(struct tw *w, uint64_t dt)
 static void tw_emit(struct tw *w, uint64_t limit)
 {
 	tw_commit(w);
-	assert_int_equal(kiln_henc_emit(&w->enc, limit, &w->s, NULL, NULL), 0);
+	assert_int_equal(kiln_henc_emit(&w->enc, limit, &w->c, NULL, NULL), 0);
 }
 
-/* Compresses the pending records into one frame of the file. */
-static void tw_frame_only(struct tw *w)
+/* Compresses raw frame contents into one frame of the file. */
+static void tw_raw_frame(struct tw *w, const char *data, size_t len)
 {
-	size_t cap = ZSTD_compressBound(w->s.len), n;
+	size_t cap = ZSTD_compressBound(len), n;
 
 	assert_int_equal(kiln_buf_grow(&w->f, cap + 1), 0);
-	n = ZSTD_compress(w->f.data + w->f.len, cap, w->s.data, w->s.len, 3);
+	n = ZSTD_compress(w->f.data + w->f.len, cap, data, len, 3);
 	assert_false(ZSTD_isError(n));
 	w->f.len += n;
-	kiln_buf_reset(&w->s);
+	w->nframes++;
+}
+
+/* The pending records as one frame of the file. */
+static void tw_frame_only(struct tw *w)
+{
+	const struct kiln_hcols *parts[1] = { &w->c };
+	struct kiln_buf raw = KILN_BUF_INIT;
+
+	assert_int_equal(kiln_hcols_frame(parts, 1, w->nframes == 0, &raw), 0);
+	tw_raw_frame(w, raw.data, raw.len);
+	kiln_buf_release(&raw);
+	kiln_hcols_reset(&w->c);
 }
 
 /* Emits every event and writes the frame. */
@@ -181,7 +177,7 @@ static void tw_frame(struct tw *w)
 static void tw_release(struct tw *w)
 {
 	kiln_henc_release(&w->enc);
-	kiln_buf_release(&w->s);
+	kiln_hcols_release(&w->c);
 	kiln_buf_release(&w->f);
 }
 
@@ -501,12 +497,12 @@ static void test_encoder(void **state)
 	struct kiln_heaptrace_info info;
 	struct tw w = TW_INIT;
 	struct kiln_heap *h;
-	size_t i, x = 0, t = 0, lower = 0, start;
+	size_t i, x = 0, t = 0, lower = 0, remote = 0, start;
 
 	tw_header(&w, 0);
 	w.enc.tick_ns = KILN_HENC_TICK_NS;
 	tw_stack(&w, 1, 1, (uint64_t)0x400100);
-	start = w.s.len;
+	start = w.c.c[KILN_HCOL_TAG].len;
 	/* 100 rounds of: thread 1 allocates, thread 2 frees it, 10 us apart */
 	tw_batch(&w, 1, 1000000);
 	for (i = 0; i < 100; i++)
@@ -515,18 +511,18 @@ static void test_encoder(void **state)
 	for (i = 0; i < 100; i++)
 		tw_free(&w, 10000 + (i ? 10000 : 0), 2, 0x1000 + 16 * i);
 	tw_emit(&w, UINT64_MAX);
-	for (i = start; i < w.s.len; i++) {
-		unsigned char c = (unsigned char)w.s.data[i];
+	for (i = start; i < w.c.c[KILN_HCOL_TAG].len; i++) {
+		unsigned char c = (unsigned char)w.c.c[KILN_HCOL_TAG].data[i];
 
 		x += c == 'X';
 		t += c == 'T';
-		lower += c == 'a' || c == 'f';
+		lower += c == 'a' || c == 'f' || c == 'r';
+		remote += c == 'R' || c == 'r';
 	}
-	/* Counting bytes of any value overcounts; these bounds still hold
-	 * only with the cheap encoding: 2 X, 200 lower-case tags at most,
-	 * one T per 100 us of the 2 ms. */
-	assert_true(x >= 2 && x <= 4);
+	/* 2 X records, then lower-case tags; one T per 100 us of the 2 ms */
+	assert_int_equal(x, 2);
 	assert_true(lower >= 198);
+	assert_int_equal(remote, 100);	/* frees of another thread's blocks */
 	assert_true(t >= 20 && t <= 30);
 	/* A block at a live address: the old one is gone. */
 	tw_batch(&w, 1, 5000000);
@@ -571,82 +567,93 @@ static void refused(struct tw *w, const char *want)
 	if (err != -EINVAL || !strstr(d.msg, want))
 		fail_msg("want -EINVAL '%s', got %d '%s'", want, err, d.msg);
 	assert_null(h);
-	kiln_buf_reset(&w->s);
+	kiln_hcols_reset(&w->c);
 	kiln_buf_reset(&w->f);
+	w->nframes = 0;
+	kiln_henc_release(&w->enc);
+	w->enc_ready = false;
 }
 
 static void test_bad_data(void **state)
 {
 	struct tw w = TW_INIT;
+	char want[96];
 	size_t at;
 
-	/* an unknown tag: the offset of the record in the stream */
+	/* an unknown tag: the record's number in its frame */
 	tw_header(&w, 0);
-	at = w.s.len;
-	kiln_buf_adds(&w.s, "Z");
+	tw_raw(&w, KILN_HCOL_TAG, "Z", 1);
 	tw_frame(&w);
-	{
-		char want[64];
-
-		snprintf(want, sizeof(want), "stream byte %zu: unknown record tag 0x5a",
-			 at);
-		refused(&w, want);
-	}
+	refused(&w, "byte 0 (zstd frame 1), record 2 ('Z'): unknown record tag 0x5a");
 	/* a second frame that is not zstd: its file offset */
 	tw_header(&w, 0);
 	tw_frame(&w);
 	at = w.f.len;
 	kiln_buf_adds(&w.f, "garbage!garbage!");
-	{
-		char want[64];
-
-		snprintf(want, sizeof(want), "byte %zu (zstd frame 2): not a zstd frame",
-			 at);
-		refused(&w, want);
-	}
-	/* wrong magic and version */
-	kiln_buf_adds(&w.s, "HKILNHEAQ");
-	tw_frame(&w);
-	refused(&w, "lacks the \"KILNHEAP\" magic");
-	kiln_buf_adds(&w.s, "HKILNHEAP");
-	put_uv(&w.s, 3);
-	tw_frame(&w);
+	snprintf(want, sizeof(want), "byte %zu (zstd frame 2): not a zstd frame", at);
+	refused(&w, want);
+	/* magic, version, column table */
+	tw_raw_frame(&w, "KILNHEAQ\x02\x07", 10);
+	refused(&w, "not a kiln heap trace: no \"KILNHEAP\" magic");
+	tw_raw_frame(&w, "KILNHEAP\x03\x07", 10);
 	refused(&w, "trace version 3; this kiln reads version 2");
-	kiln_buf_adds(&w.s, "S");
+	tw_raw_frame(&w, "KILNHEAP\x02\x03", 10);
+	refused(&w, "3 columns; version 2 has 7");
+	tw_raw_frame(&w, "KILNHEAP\x02\x07\x50\x00\x00\x00\x00\x00\x00", 17);
+	refused(&w, "column 0 runs past the end of the frame");
+	tw_raw_frame(&w, "KILNHEAP\x02\x07\x50", 11);
+	refused(&w, "column length: the column table ends early");
+	/* records */
+	tw_raw(&w, KILN_HCOL_TAG, "S", 1);
 	tw_frame(&w);
-	refused(&w, "stream byte 0: not a kiln heap trace: the stream starts with 0x53");
-	/* structure */
+	refused(&w, "record 1 ('S'): the first record is not the header 'H'");
 	tw_header(&w, 0);
 	tw_stack(&w, 2, 0);
 	tw_frame(&w);
 	refused(&w, "stack id 2 out of sequence (expected 1)");
 	tw_header(&w, 0);
-	kiln_buf_adds(&w.s, "F");
-	put_uv(&w.s, 0);
+	tw_raw(&w, KILN_HCOL_TAG, "XF", 2);
+	tw_raw(&w, KILN_HCOL_MISC, "\x05", 1);
+	tw_raw(&w, KILN_HCOL_BACK_LO, "\x00", 1);
+	tw_raw(&w, KILN_HCOL_BACK_HI, "\x00", 1);
 	tw_frame(&w);
-	refused(&w, "a free of the block 1 allocations back, but only 0 were made");
+	refused(&w, "a free of the block 1 allocations back in thread 5, which "
+		"made only 0");
 	tw_header(&w, 0);
-	tw_batch(&w, 1, 0);
-	tw_alloc(&w, 1, 1, 0x10, 1, 1);
+	tw_stack(&w, 1, 0);
+	tw_raw(&w, KILN_HCOL_TAG, "A", 1);
+	tw_raw(&w, KILN_HCOL_SIZE_LO, "\x10", 1);
+	tw_raw(&w, KILN_HCOL_SIZE_HI, "\x00", 1);
+	tw_raw(&w, KILN_HCOL_STACK, "\x01", 1);
 	tw_frame(&w);
-	refused(&w, "stack 1 is not defined yet");
+	refused(&w, "an event before any thread record");
 	tw_header(&w, 0);
-	kiln_buf_adds(&w.s, "L\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01");
+	tw_raw(&w, KILN_HCOL_TAG, "L", 1);
+	tw_raw(&w, KILN_HCOL_MISC, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 10);
 	tw_frame(&w);
 	refused(&w, "count: varint larger than 64 bits");
 	tw_header(&w, 0);
-	kiln_buf_adds(&w.s, "L\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01");
+	tw_raw(&w, KILN_HCOL_TAG, "L", 1);
+	tw_raw(&w, KILN_HCOL_MISC, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11);
 	tw_frame(&w);
 	refused(&w, "count: varint longer than 10 bytes");
 	tw_header(&w, 0);
-	kiln_buf_adds(&w.s, "P\x10short");
+	tw_raw(&w, KILN_HCOL_TAG, "P", 1);
+	tw_raw(&w, KILN_HCOL_MISC, "\x10short", 6);
 	tw_frame(&w);
-	refused(&w, "maps: string of 16 bytes runs past the end of the frame");
+	refused(&w, "maps: string of 16 bytes runs past the end of the fields column");
 	tw_header(&w, 0);
 	tw_stack(&w, 1, 0);
-	kiln_buf_adds(&w.s, "A\x01");
+	tw_raw(&w, KILN_HCOL_TAG, "XA", 2);
+	tw_raw(&w, KILN_HCOL_MISC, "\x01", 1);
+	tw_raw(&w, KILN_HCOL_SIZE_LO, "\x10", 1);
+	tw_raw(&w, KILN_HCOL_SIZE_HI, "\x00", 1);
 	tw_frame(&w);
-	refused(&w, "record cut at the end of the frame (in stack)");
+	refused(&w, "record 4 ('A'): stack: the stack ids column ends early");
+	tw_header(&w, 0);
+	tw_raw(&w, KILN_HCOL_STACK, "\x01", 1);
+	tw_frame(&w);
+	refused(&w, "1 bytes left over in the stack ids column");
 	/* a corrupt frame body */
 	tw_header(&w, 0);
 	tw_maps(&w, MAPS MAPS MAPS);
