@@ -34,6 +34,13 @@
 __thread int kheap_guard __attribute__((tls_model("initial-exec")));
 /* Set on the thread running the dlsym bootstrap. */
 static __thread int booting __attribute__((tls_model("initial-exec")));
+/*
+ * Sampling: bytes left before this thread's next sampled allocation,
+ * counted down inline by the hooks (a sampled allocation, or a thread's
+ * first, goes to on_alloc()); armed once the thread drew its first.
+ */
+static __thread int64_t sample_left __attribute__((tls_model("initial-exec")));
+static __thread bool sample_armed __attribute__((tls_model("initial-exec")));
 
 /* The next definitions of what we interpose. */
 static struct {
@@ -163,7 +170,19 @@ void kheap_sample_start(struct kheap_thread *t, uint64_t seed)
 	t->rng = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
 	if (!t->rng)
 		t->rng = 1;
-	t->until_sample = kheap_sample ? (int64_t)draw(t) : 0;
+}
+
+/*
+ * Whether an allocation of n bytes goes to on_alloc(): always when every
+ * allocation is traced; when sampling, when the countdown crosses zero
+ * inside it (or the thread's countdown is not armed yet).  Hook context.
+ */
+static inline bool want_alloc(size_t n)
+{
+	if (!kheap_sample)
+		return true;
+	sample_left -= (int64_t)n;
+	return sample_left <= 0 || n > (size_t)INT64_MAX;
 }
 
 /* Records an allocation (tag 'A') made by the hook whose frame is given. */
@@ -180,10 +199,15 @@ static __attribute__((noinline)) void on_alloc(void *p, size_t n, void *frame)
 		goto out;
 	if (kheap_sample) {
 		/* Poisson over the bytes allocated: sampled when the
-		 * countdown crosses zero inside this allocation. */
-		if (n < (uint64_t)INT64_MAX && (t->until_sample -= (int64_t)n) > 0)
-			goto out;
-		t->until_sample = (int64_t)draw(t);
+		 * countdown (want_alloc()) crosses zero inside this
+		 * allocation.  A thread's first allocation arms it. */
+		if (!sample_armed) {
+			sample_armed = true;
+			sample_left = (int64_t)draw(t) - (int64_t)n;
+			if (sample_left > 0 && n <= (size_t)INT64_MAX)
+				goto out;
+		}
+		sample_left = (int64_t)draw(t);
 		if (!kheap_sset_add((uint64_t)(uintptr_t)p)) {
 			atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
 			goto out;
@@ -211,7 +235,7 @@ static inline bool free_wanted(void *p)
 {
 	if (!kheap_sample)
 		return true;
-	if (!atomic_load_explicit(&kheap_sampled_live, memory_order_relaxed))
+	if (!kheap_ss_maybe((uint64_t)(uintptr_t)p))
 		return false;
 	return kheap_sset_del((uint64_t)(uintptr_t)p);
 }
@@ -242,15 +266,24 @@ static inline bool tracing(void)
 
 /* ---- the interposed functions ---- */
 
-/* An allocation hook: the real call, then the record. */
+/*
+ * An allocation hook: the real call, then the record.  Sampling: an
+ * allocation that does not cross the countdown is only counted (no
+ * guard: nothing is recorded, so there is nothing to re-enter).
+ */
 #define ALLOC_HOOK(call, size)						\
 	do {								\
 		void *p_;						\
 		if (!tracing())						\
 			return call;					\
+		if (kheap_sample && sample_left > (int64_t)(size) &&	\
+		    (size) <= (size_t)INT64_MAX) {			\
+			sample_left -= (int64_t)(size);			\
+			return call;					\
+		}							\
 		kheap_guard = 1;					\
 		p_ = call;						\
-		if (p_)							\
+		if (p_ && want_alloc(size))				\
 			on_alloc(p_, size, __builtin_frame_address(0));	\
 		kheap_guard = 0;					\
 		return p_;						\
@@ -287,7 +320,10 @@ static void do_free(void *p)
 		return;		/* arena blocks are never freed */
 	if (unlikely(!ready()))
 		return;
-	if (!tracing()) {
+	/* Sampling: a block never sampled goes straight to the allocator
+	 * (the usual case: one filter bit read, no guard). */
+	if (!tracing() ||
+	    (kheap_sample && !kheap_ss_maybe((uint64_t)(uintptr_t)p))) {
 		real.free(p);
 		return;
 	}
@@ -331,7 +367,7 @@ do_realloc(void *p, size_t n, void *frame)
 	} else {
 		if (had)
 			put_free(p, t0);
-		if (q)
+		if (q && want_alloc(n))
 			on_alloc(q, n, frame);
 	}
 	kheap_guard = 0;
@@ -383,7 +419,7 @@ HOOK int posix_memalign(void **out, size_t align, size_t n)
 		return real.posix_memalign(out, align, n);
 	kheap_guard = 1;
 	rc = real.posix_memalign(out, align, n);
-	if (!rc && *out)
+	if (!rc && *out && want_alloc(n))
 		on_alloc(*out, n, __builtin_frame_address(0));
 	kheap_guard = 0;
 	return rc;
@@ -491,7 +527,8 @@ HOOK void *rallocx(void *p, size_t n, int flags)
 	} else {
 		if (had)
 			put_free(p, t0);
-		on_alloc(q, n, __builtin_frame_address(0));
+		if (want_alloc(n))
+			on_alloc(q, n, __builtin_frame_address(0));
 	}
 	kheap_guard = 0;
 	return q;
@@ -520,7 +557,9 @@ HOOK size_t xallocx(void *p, size_t n, size_t extra, int flags)
 
 		if (had)
 			put_free(p, t0);
-		on_alloc(p, got < want ? got : want, __builtin_frame_address(0));
+		if (want_alloc(got < want ? got : want))
+			on_alloc(p, got < want ? got : want,
+				 __builtin_frame_address(0));
 	} else if (had && kheap_sample) {
 		kheap_sset_add((uint64_t)(uintptr_t)p);
 	}

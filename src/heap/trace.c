@@ -50,7 +50,7 @@
 #define ST_CHUNK (1u << 19)		/* words per arena chunk (4 MiB) */
 #define SS_SLOTS (1u << 20)		/* sampled-block table */
 #define SS_MAX (SS_SLOTS / 4 * 3)
-#define SS_FILTER (1u << 14)		/* counters in front of it: 32 KiB, cache-resident (a free probes it) */
+#define SS_FILTER KHEAP_SS_BITS		/* blocks per bit of kheap_ss_bits */
 /*
  * A full ring waits for the writer this long before it drops events:
  * exact traces need back-pressure (the hook holds no allocator lock
@@ -59,9 +59,15 @@
  */
 #define FULL_WAIT_NS 5000000000ull
 
-_Atomic bool kheap_on;
+/*
+ * What every hook reads, on cache lines of their own: nothing written
+ * often may share them (another core's write would evict them from the
+ * hooks' caches).
+ */
+_Alignas(64) _Atomic bool kheap_on;
 uint64_t kheap_sample;
-_Atomic uint64_t kheap_sampled_live;
+_Alignas(64) _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
+_Alignas(64) _Atomic uint64_t kheap_sampled_live;
 
 
 static char *trace_path;		/* KILN_HEAP_TRACE */
@@ -90,7 +96,7 @@ static atomic_flag st_lock = ATOMIC_FLAG_INIT;
 /* Sampled blocks: exact table under a spin lock, counters in front. */
 static uint64_t *ss_slots;
 static size_t ss_count;
-static _Atomic uint16_t *ss_filter;
+static uint32_t *ss_filter;		/* under ss_lock */
 static atomic_flag ss_lock = ATOMIC_FLAG_INIT;
 
 /* Writer. */
@@ -413,6 +419,20 @@ out:
 
 /* ---- sampled blocks ---- */
 
+/* The block count of p's filter slot changes by d (ss_lock held). */
+static void filter_add(uint64_t p, int d)
+{
+	size_t i = kheap_ss_index(p);
+	uint64_t bit = 1ull << (i & 63);
+
+	if (d > 0 && ss_filter[i]++ == 0)
+		atomic_fetch_or_explicit(&kheap_ss_bits[i >> 6], bit,
+					 memory_order_relaxed);
+	else if (d < 0 && --ss_filter[i] == 0)
+		atomic_fetch_and_explicit(&kheap_ss_bits[i >> 6], ~bit,
+					  memory_order_relaxed);
+}
+
 static inline size_t ss_hash(uint64_t p)
 {
 	p ^= p >> 33;
@@ -436,8 +456,7 @@ bool kheap_sset_add(uint64_t p)
 		if (!ss_slots[i]) {
 			ss_slots[i] = p;
 			ss_count++;
-			atomic_fetch_add_explicit(&ss_filter[h & (SS_FILTER - 1)], 1,
-						  memory_order_relaxed);
+			filter_add(p, 1);
 			atomic_fetch_add_explicit(&kheap_sampled_live, 1,
 						  memory_order_relaxed);
 		}
@@ -452,9 +471,9 @@ bool kheap_sset_del(uint64_t p)
 	size_t h = ss_hash(p), i, j;
 	bool found = false;
 
-	/* Most frees are of blocks never sampled: no lock for them. */
-	if (!ss_slots || !atomic_load_explicit(&ss_filter[h & (SS_FILTER - 1)],
-					       memory_order_relaxed))
+	/* Most frees are of blocks never sampled: no lock for them (the
+	 * hooks looked at the bit already; other callers look here). */
+	if (!ss_slots || !kheap_ss_maybe(p))
 		return false;
 	lock(&ss_lock);
 	for (i = h & (SS_SLOTS - 1); ss_slots[i]; i = (i + 1) & (SS_SLOTS - 1))
@@ -463,8 +482,7 @@ bool kheap_sset_del(uint64_t p)
 	if (ss_slots[i]) {
 		found = true;
 		ss_count--;
-		atomic_fetch_sub_explicit(&ss_filter[h & (SS_FILTER - 1)], 1,
-					  memory_order_relaxed);
+		filter_add(p, -1);
 		atomic_fetch_sub_explicit(&kheap_sampled_live, 1, memory_order_relaxed);
 		/* Backward-shift deletion: no tombstones. */
 		ss_slots[i] = 0;
@@ -999,7 +1017,9 @@ static void fork_child(void)
 	if (kheap_sample && ss_slots) {
 		/* The parent's sampled blocks are not this trace's. */
 		munmap(ss_slots, SS_SLOTS * sizeof(*ss_slots));
-		munmap((void *)ss_filter, SS_FILTER * sizeof(*ss_filter));
+		munmap(ss_filter, SS_FILTER * sizeof(*ss_filter));
+		for (size_t i = 0; i < KHEAP_SS_BITS / 64; i++)
+			atomic_store(&kheap_ss_bits[i], 0);
 		ss_slots = map_anon(SS_SLOTS * sizeof(*ss_slots));
 		ss_filter = map_anon(SS_FILTER * sizeof(*ss_filter));
 		ss_count = 0;
