@@ -1,7 +1,7 @@
 /*
- * The kiln heap trace reader (format stage): zstd frames of records, as
- * docs/heap-trace.md describes them, merged by time into a heap analysis
- * (profile/heap.h).  kiln_heaptrace_read() (format.h) is the
+ * The kiln heap trace reader (format stage): zstd frames of records in
+ * columns, as docs/heap-trace.md describes them, fed in order to a heap
+ * analysis (profile/heap.h).  kiln_heaptrace_read() (format.h) is the
  * read-any-profile entry; kiln heap uses the analysis directly.
  */
 #ifndef KILN_FORMAT_HEAPTRACE_H
@@ -31,7 +31,7 @@ void kiln_heaptrace_info_release(struct kiln_heaptrace_info *info);
 
 /*
  * True when data is a kiln heap trace: a zstd frame whose contents start
- * with the header record ('H' "KILNHEAP") (or that is cut too short to
+ * with the magic "KILNHEAP" (or that is cut too short to
  * tell), or an uncompressed stream starting so.
  */
 bool kiln_heaptrace_detect(const char *data, size_t len);
