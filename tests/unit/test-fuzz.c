@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "format/heapenc.h"
+#include "format/heaptrace.h"
 #include "profile/profile.h"
 #include "render/flame.h"
 #include "util/buf.h"
@@ -136,6 +138,7 @@ static reader_fn reader_for(enum kiln_fmt f)
 	case KILN_FMT_COLLAPSED: return kiln_collapsed_read;
 	case KILN_FMT_PERF_SCRIPT: return kiln_perfscript_read;
 	case KILN_FMT_GPERFTOOLS: return kiln_gperf_read;
+	case KILN_FMT_HEAPTRACE: return kiln_heaptrace_read;
 	default: return NULL;
 	}
 }
@@ -242,8 +245,77 @@ static void test_fuzz_random(void **state)
 		check_one(kiln_perfscript_read, b.data, b.len);
 		check_one(kiln_collapsed_read, b.data, b.len);
 		check_one(kiln_gperf_read, b.data, b.len);
+		check_one(kiln_heaptrace_read, b.data, b.len);
 	}
 	kiln_buf_release(&b);
+}
+
+/*
+ * A heap trace written by the encoder (three threads, local and remote
+ * frees, a reused address, two frames), as the reader sees it
+ * uncompressed, so that mutations reach the records.
+ */
+static void heap_trace(struct kiln_buf *out)
+{
+	static const char maps[] =
+		"00400000-00500000 r-xp 00000000 08:01 42 /nonexistent/prog\n";
+	struct kiln_hcols c = { 0 };
+	const struct kiln_hcols *parts[1] = { &c };
+	struct kiln_henc e;
+	uint64_t pcs[3] = { 0x400100, 0x400200, 0x400300 }, t = 1000000;
+	int frame, i;
+
+	kiln_henc_init(&e);
+	for (frame = 0; frame < 2; frame++) {
+		if (!frame) {
+			assert_int_equal(kiln_hcols_header(&c, 7, 1, 1, 0, "p\0a", 3), 0);
+			assert_int_equal(kiln_hcols_maps(&c, maps, sizeof(maps) - 1), 0);
+			assert_int_equal(kiln_hcols_stack(&c, 1, pcs, 3), 0);
+			assert_int_equal(kiln_hcols_stack(&c, 2, pcs + 1, 2), 0);
+		}
+		assert_int_equal(kiln_hcols_name(&c, 11, "worker", 6), 0);
+		for (i = 0; i < 40; i++) {
+			struct kiln_hev *v = kiln_henc_reserve(&e, 1);
+
+			memset(v, 0, sizeof(*v));
+			t += 30000 + (uint64_t)(next() % 100000);
+			v->t = t;
+			v->tid = 10 + (uint32_t)(next() % 3);
+			v->ptr = 0x1000 + 16 * (next() % 12);
+			v->kind = next() % 3 ? KILN_HEV_ALLOC : KILN_HEV_FREE;
+			v->size = next() % 5000;
+			v->stack = 1 + (uint32_t)(next() % 2);
+			assert_int_equal(kiln_henc_commit(&e, 1), 0);
+		}
+		assert_int_equal(kiln_hcols_lost(&c, 2), 0);
+		assert_int_equal(kiln_henc_emit(&e, UINT64_MAX, &c, NULL, NULL), 0);
+		assert_int_equal(kiln_hcols_frame(parts, 1, !frame, out), 0);
+		kiln_hcols_reset(&c);
+	}
+	kiln_hcols_release(&c);
+	kiln_henc_release(&e);
+}
+
+static void test_fuzz_heaptrace(void **state)
+{
+	const char *it = getenv("KILN_FUZZ_ITERS");
+	long iters = (it ? atol(it) : 300) * 10, i;
+	struct kiln_buf raw = KILN_BUF_INIT, mut = KILN_BUF_INIT;
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_diag d;
+
+	heap_trace(&raw);
+	/* The trace itself is good. */
+	if (kiln_heaptrace_read(p, raw.data, raw.len, &d))
+		fail_msg("%s", d.msg);
+	assert_true(p->nsamples > 0);
+	kiln_prof_free(p);
+	for (i = 0; i < iters; i++) {
+		mutate(&mut, raw.data, raw.len);
+		check_one(kiln_heaptrace_read, mut.data, mut.len);
+	}
+	kiln_buf_release(&mut);
+	kiln_buf_release(&raw);
 }
 
 int main(void)
@@ -251,6 +323,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fuzz_fixtures),
 		cmocka_unit_test(test_fuzz_random),
+		cmocka_unit_test(test_fuzz_heaptrace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
