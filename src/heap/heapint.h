@@ -102,27 +102,49 @@ bool kheap_sset_add(uint64_t ptr);
 bool kheap_sset_del(uint64_t ptr);
 
 /*
- * In front of the set, one bit per slot of addresses: set while a
- * sampled block lives at an address of its slot.  Every free reads it
- * and only a set bit takes the set's lock.  2 KiB: small enough to stay
- * in cache mostly (a program that copies much evicts it: that load is
- * most of the sampling mode's cost per free), large enough that a
- * gigabyte of live heap (2000 samples at 512 KiB) sends one free in
- * eight to the set.
+ * In front of the set, two bit filters: one bit per slot of addresses,
+ * set while a sampled block lives at an address of its slot.  Every free
+ * reads the first (one cache line, so it stays in cache even in a
+ * program that copies much), the second (2 KiB) only when the first
+ * says maybe, and only a set bit in both takes the set's lock.  With few
+ * sampled blocks live (a heap of a few MiB at 512 KiB) a free costs one
+ * cached load; a gigabyte of live heap (2000 samples) fills the first
+ * and sends one free in eight to the set.  When every allocation is
+ * traced the first filter is all ones (every free is recorded); before
+ * tracing starts it is all zeros: the free hook reads only it first.
  */
+#define KHEAP_SS_BITS0 512u
 #define KHEAP_SS_BITS (1u << 14)
+extern _Atomic uint64_t kheap_ss_bits0[KHEAP_SS_BITS0 / 64];
 extern _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
+
+static inline size_t kheap_ss_index0(uint64_t p)
+{
+	return (size_t)((p >> 4) ^ (p >> 13) ^ (p >> 22)) & (KHEAP_SS_BITS0 - 1);
+}
 
 static inline size_t kheap_ss_index(uint64_t p)
 {
 	return (size_t)((p >> 4) ^ (p >> 20)) & (KHEAP_SS_BITS - 1);
 }
 
+/* The first filter: false when a free of p needs no recording. */
+static inline bool kheap_ss_maybe0(uint64_t p)
+{
+	size_t i = kheap_ss_index0(p);
+
+	return atomic_load_explicit(&kheap_ss_bits0[i >> 6],
+				    memory_order_relaxed) >> (i & 63) & 1;
+}
+
 /* Whether a sampled block may live at p.  Hook context. */
 static inline bool kheap_ss_maybe(uint64_t p)
 {
-	size_t i = kheap_ss_index(p);
+	size_t i;
 
+	if (!kheap_ss_maybe0(p))
+		return false;
+	i = kheap_ss_index(p);
 	return atomic_load_explicit(&kheap_ss_bits[i >> 6],
 				    memory_order_relaxed) >> (i & 63) & 1;
 }

@@ -320,9 +320,10 @@ static void do_free(void *p)
 		return;		/* arena blocks are never freed */
 	if (unlikely(!ready()))
 		return;
-	/* Sampling: a block never sampled goes straight to the allocator
-	 * (the usual case: one filter bit read, no guard). */
-	if (!tracing() ||
+	/* Not tracing, or a block never sampled: straight to the allocator.
+	 * The usual case reads one filter bit (all ones when every free is
+	 * traced, all zeros before tracing starts), no guard. */
+	if (likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) || !tracing() ||
 	    (kheap_sample && !kheap_ss_maybe((uint64_t)(uintptr_t)p))) {
 		real.free(p);
 		return;

@@ -66,6 +66,7 @@
  */
 _Alignas(64) _Atomic bool kheap_on;
 uint64_t kheap_sample;
+_Alignas(64) _Atomic uint64_t kheap_ss_bits0[KHEAP_SS_BITS0 / 64];
 _Alignas(64) _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
 _Alignas(64) _Atomic uint64_t kheap_sampled_live;
 
@@ -97,6 +98,7 @@ static atomic_flag st_lock = ATOMIC_FLAG_INIT;
 static uint64_t *ss_slots;
 static size_t ss_count;
 static uint32_t *ss_filter;		/* under ss_lock */
+static uint32_t ss_filter0[KHEAP_SS_BITS0];	/* under ss_lock */
 static atomic_flag ss_lock = ATOMIC_FLAG_INIT;
 
 /* Writer. */
@@ -419,18 +421,23 @@ out:
 
 /* ---- sampled blocks ---- */
 
-/* The block count of p's filter slot changes by d (ss_lock held). */
-static void filter_add(uint64_t p, int d)
+/* Adds d to the block count of one filter slot, setting or clearing
+ * its bit when the count leaves or reaches 0 (ss_lock held). */
+static void filter_slot(uint32_t *count, _Atomic uint64_t *bits, size_t i, int d)
 {
-	size_t i = kheap_ss_index(p);
 	uint64_t bit = 1ull << (i & 63);
 
-	if (d > 0 && ss_filter[i]++ == 0)
-		atomic_fetch_or_explicit(&kheap_ss_bits[i >> 6], bit,
-					 memory_order_relaxed);
-	else if (d < 0 && --ss_filter[i] == 0)
-		atomic_fetch_and_explicit(&kheap_ss_bits[i >> 6], ~bit,
-					  memory_order_relaxed);
+	if (d > 0 && count[i]++ == 0)
+		atomic_fetch_or_explicit(&bits[i >> 6], bit, memory_order_relaxed);
+	else if (d < 0 && --count[i] == 0)
+		atomic_fetch_and_explicit(&bits[i >> 6], ~bit, memory_order_relaxed);
+}
+
+/* The filters' counts for p change by d (ss_lock held). */
+static void filter_add(uint64_t p, int d)
+{
+	filter_slot(ss_filter0, kheap_ss_bits0, kheap_ss_index0(p), d);
+	filter_slot(ss_filter, kheap_ss_bits, kheap_ss_index(p), d);
 }
 
 static inline size_t ss_hash(uint64_t p)
@@ -1020,6 +1027,9 @@ static void fork_child(void)
 		munmap(ss_filter, SS_FILTER * sizeof(*ss_filter));
 		for (size_t i = 0; i < KHEAP_SS_BITS / 64; i++)
 			atomic_store(&kheap_ss_bits[i], 0);
+		for (size_t i = 0; i < KHEAP_SS_BITS0 / 64; i++)
+			atomic_store(&kheap_ss_bits0[i], 0);
+		memset(ss_filter0, 0, sizeof(ss_filter0));
 		ss_slots = map_anon(SS_SLOTS * sizeof(*ss_slots));
 		ss_filter = map_anon(SS_FILTER * sizeof(*ss_filter));
 		ss_count = 0;
@@ -1263,6 +1273,10 @@ static int start(const char *path)
 	err = start_writer();
 	if (err)
 		goto fail;
+	if (!kheap_sample)
+		/* Every free is recorded: the hooks' first filter says so. */
+		for (size_t i = 0; i < KHEAP_SS_BITS0 / 64; i++)
+			atomic_store(&kheap_ss_bits0[i], ~0ull);
 	atomic_store(&kheap_on, true);
 	if (path)
 		kiln_agent_log(KILN_LOG_INFO, "heap trace to '%s' (%s)", trace_path,
