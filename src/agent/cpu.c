@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -59,8 +60,15 @@ struct kthread {
 	bool internal;			/* kiln's own thread: never sampled */
 };
 
+/*
+ * A slot of the sample queue (Vyukov's bounded MPMC queue).  Its
+ * sequence number is stored minus the slot's index, so that the queue
+ * starts as all zeros: a fresh mmap needs no initialising pass, and only
+ * the pages of slots used get touched (4 MiB of slots would otherwise
+ * cost a thousand page faults at every start).
+ */
 struct rec {
-	_Atomic uint64_t seq;
+	_Atomic uint64_t seq;		/* sequence - index of the slot */
 	uint32_t tid;
 	uint32_t n;
 	uint64_t weight;
@@ -91,7 +99,7 @@ static pthread_t collector;
  * among others, do not).
  */
 static pthread_mutex_t collect_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic bool collector_stop;
+static _Atomic uint32_t collector_stop;	/* a futex word: 1 stops it */
 static bool handler_installed;
 static struct sigaction old_prof;
 
@@ -127,7 +135,8 @@ static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
 		int64_t dif;
 
 		r = &ring[pos & (RING_SLOTS - 1)];
-		seq = atomic_load_explicit(&r->seq, memory_order_acquire);
+		seq = atomic_load_explicit(&r->seq, memory_order_acquire) +
+		      (pos & (RING_SLOTS - 1));
 		dif = (int64_t)(seq - pos);
 		if (dif == 0) {
 			if (atomic_compare_exchange_weak_explicit(
@@ -144,7 +153,8 @@ static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
 	r->n = (uint32_t)n;
 	r->weight = weight;
 	memcpy(r->pcs, pcs, (size_t)n * sizeof(*pcs));
-	atomic_store_explicit(&r->seq, pos + 1, memory_order_release);
+	atomic_store_explicit(&r->seq, pos + 1 - (pos & (RING_SLOTS - 1)),
+			      memory_order_release);
 	return true;
 }
 
@@ -541,8 +551,9 @@ static uint32_t labels_for(uint32_t tid)
 static void drain(void)
 {
 	for (;;) {
-		struct rec *r = &ring[deq_pos & (RING_SLOTS - 1)];
-		uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire);
+		uint64_t idx = deq_pos & (RING_SLOTS - 1);
+		struct rec *r = &ring[idx];
+		uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire) + idx;
 		uint32_t locs[MAX_DEPTH];
 		int64_t values[2];
 		uint32_t i, n;
@@ -555,7 +566,7 @@ static void drain(void)
 		values[0] = (int64_t)r->weight;
 		values[1] = (int64_t)r->weight * period_ns_cfg;
 		kiln_prof_add_sample(agg, locs, n, values, labels_for(r->tid));
-		atomic_store_explicit(&r->seq, deq_pos + RING_SLOTS,
+		atomic_store_explicit(&r->seq, deq_pos + RING_SLOTS - idx,
 				      memory_order_release);
 		deq_pos++;
 	}
@@ -604,7 +615,12 @@ static void *collect(void *arg)
 	unsigned tick = 0;
 
 	while (!atomic_load(&collector_stop)) {
-		nanosleep(&ts, NULL);
+		/* 10 ms, or until stop_collector() wakes it (the program's
+		 * exit waits for it: no sleep may add to that). */
+		syscall(SYS_futex, &collector_stop, FUTEX_WAIT_PRIVATE, 0, &ts,
+			NULL, 0);
+		if (atomic_load(&collector_stop))
+			break;
 		/* Its work allocates: never while the program forks (see
 		 * atfork_prepare()). */
 		pthread_mutex_lock(&collect_lock);
@@ -631,6 +647,14 @@ static void *collect(void *arg)
 }
 
 /* ---- start and stop ---- */
+
+/* Stops the collector thread at once (it drains a last time) and joins it. */
+static void stop_collector(void)
+{
+	atomic_store(&collector_stop, 1);
+	syscall(SYS_futex, &collector_stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(collector, NULL);
+}
 
 bool kiln_agent_cpu_running(void)
 {
@@ -712,8 +736,7 @@ int kiln_agent_cpu_begin(int hz)
 		err = -ENOMEM;
 		goto out_unlock;
 	}
-	for (i = 0; i < RING_SLOTS; i++)
-		atomic_store(&ring[i].seq, i);
+	/* All zeros: slot i's sequence is i (see struct rec). */
 	atomic_store(&enq_pos, 0);
 	deq_pos = 0;
 	atomic_store(&dropped, 0);
@@ -736,7 +759,7 @@ int kiln_agent_cpu_begin(int hz)
 	if (err)
 		goto out_free;
 	/* Our own thread first: the collector is never sampled. */
-	atomic_store(&collector_stop, false);
+	atomic_store(&collector_stop, 0);
 	if (start_internal(&collector, collect, NULL)) {
 		err = -EAGAIN;
 		goto out_free;
@@ -770,8 +793,7 @@ int kiln_agent_cpu_begin(int hz)
 		err = setitimer(ITIMER_PROF, &it, NULL) ? -errno : 0;
 		if (err) {
 			atomic_store(&active, false);
-			atomic_store(&collector_stop, true);
-			pthread_join(collector, NULL);
+			stop_collector();
 			goto out_free;
 		}
 	} else {
@@ -886,8 +908,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	/* No handler may still be writing into the ring we drain and free. */
 	while (atomic_load(&in_handler))
 		nanosleep(&pause, NULL);
-	atomic_store(&collector_stop, true);
-	pthread_join(collector, NULL);
+	stop_collector();
 	raw = agg;
 	agg = NULL;
 	clock_gettime(CLOCK_REALTIME, &now);
