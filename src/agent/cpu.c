@@ -625,6 +625,9 @@ static void *collect(void *arg)
 		 * atfork_prepare()). */
 		pthread_mutex_lock(&collect_lock);
 		drain();
+		/* Unwinding tables a sample needed (lazy: see the begin). */
+		if (kiln_cfi_wanted(cfi))
+			kiln_cfi_refresh(cfi);
 		if (++tick % 10 == 0) {
 			uint64_t gen = 0;
 
@@ -726,6 +729,14 @@ int kiln_agent_cpu_begin(int hz)
 			err = -ENOMEM;
 			goto out_unlock;
 		}
+		/*
+		 * A module's unwinding tables are built when a sample first
+		 * lands in it (by the collector, within 10 ms; that sample
+		 * walks it by frame pointers): most loaded libraries never
+		 * show up in a profile, and building them all cost several
+		 * milliseconds at every start.
+		 */
+		kiln_cfi_set_lazy(cfi, true);
 	}
 	kiln_cfi_refresh(cfi);
 	dl_iterate_phdr(dl_counts, &dl_generation);

@@ -64,6 +64,13 @@ struct cfi_mod {
 	size_t nindex;
 	size_t fdes_skipped;
 	int refs;		/* sets holding it; changed under c->lock */
+	/*
+	 * Lazy tables (kiln_cfi_set_lazy()): rows not built yet; a handler
+	 * that needs them sets `wanted` (and walks by frame pointers), and
+	 * the next refresh builds them into a new module object.
+	 */
+	bool pending;
+	_Atomic bool wanted;
 };
 
 /* An executable PT_LOAD segment [lo, hi) of mod. */
@@ -100,6 +107,7 @@ struct kiln_cfi {
 	size_t nretired;
 	unsigned long long adds, subs;	/* dl_iterate_phdr counters seen */
 	bool scanned;
+	bool lazy;			/* build a module's rows when needed */
 	uint64_t generation;
 };
 
@@ -984,6 +992,7 @@ struct scan {
 	struct cfi_set *set;
 	size_t cap_mods, cap_ranges;
 	bool unchanged, nomem;
+	bool force;		/* wanted modules: scan even if nothing moved */
 };
 
 static bool grow(void **v, size_t *cap, size_t n, size_t size)
@@ -999,6 +1008,19 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
 	return true;
 }
 
+/* Whether the old set had mod's object, pending and wanted. */
+static bool wanted_before(const struct cfi_set *old, const struct cfi_mod *mod)
+{
+	for (size_t i = 0; old && i < old->nmods; i++) {
+		const struct cfi_mod *m = old->mods[i];
+
+		if (m->bias == mod->bias && m->phdr == mod->phdr &&
+		    m->phnum == mod->phnum && !strcmp(m->name, mod->name))
+			return m->pending && atomic_load(&m->wanted);
+	}
+	return false;
+}
+
 static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *sc = arg;
@@ -1008,7 +1030,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 	bool counters = size >= offsetof(struct dl_phdr_info, dlpi_subs) +
 				sizeof(info->dlpi_subs);
 
-	if (counters && !set->nmods && sc->c->scanned &&
+	if (counters && !set->nmods && sc->c->scanned && !sc->force &&
 	    info->dlpi_adds == sc->c->adds && info->dlpi_subs == sc->c->subs) {
 		sc->unchanged = true;
 		return 1;
@@ -1023,7 +1045,9 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 
 		if (m->bias == info->dlpi_addr && m->phdr == info->dlpi_phdr &&
 		    m->phnum == info->dlpi_phnum && !strcmp(m->name, name)) {
-			mod = m;
+			/* A lazy module a handler needed: built anew below. */
+			if (!(m->pending && atomic_load(&m->wanted)))
+				mod = m;
 			break;
 		}
 	}
@@ -1041,7 +1065,13 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 		mod->phnum = info->dlpi_phnum;
 		mod->refs = 1;
 		mod->name = strdup(name);
-		if (!mod->name || (CFI_DWARF && !parse_module(info, mod))) {
+		/* Lazy: rows only for a module a handler asked for, and for
+		 * the program itself (the first object), where most samples
+		 * land from the start. */
+		mod->pending = CFI_DWARF && sc->c->lazy && set->nmods > 0 &&
+			       !wanted_before(sc->old, mod);
+		if (!mod->name ||
+		    (CFI_DWARF && !mod->pending && !parse_module(info, mod))) {
 			mod_put(mod);
 			goto nomem;
 		}
@@ -1102,6 +1132,32 @@ void kiln_cfi_free(struct kiln_cfi *c)
 	free(c);
 }
 
+/* Whether a handler wanted the rows of a lazy module of set s. */
+static bool wanted_any(const struct cfi_set *s)
+{
+	for (size_t i = 0; s && i < s->nmods; i++)
+		if (s->mods[i]->pending && atomic_load(&s->mods[i]->wanted))
+			return true;
+	return false;
+}
+
+void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy)
+{
+	pthread_mutex_lock(&c->lock);
+	c->lazy = lazy;
+	pthread_mutex_unlock(&c->lock);
+}
+
+bool kiln_cfi_wanted(struct kiln_cfi *c)
+{
+	bool w;
+
+	pthread_mutex_lock(&c->lock);
+	w = wanted_any(atomic_load(&c->cur));
+	pthread_mutex_unlock(&c->lock);
+	return w;
+}
+
 int kiln_cfi_refresh(struct kiln_cfi *c)
 {
 	struct scan sc = { .c = c };
@@ -1119,6 +1175,7 @@ int kiln_cfi_refresh(struct kiln_cfi *c)
 	}
 	adds = c->adds;
 	subs = c->subs;
+	sc.force = wanted_any(sc.old);
 	dl_iterate_phdr(scan_one, &sc);
 	if (sc.unchanged) {
 		set_free(sc.set);
@@ -1217,6 +1274,13 @@ static const struct cfi_row *find_row(const struct cfi_mod *m, uint64_t pc)
 	size_t lo, hi, bk;
 	uint64_t off = pc - m->bias;
 
+	if (m->pending) {
+		/* Asks the next refresh for its rows (the module lives as long
+		 * as the set the caller holds: see `inside`). */
+		atomic_store_explicit(&((struct cfi_mod *)m)->wanted, true,
+				      memory_order_relaxed);
+		return NULL;
+	}
 	if (!m->nrows || pc < m->bias || off > UINT32_MAX || off < m->rows[0].pc)
 		return NULL;
 	bk = (off - m->rows[0].pc) >> BUCKET_SHIFT;

@@ -53,6 +53,19 @@ void kiln_cfi_free(struct kiln_cfi *c);
 int kiln_cfi_refresh(struct kiln_cfi *c);
 
 /* kiln_cfi_unwind_regs() flags. */
+/*
+ * Lazy tables: from the next refresh on, a newly seen module gets its
+ * rows only once an unwind needed them (that unwind, and those until the
+ * next kiln_cfi_refresh(), walk the module by frame pointers).  Saves
+ * parsing every loaded library at start when only a few show up in
+ * stacks.  Not for callers that need every stack exact from the start.
+ */
+void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy);
+
+/* Whether an unwind asked for a lazy module's rows since the last
+ * refresh (then call kiln_cfi_refresh()).  Takes c's lock. */
+bool kiln_cfi_wanted(struct kiln_cfi *c);
+
 enum {
 	/* Frame pointers only (CFI rows ignored); pcs are still checked. */
 	KILN_CFI_FP_ONLY = 1 << 0,

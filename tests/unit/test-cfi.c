@@ -628,6 +628,37 @@ static int count_named(const uint64_t *pcs, int n, const char *name)
 	return k;
 }
 
+/*
+ * Lazy tables: only the program's own rows at first; a lookup in libc
+ * asks for libc's, which the next refresh builds.
+ */
+static void test_lazy(void **state)
+{
+	struct kiln_cfi *c = kiln_cfi_new();
+	struct kiln_cfi_stats st;
+	struct kiln_cfi_rule rule;
+	uint64_t pc = (uint64_t)(uintptr_t)qsort + 1;
+
+	assert_non_null(c);
+	kiln_cfi_set_lazy(c, true);
+	assert_int_equal(kiln_cfi_refresh(c), 0);
+	kiln_cfi_stats(c, &st);
+	assert_true(st.modules > 3);
+	assert_int_equal(st.modules_cfi, 1);
+	assert_false(kiln_cfi_wanted(c));
+	/* No rows yet: no rule, and the module is asked for. */
+	assert_int_equal(kiln_cfi_lookup(c, pc, &rule), 0);
+	assert_int_equal(rule.kind, KILN_CFI_NONE);
+	assert_true(kiln_cfi_wanted(c));
+	assert_int_equal(kiln_cfi_refresh(c), 0);
+	assert_false(kiln_cfi_wanted(c));
+	kiln_cfi_stats(c, &st);
+	assert_int_equal(st.modules_cfi, 2);
+	assert_int_equal(kiln_cfi_lookup(c, pc, &rule), 0);
+	assert_int_equal(rule.kind, KILN_CFI_RULE);
+	kiln_cfi_free(c);
+}
+
 /* Unwinds from its own frame: uncached, then twice through the cache. */
 static __attribute__((noinline)) void cached_fn(struct kiln_cfi_cache *cache,
 						uint64_t *ref, int *nref,
@@ -845,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_concurrent_refresh),
 		cmocka_unit_test(test_cached),
+		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_speed),
 		cmocka_unit_test(test_parse_mutated),
 #endif
