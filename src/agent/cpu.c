@@ -969,6 +969,8 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
  */
 static void atfork_child(void)
 {
+	struct kthread *me = self;
+	uint64_t hi = me ? atomic_load(&me->stack_hi) : 0;
 	size_t i;
 
 	atomic_store(&active, false);
@@ -989,7 +991,23 @@ static void atfork_child(void)
 	kiln_htab_init(&tid_index);
 	tids = NULL;
 	ntids = tids_alloc = 0;
-	register_self(false);
+	/*
+	 * The forking thread lives on, on the same stack: it keeps its slot
+	 * (and the exit key's value, which points at it) under its new tid.
+	 * No register_self(): pthread_getattr_np() allocates, and here an
+	 * allocator lock may still be held by a parent thread that is gone
+	 * (a program that only execs would never have allocated).  A thread
+	 * kiln did not know gets a slot whose stack top is found later.
+	 */
+	if (me) {
+		atomic_store(&me->tid, gettid_());
+		atomic_store(&me->stack_hi, hi);
+		atomic_store(&me->sp_seen, 0);
+		me->internal = false;
+		self = me;
+	} else {
+		self = register_tid(gettid_(), 0, false);
+	}
 }
 
 void kiln_agent_cpu_init(void)
