@@ -8,6 +8,7 @@
 #ifndef KILN_AGENT_AGENT_H
 #define KILN_AGENT_AGENT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,6 +45,36 @@ enum kiln_agent_engine kiln_agent_engine(void);
  * library constructor (idempotent).
  */
 void kiln_agent_cpu_init(void);
+
+/*
+ * Starts a thread of kiln's own running fn(arg): all signals blocked,
+ * never sampled, kept out of the program's forks (see
+ * kiln_agent_busy_begin()) from its creation until fn runs (a sanitizer's
+ * runtime allocates while it sets a thread up) and, unless detached, from
+ * fn's return until kiln_agent_thread_join() (it tears the thread down),
+ * which such a thread needs.  0 or -errno.
+ */
+int kiln_agent_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
+			    bool detached);
+
+/* Joins a thread started by kiln_agent_thread_start(); its return value
+ * is lost.  0 or -errno. */
+int kiln_agent_thread_join(pthread_t t);
+
+/*
+ * A kiln thread's work that may allocate (or take a lock a forked child
+ * would need) runs between these two: a fork() of the program waits for
+ * every such section to end (2 s at most, then forks anyway) and holds
+ * new ones back until it is done, so that the child never inherits a lock
+ * held by a thread that does not exist there (see fork.c).  Sections of
+ * several threads count; not for signal handlers; never call fork()
+ * inside one.
+ */
+void kiln_agent_busy_begin(void);
+void kiln_agent_busy_end(void);
+
+/* Registers the fork gate's handlers; called by kiln_agent_cpu_init(). */
+void kiln_agent_fork_init(void);
 
 struct sigaction;
 /* Whether act installs the agent's own SIGPROF handler. */

@@ -91,14 +91,6 @@ static _Atomic uint64_t enq_pos;
 static uint64_t deq_pos;
 static struct kiln_cfi *cfi;
 static pthread_t collector;
-/*
- * Held by the collector while it works (it allocates) and by a forking
- * thread across fork(): a fork must not copy an allocator lock held by
- * the collector into the child, where nothing would ever release it
- * (glibc's malloc guards itself against that; sanitizer allocators,
- * among others, do not).
- */
-static pthread_mutex_t collect_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t collector_stop;	/* a futex word: 1 stops it */
 static bool handler_installed;
 static struct sigaction old_prof;
@@ -461,20 +453,78 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	return rc;
 }
 
-/* Starts a thread of kiln's own: registered, never sampled. */
-static int start_internal(pthread_t *t, void *(*fn)(void *), void *arg)
+struct internal_start {
+	void *(*fn)(void *);
+	void *arg;
+	bool detached;
+};
+
+/*
+ * A kiln thread's own first and last steps.  It was counted busy by its
+ * creator: a sanitizer's runtime allocates while it sets the thread up,
+ * before fn runs (under ASan, kiln's trampoline calls the runtime's, which
+ * calls this).  It counts itself busy again when fn returns: the runtime
+ * frees the thread's allocator cache as it exits, until the join (a
+ * detached thread's exit cannot be waited for: not covered).
+ */
+static void *internal_main(void *p)
 {
+	struct internal_start s = *(struct internal_start *)p;
+	void *ret;
+
+	free(p);
+	kiln_agent_busy_end();
+	ret = s.fn(s.arg);
+	if (!s.detached)
+		kiln_agent_busy_begin();
+	return ret;
+}
+
+int kiln_agent_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
+			    bool detached)
+{
+	struct internal_start *s = malloc(sizeof(*s));
+	pthread_attr_t attr;
 	sigset_t all, old;
 	int rc;
 
+	if (!s)
+		return -ENOMEM;
+	s->fn = fn;
+	s->arg = arg;
+	s->detached = detached;
+	rc = pthread_attr_init(&attr);
+	if (!rc && detached)
+		rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (rc) {
+		free(s);
+		return -rc;
+	}
+	kiln_agent_busy_begin();
 	/* It must not take the host's signals (SIGPROF, SIGTERM, ...). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	creating_internal = true;
-	rc = pthread_create(t, NULL, fn, arg);
+	rc = pthread_create(t, &attr, internal_main, s);
 	creating_internal = false;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		free(s);
+		kiln_agent_busy_end();
+	}
+	return -rc;
+}
+
+int kiln_agent_thread_join(pthread_t t)
+{
+	int rc = pthread_join(t, NULL);
+
+	/* Gone, with its runtime's teardown: the count internal_main()
+	 * took at its end. */
+	if (!rc)
+		kiln_agent_busy_end();
+	return -rc;
 }
 
 /* Finds threads not created through pthread_create (or before kiln). */
@@ -621,9 +671,8 @@ static void *collect(void *arg)
 			NULL, 0);
 		if (atomic_load(&collector_stop))
 			break;
-		/* Its work allocates: never while the program forks (see
-		 * atfork_prepare()). */
-		pthread_mutex_lock(&collect_lock);
+		/* Its work allocates: never while the program forks. */
+		kiln_agent_busy_begin();
 		drain();
 		/* Unwinding tables a sample needed (lazy: see the begin). */
 		if (kiln_cfi_wanted(cfi))
@@ -641,11 +690,11 @@ static void *collect(void *arg)
 			if (engine == KILN_ENGINE_THREAD_TIMERS && tick % 50 == 0)
 				scan_tasks();
 		}
-		pthread_mutex_unlock(&collect_lock);
+		kiln_agent_busy_end();
 	}
-	pthread_mutex_lock(&collect_lock);
+	kiln_agent_busy_begin();
 	drain();
-	pthread_mutex_unlock(&collect_lock);
+	kiln_agent_busy_end();
 	return NULL;
 }
 
@@ -656,7 +705,7 @@ static void stop_collector(void)
 {
 	atomic_store(&collector_stop, 1);
 	syscall(SYS_futex, &collector_stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	pthread_join(collector, NULL);
+	kiln_agent_thread_join(collector);
 }
 
 bool kiln_agent_cpu_running(void)
@@ -771,7 +820,7 @@ int kiln_agent_cpu_begin(int hz)
 		goto out_free;
 	/* Our own thread first: the collector is never sampled. */
 	atomic_store(&collector_stop, 0);
-	if (start_internal(&collector, collect, NULL)) {
+	if (kiln_agent_thread_start(&collector, collect, NULL, false)) {
 		err = -EAGAIN;
 		goto out_free;
 	}
@@ -950,21 +999,12 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
  * The child starts with no profile running (it must not write over the
  * parent's file); its own pthread_create calls still register threads.
  */
-static void atfork_prepare(void)
-{
-	pthread_mutex_lock(&collect_lock);
-}
-
-static void atfork_parent(void)
-{
-	pthread_mutex_unlock(&collect_lock);
-}
-
 static void atfork_child(void)
 {
+	struct kthread *me = self;
+	uint64_t hi = me ? atomic_load(&me->stack_hi) : 0;
 	size_t i;
 
-	pthread_mutex_init(&collect_lock, NULL);
 	atomic_store(&active, false);
 	atomic_store(&in_handler, 0);
 	for (i = 0; i < MAX_THREADS; i++) {
@@ -983,7 +1023,23 @@ static void atfork_child(void)
 	kiln_htab_init(&tid_index);
 	tids = NULL;
 	ntids = tids_alloc = 0;
-	register_self(false);
+	/*
+	 * The forking thread lives on, on the same stack: it keeps its slot
+	 * (and the exit key's value, which points at it) under its new tid.
+	 * No register_self(): pthread_getattr_np() allocates, and here an
+	 * allocator lock may still be held by a parent thread that is gone
+	 * (a program that only execs would never have allocated).  A thread
+	 * kiln did not know gets a slot whose stack top is found later.
+	 */
+	if (me) {
+		atomic_store(&me->tid, gettid_());
+		atomic_store(&me->stack_hi, hi);
+		atomic_store(&me->sp_seen, 0);
+		me->internal = false;
+		self = me;
+	} else {
+		self = register_tid(gettid_(), 0, false);
+	}
 }
 
 void kiln_agent_cpu_init(void)
@@ -993,6 +1049,7 @@ void kiln_agent_cpu_init(void)
 	if (done)
 		return;
 	done = true;
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	kiln_agent_fork_init();
+	pthread_atfork(NULL, NULL, atfork_child);
 	register_self(false);
 }

@@ -117,10 +117,16 @@ static void *control(void *arg)
 			continue;
 		if (n <= 0)
 			break;
+		/* Writing a profile allocates: never while the program
+		 * forks. */
 		if (c == 'T' && cpu_path) {
+			kiln_agent_busy_begin();
 			toggle();
+			kiln_agent_busy_end();
 		} else if (c == 'X') {
+			kiln_agent_busy_begin();
 			write_final();
+			kiln_agent_busy_end();
 			if (write(ack_pipe[1], "k", 1) < 0)
 				break;
 		} else if (c == 'Q') {
@@ -180,18 +186,14 @@ static void child_after_fork(void)
 
 static int start_control(void)
 {
-	sigset_t all, old;
-	int rc;
+	int err;
 
 	if (pipe2(ctl_pipe, O_CLOEXEC) || pipe2(ack_pipe, O_CLOEXEC))
 		return -errno;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&ctl_thread, NULL, control, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
-		return -rc;
-	pthread_detach(ctl_thread);
+	/* A program may fork at once, while the thread is being set up. */
+	err = kiln_agent_thread_start(&ctl_thread, control, NULL, true);
+	if (err)
+		return err;
 	ctl_running = true;
 	return 0;
 }

@@ -62,6 +62,10 @@
 #define HTTP_IDLE_TIMEOUT 30		/* seconds */
 #define HTTP_BODY_MAX (4u << 20)	/* symbol lookups: ~250k addresses */
 #define HTTP_TOP_ROWS 200		/* rows of the ?debug=1 table */
+/* How long kiln_http_stop() lets the answers of suspended requests go
+ * out (a 503 is small; a profile finished just then, to a slow reader,
+ * may not make it). */
+#define HTTP_STOP_FLUSH_MS 3000
 
 /*
  * libmicrohttpd is loaded when the first server starts, not with
@@ -76,6 +80,7 @@
 static struct {
 	__typeof__(MHD_start_daemon) *start_daemon;
 	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_quiesce_daemon) *quiesce_daemon;
 	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
 	__typeof__(MHD_add_response_header) *add_response_header;
 	__typeof__(MHD_destroy_response) *destroy_response;
@@ -108,6 +113,7 @@ static void mhd_load(void)
 	}
 	LOAD(start_daemon)
 	LOAD(stop_daemon)
+	LOAD(quiesce_daemon)
 	LOAD(create_response_from_buffer)
 	LOAD(add_response_header)
 	LOAD(destroy_response)
@@ -124,6 +130,7 @@ static void mhd_load(void)
 
 #define MHD_start_daemon mhd.start_daemon
 #define MHD_stop_daemon mhd.stop_daemon
+#define MHD_quiesce_daemon mhd.quiesce_daemon
 #define MHD_create_response_from_buffer mhd.create_response_from_buffer
 #define MHD_add_response_header mhd.add_response_header
 #define MHD_destroy_response mhd.destroy_response
@@ -143,8 +150,11 @@ struct kiln_http {
 	size_t token_len;
 	int wake;		/* eventfd: readable once the server stops */
 	pthread_mutex_t lock;
-	pthread_cond_t idle;	/* signalled when jobs drops to 0 */
+	pthread_cond_t idle;	/* CLOCK_MONOTONIC; jobs or suspended dropped to 0 */
 	unsigned jobs;		/* CPU profile workers still running */
+	/* Requests suspended for a worker and not yet completed by MHD
+	 * (their answer sent, or their connection gone). */
+	unsigned suspended;
 	bool stopping;
 };
 
@@ -698,6 +708,20 @@ static int out_format(struct MHD_Connection *c, long debug, enum out_fmt *fmt,
 	return 0;
 }
 
+/*
+ * Suspends request rq until a worker resumes it with the answer; counted
+ * until on_completed(), so that kiln_http_stop() can let the answer out.
+ */
+static void suspend(struct kiln_http *srv, struct MHD_Connection *c,
+		    struct req *rq)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->suspended++;
+	pthread_mutex_unlock(&srv->lock);
+	rq->state = REQ_SUSPENDED;
+	MHD_suspend_connection(c);
+}
+
 /* /debug/pprof/profile */
 static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *c,
 				  struct req *rq)
@@ -768,8 +792,7 @@ static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *
 	 * out after it. */
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
 				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
-	rq->state = REQ_SUSPENDED;
-	MHD_suspend_connection(c);
+	suspend(srv, c, rq);
 	/* The worker inherits this thread's signal mask: everything blocked. */
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -899,8 +922,7 @@ static enum MHD_Result do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	j->client_fd = ci ? ci->connect_fd : -1;
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
 				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
-	rq->state = REQ_SUSPENDED;
-	MHD_suspend_connection(c);
+	suspend(srv, c, rq);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	err = pthread_create(&t, &attr, job_main, j);
@@ -1186,10 +1208,17 @@ bad_method:
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 			 enum MHD_RequestTerminationCode why)
 {
+	struct kiln_http *srv = cls;
 	struct req *rq = *ctx;
 
 	if (!rq)
 		return;
+	if (rq->state == REQ_SUSPENDED) {
+		pthread_mutex_lock(&srv->lock);
+		if (!--srv->suspended)
+			pthread_cond_broadcast(&srv->idle);
+		pthread_mutex_unlock(&srv->lock);
+	}
 	if (rq->resp)
 		MHD_destroy_response(rq->resp);
 	kiln_buf_release(&rq->body);
@@ -1366,7 +1395,14 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 		return -ENOMEM;
 	srv->wake = -1;
 	pthread_mutex_init(&srv->lock, NULL);
-	pthread_cond_init(&srv->idle, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&srv->idle, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	if (tok && *tok) {
 		srv->token = strdup(tok);
 		if (!srv->token) {
@@ -1451,12 +1487,18 @@ KILN_API int kiln_http_port(const struct kiln_http *srv)
 KILN_API int kiln_http_stop(struct kiln_http *srv)
 {
 	uint64_t one = 1;
+	struct timespec deadline;
+	MHD_socket lfd;
+	int rc = 0;
 
 	if (!srv)
 		return 0;
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = true;
 	pthread_mutex_unlock(&srv->lock);
+	/* No new connections; the listening socket is ours to close now,
+	 * after MHD_stop_daemon() (its thread may still look at it). */
+	lfd = MHD_quiesce_daemon(srv->mhd);
 	/* Wakes every profile worker: each ends its profile, resumes its
 	 * connection with a 503 and leaves.  MHD must see no suspended
 	 * connection when it stops. */
@@ -1466,8 +1508,29 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 	pthread_mutex_lock(&srv->lock);
 	while (srv->jobs)
 		pthread_cond_wait(&srv->idle, &srv->lock);
+	/*
+	 * A resumed request is answered by MHD's thread later: stopping the
+	 * daemon at once closed its socket before the 503 went out (the
+	 * client saw no answer at all).  Each is counted until MHD completes
+	 * it; a client that does not read is not waited for long.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += HTTP_STOP_FLUSH_MS / 1000;
+	deadline.tv_nsec += (long)(HTTP_STOP_FLUSH_MS % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	while (srv->suspended && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&srv->idle, &srv->lock, &deadline);
+	if (srv->suspended)
+		kiln_agent_log(KILN_LOG_DEBUG, "http: %u answer(s) not sent after "
+			       "%d ms: closing anyway", srv->suspended,
+			       HTTP_STOP_FLUSH_MS);
 	pthread_mutex_unlock(&srv->lock);
 	MHD_stop_daemon(srv->mhd);
+	if (lfd != MHD_INVALID_SOCKET)
+		close(lfd);
 	close(srv->wake);
 	free(srv->token);
 	pthread_cond_destroy(&srv->idle);
