@@ -1310,22 +1310,43 @@ static inline bool rd_stack(uint64_t addr, uint64_t lo, uint64_t hi,
 	return true;
 }
 
+static inline size_t cache_slot(uint64_t a)
+{
+	return (size_t)((a * 0x9E3779B97F4A7C15ull) >> 56) & (KILN_CFI_CACHE - 1);
+}
+
 /* find_row() through the caller's cache (NULL: none). */
 static inline const struct cfi_row *cached_row(struct kiln_cfi_cache *cache,
-					       const struct cfi_mod *m, uint64_t a)
+					       const struct cfi_range *rg, uint64_t a)
 {
 	size_t i;
 	const struct cfi_row *row;
 
 	if (!cache)
-		return find_row(m, a);
-	i = (size_t)((a * 0x9E3779B97F4A7C15ull) >> 56) & (KILN_CFI_CACHE - 1);
+		return find_row(rg->mod, a);
+	i = cache_slot(a);
 	if (cache->e[i].pc == a)
 		return cache->e[i].row;
-	row = find_row(m, a);
+	row = find_row(rg->mod, a);
 	cache->e[i].pc = a;
 	cache->e[i].row = row;
+	cache->e[i].range = rg;
 	return row;
+}
+
+/* find_range() for a return address, through the cache (its entry is
+ * keyed by the address the next lookup uses, ra - 1). */
+static inline const struct cfi_range *cached_range(struct kiln_cfi_cache *cache,
+						   const struct cfi_set *set,
+						   uint64_t ra)
+{
+	if (cache) {
+		size_t i = cache_slot(ra - 1);
+
+		if (cache->e[i].pc == ra - 1)
+			return cache->e[i].range;
+	}
+	return find_range(set, ra);
 }
 
 static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
@@ -1352,7 +1373,7 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			break;
 #if CFI_DWARF
 		if (rg && !(flags & KILN_CFI_FP_ONLY)) {
-			row = cached_row(cache, rg->mod, exact ? pc : pc - 1);
+			row = cached_row(cache, rg, exact ? pc : pc - 1);
 			if (row)
 				kind = row->kind;
 		}
@@ -1417,7 +1438,7 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			break;
 		if (rg && npc - rg->lo < rg->hi - rg->lo) {
 			/* Mostly a caller in the same module. */
-		} else if (!(rg = find_range(set, npc))) {
+		} else if (!(rg = cached_range(cache, set, npc))) {
 			break;
 		}
 		pcs[n++] = npc;

@@ -117,7 +117,8 @@ struct kiln_cfi_cache {
 	uint64_t gen;
 	struct {
 		uint64_t pc;		/* 0: empty */
-		const void *row;
+		const void *row;	/* its row (NULL: none) */
+		const void *range;	/* the executable range holding it */
 	} e[KILN_CFI_CACHE];
 };
 

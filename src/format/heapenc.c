@@ -205,10 +205,24 @@ uint64_t *kiln_tcount_get(struct kiln_tcount *m, uint32_t tid)
 {
 	size_t i;
 
-	if (m->e)
+	if (m->e) {
+		/* Events come in runs of one or two threads: check those
+		 * first (slots are checked by tid, so a rehash is harmless). */
+		if (m->e[m->last[0]].tid == tid)
+			return &m->e[m->last[0]].n;
+		if (m->e[m->last[1]].tid == tid) {
+			i = m->last[1];
+			m->last[1] = m->last[0];
+			m->last[0] = i;
+			return &m->e[i].n;
+		}
 		for (i = tslot(tid, m->mask); m->e[i].tid; i = (i + 1) & m->mask)
-			if (m->e[i].tid == tid)
+			if (m->e[i].tid == tid) {
+				m->last[1] = m->last[0];
+				m->last[0] = i;
 				return &m->e[i].n;
+			}
+	}
 	if (!m->e || (m->used + 1) * 2 > m->mask + 1) {
 		size_t cap = m->e ? (m->mask + 1) * 2 : 64, k;
 		__typeof__(m->e) n = calloc(cap, sizeof(*n));
@@ -231,6 +245,8 @@ uint64_t *kiln_tcount_get(struct kiln_tcount *m, uint32_t tid)
 	m->e[i].tid = tid;
 	m->e[i].n = 0;
 	m->used++;
+	m->last[1] = m->last[0];
+	m->last[0] = i;
 	return &m->e[i].n;
 }
 

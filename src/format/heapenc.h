@@ -88,6 +88,7 @@ int kiln_hcols_frame(const struct kiln_hcols *const *parts, size_t n,
 struct kiln_tcount {
 	struct { uint32_t tid; uint64_t n; } *e;
 	size_t mask, used;
+	size_t last[2];		/* slots of the two threads asked last */
 };
 
 /* The counter of tid (0 when new), NULL on ENOMEM.  tid must not be 0. */
