@@ -26,24 +26,6 @@ void kiln_henc_release(struct kiln_henc *e)
 	kiln_henc_init(e);
 }
 
-static int grow(void **p, size_t *alloc, size_t need, size_t size)
-{
-	size_t na;
-	void *q;
-
-	if (need <= *alloc)
-		return 0;
-	na = *alloc ? *alloc : 1024;
-	while (na < need)
-		na *= 2;
-	q = realloc(*p, na * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*alloc = na;
-	return 0;
-}
-
 /* ---- columns ---- */
 
 void kiln_hcols_release(struct kiln_hcols *f)
@@ -331,7 +313,7 @@ static int reserve_live(struct kiln_henc *e)
 
 struct kiln_hev *kiln_henc_reserve(struct kiln_henc *e, size_t n)
 {
-	if (grow((void **)&e->ev, &e->ev_alloc, e->nev + n + 1, sizeof(*e->ev)))
+	if (kiln_array_grow((void **)&e->ev, &e->ev_alloc, e->nev + n + 1, sizeof(*e->ev)))
 		return NULL;
 	return e->ev + e->nev;
 }
@@ -340,7 +322,7 @@ int kiln_henc_commit(struct kiln_henc *e, size_t used)
 {
 	if (!used)
 		return 0;
-	if (grow((void **)&e->runs, &e->runs_alloc, e->nruns + 1, sizeof(*e->runs)))
+	if (kiln_array_grow((void **)&e->runs, &e->runs_alloc, e->nruns + 1, sizeof(*e->runs)))
 		return -ENOMEM;
 	e->runs[e->nruns++] = e->nev;
 	e->nev += used;
@@ -537,8 +519,8 @@ int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_hcols *out,
 
 	if (!e->nruns)
 		return 0;
-	if (grow((void **)&e->spare, &e->spare_alloc, e->nev, sizeof(*e->spare)) ||
-	    grow((void **)&e->runs, &e->runs_alloc, e->nruns + 1, sizeof(*e->runs)))
+	if (kiln_array_grow((void **)&e->spare, &e->spare_alloc, e->nev, sizeof(*e->spare)) ||
+	    kiln_array_grow((void **)&e->runs, &e->runs_alloc, e->nruns + 1, sizeof(*e->runs)))
 		return -ENOMEM;
 	heap = malloc(e->nruns * sizeof(*heap));
 	if (!heap)

@@ -83,24 +83,6 @@ static int bad(struct reader *r, const char *fmt, ...)
 			 r->tag >= 0x20 && r->tag < 0x7f ? r->tag : '?', why);
 }
 
-static int grow(void **p, size_t *alloc, size_t need, size_t size)
-{
-	size_t na;
-	void *q;
-
-	if (need <= *alloc)
-		return 0;
-	na = *alloc ? *alloc : 256;
-	while (na < need)
-		na *= 2;
-	q = realloc(*p, na * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*alloc = na;
-	return 0;
-}
-
 /* ---- fields ---- */
 
 static int uv_slow(struct reader *r, struct col *c, uint64_t *v, const char *what,
@@ -193,7 +175,7 @@ static int add_tid(struct reader *r, uint32_t tid)
 		else
 			hi = mid;
 	}
-	err = grow((void **)&r->tids, &r->tids_alloc, r->ntids + 1,
+	err = kiln_array_grow((void **)&r->tids, &r->tids_alloc, r->ntids + 1,
 		   sizeof(*r->tids));
 	if (err)
 		return err;

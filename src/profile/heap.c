@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "profile/heap.h"
+#include "util/buf.h"
 #include "profile/profile.h"
 #include "symbolize/maptab.h"
 #include "symbolize/symbolize.h"
@@ -103,24 +104,6 @@ int kiln_heap_add_maps(struct kiln_heap *h, const char *text, size_t len)
 	return 0;
 }
 
-static int grow(void **p, size_t *alloc, size_t need, size_t size)
-{
-	size_t na;
-	void *q;
-
-	if (need <= *alloc)
-		return 0;
-	na = *alloc ? *alloc : 64;
-	while (na < need)
-		na *= 2;
-	q = realloc(*p, na * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*alloc = na;
-	return 0;
-}
-
 int kiln_heap_add_stack(struct kiln_heap *h, uint32_t id, const uint64_t *pcs,
 			uint32_t depth)
 {
@@ -129,10 +112,10 @@ int kiln_heap_add_stack(struct kiln_heap *h, uint32_t id, const uint64_t *pcs,
 
 	if (id != h->nsites + 1)
 		return -EINVAL;
-	err = grow((void **)&h->sites, &h->sites_alloc, h->nsites + 2,
+	err = kiln_array_grow((void **)&h->sites, &h->sites_alloc, h->nsites + 2,
 		   sizeof(*h->sites));
 	if (!err)
-		err = grow((void **)&h->pcs, &h->pcs_alloc, h->npcs + depth + 1,
+		err = kiln_array_grow((void **)&h->pcs, &h->pcs_alloc, h->npcs + depth + 1,
 			   sizeof(*h->pcs));
 	if (err)
 		return err;
@@ -383,7 +366,7 @@ static int touch(struct kiln_heap *h, struct kiln_heap_site *s)
 		s->bsnap_epoch = h->bepoch;
 	}
 	if (s->dirty != h->nbuckets) {
-		int err = grow((void **)&h->dirty, &h->dirty_alloc,
+		int err = kiln_array_grow((void **)&h->dirty, &h->dirty_alloc,
 			       h->ndirty + 1, sizeof(*h->dirty));
 
 		if (err)
@@ -703,7 +686,7 @@ int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
 			;
 		if (j == nv)
 			continue;
-		err = grow((void **)&locs, &locs_alloc, s->depth + 1,
+		err = kiln_array_grow((void **)&locs, &locs_alloc, s->depth + 1,
 			   sizeof(*locs));
 		if (err)
 			goto out;

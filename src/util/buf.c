@@ -1,7 +1,8 @@
-/* Growable byte buffer (util stage). */
+/* Growable byte buffer and arrays (util stage). */
 #include "util/buf.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -173,4 +174,27 @@ char *kiln_buf_detach(struct kiln_buf *b, size_t *len)
 		p = calloc(1, 1);
 	kiln_buf_init(b);
 	return p;
+}
+
+int kiln_array_grow(void **p, size_t *alloc, size_t need, size_t size)
+{
+	size_t na;
+	void *q;
+
+	if (need <= *alloc)
+		return 0;
+	na = *alloc ? *alloc : 64;
+	while (na < need) {
+		if (na > SIZE_MAX / 2)
+			return -ENOMEM;
+		na *= 2;
+	}
+	if (size && na > SIZE_MAX / size)
+		return -ENOMEM;
+	q = realloc(*p, na * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*alloc = na;
+	return 0;
 }

@@ -35,6 +35,13 @@ int kiln_buf_add_json(struct kiln_buf *b, const char *s, size_t len);
 /* Hands the memory to the caller (free() it); the buffer is left empty. */
 char *kiln_buf_detach(struct kiln_buf *b, size_t *len);
 
+/*
+ * Grows the array *p of *alloc elements of `size` bytes (realloc, by
+ * doubling from 64) until it holds at least `need`.  0, or -ENOMEM with
+ * the array unchanged.
+ */
+int kiln_array_grow(void **p, size_t *alloc, size_t need, size_t size);
+
 static inline void kiln_buf_reset(struct kiln_buf *b)
 {
 	b->len = 0;
