@@ -1,11 +1,13 @@
 /*
  * `kiln heap`: heap profile of a command (cli stage).  Runs it with the
- * preload agent streaming a heap trace (docs/heap-trace.md), then reads
- * the trace, prints a summary (allocations, peak, leaks, temporary
- * allocations, the top sites of each), and writes a pprof heap profile
- * and a memory-over-time SVG.  See docs/kiln-heap.md.
+ * preload agent streaming a heap trace (docs/heap-trace.md), reads the
+ * trace's frames while the program runs (as heaptrack interprets its
+ * trace), and at the end prints a summary (allocations, peak, leaks,
+ * temporary allocations, the top sites of each) and writes a pprof heap
+ * profile and a memory-over-time SVG.  See docs/kiln-heap.md.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -57,10 +59,59 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Runs cmd with the agent; returns its wait status, or -errno. */
-static int run(char **cmd, const char *agent, const char *trace,
+/*
+ * The trace as it grows: bytes read from the file and not yet consumed
+ * (a frame still being written), fed to the analysis.
+ */
+struct tail {
+	const char *path;
+	int fd;
+	size_t off;			/* file bytes read so far */
+	struct kiln_buf pend;
+	struct kiln_heaptrace_stream *s;
+};
+
+/* Reads what the file gained and feeds the complete frames.  0 or the
+ * analysis's error (then nothing more is fed). */
+static int tail_poll(struct tail *t, bool final)
+{
+	size_t used;
+	int err;
+
+	if (t->fd < 0) {
+		t->fd = open(t->path, O_RDONLY | O_CLOEXEC);
+		if (t->fd < 0)
+			return 0;	/* not created yet */
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (kiln_buf_grow(&t->pend, 1 << 20))
+			return -ENOMEM;
+		n = read(t->fd, t->pend.data + t->pend.len, t->pend.cap - t->pend.len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		t->pend.len += (size_t)n;
+		t->off += (size_t)n;
+	}
+	err = kiln_heaptrace_stream_feed(t->s, t->pend.data, t->pend.len, final,
+					 &used);
+	memmove(t->pend.data, t->pend.data + used, t->pend.len - used);
+	t->pend.len -= used;
+	return err;
+}
+
+/*
+ * Runs cmd with the agent, reading its trace as it grows (every 50 ms);
+ * returns its wait status, or -errno.
+ */
+static int run(char **cmd, const char *agent, struct tail *tail,
 	       const char *sample, double *secs)
 {
+	const char *trace = tail->path;
+	struct timespec nap = { 0, 50000000 };
 	struct kiln_buf pre = KILN_BUF_INIT;
 	double t0 = now_s();
 	struct sigaction sa, old_int, old_term;
@@ -96,12 +147,17 @@ static int run(char **cmd, const char *agent, const char *trace,
 	}
 	kiln_buf_release(&pre);
 	for (;;) {
-		pid_t w = waitpid(pid, &status, 0);
+		pid_t w = waitpid(pid, &status, WNOHANG);
 
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR)
 			break;
+		if (w == 0) {
+			/* An error stops the feeding; analyse() reports it. */
+			tail_poll(tail, false);
+			nanosleep(&nap, NULL);
+		}
 		/* Ctrl-C reaches the whole process group by itself. */
 		if (stop_signal && stop_signal != SIGINT)
 			kill(pid, stop_signal);
@@ -362,26 +418,32 @@ out:
 }
 
 /* Reads the trace, prints the summary, writes the profile and the SVG. */
-static int analyse(const char *trace, const char *prefix, long top, bool quiet)
+static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
+		   struct kiln_diag *dp, const char *prefix, long top, bool quiet)
 {
-	struct kiln_heaptrace_info info = { 0 };
-	struct kiln_diag d = { "" };
+	const char *trace = tail->path;
+	struct kiln_heaptrace_info info;
+	struct kiln_diag d;
 	struct kiln_heap *h = NULL;
 	struct kiln_prof *p = NULL;
 	struct kiln_sym *sym = NULL;
 	struct kiln_buf out = KILN_BUF_INIT, path = KILN_BUF_INIT;
-	struct kiln_map m;
 	long *so = NULL;
 	int err, rc = KILN_EXIT_FAIL;
 
-	err = kiln_map_open(&m, trace);
-	if (err) {
+	/* The rest of the trace, now that the program is gone. */
+	err = tail_poll(tail, true);
+	if (tail->fd < 0) {
+		err = errno;
 		kiln_cli_error("no heap trace '%s': %s (was libkiln.so preloaded? "
 			       "a static binary cannot preload it)", trace,
-			       strerror(-err));
+			       strerror(err));
 		return KILN_EXIT_FAIL;
 	}
-	err = kiln_heaptrace_analyse(m.data, m.len, &h, &info, &d);
+	if (!err)
+		err = kiln_heaptrace_stream_end(tail->s, tail->off, &h);
+	info = *infop;
+	d = *dp;
 	if (err) {
 		if (err == -EINVAL)
 			kiln_cli_error("'%s': read as heap-trace: %s", trace, d.msg);
@@ -444,16 +506,17 @@ out:
 	kiln_sym_free(sym);
 	kiln_prof_free(p);
 	kiln_heap_free(h);
-	kiln_heaptrace_info_release(&info);
 	kiln_buf_release(&out);
 	kiln_buf_release(&path);
-	kiln_map_release(&m);
 	return rc;
 }
 
 int kiln_cmd_heap(int argc, char **argv)
 {
 	struct kiln_buf agent = KILN_BUF_INIT, trace = KILN_BUF_INIT;
+	struct tail tail = { .fd = -1 };
+	struct kiln_heaptrace_info info = { 0 };
+	struct kiln_diag d = { "" };
 	const char *prefix = "kiln", *sample = "0";
 	bool quiet = kiln_cli_quiet;
 	double secs = 0;
@@ -507,7 +570,14 @@ int kiln_cmd_heap(int argc, char **argv)
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
-	status = run(argv + optind, agent.data, trace.data, sample, &secs);
+	tail.path = trace.data;
+	tail.s = kiln_heaptrace_stream_new(&info, &d);
+	if (!tail.s) {
+		kiln_cli_error("out of memory");
+		rc = KILN_EXIT_FAIL;
+		goto out;
+	}
+	status = run(argv + optind, agent.data, &tail, sample, &secs);
 	if (status < 0) {
 		kiln_cli_error("cannot start '%s': %s", argv[optind],
 			       strerror(-status));
@@ -528,7 +598,7 @@ int kiln_cmd_heap(int argc, char **argv)
 			fprintf(stderr, "exited with status %d", WEXITSTATUS(status));
 		fprintf(stderr, " after %.3f s\n", secs);
 	}
-	rc = analyse(trace.data, prefix, top, quiet);
+	rc = analyse(&tail, &info, &d, prefix, top, quiet);
 	if (!rc) {
 		if (WIFEXITED(status))
 			rc = WEXITSTATUS(status);
@@ -536,6 +606,11 @@ int kiln_cmd_heap(int argc, char **argv)
 			rc = 128 + WTERMSIG(status);
 	}
 out:
+	kiln_heaptrace_stream_free(tail.s);
+	kiln_heaptrace_info_release(&info);
+	kiln_buf_release(&tail.pend);
+	if (tail.fd >= 0)
+		close(tail.fd);
 	kiln_buf_release(&agent);
 	kiln_buf_release(&trace);
 	return rc;

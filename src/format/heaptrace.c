@@ -42,7 +42,6 @@ static const char *const col_name[KILN_HCOL_N] = {
 };
 
 struct reader {
-	const char *file;	/* the whole input */
 	size_t frame_off;	/* file offset of the current frame */
 	size_t nframe;		/* its number, from 1 */
 	struct col col[KILN_HCOL_N];
@@ -463,10 +462,10 @@ static int records(struct reader *r, const char *data, size_t len)
 }
 
 /* Decompresses the frame [off, off+n) into out. */
-static int inflate_frame(struct reader *r, ZSTD_DCtx *z, size_t n,
-			 struct kiln_buf *out)
+static int inflate_frame(struct reader *r, ZSTD_DCtx *z, const char *src,
+			 size_t n, struct kiln_buf *out)
 {
-	ZSTD_inBuffer in = { r->file + r->frame_off, n, 0 };
+	ZSTD_inBuffer in = { src, n, 0 };
 	unsigned long long want = ZSTD_getFrameContentSize(in.src, n);
 	int err;
 
@@ -551,85 +550,146 @@ void kiln_heaptrace_info_release(struct kiln_heaptrace_info *info)
 	info->cmdline = NULL;
 }
 
+struct kiln_heaptrace_stream {
+	struct reader r;
+	ZSTD_DCtx *z;
+	struct kiln_buf frame;
+	int err;		/* sticky */
+	bool raw;		/* one uncompressed stream */
+};
+
+struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
+	struct kiln_heaptrace_info *info, struct kiln_diag *d)
+{
+	struct kiln_heaptrace_stream *s = calloc(1, sizeof(*s));
+
+	memset(info, 0, sizeof(*info));
+	if (!s)
+		return NULL;
+	s->r.d = d;
+	s->r.info = info;
+	s->r.next_stack = 1;
+	s->r.pcs = malloc(MAX_DEPTH * sizeof(*s->r.pcs));
+	s->z = ZSTD_createDCtx();
+	if (!s->r.pcs || !s->z) {
+		kiln_heaptrace_stream_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
+{
+	if (!s)
+		return;
+	kiln_heap_free(s->r.h);
+	ZSTD_freeDCtx(s->z);
+	kiln_buf_release(&s->frame);
+	free(s->r.tids);
+	free(s->r.pcs);
+	kiln_tcount_release(&s->r.counts);
+	free(s);
+}
+
+int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data,
+			       size_t len, bool final, size_t *used)
+{
+	struct reader *r = &s->r;
+	struct kiln_heaptrace_info *info = r->info;
+	size_t at = 0;
+	int err = s->err;
+
+	*used = 0;
+	if (err)
+		return err;
+	if (!r->nframe && !is_zstd(data, len)) {
+		if (!final && len < 8)
+			return 0;	/* too early to tell */
+		/* An uncompressed stream (for tests and debugging). */
+		if (!final || len < 8 || memcmp(data, "KILNHEAP", 8)) {
+			err = kiln_diag(r->d, "byte 0: not a kiln heap trace (neither "
+					"a zstd frame nor the \"KILNHEAP\" magic)");
+			goto out;
+		}
+		s->raw = true;
+		r->nframe = 1;
+		err = records(r, data, len);
+		info->frames = 1;
+		at = len;
+		goto out;
+	}
+	while (at < len && !err) {
+		size_t n = ZSTD_findFrameCompressedSize(data + at, len - at);
+
+		if (ZSTD_isError(n)) {
+			if (ZSTD_getErrorCode(n) == ZSTD_error_srcSize_wrong) {
+				/* A frame still being written, or cut. */
+				if (final) {
+					info->truncated = true;
+					info->truncated_at = r->frame_off;
+				}
+				break;
+			}
+			err = kiln_diag(r->d, "byte %zu (zstd frame %zu): not a zstd "
+					"frame: %s", r->frame_off, r->nframe + 1,
+					ZSTD_getErrorName(n));
+			break;
+		}
+		r->nframe++;
+		err = inflate_frame(r, s->z, data + at, n, &s->frame);
+		if (!err && s->frame.len)
+			err = records(r, s->frame.data, s->frame.len);
+		if (!err)
+			info->frames++;
+		r->frame_off += n;
+		at += n;
+	}
+out:
+	*used = at;
+	s->err = err;
+	return err;
+}
+
+int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
+			      struct kiln_heap **out)
+{
+	struct reader *r = &s->r;
+	struct kiln_heaptrace_info *info = r->info;
+	int err = s->err;
+
+	*out = NULL;
+	if (!err && !r->have_header && info->truncated)
+		err = kiln_diag(r->d, "byte %zu: the file ends inside zstd frame %zu "
+				"(which starts at byte %zu), before the header record",
+				len, r->nframe + 1, info->truncated_at);
+	else if (!err && !r->have_header)
+		err = kiln_diag(r->d, "byte %zu: the trace ends before its header "
+				"record", len);
+	if (!err) {
+		kiln_heap_finish(r->h);
+		info->threads = r->ntids;
+		*out = r->h;
+		r->h = NULL;
+	}
+	s->err = err;
+	return err;
+}
+
 int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
 			   struct kiln_heaptrace_info *info,
 			   struct kiln_diag *d)
 {
-	struct reader r;
-	struct kiln_buf frame = KILN_BUF_INIT;
-	ZSTD_DCtx *z = NULL;
-	int err = 0;
+	struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(info, d);
+	size_t used;
+	int err;
 
 	*out = NULL;
-	memset(info, 0, sizeof(*info));
-	memset(&r, 0, sizeof(r));
-	r.file = data;
-	r.d = d;
-	r.info = info;
-	r.next_stack = 1;
-	r.pcs = malloc(MAX_DEPTH * sizeof(*r.pcs));
-	if (!r.pcs)
+	if (!s)
 		return -ENOMEM;
-	if (!is_zstd(data, len)) {
-		/* An uncompressed stream (for tests and debugging). */
-		if (len < 8 || memcmp(data, "KILNHEAP", 8)) {
-			err = kiln_diag(d, "byte 0: not a kiln heap trace (neither "
-					"a zstd frame nor the \"KILNHEAP\" magic)");
-			goto out;
-		}
-		r.nframe = 1;
-		err = records(&r, data, len);
-		info->frames = 1;
-	} else {
-		z = ZSTD_createDCtx();
-		if (!z) {
-			err = -ENOMEM;
-			goto out;
-		}
-		while (r.frame_off < len && !err) {
-			size_t n = ZSTD_findFrameCompressedSize(data + r.frame_off,
-								len - r.frame_off);
-
-			r.nframe++;
-			if (ZSTD_isError(n)) {
-				if (ZSTD_getErrorCode(n) == ZSTD_error_srcSize_wrong) {
-					info->truncated = true;
-					info->truncated_at = r.frame_off;
-					break;
-				}
-				err = kiln_diag(d, "byte %zu (zstd frame %zu): not a "
-						"zstd frame: %s", r.frame_off, r.nframe,
-						ZSTD_getErrorName(n));
-				break;
-			}
-			err = inflate_frame(&r, z, n, &frame);
-			if (!err && frame.len)
-				err = records(&r, frame.data, frame.len);
-			if (!err)
-				info->frames++;
-			r.frame_off += n;
-		}
-	}
-	if (!err && !r.have_header && info->truncated)
-		err = kiln_diag(d, "byte %zu: the file ends inside zstd frame %zu "
-				"(which starts at byte %zu), before the header record",
-				len, r.nframe, info->truncated_at);
-	else if (!err && !r.have_header)
-		err = kiln_diag(d, "byte %zu: the trace ends before its header "
-				"record", len);
-	if (!err) {
-		kiln_heap_finish(r.h);
-		info->threads = r.ntids;
-		*out = r.h;
-		r.h = NULL;
-	}
-out:
-	kiln_heap_free(r.h);
-	ZSTD_freeDCtx(z);
-	kiln_buf_release(&frame);
-	free(r.tids);
-	free(r.pcs);
-	kiln_tcount_release(&r.counts);
+	err = kiln_heaptrace_stream_feed(s, data, len, true, &used);
+	if (!err)
+		err = kiln_heaptrace_stream_end(s, len, out);
+	kiln_heaptrace_stream_free(s);
 	return err;
 }
 

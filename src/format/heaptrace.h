@@ -47,4 +47,24 @@ int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
 			   struct kiln_heaptrace_info *info,
 			   struct kiln_diag *d);
 
+/*
+ * The same, fed as the file grows (kiln heap analyses the trace while the
+ * program runs): _feed() consumes the complete zstd frames at the start
+ * of data[0..len), which must continue exactly where the bytes it
+ * consumed before ended, and says in *used how many it took (the caller
+ * drops those and passes the rest again with what came since).  With
+ * `final` no more bytes will come: a cut last frame is then reported as
+ * truncated.  _end() finishes the analysis into *out (len: the file's
+ * size, for messages).  Errors as kiln_heaptrace_analyse(), sticky.
+ * *info is filled as the frames come; release it after _free().
+ */
+struct kiln_heaptrace_stream;
+struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
+	struct kiln_heaptrace_info *info, struct kiln_diag *d);
+int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data,
+			       size_t len, bool final, size_t *used);
+int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
+			      struct kiln_heap **out);
+void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s);
+
 #endif
