@@ -555,6 +555,84 @@ static void test_encoder(void **state)
 	tw_release(&w);
 }
 
+/*
+ * The stream reader, fed the file in pieces of every size (frames cut
+ * anywhere until more comes), gives what the whole-file reader gives;
+ * with `final` a cut last frame is reported as truncated.
+ */
+static void test_stream(void **state)
+{
+	struct tw w = TW_INIT;
+	size_t step, two = 0;
+
+	tw_header(&w, 0);
+	tw_stack(&w, 1, 1, (uint64_t)0x400100);
+	for (int f = 0; f < 3; f++) {
+		tw_batch(&w, 1, 100 * (uint64_t)f);
+		tw_alloc(&w, 5, 1, 0x100 + 0x100 * (uint64_t)f, 10 << f, 1);
+		if (f == 2)
+			tw_free(&w, 5, 1, 0x100);
+		tw_frame(&w);
+		if (f == 1)
+			two = w.f.len;
+	}
+	for (step = 1; step < w.f.len + 8; step += 7) {
+		struct kiln_heaptrace_info info;
+		struct kiln_diag d = { "" };
+		struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(&info, &d);
+		struct kiln_buf pend = KILN_BUF_INIT;
+		struct kiln_heap *h;
+		size_t at = 0, used;
+
+		assert_non_null(s);
+		while (at < w.f.len) {
+			size_t n = w.f.len - at < step ? w.f.len - at : step;
+
+			kiln_buf_add(&pend, w.f.data + at, n);
+			at += n;
+			assert_int_equal(kiln_heaptrace_stream_feed(s, pend.data, pend.len,
+								    false, &used), 0);
+			memmove(pend.data, pend.data + used, pend.len - used);
+			pend.len -= used;
+		}
+		assert_int_equal(kiln_heaptrace_stream_feed(s, pend.data, pend.len,
+							    true, &used), 0);
+		assert_int_equal(used, pend.len);
+		assert_int_equal(kiln_heaptrace_stream_end(s, w.f.len, &h), 0);
+		assert_int_equal(info.frames, 3);
+		assert_false(info.truncated);
+		assert_true(h->tot.calls == 3 && h->tot.leaked == 60 && h->tot.peak == 70);
+		kiln_heap_free(h);
+		kiln_heaptrace_stream_free(s);
+		kiln_heaptrace_info_release(&info);
+		kiln_buf_release(&pend);
+	}
+	/* Cut in the third frame: final reports it. */
+	{
+		struct kiln_heaptrace_info info;
+		struct kiln_diag d = { "" };
+		struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(&info, &d);
+		struct kiln_heap *h;
+		size_t used;
+
+		assert_int_equal(kiln_heaptrace_stream_feed(s, w.f.data, two + 3, false,
+							    &used), 0);
+		assert_int_equal(used, two);
+		assert_false(info.truncated);
+		assert_int_equal(kiln_heaptrace_stream_feed(s, w.f.data + used, 3, true,
+							    &used), 0);
+		assert_int_equal(used, 0);
+		assert_true(info.truncated);
+		assert_int_equal(info.truncated_at, two);
+		assert_int_equal(kiln_heaptrace_stream_end(s, two + 3, &h), 0);
+		assert_true(h->tot.calls == 2);
+		kiln_heap_free(h);
+		kiln_heaptrace_stream_free(s);
+		kiln_heaptrace_info_release(&info);
+	}
+	tw_release(&w);
+}
+
 /* Expects the trace in w to be refused with a message matching want. */
 static void refused(struct tw *w, const char *want)
 {
@@ -832,6 +910,7 @@ int main(void)
 		cmocka_unit_test(test_sampling),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_encoder),
+		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_bad_data),
 		cmocka_unit_test(test_read_profile),
 		cmocka_unit_test(test_timeline),
