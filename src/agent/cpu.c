@@ -91,7 +91,6 @@ static _Atomic uint64_t enq_pos;
 static uint64_t deq_pos;
 static struct kiln_cfi *cfi;
 static pthread_t collector;
-static _Atomic uint32_t collector_stop;	/* a futex word: 1 stops it */
 static bool handler_installed;
 static struct sigaction old_prof;
 
@@ -115,6 +114,14 @@ static pid_t gettid_(void)
 }
 
 /* ---- the signal handler ---- */
+
+static _Atomic uint32_t collector_stop;	/* a futex word: 1 stops it */
+
+/* Wakes the collector before its period ends.  Async-signal-safe. */
+static void wake_collector(void *arg)
+{
+	syscall(SYS_futex, &collector_stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
 		      int n)
@@ -147,6 +154,10 @@ static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
 	memcpy(r->pcs, pcs, (size_t)n * sizeof(*pcs));
 	atomic_store_explicit(&r->seq, pos + 1 - (pos & (RING_SLOTS - 1)),
 			      memory_order_release);
+	/* A quarter of the queue since the last time: the collector drains
+	 * now rather than at the end of its period. */
+	if (((pos + 1) & (RING_SLOTS / 4 - 1)) == 0)
+		wake_collector(NULL);
 	return true;
 }
 
@@ -660,14 +671,20 @@ static void resolve_stacks(void)
 		fclose(f);
 }
 
+/*
+ * The collector's period: it is woken sooner when the queue fills by a
+ * quarter, when a sample needs a library's unwinding tables, and when
+ * the profile stops (the program's exit waits for it: no sleep may add
+ * to that).  Waking rarely is what it costs the program.
+ */
+#define COLLECT_NS 100000000
+
 static void *collect(void *arg)
 {
-	struct timespec ts = { 0, 10 * 1000000 };
+	struct timespec ts = { 0, COLLECT_NS };
 	unsigned tick = 0;
 
 	while (!atomic_load(&collector_stop)) {
-		/* 10 ms, or until stop_collector() wakes it (the program's
-		 * exit waits for it: no sleep may add to that). */
 		syscall(SYS_futex, &collector_stop, FUTEX_WAIT_PRIVATE, 0, &ts,
 			NULL, 0);
 		if (atomic_load(&collector_stop))
@@ -678,7 +695,7 @@ static void *collect(void *arg)
 		/* Unwinding tables a sample needed (lazy: see the begin). */
 		if (kiln_cfi_wanted(cfi))
 			kiln_cfi_refresh(cfi);
-		if (++tick % 10 == 0) {
+		{
 			uint64_t gen = 0;
 
 			resolve_stacks();
@@ -688,7 +705,7 @@ static void *collect(void *arg)
 				dl_generation = gen;
 				kiln_cfi_refresh(cfi);
 			}
-			if (engine == KILN_ENGINE_THREAD_TIMERS && tick % 50 == 0)
+			if (engine == KILN_ENGINE_THREAD_TIMERS && ++tick % 5 == 0)
 				scan_tasks();
 		}
 		kiln_agent_busy_end();
@@ -781,12 +798,12 @@ int kiln_agent_cpu_begin(int hz)
 		}
 		/*
 		 * A module's unwinding tables are built when a sample first
-		 * lands in it (by the collector, within 10 ms; that sample
-		 * walks it by frame pointers): most loaded libraries never
-		 * show up in a profile, and building them all cost several
-		 * milliseconds at every start.
+		 * lands in it (the handler wakes the collector, which builds
+		 * them; that sample walks it by frame pointers): most loaded
+		 * libraries never show up in a profile, and building them all
+		 * cost several milliseconds at every start.
 		 */
-		kiln_cfi_set_lazy(cfi, true);
+		kiln_cfi_set_lazy(cfi, true, wake_collector, NULL);
 	}
 	kiln_cfi_refresh(cfi);
 	dl_iterate_phdr(dl_counts, &dl_generation);

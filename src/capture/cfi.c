@@ -87,6 +87,7 @@ struct cfi_set {
 	size_t nmods;
 	struct cfi_set *next;		/* c->retired list */
 	uint64_t gen;			/* c->generation when published */
+	const struct kiln_cfi *c;	/* its owner (outlives it) */
 };
 
 /*
@@ -108,6 +109,8 @@ struct kiln_cfi {
 	unsigned long long adds, subs;	/* dl_iterate_phdr counters seen */
 	bool scanned;
 	bool lazy;			/* build a module's rows when needed */
+	void (*wake)(void *);		/* a lazy module was first wanted */
+	void *wake_arg;
 	uint64_t generation;
 };
 
@@ -1141,10 +1144,13 @@ static bool wanted_any(const struct cfi_set *s)
 	return false;
 }
 
-void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy)
+void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy, void (*wake)(void *),
+		       void *arg)
 {
 	pthread_mutex_lock(&c->lock);
 	c->lazy = lazy;
+	c->wake = wake;
+	c->wake_arg = arg;
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -1194,6 +1200,7 @@ int kiln_cfi_refresh(struct kiln_cfi *c)
 		      range_cmp);
 	c->scanned = true;
 	sc.set->gen = ++c->generation;
+	sc.set->c = c;
 	old = atomic_exchange(&c->cur, sc.set);
 	if (old) {
 		old->next = c->retired;
@@ -1274,13 +1281,8 @@ static const struct cfi_row *find_row(const struct cfi_mod *m, uint64_t pc)
 	size_t lo, hi, bk;
 	uint64_t off = pc - m->bias;
 
-	if (m->pending) {
-		/* Asks the next refresh for its rows (the module lives as long
-		 * as the set the caller holds: see `inside`). */
-		atomic_store_explicit(&((struct cfi_mod *)m)->wanted, true,
-				      memory_order_relaxed);
-		return NULL;
-	}
+	if (m->pending)
+		return NULL;	/* lazy: the caller asks for its rows (want()) */
 	if (!m->nrows || pc < m->bias || off > UINT32_MAX || off < m->rows[0].pc)
 		return NULL;
 	bk = (off - m->rows[0].pc) >> BUCKET_SHIFT;
@@ -1313,6 +1315,22 @@ static inline bool rd_stack(uint64_t addr, uint64_t lo, uint64_t hi,
 static inline size_t cache_slot(uint64_t a)
 {
 	return (size_t)((a * 0x9E3779B97F4A7C15ull) >> 56) & (KILN_CFI_CACHE - 1);
+}
+
+/*
+ * Asks the next refresh for the rows of lazy module m, waking its owner's
+ * thread the first time (the module lives as long as the set the caller
+ * holds: see `inside`).  Async-signal-safe if the wake function is.
+ */
+static void want(const struct cfi_set *set, const struct cfi_mod *m)
+{
+	_Atomic bool *w = &((struct cfi_mod *)m)->wanted;
+
+	if (atomic_load_explicit(w, memory_order_relaxed) ||
+	    atomic_exchange_explicit(w, true, memory_order_relaxed))
+		return;
+	if (set->c && set->c->wake)
+		set->c->wake(set->c->wake_arg);
 }
 
 /* find_row() through the caller's cache (NULL: none). */
@@ -1376,6 +1394,8 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			row = cached_row(cache, rg, exact ? pc : pc - 1);
 			if (row)
 				kind = row->kind;
+			else if (rg->mod->pending)
+				want(set, rg->mod);
 		}
 #endif
 		switch (kind) {
@@ -1526,8 +1546,11 @@ int kiln_cfi_lookup(struct kiln_cfi *c, uint64_t pc, struct kiln_cfi_rule *out)
 		goto out;
 	}
 	row = find_row(rg->mod, pc);
-	if (!row)
+	if (!row) {
+		if (rg->mod->pending)
+			want(atomic_load(&c->cur), rg->mod);
 		goto out;
+	}
 	out->kind = row->kind;
 	out->cfa_reg = row->cfa_reg;
 	out->cfa_off = row->cfa_off;

@@ -59,8 +59,12 @@ int kiln_cfi_refresh(struct kiln_cfi *c);
  * next kiln_cfi_refresh(), walk the module by frame pointers).  Saves
  * parsing every loaded library at start when only a few show up in
  * stacks.  Not for callers that need every stack exact from the start.
+ * wake (may be NULL) is called with arg when a module is first wanted,
+ * from the unwinding thread: in a signal handler it must be
+ * async-signal-safe.
  */
-void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy);
+void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy, void (*wake)(void *),
+		       void *arg);
 
 /* Whether an unwind asked for a lazy module's rows since the last
  * refresh (then call kiln_cfi_refresh()).  Takes c's lock. */

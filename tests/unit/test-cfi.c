@@ -632,15 +632,21 @@ static int count_named(const uint64_t *pcs, int n, const char *name)
  * Lazy tables: only the program's own rows at first; a lookup in libc
  * asks for libc's, which the next refresh builds.
  */
+static void count_wake(void *arg)
+{
+	(*(int *)arg)++;
+}
+
 static void test_lazy(void **state)
 {
 	struct kiln_cfi *c = kiln_cfi_new();
+	int wakes = 0;
 	struct kiln_cfi_stats st;
 	struct kiln_cfi_rule rule;
 	uint64_t pc = (uint64_t)(uintptr_t)qsort + 1;
 
 	assert_non_null(c);
-	kiln_cfi_set_lazy(c, true);
+	kiln_cfi_set_lazy(c, true, count_wake, &wakes);
 	assert_int_equal(kiln_cfi_refresh(c), 0);
 	kiln_cfi_stats(c, &st);
 	assert_true(st.modules > 3);
@@ -650,6 +656,10 @@ static void test_lazy(void **state)
 	assert_int_equal(kiln_cfi_lookup(c, pc, &rule), 0);
 	assert_int_equal(rule.kind, KILN_CFI_NONE);
 	assert_true(kiln_cfi_wanted(c));
+	/* The owner is woken once, not at every lookup. */
+	assert_int_equal(wakes, 1);
+	assert_int_equal(kiln_cfi_lookup(c, pc, &rule), 0);
+	assert_int_equal(wakes, 1);
 	assert_int_equal(kiln_cfi_refresh(c), 0);
 	assert_false(kiln_cfi_wanted(c));
 	kiln_cfi_stats(c, &st);
