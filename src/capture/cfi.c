@@ -1011,24 +1011,12 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
 	return true;
 }
 
-/* Whether the old set had mod's object, pending and wanted. */
-static bool wanted_before(const struct cfi_set *old, const struct cfi_mod *mod)
-{
-	for (size_t i = 0; old && i < old->nmods; i++) {
-		const struct cfi_mod *m = old->mods[i];
-
-		if (m->bias == mod->bias && m->phdr == mod->phdr &&
-		    m->phnum == mod->phnum && !strcmp(m->name, mod->name))
-			return m->pending && atomic_load(&m->wanted);
-	}
-	return false;
-}
-
 static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *sc = arg;
 	struct cfi_set *set = sc->set;
 	struct cfi_mod *mod = NULL;
+	bool wanted = false;	/* a lazy module a handler needed */
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	bool counters = size >= offsetof(struct dl_phdr_info, dlpi_subs) +
 				sizeof(info->dlpi_subs);
@@ -1049,7 +1037,8 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 		if (m->bias == info->dlpi_addr && m->phdr == info->dlpi_phdr &&
 		    m->phnum == info->dlpi_phnum && !strcmp(m->name, name)) {
 			/* A lazy module a handler needed: built anew below. */
-			if (!(m->pending && atomic_load(&m->wanted)))
+			wanted = m->pending && atomic_load(&m->wanted);
+			if (!wanted)
 				mod = m;
 			break;
 		}
@@ -1072,7 +1061,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 		 * the program itself (the first object), where most samples
 		 * land from the start. */
 		mod->pending = CFI_DWARF && sc->c->lazy && set->nmods > 0 &&
-			       !wanted_before(sc->old, mod);
+			       !wanted;
 		if (!mod->name ||
 		    (CFI_DWARF && !mod->pending && !parse_module(info, mod))) {
 			mod_put(mod);

@@ -62,8 +62,6 @@ extern __thread int kheap_guard __attribute__((tls_model("initial-exec")));
 extern _Atomic bool kheap_on;
 /* KILN_HEAP_SAMPLE: mean bytes between samples, 0: every allocation. */
 extern uint64_t kheap_sample;
-/* Sampled blocks still live (sampling mode: frees are looked up). */
-extern _Atomic uint64_t kheap_sampled_live;
 
 /*
  * The calling thread's ring, attached on first use (mmap, no malloc);

@@ -233,11 +233,8 @@ out:
  */
 static inline bool free_wanted(void *p)
 {
-	if (!kheap_sample)
-		return true;
-	if (!kheap_ss_maybe((uint64_t)(uintptr_t)p))
-		return false;
-	return kheap_sset_del((uint64_t)(uintptr_t)p);
+	/* The set's filters come first inside kheap_sset_del(). */
+	return !kheap_sample || kheap_sset_del((uint64_t)(uintptr_t)p);
 }
 
 /* Records a free of p at time now (tag 'F'). */
@@ -323,8 +320,7 @@ static void do_free(void *p)
 	/* Not tracing, or a block never sampled: straight to the allocator.
 	 * The usual case reads one filter bit (all ones when every free is
 	 * traced, all zeros before tracing starts), no guard. */
-	if (likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) || !tracing() ||
-	    (kheap_sample && !kheap_ss_maybe((uint64_t)(uintptr_t)p))) {
+	if (likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) || !tracing()) {
 		real.free(p);
 		return;
 	}

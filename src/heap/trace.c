@@ -76,7 +76,6 @@ _Alignas(64) _Atomic bool kheap_on;
 uint64_t kheap_sample;
 _Alignas(64) _Atomic uint64_t kheap_ss_bits0[KHEAP_SS_BITS0 / 64];
 _Alignas(64) _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
-_Alignas(64) _Atomic uint64_t kheap_sampled_live;
 
 
 static char *trace_path;		/* KILN_HEAP_TRACE */
@@ -472,8 +471,6 @@ bool kheap_sset_add(uint64_t p)
 			ss_slots[i] = p;
 			ss_count++;
 			filter_add(p, 1);
-			atomic_fetch_add_explicit(&kheap_sampled_live, 1,
-						  memory_order_relaxed);
 		}
 		ok = true;
 	}
@@ -498,7 +495,6 @@ bool kheap_sset_del(uint64_t p)
 		found = true;
 		ss_count--;
 		filter_add(p, -1);
-		atomic_fetch_sub_explicit(&kheap_sampled_live, 1, memory_order_relaxed);
 		/* Backward-shift deletion: no tombstones. */
 		ss_slots[i] = 0;
 		for (j = (i + 1) & (SS_SLOTS - 1); ss_slots[j];
@@ -1041,7 +1037,6 @@ static void fork_child(void)
 		ss_slots = map_anon(SS_SLOTS * sizeof(*ss_slots));
 		ss_filter = map_anon(SS_FILTER * sizeof(*ss_filter));
 		ss_count = 0;
-		atomic_store(&kheap_sampled_live, 0);
 	}
 	kiln_hcols_reset(&w_ev);
 	kiln_henc_release(&w_enc);
