@@ -161,11 +161,18 @@ static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
 	return true;
 }
 
+/*
+ * One past the highest slot ever taken: the loops over slots stop there
+ * (the table is 320 KiB, mostly never touched; a loop to its end every
+ * collector round read it all, and the exit's disarm wrote it all).
+ */
+static _Atomic size_t threads_hw;
+
 static struct kthread *find_slot(pid_t tid)
 {
-	size_t i;
+	size_t i, hw = atomic_load_explicit(&threads_hw, memory_order_acquire);
 
-	for (i = 0; i < MAX_THREADS; i++)
+	for (i = 0; i < hw; i++)
 		if (atomic_load_explicit(&threads[i].tid, memory_order_relaxed) == tid)
 			return &threads[i];
 	return NULL;
@@ -261,7 +268,7 @@ static int arm(struct kthread *t)
 
 static void disarm(struct kthread *t)
 {
-	if (atomic_exchange(&t->armed, false))
+	if (atomic_load(&t->armed) && atomic_exchange(&t->armed, false))
 		timer_delete(t->timer);
 }
 
@@ -275,7 +282,15 @@ static struct kthread *register_tid(pid_t tid, uint64_t stack_hi, bool internal)
 		return t;
 	for (i = 0; i < MAX_THREADS && !free_slot; i++) {
 		int zero = 0;
+		size_t hw = atomic_load(&threads_hw);
 
+		if (atomic_load_explicit(&threads[i].tid, memory_order_relaxed))
+			continue;
+		/* Raised before the slot is taken: a loop that sees the
+		 * tid also covers the slot. */
+		while (hw < i + 1 &&
+		       !atomic_compare_exchange_weak(&threads_hw, &hw, i + 1))
+			;
 		if (atomic_compare_exchange_strong(&threads[i].tid, &zero, tid))
 			free_slot = &threads[i];
 	}
@@ -646,7 +661,7 @@ static void resolve_stacks(void)
 	size_t i;
 	FILE *f = NULL;
 
-	for (i = 0; i < MAX_THREADS; i++) {
+	for (i = 0; i < atomic_load(&threads_hw); i++) {
 		struct kthread *t = &threads[i];
 		uint64_t sp = atomic_load(&t->sp_seen);
 		char line[512];
@@ -847,7 +862,7 @@ int kiln_agent_cpu_begin(int hz)
 	engine = KILN_ENGINE_THREAD_TIMERS;
 	atomic_store(&active, true);
 	pthread_mutex_lock(&reg_lock);
-	for (i = 0; i < MAX_THREADS && !err; i++)
+	for (i = 0; i < atomic_load(&threads_hw) && !err; i++)
 		if (atomic_load(&threads[i].tid))
 			err = arm(&threads[i]);
 	pthread_mutex_unlock(&reg_lock);
@@ -859,7 +874,7 @@ int kiln_agent_cpu_begin(int hz)
 		kiln_agent_log(KILN_LOG_INFO, "per-thread timers refused (%s): "
 			       "using setitimer(ITIMER_PROF)", strerror(-err));
 		pthread_mutex_lock(&reg_lock);
-		for (i = 0; i < MAX_THREADS; i++)
+		for (i = 0; i < atomic_load(&threads_hw); i++)
 			disarm(&threads[i]);
 		pthread_mutex_unlock(&reg_lock);
 		engine = KILN_ENGINE_ITIMER;
@@ -979,7 +994,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 		setitimer(ITIMER_PROF, &zero, NULL);
 	}
 	pthread_mutex_lock(&reg_lock);
-	for (i = 0; i < MAX_THREADS; i++)
+	for (i = 0; i < atomic_load(&threads_hw); i++)
 		disarm(&threads[i]);
 	pthread_mutex_unlock(&reg_lock);
 	atomic_store(&active, false);
@@ -1025,7 +1040,7 @@ static void atfork_child(void)
 
 	atomic_store(&active, false);
 	atomic_store(&in_handler, 0);
-	for (i = 0; i < MAX_THREADS; i++) {
+	for (i = 0; i < atomic_load(&threads_hw); i++) {
 		atomic_store(&threads[i].armed, false);
 		atomic_store(&threads[i].tid, 0);
 	}

@@ -7,14 +7,16 @@
  *    loaded objects with dl_iterate_phdr and, for each new one, reads its
  *    .eh_frame_hdr / .eh_frame from memory while the loader lock keeps it
  *    mapped, runs every FDE's CFA program and keeps one 16-byte row per
- *    change of rule, sorted by pc.  A table set (modules, executable
+ *    change of rule, sorted by pc (lazy tables: only the FDEs unwinds
+ *    asked for, built in place).  A table set (modules, executable
  *    ranges) is published with an atomic pointer swap; the set it
  *    replaces is freed once the count of handlers inside the unwinder is
  *    seen at 0 (seq_cst; the argument is in docs/unwinding.md).
  *  - kiln_cfi_unwind() (the signal handler): binary searches the ranges
  *    and the rows, and reads the stack only 8-byte aligned inside the
- *    bounds it was given.  No module memory is ever read there, so a
- *    library unloaded meanwhile cannot fault it.
+ *    bounds it was given.  No module memory is ever read there (lazy
+ *    modules' FDE tables are copies), so a library unloaded meanwhile
+ *    cannot fault it.
  */
 #include "capture/cfi.h"
 
@@ -65,13 +67,39 @@ struct cfi_mod {
 	size_t fdes_skipped;
 	int refs;		/* sets holding it; changed under c->lock */
 	/*
-	 * Lazy tables (kiln_cfi_set_lazy()): rows not built yet; a handler
-	 * that needs them sets `wanted` (and walks by frame pointers), and
-	 * the next refresh builds them into a new module object.
+	 * Lazy tables (kiln_cfi_set_lazy()), for a module whose
+	 * .eh_frame_hdr has a search table: the table is copied (fdes, by
+	 * pc), and the rows of its i-th FDE are built only once a handler
+	 * needed them: it finds fde_rows[i] NULL, sets bit i of fde_want and
+	 * `wanted`, and walks that frame by frame pointers; the next refresh
+	 * builds the wanted FDEs in place (published with a release store,
+	 * freed with the module).  Without a search table the whole module
+	 * is `pending`: the next refresh after a want builds all of it into
+	 * a new module object.
 	 */
+	struct cfi_fde *fdes;
+	size_t nfde;
+	_Atomic(struct fde_rows *) *fde_rows;
+	_Atomic uint64_t *fde_want;
+	size_t fdes_built, fde_nrows;	/* under c->lock */
 	bool pending;
 	_Atomic bool wanted;
 };
+
+/* An entry of a copied .eh_frame_hdr search table. */
+struct cfi_fde {
+	uint32_t pc;			/* its first pc, from the bias */
+	int32_t at;			/* the FDE, from .eh_frame_hdr */
+};
+
+/* The rows of one FDE, the last one its end (KILN_CFI_NONE). */
+struct fde_rows {
+	uint32_t n;
+	struct cfi_row rows[];
+};
+
+/* fde_rows[i] of an FDE built without usable rows. */
+static struct fde_rows fde_none;
 
 /* An executable PT_LOAD segment [lo, hi) of mod. */
 struct cfi_range {
@@ -784,6 +812,42 @@ static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
 	       a->fp_off == b->fp_off && a->plt_at == b->plt_at;
 }
 
+/* Rows mostly come in order already (FDEs sorted by the linker): sorts
+ * them only when they are not; the check costs one pass. */
+static void sort_rows(struct build *b)
+{
+	for (size_t i = 1; i < b->n; i++) {
+		if (tmp_cmp(&b->v[i - 1], &b->v[i]) > 0) {
+			qsort(b->v, b->n, sizeof(*b->v), tmp_cmp);
+			break;
+		}
+	}
+}
+
+/*
+ * Copies the sorted rows of b into out (room for b->n), keeping the last
+ * row of each pc (a rule beats the end of a previous FDE at the same pc)
+ * and dropping rows that repeat their predecessor's rule; returns how
+ * many it kept.
+ */
+static size_t compact_rows(const struct build *b, struct cfi_row *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		const struct cfi_row *r = &b->v[i].r;
+
+		if (i + 1 < b->n && b->v[i + 1].r.pc == r->pc)
+			continue;
+		if (n && same_rule(&out[n - 1], r))
+			continue;
+		if (!n && r->kind == KILN_CFI_NONE)
+			continue;
+		out[n++] = *r;
+	}
+	return n;
+}
+
 /*
  * Sorts the collected rows, keeps the last row of each pc (a rule beats
  * the end of a previous FDE at the same pc), drops rows that repeat their
@@ -795,28 +859,11 @@ static bool finish_rows(struct build *b, struct cfi_mod *mod)
 
 	if (!b->n)
 		return true;
-	/* Rows mostly come in order already (FDEs sorted by the linker):
-	 * sort only when they are not; the check costs one pass. */
-	for (size_t i = 1; i < b->n; i++) {
-		if (tmp_cmp(&b->v[i - 1], &b->v[i]) > 0) {
-			qsort(b->v, b->n, sizeof(*b->v), tmp_cmp);
-			break;
-		}
-	}
+	sort_rows(b);
 	mod->rows = malloc(b->n * sizeof(*mod->rows));
 	if (!mod->rows)
 		return false;
-	for (size_t i = 0; i < b->n; i++) {
-		const struct cfi_row *r = &b->v[i].r;
-
-		if (i + 1 < b->n && b->v[i + 1].r.pc == r->pc)
-			continue;
-		if (n && same_rule(&mod->rows[n - 1], r))
-			continue;
-		if (!n && r->kind == KILN_CFI_NONE)
-			continue;
-		mod->rows[n++] = *r;
-	}
+	n = compact_rows(b, mod->rows);
 	mod->nrows = n;
 	if (n < b->n) {
 		struct cfi_row *v = realloc(mod->rows, (n ? n : 1) * sizeof(*v));
@@ -854,67 +901,99 @@ static const ElfW(Phdr) *load_of(const struct dl_phdr_info *info, uint64_t addr)
 }
 
 /*
+ * Finds the .eh_frame of a loaded object through its PT_GNU_EH_FRAME
+ * segment (src), and the segment's binary search table: *tab, *count
+ * entries of 8 bytes (0 when there is none usable).  false: no usable
+ * .eh_frame_hdr.  Runs inside dl_iterate_phdr, so the object is mapped.
+ */
+static bool eh_source(const struct dl_phdr_info *info, struct ehsrc *src,
+		      const uint8_t **tab, uint64_t *count)
+{
+	const ElfW(Phdr) *hdrph = NULL, *seg;
+	struct rd r;
+	uint8_t frame_enc, count_enc, table_enc;
+	uint64_t eh_frame, n;
+
+	*tab = NULL;
+	*count = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdrph = &info->dlpi_phdr[i];
+	if (!hdrph)
+		return false;
+	src->hdr = info->dlpi_addr + hdrph->p_vaddr;
+	seg = load_of(info, src->hdr);
+	if (!seg)
+		return false;
+	src->lo = (const uint8_t *)(uintptr_t)(info->dlpi_addr + seg->p_vaddr);
+	src->hi = src->lo + seg->p_filesz;
+	if (src->hdr + hdrph->p_memsz > (uint64_t)(uintptr_t)src->hi)
+		return false;
+
+	r = (struct rd){ (const uint8_t *)(uintptr_t)src->hdr,
+			 (const uint8_t *)(uintptr_t)src->hdr + hdrph->p_memsz,
+			 false };
+	if (rd_uint(&r, 1) != 1)
+		return false;
+	frame_enc = (uint8_t)rd_uint(&r, 1);
+	count_enc = (uint8_t)rd_uint(&r, 1);
+	table_enc = (uint8_t)rd_uint(&r, 1);
+	eh_frame = rd_enc(&r, frame_enc, src->hdr);
+	if (r.bad)
+		return false;
+	/* .eh_frame is usually in the same segment; find its own if not. */
+	seg = load_of(info, eh_frame);
+	if (!seg)
+		return false;
+	src->lo = (const uint8_t *)(uintptr_t)(info->dlpi_addr + seg->p_vaddr);
+	src->hi = src->lo + seg->p_filesz;
+	src->eh_frame = (const uint8_t *)(uintptr_t)eh_frame;
+	if (src->eh_frame >= src->hi)
+		return false;
+
+	n = count_enc == PE_omit ? 0 : rd_enc(&r, count_enc, src->hdr);
+	if (!r.bad && table_enc == (PE_datarel | PE_sdata4) && n &&
+	    n <= (uint64_t)(r.end - r.p) / 8) {
+		*tab = r.p;
+		*count = n;
+	}
+	return true;
+}
+
+/* The FDE that entry i of a search table points to, or NULL if outside. */
+static const uint8_t *table_fde(const struct ehsrc *src, const uint8_t *tab,
+				uint64_t i)
+{
+	int32_t fde;
+	const uint8_t *at;
+
+	memcpy(&fde, tab + 8 * i + 4, 4);
+	at = (const uint8_t *)(uintptr_t)(src->hdr + (int64_t)fde);
+	return at < src->lo || at >= src->hi ? NULL : at;
+}
+
+/*
  * Builds the rows of a loaded object from its PT_GNU_EH_FRAME segment.
  * Runs inside dl_iterate_phdr, so the object stays mapped.  An object
  * without (usable) .eh_frame_hdr simply gets no rows.  false: no memory.
  */
 static bool parse_module(const struct dl_phdr_info *info, struct cfi_mod *mod)
 {
-	const ElfW(Phdr) *hdrph = NULL, *seg;
 	struct build b = { .bias = info->dlpi_addr };
 	struct ehsrc src;
 	struct cie cie = { 0 };
-	struct rd r;
-	uint8_t frame_enc, count_enc, table_enc;
-	uint64_t eh_frame, count;
+	const uint8_t *tab;
+	uint64_t count;
 	bool ok = true;
 
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
-			hdrph = &info->dlpi_phdr[i];
-	if (!hdrph)
+	if (!eh_source(info, &src, &tab, &count))
 		return true;
-	src.hdr = info->dlpi_addr + hdrph->p_vaddr;
-	seg = load_of(info, src.hdr);
-	if (!seg)
-		return true;
-	src.lo = (const uint8_t *)(uintptr_t)(info->dlpi_addr + seg->p_vaddr);
-	src.hi = src.lo + seg->p_filesz;
-	if (src.hdr + hdrph->p_memsz > (uint64_t)(uintptr_t)src.hi)
-		return true;
-
-	r = (struct rd){ (const uint8_t *)(uintptr_t)src.hdr,
-			 (const uint8_t *)(uintptr_t)src.hdr + hdrph->p_memsz,
-			 false };
-	if (rd_uint(&r, 1) != 1)
-		return true;
-	frame_enc = (uint8_t)rd_uint(&r, 1);
-	count_enc = (uint8_t)rd_uint(&r, 1);
-	table_enc = (uint8_t)rd_uint(&r, 1);
-	eh_frame = rd_enc(&r, frame_enc, src.hdr);
-	if (r.bad)
-		return true;
-	/* .eh_frame is usually in the same segment; find its own if not. */
-	seg = load_of(info, eh_frame);
-	if (!seg)
-		return true;
-	src.lo = (const uint8_t *)(uintptr_t)(info->dlpi_addr + seg->p_vaddr);
-	src.hi = src.lo + seg->p_filesz;
-	src.eh_frame = (const uint8_t *)(uintptr_t)eh_frame;
-	if (src.eh_frame >= src.hi)
-		return true;
-
-	count = count_enc == PE_omit ? 0 : rd_enc(&r, count_enc, src.hdr);
-	if (!r.bad && table_enc == (PE_datarel | PE_sdata4) && count &&
-	    count <= (uint64_t)(r.end - r.p) / 8) {
+	if (count) {
 		/* The binary search table lists every FDE. */
 		for (uint64_t i = 0; i < count && ok; i++) {
-			int32_t fde;
-			const uint8_t *at;
+			const uint8_t *at = table_fde(&src, tab, i);
 
-			memcpy(&fde, r.p + 8 * i + 4, 4);
-			at = (const uint8_t *)(uintptr_t)(src.hdr + (int64_t)fde);
-			if (at < src.lo || at >= src.hi) {
+			if (!at) {
 				b.skipped++;
 				continue;
 			}
@@ -940,12 +1019,123 @@ static bool parse_module(const struct dl_phdr_info *info, struct cfi_mod *mod)
 	return ok;
 }
 
+/*
+ * Sets up a lazy module: its search table copied (the handler may not
+ * read module memory), no rows yet; without a table the whole module
+ * waits (pending).  false: no memory.
+ */
+static bool lazy_module(const struct dl_phdr_info *info, struct cfi_mod *mod)
+{
+	struct ehsrc src;
+	const uint8_t *tab;
+	uint64_t count, n = 0;
+
+	if (!eh_source(info, &src, &tab, &count))
+		return true;		/* no CFI at all */
+	if (!count || count > UINT32_MAX) {
+		mod->pending = true;
+		return true;
+	}
+	mod->fdes = malloc(count * sizeof(*mod->fdes));
+	if (!mod->fdes)
+		return false;
+	for (uint64_t i = 0; i < count; i++) {
+		int32_t loc, at;
+		uint64_t pc;
+
+		memcpy(&loc, tab + 8 * i, 4);
+		memcpy(&at, tab + 8 * i + 4, 4);
+		pc = src.hdr + (uint64_t)(int64_t)loc;
+		/* Rows are 32-bit offsets from the bias (parse_fde()). */
+		if (pc < mod->bias || pc - mod->bias > UINT32_MAX) {
+			mod->fdes_skipped++;
+			continue;
+		}
+		mod->fdes[n].pc = (uint32_t)(pc - mod->bias);
+		mod->fdes[n].at = at;
+		n++;
+	}
+	mod->nfde = n;
+	mod->fde_rows = calloc(n ? n : 1, sizeof(*mod->fde_rows));
+	mod->fde_want = calloc((n + 63) / 64 + 1, sizeof(*mod->fde_want));
+	return mod->fde_rows && mod->fde_want;
+}
+
+/* Builds the rows of lazy module m's FDE i (c->lock held, m mapped). */
+static void build_fde(struct cfi_mod *m, const struct ehsrc *src, size_t i)
+{
+	struct build b = { .bias = m->bias };
+	struct cie cie = { 0 };
+	const uint8_t *at = (const uint8_t *)(uintptr_t)(src->hdr +
+							 (int64_t)m->fdes[i].at);
+	struct fde_rows *fr = &fde_none;
+	size_t n;
+
+	if (at >= src->lo && at < src->hi)
+		parse_fde(&b, src, at, &cie);
+	else
+		b.skipped++;
+	if (b.nomem) {
+		/* Not built: asked for again by the next handler that needs it. */
+		free(b.v);
+		return;
+	}
+	if (b.n) {
+		fr = malloc(sizeof(*fr) + b.n * sizeof(fr->rows[0]));
+		if (!fr) {
+			free(b.v);
+			return;
+		}
+		sort_rows(&b);
+		n = compact_rows(&b, fr->rows);
+		fr->n = (uint32_t)n;
+		m->fde_nrows += n;
+	}
+	m->fdes_skipped += b.skipped;
+	m->fdes_built++;
+	free(b.v);
+	atomic_store_explicit(&m->fde_rows[i], fr, memory_order_release);
+}
+
+/* Builds the FDEs handlers asked for in lazy module m (c->lock held,
+ * inside dl_iterate_phdr with m's object as info). */
+static void build_wanted(const struct dl_phdr_info *info, struct cfi_mod *m)
+{
+	struct ehsrc src;
+	const uint8_t *tab;
+	uint64_t count;
+
+	if (!eh_source(info, &src, &tab, &count))
+		return;
+	for (size_t w = 0; w < (m->nfde + 63) / 64; w++) {
+		uint64_t bits = atomic_exchange(&m->fde_want[w], 0);
+
+		while (bits) {
+			size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			if (i < m->nfde && !atomic_load_explicit(&m->fde_rows[i],
+								 memory_order_relaxed))
+				build_fde(m, &src, i);
+		}
+	}
+}
+
 /* ---------------------------------------------------------------- */
 /* Table sets (refresh side)                                         */
 
 static void mod_put(struct cfi_mod *m)
 {
 	if (m && --m->refs == 0) {
+		for (size_t i = 0; m->fde_rows && i < m->nfde; i++) {
+			struct fde_rows *fr = atomic_load(&m->fde_rows[i]);
+
+			if (fr != &fde_none)
+				free(fr);
+		}
+		free(m->fdes);
+		free(m->fde_rows);
+		free(m->fde_want);
 		free(m->rows);
 		free(m->index);
 		free(m->name);
@@ -1017,6 +1207,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 	struct cfi_set *set = sc->set;
 	struct cfi_mod *mod = NULL;
 	bool wanted = false;	/* a lazy module a handler needed */
+	bool lazy;
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	bool counters = size >= offsetof(struct dl_phdr_info, dlpi_subs) +
 				sizeof(info->dlpi_subs);
@@ -1060,10 +1251,10 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 		/* Lazy: rows only for a module a handler asked for, and for
 		 * the program itself (the first object), where most samples
 		 * land from the start. */
-		mod->pending = CFI_DWARF && sc->c->lazy && set->nmods > 0 &&
-			       !wanted;
+		lazy = CFI_DWARF && sc->c->lazy && set->nmods > 0 && !wanted;
 		if (!mod->name ||
-		    (CFI_DWARF && !mod->pending && !parse_module(info, mod))) {
+		    (lazy && !lazy_module(info, mod)) ||
+		    (CFI_DWARF && !lazy && !parse_module(info, mod))) {
 			mod_put(mod);
 			goto nomem;
 		}
@@ -1125,12 +1316,36 @@ void kiln_cfi_free(struct kiln_cfi *c)
 }
 
 /* Whether a handler wanted the rows of a lazy module of set s. */
-static bool wanted_any(const struct cfi_set *s)
+/* Whether a handler asked for the rows of a whole pending module
+ * (fdes: or for some FDEs of a lazy one). */
+static bool wanted_any(const struct cfi_set *s, bool fdes)
 {
 	for (size_t i = 0; s && i < s->nmods; i++)
-		if (s->mods[i]->pending && atomic_load(&s->mods[i]->wanted))
+		if ((s->mods[i]->pending || (fdes && s->mods[i]->fde_rows)) &&
+		    atomic_load(&s->mods[i]->wanted))
 			return true;
 	return false;
+}
+
+/* dl_iterate_phdr callback: builds the wanted FDEs of the modules of the
+ * set given that are still loaded (the loader lock keeps them so). */
+static int build_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const struct cfi_set *set = arg;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+
+	(void)size;
+	for (size_t i = 0; i < set->nmods; i++) {
+		struct cfi_mod *m = set->mods[i];
+
+		if (m->fde_rows && m->bias == info->dlpi_addr &&
+		    m->phdr == info->dlpi_phdr && m->phnum == info->dlpi_phnum &&
+		    !strcmp(m->name, name) && atomic_exchange(&m->wanted, false)) {
+			build_wanted(info, m);
+			break;
+		}
+	}
+	return 0;
 }
 
 void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy, void (*wake)(void *),
@@ -1148,7 +1363,7 @@ bool kiln_cfi_wanted(struct kiln_cfi *c)
 	bool w;
 
 	pthread_mutex_lock(&c->lock);
-	w = wanted_any(atomic_load(&c->cur));
+	w = wanted_any(atomic_load(&c->cur), true);
 	pthread_mutex_unlock(&c->lock);
 	return w;
 }
@@ -1163,6 +1378,9 @@ int kiln_cfi_refresh(struct kiln_cfi *c)
 	pthread_mutex_lock(&c->lock);
 	reclaim(c);
 	sc.old = atomic_load(&c->cur);
+	/* FDEs handlers asked for: built in place, no new set. */
+	if (wanted_any(sc.old, true))
+		dl_iterate_phdr(build_one, (void *)sc.old);
 	sc.set = calloc(1, sizeof(*sc.set));
 	if (!sc.set) {
 		err = -ENOMEM;
@@ -1170,7 +1388,7 @@ int kiln_cfi_refresh(struct kiln_cfi *c)
 	}
 	adds = c->adds;
 	subs = c->subs;
-	sc.force = wanted_any(sc.old);
+	sc.force = wanted_any(sc.old, false);
 	dl_iterate_phdr(scan_one, &sc);
 	if (sc.unchanged) {
 		set_free(sc.set);
@@ -1214,12 +1432,19 @@ void kiln_cfi_stats(struct kiln_cfi *c, struct kiln_cfi_stats *st)
 		st->bytes = sizeof(*s) + s->nmods * sizeof(*s->mods) +
 			    s->nranges * sizeof(*s->ranges);
 		for (size_t i = 0; i < s->nmods; i++) {
-			st->rows += s->mods[i]->nrows;
-			st->modules_cfi += s->mods[i]->nrows > 0;
-			st->fdes_skipped += s->mods[i]->fdes_skipped;
-			st->bytes += sizeof(*s->mods[i]) +
-				     s->mods[i]->nrows * sizeof(struct cfi_row) +
-				     s->mods[i]->nindex * sizeof(uint32_t);
+			const struct cfi_mod *m = s->mods[i];
+
+			st->rows += m->nrows + m->fde_nrows;
+			st->modules_cfi += m->nrows + m->fde_nrows > 0;
+			st->fdes_skipped += m->fdes_skipped;
+			st->fdes_built += m->fdes_built;
+			st->bytes += sizeof(*m) +
+				     m->nrows * sizeof(struct cfi_row) +
+				     m->nindex * sizeof(uint32_t) +
+				     m->nfde * (sizeof(*m->fdes) +
+						sizeof(*m->fde_rows)) +
+				     m->fdes_built * sizeof(struct fde_rows) +
+				     m->fde_nrows * sizeof(struct cfi_row);
 		}
 	}
 	st->generation = c->generation;
@@ -1264,15 +1489,70 @@ static const struct cfi_range *find_range(const struct cfi_set *s, uint64_t pc)
 	return &s->ranges[lo - 1];
 }
 
-/* The row for pc in mod, or NULL (then: no CFI). */
-static const struct cfi_row *find_row(const struct cfi_mod *m, uint64_t pc)
+static void want(const struct cfi_set *set, const struct cfi_mod *m);
+
+/*
+ * The row for offset off in lazy module m: the last row at or before it
+ * of the FDE whose range may hold it, or NULL (no rule; an FDE not built
+ * yet is asked for).
+ */
+static const struct cfi_row *fde_row(const struct cfi_set *set,
+				     const struct cfi_mod *m, uint32_t off)
+{
+	size_t lo = 0, hi = m->nfde, i;
+	const struct fde_rows *fr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->fdes[mid].pc <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	i = lo - 1;
+	fr = atomic_load_explicit(&m->fde_rows[i], memory_order_acquire);
+	if (!fr) {
+		_Atomic uint64_t *w = &m->fde_want[i >> 6];
+		uint64_t bit = 1ull << (i & 63);
+
+		if (!(atomic_load_explicit(w, memory_order_relaxed) & bit))
+			atomic_fetch_or_explicit(w, bit, memory_order_relaxed);
+		want(set, m);
+		return NULL;
+	}
+	lo = 0;
+	hi = fr->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fr->rows[mid].pc <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &fr->rows[lo - 1] : NULL;
+}
+
+/* The row for pc in mod, or NULL (then: no CFI).  set: the set holding
+ * m, whose owner is asked for rows a lazy module lacks. */
+static const struct cfi_row *find_row(const struct cfi_set *set,
+				      const struct cfi_mod *m, uint64_t pc)
 {
 	size_t lo, hi, bk;
 	uint64_t off = pc - m->bias;
 
-	if (m->pending)
-		return NULL;	/* lazy: the caller asks for its rows (want()) */
-	if (!m->nrows || pc < m->bias || off > UINT32_MAX || off < m->rows[0].pc)
+	if (m->pending) {
+		want(set, m);
+		return NULL;	/* lazy: built by the next refresh */
+	}
+	if (pc < m->bias || off > UINT32_MAX)
+		return NULL;
+	if (m->fde_rows)
+		return fde_row(set, m, (uint32_t)off);
+	if (!m->nrows || off < m->rows[0].pc)
 		return NULL;
 	bk = (off - m->rows[0].pc) >> BUCKET_SHIFT;
 	if (bk >= m->nindex)
@@ -1307,16 +1587,19 @@ static inline size_t cache_slot(uint64_t a)
 }
 
 /*
- * Asks the next refresh for the rows of lazy module m, waking its owner's
- * thread the first time (the module lives as long as the set the caller
- * holds: see `inside`).  Async-signal-safe if the wake function is.
+ * Asks the next refresh for rows of lazy module m (the whole module, or
+ * the FDEs whose bits the caller set before), waking its owner's thread
+ * the first time since the last refresh (the module lives as long as the
+ * set the caller holds: see `inside`).  Async-signal-safe if the wake
+ * function is.
  */
 static void want(const struct cfi_set *set, const struct cfi_mod *m)
 {
 	_Atomic bool *w = &((struct cfi_mod *)m)->wanted;
 
+	/* release: the refresh that clears `wanted` sees the FDE bits. */
 	if (atomic_load_explicit(w, memory_order_relaxed) ||
-	    atomic_exchange_explicit(w, true, memory_order_relaxed))
+	    atomic_exchange_explicit(w, true, memory_order_release))
 		return;
 	if (set->c && set->c->wake)
 		set->c->wake(set->c->wake_arg);
@@ -1324,17 +1607,20 @@ static void want(const struct cfi_set *set, const struct cfi_mod *m)
 
 /* find_row() through the caller's cache (NULL: none). */
 static inline const struct cfi_row *cached_row(struct kiln_cfi_cache *cache,
+					       const struct cfi_set *set,
 					       const struct cfi_range *rg, uint64_t a)
 {
 	size_t i;
 	const struct cfi_row *row;
 
 	if (!cache)
-		return find_row(rg->mod, a);
+		return find_row(set, rg->mod, a);
 	i = cache_slot(a);
 	if (cache->e[i].pc == a)
 		return cache->e[i].row;
-	row = find_row(rg->mod, a);
+	row = find_row(set, rg->mod, a);
+	if (!row && (rg->mod->pending || rg->mod->fde_rows))
+		return row;	/* may be built later: not remembered */
 	cache->e[i].pc = a;
 	cache->e[i].row = row;
 	cache->e[i].range = rg;
@@ -1380,11 +1666,9 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			break;
 #if CFI_DWARF
 		if (rg && !(flags & KILN_CFI_FP_ONLY)) {
-			row = cached_row(cache, rg, exact ? pc : pc - 1);
+			row = cached_row(cache, set, rg, exact ? pc : pc - 1);
 			if (row)
 				kind = row->kind;
-			else if (rg->mod->pending)
-				want(set, rg->mod);
 		}
 #endif
 		switch (kind) {
@@ -1534,12 +1818,9 @@ int kiln_cfi_lookup(struct kiln_cfi *c, uint64_t pc, struct kiln_cfi_rule *out)
 		err = -ENOENT;
 		goto out;
 	}
-	row = find_row(rg->mod, pc);
-	if (!row) {
-		if (rg->mod->pending)
-			want(atomic_load(&c->cur), rg->mod);
+	row = find_row(atomic_load(&c->cur), rg->mod, pc);
+	if (!row)
 		goto out;
-	}
 	out->kind = row->kind;
 	out->cfa_reg = row->cfa_reg;
 	out->cfa_off = row->cfa_off;

@@ -54,14 +54,14 @@ int kiln_cfi_refresh(struct kiln_cfi *c);
 
 /* kiln_cfi_unwind_regs() flags. */
 /*
- * Lazy tables: from the next refresh on, a newly seen module gets its
- * rows only once an unwind needed them (that unwind, and those until the
- * next kiln_cfi_refresh(), walk the module by frame pointers).  Saves
- * parsing every loaded library at start when only a few show up in
- * stacks.  Not for callers that need every stack exact from the start.
- * wake (may be NULL) is called with arg when a module is first wanted,
- * from the unwinding thread: in a signal handler it must be
- * async-signal-safe.
+ * Lazy tables: from the next refresh on, a newly seen module (other than
+ * the program) gets the rows of one of its FDEs only once an unwind
+ * needed them (that unwind, and those until the next kiln_cfi_refresh(),
+ * walk that frame by frame pointers).  Saves parsing whole libraries when
+ * a profile touches a few of their functions.  Not for callers that need
+ * every stack exact from the start.  wake (may be NULL) is called with
+ * arg when a module is first wanted since the last refresh, from the
+ * unwinding thread: in a signal handler it must be async-signal-safe.
  */
 void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy, void (*wake)(void *),
 		       void *arg);
@@ -175,6 +175,7 @@ struct kiln_cfi_stats {
 	uint64_t generation;	/* sets published so far */
 	size_t retired;		/* replaced sets not yet freed */
 	size_t fdes_skipped;	/* malformed or unsupported FDEs seen */
+	size_t fdes_built;	/* FDEs of lazy modules built so far */
 };
 
 /* Fills *st (under the refresh mutex).  Not async-signal-safe. */

@@ -644,6 +644,7 @@ static void test_lazy(void **state)
 	struct kiln_cfi_stats st;
 	struct kiln_cfi_rule rule;
 	uint64_t pc = (uint64_t)(uintptr_t)qsort + 1;
+	size_t rows0;
 
 	assert_non_null(c);
 	kiln_cfi_set_lazy(c, true, count_wake, &wakes);
@@ -651,6 +652,7 @@ static void test_lazy(void **state)
 	kiln_cfi_stats(c, &st);
 	assert_true(st.modules > 3);
 	assert_int_equal(st.modules_cfi, 1);
+	rows0 = st.rows;
 	assert_false(kiln_cfi_wanted(c));
 	/* No rows yet: no rule, and the module is asked for. */
 	assert_int_equal(kiln_cfi_lookup(c, pc, &rule), 0);
@@ -664,8 +666,37 @@ static void test_lazy(void **state)
 	assert_false(kiln_cfi_wanted(c));
 	kiln_cfi_stats(c, &st);
 	assert_int_equal(st.modules_cfi, 2);
+	/* Only the FDE that was needed, not the whole library. */
+	assert_int_equal(st.fdes_built, 1);
+	assert_true(st.rows > rows0 && st.rows < rows0 + 64);
 	assert_int_equal(kiln_cfi_lookup(c, pc, &rule), 0);
 	assert_int_equal(rule.kind, KILN_CFI_RULE);
+	/* Another function of the library: its own FDE, asked for anew;
+	 * the owner is woken again (the first want since the refresh). */
+	assert_int_equal(kiln_cfi_lookup(c, (uint64_t)(uintptr_t)bsearch + 1,
+					 &rule), 0);
+	assert_int_equal(rule.kind, KILN_CFI_NONE);
+	assert_true(kiln_cfi_wanted(c));
+	assert_int_equal(wakes, 2);
+	assert_int_equal(kiln_cfi_refresh(c), 0);
+	kiln_cfi_stats(c, &st);
+	assert_int_equal(st.fdes_built, 2);
+	assert_int_equal(kiln_cfi_lookup(c, (uint64_t)(uintptr_t)bsearch + 1,
+					 &rule), 0);
+	assert_int_equal(rule.kind, KILN_CFI_RULE);
+	/* The rows are the eager tables' rows. */
+	{
+		struct kiln_cfi *e = kiln_cfi_new();
+		struct kiln_cfi_rule want;
+
+		assert_non_null(e);
+		assert_int_equal(kiln_cfi_refresh(e), 0);
+		assert_int_equal(kiln_cfi_lookup(e, pc, &want), 0);
+		assert_int_equal(kiln_cfi_lookup(c, pc, &rule), 0);
+		assert_memory_equal(&rule, &want, sizeof(rule));
+		kiln_cfi_free(e);
+	}
+	assert_false(kiln_cfi_wanted(c));
 	kiln_cfi_free(c);
 }
 
