@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "profile/profile.h"
+#include "util/buf.h"
 #include "util/diag.h"
 #include "util/htab.h"
 
@@ -41,12 +42,40 @@ struct map {
 	int mod;
 };
 
+/*
+ * The functions of one compilation unit with code (subprograms, inlined
+ * subroutines, entry points), indexed by address: built by one walk of
+ * the unit's DIE tree the first time an address falls in it, instead of
+ * a walk per address (dwarf_getscopes(): tens of microseconds even for a
+ * small unit, milliseconds for a large C++ one).
+ */
+struct cu_fn {
+	Dwarf_Die die;
+	int32_t parent;		/* index of the enclosing function, -1: none */
+	uint32_t depth;		/* functions around it */
+};
+
+struct cu_range {
+	uint64_t lo, hi;	/* [lo, hi), DWARF addresses (no bias) */
+	uint32_t fn;
+};
+
+struct cu_index {
+	Dwarf_Off cu;		/* the unit's DIE offset */
+	struct cu_fn *fns;
+	size_t nfns;
+	struct cu_range *ranges;	/* by lo, then depth */
+	size_t nranges;
+};
+
 struct mod {
 	const char *path;	/* the mapped path, as given */
 	uint64_t bias;
 	Dwfl_Module *dwmod;
 	const char *build_id;
 	bool has_dwarf;
+	struct cu_index **cus;	/* by cu, built on demand */
+	size_t ncus, cus_alloc;
 };
 
 struct entry {
@@ -258,6 +287,14 @@ void kiln_sym_free(struct kiln_sym *s)
 	}
 	free(s->maps);
 	free(s->order);
+	for (size_t i = 0; i < s->nmods; i++) {
+		for (size_t j = 0; j < s->mods[i].ncus; j++) {
+			free(s->mods[i].cus[j]->fns);
+			free(s->mods[i].cus[j]->ranges);
+			free(s->mods[i].cus[j]);
+		}
+		free(s->mods[i].cus);
+	}
 	free(s->mods);
 	free(s->entries);
 	kiln_htab_release(&s->cache);
@@ -669,43 +706,222 @@ static bool is_function(Dwarf_Die *die)
 
 #define MAX_FRAMES 64
 
+/* Whether functions may lie below a DIE of this tag (the walk skips
+ * types, variables and the like). */
+static bool may_hold_functions(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_partial_unit:
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_entry_point:
+	case DW_TAG_lexical_block:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_with_stmt:
+	case DW_TAG_common_block:
+		return true;
+	default:
+		return false;
+	}
+}
+
+struct cu_build {
+	struct cu_index *ix;
+	size_t fns_alloc, ranges_alloc;
+	bool nomem;
+};
+
+/* Adds the functions under die (its children), enclosed by function
+ * parent at depth. */
+static void index_children(struct cu_build *b, Dwarf_Die *die, int32_t parent,
+			   uint32_t depth, int level)
+{
+	Dwarf_Die child;
+
+	if (level > 256 || dwarf_child(die, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		int32_t fn = parent;
+		uint32_t d = depth;
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+		    tag == DW_TAG_entry_point) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			size_t first = b->ix->nranges;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				if (kiln_array_grow((void **)&b->ix->ranges,
+						     &b->ranges_alloc,
+						     b->ix->nranges + 1,
+						     sizeof(*b->ix->ranges))) {
+					b->nomem = true;
+					return;
+				}
+				b->ix->ranges[b->ix->nranges++] = (struct cu_range){
+					lo, hi, (uint32_t)b->ix->nfns };
+			}
+			if (b->ix->nranges > first) {
+				if (kiln_array_grow((void **)&b->ix->fns,
+						     &b->fns_alloc, b->ix->nfns + 1,
+						     sizeof(*b->ix->fns))) {
+					b->nomem = true;
+					return;
+				}
+				b->ix->fns[b->ix->nfns] = (struct cu_fn){
+					child, parent, depth };
+				fn = (int32_t)b->ix->nfns++;
+				d = depth + 1;
+			}
+		}
+		if (may_hold_functions(tag))
+			index_children(b, &child, fn, d, level + 1);
+		if (b->nomem)
+			return;
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int cu_range_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct cu_range *x = a, *y = b;
+	const struct cu_fn *cu_fns = ctx;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (cu_fns[x->fn].depth != cu_fns[y->fn].depth)
+		return cu_fns[x->fn].depth < cu_fns[y->fn].depth ? -1 : 1;
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+/* The function index of cudie in md, built the first time (NULL: no
+ * memory). */
+static struct cu_index *cu_index_of(struct mod *md, Dwarf_Die *cudie)
+{
+	Dwarf_Off off = dwarf_dieoffset(cudie);
+	size_t lo = 0, hi = md->ncus;
+	struct cu_build b = { 0 };
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (md->cus[mid]->cu < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < md->ncus && md->cus[lo]->cu == off)
+		return md->cus[lo];
+	if (kiln_array_grow((void **)&md->cus, &md->cus_alloc, md->ncus + 1,
+			     sizeof(*md->cus)))
+		return NULL;
+	b.ix = calloc(1, sizeof(*b.ix));
+	if (!b.ix)
+		return NULL;
+	b.ix->cu = off;
+	index_children(&b, cudie, -1, 0, 0);
+	if (b.nomem) {
+		free(b.ix->fns);
+		free(b.ix->ranges);
+		free(b.ix);
+		return NULL;
+	}
+	if (b.ix->nranges)
+		qsort_r(b.ix->ranges, b.ix->nranges, sizeof(*b.ix->ranges),
+			cu_range_cmp, b.ix->fns);
+	memmove(md->cus + lo + 1, md->cus + lo, (md->ncus - lo) * sizeof(*md->cus));
+	md->cus[lo] = b.ix;
+	md->ncus++;
+	return b.ix;
+}
+
+/*
+ * The innermost function of ix holding pc (DWARF address), or -1; of
+ * functions at the same depth (aliases: several DIEs for one range), the
+ * first in the unit, as dwarf_getscopes() finds it.  Ranges nest, and at
+ * one lo the deeper come later: walking back from the last range starting
+ * at or before pc, the first top-level function holding pc comes after
+ * every deeper one that may hold it (and its aliases start where it does).
+ */
+static int32_t cu_find(const struct cu_index *ix, uint64_t pc)
+{
+	size_t lo = 0, hi = ix->nranges;
+	int32_t best = -1;
+	bool top = false;
+	uint64_t top_lo = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->ranges[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		const struct cu_range *r = &ix->ranges[lo];
+		const struct cu_fn *f = &ix->fns[r->fn];
+
+		if (top && r->lo < top_lo)
+			break;
+		if (pc >= r->hi)
+			continue;
+		if (best < 0 || f->depth > ix->fns[best].depth ||
+		    (f->depth == ix->fns[best].depth && (int32_t)r->fn < best))
+			best = (int32_t)r->fn;
+		if (!f->depth && !top) {
+			top = true;
+			top_lo = r->lo;
+		}
+	}
+	return best;
+}
+
 /*
  * The inline chain at addr from DWARF, as `eu-addr2line -i` finds it: the
  * physical nesting of the innermost scope, each inlined subroutine's
  * DW_AT_call_file/call_line giving the position in the frame around it.
  */
-static int dwarf_frames(struct kiln_sym *s, Dwfl_Module *dwmod, uint64_t addr,
+static int dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 			const char *symname, struct kiln_sym_frame *fr,
 			unsigned *nfr)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cudie = dwfl_module_addrdie(dwmod, addr, &bias);
-	Dwarf_Die *scopes = NULL, *chain = NULL, inner;
+	Dwarf_Die *cudie = dwfl_module_addrdie(md->dwmod, addr, &bias);
+	Dwarf_Die chain[MAX_FRAMES];
+	struct cu_index *ix;
 	Dwfl_Line *dl;
 	Dwarf_Files *files = NULL;
 	const char *file = NULL;
-	int line = 0, n, i, err = 0;
+	int line = 0, n = 0, i, err = 0;
+	int32_t fn;
 	unsigned k = 0;
 
 	*nfr = 0;
 	if (!cudie)
 		return 0;
-	dl = dwfl_module_getsrc(dwmod, addr);
+	ix = cu_index_of(md, cudie);
+	if (!ix)
+		return -ENOMEM;
+	/* The innermost function and the functions around it. */
+	for (fn = cu_find(ix, addr - bias); fn >= 0 && n < MAX_FRAMES;
+	     fn = ix->fns[fn].parent)
+		chain[n++] = ix->fns[fn].die;
+	if (!n)
+		return 0;
+	dl = dwfl_module_getsrc(md->dwmod, addr);
 	if (dl)
 		file = dwfl_lineinfo(dl, &(Dwarf_Addr){ 0 }, &line, NULL, NULL,
 				     NULL);
-	n = dwarf_getscopes(cudie, addr - bias, &scopes);
-	if (n <= 0) {
-		free(scopes);
-		return 0;
-	}
-	inner = scopes[0];
-	free(scopes);
-	n = dwarf_getscopes_die(&inner, &chain);
-	if (n <= 0) {
-		free(chain);
-		return 0;
-	}
 	dwarf_getsrcfiles(cudie, &files, NULL);
 	for (i = 0; i < n && k < MAX_FRAMES; i++) {
 		Dwarf_Die *die = &chain[i];
@@ -755,7 +971,6 @@ static int dwarf_frames(struct kiln_sym *s, Dwfl_Module *dwmod, uint64_t addr,
 		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &v))
 			line = (int)v;
 	}
-	free(chain);
 	*nfr = k;
 	return err;
 }
@@ -775,7 +990,7 @@ static int symbolize(struct kiln_sym *s, struct mod *md, uint64_t addr,
 	if (symname && !*symname)
 		symname = NULL;
 	if (md->has_dwarf) {
-		err = dwarf_frames(s, md->dwmod, addr, symname, fr, &n);
+		err = dwarf_frames(s, md, addr, symname, fr, &n);
 		if (err)
 			return err;
 	}

@@ -18,7 +18,14 @@ for i in $(seq "$n"); do
     f=$T/iv.$(printf %04d "$i").heap
     [ -s "$f" ] || fail "dumps not numbered 0001 on: no $f"
     a=$(hval "$f" alloc_space churn)
-    [ "$a" -gt "$prev" ] || fail "$f: churn alloc_space $a, not above $prev"
+    # the last is the exit dump: under load the churn may have ended
+    # before the interval dump ahead of it was taken (the dumper thread
+    # writes it a little after the threshold is crossed)
+    if [ "$i" = "$n" ]; then
+        [ "$a" -ge "$prev" ] || fail "$f: churn alloc_space $a, below $prev"
+    else
+        [ "$a" -gt "$prev" ] || fail "$f: churn alloc_space $a, not above $prev"
+    fi
     prev=$a
 done
 # the first interval dump comes after about 40 MB, not before
