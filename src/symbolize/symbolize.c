@@ -68,6 +68,27 @@ struct cu_index {
 	size_t nranges;
 };
 
+/*
+ * The answers of dwfl_module_addrinfo() for a module, by elementary
+ * interval: between two consecutive "bounds" (every symbol's start and
+ * end, every section's start and end) the set of symbols that start at
+ * or before an address, cover it, or share its section is the same, and
+ * so is the symbol libdwfl picks for it (by that set alone: sized symbols
+ * covering it, binding, sizeless labels of its section).  libdwfl scans
+ * the whole symbol table for every address (libc's full table: 10,000
+ * symbols, 150 us an address); here it is asked once per interval.
+ * Built at a module's SYM_CACHE_AFTER-th lookup, when its table is large.
+ */
+struct sym_cache {
+	uint64_t *bounds;	/* sorted, distinct */
+	size_t nbounds;
+	const char **name;	/* nbounds + 1 intervals: the answer, or NULL */
+	uint8_t *known;		/* whether name[i] was asked yet */
+};
+
+#define SYM_CACHE_AFTER 4
+#define SYM_CACHE_MIN_SYMS 256
+
 struct mod {
 	const char *path;	/* the mapped path, as given */
 	uint64_t bias;
@@ -76,6 +97,8 @@ struct mod {
 	bool has_dwarf;
 	struct cu_index **cus;	/* by cu, built on demand */
 	size_t ncus, cus_alloc;
+	struct sym_cache *syms;	/* see sym_cache; NULL until built */
+	unsigned lookups;	/* symbol lookups so far */
 };
 
 struct entry {
@@ -294,6 +317,12 @@ void kiln_sym_free(struct kiln_sym *s)
 			free(s->mods[i].cus[j]);
 		}
 		free(s->mods[i].cus);
+		if (s->mods[i].syms) {
+			free(s->mods[i].syms->bounds);
+			free(s->mods[i].syms->name);
+			free(s->mods[i].syms->known);
+			free(s->mods[i].syms);
+		}
 	}
 	free(s->mods);
 	free(s->entries);
@@ -975,18 +1004,127 @@ static int dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 	return err;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Builds md's sym_cache (see there); NULL when the table is small or
+ * memory is short (then libdwfl is asked every time). */
+static struct sym_cache *sym_cache_build(struct mod *md)
+{
+	int nsyms = dwfl_module_getsymtab(md->dwmod);
+	struct sym_cache *c;
+	GElf_Addr bias;
+	Elf *elf;
+	size_t n = 0, cap;
+
+	if (nsyms < SYM_CACHE_MIN_SYMS)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	cap = 2 * (size_t)nsyms + 256;
+	if (!c || !(c->bounds = malloc(cap * sizeof(*c->bounds))))
+		goto fail;
+	for (int i = 0; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr a;
+		GElf_Word shndx;
+		Elf *e;
+		Dwarf_Addr b;
+
+		if (!dwfl_module_getsym_info(md->dwmod, i, &sym, &a, &shndx,
+					     &e, &b))
+			continue;
+		c->bounds[n++] = a;
+		c->bounds[n++] = a + sym.st_size;
+	}
+	/* Sections: a sizeless label counts only in its own section. */
+	elf = dwfl_module_getelf(md->dwmod, &bias);
+	if (elf) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+
+			if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+				continue;
+			if (kiln_array_grow((void **)&c->bounds, &cap, n + 2,
+					    sizeof(*c->bounds)))
+				goto fail;
+			c->bounds[n++] = sh.sh_addr + bias;
+			c->bounds[n++] = sh.sh_addr + bias + sh.sh_size;
+		}
+	}
+	qsort(c->bounds, n, sizeof(*c->bounds), cmp_u64);
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (!k || c->bounds[k - 1] != c->bounds[i])
+				c->bounds[k++] = c->bounds[i];
+		n = k;
+	}
+	c->nbounds = n;
+	c->name = calloc(n + 1, sizeof(*c->name));
+	c->known = calloc(n + 1, 1);
+	if (!c->name || !c->known)
+		goto fail;
+	return c;
+fail:
+	if (c) {
+		free(c->bounds);
+		free(c->name);
+		free(c->known);
+		free(c);
+	}
+	return NULL;
+}
+
+/* The symbol name of addr in md, as dwfl_module_addrinfo() gives it. */
+static const char *sym_name(struct mod *md, uint64_t addr)
+{
+	GElf_Off off;
+	GElf_Sym sym;
+	struct sym_cache *c;
+	size_t lo = 0, hi;
+	const char *name;
+
+	if (!md->syms && ++md->lookups == SYM_CACHE_AFTER)
+		md->syms = sym_cache_build(md);
+	c = md->syms;
+	if (!c)
+		return dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL,
+					    NULL, NULL);
+	/* The interval: after the last bound at or below addr. */
+	hi = c->nbounds;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->bounds[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (c->known[lo])
+		return c->name[lo];
+	name = dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL, NULL,
+				    NULL);
+	c->name[lo] = name;
+	c->known[lo] = 1;
+	return name;
+}
+
 static int symbolize(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		     struct kiln_sym_info *info)
 {
 	struct kiln_sym_frame fr[MAX_FRAMES], *out;
-	GElf_Off off;
-	GElf_Sym sym;
 	const char *symname;
 	unsigned n = 0;
 	int err;
 
-	symname = dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL, NULL,
-				       NULL);
+	symname = sym_name(md, addr);
 	if (symname && !*symname)
 		symname = NULL;
 	if (md->has_dwarf) {

@@ -13,9 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +326,160 @@ static void test_self_maps(void **state)
 	kiln_sym_free(s);
 }
 
+/*
+ * The symbolizer's own indexes (the symbol names of a module by interval,
+ * a unit's functions by address) give what libdwfl gives when asked
+ * directly: libdwfl's nearest symbol for every sampled address of libc,
+ * and dwarf_getscopes()' chain of inlined functions for every address of
+ * this program's code.
+ */
+static char *dbg_path;
+static const Dwfl_Callbacks ref_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &dbg_path,
+};
+
+static int inlined_seen;	/* inlined frames check_module() compared */
+
+static void check_module(struct kiln_sym *s, Dwfl_Module *m, uint64_t step,
+			 bool chains, int *checked)
+{
+	GElf_Addr bias;
+	Elf *elf = m ? dwfl_module_getelf(m, &bias) : NULL;
+	size_t phnum, i;
+
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &phnum), 0);
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		uint64_t a;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X))
+			continue;
+		for (a = bias + ph.p_vaddr; a < bias + ph.p_vaddr + ph.p_memsz;
+		     a += step) {
+			struct kiln_sym_info in;
+			GElf_Off off;
+			GElf_Sym sym;
+			const char *want = dwfl_module_addrinfo(m, a, &off, &sym,
+							       NULL, NULL, NULL);
+			const char *got;
+
+			assert_int_equal(kiln_sym_lookup(s, a, &in), 0);
+			(*checked)++;
+			if (!chains) {
+				size_t n = want ? strcspn(want, "@") : 0;
+
+				if (!n) {
+					assert_int_equal(in.nframes, 0);
+					continue;
+				}
+				assert_true(in.nframes >= 1);
+				got = in.frames[in.nframes - 1].system_name;
+				if (strlen(got) != n || strncmp(got, want, n))
+					fail_msg("%#" PRIx64 ": %s, libdwfl: %s", a,
+						 got, want);
+				continue;
+			}
+			{
+				Dwarf_Addr b;
+				Dwarf_Die *cu = dwfl_module_addrdie(m, a, &b);
+				Dwarf_Die *scopes = NULL, *chain = NULL;
+				int n, k = 0, j;
+
+				if (!cu || dwarf_getscopes(cu, a - b, &scopes) <= 0) {
+					free(scopes);
+					continue;
+				}
+				n = dwarf_getscopes_die(&scopes[0], &chain);
+				free(scopes);
+				for (j = 0; j < n; j++) {
+					int tag = dwarf_tag(&chain[j]);
+
+					if (tag != DW_TAG_subprogram &&
+					    tag != DW_TAG_inlined_subroutine)
+						continue;
+					if (tag != DW_TAG_inlined_subroutine)
+						break;
+					/* An inlined frame: its name, in order. */
+					assert_true(k < (int)in.nframes);
+					if (strcmp(in.frames[k].name,
+						   dwarf_diename(&chain[j])))
+						fail_msg("%#" PRIx64 " frame %d: %s, "
+							 "libdw: %s", a, k,
+							 in.frames[k].name,
+							 dwarf_diename(&chain[j]));
+					k++;
+					inlined_seen++;
+				}
+				free(chain);
+				/* Then the function itself, and no more. */
+				assert_int_equal((int)in.nframes, k + 1);
+			}
+		}
+	}
+}
+
+static void test_matches_libdw(void **state)
+{
+	struct kiln_sym_opts light = { .light = true };
+	struct kiln_sym *s = kiln_sym_new(&light), *full = kiln_sym_new(NULL);
+	Dwfl *ref = dwfl_begin(&ref_callbacks);
+	size_t len;
+	char *maps = read_all("/proc/self/maps", &len);
+	int checked = 0;
+
+	assert_non_null(s);
+	assert_non_null(full);
+	assert_non_null(ref);
+	assert_int_equal(kiln_sym_add_maps(s, maps, len), 0);
+	assert_int_equal(kiln_sym_add_maps(full, maps, len), 0);
+	free(maps);
+	assert_int_equal(dwfl_linux_proc_report(ref, getpid()), 0);
+	assert_int_equal(dwfl_report_end(ref, NULL, NULL), 0);
+	check_module(s, dwfl_addrmodule(ref, (uint64_t)(uintptr_t)&getpid), 211,
+		     false, &checked);
+	check_module(full,
+		     dwfl_addrmodule(ref, (uint64_t)(uintptr_t)&local_marker_fn),
+		     7, true, &checked);
+	assert_true(checked > 5000);
+	dwfl_end(ref);
+	kiln_sym_free(s);
+	kiln_sym_free(full);
+	/* Programs built to inline deeply (C, C++): every address. */
+	for (int w = 0; w < 2; w++) {
+		static const Dwfl_Callbacks offline = {
+			.find_elf = dwfl_build_id_find_elf,
+			.find_debuginfo = dwfl_standard_find_debuginfo,
+			.section_address = dwfl_offline_section_address,
+			.debuginfo_path = &dbg_path,
+		};
+		char path[PATH_MAX];
+		uint64_t bias, value, size;
+		Dwfl_Module *m;
+
+		workload(w ? "cxxnames" : "inlined", path, sizeof(path));
+		s = kiln_sym_new(NULL);
+		ref = dwfl_begin(&offline);
+		assert_non_null(s);
+		assert_non_null(ref);
+		map_elf(s, path, NULL, &bias, &value, &size);
+		m = dwfl_report_elf(ref, path, path, -1, bias, false);
+		assert_non_null(m);
+		dwfl_report_end(ref, NULL, NULL);
+		checked = 0;
+		inlined_seen = 0;
+		check_module(s, m, 1, true, &checked);
+		assert_true(checked > 200);
+		/* `inlined` is built to inline three deep. */
+		assert_true(w || inlined_seen > 20);
+		dwfl_end(ref);
+		kiln_sym_free(s);
+	}
+}
+
 /* ---- maps and perf maps ---- */
 
 struct maps_seen {
@@ -544,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_inline_chain),
 		cmocka_unit_test(test_cxx_names),
 		cmocka_unit_test(test_self_maps),
+		cmocka_unit_test(test_matches_libdw),
 		cmocka_unit_test(test_parse_maps),
 		cmocka_unit_test(test_perfmap),
 		cmocka_unit_test(test_profile_in_place),
