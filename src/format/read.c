@@ -255,9 +255,17 @@ int kiln_gzip(const void *data, size_t len, int level, struct kiln_buf *out)
 	z_stream z;
 	int rc, err = 0;
 
+	int wbits = 9, mem;
+
 	memset(&z, 0, sizeof(z));
-	/* 16 + 15: gzip header. */
-	if (deflateInit2(&z, level, Z_DEFLATED, 16 + 15, 8,
+	/* A window no larger than the input (it holds all of it anyway),
+	 * and hash tables to match: zlib's state for a 32 KiB window is
+	 * 256 KiB, allocated and touched for a profile of a few KiB. */
+	while (wbits < 15 && ((size_t)1 << wbits) < len)
+		wbits++;
+	mem = wbits - 7 < 1 ? 1 : wbits - 7;
+	/* 16 + wbits: gzip header. */
+	if (deflateInit2(&z, level, Z_DEFLATED, 16 + wbits, mem,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	err = kiln_buf_grow(out, deflateBound(&z, (uLong)len) + 64);
