@@ -264,33 +264,58 @@ static inline bool tracing(void)
 /* ---- the interposed functions ---- */
 
 /*
- * An allocation hook: the real call, then the record.  Sampling: an
- * allocation that does not cross the countdown is only counted (no
- * guard: nothing is recorded, so there is nothing to re-enter).
+ * Whether an allocation of n bytes goes straight to the allocator: not
+ * tracing (or a re-entrant call), or sampling and this allocation does
+ * not reach the thread's countdown (it is counted down here; no guard:
+ * nothing is recorded, so there is nothing to re-enter).  The hooks
+ * check it first and call the allocator with nothing else to do, so the
+ * compiler makes that path a tail call with no registers saved; the
+ * recording path is a function of its own (*_traced below).
  */
-#define ALLOC_HOOK(call, size)						\
-	do {								\
+static inline bool alloc_skips(size_t n)
+{
+	if (kheap_guard || !atomic_load_explicit(&kheap_on, memory_order_relaxed))
+		return true;
+	if (kheap_sample && sample_left > (int64_t)n && n <= (size_t)INT64_MAX) {
+		sample_left -= (int64_t)n;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Defines NAME_traced(PARAMS..., frame): the real call under the guard,
+ * then the record of what it returned, unwound from the hook's frame.
+ * (The hook may tail-call it: its own frame then lies where the hook's
+ * did, with the same saved frame pointer and return address.)
+ */
+#define TRACED(name, call, size, ...)					\
+	static __attribute__((noinline)) void *				\
+	name##_traced(__VA_ARGS__, void *frame)				\
+	{								\
 		void *p_;						\
-		if (!tracing())						\
-			return call;					\
-		if (kheap_sample && sample_left > (int64_t)(size) &&	\
-		    (size) <= (size_t)INT64_MAX) {			\
-			sample_left -= (int64_t)(size);			\
-			return call;					\
-		}							\
 		kheap_guard = 1;					\
 		p_ = call;						\
 		if (p_ && want_alloc(size))				\
-			on_alloc(p_, size, __builtin_frame_address(0));	\
+			on_alloc(p_, size, frame);			\
 		kheap_guard = 0;					\
 		return p_;						\
-	} while (0)
+	}
+
+TRACED(malloc, real.malloc(n), n, size_t n)
+TRACED(calloc, real.calloc(n, m), n * m, size_t n, size_t m)
+TRACED(aligned_alloc, real.aligned_alloc(a, n), n, size_t a, size_t n)
+TRACED(memalign, real.memalign(a, n), n, size_t a, size_t n)
+TRACED(valloc, real.valloc(n), n, size_t n)
+TRACED(pvalloc, real.pvalloc(n), n, size_t n)
 
 HOOK void *malloc(size_t n)
 {
 	if (unlikely(!ready()))
 		return boot_alloc(n, 16);
-	ALLOC_HOOK(real.malloc(n), n);
+	if (likely(alloc_skips(n)))
+		return real.malloc(n);
+	return malloc_traced(n, __builtin_frame_address(0));
 }
 
 HOOK void *calloc(size_t n, size_t m)
@@ -306,10 +331,13 @@ HOOK void *calloc(size_t n, size_t m)
 		if (booting || !ready())
 			return boot_alloc(s, 16);
 	}
-	ALLOC_HOOK(real.calloc(n, m), n * m);
+	if (likely(alloc_skips(n * m)))
+		return real.calloc(n, m);
+	return calloc_traced(n, m, __builtin_frame_address(0));
 }
 
-static void do_free(void *p)
+/* A free that free() could not pass straight to the allocator. */
+static __attribute__((noinline)) void do_free(void *p)
 {
 	uint64_t now;
 
@@ -317,9 +345,6 @@ static void do_free(void *p)
 		return;		/* arena blocks are never freed */
 	if (unlikely(!ready()))
 		return;
-	/* Not tracing, or a block never sampled: straight to the allocator.
-	 * The usual case reads one filter bit (all ones when every free is
-	 * traced, all zeros before tracing starts), no guard. */
 	if (likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) || !tracing()) {
 		real.free(p);
 		return;
@@ -335,6 +360,15 @@ static void do_free(void *p)
 
 HOOK void free(void *p)
 {
+	/* Not tracing, or a block never sampled: straight to the allocator,
+	 * reading one filter bit (all ones when every free is traced, all
+	 * zeros before tracing starts), no guard.  free(NULL) may go too. */
+	if (likely(real.free) &&
+	    likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) &&
+	    likely(!is_boot(p))) {
+		real.free(p);
+		return;
+	}
 	do_free(p);
 }
 
@@ -426,28 +460,36 @@ HOOK void *aligned_alloc(size_t align, size_t n)
 {
 	if (unlikely(!ready()))
 		return boot_alloc(n, align);
-	ALLOC_HOOK(real.aligned_alloc(align, n), n);
+	if (likely(alloc_skips(n)))
+		return real.aligned_alloc(align, n);
+	return aligned_alloc_traced(align, n, __builtin_frame_address(0));
 }
 
 HOOK void *memalign(size_t align, size_t n)
 {
 	if (unlikely(!ready()))
 		return boot_alloc(n, align);
-	ALLOC_HOOK(real.memalign(align, n), n);
+	if (likely(alloc_skips(n)))
+		return real.memalign(align, n);
+	return memalign_traced(align, n, __builtin_frame_address(0));
 }
 
 HOOK void *valloc(size_t n)
 {
 	if (unlikely(!ready()))
 		return NULL;
-	ALLOC_HOOK(real.valloc(n), n);
+	if (likely(alloc_skips(n)))
+		return real.valloc(n);
+	return valloc_traced(n, __builtin_frame_address(0));
 }
 
 HOOK void *pvalloc(size_t n)
 {
 	if (unlikely(!ready()))
 		return NULL;
-	ALLOC_HOOK(real.pvalloc(n), n);
+	if (likely(alloc_skips(n)))
+		return real.pvalloc(n);
+	return pvalloc_traced(n, __builtin_frame_address(0));
 }
 
 /*
@@ -493,13 +535,21 @@ static void *emul_rallocx(void *p, size_t n, int flags)
 	return q;
 }
 
+/* jemalloc's mallocx, or ours on top of the real malloc. */
+static void *any_mallocx(size_t n, int flags)
+{
+	return real.mallocx ? real.mallocx(n, flags) : emul_mallocx(n, flags);
+}
+
+TRACED(mallocx, any_mallocx(n, flags), n, size_t n, int flags)
+
 HOOK void *mallocx(size_t n, int flags)
 {
 	if (unlikely(!ready()))
 		return NULL;
-	if (real.mallocx)
-		ALLOC_HOOK(real.mallocx(n, flags), n);
-	ALLOC_HOOK(emul_mallocx(n, flags), n);
+	if (likely(alloc_skips(n)))
+		return any_mallocx(n, flags);
+	return mallocx_traced(n, flags, __builtin_frame_address(0));
 }
 
 HOOK void *rallocx(void *p, size_t n, int flags)
