@@ -294,6 +294,10 @@ static int reserve_live(struct kiln_henc *e)
 	n = calloc(ncap, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
+	/* Written before the probes read it: calloc's fresh pages would
+	 * otherwise be the zero page, then copied on the first insert into
+	 * each (a TLB flush of every CPU running the program each time). */
+	memset(n, 0, ncap * sizeof(*n));
 	for (i = 0; i < cap; i++) {
 		size_t k;
 

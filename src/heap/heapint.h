@@ -102,23 +102,25 @@ bool kheap_sset_del(uint64_t ptr);
 /*
  * In front of the set, two bit filters: one bit per slot of addresses,
  * set while a sampled block lives at an address of its slot.  Every free
- * reads the first (one cache line, so it stays in cache even in a
- * program that copies much), the second (2 KiB) only when the first
- * says maybe, and only a set bit in both takes the set's lock.  With few
- * sampled blocks live (a heap of a few MiB at 512 KiB) a free costs one
- * cached load; a gigabyte of live heap (2000 samples) fills the first
- * and sends one free in eight to the set.  When every allocation is
+ * reads the first (512 bytes, so it stays in cache), the second (2 KiB)
+ * only when the first says maybe, and only a set bit in both takes the
+ * set's lock.  With few sampled blocks live (a heap of a few MiB at 512
+ * KiB: about a dozen) a free costs one cached load, and one free in 300
+ * goes on to the second (with a 512-bit first filter, one in 40: 1% of
+ * a malloc-bound program's time); a gigabyte of live heap (2000 samples)
+ * sends two frees in five past the first and one in eight to the set.
+ * When every allocation is
  * traced the first filter is all ones (every free is recorded); before
  * tracing starts it is all zeros: the free hook reads only it first.
  */
-#define KHEAP_SS_BITS0 512u
+#define KHEAP_SS_BITS0 4096u
 #define KHEAP_SS_BITS (1u << 14)
 extern _Atomic uint64_t kheap_ss_bits0[KHEAP_SS_BITS0 / 64];
 extern _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
 
 static inline size_t kheap_ss_index0(uint64_t p)
 {
-	return (size_t)((p >> 4) ^ (p >> 13) ^ (p >> 22)) & (KHEAP_SS_BITS0 - 1);
+	return (size_t)((p >> 4) ^ (p >> 16) ^ (p >> 28)) & (KHEAP_SS_BITS0 - 1);
 }
 
 static inline size_t kheap_ss_index(uint64_t p)
