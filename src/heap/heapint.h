@@ -120,7 +120,9 @@ extern _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
 
 static inline size_t kheap_ss_index0(uint64_t p)
 {
-	return (size_t)((p >> 4) ^ (p >> 16) ^ (p >> 28)) & (KHEAP_SS_BITS0 - 1);
+	/* The address's low bits (allocators align blocks to 16): every
+	 * free computes it, so it is kept to a shift and a mask. */
+	return (size_t)(p >> 4) & (KHEAP_SS_BITS0 - 1);
 }
 
 static inline size_t kheap_ss_index(uint64_t p)

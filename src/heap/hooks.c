@@ -42,6 +42,8 @@ static __thread int booting __attribute__((tls_model("initial-exec")));
 static __thread int64_t sample_left __attribute__((tls_model("initial-exec")));
 static __thread bool sample_armed __attribute__((tls_model("initial-exec")));
 
+static void free_unresolved(void *p);
+
 /* The next definitions of what we interpose. */
 static struct {
 	void *(*malloc)(size_t);
@@ -59,7 +61,11 @@ static struct {
 	size_t (*xallocx)(void *, size_t, size_t, int);
 	void (*sdallocx)(void *, size_t, int);
 	void (*dallocx)(void *, int);
-} real;
+} real __attribute__((aligned(64))) = {
+	/* free() calls it without looking: until it is known, a function
+	 * that finds it (and a free before that is of an arena block). */
+	.free = free_unresolved,
+};
 
 /* ---- bootstrap: dlsym may call calloc before real.calloc is known ---- */
 
@@ -100,6 +106,10 @@ static void *boot_alloc(size_t n, size_t align)
 	}
 }
 
+static void free_nowhere(void *p)
+{
+}
+
 static void resolve(void)
 {
 	static _Atomic int state;	/* 0 none, 1 resolving, 2 done */
@@ -114,7 +124,12 @@ static void resolve(void)
 	}
 	booting = 1;
 	real.calloc = dlsym(RTLD_NEXT, "calloc");
-	real.free = dlsym(RTLD_NEXT, "free");
+	{
+		void (*f)(void *) = dlsym(RTLD_NEXT, "free");
+
+		/* No next free: blocks are never given back (never here). */
+		real.free = f ? f : free_nowhere;
+	}
 	real.realloc = dlsym(RTLD_NEXT, "realloc");
 	real.memalign = dlsym(RTLD_NEXT, "memalign");
 	real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
@@ -363,12 +378,17 @@ HOOK void free(void *p)
 	/* Not tracing, or a block never sampled: straight to the allocator,
 	 * reading one filter bit (all ones when every free is traced, all
 	 * zeros before tracing starts), no guard.  free(NULL) may go too. */
-	if (likely(real.free) &&
-	    likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) &&
+	if (likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) &&
 	    likely(!is_boot(p))) {
 		real.free(p);
 		return;
 	}
+	do_free(p);
+}
+
+/* real.free until the bootstrap found the next free. */
+static void free_unresolved(void *p)
+{
 	do_free(p);
 }
 
