@@ -49,6 +49,8 @@
 #define MAX_THREADS 8192
 #define MAX_DEPTH 128
 #define RING_SLOTS 4096		/* power of two */
+_Static_assert(8 + 4 + 4 + 8 + MAX_DEPTH * 8 < 4096,
+	       "a queue slot is smaller than a page (populate_ring())");
 
 /* A thread the sampler knows.  Slots are reused; tid 0 means free. */
 struct kthread {
@@ -63,9 +65,9 @@ struct kthread {
 /*
  * A slot of the sample queue (Vyukov's bounded MPMC queue).  Its
  * sequence number is stored minus the slot's index, so that the queue
- * starts as all zeros: a fresh mmap needs no initialising pass, and only
- * the pages of slots used get touched (4 MiB of slots would otherwise
- * cost a thousand page faults at every start).
+ * starts as all zeros: a fresh (populated) mmap needs no initialising
+ * pass (4 MiB of slots written one by one cost a thousand page faults
+ * at every start).
  */
 struct rec {
 	_Atomic uint64_t seq;		/* sequence - index of the slot */
@@ -694,10 +696,39 @@ static void resolve_stacks(void)
  */
 #define COLLECT_NS 100000000
 
+/*
+ * Makes every page of the queue present and writable, from the
+ * collector, off the program's start.  A handler reads a slot's sequence
+ * before it writes the slot, and a page read first is the shared zero
+ * page, replaced at the write by a copy-on-write fault that flushes the
+ * TLB of every CPU running the program: an interrupt to each, which in
+ * a VM doubled the cost of a signal while the queue's pages were new
+ * (most of a profile: 4096 slots take that many samples to wrap).
+ */
+static void populate_ring(void)
+{
+	size_t len = RING_SLOTS * sizeof(*ring), i;
+
+#ifdef MADV_POPULATE_WRITE
+	if (!madvise(ring, len, MADV_POPULATE_WRITE))
+		return;
+#endif
+	/* Older kernels: a write to every page (each holds the start of a
+	 * slot, slots being smaller than a page; adding 0 leaves a slot a
+	 * handler may be filling as it is). */
+	for (i = 0; i < RING_SLOTS; i++)
+		atomic_fetch_add(&ring[i].seq, 0);
+	(void)len;
+}
+
 static void *collect(void *arg)
 {
 	struct timespec ts = { 0, COLLECT_NS };
 	unsigned tick = 0;
+
+	kiln_agent_busy_begin();
+	populate_ring();
+	kiln_agent_busy_end();
 
 	while (!atomic_load(&collector_stop)) {
 		syscall(SYS_futex, &collector_stop, FUTEX_WAIT_PRIVATE, 0, &ts,
@@ -822,6 +853,7 @@ int kiln_agent_cpu_begin(int hz)
 	}
 	kiln_cfi_refresh(cfi);
 	dl_iterate_phdr(dl_counts, &dl_generation);
+	/* Its pages are made writable by the collector (populate_ring()). */
 	ring = mmap(NULL, RING_SLOTS * sizeof(*ring), PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ring == MAP_FAILED) {
