@@ -436,13 +436,24 @@ static void *boot_realloc(void *p, size_t n)
 	return q;
 }
 
+static __attribute__((noinline)) void *realloc_traced(void *p, size_t n,
+						       void *frame)
+{
+	return do_realloc(p, n, frame);
+}
+
 HOOK void *realloc(void *p, size_t n)
 {
 	if (unlikely(!ready()))
 		return NULL;
 	if (unlikely(p && is_boot(p)))
 		return boot_realloc(p, n);
-	return do_realloc(p, n, __builtin_frame_address(0));
+	/* The old block never sampled, the new one not to be: nothing to
+	 * record (the filter first: alloc_skips() counts n down). */
+	if (likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) &&
+	    likely(alloc_skips(n)))
+		return real.realloc(p, n);
+	return realloc_traced(p, n, __builtin_frame_address(0));
 }
 
 HOOK void *reallocarray(void *p, size_t n, size_t m)
