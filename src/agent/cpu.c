@@ -697,28 +697,43 @@ static void resolve_stacks(void)
 #define COLLECT_NS 100000000
 
 /*
- * Makes every page of the queue present and writable, from the
- * collector, off the program's start.  A handler reads a slot's sequence
- * before it writes the slot, and a page read first is the shared zero
- * page, replaced at the write by a copy-on-write fault that flushes the
- * TLB of every CPU running the program: an interrupt to each, which in
- * a VM doubled the cost of a signal while the queue's pages were new
- * (most of a profile: 4096 slots take that many samples to wrap).
+ * Makes the queue's pages present and writable ahead of the handlers,
+ * from the collector, off the program's start.  A handler reads a slot's
+ * sequence before it writes the slot, and a page first read is the
+ * shared zero page, replaced at the write by a copy-on-write fault that
+ * flushes the TLB of every CPU running the program: an interrupt to
+ * each, which in a VM doubled the cost of a signal while the queue's
+ * pages were new.  The collector keeps RING_AHEAD slots past the last
+ * one taken ready (it runs at least every RING_SLOTS / 4 samples), so a
+ * short profile never pays for the whole 4 MiB.
  */
+#define RING_AHEAD (RING_SLOTS / 2)
+static size_t ring_ready;	/* slots made ready so far (collector's) */
+
 static void populate_ring(void)
 {
-	size_t len = RING_SLOTS * sizeof(*ring), i;
+	uint64_t taken = atomic_load_explicit(&enq_pos, memory_order_relaxed);
+	size_t want = taken + RING_AHEAD > RING_SLOTS ? RING_SLOTS :
+						       (size_t)taken + RING_AHEAD;
+	uintptr_t lo, hi;
 
-#ifdef MADV_POPULATE_WRITE
-	if (!madvise(ring, len, MADV_POPULATE_WRITE))
+	if (want <= ring_ready)
 		return;
+	lo = (uintptr_t)&ring[ring_ready] & ~(uintptr_t)4095;
+	hi = ((uintptr_t)&ring[want] + 4095) & ~(uintptr_t)4095;
+	if (want == RING_SLOTS)
+		hi = ((uintptr_t)(ring + RING_SLOTS) + 4095) & ~(uintptr_t)4095;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
 #endif
-	/* Older kernels: a write to every page (each holds the start of a
-	 * slot, slots being smaller than a page; adding 0 leaves a slot a
-	 * handler may be filling as it is). */
-	for (i = 0; i < RING_SLOTS; i++)
-		atomic_fetch_add(&ring[i].seq, 0);
-	(void)len;
+	{
+		/* Older kernels: a write to every page (each holds the start
+		 * of a slot, slots being smaller than a page; adding 0 leaves
+		 * a slot a handler may be filling as it is). */
+		for (size_t i = ring_ready; i < want; i++)
+			atomic_fetch_add(&ring[i].seq, 0);
+	}
+	ring_ready = want;
 }
 
 static void *collect(void *arg)
@@ -738,6 +753,7 @@ static void *collect(void *arg)
 		/* Its work allocates: never while the program forks. */
 		kiln_agent_busy_begin();
 		drain();
+		populate_ring();
 		/* Unwinding tables a sample needed (lazy: see the begin). */
 		if (kiln_cfi_wanted(cfi))
 			kiln_cfi_refresh(cfi);
@@ -863,6 +879,7 @@ int kiln_agent_cpu_begin(int hz)
 	}
 	/* All zeros: slot i's sequence is i (see struct rec). */
 	atomic_store(&enq_pos, 0);
+	ring_ready = 0;
 	deq_pos = 0;
 	atomic_store(&dropped, 0);
 	agg = kiln_prof_new();
