@@ -47,10 +47,18 @@
 #include "util/htab.h"
 
 #define MAX_THREADS 8192
-#define MAX_DEPTH 128
-#define RING_SLOTS 4096		/* power of two */
-_Static_assert(8 + 4 + 4 + 8 + MAX_DEPTH * 8 < 4096,
-	       "a queue slot is smaller than a page (populate_ring())");
+/* Frames a sample keeps: a queue slot is then exactly 1 KiB. */
+#define MAX_DEPTH 125
+/*
+ * Queue slots (a power of two).  The collector drains it when it fills
+ * by a quarter and every 100 ms: 1024 slots hold 64 ms of samples at the
+ * most CPU-time timers can give 64 busy threads (250 a second each);
+ * beyond that samples are dropped and counted.  Kept small: every page
+ * of it must be made present, which costs several microseconds a page
+ * in a VM whose memory the host backs on first touch.
+ */
+#define RING_SLOTS 1024
+#define RING_BYTES ((size_t)RING_SLOTS * 1024)
 
 /* A thread the sampler knows.  Slots are reused; tid 0 means free. */
 struct kthread {
@@ -76,6 +84,9 @@ struct rec {
 	uint64_t weight;
 	uint64_t pcs[MAX_DEPTH];
 };
+_Static_assert(sizeof(struct rec) == 1024,
+	       "a queue slot is 1 KiB: every page holds the start of a slot "
+	       "(populate_ring())");
 
 static struct kthread threads[MAX_THREADS];
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -721,15 +732,13 @@ static void populate_ring(void)
 		return;
 	lo = (uintptr_t)&ring[ring_ready] & ~(uintptr_t)4095;
 	hi = ((uintptr_t)&ring[want] + 4095) & ~(uintptr_t)4095;
-	if (want == RING_SLOTS)
-		hi = ((uintptr_t)(ring + RING_SLOTS) + 4095) & ~(uintptr_t)4095;
 #ifdef MADV_POPULATE_WRITE
 	if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
 #endif
 	{
 		/* Older kernels: a write to every page (each holds the start
-		 * of a slot, slots being smaller than a page; adding 0 leaves
-		 * a slot a handler may be filling as it is). */
+		 * of a slot; adding 0 leaves a slot a handler may be filling
+		 * as it is). */
 		for (size_t i = ring_ready; i < want; i++)
 			atomic_fetch_add(&ring[i].seq, 0);
 	}
@@ -870,7 +879,7 @@ int kiln_agent_cpu_begin(int hz)
 	kiln_cfi_refresh(cfi);
 	dl_iterate_phdr(dl_counts, &dl_generation);
 	/* Its pages are made writable by the collector (populate_ring()). */
-	ring = mmap(NULL, RING_SLOTS * sizeof(*ring), PROT_READ | PROT_WRITE,
+	ring = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ring == MAP_FAILED) {
 		ring = NULL;
@@ -950,7 +959,7 @@ out_free:
 	kiln_prof_free(agg);
 	agg = NULL;
 	if (ring)
-		munmap(ring, RING_SLOTS * sizeof(*ring));
+		munmap(ring, RING_BYTES);
 	ring = NULL;
 	engine = KILN_ENGINE_NONE;
 out_unlock:
@@ -1059,7 +1068,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	if (atomic_load(&dropped))
 		kiln_agent_log(KILN_LOG_INFO, "%" PRIu64 " samples dropped (buffer full)",
 			       atomic_load(&dropped));
-	munmap(ring, RING_SLOTS * sizeof(*ring));
+	munmap(ring, RING_BYTES);
 	ring = NULL;
 	kiln_htab_release(&tid_index);
 	free(tids);

@@ -1491,6 +1491,22 @@ static const struct cfi_range *find_range(const struct cfi_set *s, uint64_t pc)
 
 static void want(const struct cfi_set *set, const struct cfi_mod *m);
 
+/* The last row starting at or before off, searched in rows[lo, hi)
+ * (sorted by pc): rows[lo - 1] when none there does, NULL if lo is 0. */
+static const struct cfi_row *last_row(const struct cfi_row *rows, size_t lo,
+				      size_t hi, uint64_t off)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &rows[lo - 1] : NULL;
+}
+
 /*
  * The row for offset off in lazy module m: the last row at or before it
  * of the FDE whose range may hold it, or NULL (no rule; an FDE not built
@@ -1523,17 +1539,7 @@ static const struct cfi_row *fde_row(const struct cfi_set *set,
 		want(set, m);
 		return NULL;
 	}
-	lo = 0;
-	hi = fr->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (fr->rows[mid].pc <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &fr->rows[lo - 1] : NULL;
+	return last_row(fr->rows, 0, fr->n, off);
 }
 
 /* The row for pc in mod, or NULL (then: no CFI).  set: the set holding
@@ -1560,15 +1566,7 @@ static const struct cfi_row *find_row(const struct cfi_set *set,
 	/* Rows of the bucket; the answer is among them or just before. */
 	lo = m->index[bk];
 	hi = m->index[bk + 1];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->rows[mid].pc <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &m->rows[lo - 1] : NULL;
+	return last_row(m->rows, lo, hi, off);
 }
 
 /* An 8-byte read inside [lo, hi), aligned; false if outside. */
