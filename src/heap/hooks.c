@@ -43,6 +43,7 @@ static __thread int64_t sample_left __attribute__((tls_model("initial-exec")));
 static __thread bool sample_armed __attribute__((tls_model("initial-exec")));
 
 static void free_unresolved(void *p);
+static void *malloc_unresolved(size_t n);
 
 /* The next definitions of what we interpose. */
 static struct {
@@ -62,9 +63,11 @@ static struct {
 	void (*sdallocx)(void *, size_t, int);
 	void (*dallocx)(void *, int);
 } real __attribute__((aligned(64))) = {
-	/* free() calls it without looking: until it is known, a function
-	 * that finds it (and a free before that is of an arena block). */
+	/* free() and malloc() call these without looking: until the next
+	 * definitions are known, functions that find them (or, while dlsym
+	 * runs, serve the bootstrap arena). */
 	.free = free_unresolved,
+	.malloc = malloc_unresolved,
 };
 
 /* ---- bootstrap: dlsym may call calloc before real.calloc is known ---- */
@@ -141,19 +144,24 @@ static void resolve(void)
 	real.xallocx = dlsym(RTLD_NEXT, "xallocx");
 	real.sdallocx = dlsym(RTLD_NEXT, "sdallocx");
 	real.dallocx = dlsym(RTLD_NEXT, "dallocx");
-	/* Last: a non-NULL real.malloc means everything is known. */
-	atomic_store((_Atomic(void *) *)(void *)&real.malloc,
-		     dlsym(RTLD_NEXT, "malloc"));
+	/* Last: real.malloc set means everything is known (none found:
+	 * it stays the resolver, which serves the arena). */
+	{
+		void *m = dlsym(RTLD_NEXT, "malloc");
+
+		if (m)
+			atomic_store((_Atomic(void *) *)(void *)&real.malloc, m);
+	}
 	booting = 0;
 	atomic_store(&state, 2);
 }
 
 static inline bool ready(void)
 {
-	if (likely(real.malloc))
+	if (likely(real.malloc != malloc_unresolved))
 		return true;
 	resolve();
-	return real.malloc != NULL;
+	return real.malloc != malloc_unresolved;
 }
 
 void *kheap_real_malloc(void)
@@ -326,11 +334,20 @@ TRACED(pvalloc, real.pvalloc(n), n, size_t n)
 
 HOOK void *malloc(size_t n)
 {
-	if (unlikely(!ready()))
-		return boot_alloc(n, 16);
+	/* Before the bootstrap, real.malloc is malloc_unresolved(). */
 	if (likely(alloc_skips(n)))
 		return real.malloc(n);
+	if (unlikely(!ready()))
+		return boot_alloc(n, 16);
 	return malloc_traced(n, __builtin_frame_address(0));
+}
+
+/* real.malloc until the bootstrap found the next malloc. */
+static void *malloc_unresolved(size_t n)
+{
+	if (!ready())
+		return boot_alloc(n, 16);
+	return real.malloc(n);
 }
 
 HOOK void *calloc(size_t n, size_t m)
