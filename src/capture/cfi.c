@@ -137,9 +137,13 @@ struct kiln_cfi {
 	unsigned long long adds, subs;	/* dl_iterate_phdr counters seen */
 	bool scanned;
 	bool lazy;			/* build a module's rows when needed */
+	bool build_now;			/* ... by the cached unwinder itself */
 	void (*wake)(void *);		/* a lazy module was first wanted */
 	void *wake_arg;
 	uint64_t generation;
+	/* Serializes building lazy modules' FDEs (taken inside
+	 * dl_iterate_phdr, never around it: after the loader lock). */
+	pthread_mutex_t fde_lock;
 };
 
 /* ---------------------------------------------------------------- */
@@ -1061,7 +1065,7 @@ static bool lazy_module(const struct dl_phdr_info *info, struct cfi_mod *mod)
 	return mod->fde_rows && mod->fde_want;
 }
 
-/* Builds the rows of lazy module m's FDE i (c->lock held, m mapped). */
+/* Builds the rows of lazy module m's FDE i (c->fde_lock held, m mapped). */
 static void build_fde(struct cfi_mod *m, const struct ehsrc *src, size_t i)
 {
 	struct build b = { .bias = m->bias };
@@ -1099,7 +1103,8 @@ static void build_fde(struct cfi_mod *m, const struct ehsrc *src, size_t i)
 
 /* Builds the FDEs handlers asked for in lazy module m (c->lock held,
  * inside dl_iterate_phdr with m's object as info). */
-static void build_wanted(const struct dl_phdr_info *info, struct cfi_mod *m)
+static void build_wanted(struct kiln_cfi *c, const struct dl_phdr_info *info,
+			 struct cfi_mod *m)
 {
 	struct ehsrc src;
 	const uint8_t *tab;
@@ -1114,9 +1119,11 @@ static void build_wanted(const struct dl_phdr_info *info, struct cfi_mod *m)
 			size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
 
 			bits &= bits - 1;
+			pthread_mutex_lock(&c->fde_lock);
 			if (i < m->nfde && !atomic_load_explicit(&m->fde_rows[i],
 								 memory_order_relaxed))
 				build_fde(m, &src, i);
+			pthread_mutex_unlock(&c->fde_lock);
 		}
 	}
 }
@@ -1297,6 +1304,7 @@ struct kiln_cfi *kiln_cfi_new(void)
 	for (int i = 0; i < INSIDE_STRIPES; i++)
 		atomic_init(&c->inside[i].n, 0);
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->fde_lock, NULL);
 	return c;
 }
 
@@ -1312,10 +1320,10 @@ void kiln_cfi_free(struct kiln_cfi *c)
 		set_free(s);
 	}
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->fde_lock);
 	free(c);
 }
 
-/* Whether a handler wanted the rows of a lazy module of set s. */
 /* Whether a handler asked for the rows of a whole pending module
  * (fdes: or for some FDEs of a lazy one). */
 static bool wanted_any(const struct cfi_set *s, bool fdes)
@@ -1332,6 +1340,7 @@ static bool wanted_any(const struct cfi_set *s, bool fdes)
 static int build_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const struct cfi_set *set = arg;
+	struct kiln_cfi *c = (struct kiln_cfi *)set->c;
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 
 	(void)size;
@@ -1341,7 +1350,7 @@ static int build_one(struct dl_phdr_info *info, size_t size, void *arg)
 		if (m->fde_rows && m->bias == info->dlpi_addr &&
 		    m->phdr == info->dlpi_phdr && m->phnum == info->dlpi_phnum &&
 		    !strcmp(m->name, name) && atomic_exchange(&m->wanted, false)) {
-			build_wanted(info, m);
+			build_wanted(c, info, m);
 			break;
 		}
 	}
@@ -1355,6 +1364,13 @@ void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy, void (*wake)(void *),
 	c->lazy = lazy;
 	c->wake = wake;
 	c->wake_arg = arg;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void kiln_cfi_set_build_now(struct kiln_cfi *c, bool now)
+{
+	pthread_mutex_lock(&c->lock);
+	c->build_now = now;
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -1426,6 +1442,7 @@ void kiln_cfi_stats(struct kiln_cfi *c, struct kiln_cfi_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&c->fde_lock);
 	s = atomic_load(&c->cur);
 	if (s) {
 		st->modules = s->nmods;
@@ -1449,6 +1466,7 @@ void kiln_cfi_stats(struct kiln_cfi *c, struct kiln_cfi_stats *st)
 	}
 	st->generation = c->generation;
 	st->retired = c->nretired;
+	pthread_mutex_unlock(&c->fde_lock);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -1507,13 +1525,57 @@ static const struct cfi_row *last_row(const struct cfi_row *rows, size_t lo,
 	return lo ? &rows[lo - 1] : NULL;
 }
 
+struct now_arg {
+	struct kiln_cfi *c;
+	struct cfi_mod *m;
+	size_t i;
+};
+
+/* dl_iterate_phdr callback of build_now(): builds the FDE in m's object
+ * if it is still loaded (the loader lock keeps it mapped meanwhile). */
+static int now_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct now_arg *a = arg;
+	struct cfi_mod *m = a->m;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	struct ehsrc src;
+	const uint8_t *tab;
+	uint64_t count;
+
+	(void)size;
+	if (m->bias != info->dlpi_addr || m->phdr != info->dlpi_phdr ||
+	    m->phnum != info->dlpi_phnum || strcmp(m->name, name))
+		return 0;
+	if (eh_source(info, &src, &tab, &count)) {
+		pthread_mutex_lock(&a->c->fde_lock);
+		if (!atomic_load_explicit(&m->fde_rows[a->i], memory_order_relaxed))
+			build_fde(m, &src, a->i);
+		pthread_mutex_unlock(&a->c->fde_lock);
+	}
+	return 1;
+}
+
+/*
+ * Builds lazy module m's FDE i on the spot (kiln_cfi_set_build_now();
+ * the cached unwinder, never a signal handler: it takes the loader lock
+ * and allocates).
+ */
+static void build_now(const struct cfi_set *set, const struct cfi_mod *m,
+		      size_t i)
+{
+	struct now_arg a = { (struct kiln_cfi *)set->c, (struct cfi_mod *)m, i };
+
+	dl_iterate_phdr(now_one, &a);
+}
+
 /*
  * The row for offset off in lazy module m: the last row at or before it
  * of the FDE whose range may hold it, or NULL (no rule; an FDE not built
- * yet is asked for).
+ * yet is asked for, or built now when `now`).
  */
 static const struct cfi_row *fde_row(const struct cfi_set *set,
-				     const struct cfi_mod *m, uint32_t off)
+				     const struct cfi_mod *m, uint32_t off,
+				     bool now)
 {
 	size_t lo = 0, hi = m->nfde, i;
 	const struct fde_rows *fr;
@@ -1530,6 +1592,10 @@ static const struct cfi_row *fde_row(const struct cfi_set *set,
 		return NULL;
 	i = lo - 1;
 	fr = atomic_load_explicit(&m->fde_rows[i], memory_order_acquire);
+	if (!fr && now && set->c) {
+		build_now(set, m, i);
+		fr = atomic_load_explicit(&m->fde_rows[i], memory_order_acquire);
+	}
 	if (!fr) {
 		_Atomic uint64_t *w = &m->fde_want[i >> 6];
 		uint64_t bit = 1ull << (i & 63);
@@ -1543,9 +1609,11 @@ static const struct cfi_row *fde_row(const struct cfi_set *set,
 }
 
 /* The row for pc in mod, or NULL (then: no CFI).  set: the set holding
- * m, whose owner is asked for rows a lazy module lacks. */
+ * m, whose owner is asked for rows a lazy module lacks (or builds them
+ * now: `now`). */
 static const struct cfi_row *find_row(const struct cfi_set *set,
-				      const struct cfi_mod *m, uint64_t pc)
+				      const struct cfi_mod *m, uint64_t pc,
+				      bool now)
 {
 	size_t lo, hi, bk;
 	uint64_t off = pc - m->bias;
@@ -1557,7 +1625,7 @@ static const struct cfi_row *find_row(const struct cfi_set *set,
 	if (pc < m->bias || off > UINT32_MAX)
 		return NULL;
 	if (m->fde_rows)
-		return fde_row(set, m, (uint32_t)off);
+		return fde_row(set, m, (uint32_t)off, now);
 	if (!m->nrows || off < m->rows[0].pc)
 		return NULL;
 	bk = (off - m->rows[0].pc) >> BUCKET_SHIFT;
@@ -1612,11 +1680,11 @@ static inline const struct cfi_row *cached_row(struct kiln_cfi_cache *cache,
 	const struct cfi_row *row;
 
 	if (!cache)
-		return find_row(set, rg->mod, a);
+		return find_row(set, rg->mod, a, false);
 	i = cache_slot(a);
 	if (cache->e[i].pc == a)
 		return cache->e[i].row;
-	row = find_row(set, rg->mod, a);
+	row = find_row(set, rg->mod, a, set->c && set->c->build_now);
 	if (!row && (rg->mod->pending || rg->mod->fde_rows))
 		return row;	/* may be built later: not remembered */
 	cache->e[i].pc = a;
@@ -1816,7 +1884,7 @@ int kiln_cfi_lookup(struct kiln_cfi *c, uint64_t pc, struct kiln_cfi_rule *out)
 		err = -ENOENT;
 		goto out;
 	}
-	row = find_row(atomic_load(&c->cur), rg->mod, pc);
+	row = find_row(atomic_load(&c->cur), rg->mod, pc, false);
 	if (!row)
 		goto out;
 	out->kind = row->kind;

@@ -66,6 +66,15 @@ int kiln_cfi_refresh(struct kiln_cfi *c);
 void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy, void (*wake)(void *),
 		       void *arg);
 
+/*
+ * With lazy tables: kiln_cfi_unwind_cached() builds a missing FDE's rows
+ * itself, at once (through dl_iterate_phdr, allocating), so that its
+ * stacks are exact from the first unwind: for callers in normal context
+ * (the heap profiler's hooks), never a signal handler.  The other
+ * unwinders still ask and walk by frame pointers.
+ */
+void kiln_cfi_set_build_now(struct kiln_cfi *c, bool now);
+
 /* Whether an unwind asked for a lazy module's rows since the last
  * refresh (then call kiln_cfi_refresh()).  Takes c's lock. */
 bool kiln_cfi_wanted(struct kiln_cfi *c);

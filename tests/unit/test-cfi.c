@@ -596,6 +596,14 @@ struct bench {
 	double ns;
 };
 
+/* The registers a getcontext() in the caller's frame saw. */
+static void regs_of(const ucontext_t *uc, struct kiln_cfi_regs *r)
+{
+	r->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	r->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+	r->fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+}
+
 static __attribute__((noinline)) int bench_fn(void *arg)
 {
 	struct bench *b = arg;
@@ -605,9 +613,7 @@ static __attribute__((noinline)) int bench_fn(void *arg)
 	struct kiln_cfi_regs r;
 
 	getcontext(&uc);
-	r.pc = (uint64_t)uc.uc_mcontext.gregs[REG_RIP];
-	r.sp = (uint64_t)uc.uc_mcontext.gregs[REG_RSP];
-	r.fp = (uint64_t)uc.uc_mcontext.gregs[REG_RBP];
+	regs_of(&uc, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < rounds; i++)
 		b->n = kiln_cfi_unwind_regs(cfi, &r, main_lo, main_hi, b->flags,
@@ -709,9 +715,7 @@ static __attribute__((noinline)) void cached_fn(struct kiln_cfi_cache *cache,
 	struct kiln_cfi_regs r;
 
 	getcontext(&uc);
-	r.pc = (uint64_t)uc.uc_mcontext.gregs[REG_RIP];
-	r.sp = (uint64_t)uc.uc_mcontext.gregs[REG_RSP];
-	r.fp = (uint64_t)uc.uc_mcontext.gregs[REG_RBP];
+	regs_of(&uc, &r);
 	*nref = kiln_cfi_unwind_regs(cfi, &r, main_lo, main_hi, 0, ref, MAXF);
 	ngot[0] = kiln_cfi_unwind_cached(cfi, cache, &r, main_lo, main_hi, got, MAXF);
 	ngot[1] = kiln_cfi_unwind_cached(cfi, cache, &r, main_lo, main_hi,
@@ -751,6 +755,67 @@ static void test_cached(void **state)
 		if (cache.e[i].pc && cache.e[i].row)
 			used++;
 	assert_true(used >= 2);
+}
+
+/*
+ * Lazy tables that the cached unwinder builds itself (the heap hooks'
+ * mode): from a comparator called by libc's qsort, the very first unwind
+ * through libc is the eager tables' stack, and only the FDEs it crossed
+ * were built.
+ */
+static struct kiln_cfi *now_cfi;
+static struct kiln_cfi_cache now_cache;
+static uint64_t now_ref[MAXF], now_got[MAXF];
+static int now_nref, now_ngot;
+
+static __attribute__((noinline)) int now_cmp(const void *a, const void *b)
+{
+	if (!now_nref) {
+		ucontext_t uc;
+		struct kiln_cfi_regs r;
+
+		getcontext(&uc);
+		regs_of(&uc, &r);
+		now_nref = kiln_cfi_unwind_regs(cfi, &r, main_lo, main_hi, 0,
+						now_ref, MAXF);
+		now_ngot = kiln_cfi_unwind_cached(now_cfi, &now_cache, &r,
+						  main_lo, main_hi, now_got, MAXF);
+	}
+	return *(const int *)a - *(const int *)b;
+}
+
+static void test_build_now(void **state)
+{
+	int v[16], i, in_libc = 0;
+	struct kiln_cfi_stats st, eager;
+
+	now_cfi = kiln_cfi_new();
+	assert_non_null(now_cfi);
+	kiln_cfi_set_lazy(now_cfi, true, NULL, NULL);
+	kiln_cfi_set_build_now(now_cfi, true);
+	assert_int_equal(kiln_cfi_refresh(now_cfi), 0);
+	for (i = 0; i < 16; i++)
+		v[i] = (i * 7) % 16;
+	qsort(v, 16, sizeof(v[0]), now_cmp);
+	assert_true(now_nref > 3);
+	assert_int_equal(now_ngot, now_nref);
+	assert_memory_equal(now_got, now_ref, (size_t)now_nref * sizeof(now_ref[0]));
+	/* The stack crossed libc (qsort's frames, without frame pointers). */
+	for (i = 0; i < now_nref; i++) {
+		Dl_info di;
+
+		if (dladdr((void *)(uintptr_t)(now_got[i] - 1), &di) &&
+		    di.dli_fname && strstr(di.dli_fname, "libc.so"))
+			in_libc++;
+	}
+	assert_true(in_libc >= 1);
+	kiln_cfi_stats(now_cfi, &st);
+	kiln_cfi_stats(cfi, &eager);
+	assert_true(st.fdes_built >= 1 && st.fdes_built < 64);
+	assert_true(st.rows < eager.rows);
+	/* Nothing left for a refresh to do. */
+	assert_false(kiln_cfi_wanted(now_cfi));
+	kiln_cfi_free(now_cfi);
 }
 
 static void test_speed(void **state)
@@ -918,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_refresh),
 		cmocka_unit_test(test_cached),
 		cmocka_unit_test(test_lazy),
+		cmocka_unit_test(test_build_now),
 		cmocka_unit_test(test_speed),
 		cmocka_unit_test(test_parse_mutated),
 #endif
