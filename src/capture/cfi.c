@@ -1367,6 +1367,13 @@ void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy, void (*wake)(void *),
 	pthread_mutex_unlock(&c->lock);
 }
 
+void kiln_cfi_fork_child(struct kiln_cfi *c)
+{
+	/* A thread of the parent may have been building an FDE: it is not
+	 * in the child, and its FDE, never published, is built again. */
+	pthread_mutex_init(&c->fde_lock, NULL);
+}
+
 void kiln_cfi_set_build_now(struct kiln_cfi *c, bool now)
 {
 	pthread_mutex_lock(&c->lock);

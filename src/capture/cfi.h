@@ -75,6 +75,10 @@ void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy, void (*wake)(void *),
  */
 void kiln_cfi_set_build_now(struct kiln_cfi *c, bool now);
 
+/* In a child after fork(), before it unwinds: the lock that builds FDEs
+ * may have been held by a thread that is not in the child. */
+void kiln_cfi_fork_child(struct kiln_cfi *c);
+
 /* Whether an unwind asked for a lazy module's rows since the last
  * refresh (then call kiln_cfi_refresh()).  Takes c's lock. */
 bool kiln_cfi_wanted(struct kiln_cfi *c);

@@ -1024,6 +1024,8 @@ static void fork_child(void)
 	unlock(&ss_lock);
 	unlock(&st_lock);
 	pthread_mutex_init(&wlock, NULL);
+	if (cfi)
+		kiln_cfi_fork_child(cfi);
 	writer_running = false;
 	if (atomic_load(&finishing) || !atomic_load(&kheap_on)) {
 		atomic_store(&kheap_on, false);
