@@ -793,7 +793,7 @@ static void *collect(void *arg)
 static void stop_collector(void)
 {
 	atomic_store(&collector_stop, 1);
-	syscall(SYS_futex, &collector_stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	wake_collector(NULL);
 	kiln_agent_thread_join(collector);
 }
 

@@ -72,8 +72,9 @@ struct cfi_mod {
 	 * pc), and the rows of its i-th FDE are built only once a handler
 	 * needed them: it finds fde_rows[i] NULL, sets bit i of fde_want and
 	 * `wanted`, and walks that frame by frame pointers; the next refresh
-	 * builds the wanted FDEs in place (published with a release store,
-	 * freed with the module).  Without a search table the whole module
+	 * builds the wanted FDEs in place (or, with build_now, the cached
+	 * unwinder at once; published with a release store, freed with the
+	 * module).  Without a search table the whole module
 	 * is `pending`: the next refresh after a want builds all of it into
 	 * a new module object.
 	 */
@@ -81,7 +82,7 @@ struct cfi_mod {
 	size_t nfde;
 	_Atomic(struct fde_rows *) *fde_rows;
 	_Atomic uint64_t *fde_want;
-	size_t fdes_built, fde_nrows;	/* under c->lock */
+	size_t fdes_built, fde_nrows;	/* under c->fde_lock */
 	bool pending;
 	_Atomic bool wanted;
 };
@@ -964,16 +965,22 @@ static bool eh_source(const struct dl_phdr_info *info, struct ehsrc *src,
 	return true;
 }
 
+/* The FDE at offset off from .eh_frame_hdr, or NULL if outside src. */
+static const uint8_t *fde_at(const struct ehsrc *src, int32_t off)
+{
+	const uint8_t *at = (const uint8_t *)(uintptr_t)(src->hdr + (int64_t)off);
+
+	return at < src->lo || at >= src->hi ? NULL : at;
+}
+
 /* The FDE that entry i of a search table points to, or NULL if outside. */
 static const uint8_t *table_fde(const struct ehsrc *src, const uint8_t *tab,
 				uint64_t i)
 {
-	int32_t fde;
-	const uint8_t *at;
+	int32_t off;
 
-	memcpy(&fde, tab + 8 * i + 4, 4);
-	at = (const uint8_t *)(uintptr_t)(src->hdr + (int64_t)fde);
-	return at < src->lo || at >= src->hi ? NULL : at;
+	memcpy(&off, tab + 8 * i + 4, 4);
+	return fde_at(src, off);
 }
 
 /*
@@ -1070,12 +1077,11 @@ static void build_fde(struct cfi_mod *m, const struct ehsrc *src, size_t i)
 {
 	struct build b = { .bias = m->bias };
 	struct cie cie = { 0 };
-	const uint8_t *at = (const uint8_t *)(uintptr_t)(src->hdr +
-							 (int64_t)m->fdes[i].at);
+	const uint8_t *at = fde_at(src, m->fdes[i].at);
 	struct fde_rows *fr = &fde_none;
 	size_t n;
 
-	if (at >= src->lo && at < src->hi)
+	if (at)
 		parse_fde(&b, src, at, &cie);
 	else
 		b.skipped++;
@@ -1130,6 +1136,15 @@ static void build_wanted(struct kiln_cfi *c, const struct dl_phdr_info *info,
 
 /* ---------------------------------------------------------------- */
 /* Table sets (refresh side)                                         */
+
+/* Whether m is the object info describes: the same bias, program
+ * headers and name (another object may reuse an unloaded one's address). */
+static bool same_object(const struct cfi_mod *m, const struct dl_phdr_info *info)
+{
+	return m->bias == info->dlpi_addr && m->phdr == info->dlpi_phdr &&
+	       m->phnum == info->dlpi_phnum &&
+	       !strcmp(m->name, info->dlpi_name ? info->dlpi_name : "");
+}
 
 static void mod_put(struct cfi_mod *m)
 {
@@ -1232,8 +1247,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 	for (size_t i = 0; sc->old && i < sc->old->nmods; i++) {
 		struct cfi_mod *m = sc->old->mods[i];
 
-		if (m->bias == info->dlpi_addr && m->phdr == info->dlpi_phdr &&
-		    m->phnum == info->dlpi_phnum && !strcmp(m->name, name)) {
+		if (same_object(m, info)) {
 			/* A lazy module a handler needed: built anew below. */
 			wanted = m->pending && atomic_load(&m->wanted);
 			if (!wanted)
@@ -1341,15 +1355,13 @@ static int build_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const struct cfi_set *set = arg;
 	struct kiln_cfi *c = (struct kiln_cfi *)set->c;
-	const char *name = info->dlpi_name ? info->dlpi_name : "";
 
 	(void)size;
 	for (size_t i = 0; i < set->nmods; i++) {
 		struct cfi_mod *m = set->mods[i];
 
-		if (m->fde_rows && m->bias == info->dlpi_addr &&
-		    m->phdr == info->dlpi_phdr && m->phnum == info->dlpi_phnum &&
-		    !strcmp(m->name, name) && atomic_exchange(&m->wanted, false)) {
+		if (m->fde_rows && same_object(m, info) &&
+		    atomic_exchange(&m->wanted, false)) {
 			build_wanted(c, info, m);
 			break;
 		}
@@ -1544,14 +1556,12 @@ static int now_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct now_arg *a = arg;
 	struct cfi_mod *m = a->m;
-	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	struct ehsrc src;
 	const uint8_t *tab;
 	uint64_t count;
 
 	(void)size;
-	if (m->bias != info->dlpi_addr || m->phdr != info->dlpi_phdr ||
-	    m->phnum != info->dlpi_phnum || strcmp(m->name, name))
+	if (!same_object(m, info))
 		return 0;
 	if (eh_source(info, &src, &tab, &count)) {
 		pthread_mutex_lock(&a->c->fde_lock);

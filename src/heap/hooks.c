@@ -494,7 +494,7 @@ HOOK int posix_memalign(void **out, size_t align, size_t n)
 
 	if (unlikely(!ready()))
 		return ENOMEM;
-	if (!tracing())
+	if (likely(alloc_skips(n)))
 		return real.posix_memalign(out, align, n);
 	kheap_guard = 1;
 	rc = real.posix_memalign(out, align, n);
