@@ -111,7 +111,9 @@ bool kheap_sset_del(uint64_t ptr);
  * sends two frees in five past the first and one in eight to the set.
  * When every allocation is
  * traced the first filter is all ones (every free is recorded); before
- * tracing starts it is all zeros: the free hook reads only it first.
+ * tracing starts it is all zeros but for the pinned bits of the
+ * bootstrap arena's blocks (kheap_ss_pin0()): the free hook reads only
+ * it first.
  */
 #define KHEAP_SS_BITS0 4096u
 #define KHEAP_SS_BITS (1u << 14)
@@ -138,6 +140,13 @@ static inline bool kheap_ss_maybe0(uint64_t p)
 	return atomic_load_explicit(&kheap_ss_bits0[i >> 6],
 				    memory_order_relaxed) >> (i & 63) & 1;
 }
+
+/*
+ * Sets p's first-filter bit for good, so that every free of p reaches
+ * the hooks' slow path (a block of the bootstrap arena, which must never
+ * reach the real free).  Hook context.
+ */
+void kheap_ss_pin0(uint64_t p);
 
 /* Whether a sampled block may live at p.  Hook context. */
 static inline bool kheap_ss_maybe(uint64_t p)

@@ -35,15 +35,21 @@ __thread int kheap_guard __attribute__((tls_model("initial-exec")));
 /* Set on the thread running the dlsym bootstrap. */
 static __thread int booting __attribute__((tls_model("initial-exec")));
 /*
- * Sampling: bytes left before this thread's next sampled allocation,
- * counted down inline by the hooks (a sampled allocation, or a thread's
- * first, goes to on_alloc()); armed once the thread drew its first.
+ * The hooks' fast path: bytes this thread may still allocate before its
+ * next sampled allocation.  An allocation smaller than it is counted
+ * down and goes straight to the allocator; any other takes the slow path
+ * (the guard, whether tracing is on, the bootstrap, recording).  It is 0
+ * until the thread's countdown is armed (by on_alloc(), once tracing is
+ * on), and stays 0 when every allocation is traced, so that the fast
+ * path needs to look at nothing else: before tracing starts, or without
+ * a heap profile at all, every call takes the slow path's first test.
  */
-static __thread int64_t sample_left __attribute__((tls_model("initial-exec")));
+static __thread uint64_t sample_left __attribute__((tls_model("initial-exec")));
 static __thread bool sample_armed __attribute__((tls_model("initial-exec")));
 
 static void free_unresolved(void *p);
 static void *malloc_unresolved(size_t n);
+static void *calloc_unresolved(size_t n, size_t m);
 
 /* The next definitions of what we interpose. */
 static struct {
@@ -63,11 +69,13 @@ static struct {
 	void (*sdallocx)(void *, size_t, int);
 	void (*dallocx)(void *, int);
 } real __attribute__((aligned(64))) = {
-	/* free() and malloc() call these without looking: until the next
-	 * definitions are known, functions that find them (or, while dlsym
-	 * runs, serve the bootstrap arena). */
+	/* free(), malloc() and calloc() call these without looking: until
+	 * the next definitions are known, functions that find them (or,
+	 * while dlsym runs, serve the bootstrap arena).  The others are
+	 * called only once ready() said so. */
 	.free = free_unresolved,
 	.malloc = malloc_unresolved,
+	.calloc = calloc_unresolved,
 };
 
 /* ---- bootstrap: dlsym may call calloc before real.calloc is known ---- */
@@ -82,7 +90,12 @@ static bool is_boot(const void *p)
 	       (const unsigned char *)p < boot_arena + BOOT_SIZE;
 }
 
-/* 16 bytes of header (the size) before each block; zeroed memory. */
+/*
+ * 16 bytes of header (the size) before each block; zeroed memory.  The
+ * block's bit in the free filter is pinned (kheap_ss_pin0()), so that
+ * free() sends it to do_free(), which knows it, and never to the real
+ * free.
+ */
 static void *boot_alloc(size_t n, size_t align)
 {
 	size_t off, need;
@@ -105,6 +118,7 @@ static void *boot_alloc(size_t n, size_t align)
 		size_t start = (off + 16 + align - 1) & ~(align - 1);
 
 		*(size_t *)(boot_arena + start - 16) = n;
+		kheap_ss_pin0((uint64_t)(uintptr_t)(boot_arena + start));
 		return boot_arena + start;
 	}
 }
@@ -126,29 +140,28 @@ static void resolve(void)
 		return;
 	}
 	booting = 1;
-	real.calloc = dlsym(RTLD_NEXT, "calloc");
 	{
+		/* Looked up first, published after: while dlsym runs, this
+		 * thread's calloc and malloc must still reach the arena.
+		 * Only names every allocator has (a failed lookup allocates
+		 * its error message; jemalloc's are looked up on first use). */
 		void (*f)(void *) = dlsym(RTLD_NEXT, "free");
+		void *(*c)(size_t, size_t) = dlsym(RTLD_NEXT, "calloc");
+		void *m;
 
+		real.realloc = dlsym(RTLD_NEXT, "realloc");
+		real.memalign = dlsym(RTLD_NEXT, "memalign");
+		real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+		real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+		real.valloc = dlsym(RTLD_NEXT, "valloc");
+		real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+		m = dlsym(RTLD_NEXT, "malloc");
 		/* No next free: blocks are never given back (never here). */
 		real.free = f ? f : free_nowhere;
-	}
-	real.realloc = dlsym(RTLD_NEXT, "realloc");
-	real.memalign = dlsym(RTLD_NEXT, "memalign");
-	real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-	real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-	real.valloc = dlsym(RTLD_NEXT, "valloc");
-	real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
-	real.mallocx = dlsym(RTLD_NEXT, "mallocx");
-	real.rallocx = dlsym(RTLD_NEXT, "rallocx");
-	real.xallocx = dlsym(RTLD_NEXT, "xallocx");
-	real.sdallocx = dlsym(RTLD_NEXT, "sdallocx");
-	real.dallocx = dlsym(RTLD_NEXT, "dallocx");
-	/* Last: real.malloc set means everything is known (none found:
-	 * it stays the resolver, which serves the arena). */
-	{
-		void *m = dlsym(RTLD_NEXT, "malloc");
-
+		if (c)
+			real.calloc = c;
+		/* Last: real.malloc set means everything is known (none
+		 * found: it stays the resolver, which serves the arena). */
 		if (m)
 			atomic_store((_Atomic(void *) *)(void *)&real.malloc, m);
 	}
@@ -196,16 +209,29 @@ void kheap_sample_start(struct kheap_thread *t, uint64_t seed)
 }
 
 /*
+ * Counts an allocation of n bytes down if it does not reach the thread's
+ * next sample (true: nothing to record).  The hooks' fast path: one
+ * thread-local load, a compare and a store.
+ */
+static inline bool counted(size_t n)
+{
+	uint64_t left = sample_left;
+
+	if (likely(n < left)) {
+		sample_left = left - n;
+		return true;
+	}
+	return false;
+}
+
+/*
  * Whether an allocation of n bytes goes to on_alloc(): always when every
- * allocation is traced; when sampling, when the countdown crosses zero
- * inside it (or the thread's countdown is not armed yet).  Hook context.
+ * allocation is traced; when sampling, when it reaches the countdown (or
+ * the thread's countdown is not armed yet).  Hook context.
  */
 static inline bool want_alloc(size_t n)
 {
-	if (!kheap_sample)
-		return true;
-	sample_left -= (int64_t)n;
-	return sample_left <= 0 || n > (size_t)INT64_MAX;
+	return !kheap_sample || !counted(n);
 }
 
 /* Records an allocation (tag 'A') made by the hook whose frame is given. */
@@ -222,15 +248,18 @@ static __attribute__((noinline)) void on_alloc(void *p, size_t n, void *frame)
 		goto out;
 	if (kheap_sample) {
 		/* Poisson over the bytes allocated: sampled when the
-		 * countdown (want_alloc()) crosses zero inside this
+		 * countdown (counted()) reaches zero inside this
 		 * allocation.  A thread's first allocation arms it. */
 		if (!sample_armed) {
+			uint64_t d = draw(t);
+
 			sample_armed = true;
-			sample_left = (int64_t)draw(t) - (int64_t)n;
-			if (sample_left > 0 && n <= (size_t)INT64_MAX)
+			if (n < d) {
+				sample_left = d - n;
 				goto out;
+			}
 		}
-		sample_left = (int64_t)draw(t);
+		sample_left = draw(t);
 		if (!kheap_sset_add((uint64_t)(uintptr_t)p)) {
 			atomic_fetch_add_explicit(&t->lost, 1, memory_order_relaxed);
 			goto out;
@@ -287,36 +316,32 @@ static inline bool tracing(void)
 /* ---- the interposed functions ---- */
 
 /*
- * Whether an allocation of n bytes goes straight to the allocator: not
- * tracing (or a re-entrant call), or sampling and this allocation does
- * not reach the thread's countdown (it is counted down here; no guard:
- * nothing is recorded, so there is nothing to re-enter).  The hooks
- * check it first and call the allocator with nothing else to do, so the
- * compiler makes that path a tail call with no registers saved; the
- * recording path is a function of its own (*_traced below).
+ * Every allocation hook starts with counted(n): the fast path, a tail
+ * call to the allocator with no register saved.  What counted() does not
+ * let through goes to the hook's *_slow function (noinline, so that the
+ * fast path stays a leaf), which sends the call on to the allocator when
+ * the bootstrap has not found it yet, for a re-entrant call (or one of
+ * kiln's own threads), and when tracing is off; otherwise it makes the
+ * call under the guard and records what it returned, unwound from the
+ * hook's frame.  (The hook may tail-call it: its frame then lies where
+ * the hook's did, with the same saved frame pointer and return address.)
  */
-static inline bool alloc_skips(size_t n)
+static inline bool passes(void)
 {
-	if (kheap_guard || !atomic_load_explicit(&kheap_on, memory_order_relaxed))
-		return true;
-	if (kheap_sample && sample_left > (int64_t)n && n <= (size_t)INT64_MAX) {
-		sample_left -= (int64_t)n;
-		return true;
-	}
-	return false;
+	return kheap_guard || !atomic_load_explicit(&kheap_on, memory_order_relaxed);
 }
 
-/*
- * Defines NAME_traced(PARAMS..., frame): the real call under the guard,
- * then the record of what it returned, unwound from the hook's frame.
- * (The hook may tail-call it: its own frame then lies where the hook's
- * did, with the same saved frame pointer and return address.)
- */
-#define TRACED(name, call, size, ...)					\
+/* Defines NAME_slow(PARAMS..., frame); boot: the answer before the
+ * bootstrap found the allocator. */
+#define SLOW(name, call, size, boot, ...)				\
 	static __attribute__((noinline)) void *				\
-	name##_traced(__VA_ARGS__, void *frame)				\
+	name##_slow(__VA_ARGS__, void *frame)				\
 	{								\
 		void *p_;						\
+		if (unlikely(!ready()))					\
+			return boot;					\
+		if (passes())						\
+			return call;					\
 		kheap_guard = 1;					\
 		p_ = call;						\
 		if (p_ && want_alloc(size))				\
@@ -325,21 +350,21 @@ static inline bool alloc_skips(size_t n)
 		return p_;						\
 	}
 
-TRACED(malloc, real.malloc(n), n, size_t n)
-TRACED(calloc, real.calloc(n, m), n * m, size_t n, size_t m)
-TRACED(aligned_alloc, real.aligned_alloc(a, n), n, size_t a, size_t n)
-TRACED(memalign, real.memalign(a, n), n, size_t a, size_t n)
-TRACED(valloc, real.valloc(n), n, size_t n)
-TRACED(pvalloc, real.pvalloc(n), n, size_t n)
+SLOW(malloc, real.malloc(n), n, boot_alloc(n, 16), size_t n)
+SLOW(calloc, real.calloc(n, m), n * m, calloc_unresolved(n, m), size_t n, size_t m)
+SLOW(aligned_alloc, real.aligned_alloc(a, n), n, boot_alloc(n, a), size_t a, size_t n)
+SLOW(memalign, real.memalign(a, n), n, boot_alloc(n, a), size_t a, size_t n)
+SLOW(valloc, real.valloc(n), n, NULL, size_t n)
+SLOW(pvalloc, real.pvalloc(n), n, NULL, size_t n)
 
 HOOK void *malloc(size_t n)
 {
-	/* Before the bootstrap, real.malloc is malloc_unresolved(). */
-	if (likely(alloc_skips(n)))
+	/* Tracing off: straight on (real.malloc is malloc_unresolved()
+	 * until the bootstrap ran). */
+	if (likely(counted(n)) ||
+	    likely(!atomic_load_explicit(&kheap_on, memory_order_relaxed)))
 		return real.malloc(n);
-	if (unlikely(!ready()))
-		return boot_alloc(n, 16);
-	return malloc_traced(n, __builtin_frame_address(0));
+	return malloc_slow(n, __builtin_frame_address(0));
 }
 
 /* real.malloc until the bootstrap found the next malloc. */
@@ -352,20 +377,37 @@ static void *malloc_unresolved(size_t n)
 
 HOOK void *calloc(size_t n, size_t m)
 {
-	if (unlikely(!real.calloc || booting)) {
-		size_t s;
+	size_t s;
 
-		/* dlsym's own calloc: the arena, zeroed already. */
-		if (__builtin_mul_overflow(n, m, &s)) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		if (booting || !ready())
-			return boot_alloc(s, 16);
-	}
-	if (likely(alloc_skips(n * m)))
+	/* An overflowing n * m goes to the real calloc, which fails it. */
+	if ((likely(!__builtin_mul_overflow(n, m, &s)) && likely(counted(s))) ||
+	    likely(!atomic_load_explicit(&kheap_on, memory_order_relaxed)))
 		return real.calloc(n, m);
-	return calloc_traced(n, m, __builtin_frame_address(0));
+	return calloc_slow(n, m, __builtin_frame_address(0));
+}
+
+/*
+ * real.calloc until the bootstrap found the next calloc: the arena
+ * (zeroed already) while dlsym runs, which may call calloc.
+ */
+static void *calloc_unresolved(size_t n, size_t m)
+{
+	size_t s;
+	void *p;
+
+	if (__builtin_mul_overflow(n, m, &s)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (booting || !ready())
+		return boot_alloc(s, 16);
+	if (real.calloc != calloc_unresolved)
+		return real.calloc(n, m);
+	/* An allocator with malloc and no calloc. */
+	p = real.malloc(s);
+	if (p)
+		memset(p, 0, s);
+	return p;
 }
 
 /* A free that free() could not pass straight to the allocator. */
@@ -393,10 +435,11 @@ static __attribute__((noinline)) void do_free(void *p)
 HOOK void free(void *p)
 {
 	/* Not tracing, or a block never sampled: straight to the allocator,
-	 * reading one filter bit (all ones when every free is traced, all
-	 * zeros before tracing starts), no guard.  free(NULL) may go too. */
-	if (likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) &&
-	    likely(!is_boot(p))) {
+	 * reading one filter bit (all ones when every free is traced; before
+	 * tracing starts, set only for blocks of the bootstrap arena, which
+	 * do_free() keeps from the real free), no guard.  free(NULL) may go
+	 * too. */
+	if (likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p))) {
 		real.free(p);
 		return;
 	}
@@ -453,24 +496,25 @@ static void *boot_realloc(void *p, size_t n)
 	return q;
 }
 
-static __attribute__((noinline)) void *realloc_traced(void *p, size_t n,
-						       void *frame)
-{
-	return do_realloc(p, n, frame);
-}
-
-HOOK void *realloc(void *p, size_t n)
+static __attribute__((noinline)) void *realloc_slow(void *p, size_t n,
+						     void *frame)
 {
 	if (unlikely(!ready()))
 		return NULL;
 	if (unlikely(p && is_boot(p)))
 		return boot_realloc(p, n);
+	return do_realloc(p, n, frame);
+}
+
+HOOK void *realloc(void *p, size_t n)
+{
 	/* The old block never sampled, the new one not to be: nothing to
-	 * record (the filter first: alloc_skips() counts n down). */
+	 * record (the filter first: counted() counts n down).  The arena's
+	 * blocks have their filter bit set. */
 	if (likely(!kheap_ss_maybe0((uint64_t)(uintptr_t)p)) &&
-	    likely(alloc_skips(n)))
+	    likely(counted(n)))
 		return real.realloc(p, n);
-	return realloc_traced(p, n, __builtin_frame_address(0));
+	return realloc_slow(p, n, __builtin_frame_address(0));
 }
 
 HOOK void *reallocarray(void *p, size_t n, size_t m)
@@ -481,64 +525,163 @@ HOOK void *reallocarray(void *p, size_t n, size_t m)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (unlikely(!ready()))
-		return NULL;
-	if (unlikely(p && is_boot(p)))
-		return boot_realloc(p, s);
-	return do_realloc(p, s, __builtin_frame_address(0));
+	return realloc_slow(p, s, __builtin_frame_address(0));
 }
 
-HOOK int posix_memalign(void **out, size_t align, size_t n)
+static __attribute__((noinline)) int
+posix_memalign_slow(void **out, size_t align, size_t n, void *frame)
 {
 	int rc;
 
 	if (unlikely(!ready()))
 		return ENOMEM;
-	if (likely(alloc_skips(n)))
+	if (passes())
 		return real.posix_memalign(out, align, n);
 	kheap_guard = 1;
 	rc = real.posix_memalign(out, align, n);
 	if (!rc && *out && want_alloc(n))
-		on_alloc(*out, n, __builtin_frame_address(0));
+		on_alloc(*out, n, frame);
 	kheap_guard = 0;
 	return rc;
 }
 
+HOOK int posix_memalign(void **out, size_t align, size_t n)
+{
+	if (likely(counted(n)))
+		return real.posix_memalign(out, align, n);
+	return posix_memalign_slow(out, align, n, __builtin_frame_address(0));
+}
+
 HOOK void *aligned_alloc(size_t align, size_t n)
 {
-	if (unlikely(!ready()))
-		return boot_alloc(n, align);
-	if (likely(alloc_skips(n)))
+	if (likely(counted(n)))
 		return real.aligned_alloc(align, n);
-	return aligned_alloc_traced(align, n, __builtin_frame_address(0));
+	return aligned_alloc_slow(align, n, __builtin_frame_address(0));
 }
 
 HOOK void *memalign(size_t align, size_t n)
 {
-	if (unlikely(!ready()))
-		return boot_alloc(n, align);
-	if (likely(alloc_skips(n)))
+	if (likely(counted(n)))
 		return real.memalign(align, n);
-	return memalign_traced(align, n, __builtin_frame_address(0));
+	return memalign_slow(align, n, __builtin_frame_address(0));
 }
 
 HOOK void *valloc(size_t n)
 {
-	if (unlikely(!ready()))
-		return NULL;
-	if (likely(alloc_skips(n)))
+	if (likely(counted(n)))
 		return real.valloc(n);
-	return valloc_traced(n, __builtin_frame_address(0));
+	return valloc_slow(n, __builtin_frame_address(0));
 }
 
 HOOK void *pvalloc(size_t n)
 {
-	if (unlikely(!ready()))
-		return NULL;
-	if (likely(alloc_skips(n)))
+	if (likely(counted(n)))
 		return real.pvalloc(n);
-	return pvalloc_traced(n, __builtin_frame_address(0));
+	return pvalloc_slow(n, __builtin_frame_address(0));
 }
+
+/*
+ * C++'s operators new and delete.  libstdc++'s call malloc and free, but
+ * an allocator linked into the program may bring its own (jemalloc's and
+ * tcmalloc's do) that never reach malloc: a C++ program linked with
+ * -ljemalloc would show none of its new and delete.  So libkiln.so
+ * defines them all, on top of the hooks above: new is malloc (aligned
+ * new: posix_memalign) recorded from the operator's frame, the program's
+ * function being the caller, and delete is free.  When the allocation
+ * fails, new hands over to the next definition (libstdc++'s or the
+ * allocator's), which calls the new-handler and throws or returns NULL
+ * as the standard says; kiln's frame is gone by then (a tail call).
+ */
+static inline void *new_alloc(size_t n, void *frame)
+{
+	if (likely(counted(n)) ||
+	    likely(!atomic_load_explicit(&kheap_on, memory_order_relaxed)))
+		return real.malloc(n);
+	return malloc_slow(n, frame);
+}
+
+static inline void *new_aligned(size_t n, size_t align, void *frame)
+{
+	void *p;
+
+	if (align < sizeof(void *))
+		align = sizeof(void *);
+	if (likely(counted(n)))
+		return real.posix_memalign(&p, align, n) ? NULL : p;
+	return posix_memalign_slow(&p, align, n, frame) ? NULL : p;
+}
+
+/* The next definition of a C++ operator new (NULL: none). */
+static void *next_new(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+#define NEW(name)							\
+	HOOK void *name(size_t n)					\
+	{								\
+		void *p = new_alloc(n, __builtin_frame_address(0));	\
+		void *(*f)(size_t);					\
+		if (likely(p))						\
+			return p;					\
+		f = (void *(*)(size_t))next_new(#name);			\
+		return f ? f(n) : NULL;					\
+	}
+#define NEW_NOTHROW(name)						\
+	HOOK void *name(size_t n, const void *tag)			\
+	{								\
+		void *p = new_alloc(n, __builtin_frame_address(0));	\
+		void *(*f)(size_t, const void *);			\
+		if (likely(p))						\
+			return p;					\
+		f = (void *(*)(size_t, const void *))next_new(#name);	\
+		return f ? f(n, tag) : NULL;				\
+	}
+#define NEW_ALIGNED(name)						\
+	HOOK void *name(size_t n, size_t al)				\
+	{								\
+		void *p = new_aligned(n, al, __builtin_frame_address(0)); \
+		void *(*f)(size_t, size_t);				\
+		if (likely(p))						\
+			return p;					\
+		f = (void *(*)(size_t, size_t))next_new(#name);		\
+		return f ? f(n, al) : NULL;				\
+	}
+#define NEW_ALIGNED_NOTHROW(name)					\
+	HOOK void *name(size_t n, size_t al, const void *tag)		\
+	{								\
+		void *p = new_aligned(n, al, __builtin_frame_address(0)); \
+		void *(*f)(size_t, size_t, const void *);		\
+		if (likely(p))						\
+			return p;					\
+		f = (void *(*)(size_t, size_t, const void *))next_new(#name); \
+		return f ? f(n, al, tag) : NULL;			\
+	}
+
+NEW(_Znwm)				/* new(size_t) */
+NEW(_Znam)				/* new[](size_t) */
+NEW_NOTHROW(_ZnwmRKSt9nothrow_t)	/* new(size_t, nothrow_t) */
+NEW_NOTHROW(_ZnamRKSt9nothrow_t)
+NEW_ALIGNED(_ZnwmSt11align_val_t)	/* new(size_t, align_val_t) */
+NEW_ALIGNED(_ZnamSt11align_val_t)
+NEW_ALIGNED_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t)
+NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t)
+
+/* Every delete is free (the extra size, alignment or tag unused). */
+#define DELETE(name) \
+	HOOK void name(void *p) __attribute__((alias("free"), copy(free)));
+DELETE(_ZdlPv)				/* delete(void *) */
+DELETE(_ZdaPv)
+DELETE(_ZdlPvm)				/* delete(void *, size_t) */
+DELETE(_ZdaPvm)
+DELETE(_ZdlPvRKSt9nothrow_t)		/* delete(void *, nothrow_t) */
+DELETE(_ZdaPvRKSt9nothrow_t)
+DELETE(_ZdlPvSt11align_val_t)		/* delete(void *, align_val_t) */
+DELETE(_ZdaPvSt11align_val_t)
+DELETE(_ZdlPvmSt11align_val_t)		/* delete(void *, size_t, align_val_t) */
+DELETE(_ZdaPvmSt11align_val_t)
+DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t)
+DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t)
 
 /*
  * jemalloc's non-standard API.  Without jemalloc in the process these
@@ -583,21 +726,53 @@ static void *emul_rallocx(void *p, size_t n, int flags)
 	return q;
 }
 
+/*
+ * Looks up jemalloc's names on the first call of one of them (a failed
+ * dlsym allocates its error message: the bootstrap looks up only names
+ * every allocator has).  Under the guard: that message is not the
+ * program's.  false: the bootstrap has not found the allocator.
+ */
+static bool jemalloc_ready(void)
+{
+	static _Atomic int state;	/* 0 not looked up, 1 looking, 2 done */
+	int none = 0, guard;
+
+	if (likely(atomic_load_explicit(&state, memory_order_acquire) == 2))
+		return true;
+	if (!ready())
+		return false;
+	if (!atomic_compare_exchange_strong(&state, &none, 1)) {
+		while (atomic_load(&state) != 2)
+			sched_yield();
+		return true;
+	}
+	guard = kheap_guard;
+	kheap_guard = 1;
+	real.mallocx = dlsym(RTLD_NEXT, "mallocx");
+	real.rallocx = dlsym(RTLD_NEXT, "rallocx");
+	real.xallocx = dlsym(RTLD_NEXT, "xallocx");
+	real.sdallocx = dlsym(RTLD_NEXT, "sdallocx");
+	real.dallocx = dlsym(RTLD_NEXT, "dallocx");
+	kheap_guard = guard;
+	atomic_store_explicit(&state, 2, memory_order_release);
+	return true;
+}
+
 /* jemalloc's mallocx, or ours on top of the real malloc. */
 static void *any_mallocx(size_t n, int flags)
 {
 	return real.mallocx ? real.mallocx(n, flags) : emul_mallocx(n, flags);
 }
 
-TRACED(mallocx, any_mallocx(n, flags), n, size_t n, int flags)
+SLOW(mallocx, any_mallocx(n, flags), n, NULL, size_t n, int flags)
 
 HOOK void *mallocx(size_t n, int flags)
 {
-	if (unlikely(!ready()))
+	if (unlikely(!jemalloc_ready()))
 		return NULL;
-	if (likely(alloc_skips(n)))
+	if (likely(counted(n)))
 		return any_mallocx(n, flags);
-	return mallocx_traced(n, flags, __builtin_frame_address(0));
+	return mallocx_slow(n, flags, __builtin_frame_address(0));
 }
 
 HOOK void *rallocx(void *p, size_t n, int flags)
@@ -606,7 +781,7 @@ HOOK void *rallocx(void *p, size_t n, int flags)
 	uint64_t t0 = 0;
 	void *q;
 
-	if (unlikely(!ready()))
+	if (unlikely(!jemalloc_ready()))
 		return NULL;
 	if (!tracing())
 		return real.rallocx ? real.rallocx(p, n, flags) :
@@ -635,7 +810,7 @@ HOOK size_t xallocx(void *p, size_t n, size_t extra, int flags)
 	bool had;
 	uint64_t t0 = 0;
 
-	if (unlikely(!ready()))
+	if (unlikely(!jemalloc_ready()))
 		return 0;
 	if (!real.xallocx)
 		return malloc_usable_size(p);	/* never resizes in place */
@@ -664,7 +839,7 @@ HOOK size_t xallocx(void *p, size_t n, size_t extra, int flags)
 
 HOOK void dallocx(void *p, int flags)
 {
-	if (unlikely(!ready()) || !p || is_boot(p))
+	if (unlikely(!jemalloc_ready()) || !p || is_boot(p))
 		return;
 	if (!real.dallocx) {
 		do_free(p);
@@ -683,7 +858,7 @@ HOOK void dallocx(void *p, int flags)
 
 HOOK void sdallocx(void *p, size_t n, int flags)
 {
-	if (unlikely(!ready()) || !p || is_boot(p))
+	if (unlikely(!jemalloc_ready()) || !p || is_boot(p))
 		return;
 	if (!real.sdallocx) {
 		do_free(p);

@@ -106,6 +106,8 @@ static uint64_t *ss_slots;
 static size_t ss_count;
 static uint32_t *ss_filter;		/* under ss_lock */
 static uint32_t ss_filter0[KHEAP_SS_BITS0];	/* under ss_lock */
+/* First-filter bits set for good: the bootstrap arena's blocks. */
+static uint64_t ss_pins0[KHEAP_SS_BITS0 / 64];	/* under ss_lock */
 static atomic_flag ss_lock = ATOMIC_FLAG_INIT;
 
 /* Writer. */
@@ -445,23 +447,37 @@ out:
 
 /* ---- sampled blocks ---- */
 
-/* Adds d to the block count of one filter slot, setting or clearing
- * its bit when the count leaves or reaches 0 (ss_lock held). */
-static void filter_slot(uint32_t *count, _Atomic uint64_t *bits, size_t i, int d)
+/*
+ * Adds d to the block count of one filter slot, setting or clearing its
+ * bit when the count leaves or reaches 0, unless pinned (ss_lock held).
+ */
+static void filter_slot(uint32_t *count, _Atomic uint64_t *bits,
+			const uint64_t *pins, size_t i, int d)
 {
 	uint64_t bit = 1ull << (i & 63);
 
 	if (d > 0 && count[i]++ == 0)
 		atomic_fetch_or_explicit(&bits[i >> 6], bit, memory_order_relaxed);
-	else if (d < 0 && --count[i] == 0)
+	else if (d < 0 && --count[i] == 0 && !(pins && pins[i >> 6] & bit))
 		atomic_fetch_and_explicit(&bits[i >> 6], ~bit, memory_order_relaxed);
 }
 
 /* The filters' counts for p change by d (ss_lock held). */
 static void filter_add(uint64_t p, int d)
 {
-	filter_slot(ss_filter0, kheap_ss_bits0, kheap_ss_index0(p), d);
-	filter_slot(ss_filter, kheap_ss_bits, kheap_ss_index(p), d);
+	filter_slot(ss_filter0, kheap_ss_bits0, ss_pins0, kheap_ss_index0(p), d);
+	filter_slot(ss_filter, kheap_ss_bits, NULL, kheap_ss_index(p), d);
+}
+
+void kheap_ss_pin0(uint64_t p)
+{
+	size_t i = kheap_ss_index0(p);
+	uint64_t bit = 1ull << (i & 63);
+
+	lock(&ss_lock);
+	ss_pins0[i >> 6] |= bit;
+	atomic_fetch_or_explicit(&kheap_ss_bits0[i >> 6], bit, memory_order_relaxed);
+	unlock(&ss_lock);
 }
 
 static inline size_t ss_hash(uint64_t p)
@@ -1054,7 +1070,7 @@ static void fork_child(void)
 		for (size_t i = 0; i < KHEAP_SS_BITS / 64; i++)
 			atomic_store(&kheap_ss_bits[i], 0);
 		for (size_t i = 0; i < KHEAP_SS_BITS0 / 64; i++)
-			atomic_store(&kheap_ss_bits0[i], 0);
+			atomic_store(&kheap_ss_bits0[i], ss_pins0[i]);
 		memset(ss_filter0, 0, sizeof(ss_filter0));
 		ss_slots = map_table(SS_SLOTS * sizeof(*ss_slots));
 		ss_filter = map_table(SS_FILTER * sizeof(*ss_filter));
