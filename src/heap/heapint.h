@@ -163,6 +163,9 @@ static inline bool kheap_ss_maybe(uint64_t p)
 /* Resolves the real allocator (dlsym) and returns the real malloc. */
 void *kheap_real_malloc(void);
 
+/* Looks up jemalloc's extra entry points (mallocx...), if it has them. */
+void kheap_jemalloc_init(void);
+
 /* Seeds a thread's sampling random numbers (once per ring generation). */
 void kheap_sample_start(struct kheap_thread *t, uint64_t seed);
 

@@ -727,10 +727,12 @@ static void *emul_rallocx(void *p, size_t n, int flags)
 }
 
 /*
- * Looks up jemalloc's names on the first call of one of them (a failed
- * dlsym allocates its error message: the bootstrap looks up only names
- * every allocator has).  Under the guard: that message is not the
- * program's.  false: the bootstrap has not found the allocator.
+ * Looks up jemalloc's names (a failed dlsym allocates its error message:
+ * the bootstrap looks up only names every allocator has), under the
+ * guard: that message is not the program's.  The heap agent's
+ * constructor calls it (kheap_jemalloc_init()) while the process has one
+ * thread; a hook that runs before, from another library's constructor,
+ * on first use.  false: the bootstrap has not found the allocator.
  */
 static bool jemalloc_ready(void)
 {
@@ -756,6 +758,11 @@ static bool jemalloc_ready(void)
 	kheap_guard = guard;
 	atomic_store_explicit(&state, 2, memory_order_release);
 	return true;
+}
+
+void kheap_jemalloc_init(void)
+{
+	jemalloc_ready();
 }
 
 /* jemalloc's mallocx, or ours on top of the real malloc. */

@@ -50,14 +50,16 @@
 #define ST_CHUNK (1u << 19)		/* words per arena chunk (4 MiB) */
 /*
  * The sampled-block table: 196 608 sampled blocks live at most (100 GiB
- * of live heap at the default 512 KiB).  Not larger: every page of it is
- * first read (a lookup maps the shared zero page) and then written, and
- * that copy-on-write fault flushes the TLB of every CPU the process runs
- * on (an inter-processor interrupt): 8 MiB of table cost 2048 of them,
- * 3% of a malloc-heavy program's time in sampling mode.
+ * of live heap at the default 512 KiB).  It starts at 4096 slots (32 KiB,
+ * 3072 blocks: 1.5 GiB of live heap) and grows four times over when three
+ * quarters full: a program with a few MiB of live heap keeps a dozen
+ * sampled blocks, and a 2 MiB table probed at random costs every sample
+ * a cache and a TLB miss, besides 512 page faults at start (pages are
+ * mapped populated: a page read before it is written costs a copy-on-write
+ * fault, whose TLB flush interrupts every CPU the process runs on).
  */
 #define SS_SLOTS (1u << 18)
-#define SS_MAX (SS_SLOTS / 4 * 3)
+#define SS_SLOTS0 (1u << 12)
 #define SS_FILTER KHEAP_SS_BITS		/* blocks per bit of kheap_ss_bits */
 /*
  * A full ring waits for the writer this long before it drops events:
@@ -103,6 +105,7 @@ static atomic_flag st_lock = ATOMIC_FLAG_INIT;
 
 /* Sampled blocks: exact table under a spin lock, counters in front. */
 static uint64_t *ss_slots;
+static size_t ss_cap;			/* slots (power of two) */
 static size_t ss_count;
 static uint32_t *ss_filter;		/* under ss_lock */
 static uint32_t ss_filter0[KHEAP_SS_BITS0];	/* under ss_lock */
@@ -488,6 +491,27 @@ static inline size_t ss_hash(uint64_t p)
 	return (size_t)p;
 }
 
+/* Moves the table to one four times larger (ss_lock held).  false: full. */
+static bool ss_grow(void)
+{
+	size_t cap = ss_cap * 4, i, j;
+	uint64_t *t;
+
+	if (cap > SS_SLOTS || !(t = map_table(cap * sizeof(*t))))
+		return false;
+	for (i = 0; i < ss_cap; i++) {
+		if (!ss_slots[i])
+			continue;
+		for (j = ss_hash(ss_slots[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = ss_slots[i];
+	}
+	munmap(ss_slots, ss_cap * sizeof(*ss_slots));
+	ss_slots = t;
+	ss_cap = cap;
+	return true;
+}
+
 bool kheap_sset_add(uint64_t p)
 {
 	size_t h = ss_hash(p), i;
@@ -496,9 +520,10 @@ bool kheap_sset_add(uint64_t p)
 	if (!ss_slots)
 		return false;
 	lock(&ss_lock);
-	if (ss_count < SS_MAX) {
-		for (i = h & (SS_SLOTS - 1); ss_slots[i] && ss_slots[i] != p;
-		     i = (i + 1) & (SS_SLOTS - 1))
+	if (ss_count < ss_cap / 4 * 3 || ss_grow()) {
+		size_t mask = ss_cap - 1;
+
+		for (i = h & mask; ss_slots[i] && ss_slots[i] != p; i = (i + 1) & mask)
 			;
 		if (!ss_slots[i]) {
 			ss_slots[i] = p;
@@ -513,7 +538,7 @@ bool kheap_sset_add(uint64_t p)
 
 bool kheap_sset_del(uint64_t p)
 {
-	size_t h = ss_hash(p), i, j;
+	size_t h = ss_hash(p), i, j, mask;
 	bool found = false;
 
 	/* Most frees are of blocks never sampled: no lock for them (the
@@ -521,7 +546,8 @@ bool kheap_sset_del(uint64_t p)
 	if (!ss_slots || !kheap_ss_maybe(p))
 		return false;
 	lock(&ss_lock);
-	for (i = h & (SS_SLOTS - 1); ss_slots[i]; i = (i + 1) & (SS_SLOTS - 1))
+	mask = ss_cap - 1;
+	for (i = h & mask; ss_slots[i]; i = (i + 1) & mask)
 		if (ss_slots[i] == p)
 			break;
 	if (ss_slots[i]) {
@@ -530,9 +556,8 @@ bool kheap_sset_del(uint64_t p)
 		filter_add(p, -1);
 		/* Backward-shift deletion: no tombstones. */
 		ss_slots[i] = 0;
-		for (j = (i + 1) & (SS_SLOTS - 1); ss_slots[j];
-		     j = (j + 1) & (SS_SLOTS - 1)) {
-			size_t home = ss_hash(ss_slots[j]) & (SS_SLOTS - 1);
+		for (j = (i + 1) & mask; ss_slots[j]; j = (j + 1) & mask) {
+			size_t home = ss_hash(ss_slots[j]) & mask;
 
 			/* Move j into the hole unless its home lies in (i, j]. */
 			if ((j > i && (home <= i || home > j)) ||
@@ -1065,14 +1090,15 @@ static void fork_child(void)
 	main_stack_hi = me && me != ME_DEAD ? me->stack_hi : 0;
 	if (kheap_sample && ss_slots) {
 		/* The parent's sampled blocks are not this trace's. */
-		munmap(ss_slots, SS_SLOTS * sizeof(*ss_slots));
+		munmap(ss_slots, ss_cap * sizeof(*ss_slots));
 		munmap(ss_filter, SS_FILTER * sizeof(*ss_filter));
 		for (size_t i = 0; i < KHEAP_SS_BITS / 64; i++)
 			atomic_store(&kheap_ss_bits[i], 0);
 		for (size_t i = 0; i < KHEAP_SS_BITS0 / 64; i++)
 			atomic_store(&kheap_ss_bits0[i], ss_pins0[i]);
 		memset(ss_filter0, 0, sizeof(ss_filter0));
-		ss_slots = map_table(SS_SLOTS * sizeof(*ss_slots));
+		ss_cap = SS_SLOTS0;
+		ss_slots = map_table(ss_cap * sizeof(*ss_slots));
 		ss_filter = map_table(SS_FILTER * sizeof(*ss_filter));
 		ss_count = 0;
 	}
@@ -1153,7 +1179,8 @@ static bool reserve_tables(void)
 	st_ent[1] = st_empty;
 	atomic_store(&st_count, 1);
 	if (kheap_sample) {
-		ss_slots = map_table(SS_SLOTS * sizeof(*ss_slots));
+		ss_cap = SS_SLOTS0;
+		ss_slots = map_table(ss_cap * sizeof(*ss_slots));
 		ss_filter = map_table(SS_FILTER * sizeof(*ss_filter));
 		if (!ss_slots || !ss_filter)
 			return false;
@@ -1452,6 +1479,8 @@ void kiln_heap_on_interval(uint64_t bytes, void (*fn)(void))
 
 __attribute__((constructor)) static void heap_load(void)
 {
+	kheap_real_malloc();
+	kheap_jemalloc_init();
 	kiln_heap_init();
 }
 

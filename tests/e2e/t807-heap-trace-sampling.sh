@@ -22,6 +22,17 @@ HEAP_ENV=KILN_HEAP_SAMPLE=4096 same_output "$WL/heapbasic"
 heapcheck "$T/h.trace" "$WL/heapbasic"
 expect_site peak_big allocs 1
 expect_site peak_big live 0
+# 30000 sampled blocks live at once (the set grows from 3072 to 49152
+# blocks while the program runs): every free found, the leak exact.
+rm -f "$T/h.trace"
+HEAP_ENV=KILN_HEAP_SAMPLE=1 same_output "$WL/heaplive"
+heapcheck "$T/h.trace" "$WL/heaplive"
+expect_total lost 0
+expect_site hold_many allocs 30000
+expect_site hold_many live 100
+expect_site hold_many live_bytes 6400
+expect_site churn allocs 30000
+expect_site churn live 0
 # A bad value: said so, and every allocation is traced.
 rm -f "$T/h.trace"
 HEAP_ENV=KILN_HEAP_SAMPLE=lots same_output "$WL/heapbasic"
