@@ -66,7 +66,7 @@
 # that session's autogroup the nice value.  The load average is reported.
 #
 # Environment: KILN (default build/kiln), LIBKILN (libkiln.so next to
-# KILN), RUNS (3), PAIRS (10: more adjacent bare / kiln-sample runs for
+# KILN), RUNS (3), PAIRS (30: more adjacent bare / kiln-sample runs for
 # the sampling goal), THREADS (2), OPS (10000000), SMALL_OPS (OPS/10),
 # SAMPLE (524288), HEAPTRACK (heaptrack), HEAPTRACK_PRINT (heaptrack_print),
 # TCMALLOC (/usr/lib/x86_64-linux-gnu/libtcmalloc.so), VALGRIND (valgrind),
@@ -82,7 +82,7 @@ case $KILN in /*) ;; *) KILN=$PWD/$KILN ;; esac
 LIBKILN=${LIBKILN:-$(dirname "$KILN")/libkiln.so}
 case $LIBKILN in /*) ;; *) LIBKILN=$PWD/$LIBKILN ;; esac
 RUNS=${RUNS:-3}
-PAIRS=${PAIRS:-10}
+PAIRS=${PAIRS:-30}
 THREADS=${THREADS:-2}
 OPS=${OPS:-10000000}
 SMALL_OPS=${SMALL_OPS:-$((OPS / 10))}
