@@ -587,14 +587,14 @@ pairstat() {
              if (!n || !bm) {print "- - 0"; exit}
              for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (q[j] < q[i]) {t = q[i]; q[i] = q[j]; q[j] = t}
              m = n % 2 ? q[(n + 1) / 2] : (q[n / 2] + q[n / 2 + 1]) / 2
-             printf "%.4f %.4f %d\n", m, vm / bm, n}' "$pres"
+             printf "%.4f %.4f %d %.4f %.4f\n", m, vm / bm, n, q[int((n + 3) / 4)], q[int((3 * n + 3) / 4)]}' "$pres"
 }
-read -r pw_med pw_min pn <<<"$(pairstat 3)"
+read -r pw_med pw_min pn pw_q1 pw_q3 <<<"$(pairstat 3)"
 read -r pc_med pc_min _ <<<"$(pairstat 4)"
 if isnum "$ss"; then
-    line="sampling ($SAMPLE B) under 5% overhead: main rounds wall $(calc '%+.1f%%' "($ss - 1) * 100") (per-round $(calc '%+.1f%%' "($(paired kiln-sample bare 3) - 1) * 100")), CPU $(calc '%+.1f%%' "($(cslow kiln-sample) - 1) * 100") (per-round $(calc '%+.1f%%' "($(paired kiln-sample bare 4) - 1) * 100"))"
+    line="sampling ($SAMPLE B) under 5% overhead: main rounds ($RUNS runs, minutes apart: the load on the machine drifts between them) wall $(calc '%+.1f%%' "($ss - 1) * 100") (per-round $(calc '%+.1f%%' "($(paired kiln-sample bare 3) - 1) * 100")), CPU $(calc '%+.1f%%' "($(cslow kiln-sample) - 1) * 100") (per-round $(calc '%+.1f%%' "($(paired kiln-sample bare 4) - 1) * 100"))"
     if isnum "$pw_med"; then
-        line+="; $pn adjacent pairs: wall $(calc '%+.1f%%' "($pw_med - 1) * 100") (median of the pairs' ratios; fastest runs $(calc '%+.1f%%' "($pw_min - 1) * 100")), CPU $(calc '%+.1f%%' "($pc_med - 1) * 100") (fastest $(calc '%+.1f%%' "($pc_min - 1) * 100")): $(verdict "$pw_med < 1.05")"
+        line+="; $pn adjacent pairs: wall $(calc '%+.1f%%' "($pw_med - 1) * 100") (median of the pairs' ratios, their quartiles $(calc '%+.1f%%' "($pw_q1 - 1) * 100") and $(calc '%+.1f%%' "($pw_q3 - 1) * 100"); fastest runs $(calc '%+.1f%%' "($pw_min - 1) * 100")), CPU $(calc '%+.1f%%' "($pc_med - 1) * 100") (fastest $(calc '%+.1f%%' "($pc_min - 1) * 100")): $(verdict "$pw_med < 1.05")"
     else
         line+=": $(verdict "$ss < 1.05")"
     fi
