@@ -70,10 +70,12 @@ hexpect "$T/x.pb.gz" inuse_space hold_cache 4194304
 hexpect "$T/x.pb.gz" inuse_objects hold_cache 64
 hexpect "$T/x.pb.gz" alloc_objects hold_cache 64
 curl -s -o "$T/d.pb.gz" "$URL/heap?seconds=1"
-# the cache did not change; the leak grew by ~100 blocks of 4096
+# the cache did not change; the leak grew by up to ~100 blocks of 4096
+# (one per 10 ticks of 1 ms sleeps plus work traced in full: on a loaded
+# machine a tick takes several ms, 18 blocks were seen once)
 hexpect "$T/d.pb.gz" inuse_space hold_cache 0
 d=$(hval "$T/d.pb.gz" inuse_objects grow_leak)
-[ "$d" -ge 20 ] && [ "$d" -le 120 ] || fail "grow_leak grew by $d blocks in 1 s, want ~100"
+[ "$d" -ge 5 ] && [ "$d" -le 120 ] || fail "grow_leak grew by $d blocks in 1 s, want 5..120"
 [ "$(hval "$T/d.pb.gz" inuse_space grow_leak)" = $((d * 4096)) ] || fail "grow_leak bytes"
 curl -s -o "$T/a.pb.gz" "$URL/allocs"
 hexpect "$T/a.pb.gz" alloc_space hold_cache 4194304
