@@ -326,11 +326,6 @@ static inline bool tracing(void)
  * hook's frame.  (The hook may tail-call it: its frame then lies where
  * the hook's did, with the same saved frame pointer and return address.)
  */
-static inline bool passes(void)
-{
-	return kheap_guard || !atomic_load_explicit(&kheap_on, memory_order_relaxed);
-}
-
 /* Defines NAME_slow(PARAMS..., frame); boot: the answer before the
  * bootstrap found the allocator. */
 #define SLOW(name, call, size, boot, ...)				\
@@ -340,7 +335,7 @@ static inline bool passes(void)
 		void *p_;						\
 		if (unlikely(!ready()))					\
 			return boot;					\
-		if (passes())						\
+		if (!tracing())						\
 			return call;					\
 		kheap_guard = 1;					\
 		p_ = call;						\
@@ -357,14 +352,20 @@ SLOW(memalign, real.memalign(a, n), n, boot_alloc(n, a), size_t a, size_t n)
 SLOW(valloc, real.valloc(n), n, NULL, size_t n)
 SLOW(pvalloc, real.pvalloc(n), n, NULL, size_t n)
 
-HOOK void *malloc(size_t n)
+/* malloc's body, also operator new's: frame is the hook's. */
+static inline void *malloc_from(size_t n, void *frame)
 {
 	/* Tracing off: straight on (real.malloc is malloc_unresolved()
 	 * until the bootstrap ran). */
 	if (likely(counted(n)) ||
 	    likely(!atomic_load_explicit(&kheap_on, memory_order_relaxed)))
 		return real.malloc(n);
-	return malloc_slow(n, __builtin_frame_address(0));
+	return malloc_slow(n, frame);
+}
+
+HOOK void *malloc(size_t n)
+{
+	return malloc_from(n, __builtin_frame_address(0));
 }
 
 /* real.malloc until the bootstrap found the next malloc. */
@@ -535,7 +536,7 @@ posix_memalign_slow(void **out, size_t align, size_t n, void *frame)
 
 	if (unlikely(!ready()))
 		return ENOMEM;
-	if (passes())
+	if (!tracing())
 		return real.posix_memalign(out, align, n);
 	kheap_guard = 1;
 	rc = real.posix_memalign(out, align, n);
@@ -592,14 +593,6 @@ HOOK void *pvalloc(size_t n)
  * allocator's), which calls the new-handler and throws or returns NULL
  * as the standard says; kiln's frame is gone by then (a tail call).
  */
-static inline void *new_alloc(size_t n, void *frame)
-{
-	if (likely(counted(n)) ||
-	    likely(!atomic_load_explicit(&kheap_on, memory_order_relaxed)))
-		return real.malloc(n);
-	return malloc_slow(n, frame);
-}
-
 static inline void *new_aligned(size_t n, size_t align, void *frame)
 {
 	void *p;
@@ -611,30 +604,24 @@ static inline void *new_aligned(size_t n, size_t align, void *frame)
 	return posix_memalign_slow(&p, align, n, frame) ? NULL : p;
 }
 
-/* The next definition of a C++ operator new (NULL: none). */
-static void *next_new(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
-
 #define NEW(name)							\
 	HOOK void *name(size_t n)					\
 	{								\
-		void *p = new_alloc(n, __builtin_frame_address(0));	\
+		void *p = malloc_from(n, __builtin_frame_address(0));	\
 		void *(*f)(size_t);					\
 		if (likely(p))						\
 			return p;					\
-		f = (void *(*)(size_t))next_new(#name);			\
+		f = (void *(*)(size_t))dlsym(RTLD_NEXT, #name);			\
 		return f ? f(n) : NULL;					\
 	}
 #define NEW_NOTHROW(name)						\
 	HOOK void *name(size_t n, const void *tag)			\
 	{								\
-		void *p = new_alloc(n, __builtin_frame_address(0));	\
+		void *p = malloc_from(n, __builtin_frame_address(0));	\
 		void *(*f)(size_t, const void *);			\
 		if (likely(p))						\
 			return p;					\
-		f = (void *(*)(size_t, const void *))next_new(#name);	\
+		f = (void *(*)(size_t, const void *))dlsym(RTLD_NEXT, #name);	\
 		return f ? f(n, tag) : NULL;				\
 	}
 #define NEW_ALIGNED(name)						\
@@ -644,7 +631,7 @@ static void *next_new(const char *name)
 		void *(*f)(size_t, size_t);				\
 		if (likely(p))						\
 			return p;					\
-		f = (void *(*)(size_t, size_t))next_new(#name);		\
+		f = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, #name);		\
 		return f ? f(n, al) : NULL;				\
 	}
 #define NEW_ALIGNED_NOTHROW(name)					\
@@ -654,7 +641,7 @@ static void *next_new(const char *name)
 		void *(*f)(size_t, size_t, const void *);		\
 		if (likely(p))						\
 			return p;					\
-		f = (void *(*)(size_t, size_t, const void *))next_new(#name); \
+		f = (void *(*)(size_t, size_t, const void *))dlsym(RTLD_NEXT, #name); \
 		return f ? f(n, al, tag) : NULL;			\
 	}
 

@@ -491,21 +491,38 @@ static inline size_t ss_hash(uint64_t p)
 	return (size_t)p;
 }
 
+/* The slot of p in a table of mask + 1 slots, or the empty one ending
+ * its probe sequence. */
+static size_t ss_probe(const uint64_t *t, size_t mask, uint64_t p)
+{
+	size_t i;
+
+	for (i = ss_hash(p) & mask; t[i] && t[i] != p; i = (i + 1) & mask)
+		;
+	return i;
+}
+
+/* A new empty table and its counts (start, fork child).  false: no memory. */
+static bool ss_map(void)
+{
+	ss_cap = SS_SLOTS0;
+	ss_count = 0;
+	ss_slots = map_table(ss_cap * sizeof(*ss_slots));
+	ss_filter = map_table(SS_FILTER * sizeof(*ss_filter));
+	return ss_slots && ss_filter;
+}
+
 /* Moves the table to one four times larger (ss_lock held).  false: full. */
 static bool ss_grow(void)
 {
-	size_t cap = ss_cap * 4, i, j;
+	size_t cap = ss_cap * 4, i;
 	uint64_t *t;
 
 	if (cap > SS_SLOTS || !(t = map_table(cap * sizeof(*t))))
 		return false;
-	for (i = 0; i < ss_cap; i++) {
-		if (!ss_slots[i])
-			continue;
-		for (j = ss_hash(ss_slots[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
-			;
-		t[j] = ss_slots[i];
-	}
+	for (i = 0; i < ss_cap; i++)
+		if (ss_slots[i])
+			t[ss_probe(t, cap - 1, ss_slots[i])] = ss_slots[i];
 	munmap(ss_slots, ss_cap * sizeof(*ss_slots));
 	ss_slots = t;
 	ss_cap = cap;
@@ -514,17 +531,14 @@ static bool ss_grow(void)
 
 bool kheap_sset_add(uint64_t p)
 {
-	size_t h = ss_hash(p), i;
+	size_t i;
 	bool ok = false;
 
 	if (!ss_slots)
 		return false;
 	lock(&ss_lock);
 	if (ss_count < ss_cap / 4 * 3 || ss_grow()) {
-		size_t mask = ss_cap - 1;
-
-		for (i = h & mask; ss_slots[i] && ss_slots[i] != p; i = (i + 1) & mask)
-			;
+		i = ss_probe(ss_slots, ss_cap - 1, p);
 		if (!ss_slots[i]) {
 			ss_slots[i] = p;
 			ss_count++;
@@ -538,7 +552,7 @@ bool kheap_sset_add(uint64_t p)
 
 bool kheap_sset_del(uint64_t p)
 {
-	size_t h = ss_hash(p), i, j, mask;
+	size_t i, j, mask;
 	bool found = false;
 
 	/* Most frees are of blocks never sampled: no lock for them (the
@@ -547,9 +561,7 @@ bool kheap_sset_del(uint64_t p)
 		return false;
 	lock(&ss_lock);
 	mask = ss_cap - 1;
-	for (i = h & mask; ss_slots[i]; i = (i + 1) & mask)
-		if (ss_slots[i] == p)
-			break;
+	i = ss_probe(ss_slots, mask, p);
 	if (ss_slots[i]) {
 		found = true;
 		ss_count--;
@@ -1097,10 +1109,7 @@ static void fork_child(void)
 		for (size_t i = 0; i < KHEAP_SS_BITS0 / 64; i++)
 			atomic_store(&kheap_ss_bits0[i], ss_pins0[i]);
 		memset(ss_filter0, 0, sizeof(ss_filter0));
-		ss_cap = SS_SLOTS0;
-		ss_slots = map_table(ss_cap * sizeof(*ss_slots));
-		ss_filter = map_table(SS_FILTER * sizeof(*ss_filter));
-		ss_count = 0;
+		ss_map();
 	}
 	kiln_hcols_reset(&w_ev);
 	kiln_henc_release(&w_enc);
@@ -1179,10 +1188,7 @@ static bool reserve_tables(void)
 	st_ent[1] = st_empty;
 	atomic_store(&st_count, 1);
 	if (kheap_sample) {
-		ss_cap = SS_SLOTS0;
-		ss_slots = map_table(ss_cap * sizeof(*ss_slots));
-		ss_filter = map_table(SS_FILTER * sizeof(*ss_filter));
-		if (!ss_slots || !ss_filter)
+		if (!ss_map())
 			return false;
 		/* Its pages written before any is read (see map_table()). */
 		memset(ss_filter0, 0, sizeof(ss_filter0));
