@@ -241,6 +241,21 @@ int kiln_cli_write(const char *path, const void *data, unsigned long len,
 		}
 	}
 	err = kiln_write_atomic(path, data, len);
+	if (err == -EINVAL) {
+		kiln_cli_error("cannot write '%s': not a regular file, character "
+			       "device or FIFO (choose a file name with -o)", path);
+		return KILN_EXIT_USAGE;
+	}
+	if (err == -EISDIR) {
+		kiln_cli_error("cannot write '%s': it is a folder (give a file "
+			       "name with -o)", path);
+		return KILN_EXIT_USAGE;
+	}
+	if (err == -ENXIO) {
+		kiln_cli_error("cannot write '%s': nobody reads this FIFO "
+			       "(start its reader first)", path);
+		return KILN_EXIT_FAIL;
+	}
 	if (err) {
 		kiln_cli_error("cannot write '%s': %s", path, strerror(-err));
 		return KILN_EXIT_FAIL;

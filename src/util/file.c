@@ -1,4 +1,4 @@
-/* Whole-file input and atomic output (util stage). */
+/* Whole-file input and safe output (util stage). */
 #include "util/file.h"
 
 #include <errno.h>
@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,39 +109,192 @@ static int write_fd(int fd, const char *p, size_t len)
 	return 0;
 }
 
-int kiln_write_atomic(const char *path, const void *data, size_t len)
+/* A fresh temporary name beside base in dirfd, created with O_EXCL.  The
+ * mode is 0666 less the umask, as any new file of the user's. */
+static int create_tmp(struct kiln_out *o)
 {
+	static unsigned counter;
 	struct kiln_buf tmp = KILN_BUF_INIT;
-	int fd, err;
+	int tries, err = 0;
 
-	if (!strcmp(path, "-"))
-		return write_fd(STDOUT_FILENO, data, len);
-	err = kiln_buf_addf(&tmp, "%s.tmp.XXXXXX", path);
+	for (tries = 0; tries < 100; tries++) {
+		unsigned long r;
+
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = ((unsigned long)getpid() << 20) ^ ++counter ^
+			    (unsigned long)time(NULL);
+		kiln_buf_reset(&tmp);
+		err = kiln_buf_addf(&tmp, "%s.tmp.%06lx", o->name, r & 0xffffff);
+		if (err)
+			break;
+		o->fd = openat(o->dirfd, tmp.data,
+			       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (o->fd >= 0) {
+			o->tmp = kiln_buf_detach(&tmp, NULL);
+			return 0;
+		}
+		err = -errno;
+		if (err != -EEXIST)
+			break;
+	}
+	kiln_buf_release(&tmp);
+	return err;
+}
+
+/* Output beside the final name: hold its folder, create the temporary. */
+static int open_beside(struct kiln_out *o, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int err;
+
+	if (slash && !slash[1])
+		return -EISDIR;		/* "out/" names a folder */
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+		    : strdup(".");
+	o->name = strdup(slash ? slash + 1 : path);
+	if (!dir || !o->name) {
+		free(dir);
+		return -ENOMEM;
+	}
+	o->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = o->dirfd < 0 ? -errno : 0;
+	free(dir);
+	return err ? err : create_tmp(o);
+}
+
+/* Output written in place: a character device or a FIFO.  A FIFO with no
+ * reader fails with ENXIO instead of blocking until one comes. */
+static int open_in_place(struct kiln_out *o, const char *path)
+{
+	int fl;
+
+	o->fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (o->fd < 0)
+		return -errno;
+	fl = fcntl(o->fd, F_GETFL);
+	if (fl < 0 || fcntl(o->fd, F_SETFL, fl & ~O_NONBLOCK))
+		return -errno;
+	return 0;
+}
+
+int kiln_out_open(struct kiln_out *o, const char *path)
+{
+	struct stat st;
+	char *real = NULL;
+	int err;
+
+	*o = (struct kiln_out)KILN_OUT_INIT;
+	if (!strcmp(path, "-")) {
+		o->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+		return o->fd < 0 ? -errno : 0;
+	}
+	if (stat(path, &st)) {
+		if (errno != ENOENT)
+			return -errno;
+		err = open_beside(o, path);	/* new, or a dangling link */
+	} else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+		err = open_in_place(o, path);
+	} else if (S_ISDIR(st.st_mode)) {
+		return -EISDIR;
+	} else if (!S_ISREG(st.st_mode)) {
+		return -EINVAL;		/* a block device, a socket */
+	} else {
+		/* A link to a regular file: replace the file, keep the link. */
+		real = realpath(path, NULL);
+		err = real ? open_beside(o, real) : -errno;
+		free(real);
+	}
+	if (err)
+		kiln_out_abort(o);
+	return err;
+}
+
+int kiln_out_write(struct kiln_out *o, const void *data, size_t len)
+{
+	return o->fd < 0 ? -EBADF : write_fd(o->fd, data, len);
+}
+
+static void out_release(struct kiln_out *o)
+{
+	if (o->dirfd >= 0)
+		close(o->dirfd);
+	free(o->name);
+	free(o->tmp);
+	*o = (struct kiln_out)KILN_OUT_INIT;
+}
+
+void kiln_out_abort(struct kiln_out *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	if (o->tmp)
+		unlinkat(o->dirfd, o->tmp, 0);
+	out_release(o);
+}
+
+/* Renames tmp over name, keeping a regular file that was there as
+ * name.old (and putting it back if the last rename fails). */
+static int put_in_place(struct kiln_out *o)
+{
+	struct kiln_buf old = KILN_BUF_INIT;
+	struct stat st;
+	bool kept = false;
+	int err;
+
+	err = kiln_buf_addf(&old, "%s.old", o->name);
 	if (err)
 		return err;
-	fd = mkostemp(tmp.data, O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out_free;
+	if (!fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISREG(st.st_mode)) {
+		if (renameat(o->dirfd, o->name, o->dirfd, old.data)) {
+			err = -errno;
+			goto out;
+		}
+		kept = true;
 	}
-	/* mkostemp creates 0600; give the file the usual umask'ed mode. */
-	{
-		mode_t um = umask(0);
+	if (renameat(o->dirfd, o->tmp, o->dirfd, o->name)) {
+		err = -errno;
+		if (kept)
+			renameat(o->dirfd, old.data, o->dirfd, o->name);
+	}
+out:
+	kiln_buf_release(&old);
+	return err;
+}
 
-		umask(um);
-		fchmod(fd, 0666 & ~um);
-	}
-	err = write_fd(fd, data, len);
-	if (!err && close(fd))
+int kiln_out_commit(struct kiln_out *o)
+{
+	struct stat st;
+	int err = 0;
+
+	if (o->fd < 0)
+		return -EBADF;
+	/* Only a regular file can be flushed; a device or a pipe cannot. */
+	if (!fstat(o->fd, &st) && S_ISREG(st.st_mode) && fsync(o->fd))
 		err = -errno;
-	else if (err)
-		close(fd);
-	if (!err && rename(tmp.data, path))
+	if (close(o->fd) && !err && errno != EINTR)
 		err = -errno;
+	o->fd = -1;
+	if (!err && o->tmp)
+		err = put_in_place(o);
 	if (err)
-		unlink(tmp.data);
-out_free:
-	kiln_buf_release(&tmp);
+		kiln_out_abort(o);
+	else
+		out_release(o);
+	return err;
+}
+
+int kiln_write_atomic(const char *path, const void *data, size_t len)
+{
+	struct kiln_out o;
+	int err = kiln_out_open(&o, path);
+
+	if (!err)
+		err = kiln_out_write(&o, data, len);
+	if (!err)
+		return kiln_out_commit(&o);
+	kiln_out_abort(&o);
 	return err;
 }
 

@@ -1,5 +1,5 @@
 /*
- * Whole-file input and atomic output (util stage).
+ * Whole-file input and safe output (util stage).
  */
 #ifndef KILN_UTIL_FILE_H
 #define KILN_UTIL_FILE_H
@@ -22,10 +22,46 @@ int kiln_map_open(struct kiln_map *m, const char *path);
 void kiln_map_release(struct kiln_map *m);
 
 /*
- * Writes data to path atomically: a temporary file in the same folder,
- * then rename(2), so a reader never sees half a file.  "-" writes to
- * standard output.  0 or -errno.
+ * An output file being written.  Where it goes depends on what the path
+ * names when it is opened:
+ *   - "-": standard output, written in place;
+ *   - an existing character device or FIFO (/dev/null, /dev/stdout, a
+ *     pipe someone reads): written in place, never replaced; a FIFO with
+ *     no reader is refused (-ENXIO) rather than waited for;
+ *   - a block device, a socket or a directory: refused (-EINVAL, -EISDIR);
+ *   - anything else (absent, a regular file, a symlink to one): a
+ *     temporary file beside the final name; kiln_out_commit() renames it
+ *     into place, so a reader never sees half a file, and keeps a regular
+ *     file that was there as FILE.old, as perf does with perf.data.
+ * The folder is held open from kiln_out_open() on, so a process that
+ * changes directory or root later still commits to the place it named.
+ * Not for signal handlers or malloc hooks.
  */
+struct kiln_out {
+	int fd;		/* where the data goes; -1 once committed or aborted */
+	int dirfd;	/* the final name's folder; -1 when written in place */
+	char *name;	/* final name in dirfd (owned) */
+	char *tmp;	/* temporary name in dirfd (owned) */
+};
+
+#define KILN_OUT_INIT { -1, -1, NULL, NULL }
+
+/* Opens path for output as above.  0 or -errno; nothing is created on error. */
+int kiln_out_open(struct kiln_out *o, const char *path);
+/* Appends len bytes.  0 or -errno (-ENOSPC from /dev/full). */
+int kiln_out_write(struct kiln_out *o, const void *data, size_t len);
+/*
+ * Flushes the file to disk, closes it and renames it into place (keeping
+ * an existing regular file as FILE.old).  Every error of write, fsync,
+ * close and rename is returned; on error the temporary is removed and
+ * the old file stays where it was.  Releases o.  0 or -errno.
+ */
+int kiln_out_commit(struct kiln_out *o);
+/* Gives the output up: the temporary is removed, nothing is renamed.
+ * Releases o; fine on an output never opened or already released. */
+void kiln_out_abort(struct kiln_out *o);
+
+/* kiln_out_open + kiln_out_write + kiln_out_commit.  0 or -errno. */
 int kiln_write_atomic(const char *path, const void *data, size_t len);
 
 /* True when a and b name the same existing file (same device and inode). */
