@@ -10,9 +10,14 @@
  *   profile request is suspended (MHD suspend/resume) while a worker
  *   thread of its own waits out the seconds, so a 30 s profile blocks
  *   nothing else;
- * - at most HTTP_CONN_LIMIT connections (HTTP_PER_IP_LIMIT from one
- *   address), idle or half-sent ones closed after HTTP_IDLE_TIMEOUT s,
- *   request bodies capped at HTTP_BODY_MAX bytes;
+ * - at most HTTP_CONN_LIMIT connections, idle ones closed after
+ *   HTTP_IDLE_TIMEOUT s, request bodies capped at HTTP_BODY_MAX bytes;
+ * - slow clients cannot lock the others out (see "the connection guard"):
+ *   a connection has HTTP_REQUEST_DEADLINE s to send a whole request,
+ *   however it trickles its bytes, and at most HTTP_UNPROVEN_QUOTA
+ *   connections may wait without having sent an authorized request: a new
+ *   one sheds the oldest of them;
+ * - the bearer token is checked from the headers, before any body is read;
  * - its threads start with every asynchronous signal blocked: the host's
  *   SIGTERM/SIGINT handlers never run on them, SIGPROF timers aimed at
  *   them stay pending (the sampler does not count the server as the
@@ -58,8 +63,14 @@
 #define KILN_API __attribute__((visibility("default")))
 
 #define HTTP_CONN_LIMIT 64
-#define HTTP_PER_IP_LIMIT 32
 #define HTTP_IDLE_TIMEOUT 30		/* seconds */
+/* Seconds a connection has to send a whole request (headers and body),
+ * and to read an answer, however slowly it trickles. */
+#define HTTP_REQUEST_DEADLINE 20
+/* Connections that have not yet sent an authorized request (clients still
+ * sending headers, or refused ones) kept at once; all loopback clients
+ * share one address, so a per-address limit would not separate them. */
+#define HTTP_UNPROVEN_QUOTA 8
 #define HTTP_BODY_MAX (4u << 20)	/* symbol lookups: ~250k addresses */
 #define HTTP_TOP_ROWS 200		/* rows of the ?debug=1 table */
 /* How long kiln_http_stop() lets the answers of suspended requests go
@@ -92,6 +103,7 @@ static struct {
 	__typeof__(MHD_suspend_connection) *suspend_connection;
 	__typeof__(MHD_resume_connection) *resume_connection;
 } mhd;
+
 static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
 static int mhd_err;
 
@@ -156,7 +168,26 @@ struct kiln_http {
 	 * (their answer sent, or their connection gone). */
 	unsigned suspended;
 	bool stopping;
+	/* Every open connection, oldest first (the connection guard's; only
+	 * MHD's thread touches it). */
+	struct conn *conns_head, *conns_tail;
+	unsigned unproven;	/* connections with proven == false */
 };
+
+/*
+ * A connection as the guard sees it (MHD's socket context).  Everything
+ * about it happens on MHD's one polling thread: the connection's socket
+ * stays open while it is listed, so shutting it down never reaches a
+ * descriptor that has been closed and reused by the host.
+ */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	int64_t deadline_ms;	/* CLOCK_MONOTONIC: shut down after this */
+	bool proven;		/* an authorized request is being answered */
+};
+
+static void conn_extend(struct MHD_Connection *c, long seconds);
 
 enum req_state { REQ_NEW, REQ_SUSPENDED };
 
@@ -780,6 +811,7 @@ static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *
 	}
 	kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile for %ld s at %ld Hz",
 		       seconds, hz);
+	conn_extend(c, seconds);
 	j->srv = srv;
 	j->conn = c;
 	j->req = rq;
@@ -844,6 +876,10 @@ static enum MHD_Result do_index(struct MHD_Connection *c)
 		"(<code>?seconds=N</code>: during the next N seconds; "
 		"<a href=\"allocs?format=html\">flame graph</a>, "
 		"<a href=\"allocs?debug=1\">top</a>)</td></tr>\n"
+		"<tr><td><a href=\"mutex?debug=1\">mutex</a>, "
+		"<a href=\"block?debug=1\">block</a></td>"
+		"<td>valid empty profiles (C programs have no runtime that counts "
+		"lock contention), for scrapers that ask</td></tr>\n"
 		"<tr><td><a href=\"cmdline\">cmdline</a></td>"
 		"<td>the command line, arguments separated by NUL bytes</td></tr>\n"
 		"<tr><td><a href=\"symbol\">symbol</a></td>"
@@ -913,6 +949,7 @@ static enum MHD_Result do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	srv->jobs++;
 	pthread_mutex_unlock(&srv->lock);
 	kiln_agent_log(KILN_LOG_DEBUG, "http: %s profile, %ld s", what, seconds);
+	conn_extend(c, seconds);
 	j->srv = srv;
 	j->conn = c;
 	j->req = rq;
@@ -942,6 +979,60 @@ static enum MHD_Result do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 }
 
 /* Reads a whole /proc file (their size is not known in advance). */
+/*
+ * /debug/pprof/mutex and /debug/pprof/block: Go's runtime counts lock
+ * contention and blocking in its own scheduler; a C or C++ program has no
+ * such hooks, so kiln answers a valid profile with Go's sample types and
+ * no samples, and says why with ?debug=1.  Continuous profilers (Grafana
+ * Alloy, Parca) scrape these paths by default and log an error on a 404.
+ */
+static enum MHD_Result do_contention(struct MHD_Connection *c, const char *what)
+{
+	static const char *const types[] = { "contentions/count", "delay/nanoseconds" };
+	bool mutex = !strcmp(what, "mutex");
+	struct MHD_Response *r = NULL;
+	struct kiln_buf b = KILN_BUF_INIT;
+	struct kiln_prof *p;
+	long debug, seconds;
+	int err;
+
+	if (int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r) ||
+	    int_arg(c, "seconds", 0, 3600, 0, "a whole number of seconds", &seconds, &r))
+		return queue(c, MHD_HTTP_BAD_REQUEST, r);
+	if (debug > 0) {
+		kiln_buf_addf(&b, "--- %s:\n"
+			      "# kiln records no %s: C, C++ and Rust programs have no\n"
+			      "# runtime that counts lock contention or blocking, as Go's\n"
+			      "# does.  This profile is valid and empty so that scrapers\n"
+			      "# (Grafana Alloy, Parca) work.  For time spent waiting, record\n"
+			      "# off-CPU time: kiln record --off-cpu -p PID.\n",
+			      what, mutex ? "mutex contention" : "blocking events");
+		return queue(c, MHD_HTTP_OK, response_take(&b, "text/plain; charset=utf-8"));
+	}
+	p = kiln_prof_new();
+	if (!p)
+		return MHD_NO;
+	err = kiln_prof_set_types_str(p, types, 2);
+	if (!err) {
+		p->period_type = p->types[0];
+		p->period = 1;
+		err = kiln_pprof_write(p, &b, true);
+	}
+	kiln_prof_free(p);
+	if (err) {
+		kiln_buf_release(&b);
+		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			     text_response("could not write the profile: %s",
+					   strerror(-err)));
+	}
+	r = response_take(&b, "application/octet-stream");
+	if (r)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+					mutex ? "attachment; filename=\"mutex\"" :
+					"attachment; filename=\"block\"");
+	return queue(c, MHD_HTTP_OK, r);
+}
+
 static int read_proc(const char *path, struct kiln_buf *b)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1080,7 +1171,126 @@ static enum MHD_Result add_query_key(void *cls, enum MHD_ValueKind kind,
 	return MHD_YES;
 }
 
+/* ---- the connection guard ---- */
+
+static void conn_unlink(struct kiln_http *srv, struct conn *k)
+{
+	*(k->prev ? &k->prev->next : &srv->conns_head) = k->next;
+	*(k->next ? &k->next->prev : &srv->conns_tail) = k->prev;
+	k->prev = k->next = NULL;
+}
+
+static void conn_set_proven(struct kiln_http *srv, struct conn *k, bool proven)
+{
+	if (k->proven == proven)
+		return;
+	k->proven = proven;
+	if (proven)
+		srv->unproven--;
+	else
+		srv->unproven++;
+}
+
+/*
+ * Shuts down connections past their deadline and, while more than quota
+ * connections are unproven, the oldest unproven ones.  MHD sees the
+ * socket end and closes the connection on its next turn.
+ */
+static void conn_shed(struct kiln_http *srv, unsigned quota)
+{
+	int64_t now = now_ms();
+	unsigned over = srv->unproven > quota ? srv->unproven - quota : 0;
+	struct conn *k, *next;
+
+	for (k = srv->conns_head; k; k = next) {
+		next = k->next;
+		if (k->fd < 0)
+			continue;
+		if (now > k->deadline_ms || (over && !k->proven)) {
+			kiln_agent_log(KILN_LOG_DEBUG, "http: dropping a %s connection",
+				       now > k->deadline_ms ? "slow" : "waiting");
+			shutdown(k->fd, SHUT_RDWR);
+			if (!k->proven) {
+				/* counted out now: it cannot be shed twice */
+				conn_set_proven(srv, k, true);
+				if (over)
+					over--;
+			}
+			k->fd = -1;
+		}
+	}
+}
+
+/* MHD's accept policy: runs on MHD's thread before a connection is
+ * accepted, so a full table of slow clients makes room for the new one. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
+				 socklen_t len)
+{
+	struct kiln_http *srv = cls;
+
+	conn_shed(srv, HTTP_UNPROVEN_QUOTA - 1);
+	return MHD_YES;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	struct kiln_http *srv = cls;
+	struct conn *k = *ctx;
+
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci;
+
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			return;		/* unguarded, still limited by MHD */
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		k->fd = ci ? ci->connect_fd : -1;
+		k->deadline_ms = now_ms() + HTTP_REQUEST_DEADLINE * 1000;
+		k->proven = true;
+		conn_set_proven(srv, k, false);
+		k->prev = srv->conns_tail;
+		*(k->prev ? &k->prev->next : &srv->conns_head) = k;
+		srv->conns_tail = k;
+		*ctx = k;
+	} else if (what == MHD_CONNECTION_NOTIFY_CLOSED && k) {
+		conn_set_proven(srv, k, true);
+		conn_unlink(srv, k);
+		free(k);
+		*ctx = NULL;
+	}
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* A request that waits seconds for its answer (a profile over time) gets
+ * them on top of its deadline. */
+static void conn_extend(struct MHD_Connection *c, long seconds)
+{
+	struct conn *k = conn_of(c);
+
+	if (k)
+		k->deadline_ms += seconds * 1000;
+}
+
 /* ---- dispatch ---- */
+
+static enum MHD_Result refuse_unauthorized(struct MHD_Connection *c)
+{
+	struct MHD_Response *r = text_response("unauthorized: this server wants "
+					       "'Authorization: Bearer TOKEN' (KILN_HTTP_TOKEN)");
+
+	if (r)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"kiln\"");
+	return queue(c, MHD_HTTP_UNAUTHORIZED, r);
+}
 
 /* Constant-time comparison of an "Authorization: Bearer TOKEN" header. */
 static bool authorized(const struct kiln_http *srv, struct MHD_Connection *c)
@@ -1119,10 +1329,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	const char *path;
 
 	if (!rq) {
+		struct conn *k = conn_of(c);
+
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
 		*ctx = rq;
+		/* The headers are in, no byte of a body has been read: a client
+		 * without the token is answered now, its body never buffered. */
+		if (!authorized(srv, c))
+			return refuse_unauthorized(c);
+		if (k) {
+			conn_set_proven(srv, k, true);
+			/* a profile's own seconds are added by its handler */
+			k->deadline_ms = now_ms() + HTTP_REQUEST_DEADLINE * 1000;
+		}
 		return MHD_YES;
 	}
 	if (rq->state == REQ_SUSPENDED) {
@@ -1135,6 +1356,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return queue(c, rq->code, r);
 	}
 	if (*upload_size) {
+		struct conn *k = conn_of(c);
+
+		if (k && now_ms() > k->deadline_ms)
+			return MHD_NO;	/* a body trickled past the deadline */
 		/* Only symbol lookups have a body worth keeping. */
 		if (post && !rq->body_too_big) {
 			if (rq->body.len + *upload_size > HTTP_BODY_MAX) {
@@ -1149,15 +1374,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	}
 
 	kiln_agent_log(KILN_LOG_DEBUG, "http: %s %s", method, url);
-	if (!authorized(srv, c)) {
-		struct MHD_Response *r = text_response("unauthorized: this server wants "
-						       "'Authorization: Bearer TOKEN' (KILN_HTTP_TOKEN)");
-
-		if (r)
-			MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-						"Bearer realm=\"kiln\"");
-		return queue(c, MHD_HTTP_UNAUTHORIZED, r);
-	}
 	if (strncmp(url, "/debug/pprof", 12))
 		goto not_found;
 	path = url + 12;
@@ -1189,6 +1405,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return do_heap(srv, c, rq, path);
 	if (!strcmp(path, "cmdline"))
 		return do_cmdline(c);
+	if (!strcmp(path, "mutex") || !strcmp(path, "block"))
+		return do_contention(c, path);
 not_found:
 	return queue(c, MHD_HTTP_NOT_FOUND,
 		     text_response("404 page not found: %s (the profiles are under "
@@ -1213,6 +1431,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 
 	if (!rq)
 		return;
+	{
+		/* A kept-alive connection waits for its next request: it has
+		 * the deadline and quota of a new one. */
+		struct conn *k = conn_of(c);
+
+		if (k && k->fd >= 0) {
+			conn_set_proven(srv, k, false);
+			k->deadline_ms = now_ms() + HTTP_REQUEST_DEADLINE * 1000;
+		}
+	}
 	if (rq->state == REQ_SUSPENDED) {
 		pthread_mutex_lock(&srv->lock);
 		if (!--srv->suspended)
@@ -1447,14 +1675,14 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 	srv->mhd = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
 		MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
-		0, NULL, NULL, on_request, srv,
+		0, on_accept, srv, on_request, srv,
 		/* first, or MHD prints the messages of the other options */
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)mfd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_PER_IP_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
 		MHD_OPTION_END);
 	err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
