@@ -296,10 +296,30 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 		install_terminate_handlers();
 	}
 	if (http) {
-		err = kiln_http_start(http, &http_srv);
-		if (err)
-			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
-				       http, strerror(-err));
+		/*
+		 * A program started by the served one inherits the variable and
+		 * would try the same port ("Address already in use"): only the
+		 * process that set KILN_HTTP_OWNER serves (the same after an
+		 * exec of its own), unless KILN_HTTP_INHERIT=1 asks every
+		 * program to (give them port 0 then).
+		 */
+		const char *first = getenv("KILN_HTTP_OWNER");
+		const char *inherit = getenv("KILN_HTTP_INHERIT");
+		char pid[32];
+
+		if (first && atoi(first) != (int)getpid() &&
+		    !(inherit && !strcmp(inherit, "1"))) {
+			kiln_agent_log(KILN_LOG_INFO, "not serving HTTP: KILN_HTTP is "
+				       "process %s's (KILN_HTTP_INHERIT=1 serves "
+				       "here too)", first);
+		} else {
+			snprintf(pid, sizeof(pid), "%d", (int)getpid());
+			setenv("KILN_HTTP_OWNER", pid, 1);
+			err = kiln_http_start(http, &http_srv);
+			if (err)
+				kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
+					       http, strerror(-err));
+		}
 	}
 }
 

@@ -172,7 +172,62 @@ struct kiln_http {
 	 * MHD's thread touches it). */
 	struct conn *conns_head, *conns_tail;
 	unsigned unproven;	/* connections with proven == false */
+	pid_t pid;		/* the process whose threads serve */
+	struct kiln_http *next;	/* running servers (servers_lock) */
 };
+
+/*
+ * The servers running, stopped when the process exits so that requests
+ * still waiting (a CPU profile over seconds) get a 503 instead of a
+ * connection closed without an answer.  A forked child's copies are not
+ * its own (their threads stayed in the parent) and are left alone.
+ */
+static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kiln_http *servers;
+static pthread_once_t servers_once = PTHREAD_ONCE_INIT;
+
+static void servers_stop_at_exit(void)
+{
+	struct kiln_http *srv;
+
+	for (;;) {
+		pthread_mutex_lock(&servers_lock);
+		for (srv = servers; srv && srv->pid != getpid(); srv = srv->next)
+			;
+		pthread_mutex_unlock(&servers_lock);
+		if (!srv)
+			return;
+		kiln_agent_log(KILN_LOG_DEBUG, "http: stopping %s at exit", srv->name);
+		kiln_http_stop(srv);
+	}
+}
+
+static void servers_init(void)
+{
+	atexit(servers_stop_at_exit);
+}
+
+static void servers_add(struct kiln_http *srv)
+{
+	pthread_once(&servers_once, servers_init);
+	srv->pid = getpid();
+	pthread_mutex_lock(&servers_lock);
+	srv->next = servers;
+	servers = srv;
+	pthread_mutex_unlock(&servers_lock);
+}
+
+static void servers_del(struct kiln_http *srv)
+{
+	struct kiln_http **pp;
+
+	pthread_mutex_lock(&servers_lock);
+	for (pp = &servers; *pp && *pp != srv; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = srv->next;
+	pthread_mutex_unlock(&servers_lock);
+}
 
 /*
  * A connection as the guard sees it (MHD's socket context).  Everything
@@ -1695,6 +1750,7 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 	/* /debug/pprof/heap answers from the start, as Go's does: heap
 	 * profiling in sampling mode unless it is on already. */
 	kiln_heap_profile_start();
+	servers_add(srv);
 	*out = srv;
 	return 0;
 out_free:
@@ -1721,6 +1777,7 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 
 	if (!srv)
 		return 0;
+	servers_del(srv);
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = true;
 	pthread_mutex_unlock(&srv->lock);
