@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "profile/profile.h"
@@ -577,6 +579,39 @@ static int open_map(struct kiln_sym *s, const struct map *m, char *name)
 }
 
 /*
+ * The [vdso] is no file, but every 64-bit process of this kernel maps the
+ * same image, this one's included: a copy of its own (a memfd: nothing on
+ * disk) lets libdw name the vDSO's functions of a process on this machine.
+ * The image must fill the mapping m to the page (a vDSO of another
+ * kernel, in a profile brought from elsewhere, would not, most likely;
+ * it then stays [vdso]+0xOFFSET).  An fd, or -1.
+ */
+static int open_own_vdso(const struct map *m)
+{
+	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)img;
+	uint64_t size, pages;
+	int fd;
+
+	if (!img || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return -1;
+	/* The section headers come last in the image. */
+	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	pages = (size + 4095) & ~(uint64_t)4095;
+	if (size > (1u << 20) || pages != m->end - m->start || m->offset)
+		return -1;
+	fd = memfd_create("kiln-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, img, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * The load bias of the file mapped by m: the PT_LOAD segment holding file
  * offset m->offset is at runtime address m->start (less the page part).
  */
@@ -643,9 +678,14 @@ static int resolve(struct kiln_sym *s, size_t mi)
 	if (m->mod != MOD_UNTRIED)
 		return 0;
 	m->mod = MOD_NONE;
-	if (!is_file_path(m->path))
+	if (!strcmp(m->path, "[vdso]") && !s->root) {
+		fd = open_own_vdso(m);
+		snprintf(name, sizeof(name), "[vdso]");
+	} else if (is_file_path(m->path)) {
+		fd = open_map(s, m, name);
+	} else {
 		return 0;
-	fd = open_map(s, m, name);
+	}
 	if (fd < 0)
 		return 0;
 	elf_version(EV_CURRENT);
@@ -1441,7 +1481,8 @@ int kiln_sym_prof(struct kiln_sym *s, struct kiln_prof *p, unsigned flags)
 
 		/* A mapping without a range (perf script gives none) cannot
 		 * place its file in the address space. */
-		if (!is_file_path(file) || m->limit <= m->start)
+		if (!(is_file_path(file) || !strcmp(file, "[vdso]")) ||
+		    m->limit <= m->start)
 			continue;
 		r = add_map(s, file, strlen(file), m->start, m->limit,
 			    m->offset);
