@@ -43,6 +43,18 @@ struct proc {
 	bool known;		/* seeded, forked or exec'ed while recording */
 };
 
+/*
+ * -a: one symbol session per file, shared by every process that maps it
+ * (a machine runs many processes of the same programs and libraries; a
+ * session each would read the same debug files again and again).  The
+ * file is placed at the addresses of the first process that showed it.
+ */
+struct filesym {
+	uint32_t file;		/* string id of the path */
+	uint64_t start, end, pgoff;
+	struct kiln_sym *sym;
+};
+
 struct thread {
 	uint32_t tid, pid;
 	uint32_t comm;		/* string id */
@@ -77,6 +89,10 @@ struct kiln_rec {
 	struct addr_ent *addrs;
 	size_t naddrs, addrs_alloc;
 	struct kiln_htab addr_index;
+
+	struct filesym *files;
+	size_t nfiles, files_alloc;
+	struct kiln_htab file_index;
 
 	struct kiln_kallsyms *ksyms;
 	bool ksyms_tried;
@@ -169,6 +185,10 @@ void kiln_rec_free(struct kiln_rec *r)
 	for (i = 0; i < r->nprocs; i++)
 		proc_release(&r->procs[i]);
 	free(r->procs);
+	for (i = 0; i < r->nfiles; i++)
+		kiln_sym_free(r->files[i].sym);
+	free(r->files);
+	kiln_htab_release(&r->file_index);
 	free(r->threads);
 	free(r->addrs);
 	free(r->locs);
@@ -645,15 +665,83 @@ static bool jit_mapping(struct kiln_rec *r, const struct rmap *m)
 	       !strncmp(path, "/memfd:", 7);
 }
 
+static bool file_eq(const void *ctx, uint32_t id)
+{
+	const struct kiln_rec *r = ((const void **)ctx)[0];
+	uint32_t file = *(const uint32_t *)((const void **)ctx)[1];
+
+	return r->files[id - 1].file == file;
+}
+
+/*
+ * -a: looks ip (in mapping m of process pr) up in the session shared by
+ * every process mapping m's file.  False where that cannot be done (not
+ * a plain file, another part of the file, a process in a container): the
+ * process's own session is used then.
+ */
+static bool shared_lookup(struct kiln_rec *r, struct proc *pr,
+			  const struct rmap *m, uint64_t ip, bool caller,
+			  struct kiln_sym_info *info)
+{
+	const char *path;
+	const void *ctx[2];
+	uint32_t hash, id;
+	struct filesym *f;
+	uint64_t off;
+	char root[64];
+	struct stat a, b;
+
+	if (!r->o.system_wide || !m)
+		return false;
+	path = kiln_prof_str(r->p, m->file);
+	if (path[0] != '/' || jit_mapping(r, m) || strstr(path, " (deleted)"))
+		return false;
+	snprintf(root, sizeof(root), "/proc/%u/root", pr->pid);
+	if (!stat(root, &a) && !stat("/", &b) &&
+	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		return false;
+	ctx[0] = r;
+	ctx[1] = &m->file;
+	hash = (uint32_t)kiln_hash(&m->file, sizeof(m->file));
+	id = kiln_htab_find(&r->file_index, hash, file_eq, ctx);
+	if (!id) {
+		struct kiln_sym_opts so = { 0 };
+
+		if (!GROW(r->files, r->files_alloc, r->nfiles + 1) ||
+		    kiln_htab_insert(&r->file_index, hash, (uint32_t)r->nfiles + 1)) {
+			r->err = -ENOMEM;
+			return false;
+		}
+		f = &r->files[r->nfiles++];
+		f->file = m->file;
+		f->start = m->start;
+		f->end = m->end;
+		f->pgoff = m->pgoff;
+		so.pid = (int)pr->pid;
+		f->sym = kiln_sym_new(&so);
+		if (f->sym)
+			kiln_sym_add_mapping(f->sym, path, m->start, m->end, m->pgoff);
+		id = (uint32_t)r->nfiles;
+	}
+	f = &r->files[id - 1];
+	off = ip - m->start + m->pgoff;
+	if (!f->sym || off < f->pgoff || off - f->pgoff >= f->end - f->start)
+		return false;
+	ip = f->start + (off - f->pgoff);
+	return !kiln_sym_lookup(f->sym, caller ? ip - 1 : ip, info);
+}
+
 static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
 			      uint64_t ip, bool caller, bool *miss)
 {
 	const struct rmap *m = find_map(pr, ip);
-	struct kiln_sym *sym = proc_sym(r, pr);
+	struct kiln_sym *sym = NULL;
 	struct kiln_sym_info info = { 0 };
 	struct kiln_line lines[32];
 	uint32_t n = 0, i, mapping = m ? m->mapping : 0;
 
+	if (!shared_lookup(r, pr, m, ip, caller, &info))
+		sym = proc_sym(r, pr);
 	if (sym) {
 		kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
 		if (!info.nframes && jit_mapping(r, m) && reload_perfmap(r, pr))

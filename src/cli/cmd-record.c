@@ -649,7 +649,7 @@ int kiln_cmd_record(int argc, char **argv)
 	long freq = 99, count = 0;
 	uint32_t stack_bytes = DEFAULT_STACK_BYTES;
 	bool kernel = false, quiet = kiln_cli_quiet, inject = false;
-	bool system_wide = false, freq_given = false;
+	bool system_wide = false, freq_given = false, cg_given = false;
 	int c, err, rc = KILN_EXIT_OK, status = 0, i, stopped_by = 0;
 	char *end;
 	char **cmd;
@@ -671,7 +671,7 @@ int kiln_cmd_record(int argc, char **argv)
 				return kiln_cli_usage_error("record",
 					"bad -c '%s': want a period above 0", optarg);
 			break;
-		case OPT_CALLGRAPH: cg = optarg; break;
+		case OPT_CALLGRAPH: cg = optarg; cg_given = true; break;
 		case 'g': break;	/* perf's -g: the default call graph */
 		case 'o': output = optarg; break;
 		case 'p': pid_arg = optarg; break;
@@ -730,6 +730,16 @@ int kiln_cmd_record(int argc, char **argv)
 	}
 	if (parse_callgraph(cg, &ro, &stack_bytes))
 		return KILN_EXIT_USAGE;
+	if (system_wide && !cg_given) {
+		/*
+		 * Every process of the machine: frame pointers only, as
+		 * perf -a -g, with no stack copies (DWARF unwinding would
+		 * read the CFI of every program running);
+		 * --call-graph dwarf asks for it.
+		 */
+		ro.callgraph = KILN_CG_FP;
+		stack_bytes = 0;
+	}
 	if (ncmd && !find_command(cmd[0], &program)) {
 		kiln_cli_error("cannot run '%s': command not found", cmd[0]);
 		rc = KILN_EXIT_USAGE;
@@ -794,6 +804,7 @@ int kiln_cmd_record(int argc, char **argv)
 	 * buffers into memory while the samples are symbolized.
 	 */
 	s = kiln_perf_new(&pa, stack_bytes > 512 ? 4096 : 1024);
+
 	rec = kiln_rec_new(&ro);
 	if (!s || !rec) {
 		kiln_cli_error("out of memory");
