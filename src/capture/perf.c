@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "util/buf.h"
@@ -42,13 +45,24 @@ struct kiln_perf {
 	struct perf_event_attr attr;
 	size_t pages;
 	int ncpus;
+	bool *cpu_off;		/* CPUs left out by kiln_perf_set_cpus() */
 	struct ring *rings;	/* one per CPU, fd -1 until opened */
 	int *fds;		/* every event fd */
 	size_t nfds, fds_alloc;
 	uint64_t lost;
 	uint64_t regs_mask;
 	bool no_build_id;	/* the kernel refused attr.build_id */
+	bool kernel_time;	/* kernel-mode samples wanted without frames */
 	struct kiln_buf arena;	/* records copied out of the rings */
+
+	/* The reader thread (kiln_perf_start_reader). */
+	bool reader_on;
+	pthread_t reader;
+	pthread_mutex_t lock;	/* the rings' tails, pending, reader_err */
+	pthread_cond_t more;	/* pending grew */
+	struct kiln_buf pending;	/* records the reader copied out */
+	int stop_pipe[2];
+	int reader_err;
 };
 
 uint64_t kiln_perf_regs_mask(void)
@@ -108,7 +122,8 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
 		s->attr.sample_regs_user = s->regs_mask;
 		s->attr.sample_stack_user = a->stack_bytes;
 	}
-	s->attr.exclude_kernel = !a->kernel;
+	s->attr.exclude_kernel = !a->kernel && !a->kernel_time;
+	s->kernel_time = a->kernel_time && !a->kernel;
 	s->attr.exclude_callchain_kernel = !a->kernel;
 	s->attr.exclude_hv = 1;
 	s->attr.disabled = 1;
@@ -139,7 +154,10 @@ void kiln_perf_free(struct kiln_perf *s)
 		close(s->fds[i]);
 	free(s->fds);
 	free(s->rings);
+	free(s->cpu_off);
+	kiln_perf_stop_reader(s);
 	kiln_buf_release(&s->arena);
+	kiln_buf_release(&s->pending);
 	free(s);
 }
 
@@ -168,6 +186,15 @@ static int open_one(struct kiln_perf *s, pid_t pid, int cpu)
 		s->no_build_id = true;
 		fd = perf_event_open(&s->attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
+	/*
+	 * perf_event_paranoid 2 lets an unprivileged user sample user space
+	 * only: kernel-mode time then goes uncounted, as the summary says.
+	 */
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && s->kernel_time &&
+	    !s->attr.exclude_kernel && !s->nfds) {
+		s->attr.exclude_kernel = 1;
+		fd = perf_event_open(&s->attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -179,7 +206,11 @@ int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
 	s->attr.inherit = inherit;
 	for (c = 0; c < s->ncpus; c++) {
 		struct ring *r = &s->rings[c];
-		int fd = open_one(s, pid, c);
+		int fd;
+
+		if (s->cpu_off && s->cpu_off[c])
+			continue;
+		fd = open_one(s, pid, c);
 
 		if (fd == -ENODEV)	/* offline CPU */
 			continue;
@@ -224,6 +255,51 @@ int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
 	return err;
 }
 
+int kiln_perf_set_cpus(struct kiln_perf *s, const char *list)
+{
+	bool *off = malloc((size_t)s->ncpus * sizeof(*off));
+	const char *p = list;
+	int c;
+
+	if (!off)
+		return -ENOMEM;
+	for (c = 0; c < s->ncpus; c++)
+		off[c] = true;
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0)
+			goto bad;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				goto bad;
+		}
+		if (b >= s->ncpus || (*end && *end != ','))
+			goto bad;
+		for (c = (int)a; c <= (int)b; c++)
+			off[c] = false;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			goto bad;
+	}
+	if (p == list)
+		goto bad;
+	free(s->cpu_off);
+	s->cpu_off = off;
+	return 0;
+bad:
+	free(off);
+	return -EINVAL;
+}
+
+bool kiln_perf_kernel_counted(const struct kiln_perf *s)
+{
+	return !s->attr.exclude_kernel;
+}
+
 static int ioctl_all(struct kiln_perf *s, unsigned long req)
 {
 	size_t i;
@@ -249,6 +325,21 @@ int kiln_perf_wait(struct kiln_perf *s, int timeout_ms)
 	struct pollfd pfd[256];
 	int c, n = 0;
 
+	if (s->reader_on) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+		ts.tv_sec += timeout_ms / 1000 + ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_mutex_lock(&s->lock);
+		while (!s->pending.len &&
+		       pthread_cond_timedwait(&s->more, &s->lock, &ts) == 0)
+			;
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+
 	for (c = 0; c < s->ncpus && n < 256; c++) {
 		if (s->rings[c].fd < 0)
 			continue;
@@ -268,7 +359,7 @@ uint64_t kiln_perf_lost(const struct kiln_perf *s)
 
 /* Copies the records of one ring into the arena, as offset-prefixed
  * blobs, and frees the ring space. */
-static int copy_ring(struct kiln_perf *s, struct ring *r)
+static int copy_ring(struct kiln_buf *to, struct ring *r)
 {
 	struct perf_event_mmap_page *meta = r->base;
 	const char *data = (const char *)r->base + getpagesize();
@@ -290,18 +381,17 @@ static int copy_ring(struct kiln_perf *s, struct ring *r)
 		}
 		if (h.size < sizeof(h) || tail + h.size > head)
 			break;
-		err = kiln_buf_grow(&s->arena, h.size + 8);
+		err = kiln_buf_grow(to, h.size + 8);
 		if (err)
 			break;
 		/* Keep 8-byte alignment for the u64 fields. */
 		if (first >= h.size) {
-			memcpy(s->arena.data + s->arena.len, data + off, h.size);
+			memcpy(to->data + to->len, data + off, h.size);
 		} else {
-			memcpy(s->arena.data + s->arena.len, data + off, first);
-			memcpy(s->arena.data + s->arena.len + first, data,
-			       h.size - first);
+			memcpy(to->data + to->len, data + off, first);
+			memcpy(to->data + to->len + first, data, h.size - first);
 		}
-		s->arena.len += (h.size + 7) & ~(size_t)7;
+		to->len += (h.size + 7) & ~(size_t)7;
 		tail += h.size;
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
@@ -509,20 +599,128 @@ static int parse(const struct kiln_perf *s, const char *rec,
 	}
 }
 
+static int copy_rings(struct kiln_perf *s, struct kiln_buf *to)
+{
+	int c, err;
+
+	for (c = 0; c < s->ncpus; c++) {
+		if (s->rings[c].fd < 0)
+			continue;
+		err = copy_ring(to, &s->rings[c]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void *reader_main(void *arg)
+{
+	struct kiln_perf *s = arg;
+	struct pollfd pfd[257];
+	int c, n = 0;
+
+	for (c = 0; c < s->ncpus && n < 256; c++) {
+		if (s->rings[c].fd < 0)
+			continue;
+		pfd[n].fd = s->rings[c].fd;
+		pfd[n].events = POLLIN;
+		n++;
+	}
+	pfd[n].fd = s->stop_pipe[0];
+	pfd[n].events = POLLIN;
+	for (;;) {
+		int err;
+
+		/* Wakes at the watermark (a quarter of a ring), and every
+		 * 50 ms for the records below it. */
+		if (poll(pfd, (nfds_t)n + 1, 50) < 0 && errno != EINTR)
+			break;
+		if (pfd[n].revents)
+			break;
+		pthread_mutex_lock(&s->lock);
+		err = copy_rings(s, &s->pending);
+		if (err)
+			s->reader_err = err;
+		if (s->pending.len)
+			pthread_cond_signal(&s->more);
+		pthread_mutex_unlock(&s->lock);
+		for (c = 0; c < n; c++)
+			pfd[c].revents = 0;
+	}
+	return NULL;
+}
+
+int kiln_perf_start_reader(struct kiln_perf *s)
+{
+	int err;
+
+	if (s->reader_on)
+		return 0;
+	if (pipe2(s->stop_pipe, O_CLOEXEC))
+		return -errno;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->more, NULL);
+	err = pthread_create(&s->reader, NULL, reader_main, s);
+	if (err) {
+		close(s->stop_pipe[0]);
+		close(s->stop_pipe[1]);
+		pthread_mutex_destroy(&s->lock);
+		pthread_cond_destroy(&s->more);
+		return -err;
+	}
+	s->reader_on = true;
+	return 0;
+}
+
+void kiln_perf_stop_reader(struct kiln_perf *s)
+{
+	char c = 'q';
+
+	if (!s->reader_on)
+		return;
+	if (write(s->stop_pipe[1], &c, 1) < 0) {
+		/* cannot happen with an empty pipe; join regardless */
+	}
+	pthread_join(s->reader, NULL);
+	close(s->stop_pipe[0]);
+	close(s->stop_pipe[1]);
+	pthread_cond_destroy(&s->more);
+	pthread_mutex_destroy(&s->lock);
+	s->reader_on = false;
+}
+
 int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx)
 {
 	struct rec_ref *refs = NULL;
 	size_t n = 0, alloc = 0, off, i;
-	int c, err = 0;
+	int err = 0;
 
 	kiln_buf_reset(&s->arena);
-	for (c = 0; c < s->ncpus; c++) {
-		if (s->rings[c].fd < 0)
-			continue;
-		err = copy_ring(s, &s->rings[c]);
-		if (err)
-			return err;
+	if (s->reader_on) {
+		/* Take what the reader gathered, and what came since. */
+		struct kiln_buf t;
+
+		pthread_mutex_lock(&s->lock);
+		err = copy_rings(s, &s->pending);
+		if (!err)
+			err = s->reader_err;
+		t = s->arena;
+		s->arena = s->pending;
+		s->pending = t;
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		/* What a stopped reader gathered comes before the rings'
+		 * newer records. */
+		if (s->pending.len) {
+			struct kiln_buf t = s->arena;
+
+			s->arena = s->pending;
+			s->pending = t;
+		}
+		err = copy_rings(s, &s->arena);
 	}
+	if (err)
+		return err;
 	for (off = 0; off < s->arena.len;) {
 		const struct perf_event_header *h =
 			(const void *)(s->arena.data + off);

@@ -19,6 +19,9 @@ struct kiln_perf_attr {
 	uint64_t sample;	/* frequency (freq) or period */
 	bool freq;
 	bool kernel;		/* sample kernel code and kernel stacks too */
+	bool kernel_time;	/* without kernel: still take samples in kernel
+				 * mode (counted on the user stack) where the
+				 * kernel may be sampled */
 	uint32_t stack_bytes;	/* > 0: copy this much user stack and the user
 				 * registers per sample, for DWARF unwinding */
 	bool enable_on_exec;	/* counting starts when the target execs */
@@ -88,14 +91,35 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages);
 void kiln_perf_free(struct kiln_perf *s);
 
 /*
- * Opens events on every CPU for process or thread `pid`.  inherit: also
+ * Opens events on every CPU for process or thread `pid` (-1: every
+ * process, system-wide).  inherit: also
  * follow threads and processes it creates from now on.  Returns 0 or
  * -errno of perf_event_open (EACCES/EPERM: refused, ESRCH: no such process,
  * ENOENT/EINVAL: no such event on this machine).
  */
 int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit);
+
+/*
+ * Limits kiln_perf_open() to the CPUs listed in `list` (perf's -C syntax:
+ * "0,2-3").  0, or -EINVAL for a bad list or a CPU this machine lacks.
+ */
+int kiln_perf_set_cpus(struct kiln_perf *s, const char *list);
+
+/* Whether samples in kernel mode are taken (false: the kernel refused
+ * them, and time in the kernel goes uncounted). */
+bool kiln_perf_kernel_counted(const struct kiln_perf *s);
 int kiln_perf_enable(struct kiln_perf *s);
 int kiln_perf_disable(struct kiln_perf *s);
+
+/*
+ * Starts a thread that empties the ring buffers into memory as they fill,
+ * so that slow work in the drain callback (symbolizing) loses no records.
+ * kiln_perf_wait() and kiln_perf_drain() then take what it gathered.
+ * 0 or -errno.
+ */
+int kiln_perf_start_reader(struct kiln_perf *s);
+/* Stops that thread (records still in the rings are left to drain). */
+void kiln_perf_stop_reader(struct kiln_perf *s);
 
 /* Waits up to timeout_ms for data in any buffer.  0, or -errno. */
 int kiln_perf_wait(struct kiln_perf *s, int timeout_ms);

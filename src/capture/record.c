@@ -36,8 +36,23 @@ struct proc {
 	size_t nmaps, maps_alloc;
 	struct kiln_sym *sym;	/* lazily; mappings added as they come */
 	struct kiln_unwind *uw;	/* lazily, DWARF mode */
-	time_t perfmap_tried;	/* last load of /tmp/perf-PID.map */
+	uint64_t perfmap_off;	/* bytes of /tmp/perf-PID.map read so far */
+	uint64_t perfmap_checked;	/* when its size was last looked at (ns) */
+	uint32_t jitver;	/* counts the reads that found new lines */
 	bool exited;
+	bool known;		/* seeded, forked or exec'ed while recording */
+};
+
+/*
+ * -a: one symbol session per file, shared by every process that maps it
+ * (a machine runs many processes of the same programs and libraries; a
+ * session each would read the same debug files again and again).  The
+ * file is placed at the addresses of the first process that showed it.
+ */
+struct filesym {
+	uint32_t file;		/* string id of the path */
+	uint64_t start, end, pgoff;
+	struct kiln_sym *sym;
 };
 
 struct thread {
@@ -51,12 +66,16 @@ struct addr_ent {
 	uint32_t caller;
 	uint64_t ip;
 	uint32_t loc;
+	uint32_t jitver;	/* of a miss: the process's jitver then */
+	bool miss;		/* no name found, outside any ELF file: JIT
+				 * code not in the perf map yet */
 };
 
 struct kiln_rec {
 	struct kiln_rec_opts o;
 	struct kiln_prof *p;
 	uint64_t nsamples;
+	uint64_t nself;
 	uint32_t next_gen;
 
 	struct proc *procs;
@@ -71,11 +90,15 @@ struct kiln_rec {
 	size_t naddrs, addrs_alloc;
 	struct kiln_htab addr_index;
 
+	struct filesym *files;
+	size_t nfiles, files_alloc;
+	struct kiln_htab file_index;
+
 	struct kiln_kallsyms *ksyms;
 	bool ksyms_tried;
 	uint32_t kmapping;
 
-	uint32_t s_pid, s_thread, s_thread_name;	/* label keys */
+	uint32_t s_pid, s_thread, s_thread_name, s_comm;	/* label keys */
 	uint32_t *locs;
 	size_t locs_alloc;
 	uint64_t *ubuf;				/* unwound user frames */
@@ -132,6 +155,7 @@ struct kiln_rec *kiln_rec_new(const struct kiln_rec_opts *o)
 	r->s_pid = kiln_prof_interns(r->p, "pid");
 	r->s_thread = kiln_prof_interns(r->p, "thread");
 	r->s_thread_name = kiln_prof_interns(r->p, "thread_name");
+	r->s_comm = kiln_prof_interns(r->p, "comm");
 	if (kiln_prof_error(r->p))
 		goto out_free;
 	return r;
@@ -161,6 +185,10 @@ void kiln_rec_free(struct kiln_rec *r)
 	for (i = 0; i < r->nprocs; i++)
 		proc_release(&r->procs[i]);
 	free(r->procs);
+	for (i = 0; i < r->nfiles; i++)
+		kiln_sym_free(r->files[i].sym);
+	free(r->files);
+	kiln_htab_release(&r->file_index);
 	free(r->threads);
 	free(r->addrs);
 	free(r->locs);
@@ -178,6 +206,11 @@ void kiln_rec_free(struct kiln_rec *r)
 uint64_t kiln_rec_samples(const struct kiln_rec *r)
 {
 	return r->nsamples;
+}
+
+uint64_t kiln_rec_self_samples(const struct kiln_rec *r)
+{
+	return r->nself;
 }
 
 struct kiln_prof *kiln_rec_detach(struct kiln_rec *r)
@@ -500,6 +533,7 @@ static void on_fork(struct kiln_rec *r, const struct kiln_perf_event *ev)
 			proc_release(np);
 			np->gen = ++r->next_gen;
 			np->exited = false;
+			np->known = true;
 			if (pp->nmaps) {
 				np->maps = malloc(pp->nmaps * sizeof(*np->maps));
 				if (!np->maps) {
@@ -529,6 +563,7 @@ static void on_comm(struct kiln_rec *r, const struct kiln_perf_event *ev)
 		if (pr) {
 			proc_release(pr);
 			pr->gen = ++r->next_gen;
+			pr->known = true;
 		}
 	}
 	set_comm(r, ev->comm.pid, ev->comm.tid, ev->comm.comm);
@@ -582,32 +617,137 @@ static struct kiln_sym *proc_sym(struct kiln_rec *r, struct proc *pr)
 			kiln_sym_add_mapping(pr->sym, sym_path(r, pr->maps[i].file),
 					     pr->maps[i].start, pr->maps[i].end,
 					     pr->maps[i].pgoff);
-	kiln_sym_load_perfmap(pr->sym, (int)pr->pid, NULL);
-	pr->perfmap_tried = time(NULL);
+	pr->perfmap_off = 0;
+	kiln_sym_load_perfmap_from(pr->sym, (int)pr->pid, &pr->perfmap_off, NULL);
 	return pr->sym;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * JIT runtimes append to /tmp/perf-PID.map as they compile: when an
+ * address outside every ELF file has no name, the lines added since the
+ * last read are read (the file's size looked at every 20 ms at most).
+ * True when new lines came.
+ */
+static bool reload_perfmap(struct kiln_rec *r, struct proc *pr)
+{
+	char path[64];
+	struct stat st;
+	uint64_t now = mono_ns(), before;
+
+	if (!pr->sym || now - pr->perfmap_checked < 20000000ull)
+		return false;
+	pr->perfmap_checked = now;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pr->pid);
+	if (stat(path, &st) || (uint64_t)st.st_size <= pr->perfmap_off)
+		return false;
+	before = pr->perfmap_off;
+	kiln_sym_load_perfmap_from(pr->sym, (int)pr->pid, &pr->perfmap_off, NULL);
+	if (pr->perfmap_off == before)
+		return false;
+	pr->jitver++;
+	return true;
+}
+
+/* Whether a mapping's code may be named by the perf map (not an ELF file). */
+static bool jit_mapping(struct kiln_rec *r, const struct rmap *m)
+{
+	const char *path = m ? kiln_prof_str(r->p, m->file) : "";
+
+	return !m || path[0] != '/' || !strncmp(path, "//anon", 6) ||
+	       !strncmp(path, "/memfd:", 7);
+}
+
+static bool file_eq(const void *ctx, uint32_t id)
+{
+	const struct kiln_rec *r = ((const void **)ctx)[0];
+	uint32_t file = *(const uint32_t *)((const void **)ctx)[1];
+
+	return r->files[id - 1].file == file;
+}
+
+/*
+ * -a: looks ip (in mapping m of process pr) up in the session shared by
+ * every process mapping m's file.  False where that cannot be done (not
+ * a plain file, another part of the file, a process in a container): the
+ * process's own session is used then.
+ */
+static bool shared_lookup(struct kiln_rec *r, struct proc *pr,
+			  const struct rmap *m, uint64_t ip, bool caller,
+			  struct kiln_sym_info *info)
+{
+	const char *path;
+	const void *ctx[2];
+	uint32_t hash, id;
+	struct filesym *f;
+	uint64_t off;
+	char root[64];
+	struct stat a, b;
+
+	if (!r->o.system_wide || !m)
+		return false;
+	path = kiln_prof_str(r->p, m->file);
+	if (path[0] != '/' || jit_mapping(r, m) || strstr(path, " (deleted)"))
+		return false;
+	snprintf(root, sizeof(root), "/proc/%u/root", pr->pid);
+	if (!stat(root, &a) && !stat("/", &b) &&
+	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		return false;
+	ctx[0] = r;
+	ctx[1] = &m->file;
+	hash = (uint32_t)kiln_hash(&m->file, sizeof(m->file));
+	id = kiln_htab_find(&r->file_index, hash, file_eq, ctx);
+	if (!id) {
+		struct kiln_sym_opts so = { 0 };
+
+		if (!GROW(r->files, r->files_alloc, r->nfiles + 1) ||
+		    kiln_htab_insert(&r->file_index, hash, (uint32_t)r->nfiles + 1)) {
+			r->err = -ENOMEM;
+			return false;
+		}
+		f = &r->files[r->nfiles++];
+		f->file = m->file;
+		f->start = m->start;
+		f->end = m->end;
+		f->pgoff = m->pgoff;
+		so.pid = (int)pr->pid;
+		f->sym = kiln_sym_new(&so);
+		if (f->sym)
+			kiln_sym_add_mapping(f->sym, path, m->start, m->end, m->pgoff);
+		id = (uint32_t)r->nfiles;
+	}
+	f = &r->files[id - 1];
+	off = ip - m->start + m->pgoff;
+	if (!f->sym || off < f->pgoff || off - f->pgoff >= f->end - f->start)
+		return false;
+	ip = f->start + (off - f->pgoff);
+	return !kiln_sym_lookup(f->sym, caller ? ip - 1 : ip, info);
+}
+
 static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
-			      uint64_t ip, bool caller)
+			      uint64_t ip, bool caller, bool *miss)
 {
 	const struct rmap *m = find_map(pr, ip);
-	struct kiln_sym *sym = proc_sym(r, pr);
+	struct kiln_sym *sym = NULL;
 	struct kiln_sym_info info = { 0 };
 	struct kiln_line lines[32];
 	uint32_t n = 0, i, mapping = m ? m->mapping : 0;
 
+	if (!shared_lookup(r, pr, m, ip, caller, &info))
+		sym = proc_sym(r, pr);
 	if (sym) {
 		kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
-		/* JIT code appears after the map file was read: read it again,
-		 * at most once a second. */
-		if (!info.nframes && (!m || !kiln_prof_str(r->p, m->file)[0] ||
-				      kiln_prof_str(r->p, m->file)[0] != '/') &&
-		    time(NULL) != pr->perfmap_tried) {
-			pr->perfmap_tried = time(NULL);
-			kiln_sym_load_perfmap(sym, (int)pr->pid, NULL);
+		if (!info.nframes && jit_mapping(r, m) && reload_perfmap(r, pr))
 			kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
-		}
 	}
+	*miss = !info.nframes && jit_mapping(r, m);
 	for (i = 0; i < info.nframes && n < 32; i++) {
 		const struct kiln_sym_frame *f = &info.frames[i];
 		uint32_t file = kiln_prof_interns(r->p, f->func_file ? f->func_file :
@@ -654,15 +794,31 @@ static uint32_t kernel_location(struct kiln_rec *r, uint64_t ip, bool caller)
 static uint32_t location(struct kiln_rec *r, struct proc *pr, uint64_t ip,
 			 bool caller, bool kernel)
 {
-	struct addr_ent k = { kernel ? 0 : pr->gen, caller, ip, 0 };
+	struct addr_ent k = { kernel ? 0 : pr->gen, caller, ip, 0, 0, false };
 	const void *ctx[2] = { r, &k };
-	uint32_t hash = (uint32_t)kiln_hash(&k, sizeof(k)), id;
+	uint32_t hash, id;
+	uint64_t key[2] = { ip, ((uint64_t)k.gen << 1) | caller };
 
+	hash = (uint32_t)kiln_hash(key, sizeof(key));
 	id = kiln_htab_find(&r->addr_index, hash, addr_eq, ctx);
-	if (id)
-		return r->addrs[id - 1].loc;
+	if (id) {
+		struct addr_ent *e = &r->addrs[id - 1];
+
+		/* A miss in JIT code is looked up again once the perf map
+		 * has grown. */
+		if (e->miss && (e->jitver != pr->jitver || reload_perfmap(r, pr))) {
+			uint32_t loc = user_location(r, pr, ip, caller, &e->miss);
+
+			e = &r->addrs[id - 1];
+			e->jitver = pr->jitver;
+			if (loc)
+				e->loc = loc;
+		}
+		return e->loc;
+	}
 	k.loc = kernel ? kernel_location(r, ip, caller) :
-			 user_location(r, pr, ip, caller);
+			 user_location(r, pr, ip, caller, &k.miss);
+	k.jitver = pr->jitver;
 	if (!k.loc)
 		return 0;
 	if (!GROW(r->addrs, r->addrs_alloc, r->naddrs + 1) ||
@@ -725,18 +881,52 @@ static uint64_t user_ip(const struct kiln_perf_sample *s, size_t want)
 	return 0;
 }
 
+/*
+ * Without --kernel, a sample of a thread that has no user stack (a kernel
+ * thread, the idle task) gets one frame, "[kernel]".
+ */
+static uint32_t kernel_stub(struct kiln_rec *r)
+{
+	struct kiln_line line;
+
+	if (!r->ksyms_tried) {
+		struct kiln_mapping m = { 0 };
+
+		r->ksyms_tried = true;
+		m.file = kiln_prof_interns(r->p, "[kernel.kallsyms]");
+		r->kmapping = kiln_prof_mapping(r->p, &m);
+	}
+	line.function = kiln_prof_function(r->p, kiln_prof_interns(r->p, "[kernel]"),
+					   kiln_prof_interns(r->p, "[kernel]"), 0, 0);
+	line.line = 0;
+	return kiln_prof_location(r->p, r->kmapping, 0, &line, 1);
+}
+
 static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 {
-	struct proc *pr = find_proc(r, s->pid, true);
-	struct thread *t;
-	struct kiln_label labels[3];
+	struct proc *pr;
+	struct thread *t, *leader;
+	struct kiln_label labels[4];
 	uint32_t nl = 0;
 	int64_t values[2];
 	size_t n = 0, i, user_start = 0, fp_user = 0;
 	bool kernel = false, first_user = true, first_kernel = true;
 
+	if (r->o.self_pid && s->pid == r->o.self_pid) {
+		r->nself++;
+		return;
+	}
+	pr = find_proc(r, s->pid, true);
 	if (!pr)
 		return;
+	if (r->o.system_wide && !pr->known && s->pid) {
+		/* Started between the scan of /proc and the first record. */
+		pr->known = true;
+		kiln_rec_seed(r, (pid_t)s->pid);
+		pr = find_proc(r, s->pid, false);
+		if (!pr)
+			return;
+	}
 	r->nsamples++;
 	/* The kernel's chain: context markers, then addresses leaf first. */
 	for (i = 0; i < s->nr; i++) {
@@ -763,7 +953,7 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 			fp_user++;
 		}
 	}
-	if (!s->nr)
+	if (!s->nr && (s->user || r->o.kernel_frames))
 		push(r, &n, location(r, pr, s->ip, false, !s->user));
 	/*
 	 * With a copy of the user stack: in dwarf and auto modes the CFI
@@ -804,10 +994,18 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 							   false);
 		}
 	}
+	if (!n && !s->user && !r->o.kernel_frames)
+		push(r, &n, kernel_stub(r));
 	if (!n)
 		return;
 	t = find_thread(r, s->tid, s->pid, true);
+	leader = find_thread(r, s->pid, s->pid, false);
 	labels[nl++] = (struct kiln_label){ r->s_pid, 0, s->pid, 0 };
+	/* The process's name: its main thread's, else this thread's. */
+	if (leader && leader->comm)
+		labels[nl++] = (struct kiln_label){ r->s_comm, leader->comm, 0, 0 };
+	else if (t && t->comm)
+		labels[nl++] = (struct kiln_label){ r->s_comm, t->comm, 0, 0 };
 	labels[nl++] = (struct kiln_label){ r->s_thread, 0, s->tid, 0 };
 	if (t && t->comm)
 		labels[nl++] = (struct kiln_label){ r->s_thread_name, t->comm, 0, 0 };
@@ -871,6 +1069,7 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
 	c.pr = find_proc(r, (uint32_t)pid, true);
 	if (!c.pr)
 		return -ENOMEM;
+	c.pr->known = true;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
 	if (!f)

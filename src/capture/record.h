@@ -6,7 +6,7 @@
  * stacks with DWARF when asked, symbolizes each distinct address once, on
  * the spot, while the process still lives (deleted binaries are reached
  * through /proc/PID/map_files, containers through /proc/PID/root), and
- * adds the samples to a profile with pid/thread/thread_name labels.
+ * adds the samples to a profile with pid/comm/thread/thread_name labels.
  */
 #ifndef KILN_CAPTURE_RECORD_H
 #define KILN_CAPTURE_RECORD_H
@@ -31,6 +31,12 @@ struct kiln_rec_opts {
 	const char *event;	/* event name, for the sample type */
 	bool ns_values;		/* the period is in nanoseconds (cpu/task-clock) */
 	uint64_t period_ns;	/* nominal period for the profile's period field */
+	bool kernel_frames;	/* show kernel frames (--kernel); without it a
+				 * sample taken in the kernel is counted on its
+				 * user stack */
+	bool system_wide;	/* -a: learn processes unknown so far from
+				 * /proc when their first sample comes */
+	uint32_t self_pid;	/* samples of this process are left out (kiln) */
 };
 
 struct kiln_rec;
@@ -51,6 +57,9 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid);
 
 /* Samples taken so far. */
 uint64_t kiln_rec_samples(const struct kiln_rec *r);
+
+/* Samples of opts.self_pid left out so far. */
+uint64_t kiln_rec_self_samples(const struct kiln_rec *r);
 
 /*
  * Hands over the profile built so far (the caller frees it) and leaves

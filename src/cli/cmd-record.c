@@ -24,8 +24,12 @@
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/diag.h"
+#include "util/file.h"
 
 enum { OPT_CALLGRAPH = 256, OPT_DURATION, OPT_KERNEL, OPT_MODE };
+
+/* perf's default --call-graph dwarf copy is 8 KiB; see docs/kiln-record.md. */
+#define DEFAULT_STACK_BYTES 32768u
 
 static const struct option opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -34,6 +38,9 @@ static const struct option opts[] = {
 	{ "call-graph", required_argument, NULL, OPT_CALLGRAPH },
 	{ "output", required_argument, NULL, 'o' },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "kernel", no_argument, NULL, OPT_KERNEL },
 	{ "mode", required_argument, NULL, OPT_MODE },
@@ -70,36 +77,57 @@ static int read_int_file(const char *path)
 	return v;
 }
 
-/* Explains a refused perf_event_open and what would fix it. */
-static void explain_refusal(int err, bool kernel, bool have_cmd)
+/*
+ * Explains a refused perf_event_open and what would fix it: the setting
+ * the request needs (kernel frames: 1, every CPU: 0, a process of one's
+ * own: 2), advised only when it is lower than the one in force, and root
+ * only to someone who is not root.
+ */
+static void explain_refusal(int err, bool kernel, bool system_wide,
+			    bool have_cmd)
 {
 	int paranoid = read_int_file("/proc/sys/kernel/perf_event_paranoid");
+	int need = system_wide ? 0 : kernel ? 1 : 2;
+	bool root = geteuid() == 0;
+	struct kiln_buf fix = KILN_BUF_INIT;
 
 	kiln_cli_error("perf_event_open was refused: %s (kernel.perf_event_paranoid = %d)",
 		       strerror(-err), paranoid);
-	if (kernel && paranoid > 1)
-		fprintf(stderr, "  kernel frames need root, CAP_PERFMON, or "
-				"'sysctl kernel.perf_event_paranoid=1'; "
-				"leave out --kernel to profile user space only\n");
-	else
-		fprintf(stderr, "  fix: run as root or the process's owner, grant "
-				"CAP_PERFMON (setcap cap_perfmon+ep kiln), or "
-				"'sysctl kernel.perf_event_paranoid=2' (or lower); in a "
-				"container, allow perf_event_open in its seccomp profile\n");
-	if (have_cmd && kernel)
+	if (!root)
+		kiln_buf_adds(&fix, system_wide ? "run as root" :
+				    "run as root or as the process's owner");
+	if (!root)
+		kiln_buf_adds(&fix, ", grant CAP_PERFMON (setcap cap_perfmon+ep kiln)");
+	if (paranoid > need)
+		kiln_buf_addf(&fix, "%s'sysctl kernel.perf_event_paranoid=%d'",
+			      fix.len ? ", or " : "", need);
+	if (fix.len)
+		fprintf(stderr, "  fix: %s\n", fix.data);
+	if (!fix.len || root)
+		fprintf(stderr, "  %s: a container or a seccomp profile may forbid "
+				"perf_event_open (allow it there; with Docker, "
+				"--cap-add PERFMON or a seccomp profile that "
+				"permits it)\n", root ? "kiln runs as root" :
+				"the setting already allows this");
+	if (kernel && !system_wide)
+		fprintf(stderr, "  leave out --kernel to profile user space only\n");
+	if (have_cmd && !system_wide)
 		fprintf(stderr, "  (--mode inject samples in-process, without "
-				"kernel frames)\n");
+				"perf_event_open)\n");
+	kiln_buf_release(&fix);
 }
 
-/* Is cmd runnable (a path, or found in PATH)? */
-static bool find_command(const char *cmd)
+/* Is cmd runnable (a path, or found in PATH)?  Its path in *where. */
+static bool find_command(const char *cmd, struct kiln_buf *where)
 {
 	const char *path = getenv("PATH");
 	struct kiln_buf b = KILN_BUF_INIT;
 	bool found = false;
 
-	if (strchr(cmd, '/'))
+	if (strchr(cmd, '/')) {
+		kiln_buf_adds(where, cmd);
 		return access(cmd, X_OK) == 0;
+	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path && !found) {
@@ -121,8 +149,62 @@ static bool find_command(const char *cmd)
 		if (*path == ':')
 			path++;
 	}
+	if (found)
+		kiln_buf_adds(where, b.data);
 	kiln_buf_release(&b);
 	return found;
+}
+
+/*
+ * Checks before anything runs that the profile can be written where
+ * asked: the folder exists and is writable, the path is no folder and not
+ * the program being recorded.  Prints the error; returns an exit status.
+ */
+static int check_output(const char *output, const char *program)
+{
+	struct kiln_buf dir = KILN_BUF_INIT;
+	const char *slash = strrchr(output, '/');
+	struct stat st;
+	int rc = KILN_EXIT_OK;
+
+	if (!strcmp(output, "-"))
+		return KILN_EXIT_OK;
+	if (!*output) {
+		kiln_cli_error("empty output path: give -o FILE");
+		return KILN_EXIT_USAGE;
+	}
+	if (slash == output)
+		kiln_buf_adds(&dir, "/");
+	else if (slash)
+		kiln_buf_add(&dir, output, (size_t)(slash - output));
+	else
+		kiln_buf_adds(&dir, ".");
+	if (stat(dir.data, &st)) {
+		kiln_cli_error("cannot write '%s': the folder '%s' %s", output,
+			       dir.data, errno == ENOENT ? "does not exist" :
+			       strerror(errno));
+		rc = KILN_EXIT_USAGE;
+	} else if (!S_ISDIR(st.st_mode)) {
+		kiln_cli_error("cannot write '%s': '%s' is not a folder", output,
+			       dir.data);
+		rc = KILN_EXIT_USAGE;
+	} else if (access(dir.data, W_OK | X_OK)) {
+		kiln_cli_error("cannot write '%s': the folder '%s' is not "
+			       "writable (%s): choose another -o", output,
+			       dir.data, strerror(errno));
+		rc = KILN_EXIT_USAGE;
+	} else if (!stat(output, &st) && S_ISDIR(st.st_mode)) {
+		kiln_cli_error("cannot write '%s': it is a folder: give a file "
+			       "name with -o", output);
+		rc = KILN_EXIT_USAGE;
+	} else if (program && kiln_same_file(output, program)) {
+		kiln_cli_error("refusing to write over the input '%s' (the "
+			       "program recorded): choose another output name "
+			       "with -o", output);
+		rc = KILN_EXIT_USAGE;
+	}
+	kiln_buf_release(&dir);
+	return rc;
 }
 
 struct target {
@@ -292,12 +374,49 @@ static void add_cmdline_comment(struct kiln_prof *p, char **argv, int argc,
 	kiln_buf_release(&b);
 }
 
+/* The command line of a running process (from /proc/PID/cmdline) as a
+ * comment; its name in brackets where it has none (a kernel thread). */
+static void add_pid_comment(struct kiln_prof *p, pid_t pid)
+{
+	char path[64], buf[4096];
+	size_t n = 0, i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	f = fopen(path, "r");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	while (n && !buf[n - 1])
+		n--;
+	if (!n) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		f = fopen(path, "r");
+		buf[0] = '[';
+		n = 1;
+		if (f) {
+			n += fread(buf + 1, 1, sizeof(buf) - 3, f);
+			fclose(f);
+		}
+		while (n > 1 && buf[n - 1] == '\n')
+			n--;
+		buf[n++] = ']';
+	}
+	for (i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = '\0';
+	kiln_prof_add_comment(p, buf);
+}
+
 /*
  * --mode inject: the command runs with libkiln.so preloaded and its
  * in-process sampler on; every process of the command writes its own
  * profile (the first PATH, the others PATH.PID), and kiln merges them.
  */
-static int record_inject(char **cmd, long freq, const char *output, bool quiet)
+static int record_inject(char **cmd, int ncmd, long freq, const char *output,
+			 bool quiet)
 {
 	struct kiln_buf agent = KILN_BUF_INIT, pre = KILN_BUF_INIT,
 			prof = KILN_BUF_INIT, out = KILN_BUF_INIT;
@@ -354,8 +473,9 @@ static int record_inject(char **cmd, long freq, const char *output, bool quiet)
 			break;
 		if (w < 0 && errno != EINTR)
 			break;
-		if (stop_signal && stop_signal != SIGINT)
-			kill(pid, stop_signal);
+		/* As perf: SIGINT or SIGTERM to kiln ends the command. */
+		if (stop_signal)
+			kill(pid, SIGTERM);
 		stop_signal = 0;
 	}
 	d = opendir(dir);
@@ -388,6 +508,7 @@ static int record_inject(char **cmd, long freq, const char *output, bool quiet)
 		rc = KILN_EXIT_FAIL;
 		goto out_rmdir;
 	}
+	add_cmdline_comment(merged, cmd, ncmd, "");
 	err = kiln_pprof_write(merged, &out, true);
 	if (!err)
 		rc = kiln_cli_write(output, out.data, out.len, NULL, 0);
@@ -412,33 +533,136 @@ out:
 	return rc;
 }
 
+/* The process a thread belongs to (Tgid in /proc/TID/status), or -errno. */
+static pid_t thread_group(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return tgid;
+}
+
+/*
+ * -a: learns every process running now (mappings and thread names), as
+ * perf synthesizes them, so that their samples meet their own mappings.
+ * Processes that end meanwhile are skipped.
+ */
+static int seed_all(struct kiln_rec *rec)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (pid <= 0 || *end || pid == (long)getpid())
+			continue;
+		err = kiln_rec_seed(rec, (pid_t)pid);
+		if (err && err != -ENOMEM)
+			err = 0;	/* gone, or a kernel thread */
+	}
+	closedir(d);
+	return err;
+}
+
+/* Parses --call-graph as perf does: fp, dwarf[,SIZE], and kiln's auto. */
+static int parse_callgraph(const char *cg, struct kiln_rec_opts *ro,
+			   uint32_t *stack_bytes)
+{
+	char *end;
+
+	if (!strcmp(cg, "fp")) {
+		ro->callgraph = KILN_CG_FP;
+		/* Enough stack to find the caller of a leaf without a frame
+		 * of its own, which the frame-pointer walk skips. */
+		*stack_bytes = 512;
+	} else if (!strcmp(cg, "auto")) {
+		ro->callgraph = KILN_CG_AUTO;
+	} else if (!strncmp(cg, "dwarf", 5) && (!cg[5] || cg[5] == ',')) {
+		ro->callgraph = KILN_CG_DWARF;
+		if (cg[5]) {
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(cg + 6, &end, 0);
+			if (errno || *end || end == cg + 6 || v < 64 || v > 65528)
+				return kiln_cli_usage_error("record",
+					"bad --call-graph '%s': the stack size is 64 to 65528 bytes",
+					cg);
+			/* perf rounds up to a multiple of 8. */
+			*stack_bytes = (uint32_t)((v + 7) & ~7ul);
+		}
+	} else {
+		return kiln_cli_usage_error("record",
+			"bad --call-graph '%s': want fp, dwarf[,BYTES] or auto", cg);
+	}
+	return 0;
+}
+
+/* What to change when the kernel dropped records, by the options in use. */
+static void explain_lost(uint64_t lost, uint64_t samples, long count,
+			 bool freq_given, long freq, uint32_t stack_bytes)
+{
+	fprintf(stderr, "kiln: the kernel dropped %" PRIu64 " records (%.1f%% "
+		"of the samples): ", lost,
+		100.0 * (double)lost / (double)(samples + lost ? samples + lost : 1));
+	if (count)
+		fprintf(stderr, "use a larger -c than %ld", count);
+	else if (freq_given)
+		fprintf(stderr, "use a lower -F than %ld", freq);
+	else
+		fprintf(stderr, "use a lower -F (now %ld)", freq);
+	if (stack_bytes > 512)
+		fprintf(stderr, ", or copy less stack per sample "
+			"(--call-graph dwarf,%u or fp)", stack_bytes / 2);
+	fputc('\n', stderr);
+}
+
 int kiln_cmd_record(int argc, char **argv)
 {
 	struct kiln_perf_attr pa = { 0 };
 	struct kiln_rec_opts ro = { 0 };
 	struct target t = { NULL, 0, 0, -1, -1 };
+	struct target tids = { NULL, 0, 0, -1, -1 };
 	struct kiln_perf *s = NULL;
 	struct kiln_rec *rec = NULL;
 	struct kiln_prof *prof = NULL;
-	struct kiln_buf out = KILN_BUF_INIT;
+	struct kiln_buf out = KILN_BUF_INIT, program = KILN_BUF_INIT;
 	const char *output = "kiln.cpu.pb.gz", *event = "cpu-clock";
-	const char *pid_arg = NULL, *cg = "auto";
+	const char *pid_arg = NULL, *tid_arg = NULL, *cpu_arg = NULL, *cg = "auto";
 	double duration = 0, start;
 	long freq = 99, count = 0;
-	uint32_t stack_bytes = 8192;
+	uint32_t stack_bytes = DEFAULT_STACK_BYTES;
 	bool kernel = false, quiet = kiln_cli_quiet, inject = false;
-	int c, err, rc = KILN_EXIT_OK, status = 0, i;
+	bool system_wide = false, freq_given = false, cg_given = false;
+	int c, err, rc = KILN_EXIT_OK, status = 0, i, stopped_by = 0;
 	char *end;
 	char **cmd;
 	int ncmd;
 
-	while ((c = getopt_long(argc, argv, "+F:e:c:o:p:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+F:e:c:o:p:t:aC:gqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			freq = strtol(optarg, &end, 10);
 			if (*end || end == optarg || freq <= 0)
 				return kiln_cli_usage_error("record",
 					"bad -F '%s': want a frequency in Hz above 0", optarg);
+			freq_given = true;
 			break;
 		case 'e': event = optarg; break;
 		case 'c':
@@ -447,9 +671,13 @@ int kiln_cmd_record(int argc, char **argv)
 				return kiln_cli_usage_error("record",
 					"bad -c '%s': want a period above 0", optarg);
 			break;
-		case OPT_CALLGRAPH: cg = optarg; break;
+		case OPT_CALLGRAPH: cg = optarg; cg_given = true; break;
+		case 'g': break;	/* perf's -g: the default call graph */
 		case 'o': output = optarg; break;
 		case 'p': pid_arg = optarg; break;
+		case 't': tid_arg = optarg; break;
+		case 'a': system_wide = true; break;
+		case 'C': cpu_arg = optarg; system_wide = true; break;
 		case OPT_DURATION:
 			duration = strtod(optarg, &end);
 			if (*end || end == optarg || !(duration > 0))
@@ -473,61 +701,72 @@ int kiln_cmd_record(int argc, char **argv)
 	}
 	cmd = argv + optind;
 	ncmd = argc - optind;
-	if (!pid_arg && !ncmd)
+	if (!pid_arg && !tid_arg && !ncmd && !system_wide)
 		return kiln_cli_usage_error("record",
-			"nothing to record: give a command after -- or -p PID");
-	if (pid_arg && ncmd)
-		return kiln_cli_usage_error("record", "give either -p PID or a command, not both");
-	if (pid_arg) {
-		err = parse_pids(pid_arg, &t);
+			"nothing to record: give a command after --, -p PID, -t TID or -a");
+	if ((pid_arg != NULL) + (tid_arg != NULL) + system_wide > 1)
+		return kiln_cli_usage_error("record",
+			"give only one of -p PID, -t TID and -a/-C");
+	if ((pid_arg || tid_arg) && ncmd)
+		return kiln_cli_usage_error("record",
+			"give either -p PID/-t TID or a command, not both");
+	if (pid_arg || tid_arg) {
+		struct target *tt = pid_arg ? &t : &tids;
+
+		err = parse_pids(pid_arg ? pid_arg : tid_arg, tt);
 		if (err)
-			return kiln_cli_usage_error("record",
-				"bad -p '%s': want PID[,PID...]", pid_arg);
-		for (i = 0; i < t.npids; i++) {
-			if (kill(t.pids[i], 0) && errno == ESRCH) {
-				kiln_cli_error("no process with PID %d", (int)t.pids[i]);
+			return kiln_cli_usage_error("record", "bad %s '%s': want %s",
+				pid_arg ? "-p" : "-t", pid_arg ? pid_arg : tid_arg,
+				pid_arg ? "PID[,PID...]" : "TID[,TID...]");
+		for (i = 0; i < tt->npids; i++) {
+			if (kill(tt->pids[i], 0) && errno == ESRCH) {
+				kiln_cli_error("no %s with %s %d", pid_arg ?
+					       "process" : "thread", pid_arg ?
+					       "PID" : "TID", (int)tt->pids[i]);
 				rc = KILN_EXIT_USAGE;
 				goto out;
 			}
 		}
 	}
-	if (!strcmp(cg, "fp")) {
+	if (parse_callgraph(cg, &ro, &stack_bytes))
+		return KILN_EXIT_USAGE;
+	if (system_wide && !cg_given) {
+		/*
+		 * Every process of the machine: frame pointers only, as
+		 * perf -a -g, with no stack copies (DWARF unwinding would
+		 * read the CFI of every program running);
+		 * --call-graph dwarf asks for it.
+		 */
 		ro.callgraph = KILN_CG_FP;
-		/* Enough stack to find the caller of a leaf without a frame
-		 * of its own, which the frame-pointer walk skips. */
-		stack_bytes = 512;
-	} else if (!strcmp(cg, "auto")) {
-		ro.callgraph = KILN_CG_AUTO;
-	} else if (!strncmp(cg, "dwarf", 5) && (!cg[5] || cg[5] == ',')) {
-		ro.callgraph = KILN_CG_DWARF;
-		if (cg[5]) {
-			long v = strtol(cg + 6, &end, 10);
-
-			if (*end || v < 64 || v > 65528)
-				return kiln_cli_usage_error("record",
-					"bad --call-graph '%s': the stack size is 64 to 65528 bytes",
-					cg);
-			stack_bytes = (uint32_t)(v & ~7L);
-		}
-	} else {
-		return kiln_cli_usage_error("record",
-			"bad --call-graph '%s': want fp, dwarf[,BYTES] or auto", cg);
+		stack_bytes = 0;
 	}
+	if (ncmd && !find_command(cmd[0], &program)) {
+		kiln_cli_error("cannot run '%s': command not found", cmd[0]);
+		rc = KILN_EXIT_USAGE;
+		goto out;
+	}
+	rc = check_output(output, program.data);
+	if (rc)
+		goto out;
 	if (inject) {
-		if (!ncmd)
-			return kiln_cli_usage_error("record",
-				"--mode inject profiles a command kiln starts, not -p");
-		if (strcmp(event, "cpu-clock") && strcmp(event, "task-clock"))
-			return kiln_cli_usage_error("record",
-				"--mode inject samples CPU time only, not '%s'", event);
-		if (kernel)
-			return kiln_cli_usage_error("record",
-				"--mode inject cannot see kernel frames");
-		if (!find_command(cmd[0])) {
-			kiln_cli_error("cannot run '%s': command not found", cmd[0]);
-			return KILN_EXIT_USAGE;
+		if (!ncmd || system_wide) {
+			rc = kiln_cli_usage_error("record",
+				"--mode inject profiles a command kiln starts, "
+				"not -p, -t or -a");
+			goto out;
 		}
-		return record_inject(cmd, freq, output, quiet);
+		if (strcmp(event, "cpu-clock") && strcmp(event, "task-clock")) {
+			rc = kiln_cli_usage_error("record",
+				"--mode inject samples CPU time only, not '%s'", event);
+			goto out;
+		}
+		if (kernel) {
+			rc = kiln_cli_usage_error("record",
+				"--mode inject cannot see kernel frames");
+			goto out;
+		}
+		rc = record_inject(cmd, ncmd, freq, output, quiet);
+		goto out;
 	}
 	err = kiln_perf_parse_event(event, &pa);
 	if (err) {
@@ -541,14 +780,10 @@ int kiln_cmd_record(int argc, char **argv)
 		rc = err == -ENOENT ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
 		goto out;
 	}
-	if (ncmd && !find_command(cmd[0])) {
-		kiln_cli_error("cannot run '%s': command not found", cmd[0]);
-		rc = KILN_EXIT_USAGE;
-		goto out;
-	}
 	pa.kernel = kernel;
+	pa.kernel_time = true;
 	pa.stack_bytes = stack_bytes;
-	pa.enable_on_exec = ncmd > 0;
+	pa.enable_on_exec = ncmd > 0 && !system_wide;
 	if (count) {
 		pa.sample = (uint64_t)count;
 	} else {
@@ -558,28 +793,60 @@ int kiln_cmd_record(int argc, char **argv)
 	ro.event = event;
 	ro.ns_values = !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock");
 	ro.period_ns = count ? (uint64_t)count : 1000000000ull / (uint64_t)freq;
+	ro.kernel_frames = kernel;
+	ro.system_wide = system_wide;
+	ro.self_pid = (uint32_t)getpid();
 	/*
 	 * Room for a few hundred milliseconds of samples per CPU, so that a
 	 * pause of kiln's (loading a large debug file) loses nothing: 16 MiB
 	 * with stack copies, 4 MiB without; less where the memory-lock limit
-	 * of an unprivileged user says so.
+	 * of an unprivileged user says so.  A reader thread empties the
+	 * buffers into memory while the samples are symbolized.
 	 */
 	s = kiln_perf_new(&pa, stack_bytes > 512 ? 4096 : 1024);
+
 	rec = kiln_rec_new(&ro);
 	if (!s || !rec) {
 		kiln_cli_error("out of memory");
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
+	if (cpu_arg && kiln_perf_set_cpus(s, cpu_arg)) {
+		rc = kiln_cli_usage_error("record",
+			"bad -C '%s': want CPUs such as 0,2-3 (this machine has "
+			"0-%ld)", cpu_arg, sysconf(_SC_NPROCESSORS_CONF) - 1);
+		goto out;
+	}
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGHUP, on_stop);
-	if (ncmd) {
+	err = 0;
+	if (system_wide) {
+		err = seed_all(rec);
+		if (!err)
+			err = kiln_perf_open(s, -1, false);
+		if (!err && ncmd)
+			err = spawn(cmd, &t);
+	} else if (ncmd) {
 		err = spawn(cmd, &t);
 		if (!err)
 			err = kiln_perf_open(s, t.child, true);
+	} else if (tid_arg) {
+		for (i = 0; i < tids.npids && !err; i++) {
+			pid_t tgid = thread_group(tids.pids[i]);
+
+			err = tgid < 0 ? tgid : kiln_rec_seed(rec, tgid);
+			if (err == -ENOENT)
+				err = -ESRCH;
+			if (err == -EACCES)
+				err = -EPERM;
+			if (!err)
+				err = kiln_perf_open(s, tids.pids[i], false);
+			if (err == -ESRCH)
+				kiln_cli_error("no thread with TID %d", (int)tids.pids[i]);
+		}
 	} else {
-		for (i = 0, err = 0; i < t.npids && !err; i++) {
+		for (i = 0; i < t.npids && !err; i++) {
 			err = kiln_rec_seed(rec, t.pids[i]);
 			if (err == -ENOENT)
 				err = -ESRCH;
@@ -593,18 +860,19 @@ int kiln_cmd_record(int argc, char **argv)
 	}
 	if (err) {
 		if ((err == -EACCES || err == -EPERM) && ncmd && !kernel &&
+		    !system_wide &&
 		    (!strcmp(event, "cpu-clock") || !strcmp(event, "task-clock"))) {
-			explain_refusal(err, kernel, true);
+			explain_refusal(err, kernel, system_wide, true);
 			fprintf(stderr, "kiln: falling back to --mode inject (the "
 					"in-process sampler of libkiln.so)\n");
 			kill(t.child, SIGKILL);
 			waitpid(t.child, NULL, 0);
 			t.child = 0;
-			rc = record_inject(cmd, freq, output, quiet);
+			rc = record_inject(cmd, ncmd, freq, output, quiet);
 			goto out;
 		}
 		if (err == -EACCES || err == -EPERM)
-			explain_refusal(err, kernel, ncmd > 0);
+			explain_refusal(err, kernel, system_wide, ncmd > 0);
 		else if (err == -ENOENT || err == -EOPNOTSUPP)
 			kiln_cli_error("event '%s' is not supported on this machine "
 				       "(see 'perf list'; hardware counters are often "
@@ -623,16 +891,29 @@ int kiln_cmd_record(int argc, char **argv)
 		rc = err == -ESRCH ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
 		goto out;
 	}
+	err = kiln_perf_start_reader(s);
+	if (err) {
+		kiln_cli_error("cannot start the ring reader: %s", strerror(-err));
+		if (t.child) {
+			kill(t.child, SIGKILL);
+			waitpid(t.child, NULL, 0);
+		}
+		rc = KILN_EXIT_FAIL;
+		goto out;
+	}
 	start = now_s();
+	if (system_wide)
+		kiln_perf_enable(s);
 	if (ncmd) {
 		err = start_child(&t);
 		if (err) {
 			kiln_cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
 			waitpid(t.child, NULL, 0);
+			t.child = 0;
 			rc = KILN_EXIT_USAGE;
 			goto out;
 		}
-	} else {
+	} else if (!system_wide) {
 		kiln_perf_enable(s);
 	}
 	{
@@ -651,18 +932,17 @@ int kiln_cmd_record(int argc, char **argv)
 			}
 			if (child_done)
 				break;
-			if (!t.child && !targets_alive(&t))
+			if (!ncmd && t.npids && !targets_alive(&t))
+				break;
+			if (!ncmd && tids.npids && !targets_alive(&tids))
 				break;
 			if (duration && now_s() - start >= duration)
 				break;
 			if (stop_signal) {
-				/* Ctrl-C reaches the child by itself (same
-				 * terminal); SIGTERM is passed on. */
-				if (t.child && stop_signal != SIGINT)
-					kill(t.child, SIGTERM);
-				if (!t.child)
-					break;
-				stop_signal = 0;
+				/* As perf: recording stops at once; a command
+				 * still running gets SIGTERM below. */
+				stopped_by = stop_signal;
+				break;
 			}
 			if (tty && now_s() - last_progress >= 0.5) {
 				progress(start, rec, s, false);
@@ -670,13 +950,16 @@ int kiln_cmd_record(int argc, char **argv)
 			}
 		}
 		kiln_perf_disable(s);
+		kiln_perf_stop_reader(s);
 		kiln_perf_drain(s, kiln_rec_event, rec);
 		if (tty)
 			progress(start, rec, s, true);
 		if (t.child && !child_done) {
-			/* --duration ended a command still running: stop it. */
+			/* A signal to kiln, or --duration, ended a command
+			 * still running: stop it, as perf does. */
 			kill(t.child, SIGTERM);
-			waitpid(t.child, &status, 0);
+			while (waitpid(t.child, &status, 0) < 0 && errno == EINTR)
+				;
 		}
 	}
 	prof = kiln_rec_detach(rec);
@@ -687,25 +970,48 @@ int kiln_cmd_record(int argc, char **argv)
 	}
 	prof->duration_nanos = (int64_t)((now_s() - start) * 1e9);
 	prof->time_nanos = (int64_t)time(NULL) * 1000000000ll - prof->duration_nanos;
+	/* The comments name what was recorded: the command's line. */
 	if (ncmd)
-		add_cmdline_comment(prof, cmd, ncmd, "kiln record -- ");
-	else
-		add_cmdline_comment(prof, (char **)&pid_arg, 1, "kiln record -p ");
+		add_cmdline_comment(prof, cmd, ncmd, "");
+	for (i = 0; i < t.npids; i++)
+		add_pid_comment(prof, t.pids[i]);
+	for (i = 0; i < tids.npids; i++) {
+		pid_t tgid = thread_group(tids.pids[i]);
+
+		if (tgid > 0)
+			add_pid_comment(prof, tgid);
+	}
+	if (system_wide && !ncmd)
+		kiln_prof_add_comment(prof, cpu_arg ? "every process on the CPUs "
+				      "given with -C" : "every process (-a)");
 	err = kiln_pprof_write(prof, &out, true);
 	if (err) {
 		kiln_cli_error("cannot encode the profile: %s", strerror(-err));
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
-	rc = kiln_cli_write(output, out.data, out.len, NULL, 0);
+	rc = kiln_cli_write(output, out.data, out.len,
+			    program.data ? &program.data : NULL, program.data ? 1 : 0);
 	if (rc)
 		goto out;
-	if (!quiet)
+	if (!quiet) {
 		fprintf(stderr, "kiln: wrote '%s': %" PRIu64 " samples, %" PRIu64
-			" lost\n", output, kiln_rec_samples(rec), kiln_perf_lost(s));
+			" lost", output, kiln_rec_samples(rec), kiln_perf_lost(s));
+		if (kiln_rec_self_samples(rec))
+			fprintf(stderr, " (%" PRIu64 " samples of kiln itself "
+				"left out)", kiln_rec_self_samples(rec));
+		fputc('\n', stderr);
+		if (stopped_by)
+			fprintf(stderr, "kiln: stopped by %s\n", strsignal(stopped_by));
+		if (!kernel && !kiln_perf_kernel_counted(s))
+			fprintf(stderr, "kiln: time spent in the kernel is not counted "
+				"(kernel.perf_event_paranoid = %d allows user space "
+				"only; root or a setting of 1 or less counts it)\n",
+				read_int_file("/proc/sys/kernel/perf_event_paranoid"));
+	}
 	if (kiln_perf_lost(s) && !quiet)
-		fprintf(stderr, "kiln: the kernel dropped %" PRIu64 " records: use a lower -F\n",
-			kiln_perf_lost(s));
+		explain_lost(kiln_perf_lost(s), kiln_rec_samples(rec), count,
+			     freq_given, freq, stack_bytes);
 	if (ncmd) {
 		if (WIFEXITED(status))
 			rc = WEXITSTATUS(status);
@@ -714,10 +1020,12 @@ int kiln_cmd_record(int argc, char **argv)
 	}
 out:
 	kiln_buf_release(&out);
+	kiln_buf_release(&program);
 	kiln_prof_free(prof);
 	kiln_rec_free(rec);
 	kiln_perf_free(s);
 	free(t.pids);
+	free(tids.pids);
 	if (t.go_fd >= 0)
 		close(t.go_fd);
 	if (t.err_fd >= 0)

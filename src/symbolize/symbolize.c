@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "profile/profile.h"
@@ -106,6 +107,7 @@ struct mod {
 struct entry {
 	uint64_t addr;
 	uint32_t map;		/* index + 1 into s->maps, 0 for none */
+	size_t njits;		/* JIT entries known when it was looked up */
 	struct kiln_sym_info info;
 };
 
@@ -1255,7 +1257,27 @@ static int lookup_in(struct kiln_sym *s, uint32_t map, uint64_t addr,
 
 	id = kiln_htab_find(&s->cache, hash, cache_eq, &k);
 	if (id) {
-		*out = s->entries[id - 1].info;
+		struct entry *e = &s->entries[id - 1];
+
+		/* A miss is not final while the JIT map grows. */
+		if (!e->info.nframes && e->njits != s->njits &&
+		    (j = find_jit(s, addr))) {
+			struct kiln_sym_frame *f = arena_alloc(s, sizeof(*f));
+
+			if (!f)
+				return -ENOMEM;
+			memset(f, 0, sizeof(*f));
+			if ((err = set_names(s, f, j->name, NULL)))
+				return err;
+			e->info.frames = f;
+			e->info.nframes = 1;
+			if (!e->info.module) {
+				e->info.module = s->jit_module;
+				e->info.file_offset = addr;
+			}
+		}
+		e->njits = s->njits;
+		*out = e->info;
 		return 0;
 	}
 	memset(&info, 0, sizeof(info));
@@ -1304,6 +1326,7 @@ static int lookup_in(struct kiln_sym *s, uint32_t map, uint64_t addr,
 	}
 	s->entries[s->nentries].addr = addr;
 	s->entries[s->nentries].map = map;
+	s->entries[s->nentries].njits = s->njits;
 	s->entries[s->nentries].info = info;
 	if (kiln_htab_insert(&s->cache, hash, (uint32_t)s->nentries + 1))
 		return -ENOMEM;
@@ -1387,15 +1410,34 @@ int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
 
 int kiln_sym_load_perfmap(struct kiln_sym *s, int pid, struct kiln_diag *d)
 {
+	uint64_t off = 0;
+
+	return kiln_sym_load_perfmap_from(s, pid, &off, d);
+}
+
+int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
+			       struct kiln_diag *d)
+{
 	char path[64], *text = NULL;
 	size_t len = 0, cap = 0;
 	ssize_t n;
 	int fd, err;
+	struct stat st;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
+	/* A regular file only: a FIFO or a device there would block. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	if (*offset && lseek(fd, (off_t)*offset, SEEK_SET) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	for (;;) {
 		if (len == cap) {
 			size_t c = cap ? cap * 2 : 65536;
@@ -1419,6 +1461,10 @@ int kiln_sym_load_perfmap(struct kiln_sym *s, int pid, struct kiln_diag *d)
 			break;
 		len += (size_t)n;
 	}
+	/* Only whole lines: a runtime may be writing the last one now. */
+	while (len && text[len - 1] != '\n')
+		len--;
+	*offset += len;
 	s->jit_module = interns(s, path);
 	err = s->jit_module ? kiln_sym_add_perfmap(s, text, len, d) : -ENOMEM;
 out:

@@ -119,6 +119,12 @@ int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
 			 struct kiln_diag *d);
 /* Reads /tmp/perf-PID.map if it exists: 0 (also when absent) or as above. */
 int kiln_sym_load_perfmap(struct kiln_sym *s, int pid, struct kiln_diag *d);
+/*
+ * Reads /tmp/perf-PID.map from byte *offset on, whole lines only, and
+ * advances *offset past them: a map that grows is read in steps.
+ */
+int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
+			       struct kiln_diag *d);
 
 /*
  * Symbolizes the runtime address addr (looked up as it is: pass a return

@@ -18,7 +18,8 @@ for f in burn_a burn_b burn_c stage_a run main; do
 done
 hasnt "$T/top.txt" "^ .* 0x[0-9a-f]+$"
 (cd "$T/elsewhere" && go tool pprof -raw prog.pb.gz) > "$T/raw.txt" 2>/dev/null
-has "$T/raw.txt" "kiln record -- .*prog 1"
+# The comment is the recorded command line itself.
+has "$T/raw.txt" "^Comment: [^ ]*/prog 1$"
 # Build IDs of the program and libc.
 grep -Eq "prog +[0-9a-f]{40}|[0-9a-f]{40} +.*prog" "$T/raw.txt" || has "$T/raw.txt" "[0-9a-f]{40}"
 echo ok
