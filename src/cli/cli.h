@@ -21,6 +21,7 @@ int kiln_cmd_flame(int argc, char **argv);
 int kiln_cmd_convert(int argc, char **argv);
 int kiln_cmd_record(int argc, char **argv);
 int kiln_cmd_heap(int argc, char **argv);
+int kiln_cmd_callgraph(int argc, char **argv);
 
 /* Prints "kiln: <message>" on stderr. */
 void kiln_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
