@@ -204,9 +204,14 @@ int kiln_cmd_callgraph(int argc, char **argv)
 		rc = kiln_cli_write(output, out.data, out.len, inputs, 2);
 	else
 		rc = kiln_cli_write(output, dot.data, dot.len, inputs, 2);
-	if (!rc && strcmp(output, "-") && !kiln_cli_quiet)
+	if (!rc && strcmp(output, "-") && !kiln_cli_quiet) {
+		size_t i, nedges = g.nedges;
+
+		for (i = 0; i < g.nnodes; i++)
+			nedges += g.nodes[i].loop != 0;
 		fprintf(stderr, "kiln: wrote '%s' (%zu nodes, %zu edges)\n",
-			output, g.nnodes, g.nedges);
+			output, g.nnodes, nedges);
+	}
 out_free:
 	kiln_callgraph_release(&g);
 	kiln_buf_release(&dot);

@@ -725,8 +725,12 @@ int kiln_callgraph_build(struct kiln_callgraph *g, struct kiln_prof *p,
 	if (err)
 		goto out_release;
 	if (o->max_nodes > 0) {
-		trim_edges(&w, g->edge_cutoff);
+		/* pprof trims edges before choosing (they weigh in the
+		 * entropy score); when no node goes, those edges count as
+		 * dropped (pprof's legend forgets them). */
+		g->edges_dropped = trim_edges(&w, g->edge_cutoff);
 		if ((size_t)o->max_nodes < w.norder) {
+			g->edges_dropped = 0;
 			err = keep_only(&w, keep, (size_t)o->max_nodes);
 			if (!err)
 				err = sort_entropy(&w);
@@ -735,7 +739,7 @@ int kiln_callgraph_build(struct kiln_callgraph *g, struct kiln_prof *p,
 		}
 	}
 
-	g->edges_dropped = trim_edges(&w, g->edge_cutoff);
+	g->edges_dropped += trim_edges(&w, g->edge_cutoff);
 	err = remove_redundant(&w);
 	if (!err)
 		err = export(g, &w);
@@ -918,12 +922,14 @@ static int add_legend(const struct kiln_callgraph *g,
 				    pct(shown, g->total), v1);
 	kiln_value_str(g->node_cutoff, unit, v1, sizeof(v1));
 	if (!err && g->nodes_dropped)
-		err = kiln_buf_addf(b, "Dropped %zu nodes (total < %s)\\l",
-				    g->nodes_dropped, v1);
+		err = kiln_buf_addf(b, "Dropped %zu node%s (total < %s)\\l",
+				    g->nodes_dropped,
+				    g->nodes_dropped == 1 ? "" : "s", v1);
 	kiln_value_str(g->edge_cutoff, unit, v1, sizeof(v1));
 	if (!err && g->edges_dropped)
-		err = kiln_buf_addf(b, "Dropped %zu edges (weight < %s)\\l",
-				    g->edges_dropped, v1);
+		err = kiln_buf_addf(b, "Dropped %zu edge%s (weight < %s)\\l",
+				    g->edges_dropped,
+				    g->edges_dropped == 1 ? "" : "s", v1);
 	if (!err && g->nnodes < g->nodes_before_top)
 		err = kiln_buf_addf(b, "Showing top %zu nodes out of %zu\\l",
 				    g->nnodes, g->nodes_before_top);
@@ -994,6 +1000,13 @@ static int add_node(const struct kiln_callgraph *g,
 				    g->has_base ? "#000000" : "#ffffff");
 	if (!err)
 		err = add_escaped(b, name, 0);
+	if (!err && n->file) {
+		err = kiln_buf_addc(b, ' ');
+		if (!err)
+			err = add_escaped(b, kiln_prof_str(p, n->file), 0);
+		if (!err)
+			err = kiln_buf_addf(b, ":%" PRId64, n->line);
+	}
 	if (!err)
 		err = kiln_buf_addf(b, " (total %s, self %s)\"", tv, sv);
 	if (!err && o && o->href_prefix)
