@@ -9,6 +9,11 @@
 # covered here: pprof counts label "nodelets" (pid, thread ...) against
 # -nodecount in its DOT output, so on labelled profiles with more nodes
 # than --nodes pprof keeps fewer; the profiles below have no labels.
+# Nor C++ names already demangled in the profile (perf script input):
+# pprof simplifies those (drops the parameter lists and template
+# arguments, merging overloads into one node) where kiln, like kiln top,
+# keeps the full names; and unsymbolized frames, which kiln names
+# "module+0xoffset" as kiln top does and pprof "[module]".
 . "$(dirname "$0")/lib.sh"
 need python3
 need go

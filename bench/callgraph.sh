@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# bench/callgraph.sh: `kiln callgraph -o x.svg` against `go tool pprof -svg`
+# on the same pprof file, the bench's 1,000,000-sample profile (issue 13,
+# "Speed": at least 10x faster, at most 1/5 of pprof's peak RSS).  Prints a
+# markdown section on stdout and writes it to bench/RESULTS-callgraph.md
+# (bench/run.sh appends it to RESULTS.md).
+#
+# The input is bench/run.sh's: perf script text from bench/gen-perfscript.c
+# (SAMPLES samples over STACKS candidate stacks, SEED), converted to pprof
+# by kiln convert: $BENCH_OUT/x.pb.gz when run.sh made it, else made here
+# the same way.  Both tools draw the whole pipeline: read the profile,
+# build and prune the graph at the same defaults (node fraction 0.005, edge
+# fraction 0.001, 80 nodes), lay it out with graphviz's dot layout and
+# write the SVG.  kiln does the layout in process through libgvc; pprof
+# runs the `dot` program, whose time and memory GNU time counts as part of
+# pprof's (children are included in the wall time; peak RSS is the largest
+# of the process tree's members, which for pprof is pprof itself).  The
+# runs alternate (kiln, pprof, kiln, pprof, ...) RUNS times each; medians
+# are reported, with user+system CPU seconds, which are steadier than wall
+# time on a loaded machine.
+#
+# Environment: KILN (default build/kiln), RUNS (3), SAMPLES (1000000),
+# STACKS (100000), SEED (1), BENCH_OUT (bench/out), RESULTS
+# (bench/RESULTS-callgraph.md).  Exit status 1 if a run failed; goals
+# missed are reported only.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+KILN=${KILN:-$root/build/kiln}
+RUNS=${RUNS:-3}
+SAMPLES=${SAMPLES:-1000000}
+STACKS=${STACKS:-100000}
+SEED=${SEED:-1}
+OUT=${BENCH_OUT:-$here/out}
+RESULTS=${RESULTS:-$here/RESULTS-callgraph.md}
+case $KILN in /*) ;; *) KILN=$PWD/$KILN ;; esac
+
+say() { echo "callgraph-bench: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+[ -x "$KILN" ] || die "no kiln binary at $KILN (build it first, or set KILN)"
+[ -x /usr/bin/time ] || die "GNU time (/usr/bin/time, Debian time) is needed for peak RSS"
+gopprof=
+if command -v go >/dev/null 2>&1; then
+    gopprof=$(go tool -n pprof 2>/dev/null) || gopprof=
+fi
+[ -n "$gopprof" ] && [ -x "$gopprof" ] || die "go tool pprof not found (Debian golang-go)"
+command -v dot >/dev/null 2>&1 || die "graphviz's dot not found: go tool pprof -svg needs it"
+mkdir -p "$OUT" || exit 1
+
+pb=$OUT/x.pb.gz
+if [ ! -s "$pb" ]; then
+    gen=$OUT/gen-perfscript
+    if [ ! -x "$gen" ] || [ "$here/gen-perfscript.c" -nt "$gen" ]; then
+        cc -O2 -std=gnu17 -o "$gen" "$here/gen-perfscript.c" -lm || die "cannot build the generator"
+    fi
+    say "generating $SAMPLES samples and converting them to $pb"
+    "$gen" -n "$SAMPLES" -k "$STACKS" -s "$SEED" -o "$OUT/cg-text.perf" 2>"$OUT/cg-text.info" ||
+        die "gen-perfscript failed"
+    "$KILN" convert -q "$OUT/cg-text.perf" -o "$pb" || die "kiln convert failed"
+    rm -f "$OUT/cg-text.perf"
+fi
+pb_bytes=$(stat -c %s "$pb")
+nsamples=$(HOME=$OUT "$KILN" top -q -n 1 --sample-type samples "$pb" 2>/dev/null |
+           awk '/of .* total/ { for (i = 1; i <= NF; i++) if ($i == "of") print $(i + 1); exit }')
+cat "$pb" >/dev/null
+
+GOTMP=$(mktemp -d "${TMPDIR:-/tmp}/kiln-cg-go.XXXXXX") || exit 1
+trap 'rm -rf "$GOTMP"' EXIT
+mkdir -p "$GOTMP/home" "$GOTMP/pprof"
+export PPROF_TMPDIR=$GOTMP/pprof
+
+# run NAME SVG CMD...: one timed run; appends "NAME wall_s rss_kib cpu_s".
+run() {
+    local name=$1 svg=$2 t0 t1 rc
+    shift 2
+    rm -f "$svg"
+    t0=$(date +%s%N)
+    /usr/bin/time -v -o "$OUT/cg-time.txt" "$@" >"$OUT/cg-stdout.txt" 2>"$OUT/cg-stderr.txt"
+    rc=$?
+    t1=$(date +%s%N)
+    if [ "$rc" -ne 0 ] || ! grep -q '</svg>' "$svg" 2>/dev/null; then
+        say "$name failed (exit $rc): $(head -c 300 "$OUT/cg-stderr.txt")"
+        return 1
+    fi
+    printf '%s %s %s %s\n' "$name" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')" \
+        "$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$OUT/cg-time.txt")" \
+        "$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$OUT/cg-time.txt")" \
+        >>"$OUT/cg-runs.txt"
+    say "$(tail -1 "$OUT/cg-runs.txt")"
+}
+
+: >"$OUT/cg-runs.txt"
+failed=0
+for ((i = 0; i < RUNS; i++)); do
+    run kiln "$OUT/cg-kiln.svg" "$KILN" callgraph -q "$pb" -o "$OUT/cg-kiln.svg" || failed=1
+    run pprof "$OUT/cg-pprof.svg" env HOME="$GOTMP/home" "$gopprof" -svg \
+        -output "$OUT/cg-pprof.svg" "$pb" || failed=1
+done
+[ "$failed" = 0 ] || die "a run failed (see above)"
+
+med() {  # med NAME COLUMN
+    awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$OUT/cg-runs.txt" | sort -g |
+        awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+kw=$(med kiln 2) kr=$(med kiln 3) kc=$(med kiln 4)
+pw=$(med pprof 2) pr=$(med pprof 3) pc=$(med pprof 4)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
+speed=$(ratio "$pw" "$kw") cpu=$(ratio "$pc" "$kc") mem=$(ratio "$pr" "$kr")
+goal() { awk -v v="$1" -v g="$2" 'BEGIN { print (v >= g ? "met" : "**missed**") }'; }
+knodes=$(grep -c '<g id="node' "$OUT/cg-kiln.svg")
+pnodes=$(grep -c '<g id="node' "$OUT/cg-pprof.svg")
+
+{
+    echo "## kiln callgraph against go tool pprof -svg"
+    echo
+    echo "Input: \`$(basename "$pb")\`, $pb_bytes bytes of pprof, ${nsamples:-?} samples"
+    echo "(bench/gen-perfscript.c, seed $SEED, $STACKS candidate stacks, converted by kiln)."
+    echo "Same defaults in both (node fraction 0.005, edge fraction 0.001, 80 nodes);"
+    echo "SVG nodes drawn: kiln $knodes (legend included), pprof $pnodes."
+    echo "$RUNS runs each, alternating; medians. Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "on $(nproc) CPUs."
+    echo
+    echo "| tool | wall s | CPU s (user+sys) | peak RSS MiB |"
+    echo "|---|---|---|---|"
+    echo "| \`kiln callgraph -o x.svg\` (libgvc in process) | $kw | $kc | $(awk -v k="$kr" 'BEGIN { printf "%.1f", k / 1024 }') |"
+    echo "| \`go tool pprof -svg\` (runs dot) | $pw | $pc | $(awk -v k="$pr" 'BEGIN { printf "%.1f", k / 1024 }') |"
+    echo
+    echo "| measure | ratio (pprof / kiln) | goal | |"
+    echo "|---|---|---|---|"
+    echo "| wall time | ${speed}x | >= 10x | $(goal "$speed" 10) |"
+    echo "| CPU time | ${cpu}x | | |"
+    echo "| peak RSS | ${mem}x | >= 5x (kiln at most 1/5) | $(goal "$mem" 5) |"
+    echo
+    echo "Runs (tool, wall s, peak RSS KiB, CPU s):"
+    echo
+    sed 's/^/    /' "$OUT/cg-runs.txt"
+} >"$OUT/cg-results.md"
+cp "$OUT/cg-results.md" "$RESULTS" || failed=1
+cat "$OUT/cg-results.md"
+exit "$failed"
