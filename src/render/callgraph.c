@@ -299,12 +299,12 @@ static size_t trim_edges(struct work *w, int64_t cutoff)
 
 /* ---- pprof's entropy order ---- */
 
-static struct work *sort_w;
-
-static int cmp_entropy(const void *a, const void *b)
+/* Sorting takes its context through qsort_r(): no global state, so that
+ * graphs can be built on several threads at once. */
+static int cmp_entropy(const void *a, const void *b, void *ctx)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct work *w = sort_w;
+	const struct work *w = ctx;
 	int64_t sx = abs64(w->score[x]), sy = abs64(w->score[y]);
 	const struct info *ix = &w->info[x], *iy = &w->info[y];
 	int c;
@@ -390,8 +390,7 @@ static int sort_entropy(struct work *w)
 		}
 		w->score[x] = (int64_t)(sc * (double)w->cum[x]) + w->flat[x];
 	}
-	sort_w = w;
-	qsort(w->order, w->norder, sizeof(*w->order), cmp_entropy);
+	qsort_r(w->order, w->norder, sizeof(*w->order), cmp_entropy, w);
 out_free:
 	free(in_tot);
 	free(out_tot);
@@ -419,9 +418,9 @@ static int cmp_edge_weight(const struct work *w, const struct edge *a,
 		      kiln_prof_str(w->p, w->info[b->dst].name));
 }
 
-static int cmp_edge_idx(const void *a, const void *b)
+static int cmp_edge_idx(const void *a, const void *b, void *ctx)
 {
-	const struct work *w = sort_w;
+	const struct work *w = ctx;
 
 	return cmp_edge_weight(w, &w->e[*(const uint32_t *)a],
 			       &w->e[*(const uint32_t *)b]);
@@ -463,10 +462,9 @@ static int remove_redundant(struct work *w)
 			in[first[w->e[i].dst] + fill[w->e[i].dst]++] = (uint32_t)i;
 		free(fill);
 	}
-	sort_w = w;
 	for (i = 0; i < n; i++)
-		qsort(in + first[i], first[i + 1] - first[i], sizeof(*in),
-		      cmp_edge_idx);
+		qsort_r(in + first[i], first[i + 1] - first[i], sizeof(*in),
+			cmp_edge_idx, w);
 	for (k = w->norder; k-- > 0;) {
 		uint32_t node = w->order[k];
 		uint32_t j;
@@ -602,13 +600,13 @@ static int keep_only(struct work *w, bool *keep, size_t count)
 	return build(w, keep);
 }
 
-static int cmp_out_edges(const void *a, const void *b)
+static int cmp_out_edges(const void *a, const void *b, void *ctx)
 {
 	const struct kiln_callgraph_edge *x = a, *y = b;
 	struct edge ex = { x->src, x->dst, x->weight, 0, 0 };
 	struct edge ey = { y->src, y->dst, y->weight, 0, 0 };
 
-	return cmp_edge_weight(sort_w, &ex, &ey);
+	return cmp_edge_weight(ctx, &ex, &ey);
 }
 
 static int export(struct kiln_callgraph *g, struct work *w)
@@ -645,8 +643,7 @@ static int export(struct kiln_callgraph *g, struct work *w)
 			g->edges[g->nedges++] = (struct kiln_callgraph_edge){
 				e->src, e->dst, e->w, e->residual };
 	}
-	sort_w = w;
-	qsort(g->edges, g->nedges, sizeof(*g->edges), cmp_out_edges);
+	qsort_r(g->edges, g->nedges, sizeof(*g->edges), cmp_out_edges, w);
 	for (i = 0; i < g->nedges; i++) {
 		g->edges[i].src = idx[g->edges[i].src];
 		g->edges[i].dst = idx[g->edges[i].dst];

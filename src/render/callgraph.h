@@ -36,9 +36,11 @@
  * of the profile p given to build: p must outlive the graph (and the base
  * profile of a diff must live until build returns).
  *
- * Thread safety: build and dot touch only their arguments.  graphviz's
- * library is not thread-safe, so kiln_callgraph_render() takes a
- * process-wide lock around its use of it.
+ * Thread safety: build and dot keep no global state, but build interns
+ * the names of unsymbolized frames into p (as kiln_prof_frames() does):
+ * two builds on the same profile must not run at once; on different
+ * profiles they may.  graphviz's library is not thread-safe, so
+ * kiln_callgraph_render() takes a process-wide lock around its use of it.
  */
 #ifndef KILN_RENDER_CALLGRAPH_H
 #define KILN_RENDER_CALLGRAPH_H

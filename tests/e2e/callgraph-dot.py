@@ -32,6 +32,11 @@ def unescape(s):
     return s.replace('\\"', '"').replace('\\\\', '\\')
 
 
+def num(v):
+    """An integer value, or the text as printed with its unit ("1.50s")."""
+    return int(v) if re.fullmatch(r'-?\d+', v) else v
+
+
 def parse(path, kind):
     text = open(path).read()
     nodes, edges, ids = {}, {}, {}
@@ -41,8 +46,8 @@ def parse(path, kind):
         label = re.search(r'label="((?:[^"\\]|\\.)*)"', attrs).group(1)
         tip = unescape(re.search(r'tooltip="((?:[^"\\]|\\.)*)"', attrs).group(1))
         if kind == 'kiln':
-            t = re.fullmatch(r'(.*) \(total (\d+), self (\d+)\)', tip, re.S)
-            name, cum, flat = t.group(1), int(t.group(2)), int(t.group(3))
+            t = re.fullmatch(r'(.*) \(total (\S+), self (\S+)\)', tip, re.S)
+            name, cum, flat = t.group(1), num(t.group(2)), num(t.group(3))
         else:
             t = re.fullmatch(r'(.*) \((\d+)\)', tip, re.S)
             name, cum = t.group(1), int(t.group(2))
@@ -57,7 +62,7 @@ def parse(path, kind):
         if a not in ids or b not in ids or (a == b and kind != 'kiln'):
             continue
         tip = unescape(re.search(r'tooltip="((?:[^"\\]|\\.)*)"', attrs).group(1))
-        w = int(re.search(r'\((\d+)[,)]', tip[tip.rfind('('):]).group(1))
+        w = num(re.search(r'\(([^,)]+)[,)]', tip[tip.rfind('('):]).group(1))
         residual = ('dashed' if kind == 'kiln' else 'dotted') in attrs
         edges[(ids[a], ids[b])] = (w, residual)
     m = re.search(r'label="((?:[^"\\]|\\.)*Type:(?:[^"\\]|\\.)*)"', text)
@@ -121,9 +126,9 @@ def reach(path):
 def listing(path):
     nodes, edges, _ = parse(path, 'kiln')
     for n, (flat, cum) in nodes.items():
-        print('node %s %d %d' % (n, cum, flat))
+        print('node %s %s %s' % (n, cum, flat))
     for (a, b), (w, r) in edges.items():
-        print('edge %s %s %d %s' % (a, b, w, 'residual' if r else 'direct'))
+        print('edge %s %s %s %s' % (a, b, w, 'residual' if r else 'direct'))
     return 0
 
 
