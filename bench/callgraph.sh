@@ -109,8 +109,12 @@ pw=$(med pprof 2) pr=$(med pprof 3) pc=$(med pprof 4)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 speed=$(ratio "$pw" "$kw") cpu=$(ratio "$pc" "$kc") mem=$(ratio "$pr" "$kr")
 goal() { awk -v v="$1" -v g="$2" 'BEGIN { print (v >= g ? "met" : "**missed**") }'; }
-knodes=$(grep -c '<g id="node' "$OUT/cg-kiln.svg")
-pnodes=$(grep -c '<g id="node' "$OUT/cg-pprof.svg")
+# Boxes drawn: kiln's function nodes (N1...) and legend; pprof's function
+# nodes (node1...) and the label "nodelets" (N1_0...) it counts against
+# -nodecount.
+knodes=$(grep -o '<g id="node[0-9]*" class="node"' "$OUT/cg-kiln.svg" | sort -u | wc -l)
+pnodes=$(grep -o '<g id="node[0-9]*" class="node"' "$OUT/cg-pprof.svg" | sort -u | wc -l)
+ptags=$(grep -o '<g id="N[0-9]*_[0-9]*" class="node"' "$OUT/cg-pprof.svg" | wc -l)
 
 {
     echo "## kiln callgraph against go tool pprof -svg"
@@ -118,7 +122,10 @@ pnodes=$(grep -c '<g id="node' "$OUT/cg-pprof.svg")
     echo "Input: \`$(basename "$pb")\`, $pb_bytes bytes of pprof, ${nsamples:-?} samples"
     echo "(bench/gen-perfscript.c, seed $SEED, $STACKS candidate stacks, converted by kiln)."
     echo "Same defaults in both (node fraction 0.005, edge fraction 0.001, 80 nodes);"
-    echo "SVG nodes drawn: kiln $knodes (legend included), pprof $pnodes."
+    echo "Boxes drawn: kiln $knodes (80 functions and the legend); pprof $pnodes functions"
+    echo "and $ptags label boxes (pprof counts the samples' labels against -nodecount)."
+    echo "pprof also shortens the C++ names (no parameters or template arguments),"
+    echo "merging overloads; kiln keeps them whole, as kiln top does."
     echo "$RUNS runs each, alternating; medians. Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "on $(nproc) CPUs."
     echo

@@ -44,14 +44,14 @@ static bool known_format(const char *f)
 	return false;
 }
 
-/* The format named by a file's extension ("gv" is DOT too); NULL if
- * none is known. */
+/* The format named by a file's extension ("gv" is DOT too), SVG for a
+ * name without one (/dev/stdout, a FIFO); NULL for an unknown one. */
 static const char *format_of(const char *path)
 {
 	const char *dot = strrchr(path, '.');
 
 	if (!dot || strchr(dot, '/'))
-		return NULL;
+		return "svg";
 	if (!strcmp(dot + 1, "gv"))
 		return "dot";
 	return known_format(dot + 1) ? dot + 1 : NULL;

@@ -77,6 +77,9 @@ expect_status 0 "$KILN" callgraph -q "$T/known.collapsed" -o "$T/k.pdf"
 [ "$(head -c 5 "$T/k.pdf")" = "%PDF-" ] || fail "k.pdf is not a PDF"
 expect_status 0 "$KILN" callgraph -q "$T/known.collapsed" --format dot -o -
 has "$T/out" '^digraph'
+# A name without an extension (a device, a FIFO) gets SVG.
+expect_status 0 "$KILN" callgraph -q "$T/known.collapsed" -o /dev/stdout
+has "$T/out" '</svg>'
 # The default output name.
 (cd "$T" && "$KILN" callgraph -q known.collapsed) || fail "default output"
 [ -s "$T/known.callgraph.svg" ] || fail "no known.callgraph.svg"
