@@ -44,8 +44,9 @@ test-asan: deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS) -LE noasan
 
-# The fuzz harnesses built with libFuzzer, a bounded run each (ctest -L
-# fuzz); without clang the default build's corpus replayers stand in.
+# The fuzz harnesses built with libFuzzer, a bounded run each, and the
+# unit tests under clang's ASan+UBSan; without clang the default build's
+# corpus replayers stand in.
 fuzz-build: deps
 	@cmake -S . -B build-fuzz -DKILN_FUZZ=ON -DCMAKE_C_COMPILER=clang \
 		-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug >/dev/null
@@ -54,7 +55,8 @@ fuzz-build: deps
 test-fuzz:
 	@if command -v clang >/dev/null; then \
 		$(MAKE) --no-print-directory fuzz-build && \
-		cd build-fuzz && ctest --output-on-failure -j $(JOBS) -L fuzz; \
+		cd build-fuzz && UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -j $(JOBS) -R '^(fuzz|unit)/'; \
 	else echo "test-fuzz: no clang; the replayers ran in build/"; fi
 
 fuzz: fuzz-build

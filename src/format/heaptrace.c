@@ -754,12 +754,17 @@ int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 	if (err)
 		goto out;
 	p->time_nanos = (int64_t)info.start_realtime_ns;
-	if (info.cmdline && *info.cmdline)
-		kiln_prof_add_comment(p, info.cmdline);
+	if (info.cmdline && *info.cmdline) {
+		err = kiln_prof_add_comment(p, info.cmdline);
+		if (err)
+			goto out;
+	}
 	if (info.truncated) {
 		snprintf(note, sizeof(note), "the trace was cut after byte %zu "
 			 "(process killed?): read up to there", info.truncated_at);
-		kiln_prof_add_comment(p, note);
+		err = kiln_prof_add_comment(p, note);
+		if (err)
+			goto out;
 	}
 	sym = kiln_sym_new(NULL);
 	if (!sym) {
