@@ -3,12 +3,16 @@
 #   make run     build, profile the bundled demo, leave kiln-demo.svg
 #   make test    build and run the whole suite (ctest), then again under
 #                ASan+UBSan in build-asan/
+#   make fuzz    libFuzzer runs of every reader harness (clang), FUZZ_TIME
+#                seconds each (default 600) -> build-fuzz/fuzz-crashes/
 #   make bench   benchmarks against the tools kiln replaces -> bench/RESULTS.md
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build deps test-deps run test test-fast test-asan bench install clean
+FUZZ_TIME ?= 600
+
+.PHONY: all build deps test-deps run test test-fast test-asan test-fuzz fuzz-build fuzz bench install clean
 
 all: build
 
@@ -28,6 +32,7 @@ test-deps:
 test: test-deps build
 	cd build && ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-fuzz
 
 test-fast: build
 	cd build && ctest --output-on-failure -j $(JOBS)
@@ -39,6 +44,24 @@ test-asan: deps
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS) -LE noasan
 
+# The fuzz harnesses built with libFuzzer, a bounded run each, and the
+# unit tests under clang's ASan+UBSan; without clang the default build's
+# corpus replayers stand in.
+fuzz-build: deps
+	@cmake -S . -B build-fuzz -DKILN_FUZZ=ON -DCMAKE_C_COMPILER=clang \
+		-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz-harnesses
+
+test-fuzz:
+	@if command -v clang >/dev/null; then \
+		$(MAKE) --no-print-directory fuzz-build && \
+		cd build-fuzz && UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -j $(JOBS) -R '^(fuzz|unit)/'; \
+	else echo "test-fuzz: no clang; the replayers ran in build/"; fi
+
+fuzz: fuzz-build
+	scripts/fuzz.sh build-fuzz $(FUZZ_TIME)
+
 bench: test-deps build
 	@bench/run.sh
 
@@ -46,4 +69,4 @@ install: build
 	@cmake --install build --prefix $(PREFIX)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

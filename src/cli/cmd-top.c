@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "symbolize/symbolize.h"
 #include "profile/profile.h"
 #include "profile/top.h"
 
-enum { OPT_CUM = 256, OPT_LINES, OPT_TYPE, OPT_FOCUS, OPT_IGNORE };
+enum { OPT_CUM = 256, OPT_LINES, OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_NO_LOCAL };
 
 static const struct option opts[] = {
 	{ "nodes", required_argument, NULL, 'n' },
@@ -20,6 +21,7 @@ static const struct option opts[] = {
 	{ "sample-type", required_argument, NULL, OPT_TYPE },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
+	{ "no-local-symbols", no_argument, NULL, OPT_NO_LOCAL },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -87,6 +89,7 @@ int kiln_cmd_top(int argc, char **argv)
 		case OPT_TYPE: in.sample_type = optarg; break;
 		case OPT_FOCUS: in.focus = optarg; break;
 		case OPT_IGNORE: in.ignore = optarg; break;
+		case OPT_NO_LOCAL: kiln_sym_set_no_local(true); break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("top", false); return 0;
 		default: return kiln_cli_usage_error("top", "unknown option");

@@ -14,6 +14,8 @@
 #include "profile/profile.h"
 #include "util/diag.h"
 #include "util/file.h"
+#include "util/limit.h"
+#include "symbolize/symbolize.h"
 
 bool kiln_cli_quiet;
 
@@ -102,7 +104,14 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "                        alloc_space; default: the profile's default)\n"
 	  "      --focus RE        keep only stacks with a frame matching RE\n"
 	  "      --ignore RE       drop stacks with a frame matching RE\n"
+	  "      --no-local-symbols  never open this machine's files to symbolize\n"
+	  "                        the addresses a profile or trace names\n"
 	  "  -q, --quiet           no progress output\n"
+	  "\n"
+	  "Environment (also for flame, convert and heap):\n"
+	  "  KILN_MAX_INPUT=SIZE   the most a decompressed input or one that is\n"
+	  "                        not a regular file may hold (default 4G)\n"
+	  "  KILN_NO_LOCAL_SYMBOLS=1   as --no-local-symbols\n"
 	  "\n"
 	  "Example:\n"
 	  "  kiln top -n 10 kiln.cpu.pb.gz\n" },
@@ -124,6 +133,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "      --width PX        image width (default 1200)\n"
 	  "      --sample-type T   which value to draw\n"
 	  "      --focus RE, --ignore RE   as for kiln top\n"
+	  "      --no-local-symbols  never open this machine's files to symbolize\n"
+	  "                        the addresses a profile or trace names\n"
 	  "  -q, --quiet           no progress output\n"
 	  "\n"
 	  "Example:\n"
@@ -174,6 +185,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "      --to FORMAT       output format (default: from OUT's extension)\n"
 	  "      --sample-type T   for the text formats: which value to write\n"
 	  "      --focus RE, --ignore RE   as for kiln top\n"
+	  "      --no-local-symbols  never open this machine's files to symbolize\n"
+	  "                        the addresses a profile or trace names\n"
 	  "  -q, --quiet           no progress output\n"
 	  "\n"
 	  "Several inputs are merged into one profile.  An input is never\n"
@@ -297,6 +310,7 @@ int kiln_cli_write(const char *path, const void *data, unsigned long len,
 int main(int argc, char **argv)
 {
 	const struct kiln_cmd *c;
+	const char *env;
 
 	if (argc < 2) {
 		main_usage(stderr);
@@ -315,6 +329,20 @@ int main(int argc, char **argv)
 		printf("kiln 0.1.0\n");
 		return KILN_EXIT_OK;
 	}
+	env = getenv("KILN_MAX_INPUT");
+	if (env && *env) {
+		size_t n;
+
+		if (kiln_parse_size(env, &n) || !n) {
+			kiln_cli_error("bad KILN_MAX_INPUT '%s': want a size in bytes, "
+				       "with k, M, G or T for powers of 1024 (4G)", env);
+			return KILN_EXIT_USAGE;
+		}
+		kiln_input_set_limit(n);
+	}
+	env = getenv("KILN_NO_LOCAL_SYMBOLS");
+	if (env && *env && strcmp(env, "0"))
+		kiln_sym_set_no_local(true);
 	c = find_cmd(argv[1]);
 	if (!c) {
 		kiln_cli_error("no command '%s' (see 'kiln help')", argv[1]);

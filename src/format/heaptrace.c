@@ -25,6 +25,7 @@
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/diag.h"
+#include "util/limit.h"
 
 /* A frame that inflates beyond this is not one the agent wrote. */
 #define MAX_FRAME_BYTES (256u << 20)
@@ -61,6 +62,7 @@ struct reader {
 	uint32_t *tids;		/* threads seen, sorted */
 	size_t ntids, tids_alloc;
 	uint64_t *pcs;
+	uint64_t inflated;	/* bytes decompressed so far */
 };
 
 static int bad(struct reader *r, const char *fmt, ...)
@@ -461,6 +463,40 @@ static int records(struct reader *r, const char *data, size_t len)
 	return 0;
 }
 
+/* The most one frame may inflate to: it is held whole in memory. */
+static size_t frame_limit(void)
+{
+	size_t l = kiln_input_limit();
+
+	return l < MAX_FRAME_BYTES ? l : MAX_FRAME_BYTES;
+}
+
+/*
+ * The trace is analysed a frame at a time, so its total size costs time,
+ * not memory: a long run's trace legitimately inflates to many GiB.  A
+ * trace that inflates more than BOMB_RATIO times its compressed size and
+ * beyond the input limit is a decompression bomb (the agent's frames
+ * compress 3-10 times).
+ */
+#define BOMB_RATIO 1024
+
+static int check_total(struct reader *r, size_t compressed)
+{
+	uint64_t cap = (uint64_t)compressed * BOMB_RATIO;
+	char lim[32];
+
+	if (cap < kiln_input_limit())
+		cap = kiln_input_limit();
+	if (r->inflated <= cap)
+		return 0;
+	return kiln_diag(r->d, "byte %zu (zstd frame %zu): the trace inflates to "
+			 "more than %s from %zu bytes, over %d times its size and "
+			 "the limit for decompressed input (set KILN_MAX_INPUT to "
+			 "raise it)", r->frame_off, r->nframe,
+			 kiln_size_str(kiln_input_limit(), lim, sizeof(lim)),
+			 compressed, BOMB_RATIO);
+}
+
 /* Decompresses the frame [off, off+n) into out. */
 static int inflate_frame(struct reader *r, ZSTD_DCtx *z, const char *src,
 			 size_t n, struct kiln_buf *out)
@@ -472,7 +508,7 @@ static int inflate_frame(struct reader *r, ZSTD_DCtx *z, const char *src,
 	kiln_buf_reset(out);
 	ZSTD_DCtx_reset(z, ZSTD_reset_session_only);
 	if (want != ZSTD_CONTENTSIZE_UNKNOWN && want != ZSTD_CONTENTSIZE_ERROR &&
-	    want <= MAX_FRAME_BYTES) {
+	    want <= frame_limit()) {
 		err = kiln_buf_grow(out, (size_t)want + 1);
 		if (err)
 			return err;
@@ -497,10 +533,15 @@ static int inflate_frame(struct reader *r, ZSTD_DCtx *z, const char *src,
 					 "zstd frame: %s", r->frame_off, r->nframe,
 					 ZSTD_getErrorName(rc));
 		}
-		if (out->len > MAX_FRAME_BYTES)
+		if (out->len > frame_limit()) {
+			char lim[32];
+
 			return kiln_diag(r->d, "byte %zu (zstd frame %zu): the frame "
-					 "inflates to more than %u MiB", r->frame_off,
-					 r->nframe, MAX_FRAME_BYTES >> 20);
+					 "inflates to more than %s (the agent writes "
+					 "frames of 1 MiB; KILN_MAX_INPUT is the limit "
+					 "below 256 MiB)", r->frame_off, r->nframe,
+					 kiln_size_str(frame_limit(), lim, sizeof(lim)));
+		}
 		if (rc == 0)
 			return 0;
 		if (in.pos == in.size && o.pos < o.size)
@@ -637,6 +678,10 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 		}
 		r->nframe++;
 		err = inflate_frame(r, s->z, data + at, n, &s->frame);
+		if (!err) {
+			r->inflated += s->frame.len;
+			err = check_total(r, r->frame_off + n);
+		}
 		if (!err && s->frame.len)
 			err = records(r, s->frame.data, s->frame.len);
 		if (!err)
@@ -709,12 +754,17 @@ int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 	if (err)
 		goto out;
 	p->time_nanos = (int64_t)info.start_realtime_ns;
-	if (info.cmdline && *info.cmdline)
-		kiln_prof_add_comment(p, info.cmdline);
+	if (info.cmdline && *info.cmdline) {
+		err = kiln_prof_add_comment(p, info.cmdline);
+		if (err)
+			goto out;
+	}
 	if (info.truncated) {
 		snprintf(note, sizeof(note), "the trace was cut after byte %zu "
 			 "(process killed?): read up to there", info.truncated_at);
-		kiln_prof_add_comment(p, note);
+		err = kiln_prof_add_comment(p, note);
+		if (err)
+			goto out;
 	}
 	sym = kiln_sym_new(NULL);
 	if (!sym) {

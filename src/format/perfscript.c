@@ -501,8 +501,14 @@ static uint32_t dso_mapping(struct reader *r, const char *s, size_t n)
 	m.file = kiln_prof_intern(r->p, s, n);
 	m.has_functions = true;
 	id = kiln_prof_mapping(r->p, &m);
-	if (!id || kiln_linecache_add(&r->dsos, s, n, h, id))
+	if (!id)
 		return 0;
+	/* A cache entry refused is memory refused: the sample cannot be
+	 * read, it must not be read without its mapping. */
+	if (kiln_linecache_add(&r->dsos, s, n, h, id)) {
+		r->p->err = -ENOMEM;
+		return 0;
+	}
 	return id;
 }
 

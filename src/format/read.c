@@ -2,6 +2,7 @@
  * Format detection, gzip, and the read-any-file entry point (format stage).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
+#include "util/limit.h"
 
 static const char *const names[] = {
 	[KILN_FMT_UNKNOWN] = "unknown",
@@ -192,9 +194,18 @@ enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
 	return KILN_FMT_COLLAPSED;
 }
 
+/* zlib counts in uInt: larger buffers go through in pieces. */
+static uInt piece(size_t n)
+{
+	return (uInt)(n > UINT_MAX ? UINT_MAX : n);
+}
+
 int kiln_gunzip(const char *data, size_t len, struct kiln_buf *out,
 		struct kiln_diag *d)
 {
+	const unsigned char *in = (const unsigned char *)data;
+	size_t limit = kiln_input_limit(), at, start = out->len;
+	char lim[32];
 	z_stream z;
 	int rc, err = 0;
 
@@ -202,31 +213,45 @@ int kiln_gunzip(const char *data, size_t len, struct kiln_buf *out,
 	/* 32 + 15: accept gzip and zlib headers, largest window. */
 	if (inflateInit2(&z, 32 + 15) != Z_OK)
 		return -ENOMEM;
-	z.next_in = (unsigned char *)data;
-	z.avail_in = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
+	z.next_in = (unsigned char *)in;
+	z.avail_in = piece(len);
 	for (;;) {
-		err = kiln_buf_grow(out, len * 2 + 65536);
+		size_t room;
+
+		/* Room for twice the input at first, then doubling. */
+		err = kiln_buf_grow(out, out->len - start < len ?
+				   len * 2 + 65536 : out->len - start);
 		if (err)
 			goto out_end;
+		room = out->cap - out->len - 1;
 		z.next_out = (unsigned char *)out->data + out->len;
-		z.avail_out = (uInt)(out->cap - out->len - 1);
+		z.avail_out = piece(room);
 		rc = inflate(&z, Z_NO_FLUSH);
 		out->len = (size_t)((char *)z.next_out - out->data);
 		out->data[out->len] = '\0';
+		at = (size_t)(z.next_in - in);
+		/* The input past the first 4 GiB, a piece at a time. */
+		if (z.avail_in == 0 && at < len)
+			z.avail_in = piece(len - at);
+		if (out->len - start > limit) {
+			err = kiln_diag(d, "byte %zu: the data inflates to more than "
+					"%s, the limit for decompressed input (set "
+					"KILN_MAX_INPUT to raise it)", at,
+					kiln_size_str(limit, lim, sizeof(lim)));
+			goto out_end;
+		}
 		if (rc == Z_STREAM_END) {
 			/* Concatenated gzip members are one stream to gzip(1). */
-			size_t used = (size_t)((const char *)z.next_in - data);
-
-			if (used < len && kiln_is_gzip(data + used, len - used)) {
+			if (at < len && kiln_is_gzip(data + at, len - at)) {
 				inflateReset(&z);
+				z.avail_in = piece(len - at);
 				continue;
 			}
 			break;
 		}
-		if (rc == Z_BUF_ERROR && z.avail_in == 0) {
+		if (rc == Z_BUF_ERROR && at == len) {
 			err = kiln_diag(d, "byte %zu: the gzip stream is truncated "
-					"(file cut short?)",
-					(size_t)((const char *)z.next_in - data));
+					"(file cut short?)", at);
 			goto out_end;
 		}
 		if (rc != Z_OK && rc != Z_BUF_ERROR) {
@@ -234,12 +259,11 @@ int kiln_gunzip(const char *data, size_t len, struct kiln_buf *out,
 				err = -ENOMEM;
 				goto out_end;
 			}
-			err = kiln_diag(d, "byte %zu: corrupt gzip data: %s",
-					(size_t)((const char *)z.next_in - data),
+			err = kiln_diag(d, "byte %zu: corrupt gzip data: %s", at,
 					z.msg ? z.msg : "inflate failed");
 			goto out_end;
 		}
-		if (z.avail_in == 0 && rc == Z_OK && z.avail_out != 0) {
+		if (at == len && rc == Z_OK && z.avail_out != 0) {
 			err = kiln_diag(d, "byte %zu: the gzip stream is truncated "
 					"(file cut short?)", len);
 			goto out_end;
@@ -319,6 +343,14 @@ int kiln_read_profile(const char *path, struct kiln_prof **out,
 
 	*out = NULL;
 	err = kiln_map_open(&m, path);
+	if (err == -EFBIG) {
+		char lim[32];
+
+		return kiln_diag(d, "'%s': more than %s of input, the limit for "
+				 "what is not a regular file (an endless input? set "
+				 "KILN_MAX_INPUT to raise it)", path,
+				 kiln_size_str(kiln_input_limit(), lim, sizeof(lim)));
+	}
 	if (err)
 		return err;
 	data = m.data;

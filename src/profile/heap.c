@@ -234,11 +234,16 @@ static void live_remove(struct kiln_heap *h, struct kiln_heap_live *e)
  * no bucket open (no dirty stacks).  A stack's value at the merged
  * bucket's maximum is its value at the larger of the two maxima.
  */
-static void coarsen(struct kiln_heap *h)
+static int coarsen(struct kiln_heap *h)
 {
 	uint32_t n = h->nbuckets, i, j, k;
 	size_t total = 0;
 	uint8_t *pick = calloc(n / 2 + 1, 1);
+
+	/* Without it the merged buckets would silently take other values
+	 * than with it: out of memory is said, not guessed around. */
+	if (!pick)
+		return -ENOMEM;
 
 	for (i = 0; i < (n + 1) / 2; i++) {
 		double mx = h->total_max[2 * i];
@@ -246,8 +251,7 @@ static void coarsen(struct kiln_heap *h)
 		if (2 * i + 1 < n) {
 			if (h->total_max[2 * i + 1] > mx) {
 				mx = h->total_max[2 * i + 1];
-				if (pick)
-					pick[i] = 1;
+				pick[i] = 1;
 			}
 			h->total_end[i] = h->total_end[2 * i + 1];
 		} else {
@@ -268,7 +272,7 @@ static void coarsen(struct kiln_heap *h)
 			struct kiln_heap_pt e = s->hist[j];
 			uint32_t nb = e.bucket / 2;
 			bool second = e.bucket & 1;
-			bool want_second = pick ? pick[nb] : true;
+			bool want_second = pick[nb];
 
 			if (m && s->hist[m - 1].bucket == nb) {
 				/* both halves: the first is already in */
@@ -291,6 +295,7 @@ static void coarsen(struct kiln_heap *h)
 	}
 	h->hist_total = total;
 	free(pick);
+	return 0;
 }
 
 /* Closes the open bucket: a point for each stack that changed in it. */
@@ -342,8 +347,11 @@ static int advance(struct kiln_heap *h, uint64_t t)
 		if (err)
 			return err;
 		while (rel >= (uint64_t)MAX_BUCKETS * h->bucket_ns ||
-		       (h->hist_total > HIST_CAP && h->nbuckets > 1))
-			coarsen(h);
+		       (h->hist_total > HIST_CAP && h->nbuckets > 1)) {
+			err = coarsen(h);
+			if (err)
+				return err;
+		}
 	}
 	b = (uint32_t)(rel / h->bucket_ns);
 	if (!h->nbuckets) {

@@ -619,7 +619,7 @@ static uint32_t fallback_name(struct kiln_prof *p, uint32_t loc)
 long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,
 		      struct kiln_frame **frames, size_t *cap)
 {
-	const uint32_t *locs = p->stacks + s->stack;
+	const uint32_t *locs = kiln_prof_sample_locs(p, s);
 	size_t n = 0;
 	uint32_t i, j;
 

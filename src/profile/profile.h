@@ -193,10 +193,12 @@ long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
 			  uint32_t depth, const int64_t *values,
 			  uint32_t labelset);
 
+/* A sample's location ids; NULL for a sample without frames (before any
+ * stack is stored the stack array is NULL, and NULL + 0 is undefined). */
 static inline const uint32_t *kiln_prof_sample_locs(const struct kiln_prof *p,
 						    const struct kiln_sample *s)
 {
-	return p->stacks + s->stack;
+	return s->depth ? p->stacks + s->stack : NULL;
 }
 
 static inline int64_t kiln_prof_value(const struct kiln_prof *p, size_t sample,

@@ -23,6 +23,7 @@
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/diag.h"
+#include "util/file.h"
 #include "util/htab.h"
 
 /* ---- an arena of strings and frame arrays that never move ---- */
@@ -218,6 +219,13 @@ static const char *interns(struct kiln_sym *s, const char *str)
 }
 
 /* ---- sessions ---- */
+
+static bool no_local;	/* kiln_sym_set_no_local() */
+
+void kiln_sym_set_no_local(bool on)
+{
+	no_local = on;
+}
 
 static char *debuginfo_path;	/* NULL: elfutils' default search path */
 
@@ -569,15 +577,17 @@ static int open_map(struct kiln_sym *s, const struct map *m, char *name)
 		     m->path);
 	if (n <= 0 || n >= 4096)
 		return -1;
+	/* Regular files only, opened without blocking: a profile or trace
+	 * names any path, and a FIFO there would hang the reader. */
 	if (!gone)
-		fd = open(name, O_RDONLY | O_CLOEXEC);
+		fd = kiln_open_regular(name);
 	if (fd < 0 && s->pid > 0) {
 		snprintf(buf, sizeof(buf),
 			 "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, s->pid,
 			 m->start, m->end);
-		fd = open(buf, O_RDONLY | O_CLOEXEC);
+		fd = kiln_open_regular(buf);
 	}
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 /*
@@ -680,6 +690,8 @@ static int resolve(struct kiln_sym *s, size_t mi)
 	if (m->mod != MOD_UNTRIED)
 		return 0;
 	m->mod = MOD_NONE;
+	if (no_local)
+		return 0;
 	if (!strcmp(m->path, "[vdso]") && !s->root) {
 		fd = open_own_vdso(m);
 		snprintf(name, sizeof(name), "[vdso]");
@@ -1422,17 +1434,16 @@ int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
 	size_t len = 0, cap = 0;
 	ssize_t n;
 	int fd, err;
-	struct stat st;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	/* A regular file only: a FIFO or a device there would block. */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (no_local)
 		return 0;
-	}
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	/* /tmp is everyone's: a FIFO or device there is not a JIT map. */
+	fd = kiln_open_regular(path);
+	if (fd == -EINVAL || fd == -EISDIR || fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
 	if (*offset && lseek(fd, (off_t)*offset, SEEK_SET) < 0) {
 		err = -errno;
 		close(fd);

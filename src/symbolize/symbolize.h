@@ -75,6 +75,15 @@ struct kiln_sym_info {
 	bool has_dwarf;		/* lines and inline frames were looked for */
 };
 
+/*
+ * Process-wide: never open a local file to symbolize (the binaries and
+ * libraries a profile or trace names, /proc/PID/map_files, JIT maps);
+ * addresses then stay "module+0xoffset".  For reading profiles from
+ * elsewhere without touching this machine's files (kiln's
+ * --no-local-symbols, KILN_NO_LOCAL_SYMBOLS=1; docs/symbols.md).
+ */
+void kiln_sym_set_no_local(bool on);
+
 /* A new session (opts may be NULL).  NULL with errno set on failure. */
 struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts);
 /* Frees the session, libdwfl's state and every result it handed out. */

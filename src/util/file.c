@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/limit.h"
 
 static int read_all(int fd, struct kiln_map *m)
 {
@@ -35,6 +36,12 @@ static int read_all(int fd, struct kiln_map *m)
 		if (n == 0)
 			break;
 		b.len += (size_t)n;
+		/* An endless input (/dev/zero, a pipe that never closes)
+		 * stops here rather than at the end of memory. */
+		if (b.len > kiln_input_limit()) {
+			err = -EFBIG;
+			goto out_free;
+		}
 	}
 	m->data = kiln_buf_detach(&b, &m->len);
 	m->mapped = false;

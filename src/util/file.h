@@ -64,6 +64,13 @@ void kiln_out_abort(struct kiln_out *o);
 /* kiln_out_open + kiln_out_write + kiln_out_commit.  0 or -errno. */
 int kiln_write_atomic(const char *path, const void *data, size_t len);
 
+/*
+ * Opens path read-only if it is a regular file, without ever blocking
+ * (a FIFO or a device named by an input is refused, not waited on).
+ * A descriptor, or -errno (-EINVAL: not a regular file).
+ */
+int kiln_open_regular(const char *path);
+
 /* True when a and b name the same existing file (same device and inode). */
 bool kiln_same_file(const char *a, const char *b);
 

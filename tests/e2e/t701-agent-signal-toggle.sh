@@ -2,21 +2,47 @@
 # ctest-labels: noasan serial
 # CPUPROFILESIGNAL=12: each pair of signals starts and stops a profile,
 # written as PATH.0, PATH.1; both have the right split.
+#
+# Statistics, so that a loaded machine does not fail it: each window
+# lasts until the server has used 8 s of CPU time (not 6 s of wall time,
+# in which a loaded machine may give it a fraction of that): about 2000
+# samples at 250 Hz, whatever the load.  The share of a function with true
+# share p among N samples has a standard error of sqrt(p(1-p)/N), 1.1
+# points for burn_a at N = 2000; check_server_split allows 3 points or
+# four standard errors when wider (lib.sh), so a correct agent fails a
+# check about once in 16,000, while a split off by more (a thread's
+# samples lost, stacks cut) still fails.  Fewer than 500 samples is a
+# failure itself: the window is not what it should be.
 . "$(dirname "$0")/lib.sh"
 need_agent
 
+# CPU time of process $1 so far, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# Waits until process $1 has used $2 more seconds of CPU time.
+wait_cpu() {
+    local want=$(( $(cpu_ticks "$1") + $2 * $(getconf CLK_TCK) ))
+    while [ "$(cpu_ticks "$1")" -lt "$want" ]; do sleep 0.1; done
+}
+
 LD_PRELOAD=$KILN_LIB CPUPROFILE=$T/cpu.prof CPUPROFILESIGNAL=12 CPUPROFILE_FREQUENCY=250 \
     "$WL/cpuserver" 4 > "$T/out.txt" & pid=$!
-sleep 0.5
+# Ready when the agent has started the workers (they use CPU).
+wait_cpu $pid 1
 for n in 0 1; do
-    kill -12 $pid; sleep 6; kill -12 $pid
-    for _ in $(seq 50); do [ -s "$T/cpu.prof.$n" ] && break; sleep 0.1; done
-    [ -s "$T/cpu.prof.$n" ] || fail "no cpu.prof.$n after the second signal"
+    kill -12 $pid; wait_cpu $pid 8; kill -12 $pid
+    # Written by the agent's thread after the second signal.
+    while [ ! -s "$T/cpu.prof.$n" ]; do
+        kill -0 $pid || fail "the server died before writing cpu.prof.$n"
+        sleep 0.1
+    done
 done
 kill -TERM $pid; wait $pid
 [ ! -e "$T/cpu.prof" ] || fail "a plain cpu.prof was written in toggle mode"
 [ ! -e "$T/cpu.prof.2" ] || fail "a third profile appeared"
 for n in 0 1; do
+    N=$(nsamples "$T/cpu.prof.$n")
+    [ "${N:-0}" -ge 500 ] || fail "cpu.prof.$n holds ${N:-no} samples, want 2000 or so"
+    echo "cpu.prof.$n: $N samples"
     check_server_split "$T/cpu.prof.$n" 3
     if command -v go >/dev/null; then
         HOME=$T GOCACHE=$T/gocache go tool pprof -top "$T/cpu.prof.$n" > "$T/go.txt" 2>/dev/null ||

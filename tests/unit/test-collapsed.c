@@ -197,6 +197,28 @@ static void test_write_golden(void **state)
 	kiln_prof_free(p);
 }
 
+/*
+ * A profile whose only sample has no frames (a pprof sample without
+ * locations): no stack was ever stored, so the stack array is NULL, and
+ * finding the sample's frames must not compute NULL + 0 (UBSan: "applying
+ * zero offset to null pointer", seen via kiln_collapsed_write).
+ */
+static void test_write_empty_stack(void **state)
+{
+	static const char *const types[] = { "samples/count" };
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_buf out = KILN_BUF_INIT;
+	int64_t v = 7;
+
+	assert_int_equal(kiln_prof_set_types_str(p, types, 1), 0);
+	assert_true(kiln_prof_add_sample(p, NULL, 0, &v, 0) >= 0);
+	assert_null(p->stacks);
+	assert_int_equal(kiln_collapsed_write(p, 0, &out), 0);
+	assert_int_equal(out.len, 0);
+	kiln_buf_release(&out);
+	kiln_prof_free(p);
+}
+
 /* Inline frames expand; stacks with the same names merge; sorted. */
 static void test_write_inline_merge(void **state)
 {
@@ -271,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_read_forms),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_write_golden),
+		cmocka_unit_test(test_write_empty_stack),
 		cmocka_unit_test(test_write_inline_merge),
 		cmocka_unit_test(test_roundtrip),
 	};

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -25,8 +27,10 @@
 #include "format/heaptrace.h"
 #include "profile/heap.h"
 #include "profile/profile.h"
+#include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/diag.h"
+#include "util/limit.h"
 
 /* ---- a trace writer ---- */
 
@@ -839,6 +843,133 @@ static void test_read_profile(void **state)
 	tw_release(&w);
 }
 
+/* A trace naming path as the file of the code at 0x7f0000001000 (a
+ * return address: looked up, and named, at 0xfff). */
+static void trace_naming(struct tw *w, const char *path)
+{
+	char maps[4200];
+
+	snprintf(maps, sizeof(maps),
+		 "7f0000000000-7f0000100000 r-xp 00000000 00:00 1 %s\n", path);
+	tw_header(w, 0);
+	tw_maps(w, maps);
+	tw_stack(w, 1, 1, (uint64_t)0x7f0000001000);
+	tw_batch(w, 1, 0);
+	tw_alloc(w, 1, 1, 0x100, 4096, 1);
+	tw_frame(w);
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "the reader blocked on a FIFO the trace names\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+/*
+ * A trace that names a FIFO (or anything but a regular file) as a
+ * library: read without opening it for reading, so without blocking
+ * (open(2) of a FIFO waits for a writer); the frame stays unsymbolized.
+ */
+static void test_fifo_in_maps(void **state)
+{
+	struct tw w = TW_INIT;
+	char dir[] = "/tmp/test-heaptrace-fifo.XXXXXX", fifo[128];
+	struct kiln_diag d = { "" };
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_frame *fr = NULL;
+	size_t cap = 0;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/libfifo.so", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	trace_naming(&w, fifo);
+	signal(SIGALRM, on_alarm);
+	alarm(60);	/* a hang, however loaded the machine */
+	if (kiln_heaptrace_read(p, w.f.data, w.f.len, &d))
+		fail_msg("%s", d.msg);
+	alarm(0);
+	assert_int_equal(p->nsamples, 1);
+	assert_int_equal(kiln_prof_frames(p, &p->samples[0], &fr, &cap), 1);
+	assert_string_equal(kiln_prof_str(p, fr[0].name), "libfifo.so+0xfff");
+	free(fr);
+	kiln_prof_free(p);
+	unlink(fifo);
+	rmdir(dir);
+	tw_release(&w);
+}
+
+/*
+ * kiln_sym_set_no_local(): the code of this very test program, named by
+ * the trace, stays "module+0xoffset" (no file of the machine is opened).
+ */
+static void test_no_local_symbols(void **state)
+{
+	struct tw w = TW_INIT;
+	char maps[65536];
+	struct kiln_diag d = { "" };
+	struct kiln_prof *p;
+	struct kiln_frame *fr = NULL;
+	size_t cap = 0, n;
+	FILE *f = fopen("/proc/self/maps", "r");
+	int pass;
+
+	assert_non_null(f);
+	n = fread(maps, 1, sizeof(maps) - 1, f);
+	fclose(f);
+	maps[n] = '\0';
+	tw_header(&w, 0);
+	tw_maps(&w, maps);
+	tw_stack(&w, 1, 1, (uint64_t)(uintptr_t)alloc_site_alpha + 1);
+	tw_batch(&w, 1, 0);
+	tw_alloc(&w, 1, 1, 0x100, 4096, 1);
+	tw_frame(&w);
+	for (pass = 0; pass < 2; pass++) {
+		kiln_sym_set_no_local(pass == 1);
+		p = kiln_prof_new();
+		if (kiln_heaptrace_read(p, w.f.data, w.f.len, &d))
+			fail_msg("%s", d.msg);
+		assert_int_equal(kiln_prof_frames(p, &p->samples[0], &fr, &cap), 1);
+		if (pass == 0)
+			assert_string_equal(kiln_prof_str(p, fr[0].name),
+					    "alloc_site_alpha");
+		else
+			assert_non_null(strstr(kiln_prof_str(p, fr[0].name),
+						"test-heaptrace+0x"));
+		kiln_prof_free(p);
+	}
+	kiln_sym_set_no_local(false);
+	free(fr);
+	tw_release(&w);
+}
+
+/*
+ * The limit on decompressed input: a frame that inflates past it is
+ * refused with the limit named, where the default takes it.
+ */
+static void test_input_limit(void **state)
+{
+	struct tw w = TW_INIT;
+	struct kiln_diag d = { "" };
+	struct kiln_prof *p;
+
+	trace_naming(&w, "/nonexistent/lib.so");
+	p = kiln_prof_new();
+	assert_int_equal(kiln_heaptrace_read(p, w.f.data, w.f.len, &d), 0);
+	kiln_prof_free(p);
+	kiln_input_set_limit(16);
+	p = kiln_prof_new();
+	assert_int_equal(kiln_heaptrace_read(p, w.f.data, w.f.len, &d), -EINVAL);
+	if (!strstr(d.msg, "byte 0 (zstd frame 1): the frame inflates to more "
+		    "than 16 bytes"))
+		fail_msg("%s", d.msg);
+	kiln_prof_free(p);
+	kiln_input_set_limit(KILN_INPUT_LIMIT_DEFAULT);
+	tw_release(&w);
+}
+
 /*
  * Memory over time: a run of 10 s with a 1 MB spike at 5 s: 512 to 1024
  * buckets, the spike in total_max, the site series carried forward.
@@ -914,6 +1045,9 @@ int main(void)
 		cmocka_unit_test(test_bad_data),
 		cmocka_unit_test(test_read_profile),
 		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_fifo_in_maps),
+		cmocka_unit_test(test_no_local_symbols),
+		cmocka_unit_test(test_input_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
