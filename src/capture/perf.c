@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <fcntl.h>
@@ -109,6 +108,8 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
 	s->attr.size = sizeof(s->attr);
 	s->attr.type = a->type;
 	s->attr.config = a->config;
+	s->attr.config1 = a->config1;
+	s->attr.config2 = a->config2;
 	if (a->freq) {
 		s->attr.freq = 1;
 		s->attr.sample_freq = a->sample;
@@ -756,107 +757,4 @@ int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx)
 	}
 	free(refs);
 	return 0;
-}
-
-struct named_event {
-	const char *name;
-	uint32_t type;
-	uint64_t config;
-};
-
-static const struct named_event events[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
-	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
-	{ "emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
-	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
-	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
-	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
-};
-
-static int tracepoint_id(const char *name, uint64_t *id)
-{
-	static const char *const roots[] = { "/sys/kernel/tracing/events",
-					     "/sys/kernel/debug/tracing/events" };
-	const char *colon = strchr(name, ':');
-	char path[512];
-	size_t i;
-	int err = -ENOENT;
-
-	if (!colon || colon == name || !colon[1] || strchr(colon + 1, '/') ||
-	    memchr(name, '/', (size_t)(colon - name)) || strstr(name, ".."))
-		return -ENOENT;
-	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		FILE *f;
-		unsigned long long v;
-
-		snprintf(path, sizeof(path), "%s/%.*s/%s/id", roots[i],
-			 (int)(colon - name), name, colon + 1);
-		f = fopen(path, "r");
-		if (!f) {
-			if (errno == EACCES || errno == EPERM)
-				err = -errno;
-			continue;
-		}
-		if (fscanf(f, "%llu", &v) == 1) {
-			*id = v;
-			fclose(f);
-			return 0;
-		}
-		fclose(f);
-	}
-	return err;
-}
-
-/* tracefs is not always mounted; root can mount it, as perf does. */
-static void mount_tracefs(void)
-{
-	if (!access("/sys/kernel/tracing/events", F_OK) ||
-	    !access("/sys/kernel/debug/tracing/events", F_OK))
-		return;
-	mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
-}
-
-int kiln_perf_parse_event(const char *name, struct kiln_perf_attr *a)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-		if (!strcmp(name, events[i].name)) {
-			a->type = events[i].type;
-			a->config = events[i].config;
-			return 0;
-		}
-	}
-	if (strchr(name, ':')) {
-		uint64_t id;
-		int err;
-
-		mount_tracefs();
-		err = tracepoint_id(name, &id);
-
-		if (err)
-			return err;
-		a->type = PERF_TYPE_TRACEPOINT;
-		a->config = id;
-		return 0;
-	}
-	return -ENOENT;
 }

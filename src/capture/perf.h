@@ -15,7 +15,7 @@
 
 struct kiln_perf_attr {
 	uint32_t type;		/* PERF_TYPE_SOFTWARE, _HARDWARE, _TRACEPOINT */
-	uint64_t config;
+	uint64_t config, config1, config2;	/* see capture/events.h */
 	uint64_t sample;	/* frequency (freq) or period */
 	bool freq;
 	bool kernel;		/* sample kernel code and kernel stacks too */
@@ -132,13 +132,5 @@ uint64_t kiln_perf_lost(const struct kiln_perf *s);
 
 /* The user registers kiln asks for (x86-64: all general-purpose ones). */
 uint64_t kiln_perf_regs_mask(void);
-
-/*
- * Parses an event name: "cpu-clock", "task-clock", "page-faults",
- * "context-switches", "cycles", "instructions", "cache-misses",
- * "branch-misses", ..., or a tracepoint "group:name" (looked up in tracefs).
- * Fills a->type and a->config.  0, -ENOENT (unknown), or -errno.
- */
-int kiln_perf_parse_event(const char *name, struct kiln_perf_attr *a);
 
 #endif

@@ -22,6 +22,8 @@ int kiln_cmd_convert(int argc, char **argv);
 int kiln_cmd_record(int argc, char **argv);
 int kiln_cmd_heap(int argc, char **argv);
 int kiln_cmd_callgraph(int argc, char **argv);
+int kiln_cmd_stat(int argc, char **argv);
+int kiln_cmd_list(int argc, char **argv);
 
 /* Prints "kiln: <message>" on stderr. */
 void kiln_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -68,5 +70,20 @@ int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
  * 0 or -ENOENT.
  */
 int kiln_cli_find_agent(struct kiln_buf *path);
+
+/*
+ * Prints why an event name cannot be used (unknown: the closest names;
+ * tracefs missing: how to mount it) for the -errno of kiln_event_parse();
+ * returns the exit status (2 for a bad name, 1 otherwise).
+ */
+int kiln_cli_event_error(const char *name, int err);
+
+/*
+ * Prints a refused perf_event_open and the setting that would allow it:
+ * need is the highest kernel.perf_event_paranoid that allows `what` (2:
+ * own processes in user space, 1: with the kernel, 0: whole CPUs); the
+ * setting already in force and "run as root" to root are never advised.
+ */
+void kiln_cli_perf_refused(int err, int need, const char *what);
 
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/events.h"
 #include "capture/perf.h"
 #include "capture/record.h"
 #include "cli/cli.h"
@@ -650,6 +651,7 @@ int kiln_cmd_record(int argc, char **argv)
 	uint32_t stack_bytes = DEFAULT_STACK_BYTES;
 	bool kernel = false, quiet = kiln_cli_quiet, inject = false;
 	bool system_wide = false, freq_given = false, cg_given = false;
+	struct kiln_event ev;
 	int c, err, rc = KILN_EXIT_OK, status = 0, i, stopped_by = 0;
 	char *end;
 	char **cmd;
@@ -768,24 +770,24 @@ int kiln_cmd_record(int argc, char **argv)
 		rc = record_inject(cmd, ncmd, freq, output, quiet);
 		goto out;
 	}
-	err = kiln_perf_parse_event(event, &pa);
+	err = kiln_event_parse(event, &ev);
 	if (err) {
-		if (err == -ENOENT)
-			kiln_cli_error("unknown event '%s': try cpu-clock, task-clock, "
-				       "page-faults, cycles, or a tracepoint such as "
-				       "syscalls:sys_enter_getrandom", event);
-		else
-			kiln_cli_error("cannot look up event '%s': %s (tracepoints "
-				       "need tracefs, usually root)", event, strerror(-err));
-		rc = err == -ENOENT ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+		rc = kiln_cli_event_error(event, err);
 		goto out;
 	}
+	pa.type = ev.type;
+	pa.config = ev.config;
+	pa.config1 = ev.config1;
+	pa.config2 = ev.config2;
 	pa.kernel = kernel;
 	pa.kernel_time = true;
 	pa.stack_bytes = stack_bytes;
 	pa.enable_on_exec = ncmd > 0 && !system_wide;
 	if (count) {
 		pa.sample = (uint64_t)count;
+	} else if (ev.counting && !freq_given) {
+		/* Tracepoints: every event, as perf (period 1); -F overrides. */
+		pa.sample = count = 1;
 	} else {
 		pa.sample = (uint64_t)freq;
 		pa.freq = true;
@@ -875,7 +877,7 @@ int kiln_cmd_record(int argc, char **argv)
 			explain_refusal(err, kernel, system_wide, ncmd > 0);
 		else if (err == -ENOENT || err == -EOPNOTSUPP)
 			kiln_cli_error("event '%s' is not supported on this machine "
-				       "(see 'perf list'; hardware counters are often "
+				       "(see 'kiln list'; hardware counters are often "
 				       "missing in virtual machines)", event);
 		else if (err == -EINVAL && !count)
 			kiln_cli_error("perf_event_open refused -F %ld: %s (the "

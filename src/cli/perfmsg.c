@@ -1,0 +1,88 @@
+/*
+ * Messages for the perf_event_open commands (cli stage): an event name that
+ * cannot be used, and a refusal with the setting that would allow it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/events.h"
+#include "cli/cli.h"
+
+int kiln_cli_event_error(const char *name, int err)
+{
+	char *near[3];
+	size_t n, i;
+
+	if (err == -ENODEV) {
+		kiln_cli_error("event '%s' is a tracepoint, and tracefs is not "
+			       "mounted: mount it with 'mount -t tracefs nodev "
+			       "/sys/kernel/tracing' (as root)", name);
+		return KILN_EXIT_FAIL;
+	}
+	if (err == -EACCES || err == -EPERM) {
+		kiln_cli_error("cannot read the tracepoint '%s' in tracefs: %s "
+			       "(tracefs is readable by root only unless it is "
+			       "mounted with 'gid=' and 'mode=')", name,
+			       strerror(-err));
+		return KILN_EXIT_FAIL;
+	}
+	if (err == -EINVAL) {
+		kiln_cli_error("bad event '%s': a PMU event is PMU/TERM=VALUE,.../ "
+			       "with the terms of /sys/bus/event_source/devices/PMU/format",
+			       name);
+		return KILN_EXIT_USAGE;
+	}
+	if (err != -ENOENT) {
+		kiln_cli_error("cannot look up event '%s': %s", name, strerror(-err));
+		return KILN_EXIT_FAIL;
+	}
+	n = kiln_event_suggest(name, near, 3);
+	if (!n) {
+		kiln_cli_error("unknown event '%s' ('kiln list' shows the events "
+			       "of this machine)", name);
+		return KILN_EXIT_USAGE;
+	}
+	fprintf(stderr, "kiln: unknown event '%s'; the closest are:", name);
+	for (i = 0; i < n; i++) {
+		fprintf(stderr, "%s %s", i ? "," : "", near[i]);
+		free(near[i]);
+	}
+	fprintf(stderr, " ('kiln list' shows them all)\n");
+	return KILN_EXIT_USAGE;
+}
+
+static int read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -99;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -99;
+		fclose(f);
+	}
+	return v;
+}
+
+void kiln_cli_perf_refused(int err, int need, const char *what)
+{
+	int paranoid = read_int("/proc/sys/kernel/perf_event_paranoid");
+
+	kiln_cli_error("perf_event_open refused %s: %s (kernel.perf_event_paranoid "
+		       "is %d)", what, strerror(-err), paranoid);
+	if (paranoid > need)
+		fprintf(stderr, "  fix: 'sysctl kernel.perf_event_paranoid=%d', or "
+				"grant CAP_PERFMON (setcap cap_perfmon+ep kiln)%s\n",
+			need, geteuid() ? ", or run as root" : "");
+	else if (geteuid())
+		fprintf(stderr, "  fix: run as the process's owner or root, or "
+				"grant CAP_PERFMON (setcap cap_perfmon+ep kiln)\n");
+	else
+		fprintf(stderr, "  kiln runs as root and the sysctl allows it: a "
+				"seccomp profile or a security module (container, "
+				"SELinux, AppArmor) refuses perf_event_open; allow it "
+				"there\n");
+}
