@@ -1,5 +1,10 @@
-/* Workload: calls getrandom(2) in a loop from rand_loop for SECONDS (1). */
+/*
+ * Workload: calls getrandom(2) in a loop from rand_loop for SECONDS (1);
+ * or, with "-n", exactly 2000 times from rand_many and 500 times from
+ * rand_few (and nothing else of its own), for counting tests.
+ */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -17,8 +22,32 @@ __attribute__((noinline)) void rand_loop(double s)
 	} while ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9 < s);
 }
 
+__attribute__((noinline)) void rand_calls(int n)
+{
+	char buf[16];
+
+	for (int i = 0; i < n; i++)
+		if (getrandom(buf, sizeof(buf), 0) < 0)
+			abort();
+}
+
+__attribute__((noinline)) void rand_many(void)
+{
+	rand_calls(2000);
+}
+
+__attribute__((noinline)) void rand_few(void)
+{
+	rand_calls(500);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "-n")) {
+		rand_many();
+		rand_few();
+		return 0;
+	}
 	rand_loop(argc > 1 ? atof(argv[1]) : 1.0);
 	return 0;
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# -I 100 on a 1 s program prints about 10 blocks whose counts add up to the
+# whole; -r 5 prints means with a +- spread, and the elapsed time's spread.
+. "$(dirname "$0")/lib.sh"
+"$KILN" stat -e task-clock -- true >/dev/null 2>"$T/probe" ||
+    skip "kiln stat cannot count here: $(head -1 "$T/probe")"
+
+expect_status 0 "$KILN" stat -I 100 -e task-clock,context-switches -- "$WL/statload" wake 4000
+has "$T/err" "^# +time +counts unit events"
+blocks=$(grep -c 'msec task-clock' "$T/err")
+# 4000 sleeps of 50 us take about 0.5-1.5 s here; the blocks follow the wall clock.
+el=$(awk '/context-switches/ { t = $1 } END { print t }' "$T/err")
+want=$(awk -v e="$el" 'BEGIN { printf "%d", e * 10 }')
+[ "$blocks" -ge 3 ] && [ "$blocks" -ge $((want - 2)) ] && [ "$blocks" -le $((want + 2)) ] ||
+    { cat "$T/err"; fail "$blocks interval blocks over ${el}s"; }
+cs=$(awk '/ context-switches/ { gsub(",", "", $2); s += $2 } END { print s }' "$T/err")
+[ "$cs" -ge 4000 ] || { cat "$T/err"; fail "the intervals add up to $cs switches, want >= 4000"; }
+# Times increase by about 100 ms.
+awk '/msec task-clock/ { if (n++ && ($1 - last < 0.05 || $1 - last > 1.0)) bad = 1; last = $1 }
+     END { exit bad }' "$T/err" || { cat "$T/err"; fail "interval times are not 100 ms apart"; }
+
+# A 1 s CPU-bound program: about 10 blocks (loose: the machine is shared).
+expect_status 0 "$KILN" stat -I 100 -e task-clock -- "$WL/statload" cpu 1
+blocks=$(grep -c 'msec task-clock' "$T/err")
+[ "$blocks" -ge 8 ] && [ "$blocks" -le 40 ] || { cat "$T/err"; fail "$blocks blocks for 1 s of CPU"; }
+
+# CSV and JSON intervals carry the time first.
+expect_status 0 "$KILN" stat -I 100 -x, -e task-clock -- "$WL/statload" cpu 0.3
+awk -F, '{ if ($4 != "task-clock" || $1 !~ /^[0-9]+\.[0-9]+$/) bad = 1 } END { exit bad || NR < 2 }' "$T/err" ||
+    { cat "$T/err"; fail "bad -I -x lines"; }
+
+expect_status 0 "$KILN" stat -r 5 -e task-clock,page-faults -- "$WL/statload" cpu 0.05
+has "$T/err" "Performance counter stats for '.*statload cpu 0.05' \(5 runs\)"
+has "$T/err" "msec task-clock .*\( \+- +[0-9]+\.[0-9]{2}% \)"
+has "$T/err" "page-faults .*\( \+- +[0-9]+\.[0-9]{2}% \)"
+has "$T/err" "^ +[0-9]+\.[0-9]{4} \+- [0-9]+\.[0-9]{4} seconds time elapsed  \( \+- +[0-9]+\.[0-9]{2}% \)"
+# Five runs of different lengths: the spread of task-clock is not zero.
+expect_status 0 "$KILN" stat -r 5 --json -e task-clock -- sh -c 'exec "$0" cpu 0.0$(( $$ % 9 + 1 ))' "$WL/statload"
+python3 - "$T/err" <<'PY' || fail "-r 5 --json has no spread"
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert len(o) == 1 and o[0]["event"] == "task-clock", o
+assert o[0]["variance"] > 0, o
+PY
+# Five runs, five children.
+expect_status 0 "$KILN" stat -r 5 -x, -e syscalls:sys_enter_getrandom -- "$WL/getrandom" -n
+has "$T/err" "^2500,,syscalls:sys_enter_getrandom,0.00%,"
+echo ok
