@@ -996,6 +996,28 @@ int kiln_cmd_stat(int argc, char **argv)
 		rc = kiln_cli_usage_error("stat", "bad -C '%s': want CPUs as 0-3,5", o.cpu_arg);
 		goto out;
 	}
+	if (o.cpu_arg) {
+		int *on = NULL, non = 0, k;
+
+		if (online_cpus(&on, &non)) {
+			free(on);
+			kiln_cli_error("cannot list the online CPUs");
+			rc = KILN_EXIT_FAIL;
+			goto out;
+		}
+		for (i = 0; i < (size_t)o.ncpus; i++) {
+			for (k = 0; k < non && on[k] != o.cpus[i]; k++)
+				;
+			if (k == non) {
+				free(on);
+				rc = kiln_cli_usage_error("stat", "bad -C '%s': CPU %d is not "
+					"online (see /sys/devices/system/cpu/online)",
+					o.cpu_arg, o.cpus[i]);
+				goto out;
+			}
+		}
+		free(on);
+	}
 	if (o.all_cpus && !o.cpu_arg && online_cpus(&o.cpus, &o.ncpus)) {
 		kiln_cli_error("cannot list the online CPUs");
 		rc = KILN_EXIT_FAIL;
