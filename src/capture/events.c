@@ -281,6 +281,19 @@ static int apply_terms(struct kiln_event *ev, const char *pmu, const char *terms
 		}
 		if (strchr(t, '/') || strstr(t, ".."))
 			return -EINVAL;
+		/* perf's raw terms, for any PMU. */
+		if (eq && !strcmp(t, "config")) {
+			ev->config = v;
+			continue;
+		}
+		if (eq && !strcmp(t, "config1")) {
+			ev->config1 = v;
+			continue;
+		}
+		if (eq && !strcmp(t, "config2")) {
+			ev->config2 = v;
+			continue;
+		}
 		snprintf(path, sizeof(path), PMU_ROOT "/%s/format/%s", pmu, t);
 		if (!read_line(path, fmt, sizeof(fmt))) {
 			err = apply_format(ev, fmt, v);
@@ -300,7 +313,7 @@ static int apply_terms(struct kiln_event *ev, const char *pmu, const char *terms
 			ev->scale = strtod(fmt, NULL);
 		snprintf(path, sizeof(path), PMU_ROOT "/%s/events/%s.unit", pmu, t);
 		if (!read_line(path, fmt, sizeof(fmt)))
-			snprintf(ev->unit, sizeof(ev->unit), "%s", fmt);
+			snprintf(ev->unit, sizeof(ev->unit), "%.15s", fmt);
 	}
 	return err;
 }
