@@ -1053,7 +1053,10 @@ int kiln_cmd_stat(int argc, char **argv)
 			goto out;
 		}
 	}
-	setlocale(LC_NUMERIC, "");
+	/* Thousands grouped as the user's locale says, as perf; CSV and
+	 * JSON keep the C locale's decimal point. */
+	if (!o.sep && !o.json)
+		setlocale(LC_NUMERIC, "");
 	sp = calloc(o.n, sizeof(*sp));
 	res.v = calloc(o.n, sizeof(*res.v));
 	if (!sp || !res.v) {
