@@ -19,10 +19,11 @@ cs=$(awk '/ context-switches/ { gsub(",", "", $2); s += $2 } END { print s }' "$
 awk '/msec task-clock/ { if (n++ && ($1 - last < 0.05 || $1 - last > 1.0)) bad = 1; last = $1 }
      END { exit bad }' "$T/err" || { cat "$T/err"; fail "interval times are not 100 ms apart"; }
 
-# A 1 s CPU-bound program: about 10 blocks (loose: the machine is shared).
-expect_status 0 "$KILN" stat -I 100 -e task-clock -- "$WL/statload" cpu 1
+# A program that runs 1 s (of wall time, whatever the load): about 10
+# blocks (loose: a late wake-up on a loaded machine skips an interval).
+expect_status 0 "$KILN" stat -I 100 -e task-clock,page-faults -- sleep 1
 blocks=$(grep -c 'msec task-clock' "$T/err")
-[ "$blocks" -ge 8 ] && [ "$blocks" -le 40 ] || { cat "$T/err"; fail "$blocks blocks for 1 s of CPU"; }
+[ "$blocks" -ge 5 ] && [ "$blocks" -le 15 ] || { cat "$T/err"; fail "$blocks blocks for 1 s"; }
 
 # CSV and JSON intervals carry the time first.
 expect_status 0 "$KILN" stat -I 100 -x, -e task-clock -- "$WL/statload" cpu 0.3

@@ -21,7 +21,9 @@ has "$T/err" "Performance counter stats for process id '$tp'"
 # What the process ran meanwhile, as the kernel's tick accounting saw it
 # (a loaded machine gives the spinning threads what it has to spare).
 tc=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 }' "$T/err")
-awk -v t="$tc" -v a="$c0" -v b="$c1" 'BEGIN { d = b - a; exit !(t > 0.7 * d - 30 && t < 1.3 * d + 30) }' ||
+# The /proc window also holds kiln's start and exit (long on a loaded
+# machine): the count is at most what ran in it, and clearly the spinners'.
+awk -v t="$tc" -v a="$c0" -v b="$c1" 'BEGIN { d = b - a; exit !(t < 1.3 * d + 30 && t > 10) }' ||
     { cat "$T/err"; fail "task-clock $tc ms while /proc says $c0 -> $c1 ms"; }
 hasnt "$T/err" "seconds user"
 
