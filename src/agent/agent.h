@@ -84,6 +84,18 @@ bool kiln_agent_is_own_handler(const struct sigaction *act);
  * or empty. */
 const char *kiln_agent_env2(const char *a, const char *b);
 
+/* Remembers which file fd 2 is (called first by every constructor;
+ * idempotent): messages go there only while it still is, see log.c. */
+void kiln_agent_log_init(void);
+
+/*
+ * path made absolute against the working directory now (malloc'ed; NULL
+ * when out of memory): an output's path is resolved once, when the agent
+ * loads, so that a program that changes directory, and its children,
+ * write where the user asked.  docs/agent.md.
+ */
+char *kiln_agent_abspath(const char *path);
+
 /* Logging on stderr when KILN_LOG=debug (or info); printf-like. */
 void kiln_agent_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

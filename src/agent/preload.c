@@ -10,10 +10,11 @@
  *   KILN_HTTP=ADDR                               /debug/pprof endpoints
  *   KILN_LOG=quiet|error|info|debug              default: errors only
  *
- * Signal handlers only write a byte to a pipe; a control thread of kiln's
- * own does the work (symbolizing and writing need malloc and libdw), and a
- * handler that must wait for it (a terminating signal) waits at most a few
- * seconds, so the agent can never hang the program.
+ * Signal handlers only ring a doorbell (a futex word: bell.h, no fd the
+ * program could close and reuse); a control thread of kiln's own does the
+ * work (symbolizing and writing need malloc and libdw), and a handler that
+ * must wait for it (a terminating signal) waits at most a few seconds, so
+ * the agent can never hang the program.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/bell.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
@@ -41,8 +43,12 @@ static int cpu_hz = 99;
 static int toggle_sig;		/* KILN_CPU_SIGNAL / CPUPROFILESIGNAL */
 static unsigned toggle_count;	/* next PATH.N */
 static pid_t owner;		/* the process that writes cpu_path */
-static int ctl_pipe[2] = { -1, -1 };	/* handlers -> control thread */
-static int ack_pipe[2] = { -1, -1 };	/* control thread -> handler */
+/* Handlers -> control thread: CTL_* bits; toggles are counted. */
+static struct kiln_bell ctl_bell = KILN_BELL_INIT;
+static _Atomic unsigned toggles_pending;
+/* Control thread -> a terminating handler: the profile is written. */
+static struct kiln_bell ack_bell = KILN_BELL_INIT;
+enum { CTL_TOGGLE = 1, CTL_EXIT = 2 };
 static pthread_t ctl_thread;
 static bool ctl_running;
 static struct kiln_http *http_srv;
@@ -110,27 +116,23 @@ static void toggle(void)
 static void *control(void *arg)
 {
 	for (;;) {
-		char c;
-		ssize_t n = read(ctl_pipe[0], &c, 1);
+		uint32_t bits = kiln_bell_take(&ctl_bell, -1);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
 		/* Writing a profile allocates: never while the program
 		 * forks. */
-		if (c == 'T' && cpu_path) {
-			kiln_agent_busy_begin();
-			toggle();
-			kiln_agent_busy_end();
-		} else if (c == 'X') {
+		while (atomic_load(&toggles_pending)) {
+			atomic_fetch_sub(&toggles_pending, 1);
+			if (cpu_path) {
+				kiln_agent_busy_begin();
+				toggle();
+				kiln_agent_busy_end();
+			}
+		}
+		if (bits & CTL_EXIT) {
 			kiln_agent_busy_begin();
 			write_final();
 			kiln_agent_busy_end();
-			if (write(ack_pipe[1], "k", 1) < 0)
-				break;
-		} else if (c == 'Q') {
-			break;
+			kiln_bell_ring(&ack_bell, 1);
 		}
 	}
 	return NULL;
@@ -139,31 +141,42 @@ static void *control(void *arg)
 /* Async-signal-safe. */
 static void on_toggle(int sig)
 {
-	int saved = errno;
+	atomic_fetch_add(&toggles_pending, 1);
+	kiln_bell_ring(&ctl_bell, CTL_TOGGLE);
+}
 
-	if (write(ctl_pipe[1], "T", 1) < 0)
-		(void)0;
-	errno = saved;
+/*
+ * Back to the default action, by the system call itself: signal() or
+ * sigaction() would reach kiln's own interposers (and, the first time,
+ * dlsym, which takes the loader's lock: a fatal signal taken while
+ * another thread holds it would hang there).  SIG_DFL needs no restorer.
+ * Async-signal-safe.
+ */
+static void default_action(int sig)
+{
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} ksa = { SIG_DFL, 0, NULL, 0 };
+
+	syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
 }
 
 /*
  * A terminating signal the program left to its default action: have the
  * profile written (waiting at most 3 s), then die of the signal as the
- * program would have.  Async-signal-safe.
+ * program would have.  Calls no interposer and no dlsym.
+ * Async-signal-safe.
  */
 static void on_terminate(int sig, siginfo_t *si, void *uc)
 {
-	struct pollfd pfd;
-	char c;
-
-	if (!atomic_exchange(&exiting, true) && getpid() == owner &&
-	    write(ctl_pipe[1], "X", 1) == 1) {
-		pfd.fd = ack_pipe[0];
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 3000) == 1 && read(ack_pipe[0], &c, 1) < 0)
-			(void)0;
+	if (!atomic_exchange(&exiting, true) && getpid() == owner && ctl_running) {
+		kiln_bell_ring(&ctl_bell, CTL_EXIT);
+		kiln_bell_take(&ack_bell, 3000);
 	}
-	signal(sig, SIG_DFL);
+	default_action(sig);
 	/* A real fault happens again when the handler returns; a signal
 	 * sent by a process (kill, raise, abort) is sent again. */
 	if (si->si_code <= 0 || (sig != SIGSEGV && sig != SIGBUS &&
@@ -182,14 +195,15 @@ static void child_after_fork(void)
 	/* The child has no control thread and must not write the parent's
 	 * file: owner stays the parent's pid. */
 	ctl_running = false;
+	atomic_store(&ctl_bell.bits, 0);
+	atomic_store(&ack_bell.bits, 0);
+	atomic_store(&toggles_pending, 0);
 }
 
 static int start_control(void)
 {
 	int err;
 
-	if (pipe2(ctl_pipe, O_CLOEXEC) || pipe2(ack_pipe, O_CLOEXEC))
-		return -errno;
 	/* A program may fork at once, while the thread is being set up. */
 	err = kiln_agent_thread_start(&ctl_thread, control, NULL, true);
 	if (err)
@@ -210,10 +224,35 @@ static void install_terminate_handlers(void)
 			continue;	/* the program's own, or ignored */
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = on_terminate;
-		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+		/* On the alternate stack: a stack overflow can be reported too. */
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
 		sigemptyset(&sa.sa_mask);
 		sigaction(fatal_sigs[i], &sa, NULL);
 	}
+}
+
+/*
+ * The functions kiln's interposers pass on to, found once at load (dlsym
+ * takes the loader's lock: never from a handler or an exit path); a call
+ * that comes before the constructor (another library's) finds its own.
+ */
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+static sigaction_fn real_sigaction;
+static signal_fn real_signal;
+static exit_fn real__exit, real__Exit;
+
+static void resolve_reals(void)
+{
+	if (!real_sigaction)
+		real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	if (!real_signal)
+		real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
+	if (!real__exit)
+		real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	if (!real__Exit)
+		real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -237,6 +276,8 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 	const char *http = getenv("KILN_HTTP");
 	int err;
 
+	kiln_agent_log_init();
+	resolve_reals();
 	kiln_agent_cpu_init();
 	owner = getpid();
 	pthread_atfork(NULL, NULL, child_after_fork);
@@ -325,8 +366,6 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 
 /* ---- stepping aside for the program's own SIGPROF handler ---- */
 
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef sighandler_t (*signal_fn)(int, sighandler_t);
 
 static void step_aside(void)
 {
@@ -347,10 +386,11 @@ static void step_aside(void)
 __attribute__((visibility("default")))
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	static sigaction_fn real;
+	sigaction_fn real;
 
-	if (!real)
-		real = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	if (!real_sigaction)
+		resolve_reals();
+	real = real_sigaction;
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
@@ -370,10 +410,11 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 __attribute__((visibility("default")))
 sighandler_t signal(int sig, sighandler_t handler)
 {
-	static signal_fn real;
+	signal_fn real;
 
-	if (!real)
-		real = (signal_fn)dlsym(RTLD_NEXT, "signal");
+	if (!real_signal)
+		resolve_reals();
+	real = real_signal;
 	if (!real) {
 		errno = ENOSYS;
 		return SIG_ERR;
@@ -389,14 +430,11 @@ sighandler_t signal(int sig, sighandler_t handler)
  * child after fork or vfork never writes (and never touches a vfork
  * parent's memory).
  */
-typedef void (*exit_fn)(int) __attribute__((noreturn));
-
-static void exit_through(const char *name, int status)
+static void exit_through(exit_fn real, int status)
 	__attribute__((noreturn));
 
-static void exit_through(const char *name, int status)
+static void exit_through(exit_fn real, int status)
 {
-	exit_fn real = (exit_fn)dlsym(RTLD_NEXT, name);
 
 	if (cpu_path && getpid() == owner && !atomic_exchange(&exiting, true))
 		write_final();
@@ -410,13 +448,17 @@ static void exit_through(const char *name, int status)
 __attribute__((visibility("default"), noreturn))
 void _exit(int status)
 {
-	exit_through("_exit", status);
+	if (!real__exit)
+		resolve_reals();
+	exit_through(real__exit, status);
 }
 
 __attribute__((visibility("default"), noreturn))
 void _Exit(int status)
 {
-	exit_through("_Exit", status);
+	if (!real__Exit)
+		resolve_reals();
+	exit_through(real__Exit, status);
 }
 
 /* ---- the embedding API ---- */
