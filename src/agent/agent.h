@@ -76,6 +76,15 @@ void kiln_agent_busy_end(void);
 /* Registers the fork gate's handlers; called by kiln_agent_cpu_init(). */
 void kiln_agent_fork_init(void);
 
+/*
+ * Gives the calling thread an alternate signal stack of kiln's if it has
+ * none (one the program set is kept); false if it could not.
+ * Async-signal-safe.  kiln_agent_altstack_release() unmaps kiln's when
+ * the thread ends (the program's is never touched).  altstack.c.
+ */
+bool kiln_agent_altstack_ensure(void);
+void kiln_agent_altstack_release(void);
+
 struct sigaction;
 /* Whether act installs the agent's own SIGPROF handler. */
 bool kiln_agent_is_own_handler(const struct sigaction *act);
