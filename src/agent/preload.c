@@ -425,8 +425,9 @@ sighandler_t signal(int sig, sighandler_t handler)
 }
 
 /*
- * Programs that end with _exit() (shells do) skip atexit handlers: the
- * profile is written first.  Only by the process that owns the file, so a
+ * Programs that end with _exit() (shells do, and forked children) skip
+ * atexit handlers and destructors: the profile and the heap trace are
+ * written first.  Only by the process that owns the file, so a
  * child after fork or vfork never writes (and never touches a vfork
  * parent's memory).
  */
@@ -438,6 +439,9 @@ static void exit_through(exit_fn real, int status)
 
 	if (cpu_path && getpid() == owner && !atomic_exchange(&exiting, true))
 		write_final();
+	/* The heap trace is streamed: what is still in the rings (all of a
+	 * short child's work) is written now, or never. */
+	kiln_heap_exit_flush();
 	if (real)
 		real(status);
 	syscall(SYS_exit_group, status);

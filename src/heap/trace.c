@@ -1180,6 +1180,11 @@ static void finish(void)
 	kheap_guard--;
 }
 
+void kiln_heap_exit_flush(void)
+{
+	finish();
+}
+
 /*
  * The last destructor to run in the process (libkiln.so is loaded before
  * the program's own objects), so frees by the program's atexit handlers
