@@ -117,6 +117,11 @@ struct kiln_agent_maps {
 	struct kiln_maptab t;
 };
 
+/* Holds this process's /proc folder open (kiln's fd), so that the maps
+ * are read even after the program chroots.  Called when a profile
+ * starts; idempotent. */
+void kiln_agent_proc_hold(void);
+
 /* Reads /proc/self/maps into m and p's mappings.  0 or -errno. */
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p);
 /* The mapping id holding addr, 0 for none. */

@@ -31,6 +31,7 @@
 
 #include "agent/agent.h"
 #include "agent/bell.h"
+#include "agent/kfd.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
@@ -57,6 +58,86 @@ static _Atomic bool exiting;
 static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
 				  SIGBUS, SIGFPE, SIGILL, SIGABRT };
 
+/*
+ * cpu_path's output, opened when profiling starts (without the signal
+ * toggle): an unwritable path is said at once, and a program that
+ * changes directory, chroots or drops privileges later still gets its
+ * profile (the folder is held open; util/file.h).  Its fds are kiln's
+ * (high, checked: kfd.h); the program closing them sends the write back
+ * to the path, and KILN_LOG=debug says so.
+ */
+static struct kiln_out cpu_out = KILN_OUT_INIT;
+static struct kiln_kfd cpu_fd = KILN_KFD_INIT, cpu_dir = KILN_KFD_INIT;
+static bool cpu_out_open;
+
+static int open_cpu_out(void)
+{
+	int err = kiln_out_open(&cpu_out, cpu_path);
+
+	if (err)
+		return err;
+	err = kiln_kfd_adopt(&cpu_fd, cpu_out.fd);
+	cpu_out.fd = cpu_fd.fd;
+	if (!err && cpu_out.dirfd >= 0) {
+		err = kiln_kfd_adopt(&cpu_dir, cpu_out.dirfd);
+		cpu_out.dirfd = cpu_dir.fd;
+	}
+	if (err) {
+		kiln_out_abort(&cpu_out);
+		return err;
+	}
+	cpu_out_open = true;
+	return 0;
+}
+
+/* Gives cpu_out up, closing only the fds that are still kiln's. */
+static void drop_cpu_out(void)
+{
+	if (!cpu_out_open)
+		return;
+	cpu_out_open = false;
+	if (!kiln_kfd_ours(&cpu_fd))
+		cpu_out.fd = -1;
+	if (!kiln_kfd_ours(&cpu_dir))
+		cpu_out.dirfd = -1;
+	kiln_out_abort(&cpu_out);
+}
+
+/* Writes buf to path: through cpu_out when path is cpu_path and its fds
+ * are still kiln's, else by the path. */
+static int put_profile(const char *path, const struct kiln_buf *b)
+{
+	int err;
+
+	if (path != cpu_path || !cpu_out_open)
+		return kiln_write_atomic(path, b->data, b->len);
+	cpu_out_open = false;
+	if (kiln_kfd_ours(&cpu_fd) && (cpu_out.dirfd < 0 || kiln_kfd_ours(&cpu_dir))) {
+		err = kiln_out_write(&cpu_out, b->data, b->len);
+		if (err) {
+			kiln_out_abort(&cpu_out);
+			return err;
+		}
+		return kiln_out_commit(&cpu_out);
+	}
+	/* The program closed them (or took the numbers): never touched
+	 * again; the temporary is removed by its path. */
+	kiln_agent_log(KILN_LOG_DEBUG, "the CPU profile's file descriptors were "
+		       "closed by the program: writing '%s' by its path", path);
+	if (cpu_out.tmp) {
+		const char *slash = strrchr(cpu_path, '/');
+		char tmp[4096];
+
+		snprintf(tmp, sizeof(tmp), "%.*s/%s",
+			 slash ? (int)(slash - cpu_path) : 1,
+			 slash ? cpu_path : ".", cpu_out.tmp);
+		unlink(tmp);
+	}
+	cpu_out.fd = cpu_out.dirfd = -1;
+	kiln_out_abort(&cpu_out);
+	return kiln_write_atomic(path, b->data, b->len);
+}
+
 /* Stops the running profile and writes it to path. */
 static int stop_and_write(const char *path)
 {
@@ -64,11 +145,17 @@ static int stop_and_write(const char *path)
 	struct kiln_buf out = KILN_BUF_INIT;
 	int err = kiln_agent_cpu_end(&p);
 
-	if (err)
+	if (err) {
+		if (err != -ENOENT)
+			kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile "
+				       "'%s': %s", path, strerror(-err));
+		if (path == cpu_path)
+			drop_cpu_out();
 		return err;
+	}
 	err = kiln_pprof_write(p, &out, true);
 	if (!err)
-		err = kiln_write_atomic(path, out.data, out.len);
+		err = put_profile(path, &out);
 	if (err)
 		kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile '%s': %s",
 			       path, strerror(-err));
@@ -82,8 +169,14 @@ static int stop_and_write(const char *path)
 
 static void write_final(void)
 {
-	if (!cpu_path || getpid() != owner || !kiln_agent_cpu_running())
+	if (!cpu_path || getpid() != owner)
 		return;
+	if (!kiln_agent_cpu_running()) {
+		/* Never started, or stopped through the API: no temporary
+		 * is left behind. */
+		drop_cpu_out();
+		return;
+	}
 	if (toggle_sig) {
 		char name[4096];
 
@@ -195,6 +288,14 @@ static void child_after_fork(void)
 	/* The child has no control thread and must not write the parent's
 	 * file: owner stays the parent's pid. */
 	ctl_running = false;
+	/* The parent's output: its fds are closed here (the child's copies),
+	 * its temporary left to the parent. */
+	if (cpu_out_open) {
+		cpu_out_open = false;
+		kiln_kfd_close(&cpu_fd);
+		kiln_kfd_close(&cpu_dir);
+		cpu_out = (struct kiln_out)KILN_OUT_INIT;
+	}
 	atomic_store(&ctl_bell.bits, 0);
 	atomic_store(&ack_bell.bits, 0);
 	atomic_store(&toggles_pending, 0);
@@ -297,8 +398,15 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 		 * it writes PATH.PID, never the first process's file.
 		 */
 		const char *first = getenv("KILN_CPU_OWNER");
-		char pid[32];
+		char pid[32], *abs = kiln_agent_abspath(path);
 
+		/* Resolved now, for this process and (through the variable)
+		 * the programs it starts: a chdir() changes nothing. */
+		if (abs && strcmp(abs, path)) {
+			setenv(getenv("KILN_CPU") && *getenv("KILN_CPU") ?
+			       "KILN_CPU" : "CPUPROFILE", abs, 1);
+			path = abs;
+		}
 		if (first && atoi(first) != (int)getpid()) {
 			size_t n = strlen(path) + 32;
 
@@ -326,11 +434,21 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 		kiln_agent_log(KILN_LOG_INFO, "signal %d toggles CPU profiling "
 			       "into %s.N", toggle_sig, cpu_path);
 	} else if (cpu_path) {
+		err = open_cpu_out();
+		if (err) {
+			kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile "
+				       "'%s': %s", cpu_path, strerror(-err));
+			return;
+		}
+		kiln_agent_log(KILN_LOG_DEBUG, "CPU profile '%s' opened", cpu_path);
+		kiln_agent_proc_hold();
 		err = kiln_agent_cpu_begin(cpu_hz);
-		if (err)
+		if (err) {
 			kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 				       err == -EEXIST ? "the program has its own "
 				       "SIGPROF handler" : strerror(-err));
+			drop_cpu_out();
+		}
 	}
 	if (cpu_path) {
 		atexit(at_exit);

@@ -17,6 +17,9 @@
  *                            watcher reports any byte that reached the
  *                            pipes (run it as `fdhostile term DIR | cat`
  *                            to wait for the watcher)
+ *   fdhostile chroot DIR     changes root to DIR (an empty folder; needs
+ *                            root), burns CPU and exits: outputs named
+ *                            before are still written where they were
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -190,6 +193,15 @@ int main(int argc, char **argv)
 		close(death[0]);
 		fd_work(10, -1);
 		raise(SIGTERM);
+		return 0;
+	}
+	if (!strcmp(argv[1], "chroot")) {
+		if (chdir(argv[2]) || chroot(".")) {
+			printf("chroot: %s\n", strerror(errno));
+			return 1;
+		}
+		fd_work(10, -1);
+		printf("chroot: done\n");
 		return 0;
 	}
 	fprintf(stderr, "fdhostile: unknown mode '%s'\n", argv[1]);
