@@ -293,6 +293,18 @@ __attribute__((constructor)) static void heap_dump_load(void)
 		return;
 	kiln_heap_quiet_begin();
 	owner = getpid();
+	/* Resolved now, for this process and (through the variable) the
+	 * programs it starts: a chdir() changes nothing. */
+	{
+		char *abs = kiln_agent_abspath(pre);
+
+		if (abs && strcmp(abs, pre)) {
+			const char *k = getenv("KILN_HEAP");
+
+			setenv(k && *k ? "KILN_HEAP" : "HEAPPROFILE", abs, 1);
+			pre = abs;	/* kept: the process's life */
+		}
+	}
 	/* A program exec'd by the profiled one dumps to PREFIX.PID.NNNN. */
 	if (first && atoi(first) != (int)getpid()) {
 		size_t n = strlen(pre) + 32;

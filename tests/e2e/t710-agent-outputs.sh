@@ -8,6 +8,7 @@
 #  - a relative path is resolved against the starting directory, for the
 #    program and for the children it starts after changing directory
 #    (PATH.PID beside PATH);
+#  - the same for KILN_HEAP's dump prefix;
 #  - KILN_LOG=debug says where the profile was opened.
 . "$(dirname "$0")/lib.sh"
 need_agent
@@ -46,4 +47,12 @@ has "$T/rel.err" "CPU profile '$T/c.pb.gz' opened"
 [ -s "$T/c.pb.gz" ] || { ls -R "$T"; fail "no profile in the starting directory"; }
 ls "$T" | grep -q '^c\.pb\.gz\.[0-9]*$' || { ls -R "$T"; fail "the child's PATH.PID is not in the starting directory"; }
 ls "$T/elsewhere" | grep -q 'pb' && { ls "$T/elsewhere"; fail "a profile written in the child's directory"; }
+
+# The same for KILN_HEAP's dump prefix.
+rm -rf "$T/elsewhere"/*
+(cd "$T" && LD_PRELOAD=$KILN_LIB KILN_HEAP=hp \
+    sh -c "cd elsewhere && '$WL/heapbasic'; true" > /dev/null 2> "$T/hp.err") ||
+    fail "the relative heap-prefix run failed"
+ls "$T" | grep -q '^hp\.[0-9]*\.[0-9]*\.heap$' || { ls -R "$T"; fail "the child's heap dumps are not in the starting directory"; }
+[ -z "$(ls -A "$T/elsewhere")" ] || { ls "$T/elsewhere"; fail "heap dumps written in the child's directory"; }
 echo ok
