@@ -1662,6 +1662,20 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = true;
 	pthread_mutex_unlock(&srv->lock);
+	if (!kiln_kfd_ours(&srv->listen)) {
+		/*
+		 * The program closed the server's fds (a daemon closing every
+		 * fd as it detaches): libmicrohttpd's numbers may be the
+		 * program's files now, and stopping it would remove them from
+		 * its epoll set, close them, or abort the process when that
+		 * fails.  The server is left as it is (it serves nothing).
+		 */
+		kiln_agent_log(KILN_LOG_DEBUG, "http: the program closed the "
+			       "server's file descriptors: not stopped");
+		kiln_kfd_forget(&srv->listen);
+		kiln_kfd_close(&srv->wake);
+		return 0;
+	}
 	/* No new connections; the listening socket is ours to close now,
 	 * after MHD_stop_daemon() (its thread may still look at it). */
 	lfd = MHD_quiesce_daemon(srv->mhd);
