@@ -583,6 +583,70 @@ void _Exit(int status)
 	exit_through(real__Exit, status);
 }
 
+/*
+ * exec replaces the image: the profile so far is written first (else its
+ * samples, and the temporary opened at the start, are lost), by the
+ * process that owns it only (never a vfork child).  The new image, same
+ * pid, starts a profile of its own into PATH, which keeps this one as
+ * PATH.old.  execl, execlp and execle are not interposed (glibc calls
+ * execve internally from them): their image's samples are lost.
+ */
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvp_fn)(const char *, char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+
+static void before_exec(void)
+{
+	if (cpu_path && getpid() == owner && kiln_agent_cpu_running()) {
+		kiln_agent_log(KILN_LOG_DEBUG, "exec: writing the CPU profile first");
+		write_final();
+	}
+}
+
+__attribute__((visibility("default")))
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	static execve_fn real;
+
+	if (!real)
+		real = (execve_fn)dlsym(RTLD_NEXT, "execve");
+	before_exec();
+	return real ? real(path, argv, envp) : (errno = ENOSYS, -1);
+}
+
+__attribute__((visibility("default")))
+int execv(const char *path, char *const argv[])
+{
+	static execvp_fn real;
+
+	if (!real)
+		real = (execvp_fn)dlsym(RTLD_NEXT, "execv");
+	before_exec();
+	return real ? real(path, argv) : (errno = ENOSYS, -1);
+}
+
+__attribute__((visibility("default")))
+int execvp(const char *file, char *const argv[])
+{
+	static execvp_fn real;
+
+	if (!real)
+		real = (execvp_fn)dlsym(RTLD_NEXT, "execvp");
+	before_exec();
+	return real ? real(file, argv) : (errno = ENOSYS, -1);
+}
+
+__attribute__((visibility("default")))
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	static execvpe_fn real;
+
+	if (!real)
+		real = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
+	before_exec();
+	return real ? real(file, argv, envp) : (errno = ENOSYS, -1);
+}
+
 /* ---- the embedding API ---- */
 
 __attribute__((visibility("default")))

@@ -8,6 +8,8 @@
 #  - a relative path is resolved against the starting directory, for the
 #    program and for the children it starts after changing directory
 #    (PATH.PID beside PATH);
+#  - exec writes the profile of the image before it and leaves no
+#    temporary behind;
 #  - the same for KILN_HEAP's dump prefix;
 #  - KILN_LOG=debug says where the profile was opened.
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +49,14 @@ has "$T/rel.err" "CPU profile '$T/c.pb.gz' opened"
 [ -s "$T/c.pb.gz" ] || { ls -R "$T"; fail "no profile in the starting directory"; }
 ls "$T" | grep -q '^c\.pb\.gz\.[0-9]*$' || { ls -R "$T"; fail "the child's PATH.PID is not in the starting directory"; }
 ls "$T/elsewhere" | grep -q 'pb' && { ls "$T/elsewhere"; fail "a profile written in the child's directory"; }
+
+# exec: the image before it writes its profile first (kept as PATH.old
+# once the new image writes PATH), and no temporary is left behind.
+rm -f "$T"/e.pb.gz*
+LD_PRELOAD=$KILN_LIB KILN_CPU=$T/e.pb.gz sh -c "exec '$WL/heapbasic'" > /dev/null 2> "$T/exec.err" ||
+    fail "the exec run failed: $(cat "$T/exec.err")"
+[ -s "$T/e.pb.gz" ] && [ -s "$T/e.pb.gz.old" ] || { ls "$T"; fail "the profiles before and after exec are not both kept"; }
+ls "$T" | grep -q 'tmp' && { ls "$T"; fail "a temporary was left behind by exec"; }
 
 # The same for KILN_HEAP's dump prefix.
 rm -rf "$T/elsewhere"/*
