@@ -76,6 +76,15 @@ void kiln_agent_busy_end(void);
 /* Registers the fork gate's handlers; called by kiln_agent_cpu_init(). */
 void kiln_agent_fork_init(void);
 
+/*
+ * Gives the calling thread an alternate signal stack of kiln's if it has
+ * none (one the program set is kept); false if it could not.
+ * Async-signal-safe.  kiln_agent_altstack_release() unmaps kiln's when
+ * the thread ends (the program's is never touched).  altstack.c.
+ */
+bool kiln_agent_altstack_ensure(void);
+void kiln_agent_altstack_release(void);
+
 struct sigaction;
 /* Whether act installs the agent's own SIGPROF handler. */
 bool kiln_agent_is_own_handler(const struct sigaction *act);
@@ -83,6 +92,18 @@ bool kiln_agent_is_own_handler(const struct sigaction *act);
 /* The value of variable a, else of its alias b; NULL when both are unset
  * or empty. */
 const char *kiln_agent_env2(const char *a, const char *b);
+
+/* Remembers which file fd 2 is (called first by every constructor;
+ * idempotent): messages go there only while it still is, see log.c. */
+void kiln_agent_log_init(void);
+
+/*
+ * path made absolute against the working directory now (malloc'ed; NULL
+ * when out of memory): an output's path is resolved once, when the agent
+ * loads, so that a program that changes directory, and its children,
+ * write where the user asked.  docs/agent.md.
+ */
+char *kiln_agent_abspath(const char *path);
 
 /* Logging on stderr when KILN_LOG=debug (or info); printf-like. */
 void kiln_agent_log(int level, const char *fmt, ...)
@@ -95,6 +116,11 @@ enum { KILN_LOG_ERROR, KILN_LOG_INFO, KILN_LOG_DEBUG };
 struct kiln_agent_maps {
 	struct kiln_maptab t;
 };
+
+/* Holds this process's /proc folder open (kiln's fd), so that the maps
+ * are read even after the program chroots.  Called when a profile
+ * starts; idempotent. */
+void kiln_agent_proc_hold(void);
 
 /* Reads /proc/self/maps into m and p's mappings.  0 or -errno. */
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p);

@@ -95,7 +95,18 @@ static __thread struct kthread *self __attribute__((tls_model("initial-exec")));
 /* Sampler state: written under state_lock, read by the handler. */
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool active;
-static _Atomic int in_handler;
+/*
+ * Handlers running now (low 32 bits) and an epoch (high 32 bits).  A
+ * handler leaves by a decrement only if the epoch is the one it entered
+ * under: a handler the program jumped out of (its own SIGSEGV handler
+ * siglongjmp'ing out of a fault taken inside ours) never leaves, and the
+ * stop, after waiting HANDLER_WAIT_MS for the count to drop, starts a new
+ * epoch at 0 instead of waiting for ever.  The queue stays mapped for
+ * the life of the process, so a handler still running then writes into
+ * valid memory.
+ */
+static _Atomic uint64_t in_handler;
+#define HANDLER_WAIT_MS 200
 static _Atomic uint64_t dropped;
 static enum kiln_agent_engine engine;
 static int period_ns_cfg;
@@ -191,17 +202,26 @@ static struct kthread *find_slot(pid_t tid)
 	return NULL;
 }
 
-/* Async-signal-safe.  Not re-entrant (SIGPROF is blocked while it runs). */
+/*
+ * Async-signal-safe.  Not re-entrant (SIGPROF is blocked while it runs).
+ * Runs on the thread's alternate stack (SA_ONSTACK, altstack.c); every
+ * function it calls was bound when libkiln.so loaded (-z now: no lazy
+ * binding, with its deep stack, in a handler).  Nothing it holds stays
+ * held if the program jumps out of it (see in_handler).
+ */
 static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
 	struct kthread *t;
-	uint64_t pcs[MAX_DEPTH], weight = 1, hi, sp;
+	uint64_t pcs[MAX_DEPTH], weight = 1, hi, sp, epoch, v;
 	int n;
 
-	atomic_fetch_add_explicit(&in_handler, 1, memory_order_acquire);
+	epoch = atomic_fetch_add_explicit(&in_handler, 1, memory_order_acquire) >> 32;
 	if (!atomic_load_explicit(&active, memory_order_acquire))
 		goto out;
+	/* A thread kiln had not seen start: its next samples run on an
+	 * alternate stack (this one still runs where it was taken). */
+	kiln_agent_altstack_ensure();
 	t = self;
 	if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr) {
 		t = si->si_value.sival_ptr;
@@ -245,7 +265,12 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 		       (uint32_t)gettid_(), weight, pcs, n))
 		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
 out:
-	atomic_fetch_sub_explicit(&in_handler, 1, memory_order_release);
+	v = atomic_load_explicit(&in_handler, memory_order_relaxed);
+	while ((v >> 32) == epoch &&
+	       !atomic_compare_exchange_weak_explicit(&in_handler, &v, v - 1,
+						      memory_order_release,
+						      memory_order_relaxed))
+		;
 	errno = saved_errno;
 }
 
@@ -343,6 +368,7 @@ static void on_thread_exit(void *arg)
 	atomic_store(&t->tid, 0);
 	pthread_mutex_unlock(&reg_lock);
 	self = NULL;
+	kiln_agent_altstack_release();
 }
 
 static void make_exit_key(void)
@@ -416,6 +442,7 @@ static void unregister_self(void *arg)
 {
 	struct kthread *t = arg;
 
+	kiln_agent_altstack_release();
 	if (!t)
 		return;
 	disarm(t);
@@ -448,8 +475,10 @@ static void *trampoline(void *p)
 		(void)here;
 		t->internal = internal;
 		self = t;
-		if (atomic_load(&active))
+		if (atomic_load(&active) && !internal) {
+			kiln_agent_altstack_ensure();
 			arm(t);
+		}
 	}
 	pthread_cleanup_push(unregister_self, t);
 	ret = fn(arg);
@@ -832,7 +861,7 @@ static int install_handler(void)
 		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigprof;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGPROF, &sa, &old_prof))
 		return -errno;
@@ -878,13 +907,20 @@ int kiln_agent_cpu_begin(int hz)
 	}
 	kiln_cfi_refresh(cfi);
 	dl_iterate_phdr(dl_counts, &dl_generation);
-	/* Its pages are made writable by the collector (populate_ring()). */
-	ring = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ring == MAP_FAILED) {
-		ring = NULL;
-		err = -ENOMEM;
-		goto out_unlock;
+	/* Its pages are made writable by the collector (populate_ring()).
+	 * Mapped once for the life of the process (see in_handler); a
+	 * stop gives its pages back (MADV_DONTNEED: zeros again). */
+	if (!ring) {
+		void *m = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED) {
+			err = -ENOMEM;
+			goto out_unlock;
+		}
+		ring = m;
+	} else {
+		madvise(ring, RING_BYTES, MADV_DONTNEED);
 	}
 	/* All zeros: slot i's sequence is i (see struct rec). */
 	atomic_store(&enq_pos, 0);
@@ -917,6 +953,7 @@ int kiln_agent_cpu_begin(int hz)
 	}
 	if (!self)
 		register_self(false);
+	kiln_agent_altstack_ensure();
 	engine = KILN_ENGINE_THREAD_TIMERS;
 	atomic_store(&active, true);
 	pthread_mutex_lock(&reg_lock);
@@ -958,9 +995,6 @@ int kiln_agent_cpu_begin(int hz)
 out_free:
 	kiln_prof_free(agg);
 	agg = NULL;
-	if (ring)
-		munmap(ring, RING_BYTES);
-	ring = NULL;
 	engine = KILN_ENGINE_NONE;
 out_unlock:
 	pthread_mutex_unlock(&state_lock);
@@ -1038,6 +1072,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 {
 	struct kiln_prof *raw;
 	struct timespec now, pause = { 0, 1000000 };
+	uint64_t v;
 	size_t i;
 	int err;
 
@@ -1056,9 +1091,17 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 		disarm(&threads[i]);
 	pthread_mutex_unlock(&reg_lock);
 	atomic_store(&active, false);
-	/* No handler may still be writing into the ring we drain and free. */
-	while (atomic_load(&in_handler))
+	/* Handlers still running finish their sample before the last drain;
+	 * one the program jumped out of is not waited for (see in_handler). */
+	for (i = 0; (uint32_t)atomic_load(&in_handler) && i < HANDLER_WAIT_MS; i++)
 		nanosleep(&pause, NULL);
+	v = atomic_load(&in_handler);
+	if ((uint32_t)v) {
+		kiln_agent_log(KILN_LOG_DEBUG, "%u SIGPROF handler(s) never returned "
+			       "(the program jumped out of them): not waited for",
+			       (unsigned)(uint32_t)v);
+		atomic_store(&in_handler, ((v >> 32) + 1) << 32);
+	}
 	stop_collector();
 	raw = agg;
 	agg = NULL;
@@ -1068,8 +1111,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	if (atomic_load(&dropped))
 		kiln_agent_log(KILN_LOG_INFO, "%" PRIu64 " samples dropped (buffer full)",
 			       atomic_load(&dropped));
-	munmap(ring, RING_BYTES);
-	ring = NULL;
+	madvise(ring, RING_BYTES, MADV_DONTNEED);
 	kiln_htab_release(&tid_index);
 	free(tids);
 	tids = NULL;
@@ -1109,7 +1151,7 @@ static void atfork_child(void)
 	/* The CFI tables' lock may have been held by a parent thread that
 	 * does not exist here: start afresh (the old set is leaked). */
 	cfi = NULL;
-	ring = NULL;
+	/* The queue's mapping was copied: kept for a profile of its own. */
 	engine = KILN_ENGINE_NONE;
 	kiln_htab_init(&tid_index);
 	tids = NULL;

@@ -15,8 +15,8 @@
  *   KILN_HEAP_SIGNAL=N       (HEAPPROFILESIGNAL)  dump on signal N
  * and a last dump at exit.
  *
- * The signal handler and the writer thread (for the interval) only write
- * a byte to a pipe; a thread of kiln's own ("kiln-heapdump") makes the
+ * The signal handler and the writer thread (for the interval) only ring
+ * a doorbell (bell.h: no fd the program could close and reuse); a thread of kiln's own ("kiln-heapdump") makes the
  * dump, so neither the program nor the writer waits for a symbolizer.
  */
 #include <dlfcn.h>
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/bell.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
@@ -47,7 +48,8 @@ static unsigned seq;			/* dumps so far */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static int dump_sig;			/* KILN_HEAP_SIGNAL */
 static uint64_t interval;		/* KILN_HEAP_INTERVAL */
-static int dump_pipe[2] = { -1, -1 };	/* handler, writer -> dumper */
+static struct kiln_bell dump_bell = KILN_BELL_INIT;	/* -> dumper */
+enum { DUMP_SIGNAL = 1, DUMP_INTERVAL = 2 };
 static bool dumper_running;
 static _Atomic bool interval_pending;
 
@@ -182,40 +184,31 @@ static void dump_next(const char *why)
 
 /* ---- triggers ---- */
 
-/* Async-signal-safe: one byte to the dumper. */
+/* Async-signal-safe: wakes the dumper. */
 static void on_dump_signal(int sig)
 {
-	int saved = errno;
-
-	if (write(dump_pipe[1], "S", 1) < 0)
-		(void)0;
-	errno = saved;
+	kiln_bell_ring(&dump_bell, DUMP_SIGNAL);
 }
 
-/* Called by the heap writer (its lock held): one byte, never blocks. */
+/* Called by the heap writer (its lock held): never blocks. */
 static void on_interval(void)
 {
-	if (!atomic_exchange(&interval_pending, true) &&
-	    write(dump_pipe[1], "I", 1) < 0)
-		atomic_store(&interval_pending, false);
+	if (!atomic_exchange(&interval_pending, true))
+		kiln_bell_ring(&dump_bell, DUMP_INTERVAL);
 }
 
 static void *dumper(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
-
 	kiln_heap_quiet_begin();	/* for good: kiln's own thread */
 	for (;;) {
-		char c;
-		ssize_t n = read(fd, &c, 1);
+		uint32_t bits = kiln_bell_take(&dump_bell, -1);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (c == 'I')
+		if (bits & DUMP_SIGNAL)
+			dump_next("signal");
+		if (bits & DUMP_INTERVAL) {
 			atomic_store(&interval_pending, false);
-		dump_next(c == 'S' ? "signal" : "interval");
+			dump_next("interval");
+		}
 	}
 	return NULL;
 }
@@ -230,21 +223,12 @@ static int start_dumper(void)
 	pthread_t t;
 	int rc;
 
-	if (pipe2(dump_pipe, O_CLOEXEC))
-		return -errno;
-	/* The writer and handlers must never block on a full pipe. */
-	fcntl(dump_pipe[1], F_SETFL, O_NONBLOCK);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = (create ? create : pthread_create)(&t, NULL, dumper,
-						(void *)(intptr_t)dump_pipe[0]);
+	rc = (create ? create : pthread_create)(&t, NULL, dumper, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
-		close(dump_pipe[0]);
-		close(dump_pipe[1]);
-		dump_pipe[0] = dump_pipe[1] = -1;
+	if (rc)
 		return -rc;
-	}
 	pthread_detach(t);
 	pthread_setname_np(t, "kiln-heapdump");
 	dumper_running = true;
@@ -253,7 +237,7 @@ static int start_dumper(void)
 
 /*
  * A child after fork writes PREFIX.PID.NNNN.heap from 1, with a dumper of
- * its own (the parent's thread and pipe are not its own).
+ * its own (the parent's thread is not its own).
  */
 static void dump_atfork_child(void)
 {
@@ -273,10 +257,8 @@ static void dump_atfork_child(void)
 	owner = getpid();
 	seq = 0;
 	atomic_store(&interval_pending, false);
+	atomic_store(&dump_bell.bits, 0);
 	if (dumper_running) {
-		close(dump_pipe[0]);
-		close(dump_pipe[1]);
-		dump_pipe[0] = dump_pipe[1] = -1;
 		dumper_running = false;
 		if (start_dumper())
 			kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on "
@@ -306,10 +288,23 @@ __attribute__((constructor)) static void heap_dump_load(void)
 	uint64_t v;
 	int err;
 
+	kiln_agent_log_init();
 	if (!pre)
 		return;
 	kiln_heap_quiet_begin();
 	owner = getpid();
+	/* Resolved now, for this process and (through the variable) the
+	 * programs it starts: a chdir() changes nothing. */
+	{
+		char *abs = kiln_agent_abspath(pre);
+
+		if (abs && strcmp(abs, pre)) {
+			const char *k = getenv("KILN_HEAP");
+
+			setenv(k && *k ? "KILN_HEAP" : "HEAPPROFILE", abs, 1);
+			pre = abs;	/* kept: the process's life */
+		}
+	}
 	/* A program exec'd by the profiled one dumps to PREFIX.PID.NNNN. */
 	if (first && atoi(first) != (int)getpid()) {
 		size_t n = strlen(pre) + 32;

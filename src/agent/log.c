@@ -3,16 +3,54 @@
  * profile that cannot be written, the agent stepping aside), more with
  * KILN_LOG=info or debug, nothing with KILN_LOG=quiet.  The agent never
  * prints on stdout.  Not for signal handlers.
+ *
+ * fd 2 is the host's: a daemon closes it and its next open(2) (a data
+ * file, a database) takes the number.  A message is written to fd 2 only
+ * while fd 2 is the file it was when libkiln.so loaded (same device and
+ * inode), or is a terminal, a pipe or a socket (a stream meant for
+ * messages: a supervisor's log pipe, the journal); never into a regular
+ * file that fd 2 came to name later.  docs/agent.md says so.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
 
 static int log_level = -1;
+static bool err_known;		/* fd 2 was open when the agent loaded */
+static dev_t err_dev;
+static ino_t err_ino;
+
+void kiln_agent_log_init(void)
+{
+	static bool done;
+	struct stat st;
+
+	if (done)
+		return;
+	done = true;
+	if (!fstat(STDERR_FILENO, &st)) {
+		err_known = true;
+		err_dev = st.st_dev;
+		err_ino = st.st_ino;
+	}
+}
+
+/* Whether a message may go to fd 2 now (see the top of the file). */
+static bool stderr_ok(void)
+{
+	struct stat st;
+
+	if (fstat(STDERR_FILENO, &st))
+		return false;
+	if (err_known && st.st_dev == err_dev && st.st_ino == err_ino)
+		return true;
+	return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+}
 
 static int level(void)
 {
@@ -39,7 +77,7 @@ void kiln_agent_log(int lvl, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (lvl > level())
+	if (lvl > level() || !stderr_ok())
 		return;
 	n = snprintf(buf, sizeof(buf), "kiln[%d]: ", (int)getpid());
 	va_start(ap, fmt);
@@ -61,4 +99,21 @@ const char *kiln_agent_env2(const char *a, const char *b)
 		return v;
 	v = getenv(b);
 	return v && *v ? v : NULL;
+}
+
+char *kiln_agent_abspath(const char *path)
+{
+	char cwd[4096];
+	size_t n;
+	char *out;
+
+	if (!path)
+		return NULL;
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return strdup(path);
+	n = strlen(cwd) + strlen(path) + 2;
+	out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s/%s", strcmp(cwd, "/") ? cwd : "", path);
+	return out;
 }

@@ -10,10 +10,11 @@
  *   KILN_HTTP=ADDR                               /debug/pprof endpoints
  *   KILN_LOG=quiet|error|info|debug              default: errors only
  *
- * Signal handlers only write a byte to a pipe; a control thread of kiln's
- * own does the work (symbolizing and writing need malloc and libdw), and a
- * handler that must wait for it (a terminating signal) waits at most a few
- * seconds, so the agent can never hang the program.
+ * Signal handlers only ring a doorbell (a futex word: bell.h, no fd the
+ * program could close and reuse); a control thread of kiln's own does the
+ * work (symbolizing and writing need malloc and libdw), and a handler that
+ * must wait for it (a terminating signal) waits at most a few seconds, so
+ * the agent can never hang the program.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,6 +30,8 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/bell.h"
+#include "agent/kfd.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
@@ -41,8 +44,12 @@ static int cpu_hz = 99;
 static int toggle_sig;		/* KILN_CPU_SIGNAL / CPUPROFILESIGNAL */
 static unsigned toggle_count;	/* next PATH.N */
 static pid_t owner;		/* the process that writes cpu_path */
-static int ctl_pipe[2] = { -1, -1 };	/* handlers -> control thread */
-static int ack_pipe[2] = { -1, -1 };	/* control thread -> handler */
+/* Handlers -> control thread: CTL_* bits; toggles are counted. */
+static struct kiln_bell ctl_bell = KILN_BELL_INIT;
+static _Atomic unsigned toggles_pending;
+/* Control thread -> a terminating handler: the profile is written. */
+static struct kiln_bell ack_bell = KILN_BELL_INIT;
+enum { CTL_TOGGLE = 1, CTL_EXIT = 2 };
 static pthread_t ctl_thread;
 static bool ctl_running;
 static struct kiln_http *http_srv;
@@ -51,6 +58,86 @@ static _Atomic bool exiting;
 static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
 				  SIGBUS, SIGFPE, SIGILL, SIGABRT };
 
+/*
+ * cpu_path's output, opened when profiling starts (without the signal
+ * toggle): an unwritable path is said at once, and a program that
+ * changes directory, chroots or drops privileges later still gets its
+ * profile (the folder is held open; util/file.h).  Its fds are kiln's
+ * (high, checked: kfd.h); the program closing them sends the write back
+ * to the path, and KILN_LOG=debug says so.
+ */
+static struct kiln_out cpu_out = KILN_OUT_INIT;
+static struct kiln_kfd cpu_fd = KILN_KFD_INIT, cpu_dir = KILN_KFD_INIT;
+static bool cpu_out_open;
+
+static int open_cpu_out(void)
+{
+	int err = kiln_out_open(&cpu_out, cpu_path);
+
+	if (err)
+		return err;
+	err = kiln_kfd_adopt(&cpu_fd, cpu_out.fd);
+	cpu_out.fd = cpu_fd.fd;
+	if (!err && cpu_out.dirfd >= 0) {
+		err = kiln_kfd_adopt(&cpu_dir, cpu_out.dirfd);
+		cpu_out.dirfd = cpu_dir.fd;
+	}
+	if (err) {
+		kiln_out_abort(&cpu_out);
+		return err;
+	}
+	cpu_out_open = true;
+	return 0;
+}
+
+/* Gives cpu_out up, closing only the fds that are still kiln's. */
+static void drop_cpu_out(void)
+{
+	if (!cpu_out_open)
+		return;
+	cpu_out_open = false;
+	if (!kiln_kfd_ours(&cpu_fd))
+		cpu_out.fd = -1;
+	if (!kiln_kfd_ours(&cpu_dir))
+		cpu_out.dirfd = -1;
+	kiln_out_abort(&cpu_out);
+}
+
+/* Writes buf to path: through cpu_out when path is cpu_path and its fds
+ * are still kiln's, else by the path. */
+static int put_profile(const char *path, const struct kiln_buf *b)
+{
+	int err;
+
+	if (path != cpu_path || !cpu_out_open)
+		return kiln_write_atomic(path, b->data, b->len);
+	cpu_out_open = false;
+	if (kiln_kfd_ours(&cpu_fd) && (cpu_out.dirfd < 0 || kiln_kfd_ours(&cpu_dir))) {
+		err = kiln_out_write(&cpu_out, b->data, b->len);
+		if (err) {
+			kiln_out_abort(&cpu_out);
+			return err;
+		}
+		return kiln_out_commit(&cpu_out);
+	}
+	/* The program closed them (or took the numbers): never touched
+	 * again; the temporary is removed by its path. */
+	kiln_agent_log(KILN_LOG_DEBUG, "the CPU profile's file descriptors were "
+		       "closed by the program: writing '%s' by its path", path);
+	if (cpu_out.tmp) {
+		const char *slash = strrchr(cpu_path, '/');
+		char tmp[4096];
+
+		snprintf(tmp, sizeof(tmp), "%.*s/%s",
+			 slash ? (int)(slash - cpu_path) : 1,
+			 slash ? cpu_path : ".", cpu_out.tmp);
+		unlink(tmp);
+	}
+	cpu_out.fd = cpu_out.dirfd = -1;
+	kiln_out_abort(&cpu_out);
+	return kiln_write_atomic(path, b->data, b->len);
+}
+
 /* Stops the running profile and writes it to path. */
 static int stop_and_write(const char *path)
 {
@@ -58,11 +145,17 @@ static int stop_and_write(const char *path)
 	struct kiln_buf out = KILN_BUF_INIT;
 	int err = kiln_agent_cpu_end(&p);
 
-	if (err)
+	if (err) {
+		if (err != -ENOENT)
+			kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile "
+				       "'%s': %s", path, strerror(-err));
+		if (path == cpu_path)
+			drop_cpu_out();
 		return err;
+	}
 	err = kiln_pprof_write(p, &out, true);
 	if (!err)
-		err = kiln_write_atomic(path, out.data, out.len);
+		err = put_profile(path, &out);
 	if (err)
 		kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile '%s': %s",
 			       path, strerror(-err));
@@ -76,8 +169,14 @@ static int stop_and_write(const char *path)
 
 static void write_final(void)
 {
-	if (!cpu_path || getpid() != owner || !kiln_agent_cpu_running())
+	if (!cpu_path || getpid() != owner)
 		return;
+	if (!kiln_agent_cpu_running()) {
+		/* Never started, or stopped through the API: no temporary
+		 * is left behind. */
+		drop_cpu_out();
+		return;
+	}
 	if (toggle_sig) {
 		char name[4096];
 
@@ -110,27 +209,23 @@ static void toggle(void)
 static void *control(void *arg)
 {
 	for (;;) {
-		char c;
-		ssize_t n = read(ctl_pipe[0], &c, 1);
+		uint32_t bits = kiln_bell_take(&ctl_bell, -1);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
 		/* Writing a profile allocates: never while the program
 		 * forks. */
-		if (c == 'T' && cpu_path) {
-			kiln_agent_busy_begin();
-			toggle();
-			kiln_agent_busy_end();
-		} else if (c == 'X') {
+		while (atomic_load(&toggles_pending)) {
+			atomic_fetch_sub(&toggles_pending, 1);
+			if (cpu_path) {
+				kiln_agent_busy_begin();
+				toggle();
+				kiln_agent_busy_end();
+			}
+		}
+		if (bits & CTL_EXIT) {
 			kiln_agent_busy_begin();
 			write_final();
 			kiln_agent_busy_end();
-			if (write(ack_pipe[1], "k", 1) < 0)
-				break;
-		} else if (c == 'Q') {
-			break;
+			kiln_bell_ring(&ack_bell, 1);
 		}
 	}
 	return NULL;
@@ -139,31 +234,42 @@ static void *control(void *arg)
 /* Async-signal-safe. */
 static void on_toggle(int sig)
 {
-	int saved = errno;
+	atomic_fetch_add(&toggles_pending, 1);
+	kiln_bell_ring(&ctl_bell, CTL_TOGGLE);
+}
 
-	if (write(ctl_pipe[1], "T", 1) < 0)
-		(void)0;
-	errno = saved;
+/*
+ * Back to the default action, by the system call itself: signal() or
+ * sigaction() would reach kiln's own interposers (and, the first time,
+ * dlsym, which takes the loader's lock: a fatal signal taken while
+ * another thread holds it would hang there).  SIG_DFL needs no restorer.
+ * Async-signal-safe.
+ */
+static void default_action(int sig)
+{
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} ksa = { SIG_DFL, 0, NULL, 0 };
+
+	syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
 }
 
 /*
  * A terminating signal the program left to its default action: have the
  * profile written (waiting at most 3 s), then die of the signal as the
- * program would have.  Async-signal-safe.
+ * program would have.  Calls no interposer and no dlsym.
+ * Async-signal-safe.
  */
 static void on_terminate(int sig, siginfo_t *si, void *uc)
 {
-	struct pollfd pfd;
-	char c;
-
-	if (!atomic_exchange(&exiting, true) && getpid() == owner &&
-	    write(ctl_pipe[1], "X", 1) == 1) {
-		pfd.fd = ack_pipe[0];
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 3000) == 1 && read(ack_pipe[0], &c, 1) < 0)
-			(void)0;
+	if (!atomic_exchange(&exiting, true) && getpid() == owner && ctl_running) {
+		kiln_bell_ring(&ctl_bell, CTL_EXIT);
+		kiln_bell_take(&ack_bell, 3000);
 	}
-	signal(sig, SIG_DFL);
+	default_action(sig);
 	/* A real fault happens again when the handler returns; a signal
 	 * sent by a process (kill, raise, abort) is sent again. */
 	if (si->si_code <= 0 || (sig != SIGSEGV && sig != SIGBUS &&
@@ -182,14 +288,23 @@ static void child_after_fork(void)
 	/* The child has no control thread and must not write the parent's
 	 * file: owner stays the parent's pid. */
 	ctl_running = false;
+	/* The parent's output: its fds are closed here (the child's copies),
+	 * its temporary left to the parent. */
+	if (cpu_out_open) {
+		cpu_out_open = false;
+		kiln_kfd_close(&cpu_fd);
+		kiln_kfd_close(&cpu_dir);
+		cpu_out = (struct kiln_out)KILN_OUT_INIT;
+	}
+	atomic_store(&ctl_bell.bits, 0);
+	atomic_store(&ack_bell.bits, 0);
+	atomic_store(&toggles_pending, 0);
 }
 
 static int start_control(void)
 {
 	int err;
 
-	if (pipe2(ctl_pipe, O_CLOEXEC) || pipe2(ack_pipe, O_CLOEXEC))
-		return -errno;
 	/* A program may fork at once, while the thread is being set up. */
 	err = kiln_agent_thread_start(&ctl_thread, control, NULL, true);
 	if (err)
@@ -210,10 +325,35 @@ static void install_terminate_handlers(void)
 			continue;	/* the program's own, or ignored */
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = on_terminate;
-		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+		/* On the alternate stack: a stack overflow can be reported too. */
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
 		sigemptyset(&sa.sa_mask);
 		sigaction(fatal_sigs[i], &sa, NULL);
 	}
+}
+
+/*
+ * The functions kiln's interposers pass on to, found once at load (dlsym
+ * takes the loader's lock: never from a handler or an exit path); a call
+ * that comes before the constructor (another library's) finds its own.
+ */
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+static sigaction_fn real_sigaction;
+static signal_fn real_signal;
+static exit_fn real__exit, real__Exit;
+
+static void resolve_reals(void)
+{
+	if (!real_sigaction)
+		real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	if (!real_signal)
+		real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
+	if (!real__exit)
+		real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	if (!real__Exit)
+		real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -237,6 +377,8 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 	const char *http = getenv("KILN_HTTP");
 	int err;
 
+	kiln_agent_log_init();
+	resolve_reals();
 	kiln_agent_cpu_init();
 	owner = getpid();
 	pthread_atfork(NULL, NULL, child_after_fork);
@@ -256,8 +398,15 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 		 * it writes PATH.PID, never the first process's file.
 		 */
 		const char *first = getenv("KILN_CPU_OWNER");
-		char pid[32];
+		char pid[32], *abs = kiln_agent_abspath(path);
 
+		/* Resolved now, for this process and (through the variable)
+		 * the programs it starts: a chdir() changes nothing. */
+		if (abs && strcmp(abs, path)) {
+			setenv(getenv("KILN_CPU") && *getenv("KILN_CPU") ?
+			       "KILN_CPU" : "CPUPROFILE", abs, 1);
+			path = abs;
+		}
 		if (first && atoi(first) != (int)getpid()) {
 			size_t n = strlen(path) + 32;
 
@@ -285,11 +434,21 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 		kiln_agent_log(KILN_LOG_INFO, "signal %d toggles CPU profiling "
 			       "into %s.N", toggle_sig, cpu_path);
 	} else if (cpu_path) {
+		err = open_cpu_out();
+		if (err) {
+			kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile "
+				       "'%s': %s", cpu_path, strerror(-err));
+			return;
+		}
+		kiln_agent_log(KILN_LOG_DEBUG, "CPU profile '%s' opened", cpu_path);
+		kiln_agent_proc_hold();
 		err = kiln_agent_cpu_begin(cpu_hz);
-		if (err)
+		if (err) {
 			kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 				       err == -EEXIST ? "the program has its own "
 				       "SIGPROF handler" : strerror(-err));
+			drop_cpu_out();
+		}
 	}
 	if (cpu_path) {
 		atexit(at_exit);
@@ -325,8 +484,6 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 
 /* ---- stepping aside for the program's own SIGPROF handler ---- */
 
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef sighandler_t (*signal_fn)(int, sighandler_t);
 
 static void step_aside(void)
 {
@@ -347,10 +504,11 @@ static void step_aside(void)
 __attribute__((visibility("default")))
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	static sigaction_fn real;
+	sigaction_fn real;
 
-	if (!real)
-		real = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	if (!real_sigaction)
+		resolve_reals();
+	real = real_sigaction;
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
@@ -370,10 +528,11 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 __attribute__((visibility("default")))
 sighandler_t signal(int sig, sighandler_t handler)
 {
-	static signal_fn real;
+	signal_fn real;
 
-	if (!real)
-		real = (signal_fn)dlsym(RTLD_NEXT, "signal");
+	if (!real_signal)
+		resolve_reals();
+	real = real_signal;
 	if (!real) {
 		errno = ENOSYS;
 		return SIG_ERR;
@@ -384,22 +543,23 @@ sighandler_t signal(int sig, sighandler_t handler)
 }
 
 /*
- * Programs that end with _exit() (shells do) skip atexit handlers: the
- * profile is written first.  Only by the process that owns the file, so a
+ * Programs that end with _exit() (shells do, and forked children) skip
+ * atexit handlers and destructors: the profile and the heap trace are
+ * written first.  Only by the process that owns the file, so a
  * child after fork or vfork never writes (and never touches a vfork
  * parent's memory).
  */
-typedef void (*exit_fn)(int) __attribute__((noreturn));
-
-static void exit_through(const char *name, int status)
+static void exit_through(exit_fn real, int status)
 	__attribute__((noreturn));
 
-static void exit_through(const char *name, int status)
+static void exit_through(exit_fn real, int status)
 {
-	exit_fn real = (exit_fn)dlsym(RTLD_NEXT, name);
 
 	if (cpu_path && getpid() == owner && !atomic_exchange(&exiting, true))
 		write_final();
+	/* The heap trace is streamed: what is still in the rings (all of a
+	 * short child's work) is written now, or never. */
+	kiln_heap_exit_flush();
 	if (real)
 		real(status);
 	syscall(SYS_exit_group, status);
@@ -410,13 +570,81 @@ static void exit_through(const char *name, int status)
 __attribute__((visibility("default"), noreturn))
 void _exit(int status)
 {
-	exit_through("_exit", status);
+	if (!real__exit)
+		resolve_reals();
+	exit_through(real__exit, status);
 }
 
 __attribute__((visibility("default"), noreturn))
 void _Exit(int status)
 {
-	exit_through("_Exit", status);
+	if (!real__Exit)
+		resolve_reals();
+	exit_through(real__Exit, status);
+}
+
+/*
+ * exec replaces the image: the profile so far is written first (else its
+ * samples, and the temporary opened at the start, are lost), by the
+ * process that owns it only (never a vfork child).  The new image, same
+ * pid, starts a profile of its own into PATH, which keeps this one as
+ * PATH.old.  execl, execlp and execle are not interposed (glibc calls
+ * execve internally from them): their image's samples are lost.
+ */
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvp_fn)(const char *, char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+
+static void before_exec(void)
+{
+	if (cpu_path && getpid() == owner && kiln_agent_cpu_running()) {
+		kiln_agent_log(KILN_LOG_DEBUG, "exec: writing the CPU profile first");
+		write_final();
+	}
+}
+
+__attribute__((visibility("default")))
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	static execve_fn real;
+
+	if (!real)
+		real = (execve_fn)dlsym(RTLD_NEXT, "execve");
+	before_exec();
+	return real ? real(path, argv, envp) : (errno = ENOSYS, -1);
+}
+
+__attribute__((visibility("default")))
+int execv(const char *path, char *const argv[])
+{
+	static execvp_fn real;
+
+	if (!real)
+		real = (execvp_fn)dlsym(RTLD_NEXT, "execv");
+	before_exec();
+	return real ? real(path, argv) : (errno = ENOSYS, -1);
+}
+
+__attribute__((visibility("default")))
+int execvp(const char *file, char *const argv[])
+{
+	static execvp_fn real;
+
+	if (!real)
+		real = (execvp_fn)dlsym(RTLD_NEXT, "execvp");
+	before_exec();
+	return real ? real(file, argv) : (errno = ENOSYS, -1);
+}
+
+__attribute__((visibility("default")))
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	static execvpe_fn real;
+
+	if (!real)
+		real = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
+	before_exec();
+	return real ? real(file, argv, envp) : (errno = ENOSYS, -1);
 }
 
 /* ---- the embedding API ---- */

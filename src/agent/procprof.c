@@ -8,27 +8,76 @@
  * caller's, with the heap hooks quiet), never in a handler or a hook.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/kfd.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/file.h"
 
+/*
+ * This process's /proc folder, held from the start of a profile: a
+ * program that chroots (where no /proc is) still has its maps read at
+ * the end.  Only for the process that opened it (a fork child's
+ * /proc/self is another folder).
+ */
+static struct kiln_kfd proc_dir = KILN_KFD_INIT;
+static pid_t proc_pid;
+
+void kiln_agent_proc_hold(void)
+{
+	if (proc_pid == getpid() && kiln_kfd_ours(&proc_dir))
+		return;
+	if (!kiln_kfd_open(&proc_dir, "/proc/self", O_RDONLY | O_DIRECTORY, 0))
+		proc_pid = getpid();
+}
+
+/* /proc/self/maps, by the held folder when it is this process's. */
+static int read_maps(struct kiln_buf *b)
+{
+	int fd = -1, err = 0;
+
+	if (proc_pid == getpid() && kiln_kfd_ours(&proc_dir))
+		fd = openat(proc_dir.fd, "maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		err = kiln_buf_grow(b, 65536);
+		if (err)
+			break;
+		n = read(fd, b->data + b->len, 65536);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		b->len += (size_t)n;
+	}
+	close(fd);
+	return err;
+}
+
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
 {
-	struct kiln_map maps;
+	struct kiln_buf maps = KILN_BUF_INIT;
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	err = kiln_map_open(&maps, "/proc/self/maps");
-	if (err)
-		return err;
-	err = kiln_maptab_add_text(&m->t, p, maps.data, maps.len);
-	kiln_map_release(&maps);
+	err = read_maps(&maps);
+	if (!err)
+		err = kiln_maptab_add_text(&m->t, p, maps.data, maps.len);
+	kiln_buf_release(&maps);
 	if (!err)
 		err = kiln_prof_error(p);
 	return err;

@@ -72,6 +72,14 @@ bool kiln_heap_profiling(void);
  */
 void kiln_heap_stop(void);
 
+/*
+ * The process ends without its destructors (_exit, _Exit: a forked
+ * snapshot child, a shell): the writer drains every thread, writes the
+ * end record and stops (2 s at most), as at a normal exit.  Only the
+ * process that writes the trace does anything (never a vfork child).
+ */
+void kiln_heap_exit_flush(void);
+
 /* One stack's counters: estimates when sampling, exact otherwise. */
 struct kiln_heap_counts {
 	uint32_t stack;			/* stack id (kiln_heap_stack) */

@@ -36,6 +36,7 @@
 #include <zstd.h>
 
 #include "agent/agent.h"
+#include "agent/kfd.h"
 #include "format/heapenc.h"
 #include "capture/cfi.h"
 #include "heap/heap.h"
@@ -81,7 +82,8 @@ _Alignas(64) _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
 
 
 static char *trace_path;		/* KILN_HEAP_TRACE */
-static int trace_fd = -1;
+/* The trace's fd: high, checked before each frame (agent/kfd.h). */
+static struct kiln_kfd trace_kfd = KILN_KFD_INIT;
 static struct kiln_cfi *cfi;
 static uint64_t main_stack_hi;
 static pid_t main_tid;
@@ -803,14 +805,35 @@ static void drain_all(struct kiln_hcols *names, uint64_t *lost)
 	atomic_store(&stalled, false);
 }
 
+/*
+ * The trace's fd before a frame: still kiln's, or the program closed it
+ * (a daemon closing every fd as it detaches) and it is opened again, for
+ * appending, if the path still names the same file.  0 or -errno.
+ */
+static int trace_fd_check(void)
+{
+	int err;
+
+	if (kiln_kfd_ours(&trace_kfd))
+		return 0;
+	err = kiln_kfd_reopen(&trace_kfd, trace_path, O_WRONLY | O_APPEND);
+	if (err) {
+		kiln_kfd_forget(&trace_kfd);
+		return err == -ESTALE ? -EBADF : err;
+	}
+	kiln_agent_log(KILN_LOG_DEBUG, "the heap trace's fd was closed by the "
+		       "program: '%s' opened again", trace_path);
+	return 0;
+}
+
 /* Compresses buf into one zstd frame and writes it with one write(2). */
 static int write_frame(const struct kiln_buf *b)
 {
-	size_t cap = ZSTD_compressBound(b->len), n, off = 0;
+	size_t cap = ZSTD_compressBound(b->len), n;
 	void *dst;
 	int err = 0;
 
-	if (!b->len || trace_fd < 0)
+	if (!b->len || trace_kfd.fd < 0)
 		return 0;
 	dst = malloc(cap);
 	if (!dst)
@@ -820,18 +843,11 @@ static int write_frame(const struct kiln_buf *b)
 		err = -EIO;
 		goto out;
 	}
-	while (off < n) {
-		ssize_t w = write(trace_fd, (char *)dst + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			err = w < 0 ? -errno : -EIO;
-			break;
-		}
-		off += (size_t)w;
-	}
-	atomic_fetch_add(&st_written, off);
+	err = trace_fd_check();
+	if (!err)
+		err = kiln_kfd_write(&trace_kfd, dst, n);
+	if (!err)
+		atomic_fetch_add(&st_written, n);
 	atomic_fetch_add(&st_frames, 1);
 out:
 	free(dst);
@@ -942,10 +958,10 @@ static void round_(bool force, bool end)
 	if (err) {
 		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
 			       trace_path, strerror(-err));
-		if (err != -ENOMEM) {
-			close(trace_fd);
-			trace_fd = -1;	/* stop writing; hooks keep draining */
-		}
+		if (err != -ENOMEM)
+			/* Stop writing (hooks keep draining); never closes
+			 * an fd that is the program's now. */
+			kiln_kfd_close(&trace_kfd);
 	}
 done:
 	w_last_flush = now;
@@ -973,9 +989,7 @@ static void *write_loop(void *arg)
 		pthread_mutex_lock(&wlock);
 		if (atomic_load(&finishing) == 1) {
 			round_(true, true);
-			if (trace_fd >= 0)
-				close(trace_fd);
-			trace_fd = -1;
+			kiln_kfd_close(&trace_kfd);
 			atomic_store(&finishing, 2);
 			pthread_mutex_unlock(&wlock);
 			syscall(SYS_futex, &finishing, FUTEX_WAKE_PRIVATE, INT_MAX,
@@ -1024,9 +1038,9 @@ static int open_trace(const char *path)
 	struct kiln_buf b = KILN_BUF_INIT;
 	int err;
 
-	trace_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (trace_fd < 0)
-		return -errno;
+	err = kiln_kfd_open(&trace_kfd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (err)
+		return err;
 	trace_pid = getpid();
 	put_header(&f);
 	put_maps(&f);
@@ -1037,10 +1051,8 @@ static int open_trace(const char *path)
 	w_nomem = false;
 	kiln_buf_release(&b);
 	kiln_hcols_release(&f);
-	if (err) {
-		close(trace_fd);
-		trace_fd = -1;
-	}
+	if (err)
+		kiln_kfd_close(&trace_kfd);
 	return err;
 }
 
@@ -1121,9 +1133,9 @@ static void fork_child(void)
 	exit_tid = 0;
 	atomic_store(&stalled, false);
 	atomic_store(&wake_word, 0);
-	if (trace_fd >= 0)
-		close(trace_fd);
-	trace_fd = -1;
+	/* The parent's fd (the child shares its file offset: closed here,
+	 * if it is still kiln's, the parent's stays open). */
+	kiln_kfd_close(&trace_kfd);
 	/* The child's heap profile holds what it allocates itself. */
 	if (agg_on)
 		kheap_agg_reset();
@@ -1166,6 +1178,11 @@ static void finish(void)
 	for (i = 0; i < 40 && atomic_load(&finishing) != 2; i++)
 		syscall(SYS_futex, &finishing, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
 	kheap_guard--;
+}
+
+void kiln_heap_exit_flush(void)
+{
+	finish();
 }
 
 /*
@@ -1292,7 +1309,16 @@ static int start(const char *path)
 	if (!real_create)
 		real_create = pthread_create;
 	if (path) {
-		base_path = strdup(path);
+		/* Resolved now, for this process and (through the variable)
+		 * the programs it starts: a chdir() changes nothing. */
+		base_path = kiln_agent_abspath(path);
+		if (!base_path) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		if (strcmp(base_path, path))
+			setenv("KILN_HEAP_TRACE", base_path, 1);
+		path = base_path;
 		/* A program exec'd by the traced one writes PATH.PID. */
 		if (first && atoi(first) != (int)getpid()) {
 			size_t n = strlen(path) + 32;
@@ -1485,6 +1511,7 @@ void kiln_heap_on_interval(uint64_t bytes, void (*fn)(void))
 
 __attribute__((constructor)) static void heap_load(void)
 {
+	kiln_agent_log_init();
 	kheap_real_malloc();
 	kheap_jemalloc_init();
 	kiln_heap_init();

@@ -52,6 +52,7 @@
 
 #include "kiln/kiln.h"
 #include "agent/agent.h"
+#include "agent/kfd.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "http/parse.h"
@@ -161,7 +162,9 @@ struct kiln_http {
 	char name[INET6_ADDRSTRLEN + 16];	/* "127.0.0.1:6060", "[::1]:6060" */
 	char *token;				/* KILN_HTTP_TOKEN, or NULL */
 	size_t token_len;
-	int wake;		/* eventfd: readable once the server stops */
+	/* eventfd: readable once the server stops (kiln's fd, checked) */
+	struct kiln_kfd wake;
+	struct kiln_kfd listen;	/* the socket MHD got: closed if still ours */
 	pthread_mutex_t lock;
 	pthread_cond_t idle;	/* CLOCK_MONOTONIC; jobs or suspended dropped to 0 */
 	unsigned jobs;		/* CPU profile workers still running */
@@ -627,7 +630,7 @@ static void *job_main(void *arg)
 
 	for (;;) {
 		struct pollfd fds[2] = {
-			{ .fd = srv->wake, .events = POLLIN },
+			{ .fd = srv->wake.fd, .events = POLLIN },
 			{ .fd = j->client_fd, .events = POLLRDHUP },
 		};
 		int64_t left = deadline - now_ms();
@@ -1550,7 +1553,8 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
-	srv->wake = -1;
+	srv->wake.fd = -1;
+	srv->listen.fd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 	{
 		pthread_condattr_t ca;
@@ -1568,11 +1572,10 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 		}
 		srv->token_len = strlen(tok);
 	}
-	srv->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (srv->wake < 0) {
-		err = -errno;
+	/* At a high number, checked before each use: agent/kfd.h. */
+	err = kiln_kfd_adopt(&srv->wake, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (err)
 		goto out_free;
-	}
 	fd = open_listener(srv, addr);
 	if (fd < 0) {
 		err = fd;
@@ -1590,6 +1593,11 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 		goto out_free;
 	}
 	close(fd);
+	/* A high number, remembered: closed at the stop only if ours. */
+	err = kiln_kfd_adopt(&srv->listen, mfd);
+	if (err)
+		goto out_free;
+	mfd = srv->listen.fd;
 	/* MHD's thread (and the profile workers it starts) inherits this
 	 * mask: no asynchronous signal of the host ever runs on them. */
 	sigfillset(&all);
@@ -1628,8 +1636,7 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 	*out = srv;
 	return 0;
 out_free:
-	if (srv->wake >= 0)
-		close(srv->wake);
+	kiln_kfd_close(&srv->wake);
 	free(srv->token);
 	pthread_cond_destroy(&srv->idle);
 	pthread_mutex_destroy(&srv->lock);
@@ -1655,15 +1662,30 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = true;
 	pthread_mutex_unlock(&srv->lock);
+	if (!kiln_kfd_ours(&srv->listen)) {
+		/*
+		 * The program closed the server's fds (a daemon closing every
+		 * fd as it detaches): libmicrohttpd's numbers may be the
+		 * program's files now, and stopping it would remove them from
+		 * its epoll set, close them, or abort the process when that
+		 * fails.  The server is left as it is (it serves nothing).
+		 */
+		kiln_agent_log(KILN_LOG_DEBUG, "http: the program closed the "
+			       "server's file descriptors: not stopped");
+		kiln_kfd_forget(&srv->listen);
+		kiln_kfd_close(&srv->wake);
+		return 0;
+	}
 	/* No new connections; the listening socket is ours to close now,
 	 * after MHD_stop_daemon() (its thread may still look at it). */
 	lfd = MHD_quiesce_daemon(srv->mhd);
 	/* Wakes every profile worker: each ends its profile, resumes its
 	 * connection with a 503 and leaves.  MHD must see no suspended
 	 * connection when it stops. */
-	if (write(srv->wake, &one, sizeof(one)) < 0)
+	if ((rc = kiln_kfd_write(&srv->wake, &one, sizeof(one))))
 		kiln_agent_log(KILN_LOG_DEBUG, "http: cannot wake the workers: %s",
-			       strerror(errno));
+			       strerror(-rc));
+	rc = 0;
 	pthread_mutex_lock(&srv->lock);
 	while (srv->jobs)
 		pthread_cond_wait(&srv->idle, &srv->lock);
@@ -1688,9 +1710,9 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 			       HTTP_STOP_FLUSH_MS);
 	pthread_mutex_unlock(&srv->lock);
 	MHD_stop_daemon(srv->mhd);
-	if (lfd != MHD_INVALID_SOCKET)
-		close(lfd);
-	close(srv->wake);
+	if (lfd != MHD_INVALID_SOCKET && lfd == srv->listen.fd)
+		kiln_kfd_close(&srv->listen);
+	kiln_kfd_close(&srv->wake);
 	free(srv->token);
 	pthread_cond_destroy(&srv->idle);
 	pthread_mutex_destroy(&srv->lock);

@@ -1,0 +1,138 @@
+/*
+ * kiln's own file descriptors in the host process (agent stage): see
+ * kfd.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/kfd.h"
+
+/*
+ * The base: 64 under the soft RLIMIT_NOFILE, itself counted as at most
+ * 1024 (a limit of a million would otherwise make the kernel's fd table
+ * of the process that large).  A tiny limit gets its upper half.
+ */
+static _Atomic int base;
+
+int kiln_kfd_base(void)
+{
+	int b = atomic_load_explicit(&base, memory_order_relaxed);
+	struct rlimit rl;
+	rlim_t lim = 1024;
+
+	if (b)
+		return b;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < lim)
+		lim = rl.rlim_cur;
+	b = lim > 256 ? (int)lim - 64 : (int)lim / 2;
+	if (b < 3)
+		b = 3;
+	atomic_store_explicit(&base, b, memory_order_relaxed);
+	return b;
+}
+
+int kiln_kfd_adopt(struct kiln_kfd *k, int fd)
+{
+	struct stat st;
+	int hi;
+
+	k->fd = -1;
+	if (fd < 0)
+		return -EBADF;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, kiln_kfd_base());
+	if (hi >= 0) {
+		close(fd);
+		fd = hi;
+	} else {
+		/* No high number free (a limit lowered since): the low one,
+		 * still checked before each use. */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	if (fstat(fd, &st)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	k->fd = fd;
+	return 0;
+}
+
+int kiln_kfd_open(struct kiln_kfd *k, const char *path, int flags, mode_t mode)
+{
+	int fd = open(path, flags | O_CLOEXEC, mode);
+
+	if (fd < 0) {
+		k->fd = -1;
+		return -errno;
+	}
+	return kiln_kfd_adopt(k, fd);
+}
+
+bool kiln_kfd_ours(const struct kiln_kfd *k)
+{
+	struct stat st;
+	int saved = errno;
+	bool ok;
+
+	ok = k->fd >= 0 && !fstat(k->fd, &st) && st.st_dev == k->dev &&
+	     st.st_ino == k->ino;
+	errno = saved;
+	return ok;
+}
+
+int kiln_kfd_write(const struct kiln_kfd *k, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (!kiln_kfd_ours(k))
+		return -EBADF;
+	while (len) {
+		ssize_t w = write(k->fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (!w)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int kiln_kfd_reopen(struct kiln_kfd *k, const char *path, int flags)
+{
+	struct kiln_kfd n;
+	int err;
+
+	err = kiln_kfd_open(&n, path, flags & ~(O_CREAT | O_TRUNC), 0);
+	if (err)
+		return err;
+	if (n.dev != k->dev || n.ino != k->ino) {
+		close(n.fd);
+		return -ESTALE;
+	}
+	/* The old number is the host's now (or nobody's): not closed. */
+	k->fd = n.fd;
+	return 0;
+}
+
+void kiln_kfd_close(struct kiln_kfd *k)
+{
+	if (kiln_kfd_ours(k))
+		close(k->fd);
+	k->fd = -1;
+}
+
+void kiln_kfd_forget(struct kiln_kfd *k)
+{
+	k->fd = -1;
+}

@@ -1,0 +1,209 @@
+/*
+ * Workload: a host that treats file descriptors as daemons do, to check
+ * that an in-process profiler never writes into, reads from or closes a
+ * descriptor that has become the host's.  Output is deterministic, the
+ * same with and without an agent.
+ *
+ *   fdhostile closeall DIR   closes fds 3..1023, opens 8 pipes and
+ *                            DIR/log, allocates and burns CPU for ~0.6 s
+ *                            while logging, then checks that each pipe
+ *                            carries exactly its own bytes and that the
+ *                            log holds exactly its own lines
+ *   fdhostile stderr DIR     closes fd 2, opens DIR/data (it becomes fd
+ *                            2), writes "data" to it and exits: the file
+ *                            must hold that line only
+ *   fdhostile term DIR       closes fds 3..1023, opens 8 pipes, forks a
+ *                            watcher, burns CPU and dies of SIGTERM; the
+ *                            watcher reports any byte that reached the
+ *                            pipes (run it as `fdhostile term DIR | cat`
+ *                            to wait for the watcher)
+ *   fdhostile chroot DIR     changes root to DIR (an empty folder; needs
+ *                            root), burns CPU and exits: outputs named
+ *                            before are still written where they were
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NPIPES 8
+
+static int pipes[NPIPES][2];
+volatile unsigned long fd_sink;
+
+static void close_all(void)
+{
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+}
+
+static void open_pipes(void)
+{
+	for (int i = 0; i < NPIPES; i++)
+		if (pipe(pipes[i])) {
+			perror("pipe");
+			exit(1);
+		}
+}
+
+__attribute__((noinline)) static void fd_work(int rounds, int logfd)
+{
+	for (int r = 0; r < rounds; r++) {
+		struct timespec ts = { 0, 20000000 };
+		clock_t c0 = clock();
+		void *keep[256];
+		char line[64];
+		int n;
+
+		for (int i = 0; i < 256; i++)
+			keep[i] = malloc((size_t)(i * 16 + 1));
+		for (int i = 0; i < 256; i++)
+			free(keep[i]);
+		while (clock() - c0 < CLOCKS_PER_SEC / 100)
+			fd_sink++;
+		if (logfd >= 0) {
+			n = snprintf(line, sizeof(line), "log line %d\n", r);
+			if (write(logfd, line, (size_t)n) != n)
+				exit(3);
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Each pipe carries "ping N" and nothing else. */
+static int check_pipes(void)
+{
+	int bad = 0;
+
+	for (int i = 0; i < NPIPES; i++) {
+		char want[16], got[64];
+		int n = snprintf(want, sizeof(want), "ping %d", i);
+		ssize_t r;
+
+		if (write(pipes[i][1], want, (size_t)n) != n) {
+			printf("pipe %d: write failed: %s\n", i, strerror(errno));
+			bad++;
+			continue;
+		}
+		fcntl(pipes[i][0], F_SETFL, O_NONBLOCK);
+		r = read(pipes[i][0], got, sizeof(got));
+		if (r != n || memcmp(got, want, (size_t)n)) {
+			printf("pipe %d: read %zd bytes, not '%s'\n", i, r, want);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static int check_log(const char *path, int rounds)
+{
+	char buf[8192], want[8192];
+	size_t wn = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	for (int r = 0; r < rounds; r++)
+		wn += (size_t)snprintf(want + wn, sizeof(want) - wn, "log line %d\n", r);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)wn || memcmp(buf, want, wn)) {
+		printf("log: %zd bytes, want %zu: not only its own lines\n", n, wn);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char path[4096];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 3) {
+		fprintf(stderr, "usage: fdhostile closeall|stderr|term DIR\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "closeall")) {
+		int logfd, bad;
+
+		close_all();
+		open_pipes();
+		snprintf(path, sizeof(path), "%s/log", argv[2]);
+		logfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+		if (logfd < 0) {
+			perror(path);
+			return 1;
+		}
+		fd_work(30, logfd);
+		bad = check_pipes() + check_log(path, 30);
+		printf("closeall: %s\n", bad ? "damaged" : "pipes and log intact");
+		return bad ? 1 : 0;
+	}
+	if (!strcmp(argv[1], "stderr")) {
+		int fd;
+
+		close(2);
+		snprintf(path, sizeof(path), "%s/data", argv[2]);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd != 2) {
+			printf("stderr: the data file is fd %d\n", fd);
+			return 1;
+		}
+		fd_work(5, -1);
+		if (write(fd, "data\n", 5) != 5)
+			return 1;
+		printf("stderr: wrote data on fd 2\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "term")) {
+		int death[2];
+		pid_t pid;
+
+		close_all();
+		open_pipes();
+		if (pipe(death))
+			return 1;
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			char c;
+			long stray = 0;
+
+			close(death[1]);
+			/* EOF: the parent is gone (and so its agent). */
+			while (read(death[0], &c, 1) > 0)
+				;
+			for (int i = 0; i < NPIPES; i++) {
+				char buf[256];
+				ssize_t r;
+
+				close(pipes[i][1]);
+				fcntl(pipes[i][0], F_SETFL, O_NONBLOCK);
+				while ((r = read(pipes[i][0], buf, sizeof(buf))) > 0)
+					stray += r;
+			}
+			printf("term: %ld stray bytes in the pipes\n", stray);
+			_exit(0);
+		}
+		close(death[0]);
+		fd_work(10, -1);
+		raise(SIGTERM);
+		return 0;
+	}
+	if (!strcmp(argv[1], "chroot")) {
+		if (chdir(argv[2]) || chroot(".")) {
+			printf("chroot: %s\n", strerror(errno));
+			return 1;
+		}
+		fd_work(10, -1);
+		printf("chroot: done\n");
+		return 0;
+	}
+	fprintf(stderr, "fdhostile: unknown mode '%s'\n", argv[1]);
+	return 2;
+}
