@@ -9,6 +9,9 @@
 # never writes); inputs that crash, leak or time out land in
 # BUILD_DIR/fuzz-crashes/NAME/ (copy them into tests/fuzz/corpus/NAME/ once
 # fixed).  Logs: BUILD_DIR/fuzz-logs/NAME.log; a summary at the end.
+# FUZZ_TIMEOUT (default 120 s) is the time one input may take before it
+# counts as a hang: generous, since at nice 19 on a busy machine a run may
+# wait long for the CPU (30 s "timeouts" were such waits, 0.2 s of CPU).
 set -u
 build=${1:?usage: scripts/fuzz.sh BUILD_DIR SECONDS [HARNESS...]}
 secs=${2:?usage: scripts/fuzz.sh BUILD_DIR SECONDS [HARNESS...]}
@@ -24,7 +27,7 @@ for h in "$@"; do
     [ -x "$build/$h" ] || { echo "fuzz: $build/$h not built" >&2; exit 2; }
     mkdir -p "$build/fuzz-corpus/$name" "$build/fuzz-crashes/$name"
     nice -n 19 "$build/$h" -max_total_time="$secs" -rss_limit_mb=2048 \
-        -timeout=30 -max_len=65536 -print_final_stats=1 \
+        -timeout="${FUZZ_TIMEOUT:-120}" -max_len=65536 -print_final_stats=1 \
         -artifact_prefix="$build/fuzz-crashes/$name/" \
         "$build/fuzz-corpus/$name" "$src/tests/fuzz/corpus/$name" \
         > "$build/fuzz-logs/$name.log" 2>&1 &

@@ -134,7 +134,8 @@ int main(int argc, char **argv)
 			nn++;
 		}
 		closedir(dir);
-		qsort(names, nn, sizeof(*names), cmp);
+		if (nn)	/* an empty folder: names is NULL */
+			qsort(names, nn, sizeof(*names), cmp);
 		for (j = 0; j < nn; j++) {
 			ins = realloc(ins, (nin + 1) * sizeof(*ins));
 			if (!ins)
