@@ -28,6 +28,9 @@
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
 #define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
 #endif
+#ifndef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
+#define PERF_RECORD_MISC_SWITCH_OUT_PREEMPT (1 << 14)
+#endif
 
 #define SAMPLE_TYPE_BASE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 			  PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
@@ -52,6 +55,8 @@ struct kiln_perf {
 	uint64_t regs_mask;
 	bool no_build_id;	/* the kernel refused attr.build_id */
 	bool kernel_time;	/* kernel-mode samples wanted without frames */
+	bool has2;		/* a second event shares the buffers */
+	struct perf_event_attr attr2;
 	struct kiln_buf arena;	/* records copied out of the rings */
 
 	/* The reader thread (kiln_perf_start_reader). */
@@ -123,9 +128,18 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
 		s->attr.sample_regs_user = s->regs_mask;
 		s->attr.sample_stack_user = a->stack_bytes;
 	}
-	s->attr.exclude_kernel = !a->kernel && !a->kernel_time;
+	if (a->raw)
+		s->attr.sample_type |= PERF_SAMPLE_RAW;
+	/* A tracepoint fires in the kernel: exclude_kernel would drop every
+	 * one of its samples (perf leaves it unset for tracepoints too). */
+	s->attr.exclude_kernel = !a->kernel && !a->kernel_time &&
+				 a->type != PERF_TYPE_TRACEPOINT;
 	s->kernel_time = a->kernel_time && !a->kernel;
 	s->attr.exclude_callchain_kernel = !a->kernel;
+	s->attr.context_switch = a->context_switch;
+	/* Times comparable with clock_gettime(), for the time labels. */
+	s->attr.use_clockid = 1;
+	s->attr.clockid = CLOCK_MONOTONIC;
 	s->attr.exclude_hv = 1;
 	s->attr.disabled = 1;
 	s->attr.enable_on_exec = a->enable_on_exec;
@@ -177,15 +191,46 @@ static int add_fd(struct kiln_perf *s, int fd)
 	return 0;
 }
 
-static int open_one(struct kiln_perf *s, pid_t pid, int cpu)
+int kiln_perf_add_event(struct kiln_perf *s, const struct kiln_perf_attr *a)
 {
-	long fd = perf_event_open(&s->attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (s->has2 || s->nfds)
+		return -EBUSY;
+	s->attr2 = s->attr;
+	s->attr2.type = a->type;
+	s->attr2.config = a->config;
+	s->attr2.freq = a->freq;
+	if (a->freq)
+		s->attr2.sample_freq = a->sample;
+	else
+		s->attr2.sample_period = a->sample;
+	s->attr2.exclude_kernel = !a->kernel && a->type != PERF_TYPE_TRACEPOINT;
+	s->attr2.exclude_callchain_kernel = !a->kernel;
+	s->attr2.mmap = s->attr2.mmap2 = s->attr2.comm = s->attr2.comm_exec = 0;
+	s->attr2.task = s->attr2.context_switch = s->attr2.build_id = 0;
+	s->has2 = true;
+	return 0;
+}
+
+bool kiln_perf_monotonic(const struct kiln_perf *s)
+{
+	return s->attr.use_clockid;
+}
+
+static int open_one(struct kiln_perf *s, struct perf_event_attr *a, pid_t pid,
+		    int cpu)
+{
+	long fd = perf_event_open(a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 	/* Kernels before 5.12 do not know attr.build_id. */
-	if (fd < 0 && errno == EINVAL && s->attr.build_id) {
-		s->attr.build_id = 0;
+	if (fd < 0 && errno == EINVAL && a->build_id) {
+		a->build_id = 0;
 		s->no_build_id = true;
-		fd = perf_event_open(&s->attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = perf_event_open(a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	/* Nor those before 4.1 use_clockid. */
+	if (fd < 0 && errno == EINVAL && a->use_clockid) {
+		a->use_clockid = 0;
+		fd = perf_event_open(a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	/*
 	 * perf_event_paranoid 2 lets an unprivileged user sample user space
@@ -197,6 +242,27 @@ static int open_one(struct kiln_perf *s, pid_t pid, int cpu)
 		fd = perf_event_open(&s->attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	return fd < 0 ? -errno : (int)fd;
+}
+
+/* The second event on cpu, writing into ring r. */
+static int open_second(struct kiln_perf *s, pid_t pid, struct ring *r)
+{
+	int fd, err;
+
+	/* Buffers are shared only between events of the same clock. */
+	s->attr2.use_clockid = s->attr.use_clockid;
+	s->attr2.inherit = s->attr.inherit;
+	fd = open_one(s, &s->attr2, pid, r->cpu);
+	if (fd < 0)
+		return fd;
+	err = add_fd(s, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
+		return -errno;
+	return 0;
 }
 
 int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
@@ -211,7 +277,7 @@ int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
 
 		if (s->cpu_off && s->cpu_off[c])
 			continue;
-		fd = open_one(s, pid, c);
+		fd = open_one(s, &s->attr, pid, c);
 
 		if (fd == -ENODEV)	/* offline CPU */
 			continue;
@@ -248,6 +314,11 @@ int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
 		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
 			err = -errno;
 			break;
+		}
+		if (s->has2) {
+			err = open_second(s, pid, r);
+			if (err)
+				break;
 		}
 		opened++;
 	}
@@ -457,6 +528,19 @@ static int parse_sample(const struct kiln_perf *s, const char *rec,
 		return -EINVAL;
 	sm->ips = (const uint64_t *)p;
 	p += sm->nr * 8;
+	if (s->attr.sample_type & PERF_SAMPLE_RAW) {
+		uint32_t size;
+
+		if (p + 4 > end)
+			return -EINVAL;
+		memcpy(&size, p, 4);
+		if (size > (uint64_t)(end - p) - 4)
+			return -EINVAL;
+		/* Events without raw data write an empty u32. */
+		sm->raw_size = size > 4 ? size : 0;
+		sm->raw = p + 4;
+		p += 4 + size;
+	}
 	if (s->attr.sample_type & PERF_SAMPLE_REGS_USER) {
 		TAKE(sm->abi);
 		if (sm->abi) {
@@ -583,6 +667,22 @@ static int parse(const struct kiln_perf *s, const char *rec,
 		ev->task.ppid = ids[1];
 		ev->task.tid = ids[2];
 		ev->task.ptid = ids[3];
+		return 0;
+	}
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: {
+		/* The trailer names the thread that left (out) or came in. */
+		uint32_t ids[2];
+
+		if (h->size < sizeof(*h) + ID_TRAILER)
+			return -EINVAL;
+		memcpy(ids, rec + h->size - ID_TRAILER, 8);
+		ev->kind = KILN_PERF_SWITCH;
+		ev->sw.pid = ids[0];
+		ev->sw.tid = ids[1];
+		ev->sw.out = h->misc & PERF_RECORD_MISC_SWITCH_OUT;
+		ev->sw.preempt = ev->sw.out &&
+				 (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
 		return 0;
 	}
 	case PERF_RECORD_LOST: {

@@ -25,6 +25,8 @@ struct kiln_perf_attr {
 	uint32_t stack_bytes;	/* > 0: copy this much user stack and the user
 				 * registers per sample, for DWARF unwinding */
 	bool enable_on_exec;	/* counting starts when the target execs */
+	bool raw;		/* PERF_SAMPLE_RAW: a tracepoint's fields */
+	bool context_switch;	/* KILN_PERF_SWITCH records (switch in/out) */
 };
 
 /* One sample, pointing into kiln_perf's buffers: valid during the callback. */
@@ -42,6 +44,8 @@ struct kiln_perf_sample {
 	const char *stack;
 	uint64_t stack_dyn;		/* bytes of it that are valid */
 	bool user;			/* the sample hit user code */
+	uint32_t raw_size;		/* PERF_SAMPLE_RAW bytes, 0: none */
+	const char *raw;
 };
 
 enum kiln_perf_kind {
@@ -51,6 +55,7 @@ enum kiln_perf_kind {
 	KILN_PERF_FORK,		/* a new process or thread */
 	KILN_PERF_EXIT,
 	KILN_PERF_LOST,		/* the kernel dropped `lost` records */
+	KILN_PERF_SWITCH,	/* a thread left or got a CPU (context_switch) */
 };
 
 struct kiln_perf_event {
@@ -79,6 +84,11 @@ struct kiln_perf_event {
 		struct {
 			uint64_t lost;
 		} lost;
+		struct {
+			uint32_t pid, tid;
+			bool out;	/* switched out (else in) */
+			bool preempt;	/* out while still runnable */
+		} sw;
 	};
 };
 
@@ -108,6 +118,20 @@ int kiln_perf_set_cpus(struct kiln_perf *s, const char *list);
 /* Whether samples in kernel mode are taken (false: the kernel refused
  * them, and time in the kernel goes uncounted). */
 bool kiln_perf_kernel_counted(const struct kiln_perf *s);
+
+/*
+ * Adds a second event, opened beside the first on every CPU by
+ * kiln_perf_open() and writing into the same buffers, so that its samples
+ * come in time order with the first's (--wall: cpu-clock and
+ * sched:sched_switch).  Only a->type, config, sample, freq and kernel are
+ * used: samples have the first event's layout, side-band records come from
+ * the first event only.  Call before kiln_perf_open().  0 or -EBUSY.
+ */
+int kiln_perf_add_event(struct kiln_perf *s, const struct kiln_perf_attr *a);
+
+/* Sample times are CLOCK_MONOTONIC (else the kernel's perf clock, on
+ * kernels before 4.1). */
+bool kiln_perf_monotonic(const struct kiln_perf *s);
 int kiln_perf_enable(struct kiln_perf *s);
 int kiln_perf_disable(struct kiln_perf *s);
 

@@ -99,6 +99,7 @@ struct kiln_rec {
 	uint32_t kmapping;
 
 	uint32_t s_pid, s_thread, s_thread_name, s_comm;	/* label keys */
+	uint32_t s_time, s_ns, s_state;
 	uint32_t *locs;
 	size_t locs_alloc;
 	uint64_t *ubuf;				/* unwound user frames */
@@ -142,7 +143,9 @@ struct kiln_rec *kiln_rec_new(const struct kiln_rec_opts *o)
 	if (!r->p)
 		goto out_free;
 	types[0] = "samples/count";
-	if (o->ns_values)
+	if (o->value_type)
+		snprintf(second, sizeof(second), "%s", o->value_type);
+	else if (o->ns_values)
 		snprintf(second, sizeof(second), "cpu/nanoseconds");
 	else
 		snprintf(second, sizeof(second), "%s/count", o->event);
@@ -156,6 +159,9 @@ struct kiln_rec *kiln_rec_new(const struct kiln_rec_opts *o)
 	r->s_thread = kiln_prof_interns(r->p, "thread");
 	r->s_thread_name = kiln_prof_interns(r->p, "thread_name");
 	r->s_comm = kiln_prof_interns(r->p, "comm");
+	r->s_time = kiln_prof_interns(r->p, "time");
+	r->s_ns = kiln_prof_interns(r->p, "nanoseconds");
+	r->s_state = kiln_prof_interns(r->p, "state");
 	if (kiln_prof_error(r->p))
 		goto out_free;
 	return r;
@@ -902,30 +908,28 @@ static uint32_t kernel_stub(struct kiln_rec *r)
 	return kiln_prof_location(r->p, r->kmapping, 0, &line, 1);
 }
 
-static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
+long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
+		    const uint32_t **locs)
 {
 	struct proc *pr;
-	struct thread *t, *leader;
-	struct kiln_label labels[4];
-	uint32_t nl = 0;
-	int64_t values[2];
 	size_t n = 0, i, user_start = 0, fp_user = 0;
 	bool kernel = false, first_user = true, first_kernel = true;
 
+	*locs = r->locs;
 	if (r->o.self_pid && s->pid == r->o.self_pid) {
 		r->nself++;
-		return;
+		return 0;
 	}
 	pr = find_proc(r, s->pid, true);
 	if (!pr)
-		return;
+		return r->err;
 	if (r->o.system_wide && !pr->known && s->pid) {
 		/* Started between the scan of /proc and the first record. */
 		pr->known = true;
 		kiln_rec_seed(r, (pid_t)s->pid);
 		pr = find_proc(r, s->pid, false);
 		if (!pr)
-			return;
+			return r->err;
 	}
 	r->nsamples++;
 	/* The kernel's chain: context markers, then addresses leaf first. */
@@ -973,7 +977,7 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 
 		if (!GROW(r->ubuf, r->ubuf_alloc, 256)) {
 			r->err = -ENOMEM;
-			return;
+			return r->err;
 		}
 		nu = uw ? kiln_unwind_sample(uw, s, r->ubuf, full ? 256 : 2) : -1;
 		if (full && nu > 0 && (size_t)nu >= fp_user) {
@@ -985,7 +989,7 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 			   r->ubuf[1] != user_ip(s, 1)) {
 			if (!GROW(r->locs, r->locs_alloc, n + 1)) {
 				r->err = -ENOMEM;
-				return;
+				return r->err;
 			}
 			memmove(r->locs + user_start + 2, r->locs + user_start + 1,
 				(n - user_start - 1) * sizeof(*r->locs));
@@ -996,23 +1000,55 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 	}
 	if (!n && !s->user && !r->o.kernel_frames)
 		push(r, &n, kernel_stub(r));
-	if (!n)
-		return;
-	t = find_thread(r, s->tid, s->pid, true);
-	leader = find_thread(r, s->pid, s->pid, false);
-	labels[nl++] = (struct kiln_label){ r->s_pid, 0, s->pid, 0 };
+	*locs = r->locs;
+	return (long)n;
+}
+
+void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
+		  uint64_t time, const uint32_t *locs, uint32_t n,
+		  int64_t value, const char *state)
+{
+	struct thread *t = find_thread(r, tid, pid, true);
+	struct thread *leader = find_thread(r, pid, pid, false);
+	struct kiln_label labels[6];
+	uint32_t nl = 0;
+	int64_t values[2] = { 1, value };
+
+	if (!r->o.start_ns)
+		r->o.start_ns = time;
+	labels[nl++] = (struct kiln_label){ r->s_pid, 0, pid, 0 };
 	/* The process's name: its main thread's, else this thread's. */
 	if (leader && leader->comm)
 		labels[nl++] = (struct kiln_label){ r->s_comm, leader->comm, 0, 0 };
 	else if (t && t->comm)
 		labels[nl++] = (struct kiln_label){ r->s_comm, t->comm, 0, 0 };
-	labels[nl++] = (struct kiln_label){ r->s_thread, 0, s->tid, 0 };
+	labels[nl++] = (struct kiln_label){ r->s_thread, 0, tid, 0 };
 	if (t && t->comm)
 		labels[nl++] = (struct kiln_label){ r->s_thread_name, t->comm, 0, 0 };
-	values[0] = 1;
-	values[1] = r->o.ns_values || s->period ? (int64_t)s->period : 1;
-	kiln_prof_add_sample(r->p, r->locs, (uint32_t)n, values,
+	/* Since the recording's start, in buckets: samples of one stack in
+	 * one bucket still add up into one pprof sample. */
+	labels[nl++] = (struct kiln_label){
+		r->s_time, 0,
+		(int64_t)((time > r->o.start_ns ? time - r->o.start_ns : 0) /
+			  KILN_PROF_TIME_BUCKET_NS * KILN_PROF_TIME_BUCKET_NS),
+		r->s_ns };
+	if (state)
+		labels[nl++] = (struct kiln_label){
+			r->s_state, kiln_prof_interns(r->p, state), 0, 0 };
+	kiln_prof_add_sample(r->p, locs, n, values,
 			     kiln_prof_labelset(r->p, labels, nl));
+}
+
+static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
+{
+	const uint32_t *locs;
+	long n = kiln_rec_stack(r, s, &locs);
+
+	if (n <= 0)
+		return;
+	kiln_rec_add(r, s->pid, s->tid, s->time, locs, (uint32_t)n,
+		     r->o.ns_values || s->period ? (int64_t)s->period : 1,
+		     r->o.wall ? "running" : NULL);
 }
 
 void kiln_rec_event(void *ctx, const struct kiln_perf_event *ev)
@@ -1025,7 +1061,8 @@ void kiln_rec_event(void *ctx, const struct kiln_perf_event *ev)
 	case KILN_PERF_COMM: on_comm(r, ev); break;
 	case KILN_PERF_FORK: on_fork(r, ev); break;
 	case KILN_PERF_EXIT: on_exit_ev(r, ev); break;
-	case KILN_PERF_LOST: break;
+	case KILN_PERF_LOST:
+	case KILN_PERF_SWITCH: break;
 	}
 }
 

@@ -37,7 +37,13 @@ struct kiln_rec_opts {
 	bool system_wide;	/* -a: learn processes unknown so far from
 				 * /proc when their first sample comes */
 	uint32_t self_pid;	/* samples of this process are left out (kiln) */
+	const char *value_type;	/* "type/unit" of the value, NULL: from the
+				 * event ("cpu/nanoseconds", "EVENT/count") */
+	bool wall;		/* samples get the label state=running */
+	uint64_t start_ns;	/* the recording's start on the samples' clock,
+				 * for the time labels (0: the first sample) */
 };
+
 
 struct kiln_rec;
 
@@ -47,6 +53,25 @@ void kiln_rec_free(struct kiln_rec *r);
 
 /* The kiln_perf_fn for kiln_perf_drain(): ctx is the struct kiln_rec. */
 void kiln_rec_event(void *ctx, const struct kiln_perf_event *ev);
+
+/*
+ * The stack of sample s as location ids, leaf first, symbolized now (the
+ * process's mappings as they are at s->time), in *locs: valid until the
+ * next call.  Counts the sample.  Returns the depth (0: nothing to show),
+ * or -ENOMEM.
+ */
+long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
+		    const uint32_t **locs);
+
+/*
+ * Adds a sample of thread tid of process pid taken at time (the samples'
+ * clock) with the stack locs (from kiln_rec_stack(), copied by the caller
+ * if other samples came between), weighing 1 sample and value, with the
+ * labels pid, thread, thread_name, time and, if state is not NULL, state.
+ */
+void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
+		  uint64_t time, const uint32_t *locs, uint32_t n,
+		  int64_t value, const char *state);
 
 /*
  * Learns the present state of a running process (its mappings from

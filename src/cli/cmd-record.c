@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "capture/events.h"
+#include "capture/offcpu.h"
 #include "capture/perf.h"
 #include "capture/record.h"
 #include "cli/cli.h"
@@ -27,7 +28,8 @@
 #include "util/diag.h"
 #include "util/file.h"
 
-enum { OPT_CALLGRAPH = 256, OPT_DURATION, OPT_KERNEL, OPT_MODE };
+enum { OPT_CALLGRAPH = 256, OPT_DURATION, OPT_KERNEL, OPT_MODE, OPT_OFFCPU,
+       OPT_WALL };
 
 /* perf's default --call-graph dwarf copy is 8 KiB; see docs/kiln-record.md. */
 #define DEFAULT_STACK_BYTES 32768u
@@ -45,6 +47,8 @@ static const struct option opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "kernel", no_argument, NULL, OPT_KERNEL },
 	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
+	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -63,6 +67,55 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * --off-cpu and --wall: sched:sched_switch at every event, with its raw
+ * fields (prev_state) and the switch records that end each interval;
+ * --wall samples cpu-clock as the main event and adds sched_switch beside
+ * it.  0, or an exit status after saying what is missing and the fix.
+ */
+static int setup_offcpu(struct kiln_perf_attr *pa, struct kiln_perf_attr *sw,
+			bool wall, uint64_t *tp_id)
+{
+	struct kiln_event ev;
+	int err;
+
+	memset(sw, 0, sizeof(*sw));
+	err = kiln_event_parse("sched:sched_switch", &ev);
+	if (!err) {
+		sw->type = ev.type;
+		sw->config = ev.config;
+	}
+	if (err) {
+		kiln_cli_error("%s needs the sched:sched_switch tracepoint: %s",
+			       wall ? "--wall" : "--off-cpu",
+			       err == -ENOENT ? "not found in tracefs" :
+			       strerror(-err));
+		fprintf(stderr, "  fix: run as root (tracefs at /sys/kernel/tracing "
+				"is readable by root only; kiln mounts it if "
+				"needed), or grant CAP_PERFMON and read access "
+				"to tracefs\n");
+		return KILN_EXIT_USAGE;
+	}
+	*tp_id = sw->config;
+	sw->sample = 1;
+	sw->freq = false;
+	pa->raw = true;
+	pa->context_switch = true;
+	if (!wall) {
+		pa->type = sw->type;
+		pa->config = sw->config;
+	}
+	return 0;
 }
 
 static int read_int_file(const char *path)
@@ -653,6 +706,10 @@ int kiln_cmd_record(int argc, char **argv)
 	bool system_wide = false, freq_given = false, cg_given = false;
 	struct kiln_event ev;
 	int c, err, rc = KILN_EXIT_OK, status = 0, i, stopped_by = 0;
+	bool offcpu = false, wall = false;
+	struct kiln_perf_attr swa;
+	struct kiln_offcpu *oc = NULL;
+	uint64_t tp_id = 0, start_mono, start_real;
 	char *end;
 	char **cmd;
 	int ncmd;
@@ -696,6 +753,8 @@ int kiln_cmd_record(int argc, char **argv)
 				return kiln_cli_usage_error("record",
 					"bad --mode '%s': want perf or inject", optarg);
 			break;
+		case OPT_OFFCPU: offcpu = true; break;
+		case OPT_WALL: wall = true; break;
 		case 'q': quiet = true; break;
 		case 'h': kiln_cli_usage("record", false); return 0;
 		default: return kiln_cli_usage_error("record", "unknown option");
@@ -750,6 +809,19 @@ int kiln_cmd_record(int argc, char **argv)
 	rc = check_output(output, program.data);
 	if (rc)
 		goto out;
+	if (offcpu && wall) {
+		rc = kiln_cli_usage_error("record",
+			"give --off-cpu or --wall, not both (--wall has the "
+			"off-CPU time too)");
+		goto out;
+	}
+	if ((offcpu || wall) && (inject || strcmp(event, "cpu-clock"))) {
+		rc = kiln_cli_usage_error("record",
+			"%s records cpu-clock and sched:sched_switch itself: "
+			"leave out -e and --mode inject", offcpu ? "--off-cpu" :
+			"--wall");
+		goto out;
+	}
 	if (inject) {
 		if (!ncmd || system_wide) {
 			rc = kiln_cli_usage_error("record",
@@ -798,6 +870,23 @@ int kiln_cmd_record(int argc, char **argv)
 	ro.kernel_frames = kernel;
 	ro.system_wide = system_wide;
 	ro.self_pid = (uint32_t)getpid();
+	if (offcpu || wall) {
+		rc = setup_offcpu(&pa, &swa, wall, &tp_id);
+		if (rc)
+			goto out;
+		swa.kernel = kernel;
+		ro.value_type = wall ? "wall/nanoseconds" : "off-cpu/nanoseconds";
+		ro.wall = wall;
+		if (offcpu) {
+			pa.sample = 1;
+			pa.freq = false;
+			ro.period_ns = 1;
+		}
+	}
+	/* The time labels count from here (sample times are monotonic). */
+	start_mono = clock_ns(CLOCK_MONOTONIC);
+	start_real = clock_ns(CLOCK_REALTIME);
+	ro.start_ns = start_mono;
 	/*
 	 * Room for a few hundred milliseconds of samples per CPU, so that a
 	 * pause of kiln's (loading a large debug file) loses nothing: 16 MiB
@@ -808,6 +897,16 @@ int kiln_cmd_record(int argc, char **argv)
 	s = kiln_perf_new(&pa, stack_bytes > 512 ? 4096 : 1024);
 
 	rec = kiln_rec_new(&ro);
+	if (rec && (offcpu || wall))
+		oc = kiln_offcpu_new(rec, tp_id, wall);
+	if (s && wall)
+		kiln_perf_add_event(s, &swa);
+	if ((offcpu || wall) && rec && !oc) {
+		kiln_cli_error("cannot read the fields of sched:sched_switch from "
+			       "tracefs: %s", strerror(errno));
+		rc = KILN_EXIT_USAGE;
+		goto out;
+	}
 	if (!s || !rec) {
 		kiln_cli_error("out of memory");
 		rc = KILN_EXIT_FAIL;
@@ -859,6 +958,20 @@ int kiln_cmd_record(int argc, char **argv)
 			if (err == -ESRCH)
 				kiln_cli_error("no process with PID %d", (int)t.pids[i]);
 		}
+	}
+	if (err && (offcpu || wall) && (err == -EACCES || err == -EPERM)) {
+		kiln_cli_error("perf_event_open refused sched:sched_switch: %s "
+			       "(kernel.perf_event_paranoid = %d)", strerror(-err),
+			       read_int_file("/proc/sys/kernel/perf_event_paranoid"));
+		fprintf(stderr, "  fix: run as root, or grant CAP_PERFMON and set "
+				"'sysctl kernel.perf_event_paranoid=-1' (tracepoint "
+				"samples need it)\n");
+		if (t.child) {
+			kill(t.child, SIGKILL);
+			waitpid(t.child, NULL, 0);
+		}
+		rc = KILN_EXIT_USAGE;
+		goto out;
 	}
 	if (err) {
 		if ((err == -EACCES || err == -EPERM) && ncmd && !kernel &&
@@ -925,7 +1038,8 @@ int kiln_cmd_record(int argc, char **argv)
 
 		for (;;) {
 			kiln_perf_wait(s, 100);
-			kiln_perf_drain(s, kiln_rec_event, rec);
+			kiln_perf_drain(s, oc ? kiln_offcpu_event : kiln_rec_event,
+					oc ? (void *)oc : (void *)rec);
 			if (t.child && !child_done) {
 				pid_t w = waitpid(t.child, &status, WNOHANG);
 
@@ -953,7 +1067,8 @@ int kiln_cmd_record(int argc, char **argv)
 		}
 		kiln_perf_disable(s);
 		kiln_perf_stop_reader(s);
-		kiln_perf_drain(s, kiln_rec_event, rec);
+		kiln_perf_drain(s, oc ? kiln_offcpu_event : kiln_rec_event,
+				oc ? (void *)oc : (void *)rec);
 		if (tty)
 			progress(start, rec, s, true);
 		if (t.child && !child_done) {
@@ -964,6 +1079,9 @@ int kiln_cmd_record(int argc, char **argv)
 				;
 		}
 	}
+	if (oc)
+		kiln_offcpu_finish(oc, kiln_perf_monotonic(s) ?
+				   clock_ns(CLOCK_MONOTONIC) : UINT64_MAX);
 	prof = kiln_rec_detach(rec);
 	if (!prof) {
 		kiln_cli_error("out of memory while recording");
@@ -971,8 +1089,8 @@ int kiln_cmd_record(int argc, char **argv)
 		goto out;
 	}
 	prof->duration_nanos = (int64_t)((now_s() - start) * 1e9);
-	prof->time_nanos = (int64_t)time(NULL) * 1000000000ll - prof->duration_nanos;
-	/* The comments name what was recorded: the command's line. */
+	/* The origin of the time labels (docs/formats.md). */
+	prof->time_nanos = (int64_t)start_real;
 	if (ncmd)
 		add_cmdline_comment(prof, cmd, ncmd, "");
 	for (i = 0; i < t.npids; i++)
@@ -1024,6 +1142,7 @@ out:
 	kiln_buf_release(&out);
 	kiln_buf_release(&program);
 	kiln_prof_free(prof);
+	kiln_offcpu_free(oc);
 	kiln_rec_free(rec);
 	kiln_perf_free(s);
 	free(t.pids);

@@ -441,9 +441,14 @@ struct reader {
 	uint32_t *stack;
 	size_t depth, stack_alloc;
 	int64_t *values;
-	uint32_t k_pid, k_thread, k_thread_name;
+	uint32_t k_pid, k_thread, k_thread_name, k_time, k_ns;
 	int64_t t_min, t_max;
 	bool have_period;
+	/* The last thread label set with a time label added, and its bucket. */
+	uint32_t last_lset, last_tlset;
+	int64_t last_bucket;
+	struct kiln_label *tl;
+	size_t tl_alloc;
 };
 
 /* Returns a pointer to the line after [s, nl) or NULL at the end. */
@@ -690,11 +695,45 @@ static int scan_events(struct reader *r)
 			continue;
 		if (!parse_header(s, e, &h))
 			continue;
+		if (h.time_ns < r->t_min)
+			r->t_min = h.time_ns;
 		err = event_add(&r->ev, &h);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * The thread's label set lset with the label time: the header's time
+ * since the first sample's, in buckets (docs/formats.md).
+ */
+static uint32_t time_labels(struct reader *r, uint32_t lset, int64_t time_ns)
+{
+	const struct kiln_labelset *ls = lset ? &r->p->labelsets[lset] : NULL;
+	int64_t b = (time_ns - r->t_min) / KILN_PROF_TIME_BUCKET_NS *
+		    KILN_PROF_TIME_BUCKET_NS;
+	uint32_t n = ls ? ls->n : 0;
+
+	if (r->last_tlset && lset == r->last_lset && b == r->last_bucket)
+		return r->last_tlset;
+	if (n + 1 > r->tl_alloc) {
+		struct kiln_label *l = realloc(r->tl, (n + 1) * sizeof(*l));
+
+		if (!l) {
+			r->p->err = -ENOMEM;
+			return 0;
+		}
+		r->tl = l;
+		r->tl_alloc = n + 1;
+	}
+	if (n)
+		memcpy(r->tl, &r->p->labels[ls->first], n * sizeof(*r->tl));
+	r->tl[n] = (struct kiln_label){ r->k_time, 0, b, r->k_ns };
+	r->last_lset = lset;
+	r->last_bucket = b;
+	r->last_tlset = kiln_prof_labelset(r->p, r->tl, n + 1);
+	return r->last_tlset;
 }
 
 /* Adds the sample gathered so far; hf is the header's own frame text. */
@@ -735,7 +774,7 @@ static int flush(struct reader *r, const struct hdr *h, const char *hf,
 		r->t_min = h->time_ns;
 	if (h->time_ns > r->t_max)
 		r->t_max = h->time_ns;
-	lset = thread_labels(r, h);
+	lset = time_labels(r, thread_labels(r, h), h->time_ns);
 	kiln_prof_add_sample(r->p, r->stack, (uint32_t)r->depth, r->values,
 			     lset);
 	r->depth = 0;
@@ -908,6 +947,12 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	r.k_pid = kiln_prof_interns(p, "pid");
 	r.k_thread = kiln_prof_interns(p, "thread");
 	r.k_thread_name = kiln_prof_interns(p, "thread_name");
+	r.k_time = kiln_prof_interns(p, "time");
+	r.k_ns = kiln_prof_interns(p, "nanoseconds");
+	/* Time stamps since 1970 (kiln's own output of a recording) give
+	 * the profile its date; perf's are since boot. */
+	if (r.t_min != INT64_MAX && r.t_min >= 1000000000000000000ll)
+		p->time_nanos = r.t_min;
 	err = p->err;
 	if (err)
 		goto out;
@@ -918,6 +963,7 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 		err = p->err;
 out:
 	free(r.values);
+	free(r.tl);
 	free(r.stack);
 	free(r.ev.v);
 	kiln_linecache_release(&r.frames);
@@ -978,15 +1024,58 @@ static uint64_t frame_address(const struct kiln_prof *p,
 	return l->address;
 }
 
+/* At most this many records are written; beyond, counts are scaled. */
+#define MAX_RECORDS 20000000ull
+
+struct wrec {
+	int64_t time;		/* ns, -1: none (synthetic) */
+	size_t sample;
+	uint64_t n;		/* records */
+};
+
+static int cmp_wrec(const void *a, const void *b)
+{
+	const struct wrec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->sample < y->sample ? -1 : x->sample > y->sample;
+}
+
+/*
+ * How many records sample i stands for: its samples/count value where the
+ * profile has one, else its value in periods of the chosen type, else 1.
+ */
+static uint64_t sample_records(const struct kiln_prof *p, size_t i, int type,
+			       int count_type, int64_t v)
+{
+	int64_t c;
+
+	if (count_type >= 0) {
+		c = kiln_prof_value(p, i, (size_t)count_type);
+		return c > 0 ? (uint64_t)c : 1;
+	}
+	if (p->period > 0 && p->period_type.type == p->types[type].type &&
+	    p->period_type.unit == p->types[type].unit) {
+		c = (v + p->period / 2) / p->period;
+		return c > 0 ? (uint64_t)c : 1;
+	}
+	return 1;
+}
+
 int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 {
 	struct kiln_frame *frames = NULL;
-	size_t cap = 0, i;
+	struct wrec *recs = NULL;
+	struct kiln_buf stack = KILN_BUF_INIT;
+	size_t cap = 0, i, nrecs = 0;
 	char event[128];
 	const char *tname, *unit;
 	bool ns;
-	uint32_t k_pid, k_tid, k_comm;
-	uint64_t t_ns = 1000000000;	/* the first sample at 1.000000 s */
+	uint32_t k_pid, k_tid, k_comm, k_time;
+	int count_type = -1;
+	uint64_t total = 0, t_ns = 1000000000;	/* synthetic: from 1.000000 s */
+	int64_t base;
 	int err = 0;
 
 	if (type < 0 || (size_t)type >= p->ntypes)
@@ -1006,14 +1095,50 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 	k_pid = kiln_prof_find_str(p, "pid", 3);
 	k_tid = kiln_prof_find_str(p, "thread", 6);
 	k_comm = kiln_prof_find_str(p, "thread_name", 11);
-	for (i = 0; i < p->nsamples && !err; i++) {
-		const struct kiln_sample *s = &p->samples[i];
+	k_time = kiln_prof_find_str(p, "time", 4);
+	for (i = 0; i < p->ntypes; i++)
+		if (!strcmp(kiln_prof_str(p, p->types[i].type), "samples") &&
+		    !strcmp(kiln_prof_str(p, p->types[i].unit), "count"))
+			count_type = (int)i;
+	/*
+	 * One record per original sample: viewers such as the Firefox
+	 * Profiler count records and ignore the period.  Records go in time
+	 * order where samples carry a time label.
+	 */
+	if (p->nsamples) {
+		recs = calloc(p->nsamples, sizeof(*recs));
+		if (!recs)
+			return -ENOMEM;
+	}
+	for (i = 0; i < p->nsamples; i++) {
 		int64_t v = kiln_prof_value(p, i, (size_t)type);
-		const struct kiln_label *pid, *tid, *comm;
-		long nf, j;
+		const struct kiln_label *tl;
 
 		if (v <= 0)
 			continue;
+		tl = find_label(p, p->samples[i].labels, k_time);
+		recs[nrecs].time = tl && !tl->str && tl->num >= 0 ? tl->num : -1;
+		recs[nrecs].sample = i;
+		recs[nrecs].n = sample_records(p, i, type, count_type, v);
+		total += recs[nrecs].n;
+		nrecs++;
+	}
+	if (total > MAX_RECORDS)
+		for (i = 0; i < nrecs; i++)
+			recs[i].n = recs[i].n * MAX_RECORDS / total ?
+				    recs[i].n * MAX_RECORDS / total : 1;
+	if (nrecs)
+		qsort(recs, nrecs, sizeof(*recs), cmp_wrec);
+	/* Since 1970 where the recording's start is known, as kiln reads it
+	 * back; else from 1 s. */
+	base = p->time_nanos > 0 ? p->time_nanos : 1000000000;
+	for (i = 0; i < nrecs && !err; i++) {
+		const struct kiln_sample *s = &p->samples[recs[i].sample];
+		int64_t v = kiln_prof_value(p, recs[i].sample, (size_t)type);
+		const struct kiln_label *pid, *tid, *comm;
+		uint64_t k, n = recs[i].n;
+		long nf, j;
+
 		pid = find_label(p, s->labels, k_pid);
 		tid = find_label(p, s->labels, k_tid);
 		comm = find_label(p, s->labels, k_comm);
@@ -1022,22 +1147,8 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 			err = (int)nf;
 			break;
 		}
-		err = add_clean(out, comm && comm->str ?
-				kiln_prof_str(p, comm->str) : "kiln");
-		if (err)
-			break;
-		if (pid)
-			err = kiln_buf_addf(out, " %" PRId64 "/%" PRId64, pid->num,
-					    tid ? tid->num : pid->num);
-		else
-			err = kiln_buf_addf(out, " %" PRId64, tid ? tid->num : 0);
-		if (!err)
-			err = kiln_buf_addf(out, " %" PRIu64 ".%06" PRIu64 ": %"
-					    PRId64 " %s: \n", t_ns / 1000000000,
-					    t_ns % 1000000000 / 1000, v, event);
-		/* Time runs with the value for time types, else 1 ms a record,
-		 * so that a timeline viewer shows something sensible. */
-		t_ns += ns ? (uint64_t)v : 1000000;
+		/* The frames once; every record of the sample repeats them. */
+		kiln_buf_reset(&stack);
 		for (j = 0; j < nf && !err; j++) {
 			const struct kiln_frame *f = &frames[j];
 			const struct kiln_location *l = &p->locations[f->location];
@@ -1045,21 +1156,53 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 				kiln_prof_str(p, p->mappings[l->mapping].file) :
 				"[unknown]";
 
-			err = kiln_buf_addf(out, "\t%16" PRIx64 " ",
+			err = kiln_buf_addf(&stack, "\t%16" PRIx64 " ",
 					    frame_address(p, l));
 			if (!err)
-				err = add_clean(out, f->function ?
+				err = add_clean(&stack, f->function ?
 						kiln_prof_str(p, f->name) : "[unknown]");
 			if (!err)
-				err = kiln_buf_adds(out, " (");
+				err = kiln_buf_adds(&stack, " (");
 			if (!err)
-				err = add_clean(out, dso);
+				err = add_clean(&stack, dso);
 			if (!err)
-				err = kiln_buf_adds(out, ")\n");
+				err = kiln_buf_adds(&stack, ")\n");
 		}
 		if (!err)
-			err = kiln_buf_addc(out, '\n');
+			err = kiln_buf_addc(&stack, '\n');
+		for (k = 0; k < n && !err; k++) {
+			/* The value split evenly, the remainder on the first. */
+			int64_t pv = v / (int64_t)n + (k < (uint64_t)v % n ? 1 : 0);
+			uint64_t t;
+
+			if (recs[i].time >= 0)	/* spread over the time bucket */
+				t = (uint64_t)(base + recs[i].time) +
+				    k * (uint64_t)KILN_PROF_TIME_BUCKET_NS / n;
+			else
+				t = t_ns;
+			/* Synthetic time runs with the value for time types,
+			 * else 1 ms a record. */
+			t_ns += ns && pv > 0 ? (uint64_t)pv : 1000000;
+			err = add_clean(out, comm && comm->str ?
+					kiln_prof_str(p, comm->str) : "kiln");
+			if (err)
+				break;
+			if (pid)
+				err = kiln_buf_addf(out, " %" PRId64 "/%" PRId64,
+						    pid->num, tid ? tid->num : pid->num);
+			else
+				err = kiln_buf_addf(out, " %" PRId64,
+						    tid ? tid->num : 0);
+			if (!err)
+				err = kiln_buf_addf(out, " %" PRIu64 ".%06" PRIu64 ": %"
+						    PRId64 " %s: \n", t / 1000000000,
+						    t % 1000000000 / 1000, pv, event);
+			if (!err)
+				err = kiln_buf_add(out, stack.data, stack.len);
+		}
 	}
+	kiln_buf_release(&stack);
+	free(recs);
 	free(frames);
 	return err ? err : p->err;
 }

@@ -28,6 +28,15 @@
 
 struct kiln_diag;
 
+/*
+ * Time: a sample may carry the numeric label "time" (unit "nanoseconds"):
+ * when it was taken, in nanoseconds since time_nanos (the recording's
+ * start; 0 when unknown, then since the first sample), rounded down to
+ * KILN_PROF_TIME_BUCKET_NS so that samples of one stack and thread within
+ * one bucket still add up into one (docs/formats.md).
+ */
+#define KILN_PROF_TIME_BUCKET_NS 1000000ll
+
 struct kiln_value_type {
 	uint32_t type;	/* string id, e.g. "cpu" */
 	uint32_t unit;	/* string id, e.g. "nanoseconds" */
