@@ -4,7 +4,8 @@
  * (the perf JIT convention), and runs it for SECONDS (default 1).
  * "jit SECONDS rm" removes the map at the end; "jit SECONDS late" runs
  * the code for half the time before it writes the map, as a runtime that
- * compiles while it is being profiled does.
+ * compiles while it is being profiled does (the map is removed at the
+ * end too).
  * x86-64 only; elsewhere it exits 77.
  */
 #include <stdio.h>
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
 	fprintf(f, "%lx %zx jit_spin\n", (unsigned long)mem, sizeof(code));
 	fclose(f);
 	jit_driver((void (*)(unsigned long))mem, seconds);
-	if (argc > 2 && !strcmp(argv[2], "rm"))
+	if (argc > 2)
 		unlink(path);
 	return 0;
 #else
