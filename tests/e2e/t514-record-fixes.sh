@@ -83,6 +83,7 @@ expect_status 0 "$KILN" record -e page-faults -c 1 -o "$T/pf.pb.gz" -- python3 -
 s=$(sed -n "s/.*: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 \2/p" "$T/err")
 read -r ns nl <<< "$s"
 [ "${ns:-0}" -gt 20000 ] || fail "only ${ns:-0} page-fault samples"
-awk -v s="$ns" -v l="$nl" 'BEGIN { exit !(l <= 0.1 * (s + l)) }' || fail "lost $nl of $((ns + nl)) records"
+# 1.7% lost on a quiet machine, 17% once at load 26 on 2 CPUs; 61-76% before.
+awk -v s="$ns" -v l="$nl" 'BEGIN { exit !(l <= 0.3 * (s + l)) }' || fail "lost $nl of $((ns + nl)) records"
 if [ "${nl:-0}" -gt 0 ]; then has "$T/err" "larger -c"; hasnt "$T/err" "lower -F"; fi
 echo ok
