@@ -57,6 +57,8 @@ struct kiln_perf {
 	bool kernel_time;	/* kernel-mode samples wanted without frames */
 	bool has2;		/* a second event shares the buffers */
 	struct perf_event_attr attr2;
+	bool stack_fixed_layout;	/* samples are SAMPLE_TYPE_BASE + regs +
+					 * stack: copy_sample_short() applies */
 	struct kiln_buf arena;	/* records copied out of the rings */
 
 	/* The reader thread (kiln_perf_start_reader). */
@@ -130,6 +132,9 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
 	}
 	if (a->raw)
 		s->attr.sample_type |= PERF_SAMPLE_RAW;
+	/* After every sample_type bit (a raw field moves the stack). */
+	s->stack_fixed_layout = s->attr.sample_type ==
+		(SAMPLE_TYPE_BASE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
 	/* A tracepoint fires in the kernel: exclude_kernel would drop every
 	 * one of its samples (perf leaves it unset for tracepoints too). */
 	s->attr.exclude_kernel = !a->kernel && !a->kernel_time &&
@@ -151,7 +156,7 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
 	s->attr.sample_id_all = 1;
 	s->attr.build_id = 1;
 	s->attr.watermark = 1;
-	s->attr.wakeup_watermark = (uint32_t)(s->pages * (size_t)getpagesize() / 4);
+	s->attr.wakeup_watermark = (uint32_t)(s->pages * (size_t)getpagesize() / 8);
 	return s;
 }
 
@@ -431,7 +436,68 @@ uint64_t kiln_perf_lost(const struct kiln_perf *s)
 
 /* Copies the records of one ring into the arena, as offset-prefixed
  * blobs, and frees the ring space. */
-static int copy_ring(struct kiln_buf *to, struct ring *r)
+static void ring_get(const struct ring *r, const char *data, uint64_t pos,
+		     void *dst, size_t n)
+{
+	size_t off = (size_t)(pos % r->data_size), first = r->data_size - off;
+
+	if (first >= n) {
+		memcpy(dst, data + off, n);
+	} else {
+		memcpy(dst, data + off, first);
+		memcpy((char *)dst + first, data, n - first);
+	}
+}
+
+/*
+ * A sample with a stack copy takes its full size in the ring, but the
+ * kernel fills only the part of the stack that was there (dyn_size):
+ * only that part is copied out, so that the reader keeps up and memory
+ * holds what matters.  Returns the bytes written at dst, 0 if the record
+ * is not such a sample (then it is copied whole).
+ */
+static size_t copy_sample_short(const struct kiln_perf *s, const struct ring *r,
+				const char *data, uint64_t tail,
+				const struct perf_event_header *h, char *dst)
+{
+	uint64_t pos = sizeof(*h) + 5 * 8, nr, abi, size, dyn;
+	size_t nregs = (size_t)__builtin_popcountll(s->regs_mask);
+	struct perf_event_header nh = *h;
+
+	if (h->type != PERF_RECORD_SAMPLE || !s->stack_fixed_layout || s->has2)
+		return 0;
+	if (pos + 8 > h->size)
+		return 0;
+	ring_get(r, data, tail + pos, &nr, 8);
+	if (nr > h->size / 8)
+		return 0;
+	pos += 8 + nr * 8;
+	if (pos + 8 > h->size)
+		return 0;
+	ring_get(r, data, tail + pos, &abi, 8);
+	pos += 8 + (abi ? nregs * 8 : 0);
+	if (pos + 8 > h->size)
+		return 0;
+	ring_get(r, data, tail + pos, &size, 8);
+	if (!size || pos + 8 + size + 8 > h->size)
+		return 0;
+	ring_get(r, data, tail + pos + 8 + size, &dyn, 8);
+	if (dyn > size)
+		dyn = size;
+	dyn = (dyn + 7) & ~7ull;
+	if (dyn >= size)
+		return 0;
+	nh.size = (uint16_t)(pos + 8 + dyn + 8);
+	ring_get(r, data, tail, dst, (size_t)(pos + 8));
+	memcpy(dst, &nh, sizeof(nh));
+	memcpy(dst + pos, &dyn, 8);
+	ring_get(r, data, tail + pos + 8, dst + pos + 8, (size_t)dyn);
+	ring_get(r, data, tail + pos + 8 + size, dst + pos + 8 + dyn, 8);
+	return nh.size;
+}
+
+static int copy_ring(const struct kiln_perf *s, struct kiln_buf *to,
+		     struct ring *r)
 {
 	struct perf_event_mmap_page *meta = r->base;
 	const char *data = (const char *)r->base + getpagesize();
@@ -441,7 +507,7 @@ static int copy_ring(struct kiln_buf *to, struct ring *r)
 
 	while (tail < head) {
 		struct perf_event_header h;
-		size_t off = (size_t)(tail % r->data_size), first;
+		size_t off = (size_t)(tail % r->data_size), first, n;
 
 		/* The header itself may wrap. */
 		first = r->data_size - off;
@@ -456,6 +522,12 @@ static int copy_ring(struct kiln_buf *to, struct ring *r)
 		err = kiln_buf_grow(to, h.size + 8);
 		if (err)
 			break;
+		n = copy_sample_short(s, r, data, tail, &h, to->data + to->len);
+		if (n) {
+			to->len += (n + 7) & ~(size_t)7;
+			tail += h.size;
+			continue;
+		}
 		/* Keep 8-byte alignment for the u64 fields. */
 		if (first >= h.size) {
 			memcpy(to->data + to->len, data + off, h.size);
@@ -707,7 +779,7 @@ static int copy_rings(struct kiln_perf *s, struct kiln_buf *to)
 	for (c = 0; c < s->ncpus; c++) {
 		if (s->rings[c].fd < 0)
 			continue;
-		err = copy_ring(to, &s->rings[c]);
+		err = copy_ring(s, to, &s->rings[c]);
 		if (err)
 			return err;
 	}

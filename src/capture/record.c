@@ -39,6 +39,7 @@ struct proc {
 	uint64_t perfmap_off;	/* bytes of /tmp/perf-PID.map read so far */
 	uint64_t perfmap_checked;	/* when its size was last looked at (ns) */
 	uint32_t jitver;	/* counts the reads that found new lines */
+	uint32_t nmiss;		/* unnamed JIT addresses since name_misses() */
 	bool exited;
 	bool known;		/* seeded, forked or exec'ed while recording */
 };
@@ -219,11 +220,15 @@ uint64_t kiln_rec_self_samples(const struct kiln_rec *r)
 	return r->nself;
 }
 
+static void name_misses(struct kiln_rec *r, struct proc *pr);
+
 struct kiln_prof *kiln_rec_detach(struct kiln_rec *r)
 {
 	struct kiln_prof *p = r->p;
 	size_t i;
 
+	for (i = 0; i < r->nprocs; i++)
+		name_misses(r, &r->procs[i]);
 	if (r->err || kiln_prof_error(p)) {
 		errno = ENOMEM;
 		return NULL;
@@ -584,6 +589,7 @@ static void on_exit_ev(struct kiln_rec *r, const struct kiln_perf_event *ev)
 	pr = find_proc(r, ev->task.pid, false);
 	if (pr) {
 		/* Keep the maps (late samples may still come); free libdw. */
+		name_misses(r, pr);
 		drop_sessions(pr);
 		pr->exited = true;
 	}
@@ -737,6 +743,9 @@ static bool shared_lookup(struct kiln_rec *r, struct proc *pr,
 	return !kiln_sym_lookup(f->sym, caller ? ip - 1 : ip, info);
 }
 
+static uint32_t info_lines(struct kiln_rec *r, const struct kiln_sym_info *info,
+			   struct kiln_line *lines);
+
 static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
 			      uint64_t ip, bool caller, bool *miss)
 {
@@ -744,7 +753,7 @@ static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
 	struct kiln_sym *sym = NULL;
 	struct kiln_sym_info info = { 0 };
 	struct kiln_line lines[32];
-	uint32_t n = 0, i, mapping = m ? m->mapping : 0;
+	uint32_t n = 0, mapping = m ? m->mapping : 0;
 
 	if (!shared_lookup(r, pr, m, ip, caller, &info))
 		sym = proc_sym(r, pr);
@@ -754,8 +763,51 @@ static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
 			kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
 	}
 	*miss = !info.nframes && jit_mapping(r, m);
-	for (i = 0; i < info.nframes && n < 32; i++) {
-		const struct kiln_sym_frame *f = &info.frames[i];
+	if (*miss)
+		pr->nmiss++;
+	n = info_lines(r, &info, lines);
+	if (mapping && info.build_id && !r->p->mappings[mapping].build_id)
+		r->p->mappings[mapping].build_id =
+			kiln_prof_interns(r->p, info.build_id);
+	return kiln_prof_location(r->p, mapping, ip, lines, n);
+}
+
+/*
+ * Before a process's symbols go (its exit, the end): JIT code it named in
+ * the perf map after its samples were taken gets its name now, as perf
+ * reads the map at report time.
+ */
+static void name_misses(struct kiln_rec *r, struct proc *pr)
+{
+	struct kiln_line lines[32];
+	size_t i;
+
+	if (!pr->nmiss || !pr->sym)
+		return;
+	pr->nmiss = 0;
+	pr->perfmap_checked = 0;
+	reload_perfmap(r, pr);
+	for (i = 0; i < r->naddrs; i++) {
+		struct addr_ent *e = &r->addrs[i];
+		struct kiln_sym_info info = { 0 };
+		uint32_t n;
+
+		if (!e->miss || e->gen != pr->gen)
+			continue;
+		kiln_sym_lookup(pr->sym, e->caller ? e->ip - 1 : e->ip, &info);
+		n = info_lines(r, &info, lines);
+		if (n && !kiln_prof_set_lines(r->p, e->loc, lines, n))
+			e->miss = false;
+	}
+}
+
+static uint32_t info_lines(struct kiln_rec *r, const struct kiln_sym_info *info,
+			   struct kiln_line *lines)
+{
+	uint32_t n = 0, i;
+
+	for (i = 0; i < info->nframes && n < 32; i++) {
+		const struct kiln_sym_frame *f = &info->frames[i];
 		uint32_t file = kiln_prof_interns(r->p, f->func_file ? f->func_file :
 						  f->file);
 
@@ -767,10 +819,7 @@ static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
 		lines[n].line = f->line;
 		n++;
 	}
-	if (mapping && info.build_id && !r->p->mappings[mapping].build_id)
-		r->p->mappings[mapping].build_id =
-			kiln_prof_interns(r->p, info.build_id);
-	return kiln_prof_location(r->p, mapping, ip, lines, n);
+	return n;
 }
 
 static uint32_t kernel_location(struct kiln_rec *r, uint64_t ip, bool caller)
@@ -813,12 +862,17 @@ static uint32_t location(struct kiln_rec *r, struct proc *pr, uint64_t ip,
 		/* A miss in JIT code is looked up again once the perf map
 		 * has grown. */
 		if (e->miss && (e->jitver != pr->jitver || reload_perfmap(r, pr))) {
-			uint32_t loc = user_location(r, pr, ip, caller, &e->miss);
+			struct kiln_sym_info info = { 0 };
+			struct kiln_line lines[32];
+			uint32_t n;
 
-			e = &r->addrs[id - 1];
 			e->jitver = pr->jitver;
-			if (loc)
-				e->loc = loc;
+			if (pr->sym)
+				kiln_sym_lookup(pr->sym, caller ? ip - 1 : ip, &info);
+			n = info_lines(r, &info, lines);
+			/* The samples taken before are named too. */
+			if (n && !kiln_prof_set_lines(r->p, e->loc, lines, n))
+				e->miss = false;
 		}
 		return e->loc;
 	}

@@ -158,7 +158,7 @@ static void explain_refusal(int err, bool kernel, bool system_wide,
 	if (fix.len)
 		fprintf(stderr, "  fix: %s\n", fix.data);
 	if (!fix.len || root)
-		fprintf(stderr, "  %s: a container or a seccomp profile may forbid "
+		fprintf(stderr, "  %s: a container, a user namespace or a seccomp profile may forbid "
 				"perf_event_open (allow it there; with Docker, "
 				"--cap-add PERFMON or a seccomp profile that "
 				"permits it)\n", root ? "kiln runs as root" :

@@ -1170,6 +1170,86 @@ static const char *sym_name(struct mod *md, uint64_t addr)
 	return name;
 }
 
+/*
+ * The name of a PLT stub, "memcmp@plt" as perf shows it: stubs have no
+ * symbols; the i-th stub of .plt.sec (or of .plt, after its header)
+ * jumps through the i-th relocation of .rela.plt, whose symbol names it.
+ * NULL where addr is in no stub or the machine's layout is unknown.
+ */
+static const char *plt_name(struct kiln_sym *s, struct mod *md, uint64_t addr)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(md->dwmod, &bias);
+	Elf_Scn *scn = NULL, *rela = NULL;
+	GElf_Shdr plt = { 0 }, plt_sec = { 0 }, sh, rsh;
+	GElf_Ehdr eh;
+	size_t shstrndx, head, i;
+	uint64_t a;
+	bool have_plt = false, have_sec = false;
+
+	if (!elf || !gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	if (eh.e_machine == EM_X86_64 || eh.e_machine == EM_386)
+		head = 16;
+	else if (eh.e_machine == EM_AARCH64)
+		head = 32;
+	else
+		return NULL;
+	a = addr - bias;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, ".plt")) {
+			plt = sh;
+			have_plt = true;
+		} else if (!strcmp(name, ".plt.sec")) {
+			plt_sec = sh;
+			have_sec = true;
+		} else if (!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA) {
+			rela = scn;
+			rsh = sh;
+		}
+	}
+	if (!rela || !rsh.sh_entsize)
+		return NULL;
+	if (have_sec && a >= plt_sec.sh_addr && a < plt_sec.sh_addr + plt_sec.sh_size)
+		i = (size_t)(a - plt_sec.sh_addr) / 16;
+	else if (have_plt && a >= plt.sh_addr + head &&
+		 a < plt.sh_addr + plt.sh_size && !have_sec)
+		i = (size_t)(a - plt.sh_addr - head) / 16;
+	else
+		return NULL;
+	if (i >= rsh.sh_size / rsh.sh_entsize)
+		return NULL;
+	{
+		Elf_Data *d = elf_getdata(rela, NULL);
+		Elf_Scn *symscn = elf_getscn(elf, rsh.sh_link);
+		GElf_Shdr ssh;
+		GElf_Rela r;
+		GElf_Sym sym;
+		Elf_Data *sd;
+		const char *name;
+		char buf[256];
+
+		if (!d || !symscn || !gelf_getshdr(symscn, &ssh) ||
+		    !gelf_getrela(d, (int)i, &r) || !GELF_R_SYM(r.r_info))
+			return NULL;
+		sd = elf_getdata(symscn, NULL);
+		if (!sd || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
+			return NULL;
+		name = elf_strptr(elf, ssh.sh_link, sym.st_name);
+		if (!name || !*name)
+			return NULL;
+		snprintf(buf, sizeof(buf), "%s@plt", name);
+		return intern(s, buf, strlen(buf));
+	}
+}
+
 static int symbolize(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		     struct kiln_sym_info *info)
 {
@@ -1196,6 +1276,12 @@ static int symbolize(struct kiln_sym *s, struct mod *md, uint64_t addr,
 			if (!symname)
 				return -ENOMEM;
 		}
+		memset(fr, 0, sizeof(fr[0]));
+		if ((err = set_names(s, fr, symname, NULL)))
+			return err;
+		n = 1;
+	}
+	if (!n && (symname = plt_name(s, md, addr))) {
 		memset(fr, 0, sizeof(fr[0]));
 		if ((err = set_names(s, fr, symname, NULL)))
 			return err;

@@ -37,4 +37,18 @@ wait
 "$KILN" top -n 0 "$T/two.pb.gz" > "$T/top2.txt"
 has "$T/top2.txt" "burn_a"
 has "$T/top2.txt" "spin_a"
+# -t TID: one thread of a process, not its sibling.
+"$WL/threads" 8 & pid=$!
+for i in $(seq 200); do
+    tid=$(grep -l '^worker-a$' /proc/$pid/task/*/comm 2>/dev/null | head -1 | cut -d/ -f5)
+    [ -n "$tid" ] && break; sleep 0.05
+done
+[ -n "$tid" ] || fail "worker-a did not start"
+expect_status 0 "$KILN" record -q -t $tid --duration 1 -o "$T/t.pb.gz"
+kill $pid 2>/dev/null; wait $pid 2>/dev/null
+"$KILN" top -n 0 "$T/t.pb.gz" > "$T/topt.txt"
+has "$T/topt.txt" "spin_a"
+hasnt "$T/topt.txt" "spin_b"
+expect_status 2 "$KILN" record -q -t 4194000 --duration 1
+has "$T/err" "no thread with TID 4194000"
 echo ok

@@ -2,6 +2,10 @@
  * Workload: a tiny JIT.  Copies machine code for a counting loop into an
  * anonymous executable mapping, names it "jit_spin" in /tmp/perf-PID.map
  * (the perf JIT convention), and runs it for SECONDS (default 1).
+ * "jit SECONDS rm" removes the map at the end; "jit SECONDS late" runs
+ * the code for half the time before it writes the map, as a runtime that
+ * compiles while it is being profiled does (the map is removed at the
+ * end too).
  * x86-64 only; elsewhere it exits 77.
  */
 #include <stdio.h>
@@ -37,14 +41,21 @@ int main(int argc, char **argv)
 		perror("mmap");
 		return 1;
 	}
+	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	int late = argc > 2 && !strcmp(argv[2], "late");
+
 	memcpy(mem, code, sizeof(code));
+	if (late) {
+		jit_driver((void (*)(unsigned long))mem, seconds / 2);
+		seconds /= 2;
+	}
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	f = fopen(path, "w");
 	if (!f)
 		return 1;
 	fprintf(f, "%lx %zx jit_spin\n", (unsigned long)mem, sizeof(code));
 	fclose(f);
-	jit_driver((void (*)(unsigned long))mem, argc > 1 ? atof(argv[1]) : 1.0);
+	jit_driver((void (*)(unsigned long))mem, seconds);
 	if (argc > 2)
 		unlink(path);
 	return 0;
