@@ -81,16 +81,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct kiln_web *w = cls;
 	const struct kiln_web_asset *a;
 
-	/* First call: headers only.  Requests carry no body here. */
+	/* First call: headers only.  Anything but GET and HEAD is refused
+	 * at once, before any body is read. */
 	if (!*state) {
-		*state = w;
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				    "only GET and HEAD are served\n");
+		*state = (void *)"";
 		return MHD_YES;
 	}
-	if (*upload_len)
+	if (*upload_len) {
+		*upload_len = 0;	/* a GET with a body: dropped, refused below */
+		*state = (void *)"body";
+		return MHD_YES;
+	}
+	if (**(const char **)state)
 		return text(conn, MHD_HTTP_BAD_REQUEST, "kiln serve takes no request bodies\n");
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-			    "only GET and HEAD are served\n");
 	if (!strncmp(url, "/api/", 5)) {
 		struct kiln_web_req req = { url, conn_arg, conn };
 		struct kiln_buf out = KILN_BUF_INIT;
