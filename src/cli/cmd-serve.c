@@ -117,6 +117,13 @@ int kiln_cmd_serve(int argc, char **argv)
 		rc = KILN_EXIT_FAIL;
 		goto out_free;
 	}
+	if (!kiln_cli_quiet)
+		fprintf(stderr, "kiln serve: aggregating...\n");
+	if (kiln_web_model_warm(m)) {
+		kiln_cli_error("out of memory");
+		rc = KILN_EXIT_FAIL;
+		goto out_free;
+	}
 	/* Block the stop signals before the server's thread starts, so that
 	 * they stay pending for sigsuspend() below and never interrupt it. */
 	sigemptyset(&block);

@@ -796,9 +796,17 @@ static int api_sandwich(struct call *c)
 	name = kiln_prof_find_str(v->prof, fn, strlen(fn));
 	if (search_init(c, &s, v->prof))
 		return c->status;
-	kiln_tree_init(&callers);
-	kiln_tree_init(&callees);
-	c->err = sandwich(t, name ? name : UINT32_MAX, &callers, &callees);
+	/* The last sandwich of the selection is kept: hover, resize and
+	 * search do not rebuild it. */
+	if (!name || v->sw_name != name) {
+		v->sw_name = 0;
+		c->err = sandwich(t, name ? name : UINT32_MAX, &v->sw_callers,
+				  &v->sw_callees);
+		if (!c->err)
+			v->sw_name = name;
+	}
+	callers = v->sw_callers;
+	callees = v->sw_callees;
 	if (!c->err && !callees.nodes[0].total) {
 		fail(c, 404, "no function '%s' in the selection", fn);
 		goto out;
@@ -822,8 +830,6 @@ static int api_sandwich(struct call *c)
 	names_write(c, &nm, v->prof);
 	add(c, "}\n");
 out:
-	kiln_tree_release(&callers);
-	kiln_tree_release(&callees);
 	free(nm.idx);
 	search_release(&s);
 	return c->err ? 500 : c->status;

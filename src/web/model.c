@@ -51,6 +51,8 @@ static void view_release(struct web_view *v)
 		kiln_tree_release(&v->tree[i]);
 		kiln_top_release(&v->top[i]);
 	}
+	kiln_tree_release(&v->sw_callers);
+	kiln_tree_release(&v->sw_callees);
 	if (v->own)
 		kiln_prof_free(v->prof);
 	free(v->focus);
@@ -162,5 +164,25 @@ int kiln_web_view_top(struct web_view *v, bool by_line, struct kiln_top **out)
 		v->top_built[by_line] = true;
 	}
 	*out = &v->top[by_line];
+	return 0;
+}
+
+int kiln_web_model_warm(struct kiln_web_model *m)
+{
+	struct web_view *v;
+	struct kiln_tree *t;
+	size_t i;
+	int type, err;
+
+	for (i = 0; i < m->n && i < WEB_VIEWS; i++) {
+		type = kiln_prof_type_index(m->in[i].prof, NULL, NULL);
+		if (type < 0)
+			continue;	/* no sample types: nothing to draw */
+		err = kiln_web_view(m, (unsigned)i, type, NULL, NULL, &v, NULL);
+		if (!err)
+			err = kiln_web_view_tree(v, false, &t);
+		if (err)
+			return err;
+	}
 	return 0;
 }

@@ -29,6 +29,11 @@ struct kiln_web_model *kiln_web_model_new(struct kiln_prof **profs,
 					  const char *const *names,
 					  const char *const *formats, size_t n);
 void kiln_web_model_free(struct kiln_web_model *m);
+/*
+ * Aggregates ahead of the first request: the call tree of each input's
+ * default sample type (for the first few inputs).  0 or -ENOMEM.
+ */
+int kiln_web_model_warm(struct kiln_web_model *m);
 
 /* A request to the API: its path and how to look up a query argument
  * (NULL when absent; the value already %-decoded). */

@@ -34,6 +34,9 @@ struct web_view {
 	struct kiln_tree tree[2];	/* [reverse]; n == 0 until built */
 	struct kiln_top top[2];		/* [by_line] */
 	bool top_built[2];
+	/* The last sandwich: function name string id (0: none) and trees. */
+	uint32_t sw_name;
+	struct kiln_tree sw_callers, sw_callees;
 	unsigned long tick;		/* last use, for eviction */
 };
 
