@@ -7,6 +7,8 @@
  *                   zoom root, with the search's matched share
  *   /api/top        the `kiln top` table: flat, flat%, sum%, cum, cum%
  *   /api/sandwich   callers and callees of one function, merged
+ *   /api/download   the selection as pprof, collapsed, speedscope,
+ *                   perf-script or a flame graph SVG
  *
  * Common arguments: p (input index, default 0), type (sample type name or
  * index, as --sample-type), focus, ignore (regexes, as kiln top).  The
@@ -24,6 +26,8 @@
 #include "profile/profile.h"
 #include "profile/top.h"
 #include "profile/tree.h"
+#include "format/format.h"
+#include "render/flame.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "web/web.h"
@@ -35,7 +39,7 @@
 /* Everything one request needs; err is sticky (-ENOMEM from the buffer). */
 struct call {
 	struct kiln_web_model *m;
-	const struct kiln_web_req *r;
+	struct kiln_web_req *r;
 	struct kiln_buf *out;
 	struct kiln_diag d;
 	int status;
@@ -835,12 +839,67 @@ out:
 	return c->err ? 500 : c->status;
 }
 
-int kiln_web_api(struct kiln_web_model *m, const struct kiln_web_req *r,
+/* ---- /api/download ---- */
+
+static int api_download(struct call *c)
+{
+	static const struct { const char *name, *ext, *type; } kinds[] = {
+		{ "pprof", "pb.gz", "application/octet-stream" },
+		{ "collapsed", "collapsed", "text/plain; charset=utf-8" },
+		{ "speedscope", "speedscope.json", "application/json" },
+		{ "perf-script", "perf", "text/plain; charset=utf-8" },
+		{ "svg", "svg", "image/svg+xml" },
+	};
+	const char *format = arg(c, "format"), *base;
+	struct kiln_flame_opts o = { 0 };
+	struct web_view *v;
+	size_t k;
+	bool reverse;
+	int err = 0;
+
+	if (bool_arg(c, "reverse", &reverse) || selection(c, &v))
+		return c->status;
+	for (k = 0; format && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (!strcmp(format, kinds[k].name))
+			break;
+	if (!format || k == sizeof(kinds) / sizeof(kinds[0]))
+		return fail(c, 400, "bad format '%s': want pprof, collapsed, "
+			    "speedscope, perf-script or svg", format ? format : "");
+	base = strrchr(c->m->in[v->p].name, '/');
+	base = base ? base + 1 : c->m->in[v->p].name;
+	switch (k) {
+	case 0: err = kiln_pprof_write(v->prof, c->out, true); break;
+	case 1: err = kiln_collapsed_write(v->prof, v->type, c->out); break;
+	case 2: err = kiln_speedscope_write(v->prof, v->type, base, c->out); break;
+	case 3: err = kiln_perfscript_write(v->prof, v->type, c->out); break;
+	case 4:
+		o.reverse = reverse;
+		err = kiln_flame_svg(v->prof, v->type, &o, c->out);
+		break;
+	}
+	if (err) {
+		c->err = err;
+		return 500;
+	}
+	c->r->type = kinds[k].type;
+	/* The input's name, less what a file name cannot hold, and the
+	 * format's extension. */
+	snprintf(c->r->filename, sizeof(c->r->filename), "%.100s.%s", base,
+		 kinds[k].ext);
+	for (char *f = c->r->filename; *f; f++)
+		if (*f == '"' || *f == '\\' || (unsigned char)*f < 0x20 || *f == 0x7f)
+			*f = '_';
+	return 200;
+}
+
+int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 		 struct kiln_buf *out)
 {
 	struct call c = { m, r, out, { "" }, 200, 0 };
 	int status;
 
+	r->type = NULL;
+	r->filename[0] = '\0';
 	if (!strcmp(r->path, "/api/profiles"))
 		status = api_profiles(&c);
 	else if (!strcmp(r->path, "/api/flame"))
@@ -849,9 +908,11 @@ int kiln_web_api(struct kiln_web_model *m, const struct kiln_web_req *r,
 		status = api_top(&c);
 	else if (!strcmp(r->path, "/api/sandwich"))
 		status = api_sandwich(&c);
+	else if (!strcmp(r->path, "/api/download"))
+		status = api_download(&c);
 	else
 		status = fail(&c, 404, "no API '%s' (there are /api/profiles, "
-			      "/api/flame, /api/top, /api/sandwich)", r->path);
+			      "/api/flame, /api/top, /api/sandwich, /api/download)", r->path);
 	if (c.err) {
 		kiln_buf_reset(out);
 		return 500;

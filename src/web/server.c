@@ -98,19 +98,41 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	if (**(const char **)state)
 		return text(conn, MHD_HTTP_BAD_REQUEST, "kiln serve takes no request bodies\n");
 	if (!strncmp(url, "/api/", 5)) {
-		struct kiln_web_req req = { url, conn_arg, conn };
+		struct kiln_web_req req = { url, conn_arg, conn, NULL, "" };
 		struct kiln_buf out = KILN_BUF_INIT;
+		struct MHD_Response *r;
+		enum MHD_Result ret;
+		char disp[200];
 		size_t len;
 		char *body;
 		int status = kiln_web_api(w->m, &req, &out);
 
-		if (status == 500)
+		if (status == 500) {
+			kiln_buf_release(&out);
 			return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				    "out of memory\n");
+		}
 		body = kiln_buf_detach(&out, &len);
-		return answer(conn, (unsigned)status, "application/json",
-			      body ? body : "", len,
-			      body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+		if (!req.filename[0])
+			return answer(conn, (unsigned)status, "application/json",
+				      body ? body : "", len,
+				      body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+		/* A download: saved under the name the API chose. */
+		r = MHD_create_response_from_buffer(len, body ? body : (char *)"",
+						    body ? MHD_RESPMEM_MUST_FREE :
+							   MHD_RESPMEM_PERSISTENT);
+		if (!r) {
+			free(body);
+			return MHD_NO;
+		}
+		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", req.filename);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, req.type);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
+		MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+		ret = MHD_queue_response(conn, (unsigned)status, r);
+		MHD_destroy_response(r);
+		return ret;
 	}
 	a = kiln_web_asset(url);
 	if (a)

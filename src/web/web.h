@@ -41,14 +41,19 @@ struct kiln_web_req {
 	const char *path;
 	const char *(*arg)(void *ctx, const char *key);
 	void *ctx;
+	/* Set by kiln_web_api() for answers that are not JSON (downloads):
+	 * the Content-Type and the file name to save as. */
+	const char *type;
+	char filename[160];
 };
 
 /*
  * Answers one API request (path under /api/): appends the body to out and
- * returns the HTTP status: 200 with JSON, or 400/404 with a JSON object
+ * returns the HTTP status: 200 with JSON (or, for a download, the file,
+ * with r->type and r->filename set), or 400/404 with a JSON object
  * {"error": "why"}, or 500 when out of memory (out then may be partial).
  */
-int kiln_web_api(struct kiln_web_model *m, const struct kiln_web_req *r,
+int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 		 struct kiln_buf *out);
 
 /* One file of the page, compiled in from src/web/page/ at build time. */

@@ -206,6 +206,12 @@ try {
     p = await spot('flame', 'flame?focus=stage_c', 'burn_c', 4, true);
     await page.mouse.move(p.x, p.y);
     check(await text('#details') === 'Function: burn_c (100 samples, 100.00%)', 'focus=stage_c', await text('#details'));
+    // The download links save the selection.
+    const href = await page.locator('#downloads a[data-format="collapsed"]').getAttribute('href');
+    check(/^\/api\/download\?/.test(href) && /focus=stage_c/.test(href) && /format=collapsed/.test(href),
+      'download link carries the selection', href);
+    const dl = await page.evaluate(async (h) => (await fetch(h)).text(), href);
+    check(dl.trim() === 'main;run;stage_c;burn_c 100', 'collapsed download of the selection', dl);
 
     // ---- sandwich ----
     await open('#v=sandwich&fn=burn_b');

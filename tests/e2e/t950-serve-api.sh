@@ -106,6 +106,28 @@ expect_get 200 '/api/sandwich?fn=stage_a'
 expect_get 404 '/api/sandwich?fn=no_such_function'
 has "$T/body" "no function 'no_such_function'"
 
+# Downloads of the selection, in every export format: kiln reads each
+# back with the selection's numbers.
+"$KILN" top -n 0 --focus stage_b "$T/shares.collapsed" | tail -n +2 > "$T/top.want"
+for f in pprof collapsed speedscope perf-script svg; do
+    hdr=$(curl -s -D - -o "$T/dl" "${URL}api/download?format=$f&focus=stage_b") || fail "download $f"
+    echo "$hdr" | grep -qi '^content-disposition: attachment; filename="shares.collapsed\.' ||
+        fail "download $f: $hdr"
+    if [ $f = speedscope ]; then    # kiln does not read speedscope back
+        jq -e '.["$schema"] | test("speedscope")' "$T/dl" >/dev/null || fail "speedscope download: $(head -c 300 "$T/dl")"
+        [ "$(jq -c '[.shared.frames[].name] | sort' "$T/dl")" = '["burn_b","main","run","stage_b"]' ] ||
+            fail "speedscope frames: $(head -c 300 "$T/dl")"
+    elif [ $f = svg ]; then
+        has "$T/dl" '<svg'
+        has "$T/dl" 'stage_b'
+        hasnt "$T/dl" 'stage_a'
+    else
+        "$KILN" top -n 0 "$T/dl" | tail -n +2 > "$T/top.got" || fail "kiln top on the $f download"
+        diff -u "$T/top.want" "$T/top.got" || fail "the $f download differs"
+    fi
+done
+expect_get 400 '/api/download?format=zip';  has "$T/body" "bad format 'zip'"
+
 # Bad requests: 400 with a message.
 expect_get 400 '/api/flame?width=0';        has "$T/body" '"error":"bad width'
 expect_get 400 '/api/flame?width=12px';     has "$T/body" '"error":"bad width'

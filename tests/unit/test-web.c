@@ -85,7 +85,7 @@ static int call(struct kiln_web_model *m, const char *path, const char *args,
 		struct kiln_buf *out)
 {
 	struct q q;
-	struct kiln_web_req r = { path, qarg, &q };
+	struct kiln_web_req r = { path, qarg, &q, NULL, "" };
 
 	snprintf(q.buf, sizeof(q.buf), "%s", args);
 	kiln_buf_reset(out);

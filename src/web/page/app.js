@@ -254,6 +254,11 @@ function header() {
       new Option(`${t.type} (${t.unit}, ${t.total_str})`, t.type)));
     ts.value = state.type || prof.types[prof.default_type].type;
   }
+  for (const a of document.querySelectorAll('#downloads a')) {
+    const q = sel(); q.set('format', a.dataset.format);
+    if (state.rev === '1') q.set('reverse', '1');
+    a.href = `/api/download?${q.toString()}`;
+  }
   for (const k of ['focus', 'ignore']) if (document.activeElement !== $(k)) $(k).value = state[k];
   for (const v of ['flame', 'top', 'sandwich'])
     $(`${v}-view`).hidden = !(state.v === v || (v === 'flame' && state.v === 'icicle'));
