@@ -20,6 +20,7 @@
 
 static const struct option opts[] = {
 	{ "http", required_argument, NULL, 'H' },
+	{ "diff", required_argument, NULL, 'D' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -79,7 +80,9 @@ static int read_inputs(char **files, int n, struct kiln_prof **profs,
 
 int kiln_cmd_serve(int argc, char **argv)
 {
-	const char *addr = "127.0.0.1:8080";
+	const char *addr = "127.0.0.1:8080", *diff = NULL;
+	struct kiln_prof *base = NULL;
+	const char *base_fmt = NULL;
 	struct kiln_prof **profs;
 	const char **formats;
 	struct kiln_web_model *m = NULL;
@@ -92,6 +95,7 @@ int kiln_cmd_serve(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': addr = optarg; break;
+		case 'D': diff = optarg; break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("serve", false); return 0;
 		default: return kiln_cli_usage_error("serve", "unknown option");
@@ -108,11 +112,20 @@ int kiln_cmd_serve(int argc, char **argv)
 		goto out_free;
 	}
 	rc = read_inputs(argv + optind, n, profs, formats);
+	if (!rc && diff)
+		rc = read_inputs((char **)&diff, 1, &base, &base_fmt);
 	if (rc)
 		goto out_free;
 	m = kiln_web_model_new(profs, (const char *const *)argv + optind,
 			       formats, (size_t)n);
 	if (!m) {
+		kiln_cli_error("out of memory");
+		rc = KILN_EXIT_FAIL;
+		goto out_free;
+	}
+	err = base ? kiln_web_model_set_base(m, base, diff, base_fmt) : 0;
+	base = NULL;	/* the model's now */
+	if (err) {
 		kiln_cli_error("out of memory");
 		rc = KILN_EXIT_FAIL;
 		goto out_free;
@@ -162,6 +175,7 @@ out_free:
 	if (profs && !m)
 		for (i = 0; i < n; i++)
 			kiln_prof_free(profs[i]);
+	kiln_prof_free(base);
 	free(profs);
 	free(formats);
 	return rc;

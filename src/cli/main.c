@@ -220,7 +220,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Example:\n"
 	  "  kiln callgraph perf.script -o cpu.svg\n" },
 	{ "serve", kiln_cmd_serve, "local web UI over profiles: flame graph, top, sandwich",
-	  "usage: kiln serve [options] FILE...\n"
+	  "usage: kiln serve [options] FILE... [--diff BASE]\n"
 	  "\n"
 	  "Reads the profiles once (any format kiln reads: pprof, perf script\n"
 	  "text, collapsed stacks, gperftools, kiln heap traces), refuses a bad\n"
@@ -237,6 +237,9 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "                        HOST:PORT, [IPV6]:PORT, :PORT (every address:\n"
 	  "                        anyone who can reach it sees the profiles),\n"
 	  "                        or PORT (loopback); port 0 picks a free one\n"
+	  "      --diff BASE       compare with BASE: the flame graph's diff mode\n"
+	  "                        colours what grew red and what shrank blue\n"
+	  "                        (shares of each total compared)\n"
 	  "  -q, --quiet           no progress output\n"
 	  "\n"
 	  "The URL is printed on standard output once the server is ready.\n"

@@ -196,7 +196,17 @@ static int api_profiles(struct call *c)
 		}
 		add(c, "]}");
 	}
-	add(c, "]}\n");
+	add(c, "],\"base\":");
+	if (c->m->base.prof) {
+		add(c, "{\"name\":");
+		add_str(c, c->m->base.name);
+		add(c, ",\"format\":");
+		add_str(c, c->m->base.format);
+		add(c, "}");
+	} else {
+		add(c, "null");
+	}
+	add(c, "}\n");
 	return 200;
 }
 
@@ -368,14 +378,14 @@ struct emit_item {
 
 /*
  * Writes "nodes":[[name, depth, x, total, self, kind, module, file, line,
- * match], ...] for the subtree of node `from`, depth-first, children in
+ * match(, base)], ...] for the subtree of node `from`, depth-first, children in
  * name order, x the value left of the node within `from`.  Only nodes at
  * least min_px wide when `from` spans width_px are written.  Name,
  * module and file are indexes in "names".  *maxdepth gets the deepest
  * written depth, *dropped the count of children left out.
  */
 static void emit_nodes(struct call *c, const struct kiln_tree *t,
-		       uint32_t from, double width_px, double min_px,
+		       uint32_t from, double width_px, double min_px, bool diff,
 		       struct search *s, struct names *nm, uint32_t *maxdepth,
 		       size_t *dropped)
 {
@@ -408,10 +418,15 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 		int64_t ifile = file ? (int64_t)name_ref(c, nm, p, file) : -1;
 
 		add(c, "%s[%" PRId64 ",%u,%" PRId64 ",%" PRId64 ",%" PRId64
-		    ",%u,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d]",
+		    ",%u,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d",
 		    count++ ? "," : "", iname, it.depth, it.x, nd->total,
 		    nd->self, nd->kind, imod, ifile, nd->line,
 		    it.node && search_match(s, p, nd->name));
+		/* The diff base's value on the same path, scaled to this
+		 * profile's total (shares compared, not absolute values). */
+		if (diff)
+			add(c, ",%.0f", kiln_tree_base_scaled(t, it.node));
+		add(c, "]");
 		if (it.depth > *maxdepth)
 			*maxdepth = it.depth;
 		/* Push the wide-enough children in reverse, so that they
@@ -505,16 +520,22 @@ static int api_flame(struct call *c)
 	uint32_t root, i, maxdepth, *stack = NULL, *chain = NULL;
 	size_t scap = 0, dropped, nchain = 0, ccap = 0;
 	long width, min;
-	bool reverse;
+	bool reverse, diff;
 	int64_t m_all, m_root;
+	int err;
 
 	if (num_arg(c, "width", 1, WEB_WIDTH_MAX, 1200, &width) ||
 	    num_arg(c, "min", 1, WEB_WIDTH_MAX, 1, &min) ||
-	    bool_arg(c, "reverse", &reverse) || selection(c, &v))
+	    bool_arg(c, "reverse", &reverse) || bool_arg(c, "diff", &diff) ||
+	    selection(c, &v))
 		return c->status;
-	c->err = kiln_web_view_tree(v, reverse, &t);
-	if (c->err)
+	err = kiln_web_view_tree(v, reverse, diff, &t, &c->d);
+	if (err == -EINVAL)
+		return fail(c, 400, "%s", c->d.msg);
+	if (err) {
+		c->err = err;
 		return 500;
+	}
 	root = walk_path(c, t, arg(c, "root"));
 	if (root == UINT32_MAX)
 		return c->status;
@@ -531,6 +552,8 @@ static int api_flame(struct call *c)
 	add(c, ",\"total\":%" PRId64 ",\"total_str\":", t->nodes[0].total);
 	add_value_str(c, t->nodes[0].total, unit_name(v->prof, v->type));
 	add(c, ",\"reverse\":%s,\"width\":%ld", reverse ? "true" : "false", width);
+	if (diff)
+		add(c, ",\"base_total\":%" PRId64, t->base_total);
 	/* The zoom root's ancestors, outermost first, for breadcrumbs. */
 	for (i = root; i; i = t->nodes[i].parent) {
 		if (kiln_array_grow((void **)&chain, &ccap, nchain + 1,
@@ -550,8 +573,8 @@ static int api_flame(struct call *c)
 	}
 	add(c, "],\"matched\":%" PRId64 ",\"matched_root\":%" PRId64 ",",
 	    m_all, m_root);
-	emit_nodes(c, t, root, (double)width, (double)min, &s, &nm, &maxdepth,
-		   &dropped);
+	emit_nodes(c, t, root, (double)width, (double)min, diff, &s, &nm,
+		   &maxdepth, &dropped);
 	add(c, ",\"depth\":%u,\"dropped\":%zu,", maxdepth, dropped);
 	names_write(c, &nm, v->prof);
 	add(c, "}\n");
@@ -794,7 +817,7 @@ static int api_sandwich(struct call *c)
 		return c->status;
 	if (!fn || !*fn)
 		return fail(c, 400, "no fn: name the function, /api/sandwich?fn=NAME");
-	c->err = kiln_web_view_tree(v, false, &t);
+	c->err = kiln_web_view_tree(v, false, false, &t, NULL);
 	if (c->err)
 		return 500;
 	name = kiln_prof_find_str(v->prof, fn, strlen(fn));
@@ -825,10 +848,10 @@ static int api_sandwich(struct call *c)
 	    t->nodes[0].total, callees.nodes[0].total,
 	    callees.nodes[0].child ? callees.nodes[callees.nodes[0].child].self : 0);
 	add(c, ",\"callers\":{");
-	emit_nodes(c, &callers, callers.nodes[0].child, (double)width, 1.0, &s,
+	emit_nodes(c, &callers, callers.nodes[0].child, (double)width, 1.0, false, &s,
 		   &nm, &maxdepth, &dropped);
 	add(c, ",\"depth\":%u},\"callees\":{", maxdepth);
-	emit_nodes(c, &callees, callees.nodes[0].child, (double)width, 1.0, &s,
+	emit_nodes(c, &callees, callees.nodes[0].child, (double)width, 1.0, false, &s,
 		   &nm, &maxdepth, &dropped);
 	add(c, ",\"depth\":%u},", maxdepth);
 	names_write(c, &nm, v->prof);

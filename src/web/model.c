@@ -5,10 +5,12 @@
  * re-use what the last request built.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile/profile.h"
+#include "util/diag.h"
 #include "web/web.h"
 #include "web/webint.h"
 
@@ -55,6 +57,8 @@ static void view_release(struct web_view *v)
 	kiln_tree_release(&v->sw_callees);
 	if (v->own)
 		kiln_prof_free(v->prof);
+	if (v->base_own)
+		kiln_prof_free(v->base);
 	free(v->focus);
 	free(v->ignore);
 	memset(v, 0, sizeof(*v));
@@ -74,7 +78,40 @@ void kiln_web_model_free(struct kiln_web_model *m)
 		free(m->in[i].format);
 	}
 	free(m->in);
+	kiln_prof_free(m->base.prof);
+	free(m->base.name);
+	free(m->base.format);
 	free(m);
+}
+
+int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
+			    const char *name, const char *format)
+{
+	m->base.prof = base;
+	m->base.name = strdup(name);
+	m->base.format = strdup(format);
+	return m->base.name && m->base.format ? 0 : -ENOMEM;
+}
+
+/* A filtered copy of p, as kiln top filters what it read.  0 or -errno. */
+static int filtered(const struct kiln_prof *p, const char *focus,
+		    const char *ignore, struct kiln_prof **out,
+		    struct kiln_diag *d)
+{
+	struct kiln_prof *copy = kiln_prof_new();
+	int err;
+
+	if (!copy)
+		return -ENOMEM;
+	err = kiln_prof_merge(copy, p, d);
+	if (!err)
+		err = kiln_prof_filter(copy, focus, ignore, d);
+	if (err) {
+		kiln_prof_free(copy);
+		return err;
+	}
+	*out = copy;
+	return 0;
 }
 
 static bool same(const char *a, const char *b)
@@ -87,7 +124,6 @@ int kiln_web_view(struct kiln_web_model *m, unsigned p, int type,
 		  struct web_view **out, struct kiln_diag *d)
 {
 	struct web_view *v, *slot = NULL;
-	struct kiln_prof *copy;
 	size_t i;
 	int err;
 
@@ -110,21 +146,23 @@ int kiln_web_view(struct kiln_web_model *m, unsigned p, int type,
 	slot->p = p;
 	slot->type = type;
 	slot->prof = m->in[p].prof;
+	slot->base = m->base.prof;
+	slot->base_type = -1;
 	if (focus || ignore) {
-		/* Filtering rewrites the samples: work on a copy, exactly as
-		 * kiln top filters the profile it read. */
-		copy = kiln_prof_new();
-		if (!copy)
-			return -ENOMEM;
-		err = kiln_prof_merge(copy, m->in[p].prof, d);
-		if (!err)
-			err = kiln_prof_filter(copy, focus, ignore, d);
-		if (err) {
-			kiln_prof_free(copy);
+		/* Filtering rewrites the samples: work on copies. */
+		err = filtered(m->in[p].prof, focus, ignore, &slot->prof, d);
+		if (err)
 			return err;
-		}
-		slot->prof = copy;
 		slot->own = true;
+		if (m->base.prof) {
+			err = filtered(m->base.prof, focus, ignore, &slot->base, d);
+			if (err) {
+				slot->base = NULL;
+				view_release(slot);
+				return err;
+			}
+			slot->base_own = true;
+		}
 		slot->focus = focus ? strdup(focus) : NULL;
 		slot->ignore = ignore ? strdup(ignore) : NULL;
 		if ((focus && !slot->focus) || (ignore && !slot->ignore)) {
@@ -132,19 +170,39 @@ int kiln_web_view(struct kiln_web_model *m, unsigned p, int type,
 			return -ENOMEM;
 		}
 	}
+	if (slot->base) {
+		const struct kiln_value_type *t = &slot->prof->types[type];
+		char name[256];
+
+		snprintf(name, sizeof(name), "%s/%s", kiln_prof_str(slot->prof, t->type),
+			 kiln_prof_str(slot->prof, t->unit));
+		slot->base_type = kiln_prof_type_index(slot->base, name, NULL);
+	}
 	slot->used = true;
 	slot->tick = ++m->tick;
 	*out = slot;
 	return 0;
 }
 
-int kiln_web_view_tree(struct web_view *v, bool reverse, struct kiln_tree **out)
+int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
+		       struct kiln_tree **out, struct kiln_diag *d)
 {
 	struct kiln_tree *t = &v->tree[reverse];
 	int err;
 
+	if (diff && !v->base)
+		return kiln_diag(d, "no diff base: start kiln serve with --diff BASE");
+	if (diff && v->base_type < 0)
+		return kiln_diag(d, "the diff base has no sample type %s/%s",
+				 kiln_prof_str(v->prof, v->prof->types[v->type].type),
+				 kiln_prof_str(v->prof, v->prof->types[v->type].unit));
 	if (!t->n) {
 		err = kiln_tree_build(t, v->prof, v->type, reverse);
+		if (err)
+			return err;
+	}
+	if (diff && !t->has_base) {
+		err = kiln_tree_add_base(t, v->base, v->base_type);
 		if (err)
 			return err;
 	}
@@ -180,7 +238,7 @@ int kiln_web_model_warm(struct kiln_web_model *m)
 			continue;	/* no sample types: nothing to draw */
 		err = kiln_web_view(m, (unsigned)i, type, NULL, NULL, &v, NULL);
 		if (!err)
-			err = kiln_web_view_tree(v, false, &t);
+			err = kiln_web_view_tree(v, false, false, &t, NULL);
 		if (err)
 			return err;
 	}

@@ -30,6 +30,13 @@ struct kiln_web_model *kiln_web_model_new(struct kiln_prof **profs,
 					  const char *const *formats, size_t n);
 void kiln_web_model_free(struct kiln_web_model *m);
 /*
+ * Sets the diff base (--diff BASE): views may then compare each input
+ * with it.  Ownership of base moves to the model (also on failure).
+ * 0 or -ENOMEM.
+ */
+int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
+			    const char *name, const char *format);
+/*
  * Aggregates ahead of the first request: the call tree of each input's
  * default sample type (for the first few inputs).  0 or -ENOMEM.
  */

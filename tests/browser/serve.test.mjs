@@ -13,6 +13,9 @@
 //   TOP.txt: `kiln top -n 0` of the same file.  SHOTDIR: screenshots go there.
 // Usage: node serve.test.mjs --recorded URL SHOTDIR
 //   URL: a kiln serve of a profile of tests/workloads/shares (60/30/10).
+// Usage: node serve.test.mjs --diff URL SHOTDIR
+//   URL: kiln serve NEW --diff BASE where BASE has burn_a 600, burn_b 300,
+//   burn_c 100 and NEW burn_a 300, burn_b 600, burn_c 100 (same chains).
 // Exit status 0 when every check passes, 1 otherwise.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -21,9 +24,10 @@ import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 const recorded = args[0] === '--recorded';
-if (recorded) args.shift();
+const diffMode = args[0] === '--diff';
+if (recorded || diffMode) args.shift();
 const [url, topPath, shotArg] = args;
-const shotDir = recorded ? topPath : shotArg;
+const shotDir = recorded || diffMode ? topPath : shotArg;
 if (!url || !shotDir) {
   console.error('usage: node serve.test.mjs URL TOP.txt SHOTDIR | --recorded URL SHOTDIR');
   process.exit(2);
@@ -96,7 +100,44 @@ try {
     return { x: box.x + (n[2] + n[3] / 2) * s, y: box.y + y + ROW / 2 };
   }
 
-  if (recorded) {
+  // The colour drawn at a page position of a canvas.
+  async function pixel(id, x, y) {
+    return page.evaluate(([id, x, y]) => {
+      const c = document.getElementById(id), b = c.getBoundingClientRect();
+      const k = c.width / b.width;
+      return [...c.getContext('2d').getImageData(Math.round((x - b.left) * k), Math.round((y - b.top) * k), 1, 1).data];
+    }, [id, x, y]);
+  }
+
+  if (diffMode) {
+    await open('#d=1');
+    check(await inked('flame') > 0.5, 'diff: flame graph drawn');
+    check(await page.locator('#diff').isChecked(), 'diff: the checkbox is on');
+    check(await text('#diff-base') === 'base.collapsed', 'diff: names the base', await text('#diff-base'));
+    let p = await spot('flame', 'flame?diff=1', 'burn_b', 4, true);
+    await page.mouse.move(p.x, p.y);
+    check(await text('#details') === 'Function: burn_b (600 samples, 60.00%), grew +300 samples (+100.00%)',
+      'diff: burn_b grew', await text('#details'));
+    let px = await pixel('flame', p.x, p.y);
+    check(px[0] === 255 && px[1] < 150 && px[2] < 150, 'diff: burn_b drawn red', px);
+    p = await spot('flame', 'flame?diff=1', 'burn_a', 4, true);
+    await page.mouse.move(p.x, p.y);
+    check(await text('#details') === 'Function: burn_a (300 samples, 30.00%), shrank -300 samples (-50.00%)',
+      'diff: burn_a shrank', await text('#details'));
+    px = await pixel('flame', p.x, p.y);
+    check(px[2] === 255 && px[0] < 200 && px[1] < 200, 'diff: burn_a drawn blue', px);
+    p = await spot('flame', 'flame?diff=1', 'burn_c', 4, true);
+    await page.mouse.move(p.x, p.y);
+    check(await text('#details') === 'Function: burn_c (100 samples, 10.00%), unchanged',
+      'diff: burn_c unchanged', await text('#details'));
+    await page.screenshot({ path: join(shotDir, 'diff.png') });
+    // Off: the ordinary colours, the details without a change.
+    await page.locator('#diff').uncheck();
+    await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('d') === null);
+    await page.mouse.move(p.x, p.y + 1);
+    await page.mouse.move(p.x, p.y);
+    check(await text('#details') === 'Function: burn_c (100 samples, 10.00%)', 'diff off', await text('#details'));
+  } else if (recorded) {
     await open('#');
     check(await inked('flame') > 0.02, 'recorded profile: flame graph drawn');
     await page.locator('#search').fill('^burn_a$');

@@ -9,7 +9,7 @@ const $ = (id) => document.getElementById(id);
 // ---- view state <-> URL ----
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', root: '',
-  s: '', rev: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '' };
+  s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '' };
 let state = { ...DEFAULTS };
 
 function readHash() {
@@ -109,6 +109,19 @@ function fmtValue(v, unit) {
   }
   return unit === 'count' ? `${v} samples` : `${v} ${unit}`;
 }
+// Differential colours: red grew, blue shrank, by the relative change.
+function diffColour(v, b) {
+  const r = (v - b) / Math.max(v, b, 1);
+  const k = Math.round(225 - 185 * Math.min(Math.abs(r), 1));
+  if (Math.abs(r) < 0.005) return 'rgb(225,225,225)';
+  return r > 0 ? `rgb(255,${k},${k})` : `rgb(${k},${k},255)`;
+}
+function change(v, b, unit) {
+  const d = v - b;
+  if (Math.abs(d) < 0.5) return 'unchanged';
+  const rel = b > 0 ? ` (${d > 0 ? '+' : ''}${(100 * d / b).toFixed(2)}%)` : ' (new)';
+  return `${d > 0 ? 'grew' : 'shrank'} ${d > 0 ? '+' : '-'}${fmtValue(Math.abs(Math.round(d)), unit)}${rel}`;
+}
 const pct = (v, t) => (t > 0 ? (100 * v / t).toFixed(2) : '0.00') + '%';
 
 // A graph on a canvas: nodes from the server ([name, depth, x, total, self,
@@ -125,6 +138,7 @@ class Graph {
   }
 
   set(data, tree, up, total) {
+    this.diff = !!(tree.nodes.length && tree.nodes[0].length > 10);
     this.names = data.names; this.nodes = tree.nodes; this.up = up; this.total = total;
     this.depth = tree.depth; this.rootTotal = tree.nodes.length ? tree.nodes[0][3] : 0;
     this.unit = data.unit;
@@ -159,7 +173,8 @@ class Graph {
     g.textBaseline = 'middle';
     for (let i = 0; i < this.nodes.length; i++) {
       const n = this.nodes[i], r = this.geom(i), name = this.name(i);
-      g.fillStyle = i === 0 && n[0] < 0 ? 'rgb(200,200,200)' : colour(name, n[5], n[9]);
+      g.fillStyle = i === 0 && n[0] < 0 ? 'rgb(200,200,200)' :
+        this.diff && !n[9] ? diffColour(n[3], n[10]) : colour(name, n[5], n[9]);
       g.fillRect(r.x, r.y + 1, Math.max(r.w - 0.5, 0.5), ROW - 1);
       if (r.w > 28) {
         g.fillStyle = '#000';
@@ -195,7 +210,8 @@ class Graph {
     const mod = n[6] >= 0 ? this.names[n[6]] : '';
     const file = n[7] >= 0 ? this.names[n[7]] + (n[8] ? ':' + n[8] : '') : '';
     return { head: `${this.name(i)} (${fmtValue(n[3], this.unit)}, ${pct(n[3], this.total)})`,
-      more: [`self ${fmtValue(n[4], this.unit)} (${pct(n[4], this.total)})`,
+      change: this.diff ? change(n[3], n[10], this.unit) : '',
+      more: [this.diff && `base ${fmtValue(n[10], this.unit)} (scaled to this total): ${change(n[3], n[10], this.unit)}`,`self ${fmtValue(n[4], this.unit)} (${pct(n[4], this.total)})`,
         mod && `module ${mod.replace(/^.*\//, '')}`, file && `at ${file}`].filter(Boolean) };
   }
 
@@ -225,7 +241,7 @@ function tip(g, i, e, details) {
   const t = $('tip');
   if (i === null || i === undefined) { t.hidden = true; details.textContent = ''; return; }
   const d = g.describe(i);
-  details.textContent = `Function: ${d.head}`;
+  details.textContent = `Function: ${d.head}` + (d.change ? `, ${d.change}` : '');
   t.textContent = [d.head, ...d.more].join('\n');
   t.hidden = false;
   const x = Math.min(e.clientX + 12, window.innerWidth - t.offsetWidth - 4);
@@ -270,8 +286,10 @@ async function renderFlame(gen) {
   if (state.root) q.set('root', state.root);
   if (state.s) q.set('search', state.s);
   if (state.rev === '1') q.set('reverse', '1');
+  if (state.d === '1') q.set('diff', '1');
   if (document.activeElement !== $('search')) $('search').value = state.s;
   $('reverse').checked = state.rev === '1';
+  $('diff').checked = state.d === '1';
   const d = await api('flame', q);
   if (gen !== generation) return;
   flameData = d;
@@ -383,6 +401,7 @@ function wire() {
     if (e.key === 'Escape') { $('search').value = ''; setState({ s: '' }); $('flame').focus(); }
   });
   $('reverse').addEventListener('change', (e) => setState({ rev: e.target.checked ? '1' : '0', root: '' }));
+  $('diff').addEventListener('change', (e) => setState({ d: e.target.checked ? '1' : '0' }));
   $('top-filter').addEventListener('input', debounce(() => setState({ filter: $('top-filter').value }), 250));
   $('top-lines').addEventListener('change', (e) => setState({ lines: e.target.checked ? '1' : '0' }));
   for (const th of document.querySelectorAll('#top-table th[data-sort]'))
@@ -416,11 +435,17 @@ function wire() {
   window.addEventListener('resize', debounce(() => render(), 200));
 }
 
+let base = null;
+
 async function main() {
   readHash();
   wire();
   try {
-    profiles = (await api('profiles', new URLSearchParams())).profiles;
+    const ps = await api('profiles', new URLSearchParams());
+    profiles = ps.profiles;
+    base = ps.base;
+    $('diff-label').hidden = !base;
+    if (base) $('diff-base').textContent = base.name.replace(/^.*\//, '');
   } catch (e) {
     showError(e.message);
     return;
