@@ -64,7 +64,7 @@ static uint32_t find_child(const struct kiln_tree *t, uint32_t parent,
 /* A new node, linked at the head of parent's children.  0 on ENOMEM (the
  * root, index 0, is never a child, so 0 cannot be a valid answer). */
 static uint32_t new_node(struct kiln_tree *t, uint32_t parent, uint32_t name,
-			 uint32_t kind)
+			 uint32_t kind, const struct kiln_frame *f)
 {
 	struct kiln_tree_node *n;
 	uint32_t id;
@@ -90,6 +90,11 @@ static uint32_t new_node(struct kiln_tree *t, uint32_t parent, uint32_t name,
 	n->name = name;
 	n->parent = parent;
 	n->kind = kind;
+	if (f) {
+		n->location = f->location;
+		n->function = f->function;
+		n->line = f->line;
+	}
 	if (id) {
 		n->depth = t->nodes[parent].depth + 1;
 		n->next = t->nodes[parent].child;
@@ -163,7 +168,7 @@ int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 	if (type < 0 || (size_t)type >= p->ntypes)
 		return -EINVAL;
 	/* The root: index 0, so new_node() cannot tell success. */
-	new_node(t, 0, 0, KILN_KIND_OTHER);
+	new_node(t, 0, 0, KILN_KIND_OTHER, NULL);
 	if (t->n != 1)
 		return -ENOMEM;
 	for (i = 0; i < p->nsamples; i++) {
@@ -186,7 +191,7 @@ int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 
 			if (!id) {
 				id = new_node(t, cur, f->name,
-					      kiln_prof_loc_kind(p, f->location));
+					      kiln_prof_loc_kind(p, f->location), f);
 				if (!id) {
 					err = -ENOMEM;
 					goto out;
@@ -269,6 +274,33 @@ double kiln_tree_base_scaled(const struct kiln_tree *t, uint32_t i)
 		return 0;
 	return (double)t->nodes[i].base * (double)t->nodes[0].total /
 	       (double)t->base_total;
+}
+
+int kiln_tree_start(struct kiln_tree *t, const struct kiln_prof *p,
+		    bool reverse)
+{
+	kiln_tree_release(t);
+	t->prof = p;
+	t->reverse = reverse;
+	new_node(t, 0, 0, KILN_KIND_OTHER, NULL);
+	return t->n == 1 ? 0 : -ENOMEM;
+}
+
+uint32_t kiln_tree_child(struct kiln_tree *t, uint32_t parent,
+			 const struct kiln_frame *f)
+{
+	uint32_t id = find_child(t, parent, f->name);
+
+	if (id)
+		return id;
+	return new_node(t, parent, f->name,
+			f->location ? kiln_prof_loc_kind(t->prof, f->location) :
+				      KILN_KIND_OTHER, f);
+}
+
+int kiln_tree_sort(struct kiln_tree *t)
+{
+	return sort_children(t);
 }
 
 uint32_t kiln_tree_find(const struct kiln_tree *t, uint32_t parent,

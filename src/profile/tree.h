@@ -36,6 +36,7 @@
 #include "util/htab.h"
 
 struct kiln_prof;
+struct kiln_frame;
 
 struct kiln_tree_node {
 	uint32_t name;		/* string id in the profile, 0 for the root */
@@ -47,6 +48,11 @@ struct kiln_tree_node {
 	int64_t total;		/* value of the samples through this node */
 	int64_t self;		/* value of the samples ending here */
 	int64_t base;		/* diff base: raw total along the same path */
+	/* Where the first frame seen at this node came from, for details
+	 * on hover: its location, function (file name) and line. */
+	uint32_t location;	/* location id */
+	uint32_t function;	/* function id, 0 when unknown */
+	int64_t line;
 };
 
 struct kiln_tree {
@@ -92,6 +98,21 @@ int kiln_tree_add_base(struct kiln_tree *t, struct kiln_prof *base, int type);
  * base * root.total / base_total (0 when the base is empty).
  */
 double kiln_tree_base_scaled(const struct kiln_tree *t, uint32_t i);
+
+/*
+ * For trees built from something other than samples (the sandwich view
+ * merges parts of a tree): kiln_tree_start() makes t an empty tree (root
+ * only) over p's strings; kiln_tree_child() returns the child of parent
+ * named f->name, adding it (with f's function, location and line) when
+ * missing, 0 on ENOMEM; the caller adds to total and self; then
+ * kiln_tree_sort() orders children as kiln_tree_build() does.
+ * 0 or -ENOMEM.
+ */
+int kiln_tree_start(struct kiln_tree *t, const struct kiln_prof *p,
+		    bool reverse);
+uint32_t kiln_tree_child(struct kiln_tree *t, uint32_t parent,
+			 const struct kiln_frame *f);
+int kiln_tree_sort(struct kiln_tree *t);
 
 /*
  * The child of node parent named by the string `name` (bytes), or 0.

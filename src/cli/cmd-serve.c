@@ -1,0 +1,182 @@
+/*
+ * `kiln serve`: a local web UI over profiles read once (cli stage).  The
+ * files are read and checked before anything is served (a bad one is
+ * refused with kiln top's message), then the server runs until Ctrl-C or
+ * SIGTERM.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "format/format.h"
+#include "profile/profile.h"
+#include "util/diag.h"
+#include "web/web.h"
+
+static const struct option opts[] = {
+	{ "http", required_argument, NULL, 'H' },
+	{ "diff", required_argument, NULL, 'D' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static volatile sig_atomic_t stop_signal;
+
+/* Async-signal-safe: only sets the flag the main thread waits on. */
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Reads every input, refusing bad ones as kiln top does.  Exit status. */
+static int read_inputs(char **files, int n, struct kiln_prof **profs,
+		       const char **formats)
+{
+	struct kiln_diag d = { "" };
+	size_t samples = 0;
+	double t0 = now();
+	int i, err;
+
+	for (i = 0; i < n; i++) {
+		enum kiln_fmt fmt = KILN_FMT_UNKNOWN;
+
+		if (!kiln_cli_quiet)
+			fprintf(stderr, "kiln serve: reading '%s' (%d of %d)...\n",
+				files[i], i + 1, n);
+		err = kiln_read_profile(files[i], &profs[i], &fmt, &d);
+		if (err) {
+			if (err == -EINVAL)
+				kiln_cli_error("%s", d.msg);
+			else if (err == -ENOMEM)
+				kiln_cli_error("'%s': out of memory", files[i]);
+			else
+				kiln_cli_error("cannot read '%s': %s", files[i],
+					       strerror(-err));
+			return err == -ENOMEM ? KILN_EXIT_FAIL : KILN_EXIT_USAGE;
+		}
+		formats[i] = kiln_fmt_name(fmt);
+		samples += profs[i]->nsamples;
+	}
+	if (!kiln_cli_quiet)
+		fprintf(stderr, "kiln serve: read %d profile%s (%zu distinct "
+			"stacks) in %.2f s\n", n, n == 1 ? "" : "s", samples,
+			now() - t0);
+	return KILN_EXIT_OK;
+}
+
+int kiln_cmd_serve(int argc, char **argv)
+{
+	const char *addr = "127.0.0.1:8080", *diff = NULL;
+	struct kiln_prof *base = NULL;
+	const char *base_fmt = NULL;
+	struct kiln_prof **profs;
+	const char **formats;
+	struct kiln_web_model *m = NULL;
+	struct kiln_web *w = NULL;
+	struct kiln_diag d = { "" };
+	struct sigaction sa = { 0 };
+	sigset_t block, old, wait;
+	int c, i, n, rc, err;
+
+	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H': addr = optarg; break;
+		case 'D': diff = optarg; break;
+		case 'q': kiln_cli_quiet = true; break;
+		case 'h': kiln_cli_usage("serve", false); return 0;
+		default: return kiln_cli_usage_error("serve", "unknown option");
+		}
+	}
+	if (optind >= argc)
+		return kiln_cli_usage_error("serve", "no input file");
+	n = argc - optind;
+	profs = calloc((size_t)n, sizeof(*profs));
+	formats = calloc((size_t)n, sizeof(*formats));
+	if (!profs || !formats) {
+		kiln_cli_error("out of memory");
+		rc = KILN_EXIT_FAIL;
+		goto out_free;
+	}
+	rc = read_inputs(argv + optind, n, profs, formats);
+	if (!rc && diff)
+		rc = read_inputs((char **)&diff, 1, &base, &base_fmt);
+	if (rc)
+		goto out_free;
+	m = kiln_web_model_new(profs, (const char *const *)argv + optind,
+			       formats, (size_t)n);
+	if (!m) {
+		kiln_cli_error("out of memory");
+		rc = KILN_EXIT_FAIL;
+		goto out_free;
+	}
+	err = base ? kiln_web_model_set_base(m, base, diff, base_fmt) : 0;
+	base = NULL;	/* the model's now */
+	if (err) {
+		kiln_cli_error("out of memory");
+		rc = KILN_EXIT_FAIL;
+		goto out_free;
+	}
+	if (!kiln_cli_quiet)
+		fprintf(stderr, "kiln serve: aggregating...\n");
+	if (kiln_web_model_warm(m)) {
+		kiln_cli_error("out of memory");
+		rc = KILN_EXIT_FAIL;
+		goto out_free;
+	}
+	/* Block the stop signals before the server's thread starts, so that
+	 * they stay pending for sigsuspend() below and never interrupt it. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	err = kiln_web_start(m, addr, &w, &d);
+	if (err) {
+		kiln_cli_error("%s", d.msg);
+		rc = err == -EINVAL ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+		goto out_mask;
+	}
+	printf("kiln serve: %s\n", kiln_web_url(w));
+	fflush(stdout);
+	if (!kiln_cli_quiet)
+		fprintf(stderr, "kiln serve: serving; Ctrl-C stops\n");
+	wait = old;
+	sigdelset(&wait, SIGINT);
+	sigdelset(&wait, SIGTERM);
+	sigdelset(&wait, SIGHUP);
+	while (!stop_signal)
+		sigsuspend(&wait);
+	if (!kiln_cli_quiet)
+		fprintf(stderr, "kiln serve: stopped by signal %d\n", (int)stop_signal);
+	kiln_web_stop(w);
+out_mask:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out_free:
+	kiln_web_model_free(m);
+	if (profs && !m)
+		for (i = 0; i < n; i++)
+			kiln_prof_free(profs[i]);
+	kiln_prof_free(base);
+	free(profs);
+	free(formats);
+	return rc;
+}

@@ -1,0 +1,246 @@
+/*
+ * The model behind kiln serve (web stage): the inputs, parsed once, and a
+ * small cache of selections (input, sample type, focus, ignore) with their
+ * trees and top tables, so that zooming, searching and switching views
+ * re-use what the last request built.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+#include "util/diag.h"
+#include "web/web.h"
+#include "web/webint.h"
+
+struct kiln_web_model *kiln_web_model_new(struct kiln_prof **profs,
+					  const char *const *names,
+					  const char *const *formats, size_t n)
+{
+	struct kiln_web_model *m = calloc(1, sizeof(*m));
+	size_t i;
+
+	if (m)
+		m->in = calloc(n ? n : 1, sizeof(*m->in));
+	if (!m || !m->in)
+		goto out_free;
+	for (i = 0; i < n; i++) {
+		m->in[i].prof = profs[i];
+		profs[i] = NULL;
+		m->n++;
+		m->in[i].name = strdup(names[i]);
+		m->in[i].format = strdup(formats[i]);
+		if (!m->in[i].name || !m->in[i].format)
+			goto out_free;
+	}
+	return m;
+out_free:
+	kiln_web_model_free(m);
+	for (i = 0; i < n; i++) {
+		kiln_prof_free(profs[i]);
+		profs[i] = NULL;
+	}
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void view_release(struct web_view *v)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		kiln_tree_release(&v->tree[i]);
+		kiln_top_release(&v->top[i]);
+	}
+	kiln_tree_release(&v->sw_callers);
+	kiln_tree_release(&v->sw_callees);
+	if (v->own)
+		kiln_prof_free(v->prof);
+	if (v->base_own)
+		kiln_prof_free(v->base);
+	free(v->focus);
+	free(v->ignore);
+	memset(v, 0, sizeof(*v));
+}
+
+void kiln_web_model_free(struct kiln_web_model *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < WEB_VIEWS; i++)
+		view_release(&m->views[i]);
+	for (i = 0; m->in && i < m->n; i++) {
+		kiln_prof_free(m->in[i].prof);
+		free(m->in[i].name);
+		free(m->in[i].format);
+	}
+	free(m->in);
+	kiln_prof_free(m->base.prof);
+	free(m->base.name);
+	free(m->base.format);
+	free(m);
+}
+
+int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
+			    const char *name, const char *format)
+{
+	m->base.prof = base;
+	m->base.name = strdup(name);
+	m->base.format = strdup(format);
+	return m->base.name && m->base.format ? 0 : -ENOMEM;
+}
+
+/* A filtered copy of p, as kiln top filters what it read.  0 or -errno. */
+static int filtered(const struct kiln_prof *p, const char *focus,
+		    const char *ignore, struct kiln_prof **out,
+		    struct kiln_diag *d)
+{
+	struct kiln_prof *copy = kiln_prof_new();
+	int err;
+
+	if (!copy)
+		return -ENOMEM;
+	err = kiln_prof_merge(copy, p, d);
+	if (!err)
+		err = kiln_prof_filter(copy, focus, ignore, d);
+	if (err) {
+		kiln_prof_free(copy);
+		return err;
+	}
+	*out = copy;
+	return 0;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+int kiln_web_view(struct kiln_web_model *m, unsigned p, int type,
+		  const char *focus, const char *ignore,
+		  struct web_view **out, struct kiln_diag *d)
+{
+	struct web_view *v, *slot = NULL;
+	size_t i;
+	int err;
+
+	if (focus && !*focus)
+		focus = NULL;
+	if (ignore && !*ignore)
+		ignore = NULL;
+	for (i = 0; i < WEB_VIEWS; i++) {
+		v = &m->views[i];
+		if (v->used && v->p == p && v->type == type &&
+		    same(v->focus, focus) && same(v->ignore, ignore)) {
+			v->tick = ++m->tick;
+			*out = v;
+			return 0;
+		}
+		if (!slot || !v->used || (slot->used && v->tick < slot->tick))
+			slot = v;
+	}
+	view_release(slot);
+	slot->p = p;
+	slot->type = type;
+	slot->prof = m->in[p].prof;
+	slot->base = m->base.prof;
+	slot->base_type = -1;
+	if (focus || ignore) {
+		/* Filtering rewrites the samples: work on copies. */
+		err = filtered(m->in[p].prof, focus, ignore, &slot->prof, d);
+		if (err)
+			return err;
+		slot->own = true;
+		if (m->base.prof) {
+			err = filtered(m->base.prof, focus, ignore, &slot->base, d);
+			if (err) {
+				slot->base = NULL;
+				view_release(slot);
+				return err;
+			}
+			slot->base_own = true;
+		}
+		slot->focus = focus ? strdup(focus) : NULL;
+		slot->ignore = ignore ? strdup(ignore) : NULL;
+		if ((focus && !slot->focus) || (ignore && !slot->ignore)) {
+			view_release(slot);
+			return -ENOMEM;
+		}
+	}
+	if (slot->base) {
+		const struct kiln_value_type *t = &slot->prof->types[type];
+		char name[256];
+
+		snprintf(name, sizeof(name), "%s/%s", kiln_prof_str(slot->prof, t->type),
+			 kiln_prof_str(slot->prof, t->unit));
+		slot->base_type = kiln_prof_type_index(slot->base, name, NULL);
+	}
+	slot->used = true;
+	slot->tick = ++m->tick;
+	*out = slot;
+	return 0;
+}
+
+int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
+		       struct kiln_tree **out, struct kiln_diag *d)
+{
+	struct kiln_tree *t = &v->tree[reverse];
+	int err;
+
+	if (diff && !v->base)
+		return kiln_diag(d, "no diff base: start kiln serve with --diff BASE");
+	if (diff && v->base_type < 0)
+		return kiln_diag(d, "the diff base has no sample type %s/%s",
+				 kiln_prof_str(v->prof, v->prof->types[v->type].type),
+				 kiln_prof_str(v->prof, v->prof->types[v->type].unit));
+	if (!t->n) {
+		err = kiln_tree_build(t, v->prof, v->type, reverse);
+		if (err)
+			return err;
+	}
+	if (diff && !t->has_base) {
+		err = kiln_tree_add_base(t, v->base, v->base_type);
+		if (err)
+			return err;
+	}
+	*out = t;
+	return 0;
+}
+
+int kiln_web_view_top(struct web_view *v, bool by_line, struct kiln_top **out)
+{
+	int err;
+
+	if (!v->top_built[by_line]) {
+		err = kiln_top_build(&v->top[by_line], v->prof, v->type,
+				     by_line, false);
+		if (err)
+			return err;
+		v->top_built[by_line] = true;
+	}
+	*out = &v->top[by_line];
+	return 0;
+}
+
+int kiln_web_model_warm(struct kiln_web_model *m)
+{
+	struct web_view *v;
+	struct kiln_tree *t;
+	size_t i;
+	int type, err;
+
+	for (i = 0; i < m->n && i < WEB_VIEWS; i++) {
+		type = kiln_prof_type_index(m->in[i].prof, NULL, NULL);
+		if (type < 0)
+			continue;	/* no sample types: nothing to draw */
+		err = kiln_web_view(m, (unsigned)i, type, NULL, NULL, &v, NULL);
+		if (!err)
+			err = kiln_web_view_tree(v, false, false, &t, NULL);
+		if (err)
+			return err;
+	}
+	return 0;
+}

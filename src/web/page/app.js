@@ -1,0 +1,457 @@
+// kiln serve's page: draws what the C server aggregated.  The browser holds
+// only the nodes of the current view (those at least a pixel wide); every
+// piece of view state lives in location.hash, so a link reproduces it.
+'use strict';
+
+const ROW = 18;                 // pixels per frame row
+const $ = (id) => document.getElementById(id);
+
+// ---- view state <-> URL ----
+
+const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', root: '',
+  s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '' };
+let state = { ...DEFAULTS };
+
+function readHash() {
+  const q = new URLSearchParams(location.hash.slice(1));
+  state = { ...DEFAULTS };
+  for (const k of Object.keys(DEFAULTS)) if (q.has(k)) state[k] = q.get(k);
+}
+
+// Changes state and records it in the URL (one history entry per change).
+function setState(changes) {
+  const next = { ...state, ...changes };
+  const q = new URLSearchParams();
+  for (const k of Object.keys(DEFAULTS)) if (next[k] !== DEFAULTS[k]) q.set(k, next[k]);
+  const h = '#' + q.toString();
+  if (h === location.hash || (h === '#' && !location.hash)) { state = next; render(); return; }
+  location.hash = h;            // hashchange renders
+}
+
+// A root path: frame names, outermost first, ';' between them; '\;' and
+// '\\' inside names (the server's format).
+const escName = (n) => n.replace(/\\/g, '\\\\').replace(/;/g, '\\;');
+function splitPath(s) {
+  const out = []; let cur = ''; 
+  if (!s) return out;
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '\\' && i + 1 < s.length) cur += s[++i];
+    else if (s[i] === ';') { out.push(cur); cur = ''; }
+    else cur += s[i];
+  }
+  out.push(cur);
+  return out;
+}
+const joinPath = (names) => names.map(escName).join(';');
+
+// ---- server ----
+
+function sel() {
+  const q = new URLSearchParams();
+  q.set('p', state.p);
+  if (state.type) q.set('type', state.type);
+  if (state.focus) q.set('focus', state.focus);
+  if (state.ignore) q.set('ignore', state.ignore);
+  return q;
+}
+
+let generation = 0;             // answers to superseded requests are dropped
+async function api(path, q) {
+  const r = await fetch(`/api/${path}?${q.toString()}`);
+  let body;
+  try { body = await r.json(); } catch (e) { body = { error: `bad answer from the server (${r.status})` }; }
+  if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
+  return body;
+}
+
+function showError(msg) {
+  const e = $('error');
+  e.textContent = msg || '';
+  e.hidden = !msg;
+}
+
+// ---- drawing ----
+
+function hashName(s) {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
+  return (h >>> 0) / 4294967296;
+}
+
+// Colours by where the code lives: program warm, libraries yellow-green,
+// kernel blue-grey, unknown/JIT orange; the name varies the shade.
+function colour(name, kind, match) {
+  if (match) return 'rgb(230,0,230)';
+  const v = hashName(name);
+  switch (kind) {
+    case 1: return `rgb(${190 + (v * 50) | 0},${190 + (v * 40) | 0},${60 + (v * 40) | 0})`;
+    case 2: return `rgb(${120 + (v * 40) | 0},${150 + (v * 40) | 0},${200 + (v * 40) | 0})`;
+    case 0: return `rgb(${225 + (v * 30) | 0},${80 + (v * 90) | 0},${40 + (v * 30) | 0})`;
+    default: return `rgb(${230 + (v * 25) | 0},${130 + (v * 80) | 0},${40 + (v * 30) | 0})`;
+  }
+}
+
+function fmtValue(v, unit) {
+  const a = Math.abs(v);
+  const sc = (x, s) => (Math.abs(x) >= 100 || Number.isInteger(x) ? x.toFixed(0) :
+    Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2)) + s;
+  if (unit === 'nanoseconds') {
+    if (a >= 1e9) return sc(v / 1e9, 's');
+    if (a >= 1e6) return sc(v / 1e6, 'ms');
+    if (a >= 1e3) return sc(v / 1e3, 'us');
+    return v + 'ns';
+  }
+  if (unit === 'bytes') {
+    if (a >= 1073741824) return sc(v / 1073741824, 'GB');
+    if (a >= 1048576) return sc(v / 1048576, 'MB');
+    if (a >= 1024) return sc(v / 1024, 'kB');
+    return v + 'B';
+  }
+  return unit === 'count' ? `${v} samples` : `${v} ${unit}`;
+}
+// Differential colours: red grew, blue shrank, by the relative change.
+function diffColour(v, b) {
+  const r = (v - b) / Math.max(v, b, 1);
+  const k = Math.round(225 - 185 * Math.min(Math.abs(r), 1));
+  if (Math.abs(r) < 0.005) return 'rgb(225,225,225)';
+  return r > 0 ? `rgb(255,${k},${k})` : `rgb(${k},${k},255)`;
+}
+function change(v, b, unit) {
+  const d = v - b;
+  if (Math.abs(d) < 0.5) return 'unchanged';
+  const rel = b > 0 ? ` (${d > 0 ? '+' : ''}${(100 * d / b).toFixed(2)}%)` : ' (new)';
+  return `${d > 0 ? 'grew' : 'shrank'} ${d > 0 ? '+' : '-'}${fmtValue(Math.abs(Math.round(d)), unit)}${rel}`;
+}
+const pct = (v, t) => (t > 0 ? (100 * v / t).toFixed(2) : '0.00') + '%';
+
+// A graph on a canvas: nodes from the server ([name, depth, x, total, self,
+// kind, module, file, line, match]), `up` draws depth 0 at the bottom.
+class Graph {
+  constructor(canvas, onClick, onHover) {
+    this.c = canvas; this.onClick = onClick; this.onHover = onHover;
+    this.nodes = []; this.sel = -1;
+    canvas.addEventListener('mousemove', (e) => this.hover(e));
+    canvas.addEventListener('mouseleave', () => { this.hot = -1; this.onHover(null); });
+    canvas.addEventListener('click', (e) => {
+      const i = this.at(e); if (i >= 0) this.onClick(i);
+    });
+  }
+
+  set(data, tree, up, total) {
+    this.diff = !!(tree.nodes.length && tree.nodes[0].length > 10);
+    this.names = data.names; this.nodes = tree.nodes; this.up = up; this.total = total;
+    this.depth = tree.depth; this.rootTotal = tree.nodes.length ? tree.nodes[0][3] : 0;
+    this.unit = data.unit;
+    // Parents from the depth-first order, for paths.
+    const stack = []; this.parent = new Int32Array(this.nodes.length);
+    this.nodes.forEach((n, i) => {
+      stack.length = n[1]; this.parent[i] = n[1] ? stack[n[1] - 1] : -1; stack.push(i);
+    });
+    if (this.sel >= this.nodes.length) this.sel = -1;
+    this.draw();
+  }
+
+  name(i) { const k = this.nodes[i][0]; return k < 0 ? 'all' : this.names[k]; }
+  path(i) { const p = []; for (; i >= 0; i = this.parent[i]) p.unshift(this.name(i)); return p; }
+
+  geom(i) {
+    const n = this.nodes[i], W = this.width, s = this.rootTotal ? W / this.rootTotal : 0;
+    const y = this.up ? (this.depth - n[1]) * ROW : n[1] * ROW;
+    return { x: n[2] * s, y, w: n[3] * s };
+  }
+
+  draw() {
+    const c = this.c, dpr = window.devicePixelRatio || 1;
+    this.width = c.parentElement.clientWidth;
+    const h = (this.depth + 1) * ROW + 1;
+    c.style.height = h + 'px';
+    c.width = Math.round(this.width * dpr); c.height = Math.round(h * dpr);
+    const g = c.getContext('2d');
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, this.width, h);
+    g.font = '12px ui-monospace, monospace';
+    g.textBaseline = 'middle';
+    for (let i = 0; i < this.nodes.length; i++) {
+      const n = this.nodes[i], r = this.geom(i), name = this.name(i);
+      g.fillStyle = i === 0 && n[0] < 0 ? 'rgb(200,200,200)' :
+        this.diff && !n[9] ? diffColour(n[3], n[10]) : colour(name, n[5], n[9]);
+      g.fillRect(r.x, r.y + 1, Math.max(r.w - 0.5, 0.5), ROW - 1);
+      if (r.w > 28) {
+        g.fillStyle = '#000';
+        const room = Math.floor((r.w - 6) / 7.2);
+        const label = name.length <= room ? name : name.slice(0, Math.max(room - 2, 0)) + '..';
+        if (room > 2) g.fillText(label, r.x + 3, r.y + ROW / 2 + 1, r.w - 6);
+      }
+      if (i === this.sel) {
+        g.strokeStyle = '#000'; g.lineWidth = 2;
+        g.strokeRect(r.x + 1, r.y + 2, Math.max(r.w - 2, 1), ROW - 3);
+      }
+    }
+  }
+
+  at(e) {
+    const b = this.c.getBoundingClientRect(), x = e.clientX - b.left, y = e.clientY - b.top;
+    for (let i = this.nodes.length - 1; i >= 0; i--) {
+      const r = this.geom(i);
+      if (x >= r.x && x < r.x + Math.max(r.w, 1) && y >= r.y && y < r.y + ROW) return i;
+    }
+    return -1;
+  }
+
+  hover(e) {
+    const i = this.at(e);
+    this.hot = i;
+    this.onHover(i >= 0 ? i : null, e);
+  }
+
+  // Text about node i: name, value and share of the whole profile.
+  describe(i) {
+    const n = this.nodes[i];
+    const mod = n[6] >= 0 ? this.names[n[6]] : '';
+    const file = n[7] >= 0 ? this.names[n[7]] + (n[8] ? ':' + n[8] : '') : '';
+    return { head: `${this.name(i)} (${fmtValue(n[3], this.unit)}, ${pct(n[3], this.total)})`,
+      change: this.diff ? change(n[3], n[10], this.unit) : '',
+      more: [this.diff && `base ${fmtValue(n[10], this.unit)} (scaled to this total): ${change(n[3], n[10], this.unit)}`,`self ${fmtValue(n[4], this.unit)} (${pct(n[4], this.total)})`,
+        mod && `module ${mod.replace(/^.*\//, '')}`, file && `at ${file}`].filter(Boolean) };
+  }
+
+  // Keyboard: neighbours at the same depth, parent, first child.
+  move(dir) {
+    if (!this.nodes.length) return;
+    let i = this.sel < 0 ? 0 : this.sel;
+    const n = this.nodes[i];
+    if (dir === 'parent') { if (this.parent[i] >= 0) i = this.parent[i]; }
+    else if (dir === 'child') {
+      if (i + 1 < this.nodes.length && this.nodes[i + 1][1] === n[1] + 1) i = i + 1;
+    } else {
+      const same = [];
+      this.nodes.forEach((m, k) => { if (m[1] === n[1]) same.push(k); });
+      same.sort((a, b) => this.nodes[a][2] - this.nodes[b][2]);
+      const at = same.indexOf(i) + (dir === 'next' ? 1 : -1);
+      if (at >= 0 && at < same.length) i = same[at];
+    }
+    this.sel = i;
+    this.draw();
+  }
+}
+
+// ---- tooltip ----
+
+function tip(g, i, e, details) {
+  const t = $('tip');
+  if (i === null || i === undefined) { t.hidden = true; details.textContent = ''; return; }
+  const d = g.describe(i);
+  details.textContent = `Function: ${d.head}` + (d.change ? `, ${d.change}` : '');
+  t.textContent = [d.head, ...d.more].join('\n');
+  t.hidden = false;
+  const x = Math.min(e.clientX + 12, window.innerWidth - t.offsetWidth - 4);
+  const y = e.clientY + 16 + t.offsetHeight > window.innerHeight ? e.clientY - t.offsetHeight - 8 : e.clientY + 16;
+  t.style.left = x + 'px'; t.style.top = y + 'px';
+}
+
+// ---- the views ----
+
+let profiles = [];
+let flame, callers, callees, flameData;
+
+function header() {
+  for (const a of document.querySelectorAll('#tabs a')) {
+    a.classList.toggle('on', a.dataset.view === state.v);
+    const q = new URLSearchParams(location.hash.slice(1)); q.set('v', a.dataset.view);
+    a.href = '#' + q.toString();
+  }
+  const ps = $('profile');
+  ps.replaceChildren(...profiles.map((p, i) => new Option(`${p.name} (${p.format})`, String(i))));
+  ps.value = state.p;
+  const prof = profiles[+state.p] || profiles[0];
+  const ts = $('type');
+  if (prof) {
+    ts.replaceChildren(...prof.types.map((t, i) =>
+      new Option(`${t.type} (${t.unit}, ${t.total_str})`, t.type)));
+    ts.value = state.type || prof.types[prof.default_type].type;
+  }
+  for (const a of document.querySelectorAll('#downloads a')) {
+    const q = sel(); q.set('format', a.dataset.format);
+    if (state.rev === '1') q.set('reverse', '1');
+    a.href = `/api/download?${q.toString()}`;
+  }
+  for (const k of ['focus', 'ignore']) if (document.activeElement !== $(k)) $(k).value = state[k];
+  for (const v of ['flame', 'top', 'sandwich'])
+    $(`${v}-view`).hidden = !(state.v === v || (v === 'flame' && state.v === 'icicle'));
+}
+
+async function renderFlame(gen) {
+  const q = sel();
+  q.set('width', String(Math.max(1, $('flame-wrap').clientWidth)));
+  if (state.root) q.set('root', state.root);
+  if (state.s) q.set('search', state.s);
+  if (state.rev === '1') q.set('reverse', '1');
+  if (state.d === '1') q.set('diff', '1');
+  if (document.activeElement !== $('search')) $('search').value = state.s;
+  $('reverse').checked = state.rev === '1';
+  $('diff').checked = state.d === '1';
+  const d = await api('flame', q);
+  if (gen !== generation) return;
+  flameData = d;
+  flame.set(d, d, state.v === 'flame', d.total);
+  // Breadcrumbs: all > main > ... > the zoom root.
+  const crumbs = [['all', '']];
+  d.path.forEach((p, i) => crumbs.push([p.name, joinPath(d.path.slice(0, i + 1).map((x) => x.name))]));
+  const nav = $('crumbs'); nav.replaceChildren();
+  crumbs.forEach(([name, root], i) => {
+    if (i) { const s = document.createElement('span'); s.className = 'sep'; s.textContent = '›'; nav.append(s); }
+    const a = document.createElement('a'); a.textContent = name; a.dataset.root = root;
+    a.addEventListener('click', () => setState({ root }));
+    nav.append(a);
+  });
+  $('matched').textContent = state.s ?
+    `Matched: ${pct(d.matched, d.total)}` + (state.root ? ` (${pct(d.matched_root, d.nodes.length ? d.nodes[0][3] : 0)} of the zoom)` : '') : '';
+}
+
+async function renderTop(gen) {
+  const q = sel();
+  q.set('n', '500');
+  if (state.sort !== 'flat') q.set('sort', state.sort);
+  if (state.order) q.set('order', state.order);
+  if (state.filter) q.set('filter', state.filter);
+  if (state.lines === '1') q.set('lines', '1');
+  if (document.activeElement !== $('top-filter')) $('top-filter').value = state.filter;
+  $('top-lines').checked = state.lines === '1';
+  const d = await api('top', q);
+  if (gen !== generation) return;
+  for (const th of document.querySelectorAll('#top-table th[data-sort]')) {
+    th.classList.toggle('sorted', th.dataset.sort === state.sort);
+    const asc = state.order ? state.order === 'asc' : th.dataset.sort === 'name';
+    th.classList.toggle('asc', asc);
+  }
+  const body = document.querySelector('#top-table tbody');
+  body.replaceChildren(...d.rows.map((r) => {
+    const tr = document.createElement('tr');
+    for (const [v, cls] of [[r.flat_str, 'num'], [r.flat_pct, 'num'], [r.sum_pct, 'num'],
+      [r.cum_str, 'num'], [r.cum_pct, 'num']]) {
+      const td = document.createElement('td'); td.className = cls; td.textContent = v; tr.append(td);
+    }
+    const td = document.createElement('td'); td.className = 'name';
+    const a = document.createElement('a'); a.textContent = r.name + (r.file ? ` ${r.file}:${r.line}` : '');
+    a.title = 'callers and callees of ' + r.name;
+    a.addEventListener('click', () => setState({ v: 'sandwich', fn: r.name }));
+    td.append(a); tr.append(td);
+    return tr;
+  }));
+  $('top-summary').textContent = `${d.rows.length} of ${d.count} rows · total ${d.total_str}`;
+}
+
+async function renderSandwich(gen) {
+  if (document.activeElement !== $('sw-fn')) $('sw-fn').value = state.fn;
+  if (!state.fn) {
+    callers.set({ names: [], unit: '' }, { nodes: [], depth: 0 }, true, 0);
+    callees.set({ names: [], unit: '' }, { nodes: [], depth: 0 }, false, 0);
+    $('sw-summary').textContent = 'name a function, or click one in the top table';
+    return;
+  }
+  const q = sel();
+  q.set('fn', state.fn);
+  q.set('width', String(Math.max(1, $('sw-callers').parentElement.clientWidth)));
+  const d = await api('sandwich', q);
+  if (gen !== generation) return;
+  callers.set(d, d.callers, true, d.total);
+  callees.set(d, d.callees, false, d.total);
+  $('sw-summary').textContent = `${state.fn}: cum ${fmtValue(d.cum, d.unit)} (${pct(d.cum, d.total)}), self ${fmtValue(d.self, d.unit)} (${pct(d.self, d.total)})`;
+}
+
+async function render() {
+  const gen = ++generation;
+  header();
+  try {
+    if (state.v === 'top') await renderTop(gen);
+    else if (state.v === 'sandwich') await renderSandwich(gen);
+    else await renderFlame(gen);
+    if (gen === generation) showError('');
+  } catch (e) {
+    if (gen === generation) showError(e.message);
+  }
+}
+
+// ---- wiring ----
+
+function debounce(fn, ms) {
+  let t; return (...a) => { clearTimeout(t); t = setTimeout(() => fn(...a), ms); };
+}
+
+function wire() {
+  flame = new Graph($('flame'), (i) => {
+    // The zoom root itself (drawn first) zooms out one level.
+    if (i === 0) { const p = splitPath(state.root); p.pop(); setState({ root: joinPath(p) }); return; }
+    setState({ root: joinPath([...splitPath(state.root), ...flame.path(i).slice(1)]) });
+  }, (i, e) => tip(flame, i, e, $('details')));
+  const swClick = (g) => (i) => setState({ fn: g.name(i) });
+  callers = new Graph($('sw-callers'), swClick(() => callers), (i, e) => tip(callers, i, e, $('sw-details')));
+  callees = new Graph($('sw-callees'), swClick(() => callees), (i, e) => tip(callees, i, e, $('sw-details')));
+  callers.onClick = (i) => setState({ fn: callers.name(i) });
+  callees.onClick = (i) => setState({ fn: callees.name(i) });
+
+  $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '' }));
+  $('type').addEventListener('change', (e) => setState({ type: e.target.value, root: '' }));
+  for (const k of ['focus', 'ignore'])
+    $(k).addEventListener('change', (e) => setState({ [k]: e.target.value, root: '' }));
+  const search = debounce(() => setState({ s: $('search').value }), 250);
+  $('search').addEventListener('input', search);
+  $('search').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') setState({ s: $('search').value });
+    if (e.key === 'Escape') { $('search').value = ''; setState({ s: '' }); $('flame').focus(); }
+  });
+  $('reverse').addEventListener('change', (e) => setState({ rev: e.target.checked ? '1' : '0', root: '' }));
+  $('diff').addEventListener('change', (e) => setState({ d: e.target.checked ? '1' : '0' }));
+  $('top-filter').addEventListener('input', debounce(() => setState({ filter: $('top-filter').value }), 250));
+  $('top-lines').addEventListener('change', (e) => setState({ lines: e.target.checked ? '1' : '0' }));
+  for (const th of document.querySelectorAll('#top-table th[data-sort]'))
+    th.addEventListener('click', () => {
+      const k = th.dataset.sort;
+      const def = k === 'name' ? 'asc' : 'desc';
+      const cur = state.sort === k ? (state.order || def) : '';
+      const order = cur ? (cur === 'asc' ? 'desc' : 'asc') : def;
+      setState({ sort: k, order: order === def ? '' : order });
+    });
+  $('sw-fn').addEventListener('change', (e) => setState({ fn: e.target.value }));
+
+  document.addEventListener('keydown', (e) => {
+    const typing = /^(INPUT|SELECT|TEXTAREA)$/.test(document.activeElement.tagName);
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (state.v !== 'flame' && state.v !== 'icicle') return;
+    const up = state.v === 'flame';
+    const keys = {
+      ArrowLeft: () => flame.move('prev'), ArrowRight: () => flame.move('next'),
+      ArrowUp: () => flame.move(up ? 'child' : 'parent'),
+      ArrowDown: () => flame.move(up ? 'parent' : 'child'),
+      Enter: () => flame.sel > 0 && flame.onClick(flame.sel),
+      Backspace: () => { const p = splitPath(state.root); p.pop(); setState({ root: joinPath(p) }); },
+      Escape: () => { if (state.s) setState({ s: '' }); else setState({ root: '' }); },
+      '/': () => $('search').focus(),
+      s: () => { const i = flame.sel > 0 ? flame.sel : flame.hot; if (i > 0) setState({ v: 'sandwich', fn: flame.name(i) }); },
+    };
+    if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
+  });
+  window.addEventListener('hashchange', () => { readHash(); render(); });
+  window.addEventListener('resize', debounce(() => render(), 200));
+}
+
+let base = null;
+
+async function main() {
+  readHash();
+  wire();
+  try {
+    const ps = await api('profiles', new URLSearchParams());
+    profiles = ps.profiles;
+    base = ps.base;
+    $('diff-label').hidden = !base;
+    if (base) $('diff-base').textContent = base.name.replace(/^.*\//, '');
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  await render();
+  document.body.dataset.ready = '1';
+}
+
+main();

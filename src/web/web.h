@@ -1,0 +1,91 @@
+/*
+ * kiln serve (web stage): the profiles a user opened, parsed once and held
+ * by the C process, a JSON API that aggregates them on request (flame
+ * graph nodes at least a pixel wide, top table, sandwich), and the page
+ * compiled into the binary.  The browser never holds the raw profile,
+ * only what one view draws.  See docs/kiln-serve.md.
+ *
+ * Threads: the model is used by one thread at a time (the server's one
+ * polling thread); nothing here locks.
+ */
+#ifndef KILN_WEB_WEB_H
+#define KILN_WEB_WEB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct kiln_prof;
+struct kiln_buf;
+struct kiln_diag;
+struct kiln_web_model;
+struct kiln_web;
+
+/*
+ * A new model over n profiles.  Ownership of every profile moves to the
+ * model (also on failure); names and formats are copied.  NULL with errno
+ * set on failure.
+ */
+struct kiln_web_model *kiln_web_model_new(struct kiln_prof **profs,
+					  const char *const *names,
+					  const char *const *formats, size_t n);
+void kiln_web_model_free(struct kiln_web_model *m);
+/*
+ * Sets the diff base (--diff BASE): views may then compare each input
+ * with it.  Ownership of base moves to the model (also on failure).
+ * 0 or -ENOMEM.
+ */
+int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
+			    const char *name, const char *format);
+/*
+ * Aggregates ahead of the first request: the call tree of each input's
+ * default sample type (for the first few inputs).  0 or -ENOMEM.
+ */
+int kiln_web_model_warm(struct kiln_web_model *m);
+
+/* A request to the API: its path and how to look up a query argument
+ * (NULL when absent; the value already %-decoded). */
+struct kiln_web_req {
+	const char *path;
+	const char *(*arg)(void *ctx, const char *key);
+	void *ctx;
+	/* Set by kiln_web_api() for answers that are not JSON (downloads):
+	 * the Content-Type and the file name to save as. */
+	const char *type;
+	char filename[160];
+};
+
+/*
+ * Answers one API request (path under /api/): appends the body to out and
+ * returns the HTTP status: 200 with JSON (or, for a download, the file,
+ * with r->type and r->filename set), or 400/404 with a JSON object
+ * {"error": "why"}, or 500 when out of memory (out then may be partial).
+ */
+int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
+		 struct kiln_buf *out);
+
+/* One file of the page, compiled in from src/web/page/ at build time. */
+struct kiln_web_asset {
+	const char *path;	/* "/app.js"; "/" is index.html */
+	const char *type;	/* Content-Type */
+	const unsigned char *data;
+	size_t len;
+};
+
+/* The asset served at path, or NULL. */
+const struct kiln_web_asset *kiln_web_asset(const char *path);
+
+/*
+ * Starts serving model m (which must outlive the server) on addr:
+ * "HOST:PORT", "[V6]:PORT", ":PORT" (every address) or "PORT" (loopback);
+ * port 0 picks a free one.  One thread serves every connection.  On
+ * success *out is the server; kiln_web_url() says where it listens.
+ * 0, -EINVAL (bad addr, d filled), or -errno (d filled).
+ */
+int kiln_web_start(struct kiln_web_model *m, const char *addr,
+		   struct kiln_web **out, struct kiln_diag *d);
+/* "http://127.0.0.1:8080/" */
+const char *kiln_web_url(const struct kiln_web *w);
+/* Stops the server and frees it (NULL is fine); the model stays. */
+void kiln_web_stop(struct kiln_web *w);
+
+#endif

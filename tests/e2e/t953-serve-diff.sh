@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# kiln serve NEW --diff BASE: the API gives each flame graph node the
+# base's value scaled to the new total, and the page draws the grown
+# function red, the shrunk one blue, and says so on hover.  A bad base is
+# refused before serving; diff=1 without a base is a 400.
+# See tests/browser/serve.test.mjs --diff.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-serve.sh"
+need curl
+need jq
+
+cat > "$T/base.collapsed" <<'IN'
+main;run;stage_a;burn_a 600
+main;run;stage_b;burn_b 300
+main;run;stage_c;burn_c 100
+IN
+# Twice the samples: shares are compared, so burn_c (10% in both) is unchanged.
+cat > "$T/new.collapsed" <<'IN'
+main;run;stage_a;burn_a 600
+main;run;stage_b;burn_b 1200
+main;run;stage_c;burn_c 200
+IN
+printf 'main;run\n' > "$T/bad.collapsed"
+expect_status 2 "$KILN" serve --http 127.0.0.1:0 "$T/new.collapsed" --diff "$T/bad.collapsed"
+has "$T/err" "bad.collapsed"
+
+serve_start -q --http 127.0.0.1:0 "$T/new.collapsed" --diff "$T/base.collapsed"
+expect_get 200 /api/profiles
+[ "$(jq -r '.base.name' "$T/body")" = "$T/base.collapsed" ] || fail "base: $(cat "$T/body")"
+expect_get 200 '/api/flame?diff=1'
+[ "$(jq -c '. as $d | [.nodes[] | select(.[1] == 4) | [$d.names[.[0]], .[3], .[10]]]' "$T/body")" = \
+  '[["burn_a",600,1200],["burn_b",1200,600],["burn_c",200,200]]' ] || fail "diff values: $(cat "$T/body")"
+[ "$(jq .base_total "$T/body")" = 1000 ] || fail "base_total: $(cat "$T/body")"
+expect_get 200 '/api/flame?diff=1&focus=stage_b'
+[ "$(jq -c '[.nodes[0][3], .nodes[0][10]]' "$T/body")" = '[1200,1200]' ] || fail "diff with focus: $(cat "$T/body")"
+
+if command -v node >/dev/null && [ -x /usr/bin/chromium ] &&
+   [ -d "$KILN_SRC/tests/browser/node_modules/playwright-core" ]; then
+    # The page's test uses 300/600/100 against 600/300/100: restart on those.
+    serve_stop
+    printf 'main;run;stage_a;burn_a 300\nmain;run;stage_b;burn_b 600\nmain;run;stage_c;burn_c 100\n' > "$T/new.collapsed"
+    serve_start -q --http 127.0.0.1:0 "$T/new.collapsed" --diff "$T/base.collapsed"
+    SHOTS=${KILN_SHOTS:-$T}
+    mkdir -p "$SHOTS"
+    HOME=$T timeout 300 node "$KILN_SRC/tests/browser/serve.test.mjs" --diff "$URL" "$SHOTS" ||
+        fail "browser checks failed"
+else
+    echo "note: no chromium/playwright-core: the browser part was not run" >&2
+fi
+serve_stop
+
+serve_start -q --http 127.0.0.1:0 "$T/new.collapsed"
+expect_get 400 '/api/flame?diff=1'
+has "$T/body" 'no diff base'
+expect_get 200 /api/profiles
+[ "$(jq -c '.base' "$T/body")" = null ] || fail "base without --diff: $(cat "$T/body")"
+serve_stop
+exit 0

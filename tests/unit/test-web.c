@@ -1,0 +1,221 @@
+/* Unit tests of kiln serve's API (web/api.c, web/model.c) without a
+ * socket: zoom paths with escaped names, the pixel bound on flame nodes,
+ * the sandwich of a recursive function, filtered selections leaving the
+ * input whole, the selection cache under eviction, errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+#include "util/buf.h"
+#include "web/web.h"
+
+/* Adds a stack given root first, names separated by '|' (names may hold ';'). */
+static void add(struct kiln_prof *p, const char *stack, int64_t v)
+{
+	uint32_t locs[64], n = 0, i;
+	char buf[512], *save, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", stack);
+	for (tok = strtok_r(buf, "|", &save); tok; tok = strtok_r(NULL, "|", &save)) {
+		struct kiln_line l = { kiln_prof_function(p, kiln_prof_interns(p, tok),
+							  0, 0, 0), 0 };
+
+		locs[n] = kiln_prof_location(p, 0, 0x1000 + n, &l, 1);
+		n++;
+	}
+	for (i = 0; i < n / 2; i++) {
+		uint32_t t = locs[i];
+
+		locs[i] = locs[n - 1 - i];
+		locs[n - 1 - i] = t;
+	}
+	assert_true(kiln_prof_add_sample(p, locs, n, &v, 0) >= 0);
+}
+
+static struct kiln_web_model *model(void)
+{
+	static const char *const types[] = { "samples/count" };
+	struct kiln_prof *p = kiln_prof_new();
+	const char *name = "t", *fmt = "collapsed";
+	struct kiln_web_model *m;
+
+	assert_non_null(p);
+	assert_int_equal(kiln_prof_set_types_str(p, types, 1), 0);
+	add(p, "main|a;b|rec|g|rec|leaf", 600);
+	add(p, "main|a;b|rec", 200);
+	add(p, "main|back\\slash|rec", 100);
+	add(p, "main|tiny", 1);
+	assert_int_equal(kiln_prof_error(p), 0);
+	m = kiln_web_model_new(&p, &name, &fmt, 1);
+	assert_non_null(m);
+	assert_null(p);
+	return m;
+}
+
+/* Query arguments as "k=v&k=v" (no decoding needed in tests). */
+struct q { char buf[512]; };
+
+static const char *qarg(void *ctx, const char *key)
+{
+	struct q *q = ctx;
+	static char val[256];
+	size_t kl = strlen(key);
+	const char *s = q->buf;
+
+	while (s && *s) {
+		const char *e = strchr(s, '&');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+
+		if (len > kl && !strncmp(s, key, kl) && s[kl] == '=') {
+			snprintf(val, sizeof(val), "%.*s", (int)(len - kl - 1), s + kl + 1);
+			return val;
+		}
+		s = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int call(struct kiln_web_model *m, const char *path, const char *args,
+		struct kiln_buf *out)
+{
+	struct q q;
+	struct kiln_web_req r = { path, qarg, &q, NULL, "" };
+
+	snprintf(q.buf, sizeof(q.buf), "%s", args);
+	kiln_buf_reset(out);
+	return kiln_web_api(m, &r, out);
+}
+
+static void test_root_path_escapes(void **state)
+{
+	struct kiln_web_model *m = model();
+	struct kiln_buf out = KILN_BUF_INIT;
+
+	assert_int_equal(call(m, "/api/flame", "root=main;a\\;b;rec", &out), 200);
+	assert_non_null(strstr(out.data, "\"path\":[{\"name\":\"main\",\"total\":901},"
+				  "{\"name\":\"a;b\",\"total\":800},{\"name\":\"rec\",\"total\":800}]"));
+	assert_int_equal(call(m, "/api/flame", "root=main;back\\\\slash", &out), 200);
+	assert_non_null(strstr(out.data, "{\"name\":\"back\\\\slash\",\"total\":100}"));
+	/* Unescaped, "a;b" is two frames: a then b, and there is no "a". */
+	assert_int_equal(call(m, "/api/flame", "root=main;a;b", &out), 404);
+	assert_non_null(strstr(out.data, "no frame 'a'"));
+	assert_int_equal(call(m, "/api/flame", "root=main;;rec", &out), 404);
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+}
+
+static void test_pixel_bound(void **state)
+{
+	struct kiln_web_model *m = model();
+	struct kiln_buf out = KILN_BUF_INIT;
+
+	/* tiny is 1 of 901: sent at 901 px, not at 900. */
+	assert_int_equal(call(m, "/api/flame", "width=901", &out), 200);
+	assert_non_null(strstr(out.data, "\"tiny\""));
+	assert_non_null(strstr(out.data, "\"dropped\":0"));
+	assert_int_equal(call(m, "/api/flame", "width=900", &out), 200);
+	assert_null(strstr(out.data, "\"tiny\""));
+	assert_non_null(strstr(out.data, "\"dropped\":1"));
+	/* min=200 px at 901 px: only main (901), a;b (800), rec (800) and g
+	 * (600), rec (600), leaf (600): back\slash (100 -> 100 px) is left. */
+	assert_int_equal(call(m, "/api/flame", "width=901&min=200", &out), 200);
+	assert_null(strstr(out.data, "back"));
+	assert_non_null(strstr(out.data, "\"leaf\""));
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+}
+
+static void test_sandwich_recursion(void **state)
+{
+	struct kiln_web_model *m = model();
+	struct kiln_buf out = KILN_BUF_INIT;
+
+	/* rec appears twice on the 600 stack: counted once (cum 900); it is the leaf of 200 + 100. */
+	assert_int_equal(call(m, "/api/sandwich", "fn=rec", &out), 200);
+	assert_non_null(strstr(out.data, "\"cum\":900,\"self\":300"));
+	/* The same again comes from the kept sandwich. */
+	assert_int_equal(call(m, "/api/sandwich", "fn=rec", &out), 200);
+	assert_non_null(strstr(out.data, "\"cum\":900,\"self\":300"));
+	assert_int_equal(call(m, "/api/sandwich", "fn=leaf", &out), 200);
+	assert_non_null(strstr(out.data, "\"cum\":600,\"self\":600"));
+	assert_int_equal(call(m, "/api/sandwich", "fn=nothing", &out), 404);
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+}
+
+static void test_selections(void **state)
+{
+	struct kiln_web_model *m = model();
+	struct kiln_buf out = KILN_BUF_INIT;
+	char args[64];
+	int i;
+
+	assert_int_equal(call(m, "/api/top", "focus=back", &out), 200);
+	assert_non_null(strstr(out.data, "\"total\":100,"));
+	/* More selections than the cache holds, then the first again. */
+	for (i = 0; i < 8; i++) {
+		snprintf(args, sizeof(args), "ignore=tiny%d", i);
+		assert_int_equal(call(m, "/api/flame", args, &out), 200);
+	}
+	assert_int_equal(call(m, "/api/top", "", &out), 200);
+	assert_non_null(strstr(out.data, "\"total\":901,"));
+	assert_int_equal(call(m, "/api/top", "focus=back", &out), 200);
+	assert_non_null(strstr(out.data, "\"total\":100,"));
+	assert_int_equal(call(m, "/api/top", "ignore=rec", &out), 200);
+	assert_non_null(strstr(out.data, "\"total\":1,"));
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+}
+
+static void test_errors(void **state)
+{
+	struct kiln_web_model *m = model();
+	struct kiln_buf out = KILN_BUF_INIT;
+
+	assert_int_equal(call(m, "/api/flame", "width=-3", &out), 400);
+	assert_string_equal(out.data, "{\"error\":\"bad width '-3': want a whole number "
+			    "from 1 to 100000\"}\n");
+	assert_int_equal(call(m, "/api/flame", "reverse=2", &out), 400);
+	assert_int_equal(call(m, "/api/flame", "p=1", &out), 400);
+	assert_int_equal(call(m, "/api/top", "order=up", &out), 400);
+	assert_int_equal(call(m, "/api/top", "filter=%5B", &out), 200);
+	assert_int_equal(call(m, "/api/top", "filter=[", &out), 400);
+	assert_int_equal(call(m, "/api/../etc/passwd", "", &out), 404);
+	assert_int_equal(call(m, "/api/profiles", "", &out), 200);
+	assert_non_null(strstr(out.data, "\"total\":901,"));
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+}
+
+static void test_assets(void **state)
+{
+	const struct kiln_web_asset *a = kiln_web_asset("/");
+
+	assert_non_null(a);
+	assert_non_null(strstr(a->type, "text/html"));
+	assert_true(a->len > 100);
+	assert_non_null(kiln_web_asset("/app.js"));
+	assert_null(kiln_web_asset("/index.html"));
+	assert_null(kiln_web_asset("/../app.js"));
+	assert_null(kiln_web_asset(""));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_root_path_escapes),
+		cmocka_unit_test(test_pixel_bound),
+		cmocka_unit_test(test_sandwich_recursion),
+		cmocka_unit_test(test_selections),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_assets),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
