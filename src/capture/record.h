@@ -37,6 +37,15 @@ struct kiln_rec_opts {
 	bool system_wide;	/* -a: learn processes unknown so far from
 				 * /proc when their first sample comes */
 	uint32_t self_pid;	/* samples of this process are left out (kiln) */
+	/*
+	 * Offline (perf.data): the processes are gone or the pids reused, so
+	 * nothing is read from /proc; a mapping's file is the open_path of
+	 * its MMAP event (none: not symbolized), kernel frames are named from
+	 * the kallsyms text below (NULL: not named).
+	 */
+	bool offline;
+	const char *kallsyms;
+	size_t kallsyms_len;
 };
 
 struct kiln_rec;
