@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "capture/record.h"
@@ -924,8 +925,17 @@ static void load_kallsyms(struct pd *pd)
 		if (pd->bids[i].kernel &&
 		    !strcmp(pd->bids[i].path, "[kernel.kallsyms]"))
 			k = &pd->bids[i];
-	if (!k)
+	if (!k) {
+		/* No kernel build ID recorded (pipe mode): the running
+		 * kernel's symbols when it is the same release, as perf
+		 * report uses them. */
+		struct utsname u;
+
+		if (!uname(&u) && (!pd->osrelease ||
+				   !strcmp(pd->osrelease, u.release)))
+			slurp("/proc/kallsyms", &pd->ksyms);
 		return;
+	}
 	hex(k->id, k->size, h);
 	if (pd->bid_dir) {
 		struct kiln_buf p = KILN_BUF_INIT;
