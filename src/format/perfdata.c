@@ -931,8 +931,8 @@ static void load_kallsyms(struct pd *pd)
 		 * report uses them. */
 		struct utsname u;
 
-		if (!uname(&u) && (!pd->osrelease ||
-				   !strcmp(pd->osrelease, u.release)))
+		if (pd->osrelease && !uname(&u) &&
+		    !strcmp(pd->osrelease, u.release))
 			slurp("/proc/kallsyms", &pd->ksyms);
 		return;
 	}
@@ -1432,7 +1432,8 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 		err = -ENOMEM;
 		goto out;
 	}
-	qsort(pd.recs, pd.nrecs, sizeof(*pd.recs), cmp_rec);
+	if (pd.nrecs)
+		qsort(pd.recs, pd.nrecs, sizeof(*pd.recs), cmp_rec);
 	for (i = 0; i < pd.nrecs && !err; i++)
 		err = replay(&pd, r, i, regs);
 	if (err)
