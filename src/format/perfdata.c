@@ -39,6 +39,7 @@
 #include "capture/record.h"
 #include "format/format.h"
 #include "profile/profile.h"
+#include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
@@ -841,6 +842,13 @@ static const char *resolve(struct pd *pd, const char *path, uint32_t pid,
 
 	if (!set_path(pd, "%s", ""))
 		return NULL;
+	if (b) {
+		memcpy(bid_out, b->id, b->size);
+		*bid_size = b->size;
+	}
+	/* --no-local-symbols: no file of this machine is opened. */
+	if (kiln_sym_no_local())
+		return pd->path.data;
 	if (!b) {
 		/* No build ID recorded: the file as it is now, as perf does. */
 		if (path[0] == '/' && regular(path) && !set_path(pd, "%s", path))
@@ -1414,7 +1422,8 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 		goto out;
 	}
 	pd.bid_dir = buildid_dir();
-	load_kallsyms(&pd);
+	if (!kiln_sym_no_local())
+		load_kallsyms(&pd);
 	o.event = event_name(ev, name, sizeof(name));
 	o.ns_values = ev->type == PERF_TYPE_SOFTWARE &&
 		      (ev->config == PERF_COUNT_SW_CPU_CLOCK ||

@@ -2,7 +2,7 @@
  * libFuzzer harness for the perf.data reader (src/format/perfdata.c): any
  * bytes must be refused with -EINVAL and a message giving a byte offset,
  * or read; a profile that was read must write as pprof and read back with
- * the same totals.  Seeds: tests/fixtures/perfdata/*.data.
+ * the same totals.  Seeds: the .data files of tests/fixtures/perfdata.
  *
  * Not built by default.  With clang (Debian: apt-get install clang), the
  * core library instrumented for coverage (fuzzer-no-link) and ASan:
@@ -16,7 +16,7 @@
  *         /tmp/build-fuzz/libkiln_core.a -lprotobuf-c -lz -lzstd -ldw \
  *         -lelf -liberty -lm -o /tmp/fuzz-perfdata
  *   mkdir -p /tmp/corpus-perfdata
- *   cp tests/fixtures/perfdata/*.data /tmp/corpus-perfdata/
+ *   cp tests/fixtures/perfdata/[a-z]*.data /tmp/corpus-perfdata
  *   HOME=/nonexistent /tmp/fuzz-perfdata -max_total_time=60 \
  *         -rss_limit_mb=2048 /tmp/corpus-perfdata
  *
