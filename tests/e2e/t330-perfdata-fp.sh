@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # perf.data from `perf record -g` (frame pointers), read directly: kiln's
 # sample total equals perf report's, the shares of burn_a/b/c agree within
-# a point, the call chains carry the stage functions, and the same holds
-# for pipe mode (`perf record -o -`).  kiln flame and convert read it too.
+# a point, the call chains are perf's, fork and exec are followed, and the
+# same holds for pipe mode (`perf record -o -`).  kiln flame and convert read it too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/perfdatalib.sh"
 need_perf
@@ -28,6 +28,18 @@ if command -v go >/dev/null 2>&1; then
 fi
 expect_status 0 "$KILN" flame "$T/fp.data" -o "$T/fp.svg"
 has "$T/fp.svg" '<title>burn_a \('
+
+# fork and exec: the parent's and the exec'ed child's code, each named
+# from its own mappings, thread names from COMM records.
+perf record -q -F 999 -g -o "$T/fe.data" -- "$WL/forkexec" "$WL/shares" 0.5 \
+    >/dev/null 2>&1 || fail "perf record of forkexec failed"
+compare_with_perf "$T/fe.data" "parent_burn burn_a burn_b"
+if command -v go >/dev/null 2>&1; then
+    expect_status 0 "$KILN" convert "$T/fe.data" -o "$T/fe.pb.gz"
+    go tool pprof -raw "$T/fe.pb.gz" > "$T/raw" 2>&1 || fail "go tool pprof cannot read the conversion"
+    has "$T/raw" 'thread_name:\[forkexec\]'
+    has "$T/raw" 'thread_name:\[shares\]'
+fi
 
 # Pipe mode: the same workload through a pipe.
 perf record -q -F 999 -g -o - -- "$WL/shares" 1 2>/dev/null > "$T/pipe.data" ||
