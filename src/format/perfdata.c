@@ -116,7 +116,7 @@ struct pd {
 	uint64_t lost, unsupported;
 	struct kiln_buf scratch;	/* aligned copies of sample arrays */
 	struct kiln_buf path;		/* resolved file names */
-	struct kiln_buf ksyms;		/* kallsyms text */
+	struct kiln_map ksyms;		/* kallsyms text (data NULL: none) */
 	char *bid_dir;			/* perf's build-id cache */
 };
 
@@ -875,20 +875,14 @@ static const char *resolve(struct pd *pd, const char *path, uint32_t pid,
 	return set_path(pd, "%s", "") ? pd->path.data : NULL;
 }
 
-static int slurp(const char *path, struct kiln_buf *out)
+/* Maps (or reads) the regular file path into *out once. */
+static int slurp(const char *path, struct kiln_map *out)
 {
-	struct kiln_map m;
-	int err;
-
+	if (out->data)
+		return 0;
 	if (!regular(path))
 		return -ENOENT;
-	err = kiln_map_open(&m, path);
-	if (err)
-		return err;
-	out->len = 0;
-	err = kiln_buf_add(out, m.data, m.len);
-	kiln_map_release(&m);
-	return err;
+	return kiln_map_open(out, path);
 }
 
 /* The running kernel's build ID from /sys/kernel/notes. */
@@ -1362,7 +1356,8 @@ static void pd_release(struct pd *pd)
 	free(pd->bid_dir);
 	kiln_buf_release(&pd->scratch);
 	kiln_buf_release(&pd->path);
-	kiln_buf_release(&pd->ksyms);
+	if (pd->ksyms.data)
+		kiln_map_release(&pd->ksyms);
 }
 
 static char *buildid_dir(void)
