@@ -10,7 +10,7 @@
 # this script).  Goal (issue 11): kiln top >= 10x faster than perf script.
 #
 # Environment: KILN (default build/kiln), RUNS (3), MIN (100000), FREQ
-# (20000 Hz), SECONDS_CPU (8), BENCH_OUT (bench/out), RESULTS
+# (20000 Hz), SECONDS_CPU (10), BENCH_OUT (bench/out), RESULTS
 # (bench/RESULTS-perfdata.md).
 set -u
 
@@ -20,7 +20,7 @@ KILN=${KILN:-$root/build/kiln}
 RUNS=${RUNS:-3}
 MIN=${MIN:-100000}
 FREQ=${FREQ:-20000}
-SECONDS_CPU=${SECONDS_CPU:-8}
+SECONDS_CPU=${SECONDS_CPU:-10}
 OUT=${BENCH_OUT:-$here/out}/perfdata
 RESULTS=${RESULTS:-$here/RESULTS-perfdata.md}
 WL=$(dirname "$KILN")/workloads
