@@ -21,6 +21,11 @@ PERF_BUILDID_DIR=$T/none "$KILN" top -n 5 "$T/del.data" > "$T/nocache.top" 2>&1 
 has "$T/nocache.top" ' shares\+0x[0-9a-f]+$'
 hasnt "$T/nocache.top" 'burn_a'
 
+# --no-local-symbols: not even the cache is opened.
+"$KILN" top -n 5 --no-local-symbols "$T/del.data" > "$T/nolocal.top" 2>&1 ||
+    fail "kiln top --no-local-symbols failed"
+has "$T/nolocal.top" ' shares\+0x[0-9a-f]+$'
+
 # The same path, now a FIFO: never opened (opening it would block).
 mkfifo "$T/bin/shares"
 PERF_BUILDID_DIR=$T/none timeout 60 "$KILN" top -n 5 "$T/del.data" > "$T/fifo.top" 2>&1 ||
