@@ -278,7 +278,7 @@ fi
 # kiln callgraph against pprof -svg (on x.pb.gz above):
 # their own scripts, their sections appended to RESULTS.md.
 if [ "$QUICK" != 1 ]; then
-    for part in record agent heap callgraph stat; do
+    for part in record agent heap callgraph stat perfdata; do
         [ -x "$here/$part.sh" ] || continue
         say "running bench/$part.sh"
         if KILN=$KILN "$here/$part.sh" > "$OUT/$part.md" 2>> "$log"; then

@@ -72,6 +72,11 @@ struct kiln_perf_event {
 			uint8_t build_id[20];
 			uint8_t build_id_size;	/* 0: none in the record */
 			const char *filename;
+			/* offline readers: the file to read for filename
+			 * (a local copy or perf's build-id cache), NULL for
+			 * none; live recording leaves it NULL and opens
+			 * filename */
+			const char *open_path;
 		} mmap;
 		struct {
 			uint32_t pid, tid;

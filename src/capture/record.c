@@ -26,6 +26,7 @@ struct rmap {
 	uint64_t start, end, pgoff;
 	uint32_t mapping;	/* model mapping id */
 	uint32_t file;		/* string id of the path */
+	uint32_t open;		/* string id of the file to read, 0: file */
 	bool exec;
 };
 
@@ -378,14 +379,16 @@ static const char *vdso_copy(struct kiln_rec *r)
 	return r->vdso_ok ? r->vdso_path : NULL;
 }
 
-/* The file symbol sessions should open for a mapping's path, or NULL. */
-static const char *sym_path(struct kiln_rec *r, uint32_t file)
+/* The file symbol sessions should open for a mapping, or NULL. */
+static const char *sym_path(struct kiln_rec *r, const struct rmap *m)
 {
-	const char *path = kiln_prof_str(r->p, file);
+	const char *path = kiln_prof_str(r->p, m->file);
 
+	if (m->open)
+		return kiln_prof_str(r->p, m->open);
 	if (!strcmp(path, "[vdso]"))
 		return vdso_copy(r);
-	return path;
+	return r->o.offline ? NULL : path;
 }
 
 static bool is_exec_file(const char *path)
@@ -477,12 +480,12 @@ static void add_map(struct kiln_rec *r, struct proc *pr, const struct rmap *nm)
 		/* Code replaced (dlclose + dlopen): addresses mean new things. */
 		drop_sessions(pr);
 		pr->gen = ++r->next_gen;
-	} else if (nm->exec && sym_path(r, nm->file)) {
+	} else if (nm->exec && sym_path(r, nm)) {
 		if (pr->sym)
-			kiln_sym_add_mapping(pr->sym, sym_path(r, nm->file),
+			kiln_sym_add_mapping(pr->sym, sym_path(r, nm),
 					     nm->start, nm->end, nm->pgoff);
 		if (pr->uw)
-			kiln_unwind_add_mapping(pr->uw, sym_path(r, nm->file),
+			kiln_unwind_add_mapping(pr->uw, sym_path(r, nm),
 						nm->start, nm->end, nm->pgoff);
 	}
 }
@@ -521,6 +524,8 @@ static void on_mmap(struct kiln_rec *r, const struct kiln_perf_event *ev)
 	m.pgoff = ev->mmap.pgoff;
 	m.exec = true;
 	m.file = kiln_prof_interns(r->p, path);
+	m.open = ev->mmap.open_path && ev->mmap.open_path[0] ?
+		 kiln_prof_interns(r->p, ev->mmap.open_path) : 0;
 	m.mapping = model_mapping(r, path, m.start, m.end, m.pgoff,
 				  ev->mmap.build_id, ev->mmap.build_id_size);
 	add_map(r, pr, &m);
@@ -615,22 +620,24 @@ static struct kiln_sym *proc_sym(struct kiln_rec *r, struct proc *pr)
 
 	if (pr->sym || pr->exited)
 		return pr->sym;
-	so.pid = (int)pr->pid;
+	so.pid = r->o.offline ? 0 : (int)pr->pid;
 	snprintf(root, sizeof(root), "/proc/%u/root", pr->pid);
 	/* A process in another mount namespace sees other files. */
-	if (!stat(root, &a) && !stat("/", &b) &&
+	if (!r->o.offline && !stat(root, &a) && !stat("/", &b) &&
 	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
 		so.root = root;
 	pr->sym = kiln_sym_new(&so);
 	if (!pr->sym)
 		return NULL;
 	for (i = 0; i < pr->nmaps; i++)
-		if (sym_path(r, pr->maps[i].file))
-			kiln_sym_add_mapping(pr->sym, sym_path(r, pr->maps[i].file),
+		if (sym_path(r, &pr->maps[i]))
+			kiln_sym_add_mapping(pr->sym, sym_path(r, &pr->maps[i]),
 					     pr->maps[i].start, pr->maps[i].end,
 					     pr->maps[i].pgoff);
 	pr->perfmap_off = 0;
-	kiln_sym_load_perfmap_from(pr->sym, (int)pr->pid, &pr->perfmap_off, NULL);
+	if (!r->o.offline)
+		kiln_sym_load_perfmap_from(pr->sym, (int)pr->pid, &pr->perfmap_off,
+					   NULL);
 	return pr->sym;
 }
 
@@ -759,10 +766,11 @@ static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
 		sym = proc_sym(r, pr);
 	if (sym) {
 		kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
-		if (!info.nframes && jit_mapping(r, m) && reload_perfmap(r, pr))
+		if (!info.nframes && !r->o.offline && jit_mapping(r, m) &&
+		    reload_perfmap(r, pr))
 			kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
 	}
-	*miss = !info.nframes && jit_mapping(r, m);
+	*miss = !r->o.offline && !info.nframes && jit_mapping(r, m);
 	if (*miss)
 		pr->nmiss++;
 	n = info_lines(r, &info, lines);
@@ -831,7 +839,11 @@ static uint32_t kernel_location(struct kiln_rec *r, uint64_t ip, bool caller)
 		struct kiln_mapping m = { 0 };
 
 		r->ksyms_tried = true;
-		r->ksyms = kiln_kallsyms_load();
+		if (!r->o.offline)
+			r->ksyms = kiln_kallsyms_load();
+		else if (r->o.kallsyms)
+			r->ksyms = kiln_kallsyms_parse(r->o.kallsyms,
+						       r->o.kallsyms_len);
 		m.file = kiln_prof_interns(r->p, "[kernel.kallsyms]");
 		m.has_functions = r->ksyms != NULL;
 		r->kmapping = kiln_prof_mapping(r->p, &m);
@@ -910,13 +922,14 @@ static struct kiln_unwind *proc_unwinder(struct kiln_rec *r, struct proc *pr)
 
 	if (pr->uw || pr->exited)
 		return pr->uw;
-	pr->uw = kiln_unwind_new((int)pr->pid);
+	/* Offline, no /proc/PID/map_files of whatever has that pid now. */
+	pr->uw = kiln_unwind_new(r->o.offline ? -1 : (int)pr->pid);
 	if (!pr->uw)
 		return NULL;
 	for (i = 0; i < pr->nmaps; i++)
-		if (sym_path(r, pr->maps[i].file))
+		if (sym_path(r, &pr->maps[i]))
 			kiln_unwind_add_mapping(pr->uw,
-						sym_path(r, pr->maps[i].file),
+						sym_path(r, &pr->maps[i]),
 						pr->maps[i].start, pr->maps[i].end,
 						pr->maps[i].pgoff);
 	return pr->uw;
@@ -1013,6 +1026,11 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	}
 	if (!s->nr && (s->user || r->o.kernel_frames))
 		push(r, &n, location(r, pr, s->ip, false, !s->user));
+	/* A chain without a user part (perf's --call-graph dwarf asks for
+	 * none): the unwind of the copied stack gives it all, after the
+	 * kernel frames, or in place of the user leaf pushed above. */
+	if (first_user && s->regs && s->stack_dyn)
+		user_start = !s->nr && s->user ? 0 : n;
 	/*
 	 * With a copy of the user stack: in dwarf and auto modes the CFI
 	 * unwind replaces the frame-pointer chain when it goes at least as far
@@ -1024,7 +1042,7 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	 * -fno-omit-frame-pointer, and the frame-pointer walk skips their
 	 * caller.
 	 */
-	if (s->regs && s->stack_dyn && !first_user) {
+	if (s->regs && s->stack_dyn && (!first_user || s->abi)) {
 		bool full = r->o.callgraph != KILN_CG_FP;
 		struct kiln_unwind *uw = proc_unwinder(r, pr);
 		long nu;

@@ -42,6 +42,15 @@ struct kiln_rec_opts {
 	bool wall;		/* samples get the label state=running */
 	uint64_t start_ns;	/* the recording's start on the samples' clock,
 				 * for the time labels (0: the first sample) */
+	/*
+	 * Offline (perf.data): the processes are gone or the pids reused, so
+	 * nothing is read from /proc; a mapping's file is the open_path of
+	 * its MMAP event (none: not symbolized), kernel frames are named from
+	 * the kallsyms text below (NULL: not named).
+	 */
+	bool offline;
+	const char *kallsyms;
+	size_t kallsyms_len;
 };
 
 

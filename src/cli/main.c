@@ -170,8 +170,9 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "usage: kiln top [options] FILE\n"
 	  "\n"
 	  "Prints a table like `pprof -top`: flat, flat%, sum%, cum, cum%, name.\n"
-	  "FILE is pprof (.pb.gz or .pb), perf script text, collapsed stacks or a\n"
-	  "gperftools CPU profile; the format is detected from the content.\n"
+	  "FILE is pprof (.pb.gz or .pb), perf.data (perf record's own file,\n"
+	  "also pipe mode), perf script text, collapsed stacks or a gperftools\n"
+	  "CPU profile; the format is detected from the content.\n"
 	  "\n"
 	  "  -n, --nodes N         show the N heaviest rows (default 20; 0: all)\n"
 	  "      --cum             sort by cumulative value instead of flat\n"
@@ -189,8 +190,9 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "                        not a regular file may hold (default 4G)\n"
 	  "  KILN_NO_LOCAL_SYMBOLS=1   as --no-local-symbols\n"
 	  "\n"
-	  "Example:\n"
-	  "  kiln top -n 10 kiln.cpu.pb.gz\n" },
+	  "Examples:\n"
+	  "  kiln top -n 10 kiln.cpu.pb.gz\n"
+	  "  perf record -g -- ./server && kiln top perf.data\n" },
 	{ "flame", kiln_cmd_flame, "interactive flame graph (SVG)",
 	  "usage: kiln flame [options] FILE [-o OUT.svg]\n"
 	  "\n"
@@ -277,8 +279,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "usage: kiln convert [options] IN -o OUT [--to FORMAT]\n"
 	  "\n"
 	  "Converts a profile.  Input formats are detected from the content:\n"
-	  "pprof (gzip or not), perf script text, collapsed stacks, gperftools\n"
-	  "CPU profiles.  Output formats:\n"
+	  "pprof (gzip or not), perf.data, perf script text, collapsed stacks,\n"
+	  "gperftools CPU profiles.  Output formats:\n"
 	  "  pprof        .pb.gz (gzip) or .pb (uncompressed)\n"
 	  "  collapsed    .collapsed, .folded, .txt   (FlameGraph, inferno)\n"
 	  "  speedscope   .json                       (speedscope.app)\n"
@@ -295,7 +297,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Several inputs are merged into one profile.  An input is never\n"
 	  "written over.\n"
 	  "\n"
-	  "Example:\n"
+	  "Examples:\n"
+	  "  kiln convert perf.data -o cpu.pb.gz\n"
 	  "  perf script > out.perf && kiln convert out.perf -o cpu.pb.gz\n" },
 };
 

@@ -24,6 +24,7 @@ enum kiln_fmt {
 	KILN_FMT_GPERFTOOLS,
 	KILN_FMT_SPEEDSCOPE,
 	KILN_FMT_HEAPTRACE,
+	KILN_FMT_PERF_DATA,
 };
 
 /* "pprof", "collapsed", "perf-script", ... */
@@ -67,6 +68,14 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
  * maps records (format/heaptrace.h has the rest). */
 int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 			struct kiln_diag *d);
+
+/* perf's binary perf.data, file or pipe mode (format/perfdata.c):
+ * samples of one event with their processes, threads and mappings,
+ * call chains and DWARF stack copies unwound, symbolized from the
+ * recorded binaries or perf's build-id cache (docs/formats.md). */
+bool kiln_perfdata_detect(const char *data, size_t len);
+int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
+		       struct kiln_diag *d);
 
 /* Writes the whole profile; gzip-compressed when compress is set. */
 int kiln_pprof_write(const struct kiln_prof *p, struct kiln_buf *out,

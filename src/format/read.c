@@ -24,6 +24,7 @@ static const char *const names[] = {
 	[KILN_FMT_GPERFTOOLS] = "gperftools",
 	[KILN_FMT_SPEEDSCOPE] = "speedscope",
 	[KILN_FMT_HEAPTRACE] = "heap-trace",
+	[KILN_FMT_PERF_DATA] = "perf.data",
 };
 
 const char *kiln_fmt_name(enum kiln_fmt f)
@@ -140,6 +141,8 @@ enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
 	const char *line, *nl;
 	size_t ll;
 
+	if (kiln_perfdata_detect(data, len))
+		return KILN_FMT_PERF_DATA;
 	/* gperftools: header words 0, 3 (count), 0 (version), 32- or 64-bit. */
 	if (len >= 16) {
 		uint64_t w[2];
@@ -382,12 +385,13 @@ int kiln_read_profile(const char *path, struct kiln_prof **out,
 	case KILN_FMT_PERF_SCRIPT: rd = kiln_perfscript_read; break;
 	case KILN_FMT_GPERFTOOLS: rd = kiln_gperf_read; break;
 	case KILN_FMT_HEAPTRACE: rd = kiln_heaptrace_read; break;
+	case KILN_FMT_PERF_DATA: rd = kiln_perfdata_read; break;
 	default: break;
 	}
 	if (!rd) {
 		err = kiln_diag(d, "'%s': unknown format: not pprof, perf script "
-				"text, collapsed stacks, a gperftools CPU profile or "
-				"a kiln heap trace (first byte 0x%02x)%s", path,
+				"text, perf.data, collapsed stacks, a gperftools CPU "
+				"profile or a kiln heap trace (first byte 0x%02x)%s", path,
 				(unsigned char)data[0],
 				fmt == KILN_FMT_SPEEDSCOPE ?
 				"; speedscope JSON is written, not read" : "");

@@ -227,6 +227,11 @@ void kiln_sym_set_no_local(bool on)
 	no_local = on;
 }
 
+bool kiln_sym_no_local(void)
+{
+	return no_local;
+}
+
 static char *debuginfo_path;	/* NULL: elfutils' default search path */
 
 static const Dwfl_Callbacks callbacks = {

@@ -83,6 +83,8 @@ struct kiln_sym_info {
  * --no-local-symbols, KILN_NO_LOCAL_SYMBOLS=1; docs/symbols.md).
  */
 void kiln_sym_set_no_local(bool on);
+/* Whether kiln_sym_set_no_local(true) was called. */
+bool kiln_sym_no_local(void);
 
 /* A new session (opts may be NULL).  NULL with errno set on failure. */
 struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts);

@@ -1,0 +1,1476 @@
+/*
+ * perf.data reader (format stage): perf's own file format, as written by
+ * `perf record` to a file or (pipe mode, `perf record -o -`) to a stream,
+ * turned into a profile by the same code that turns kiln record's live
+ * perf records into one (capture/record.c): per-process mappings from
+ * MMAP/MMAP2, thread names from COMM, FORK/EXIT, samples with their call
+ * chains, and `--call-graph dwarf` register and stack copies unwound with
+ * kiln's DWARF unwinder.
+ *
+ * The file is hostile input: every length, offset and count is checked
+ * against the bytes there are before it is used, nothing is read through
+ * a pointer that may be misaligned, and the paths it names are opened
+ * only when they are regular files.  The binaries it names are found
+ * where perf report finds them: the file itself when its build ID matches
+ * the one the perf.data recorded, else perf's build-id cache
+ * ($PERF_BUILDID_DIR or ~/.debug: .build-id/xx/rest/elf and
+ * PATH/BUILDID/elf).  Kernel frames are named from the cache's copy of
+ * kallsyms, or from /proc/kallsyms when the running kernel's build ID is
+ * the recorded one.
+ *
+ * Layout facts from linux tools/perf/Documentation/perf.data-file-format.txt
+ * and include/uapi/linux/perf_event.h.  See docs/formats.md.
+ */
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <libelf.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "capture/record.h"
+#include "format/format.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/buf.h"
+#include "util/diag.h"
+#include "util/file.h"
+
+#define MAGIC 0x32454c4946524550ull	/* "PERFILE2" little-endian */
+#define MAGIC_SWAPPED 0x50455246494c4532ull
+
+/* perf's own record types (tools/perf/util/event.h), after the kernel's. */
+enum {
+	REC_HEADER_ATTR = 64,
+	REC_HEADER_EVENT_TYPE = 65,
+	REC_HEADER_TRACING_DATA = 66,
+	REC_HEADER_BUILD_ID = 67,
+	REC_FINISHED_ROUND = 68,
+	REC_AUXTRACE = 71,
+	REC_HEADER_FEATURE = 80,
+	REC_COMPRESSED = 81,
+};
+
+/* Feature bits (tools/perf/util/header.h). */
+enum {
+	FEAT_BUILD_ID = 2,
+	FEAT_HOSTNAME = 3,
+	FEAT_OSRELEASE = 4,
+	FEAT_CMDLINE = 11,
+	FEAT_EVENT_DESC = 12,
+	FEAT_MAX = 256,
+};
+
+#define MISC_BUILD_ID_SIZE (1 << 15)	/* build_id_event: size byte valid */
+
+/* What kiln needs of a perf_event_attr. */
+struct attr {
+	uint32_t type;
+	uint64_t config;
+	uint64_t period;	/* sample_period or sample_freq */
+	bool freq, sample_id_all;
+	uint64_t sample_type, read_format;
+	uint64_t branch_sample_type;
+	uint64_t regs_user, regs_intr;
+	uint64_t *ids;
+	size_t nids;
+	char *name;		/* from EVENT_DESC, may be NULL */
+};
+
+struct bid {
+	uint32_t pid;
+	bool kernel;
+	uint8_t id[20];
+	uint8_t size;
+	char *path;
+};
+
+/* A record of the data, to be replayed in time order. */
+struct rref {
+	uint64_t time;
+	size_t off;		/* of its header in the file */
+	uint32_t seq;		/* file order, for a stable sort */
+	uint32_t attr;		/* index of its attr */
+};
+
+struct pd {
+	const char *data;
+	size_t len;
+	struct kiln_diag *d;
+	bool pipe;
+	struct attr *attrs;
+	size_t nattrs;
+	struct bid *bids;
+	size_t nbids;
+	char *hostname, *osrelease, *cmdline;
+	struct rref *recs;
+	size_t nrecs, recs_alloc;
+	uint64_t lost, unsupported;
+	struct kiln_buf scratch;	/* aligned copies of sample arrays */
+	struct kiln_buf path;		/* resolved file names */
+	struct kiln_map ksyms;		/* kallsyms text (data NULL: none) */
+	char *bid_dir;			/* perf's build-id cache */
+};
+
+static int bad(struct pd *pd, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(struct pd *pd, size_t off, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return kiln_diag(pd->d, "byte %zu: %s", off, why);
+}
+
+static uint64_t u64(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t u32(const char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint16_t u16(const char *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
+/* [off, off + size) lies inside the file. */
+static bool inside(const struct pd *pd, uint64_t off, uint64_t size)
+{
+	return off <= pd->len && size <= pd->len - off;
+}
+
+/* ---- attributes ---- */
+
+/*
+ * Reads a perf_event_attr of size bytes at off (the attr's own size field
+ * may say less: older perf).  Fields past the given size are zero.
+ */
+static int read_attr(struct pd *pd, size_t off, size_t size, struct attr *a)
+{
+	char buf[256];
+	uint64_t bits;
+	uint32_t asize;
+
+	if (size < PERF_ATTR_SIZE_VER0)
+		return bad(pd, off, "an event attribute of %zu bytes (at least "
+			   "%d expected)", size, PERF_ATTR_SIZE_VER0);
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, pd->data + off, size < sizeof(buf) ? size : sizeof(buf));
+	asize = u32(buf + 4);
+	if (asize && asize < size && asize >= PERF_ATTR_SIZE_VER0)
+		memset(buf + asize, 0, sizeof(buf) - (asize < sizeof(buf) ?
+						      asize : sizeof(buf)));
+	memset(a, 0, sizeof(*a));
+	a->type = u32(buf);
+	a->config = u64(buf + 8);
+	a->period = u64(buf + 16);
+	a->sample_type = u64(buf + 24);
+	a->read_format = u64(buf + 32);
+	bits = u64(buf + 40);
+	a->freq = (bits >> 10) & 1;
+	a->sample_id_all = (bits >> 18) & 1;
+	a->branch_sample_type = u64(buf + 72);
+	a->regs_user = u64(buf + 80);
+	a->regs_intr = u64(buf + 104);
+	return 0;
+}
+
+static int add_attr(struct pd *pd, const struct attr *a)
+{
+	struct attr *n = realloc(pd->attrs, (pd->nattrs + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	pd->attrs = n;
+	pd->attrs[pd->nattrs++] = *a;
+	return 0;
+}
+
+static int set_ids(struct pd *pd, struct attr *a, const char *p, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	a->ids = malloc(n * sizeof(*a->ids));
+	if (!a->ids)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		a->ids[i] = u64(p + 8 * i);
+	a->nids = n;
+	return 0;
+}
+
+/* The file header's attrs section: perf_file_attr { attr; section ids },
+ * file_attr_size bytes each. */
+static int read_attrs(struct pd *pd, uint64_t file_attr_size, uint64_t off,
+		      uint64_t size)
+{
+	uint64_t ent = file_attr_size, attr_size = ent - 16, i;
+	int err;
+
+	if (ent < PERF_ATTR_SIZE_VER0 + 16 || ent > 4096)
+		return bad(pd, 16, "attribute size %" PRIu64 " is not plausible",
+			   ent);
+	if (!inside(pd, off, size))
+		return bad(pd, 24, "the attribute section (offset %" PRIu64
+			   ", %" PRIu64 " bytes) lies past the end of the file "
+			   "(%zu bytes: cut short?)", off, size, pd->len);
+	if (!size || size % ent)
+		return bad(pd, 32, "the attribute section's size %" PRIu64
+			   " is not a multiple of %" PRIu64, size, ent);
+	for (i = 0; i < size / ent; i++) {
+		size_t at = (size_t)(off + i * ent);
+		struct attr a;
+		uint64_t ioff = u64(pd->data + at + attr_size);
+		uint64_t isz = u64(pd->data + at + attr_size + 8);
+
+		err = read_attr(pd, at, (size_t)attr_size, &a);
+		if (err)
+			return err;
+		if (!inside(pd, ioff, isz) || isz % 8) {
+			return bad(pd, at + (size_t)attr_size, "event %" PRIu64
+				   "'s id list (offset %" PRIu64 ", %" PRIu64
+				   " bytes) lies outside the file", i, ioff, isz);
+		}
+		err = add_attr(pd, &a);
+		if (!err)
+			err = set_ids(pd, &pd->attrs[pd->nattrs - 1],
+				      pd->data + ioff, (size_t)(isz / 8));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- feature sections ---- */
+
+/* A perf_header_string: u32 len, then len bytes (NUL-padded). */
+static int get_string(struct pd *pd, const char **p, const char *end,
+		      char **out)
+{
+	uint32_t n;
+
+	if (end - *p < 4)
+		return bad(pd, (size_t)(*p - pd->data), "a string is cut short");
+	n = u32(*p);
+	*p += 4;
+	if (n > (size_t)(end - *p))
+		return bad(pd, (size_t)(*p - pd->data - 4), "a string of %" PRIu32
+			   " bytes runs past its section", n);
+	*out = strndup(*p, n);
+	if (!*out)
+		return -ENOMEM;
+	*p += n;
+	return 0;
+}
+
+static int feat_event_desc(struct pd *pd, const char *p, const char *end)
+{
+	uint32_t nr, asize, i, nids, k;
+	int err;
+
+	if (end - p < 8)
+		return bad(pd, (size_t)(p - pd->data), "event descriptions cut short");
+	nr = u32(p);
+	asize = u32(p + 4);
+	p += 8;
+	if (asize < PERF_ATTR_SIZE_VER0 || asize > 4096)
+		return bad(pd, (size_t)(p - pd->data - 4), "event description "
+			   "with an attribute of %" PRIu32 " bytes", asize);
+	for (i = 0; i < nr; i++) {
+		struct attr a;
+		char *name = NULL;
+
+		if ((size_t)(end - p) < asize + 4)
+			return bad(pd, (size_t)(p - pd->data), "event description "
+				   "%" PRIu32 " cut short", i);
+		err = read_attr(pd, (size_t)(p - pd->data), asize, &a);
+		if (err)
+			return err;
+		p += asize;
+		nids = u32(p);
+		p += 4;
+		err = get_string(pd, &p, end, &name);
+		if (err)
+			return err;
+		if (nids > (size_t)(end - p) / 8) {
+			free(name);
+			return bad(pd, (size_t)(p - pd->data), "event description "
+				   "%" PRIu32 " lists %" PRIu32 " ids past its "
+				   "section", i, nids);
+		}
+		/* Name the attr that holds its ids (or the i-th). */
+		for (k = 0; k < pd->nattrs; k++) {
+			struct attr *t = &pd->attrs[k];
+			bool match = k == i && (!nids || !t->nids);
+			size_t j;
+
+			for (j = 0; nids && j < t->nids; j++)
+				if (t->ids[j] == u64(p))
+					match = true;
+			if (match && !t->name) {
+				t->name = name;
+				name = NULL;
+				break;
+			}
+		}
+		free(name);
+		p += 8 * (size_t)nids;
+	}
+	return 0;
+}
+
+static int add_bid(struct pd *pd, const char *p, size_t size, size_t off)
+{
+	/* build_id_event: header, pid, build_id[24], filename[] */
+	struct bid b, *n;
+	uint16_t misc;
+	size_t flen;
+
+	if (size < 8 + 4 + 24 + 1)
+		return bad(pd, off, "a build ID record of %zu bytes", size);
+	misc = u16(p + 4);
+	memset(&b, 0, sizeof(b));
+	b.pid = u32(p + 8);
+	memcpy(b.id, p + 12, 20);
+	b.size = misc & MISC_BUILD_ID_SIZE ? (uint8_t)p[32] : 20;
+	if (b.size > 20 || !b.size)
+		return bad(pd, off, "a build ID of %u bytes", b.size);
+	b.kernel = (misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+		   PERF_RECORD_MISC_KERNEL;
+	flen = strnlen(p + 36, size - 36);
+	b.path = strndup(p + 36, flen);
+	if (!b.path)
+		return -ENOMEM;
+	n = realloc(pd->bids, (pd->nbids + 1) * sizeof(*n));
+	if (!n) {
+		free(b.path);
+		return -ENOMEM;
+	}
+	pd->bids = n;
+	pd->bids[pd->nbids++] = b;
+	return 0;
+}
+
+static int feat_build_id(struct pd *pd, const char *p, const char *end)
+{
+	while (p < end) {
+		uint16_t size;
+		int err;
+
+		if (end - p < 8)
+			return bad(pd, (size_t)(p - pd->data), "build ID list cut "
+				   "short");
+		size = u16(p + 6);
+		if (size < 8 || size > (size_t)(end - p))
+			return bad(pd, (size_t)(p - pd->data), "a build ID record "
+				   "of %u bytes runs past its section", size);
+		err = add_bid(pd, p, size, (size_t)(p - pd->data));
+		if (err)
+			return err;
+		p += size;
+	}
+	return 0;
+}
+
+static int feature(struct pd *pd, int bit, const char *p, const char *end)
+{
+	char *s = NULL, *line;
+	uint32_t nr, i;
+	int err = 0;
+
+	switch (bit) {
+	case FEAT_BUILD_ID:
+		return feat_build_id(pd, p, end);
+	case FEAT_EVENT_DESC:
+		return feat_event_desc(pd, p, end);
+	case FEAT_HOSTNAME:
+		if (!pd->hostname)
+			return get_string(pd, &p, end, &pd->hostname);
+		return 0;
+	case FEAT_OSRELEASE:
+		if (!pd->osrelease)
+			return get_string(pd, &p, end, &pd->osrelease);
+		return 0;
+	case FEAT_CMDLINE:
+		if (pd->cmdline)
+			return 0;
+		if (end - p < 4)
+			return bad(pd, (size_t)(p - pd->data), "command line cut "
+				   "short");
+		nr = u32(p);
+		p += 4;
+		line = strdup("");
+		if (!line)
+			return -ENOMEM;
+		for (i = 0; i < nr && !err; i++) {
+			char *t;
+
+			err = get_string(pd, &p, end, &s);
+			if (err)
+				break;
+			if (asprintf(&t, "%s%s%s", line, i ? " " : "", s) < 0)
+				err = -ENOMEM;
+			else {
+				free(line);
+				line = t;
+			}
+			free(s);
+		}
+		if (err)
+			free(line);
+		else
+			pd->cmdline = line;
+		return err;
+	}
+	return 0;
+}
+
+/* The feature sections after the data: one perf_file_section per bit. */
+static int read_features(struct pd *pd, const char *bits, uint64_t at)
+{
+	int bit, k = 0, err;
+
+	for (bit = 0; bit < FEAT_MAX; bit++) {
+		uint64_t off, size;
+		size_t sec;
+
+		if (!((unsigned char)bits[bit / 8] & (1u << (bit % 8))))
+			continue;
+		sec = (size_t)(at + 16 * (uint64_t)k++);
+		if (!inside(pd, sec, 16))
+			return bad(pd, sec < pd->len ? sec : pd->len, "the feature "
+				   "table is cut short (feature %d; file of %zu "
+				   "bytes: cut short?)", bit, pd->len);
+		off = u64(pd->data + sec);
+		size = u64(pd->data + sec + 8);
+		if (!inside(pd, off, size))
+			return bad(pd, sec, "feature %d's section (offset %" PRIu64
+				   ", %" PRIu64 " bytes) lies past the end of "
+				   "the file", bit, off, size);
+		err = feature(pd, bit, pd->data + off, pd->data + off + size);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- records ---- */
+
+static struct attr *attr_of_id(struct pd *pd, uint64_t id, uint32_t *idx)
+{
+	size_t i, j;
+
+	for (i = 0; i < pd->nattrs; i++)
+		for (j = 0; j < pd->attrs[i].nids; j++)
+			if (pd->attrs[i].ids[j] == id) {
+				*idx = (uint32_t)i;
+				return &pd->attrs[i];
+			}
+	return NULL;
+}
+
+/* Where a sample's ID sits when there is no IDENTIFIER: u64 index. */
+static int id_pos(uint64_t st)
+{
+	int n = 0;
+
+	if (!(st & PERF_SAMPLE_ID))
+		return -1;
+	n += !!(st & PERF_SAMPLE_IP);
+	n += !!(st & PERF_SAMPLE_TID);
+	n += !!(st & PERF_SAMPLE_TIME);
+	n += !!(st & PERF_SAMPLE_ADDR);
+	return n;
+}
+
+/* The attr a record belongs to.  NULL: unknown id. */
+static struct attr *rec_attr(struct pd *pd, const char *rec, uint16_t size,
+			     uint32_t type, uint32_t *idx)
+{
+	const struct attr *a0 = &pd->attrs[0];
+	uint64_t st = a0->sample_type;
+	int pos;
+
+	*idx = 0;
+	if (pd->nattrs == 1)
+		return &pd->attrs[0];
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		if (type == PERF_RECORD_SAMPLE)
+			return size >= 16 ? attr_of_id(pd, u64(rec + 8), idx) : NULL;
+		return a0->sample_id_all && size >= 16 ?
+		       attr_of_id(pd, u64(rec + size - 8), idx) :
+		       &pd->attrs[0];
+	}
+	if (type != PERF_RECORD_SAMPLE)
+		return &pd->attrs[0];	/* only its trailer's time is used */
+	pos = id_pos(st);
+	if (pos < 0 || (size_t)size < 8 + 8 * (size_t)(pos + 1))
+		return &pd->attrs[0];
+	return attr_of_id(pd, u64(rec + 8 + 8 * pos), idx);
+}
+
+/* The sample_id trailer's time of a non-sample record, or *ok = false. */
+static uint64_t trailer_time(const struct attr *a, const char *rec,
+			     uint16_t size, bool *ok)
+{
+	uint64_t st = a->sample_type;
+	size_t n = 0, t;
+
+	*ok = false;
+	if (!a->sample_id_all || !(st & PERF_SAMPLE_TIME))
+		return 0;
+	n += !!(st & PERF_SAMPLE_TID);
+	n += !!(st & PERF_SAMPLE_TIME);
+	n += !!(st & PERF_SAMPLE_ID);
+	n += !!(st & PERF_SAMPLE_STREAM_ID);
+	n += !!(st & PERF_SAMPLE_CPU);
+	n += !!(st & PERF_SAMPLE_IDENTIFIER);
+	if (8 * n + 8 > size)
+		return 0;
+	t = size - 8 * n + 8 * !!(st & PERF_SAMPLE_TID);
+	*ok = true;
+	return u64(rec + t);
+}
+
+/* Bytes of the trailer (to find where a record's own fields end). */
+static size_t trailer_size(const struct attr *a)
+{
+	uint64_t st = a->sample_type;
+
+	if (!a->sample_id_all)
+		return 0;
+	return 8 * (size_t)(!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+			    !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+			    !!(st & PERF_SAMPLE_CPU) +
+			    !!(st & PERF_SAMPLE_IDENTIFIER));
+}
+
+static int note_record(struct pd *pd, size_t off, uint32_t type,
+		       uint16_t size, uint64_t *last_time)
+{
+	const char *rec = pd->data + off;
+	struct attr *a;
+	uint32_t idx;
+	uint64_t t = *last_time;
+	bool ok;
+
+	switch (type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		break;
+	case PERF_RECORD_LOST:
+		if (size >= 24)
+			pd->lost += u64(rec + 16);
+		return 0;
+	default:
+		return 0;
+	}
+	if (!pd->nattrs)
+		return bad(pd, off, "a record of type %" PRIu32 " before any "
+			   "event attribute", type);
+	a = rec_attr(pd, rec, size, type, &idx);
+	if (!a) {
+		if (type == PERF_RECORD_SAMPLE)
+			return bad(pd, off, "a sample of an event id the file does "
+				   "not describe");
+		a = &pd->attrs[0];
+	}
+	if (type == PERF_RECORD_SAMPLE) {
+		uint64_t st = a->sample_type;
+
+		if (st & PERF_SAMPLE_TIME) {
+			size_t at = 8 + 8 * (size_t)(!!(st & PERF_SAMPLE_IDENTIFIER) +
+						     !!(st & PERF_SAMPLE_IP) +
+						     !!(st & PERF_SAMPLE_TID));
+
+			if (at + 8 > size)
+				return bad(pd, off, "a sample of %u bytes is too "
+					   "short for its fields", size);
+			t = u64(rec + at);
+		}
+	} else {
+		uint64_t tt = trailer_time(a, rec, size, &ok);
+
+		if (ok)
+			t = tt;
+	}
+	*last_time = t;
+	if (pd->nrecs == pd->recs_alloc) {
+		size_t n = pd->recs_alloc ? pd->recs_alloc * 2 : 1024;
+		struct rref *q = realloc(pd->recs, n * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		pd->recs = q;
+		pd->recs_alloc = n;
+	}
+	if (pd->nrecs >= UINT32_MAX)
+		return bad(pd, off, "more than 2^32 records");
+	pd->recs[pd->nrecs] = (struct rref){ t, off, (uint32_t)pd->nrecs, idx };
+	pd->nrecs++;
+	return 0;
+}
+
+/* A pipe-mode record of perf's own (attrs, features, build IDs). */
+static int pipe_record(struct pd *pd, size_t off, uint32_t type,
+		       uint16_t size, size_t *skip)
+{
+	const char *rec = pd->data + off;
+	struct attr a;
+	size_t asize;
+	int err;
+
+	*skip = 0;
+	switch (type) {
+	case REC_HEADER_ATTR:
+		if (size < 8 + PERF_ATTR_SIZE_VER0)
+			return bad(pd, off, "an attribute record of %u bytes", size);
+		asize = u32(rec + 8 + 4);
+		if (asize < PERF_ATTR_SIZE_VER0 || asize > (size_t)size - 8)
+			return bad(pd, off, "an attribute of %zu bytes in a record "
+				   "of %u", asize, size);
+		err = read_attr(pd, off + 8, asize, &a);
+		if (!err)
+			err = add_attr(pd, &a);
+		if (!err)
+			err = set_ids(pd, &pd->attrs[pd->nattrs - 1],
+				      rec + 8 + asize, (size - 8 - asize) / 8);
+		return err;
+	case REC_HEADER_BUILD_ID:
+		return add_bid(pd, rec, size, off);
+	case REC_HEADER_FEATURE:
+		if (size < 16)
+			return bad(pd, off, "a feature record of %u bytes", size);
+		if (u64(rec + 8) >= FEAT_MAX)
+			return 0;
+		return feature(pd, (int)u64(rec + 8), rec + 16, rec + size);
+	case REC_HEADER_TRACING_DATA:
+		/* u32 size of the tracing data that follows the record. */
+		if (size < 12)
+			return bad(pd, off, "a tracing data record of %u bytes", size);
+		*skip = ((size_t)u32(rec + 8) + 7) & ~(size_t)7;
+		return 0;
+	case REC_AUXTRACE:
+		/* u64 size of the trace data that follows the record. */
+		if (size < 16)
+			return bad(pd, off, "an aux trace record of %u bytes", size);
+		if (u64(rec + 8) > pd->len)
+			return bad(pd, off, "aux trace data of %" PRIu64 " bytes "
+				   "runs past the end", u64(rec + 8));
+		*skip = (size_t)u64(rec + 8);
+		return 0;
+	}
+	return 0;
+}
+
+/* Walks the records of [off, end). */
+static int read_records(struct pd *pd, size_t off, size_t end)
+{
+	uint64_t last_time = 0;
+	int err;
+
+	while (off < end) {
+		uint32_t type;
+		uint16_t size;
+		size_t skip = 0;
+
+		if (end - off < 8)
+			return bad(pd, off, "a record header is cut short (%zu of "
+				   "8 bytes: file cut short?)", end - off);
+		type = u32(pd->data + off);
+		size = u16(pd->data + off + 6);
+		if (size < 8)
+			return bad(pd, off, "a record of %u bytes (type %" PRIu32
+				   ")", size, type);
+		if (size > end - off)
+			return bad(pd, off, "a record of %u bytes (type %" PRIu32
+				   ") runs past the end of the data (%zu bytes "
+				   "left: file cut short?)", size, type, end - off);
+		if (type == REC_COMPRESSED)
+			return bad(pd, off, "zstd-compressed records (perf record "
+				   "-z) are not supported: record without -z, or "
+				   "run 'perf inject -i FILE -o PLAIN'");
+		if (type >= REC_HEADER_ATTR) {
+			if (pd->pipe) {
+				err = pipe_record(pd, off, type, size, &skip);
+				if (err)
+					return err;
+				if (skip > end - off - size)
+					return bad(pd, off, "record type %" PRIu32
+						   "'s payload of %zu bytes runs "
+						   "past the end", type, skip);
+			}
+		} else {
+			err = note_record(pd, off, type, size, &last_time);
+			if (err)
+				return err;
+		}
+		off += size + skip;
+	}
+	return 0;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct rref *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* ---- finding the recorded binaries ---- */
+
+static void hex(const uint8_t *id, size_t n, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+	out[2 * n] = '\0';
+}
+
+static bool regular(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+/* Whether the regular file at path has GNU build ID id. */
+static bool has_build_id(const char *path, const uint8_t *id, size_t n)
+{
+	const void *got;
+	Elf *elf;
+	ssize_t len;
+	bool same = false;
+	int fd;
+
+	if (!regular(path))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		len = dwelf_elf_gnu_build_id(elf, &got);
+		same = len > 0 && (size_t)len >= n && !memcmp(got, id, n);
+		elf_end(elf);
+	}
+	close(fd);
+	return same;
+}
+
+static const struct bid *find_bid(const struct pd *pd, const char *path,
+				  uint32_t pid)
+{
+	const struct bid *any = NULL;
+	size_t i;
+
+	for (i = 0; i < pd->nbids; i++) {
+		if (strcmp(pd->bids[i].path, path))
+			continue;
+		if (pd->bids[i].pid == pid)
+			return &pd->bids[i];
+		any = &pd->bids[i];
+	}
+	return any;
+}
+
+/* pd->path = the formatted name; false when out of memory. */
+static bool set_path(struct pd *pd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static bool set_path(struct pd *pd, const char *fmt, ...)
+{
+	va_list ap;
+	int err;
+
+	pd->path.len = 0;
+	err = kiln_buf_grow(&pd->path, 1);
+	if (err)
+		return false;
+	pd->path.data[0] = '\0';
+	va_start(ap, fmt);
+	err = kiln_buf_vaddf(&pd->path, fmt, ap);
+	va_end(ap);
+	return !err;
+}
+
+/*
+ * The file to read for a mapping of path (in pd->path): the file itself
+ * when it is the recorded one, else perf's build-id cache; "" for none,
+ * NULL when out of memory.
+ */
+static const char *resolve(struct pd *pd, const char *path, uint32_t pid,
+			   uint8_t *bid_out, uint8_t *bid_size)
+{
+	const struct bid *b = find_bid(pd, path, pid);
+	char h[41];
+
+	if (!set_path(pd, "%s", ""))
+		return NULL;
+	if (b) {
+		memcpy(bid_out, b->id, b->size);
+		*bid_size = b->size;
+	}
+	/* --no-local-symbols: no file of this machine is opened. */
+	if (kiln_sym_no_local())
+		return pd->path.data;
+	if (!b) {
+		/* No build ID recorded: the file as it is now, as perf does. */
+		if (path[0] == '/' && regular(path) && !set_path(pd, "%s", path))
+			return NULL;
+		return pd->path.data;
+	}
+	memcpy(bid_out, b->id, b->size);
+	*bid_size = b->size;
+	if (path[0] == '/' && has_build_id(path, b->id, b->size))
+		return set_path(pd, "%s", path) ? pd->path.data : NULL;
+	if (!pd->bid_dir)
+		return pd->path.data;
+	hex(b->id, b->size, h);
+	if (!set_path(pd, "%s/.build-id/%.2s/%s/elf", pd->bid_dir, h, h + 2))
+		return NULL;
+	if (regular(pd->path.data))
+		return pd->path.data;
+	if (path[0] == '/' && !strstr(path, "/../")) {
+		if (!set_path(pd, "%s%s/%s/elf", pd->bid_dir, path, h))
+			return NULL;
+		if (regular(pd->path.data))
+			return pd->path.data;
+	}
+	return set_path(pd, "%s", "") ? pd->path.data : NULL;
+}
+
+/* Maps (or reads) the regular file path into *out once. */
+static int slurp(const char *path, struct kiln_map *out)
+{
+	if (out->data)
+		return 0;
+	if (!regular(path))
+		return -ENOENT;
+	return kiln_map_open(out, path);
+}
+
+/* The running kernel's build ID from /sys/kernel/notes. */
+static bool running_kernel_is(const struct bid *b)
+{
+	struct kiln_buf n = KILN_BUF_INIT;
+	bool same = false;
+	size_t off = 0;
+	FILE *f = fopen("/sys/kernel/notes", "re");
+
+	if (!f)
+		return false;
+	if (!kiln_buf_grow(&n, 4096))
+		n.len = fread(n.data, 1, 4096, f);
+	fclose(f);
+	while (off + 12 <= n.len) {
+		uint32_t nsz = u32(n.data + off), dsz = u32(n.data + off + 4);
+		uint32_t type = u32(n.data + off + 8);
+		size_t name = off + 12, desc = name + ((nsz + 3) & ~3u);
+
+		if (desc > n.len || dsz > n.len - desc)
+			break;
+		if (type == 3 && nsz == 4 && !memcmp(n.data + name, "GNU", 4)) {
+			same = dsz >= b->size && !memcmp(n.data + desc, b->id,
+							   b->size);
+			break;
+		}
+		off = desc + ((dsz + 3) & ~3u);
+	}
+	kiln_buf_release(&n);
+	return same;
+}
+
+/* Kernel symbols for the kernel the file was recorded on. */
+static void load_kallsyms(struct pd *pd)
+{
+	const struct bid *k = NULL;
+	char h[41];
+	size_t i;
+
+	for (i = 0; i < pd->nbids; i++)
+		if (pd->bids[i].kernel &&
+		    !strcmp(pd->bids[i].path, "[kernel.kallsyms]"))
+			k = &pd->bids[i];
+	if (!k) {
+		/* No kernel build ID recorded (pipe mode): the running
+		 * kernel's symbols when it is the same release, as perf
+		 * report uses them. */
+		struct utsname u;
+
+		if (pd->osrelease && !uname(&u) &&
+		    !strcmp(pd->osrelease, u.release))
+			slurp("/proc/kallsyms", &pd->ksyms);
+		return;
+	}
+	hex(k->id, k->size, h);
+	if (pd->bid_dir) {
+		struct kiln_buf p = KILN_BUF_INIT;
+
+		if (!kiln_buf_addf(&p, "%s/[kernel.kallsyms]/%s/kallsyms",
+				   pd->bid_dir, h) &&
+		    !slurp(p.data, &pd->ksyms)) {
+			kiln_buf_release(&p);
+			return;
+		}
+		kiln_buf_release(&p);
+	}
+	if (running_kernel_is(k))
+		slurp("/proc/kallsyms", &pd->ksyms);
+}
+
+/* ---- replaying the records ---- */
+
+static const char *event_name(const struct attr *a, char *buf, size_t n)
+{
+	static const char *const sw[] = { "cpu-clock", "task-clock",
+		"page-faults", "context-switches", "cpu-migrations",
+		"minor-faults", "major-faults", "alignment-faults",
+		"emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
+	static const char *const hw[] = { "cycles", "instructions",
+		"cache-references", "cache-misses", "branches", "branch-misses",
+		"bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
+		"ref-cycles" };
+
+	if (a->name && a->name[0]) {
+		snprintf(buf, n, "%s", a->name);
+		buf[strcspn(buf, ":/")] = '\0';
+		/* "group:name" tracepoints keep their group. */
+		if (a->type == PERF_TYPE_TRACEPOINT)
+			snprintf(buf, n, "%s", a->name);
+		if (buf[0])
+			return buf;
+	}
+	if (a->type == PERF_TYPE_SOFTWARE && a->config < 12)
+		return sw[a->config];
+	if (a->type == PERF_TYPE_HARDWARE && a->config < 10)
+		return hw[a->config];
+	snprintf(buf, n, "event-%" PRIu32 "-%" PRIu64, a->type, a->config);
+	return buf;
+}
+
+static bool is_dummy(const struct attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY;
+}
+
+/* Bytes of a PERF_SAMPLE_READ value. */
+static size_t read_size(uint64_t rf, const char *p, const char *end, bool *ok)
+{
+	size_t per = 8 * (1 + !!(rf & PERF_FORMAT_ID) + !!(rf & (1u << 4)));
+	size_t head = 8 * (!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			   !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING));
+
+	*ok = true;
+	if (rf & PERF_FORMAT_GROUP) {
+		uint64_t nr;
+
+		if (end - p < 8) {
+			*ok = false;
+			return 0;
+		}
+		nr = u64(p);
+		if (nr > (uint64_t)(end - p) / per) {
+			*ok = false;
+			return 0;
+		}
+		return 8 + head + per * (size_t)nr;
+	}
+	return head + per;
+}
+
+/* An aligned copy of n u64 at p, in pd->scratch at byte offset *at. */
+static const uint64_t *aligned(struct pd *pd, const char *p, size_t n,
+			       size_t *at)
+{
+	size_t off = *at;
+
+	if (!((uintptr_t)p & 7))
+		return (const uint64_t *)(const void *)p;
+	if (kiln_buf_grow(&pd->scratch, off + n * 8 + 8))
+		return NULL;
+	memcpy(pd->scratch.data + off, p, n * 8);
+	*at = off + n * 8;
+	return (const uint64_t *)(const void *)(pd->scratch.data + off);
+}
+
+static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
+			struct kiln_perf_sample *s, uint64_t *regs)
+{
+	const char *rec = pd->data + off;
+	uint16_t size = u16(rec + 6), misc = u16(rec + 4);
+	const char *p = rec + 8, *end = rec + size;
+	uint64_t st = a->sample_type, v;
+	size_t scr = 0;
+	bool ok;
+
+	/* The regs and chain copies must stay put while the sample lives. */
+	if (kiln_buf_grow(&pd->scratch, 2 * size + 64))
+		return -ENOMEM;
+#define TAKE(dst) do { if (end - p < 8) goto short_rec; \
+		(dst) = u64(p); p += 8; } while (0)
+	memset(s, 0, sizeof(*s));
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		TAKE(v);
+	if (st & PERF_SAMPLE_IP)
+		TAKE(s->ip);
+	if (st & PERF_SAMPLE_TID) {
+		TAKE(v);
+		s->pid = (uint32_t)v;
+		s->tid = (uint32_t)(v >> 32);
+	}
+	if (st & PERF_SAMPLE_TIME)
+		TAKE(s->time);
+	if (st & PERF_SAMPLE_ADDR)
+		TAKE(v);
+	if (st & PERF_SAMPLE_ID)
+		TAKE(v);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		TAKE(v);
+	if (st & PERF_SAMPLE_CPU) {
+		TAKE(v);
+		s->cpu = (uint32_t)v;
+	}
+	if (st & PERF_SAMPLE_PERIOD)
+		TAKE(s->period);
+	if (st & PERF_SAMPLE_READ) {
+		size_t n = read_size(a->read_format, p, end, &ok);
+
+		if (!ok || n > (size_t)(end - p))
+			goto short_rec;
+		p += n;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		TAKE(s->nr);
+		if (s->nr > (uint64_t)(end - p) / 8)
+			return bad(pd, off, "a sample's call chain of %" PRIu64
+				   " entries runs past its record (%u bytes)",
+				   s->nr, size);
+		s->ips = aligned(pd, p, (size_t)s->nr, &scr);
+		if (!s->ips)
+			return -ENOMEM;
+		p += s->nr * 8;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		uint32_t n;
+
+		if (end - p < 4)
+			goto short_rec;
+		n = u32(p);
+		if (n > (size_t)(end - p) - 4)
+			goto short_rec;
+		p += 4 + n;
+	}
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		uint64_t nr;
+
+		TAKE(nr);
+		if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+			TAKE(v);
+		if (nr > (uint64_t)(end - p) / 24)
+			goto short_rec;
+		p += nr * 24;
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		TAKE(s->abi);
+		if (s->abi) {
+			size_t n = (size_t)__builtin_popcountll(a->regs_user);
+			uint64_t want = kiln_perf_regs_mask(), bit;
+			size_t i = 0, j = 0;
+
+			if (n > (size_t)(end - p) / 8)
+				goto short_rec;
+			/* Into the layout kiln's unwinder reads: the registers
+			 * of kiln's mask, in order (zero where the file has
+			 * none; no sp or ip: nothing to unwind from). */
+			for (bit = 0; bit < 64; bit++) {
+				bool in_file = (a->regs_user >> bit) & 1;
+
+				if ((want >> bit) & 1)
+					regs[j++] = in_file ? u64(p + 8 * i) : 0;
+				i += in_file;
+			}
+			p += 8 * n;
+#if defined(__x86_64__)
+			if (s->abi == PERF_SAMPLE_REGS_ABI_64 &&
+			    ((a->regs_user >> 7) & 1) && ((a->regs_user >> 8) & 1))
+				s->regs = regs;
+#endif
+		}
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		TAKE(s->stack_size);
+		if (s->stack_size) {
+			if (s->stack_size > (uint64_t)(end - p))
+				return bad(pd, off, "a sample's stack copy of %"
+					   PRIu64 " bytes runs past its record "
+					   "(%u bytes)", s->stack_size, size);
+			s->stack = p;
+			p += s->stack_size;
+			TAKE(s->stack_dyn);
+			if (s->stack_dyn > s->stack_size)
+				s->stack_dyn = s->stack_size;
+		}
+	}
+#undef TAKE
+	if (!s->regs)
+		s->abi = 0;
+	if (!(st & PERF_SAMPLE_PERIOD))
+		s->period = a->freq ? 0 : a->period;
+	s->user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+	return 0;
+short_rec:
+	return bad(pd, off, "a sample of %u bytes is too short for the fields "
+		   "its event records (byte %zu of it)", size,
+		   (size_t)(p - rec));
+}
+
+/* A NUL-terminated name in [p, end), or NULL. */
+static const char *name_in(const char *p, const char *end)
+{
+	return p < end && memchr(p, '\0', (size_t)(end - p)) ? p : NULL;
+}
+
+static int replay(struct pd *pd, struct kiln_rec *r, size_t i,
+		  uint64_t *regs)
+{
+	const struct rref *rr = &pd->recs[i];
+	const char *rec = pd->data + rr->off;
+	const struct attr *a = &pd->attrs[rr->attr];
+	uint32_t type = u32(rec);
+	uint16_t misc = u16(rec + 4), size = u16(rec + 6);
+	const char *end = rec + size - trailer_size(a);
+	struct kiln_perf_event ev;
+	uint8_t bid[20];
+	uint8_t bsize = 0;
+	int err;
+
+	if (end < rec + 8)
+		end = rec + 8;
+	memset(&ev, 0, sizeof(ev));
+	ev.time = rr->time;
+	switch (type) {
+	case PERF_RECORD_SAMPLE:
+		if (is_dummy(a))
+			return 0;
+		ev.kind = KILN_PERF_SAMPLE;
+		err = parse_sample(pd, a, rr->off, &ev.sample, regs);
+		if (err)
+			return err;
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		size_t fixed = type == PERF_RECORD_MMAP ? 8 + 32 : 8 + 64;
+		const char *path;
+
+		if (end - rec < (ptrdiff_t)fixed)
+			return bad(pd, rr->off, "a mapping record of %u bytes is "
+				   "too short", size);
+		/* Kernel and module mappings: kernel frames use kallsyms. */
+		if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) !=
+		    PERF_RECORD_MISC_USER)
+			return 0;
+		path = name_in(rec + fixed, end);
+		if (!path)
+			return bad(pd, rr->off, "a mapping record's file name is "
+				   "not terminated");
+		ev.kind = KILN_PERF_MMAP;
+		ev.mmap.pid = u32(rec + 8);
+		ev.mmap.tid = u32(rec + 12);
+		ev.mmap.start = u64(rec + 16);
+		ev.mmap.len = u64(rec + 24);
+		ev.mmap.pgoff = u64(rec + 32);
+		if (ev.mmap.len == 0 || ev.mmap.start + ev.mmap.len < ev.mmap.start)
+			return 0;
+		if (type == PERF_RECORD_MMAP)
+			ev.mmap.prot = misc & PERF_RECORD_MISC_MMAP_DATA ? 1 : 5;
+		else
+			ev.mmap.prot = u32(rec + 64);
+		ev.mmap.filename = path;
+		if (type == PERF_RECORD_MMAP2 &&
+		    (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+		    (uint8_t)rec[40] && (uint8_t)rec[40] <= 20 &&
+		    !find_bid(pd, path, ev.mmap.pid)) {
+			/* The record's own build ID (perf record --buildid-mmap). */
+			struct bid b = { ev.mmap.pid, false, { 0 },
+					 (uint8_t)rec[40], NULL };
+
+			memcpy(b.id, rec + 44, b.size);
+			b.path = strdup(path);
+			if (!b.path)
+				return -ENOMEM;
+			{
+				struct bid *nb = realloc(pd->bids, (pd->nbids + 1) *
+							 sizeof(*nb));
+
+				if (!nb) {
+					free(b.path);
+					return -ENOMEM;
+				}
+				pd->bids = nb;
+				pd->bids[pd->nbids++] = b;
+			}
+		}
+		if (!(ev.mmap.prot & 4))
+			return 0;
+		ev.mmap.open_path = resolve(pd, path, ev.mmap.pid, bid, &bsize);
+		if (!ev.mmap.open_path)
+			return -ENOMEM;
+		memcpy(ev.mmap.build_id, bid, bsize);
+		ev.mmap.build_id_size = bsize;
+		break;
+	}
+	case PERF_RECORD_COMM: {
+		const char *comm;
+
+		if (end - rec < 8 + 8 + 1)
+			return bad(pd, rr->off, "a COMM record of %u bytes is too "
+				   "short", size);
+		comm = name_in(rec + 16, end);
+		if (!comm)
+			return bad(pd, rr->off, "a COMM record's name is not "
+				   "terminated");
+		ev.kind = KILN_PERF_COMM;
+		ev.comm.pid = u32(rec + 8);
+		ev.comm.tid = u32(rec + 12);
+		ev.comm.comm = comm;
+		ev.comm.exec = misc & PERF_RECORD_MISC_COMM_EXEC;
+		break;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (end - rec < 8 + 16)
+			return bad(pd, rr->off, "a %s record of %u bytes is too "
+				   "short", type == PERF_RECORD_FORK ? "FORK" :
+				   "EXIT", size);
+		ev.kind = type == PERF_RECORD_FORK ? KILN_PERF_FORK : KILN_PERF_EXIT;
+		ev.task.pid = u32(rec + 8);
+		ev.task.ppid = u32(rec + 12);
+		ev.task.tid = u32(rec + 16);
+		ev.task.ptid = u32(rec + 20);
+		break;
+	default:
+		return 0;
+	}
+	kiln_rec_event(r, &ev);
+	return 0;
+}
+
+/* ---- the whole file ---- */
+
+static int read_header(struct pd *pd, size_t *data_off, size_t *data_end)
+{
+	uint64_t size, attr_size, aoff, asize, doff, dsize;
+	int err;
+
+	if (pd->len < 16)
+		return bad(pd, 0, "%zu bytes: a perf.data header is 16 bytes or "
+			   "more (file cut short?)", pd->len);
+	if (u64(pd->data) == MAGIC_SWAPPED)
+		return bad(pd, 0, "a big-endian perf.data (recorded on another "
+			   "architecture) is not supported");
+	if (u64(pd->data) != MAGIC)
+		return bad(pd, 0, "not a perf.data file (no \"PERFILE2\" magic; "
+			   "the older \"PERFFILE\" format is not supported)");
+	size = u64(pd->data + 8);
+	if (size == 16) {
+		/* Pipe mode: records from here on, attrs among them. */
+		pd->pipe = true;
+		*data_off = 16;
+		*data_end = pd->len;
+		return 0;
+	}
+	if (size != 104 || pd->len < 104)
+		return bad(pd, 8, "header size %" PRIu64 " (104 for a file, 16 "
+			   "for a pipe%s)", size, pd->len < 104 ?
+			   "; file cut short?" : "");
+	attr_size = u64(pd->data + 16);
+	aoff = u64(pd->data + 24);
+	asize = u64(pd->data + 32);
+	doff = u64(pd->data + 40);
+	dsize = u64(pd->data + 48);
+	err = read_attrs(pd, attr_size, aoff, asize);
+	if (err)
+		return err;
+	if (!inside(pd, doff, dsize))
+		return bad(pd, 40, "the data section (offset %" PRIu64 ", %"
+			   PRIu64 " bytes) lies past the end of the file (%zu "
+			   "bytes: cut short, or perf record still running?)",
+			   doff, dsize, pd->len);
+	*data_off = (size_t)doff;
+	*data_end = (size_t)(doff + dsize);
+	return read_features(pd, pd->data + 72, doff + dsize);
+}
+
+static void pd_release(struct pd *pd)
+{
+	size_t i;
+
+	for (i = 0; i < pd->nattrs; i++) {
+		free(pd->attrs[i].ids);
+		free(pd->attrs[i].name);
+	}
+	free(pd->attrs);
+	for (i = 0; i < pd->nbids; i++)
+		free(pd->bids[i].path);
+	free(pd->bids);
+	free(pd->hostname);
+	free(pd->osrelease);
+	free(pd->cmdline);
+	free(pd->recs);
+	free(pd->bid_dir);
+	kiln_buf_release(&pd->scratch);
+	kiln_buf_release(&pd->path);
+	if (pd->ksyms.data)
+		kiln_map_release(&pd->ksyms);
+}
+
+static char *buildid_dir(void)
+{
+	const char *e = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	char *s;
+
+	if (e && e[0])
+		return strdup(e);
+	if (!home || !home[0])
+		return NULL;
+	return asprintf(&s, "%s/.debug", home) < 0 ? NULL : s;
+}
+
+bool kiln_perfdata_detect(const char *data, size_t len)
+{
+	return len >= 8 && (u64(data) == MAGIC || u64(data) == MAGIC_SWAPPED);
+}
+
+int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
+		       struct kiln_diag *d)
+{
+	struct pd pd = { .data = data, .len = len, .d = d };
+	struct kiln_rec_opts o = { 0 };
+	struct kiln_rec *r = NULL;
+	struct kiln_prof *got, tmp;
+	const struct attr *ev = NULL;
+	char name[128];
+	uint64_t regs[64];
+	size_t doff = 0, dend = 0, i, nsampling = 0;
+	int err;
+
+	err = read_header(&pd, &doff, &dend);
+	if (!err)
+		err = read_records(&pd, doff, dend);
+	if (err)
+		goto out;
+	if (!pd.nattrs) {
+		err = bad(&pd, pd.len, "no event attribute in the file");
+		goto out;
+	}
+	for (i = 0; i < pd.nattrs; i++) {
+		if (is_dummy(&pd.attrs[i]))
+			continue;
+		if (!ev)
+			ev = &pd.attrs[i];
+		else if (pd.attrs[i].type != ev->type ||
+			 pd.attrs[i].config != ev->config)
+			nsampling++;
+	}
+	if (!ev)
+		ev = &pd.attrs[0];
+	if (nsampling) {
+		err = bad(&pd, 0, "the file holds samples of %zu events; kiln reads "
+			  "one event per profile: record one event per file "
+			  "(perf record -e EVENT)", nsampling + 1);
+		goto out;
+	}
+	pd.bid_dir = buildid_dir();
+	if (!kiln_sym_no_local())
+		load_kallsyms(&pd);
+	o.event = event_name(ev, name, sizeof(name));
+	o.ns_values = ev->type == PERF_TYPE_SOFTWARE &&
+		      (ev->config == PERF_COUNT_SW_CPU_CLOCK ||
+		       ev->config == PERF_COUNT_SW_TASK_CLOCK);
+	o.period_ns = ev->freq ? (ev->period ? 1000000000ull / ev->period : 0) :
+		      ev->period;
+	o.callgraph = ev->sample_type & PERF_SAMPLE_STACK_USER ? KILN_CG_DWARF :
+		      KILN_CG_FP;
+	o.offline = true;
+	o.kernel_frames = true;	/* as perf report shows them */
+	o.kallsyms = pd.ksyms.len ? pd.ksyms.data : NULL;
+	o.kallsyms_len = pd.ksyms.len;
+	r = kiln_rec_new(&o);
+	if (!r) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (pd.nrecs)
+		qsort(pd.recs, pd.nrecs, sizeof(*pd.recs), cmp_rec);
+	for (i = 0; i < pd.nrecs && !err; i++)
+		err = replay(&pd, r, i, regs);
+	if (err)
+		goto out;
+	got = kiln_rec_detach(r);
+	if (!got) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Hand the contents over to the caller's (empty) profile. */
+	tmp = *p;
+	*p = *got;
+	*got = tmp;
+	kiln_prof_free(got);
+	if (pd.cmdline)
+		kiln_prof_add_comment(p, pd.cmdline);
+	if (pd.hostname) {
+		char c[300];
+
+		snprintf(c, sizeof(c), "hostname: %s%s%s", pd.hostname,
+			 pd.osrelease ? ", kernel " : "",
+			 pd.osrelease ? pd.osrelease : "");
+		kiln_prof_add_comment(p, c);
+	}
+	if (pd.lost) {
+		char c[80];
+
+		snprintf(c, sizeof(c), "perf lost %" PRIu64 " records", pd.lost);
+		kiln_prof_add_comment(p, c);
+	}
+	err = kiln_prof_error(p);
+out:
+	kiln_rec_free(r);
+	pd_release(&pd);
+	return err;
+}
