@@ -167,6 +167,9 @@ void kiln_perf_free(struct kiln_perf *s)
 
 	if (!s)
 		return;
+	/* The reader copies out of the rings: it stops before they go (an
+	 * error path that freed a running session crashed it). */
+	kiln_perf_stop_reader(s);
 	for (c = 0; c < s->ncpus; c++)
 		if (s->rings[c].base)
 			munmap(s->rings[c].base, s->rings[c].map_len);
@@ -175,7 +178,6 @@ void kiln_perf_free(struct kiln_perf *s)
 	free(s->fds);
 	free(s->rings);
 	free(s->cpu_off);
-	kiln_perf_stop_reader(s);
 	kiln_buf_release(&s->arena);
 	kiln_buf_release(&s->pending);
 	free(s);

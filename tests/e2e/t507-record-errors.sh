@@ -21,6 +21,13 @@ expect_status 2 "$KILN" record -- /no/such/command
 has "$T/err" "cannot run '/no/such/command'"
 expect_status 2 "$KILN" record -- no-such-command-kiln
 has "$T/err" "command not found"
+# A program that is found but cannot be executed (its interpreter is
+# missing: execve fails with ENOENT after the rings are being read).
+printf '#!/no/such/interpreter\n' > "$T/badinterp"
+chmod +x "$T/badinterp"
+expect_status 2 "$KILN" record -q -F 499 -- "$T/badinterp" 1.5
+has "$T/err" "cannot run '$T/badinterp': No such file or directory"
+rm -f "$T/badinterp"
 expect_status 2 "$KILN" record --duration -1 -- true
 [ -z "$(ls -A "$T/cwd")" ] || fail "a failed record left files: $(ls -A "$T/cwd")"
 echo ok
