@@ -5,6 +5,7 @@
 #ifndef KILN_CLI_CLI_H
 #define KILN_CLI_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 struct kiln_prof;
@@ -86,5 +87,16 @@ int kiln_cli_event_error(const char *name, int err);
  * setting already in force and "run as root" to root are never advised.
  */
 void kiln_cli_perf_refused(int err, int need, const char *what);
+
+/*
+ * The signal that asked a long-running command (record, stat, heap,
+ * serve) to stop, 0 while none did; set by kiln_cli_on_stop(), a handler
+ * that only sets it (async-signal-safe).
+ */
+extern volatile sig_atomic_t kiln_cli_stop_signal;
+void kiln_cli_on_stop(int sig);
+
+/* Seconds on CLOCK_MONOTONIC. */
+double kiln_cli_now(void);
 
 #endif

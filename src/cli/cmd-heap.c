@@ -44,21 +44,6 @@ static const struct option opts[] = {
 /* Sites drawn in the timeline. */
 #define TIMELINE_BANDS 10
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * The trace as it grows: bytes read from the file and not yet consumed
  * (a frame still being written), fed to the analysis.
@@ -113,7 +98,7 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	const char *trace = tail->path;
 	struct timespec nap = { 0, 50000000 };
 	struct kiln_buf pre = KILN_BUF_INIT;
-	double t0 = now_s();
+	double t0 = kiln_cli_now();
 	struct sigaction sa, old_int, old_term;
 	int status = 0;
 	pid_t pid;
@@ -124,7 +109,7 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	if (!pre.data)
 		return -ENOMEM;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
+	sa.sa_handler = kiln_cli_on_stop;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -159,13 +144,13 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 			nanosleep(&nap, NULL);
 		}
 		/* Ctrl-C reaches the whole process group by itself. */
-		if (stop_signal && stop_signal != SIGINT)
-			kill(pid, stop_signal);
-		stop_signal = 0;
+		if (kiln_cli_stop_signal && kiln_cli_stop_signal != SIGINT)
+			kill(pid, kiln_cli_stop_signal);
+		kiln_cli_stop_signal = 0;
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	*secs = now_s() - t0;
+	*secs = kiln_cli_now() - t0;
 	return status;
 }
 

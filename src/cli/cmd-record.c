@@ -54,21 +54,6 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
@@ -376,7 +361,7 @@ static void progress(double start, struct kiln_rec *rec, struct kiln_perf *s,
 		     bool final)
 {
 	fprintf(stderr, "\rkiln: recording %.1fs, %" PRIu64 " samples, %" PRIu64
-		" lost%s", now_s() - start, kiln_rec_samples(rec),
+		" lost%s", kiln_cli_now() - start, kiln_rec_samples(rec),
 		kiln_perf_lost(s), final ? "\n" : "   ");
 }
 
@@ -499,8 +484,8 @@ static int record_inject(char **cmd, int ncmd, long freq, const char *output,
 		kiln_buf_addf(&pre, ":%s", getenv("LD_PRELOAD"));
 	/* CPU-time timers tick at most at CONFIG_HZ (often 250). */
 	snprintf(hz, sizeof(hz), "%ld", freq);
-	signal(SIGINT, on_stop);
-	signal(SIGTERM, on_stop);
+	signal(SIGINT, kiln_cli_on_stop);
+	signal(SIGTERM, kiln_cli_on_stop);
 	pid = fork();
 	if (pid < 0) {
 		kiln_cli_error("fork: %s", strerror(errno));
@@ -528,9 +513,9 @@ static int record_inject(char **cmd, int ncmd, long freq, const char *output,
 		if (w < 0 && errno != EINTR)
 			break;
 		/* As perf: SIGINT or SIGTERM to kiln ends the command. */
-		if (stop_signal)
+		if (kiln_cli_stop_signal)
 			kill(pid, SIGTERM);
-		stop_signal = 0;
+		kiln_cli_stop_signal = 0;
 	}
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {
@@ -918,9 +903,9 @@ int kiln_cmd_record(int argc, char **argv)
 			"0-%ld)", cpu_arg, sysconf(_SC_NPROCESSORS_CONF) - 1);
 		goto out;
 	}
-	signal(SIGINT, on_stop);
-	signal(SIGTERM, on_stop);
-	signal(SIGHUP, on_stop);
+	signal(SIGINT, kiln_cli_on_stop);
+	signal(SIGTERM, kiln_cli_on_stop);
+	signal(SIGHUP, kiln_cli_on_stop);
 	err = 0;
 	if (system_wide) {
 		err = seed_all(rec);
@@ -1016,7 +1001,7 @@ int kiln_cmd_record(int argc, char **argv)
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
-	start = now_s();
+	start = kiln_cli_now();
 	if (system_wide)
 		kiln_perf_enable(s);
 	if (ncmd) {
@@ -1052,17 +1037,17 @@ int kiln_cmd_record(int argc, char **argv)
 				break;
 			if (!ncmd && tids.npids && !targets_alive(&tids))
 				break;
-			if (duration && now_s() - start >= duration)
+			if (duration && kiln_cli_now() - start >= duration)
 				break;
-			if (stop_signal) {
+			if (kiln_cli_stop_signal) {
 				/* As perf: recording stops at once; a command
 				 * still running gets SIGTERM below. */
-				stopped_by = stop_signal;
+				stopped_by = kiln_cli_stop_signal;
 				break;
 			}
-			if (tty && now_s() - last_progress >= 0.5) {
+			if (tty && kiln_cli_now() - last_progress >= 0.5) {
 				progress(start, rec, s, false);
-				last_progress = now_s();
+				last_progress = kiln_cli_now();
 			}
 		}
 		kiln_perf_disable(s);
@@ -1088,7 +1073,7 @@ int kiln_cmd_record(int argc, char **argv)
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
-	prof->duration_nanos = (int64_t)((now_s() - start) * 1e9);
+	prof->duration_nanos = (int64_t)((kiln_cli_now() - start) * 1e9);
 	/* The origin of the time labels (docs/formats.md). */
 	prof->time_nanos = (int64_t)start_real;
 	if (ncmd)

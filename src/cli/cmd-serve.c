@@ -26,29 +26,13 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static volatile sig_atomic_t stop_signal;
-
-/* Async-signal-safe: only sets the flag the main thread waits on. */
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Reads every input, refusing bad ones as kiln top does.  Exit status. */
 static int read_inputs(char **files, int n, struct kiln_prof **profs,
 		       const char **formats)
 {
 	struct kiln_diag d = { "" };
 	size_t samples = 0;
-	double t0 = now();
+	double t0 = kiln_cli_now();
 	int i, err;
 
 	for (i = 0; i < n; i++) {
@@ -74,7 +58,7 @@ static int read_inputs(char **files, int n, struct kiln_prof **profs,
 	if (!kiln_cli_quiet)
 		fprintf(stderr, "kiln serve: read %d profile%s (%zu distinct "
 			"stacks) in %.2f s\n", n, n == 1 ? "" : "s", samples,
-			now() - t0);
+			kiln_cli_now() - t0);
 	return KILN_EXIT_OK;
 }
 
@@ -144,7 +128,7 @@ int kiln_cmd_serve(int argc, char **argv)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_BLOCK, &block, &old);
-	sa.sa_handler = on_stop;
+	sa.sa_handler = kiln_cli_on_stop;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -163,10 +147,10 @@ int kiln_cmd_serve(int argc, char **argv)
 	sigdelset(&wait, SIGINT);
 	sigdelset(&wait, SIGTERM);
 	sigdelset(&wait, SIGHUP);
-	while (!stop_signal)
+	while (!kiln_cli_stop_signal)
 		sigsuspend(&wait);
 	if (!kiln_cli_quiet)
-		fprintf(stderr, "kiln serve: stopped by signal %d\n", (int)stop_signal);
+		fprintf(stderr, "kiln serve: stopped by signal %d\n", (int)kiln_cli_stop_signal);
 	kiln_web_stop(w);
 out_mask:
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -49,21 +49,6 @@ static const char *const default_events[] = {
 	"cycles", "instructions", "branches", "branch-misses",
 };
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Running mean and spread (Welford), for -r. */
 struct spread {
 	unsigned n;
@@ -669,7 +654,7 @@ static int run_once(const struct opts *o, struct run_result *res,
 		rc = KILN_EXIT_FAIL;
 		goto out_kill;
 	}
-	t0 = now_s();
+	t0 = kiln_cli_now();
 	if (o->ncmd) {
 		err = kiln_child_start(&child);
 		if (err) {
@@ -702,7 +687,7 @@ static int run_once(const struct opts *o, struct run_result *res,
 	if (o->interval_ms)
 		next_iv = t0 + o->interval_ms / 1000.0;
 	for (;;) {
-		double now = now_s(), wake = -1;
+		double now = kiln_cli_now(), wake = -1;
 		int timeout;
 
 		if (o->interval_ms)
@@ -715,9 +700,9 @@ static int run_once(const struct opts *o, struct run_result *res,
 		if (o->npids && !o->ncmd && npfd && (wake < 0 || wake > now + 1))
 			wake = now + 1;	/* a PID whose pidfd failed */
 		timeout = wake < 0 ? -1 : wake <= now ? 0 : (int)((wake - now) * 1000) + 1;
-		if (!stop_signal)
+		if (!kiln_cli_stop_signal)
 			poll(pfd, (nfds_t)npfd, timeout);
-		now = now_s();
+		now = kiln_cli_now();
 		if (o->ncmd && !child_done) {
 			pid_t w = wait4(child.pid, &res->status, WNOHANG, &res->ru);
 
@@ -740,18 +725,18 @@ static int run_once(const struct opts *o, struct run_result *res,
 			break;
 		if (o->duration && now - t0 >= o->duration)
 			break;
-		if (stop_signal) {
+		if (kiln_cli_stop_signal) {
 			/* The command gets the signal too (Ctrl-C reaches the
 			 * whole foreground group; a kill of kiln alone is
 			 * passed on); its totals print once it ends. */
 			if (!o->ncmd)
 				break;
-			kill(child.pid, stop_signal);
-			stop_signal = 0;
+			kill(child.pid, kiln_cli_stop_signal);
+			kiln_cli_stop_signal = 0;
 		}
 	}
 	kiln_stat_disable(s);
-	res->elapsed_s = now_s() - t0;
+	res->elapsed_s = kiln_cli_now() - t0;
 	if (o->ncmd && !child_done) {
 		/* --duration ended a command still running: stop it. */
 		kill(child.pid, SIGTERM);
@@ -1066,7 +1051,7 @@ int kiln_cmd_stat(int argc, char **argv)
 	}
 	/* No SA_RESTART: a signal ends the wait at once. */
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
+	sa.sa_handler = kiln_cli_on_stop;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -1085,7 +1070,7 @@ int kiln_cmd_stat(int argc, char **argv)
 			if (res.v[i].counted)
 				spread_add(&sp[i], res.v[i].v);
 		spread_add(&el, res.elapsed_s);
-		if (stop_signal || (res.have_status && WIFSIGNALED(res.status) &&
+		if (kiln_cli_stop_signal || (res.have_status && WIFSIGNALED(res.status) &&
 				    WTERMSIG(res.status) == SIGINT))
 			break;
 	}

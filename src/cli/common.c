@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -87,4 +88,19 @@ int kiln_cli_find_agent(struct kiln_buf *path)
 	kiln_buf_reset(path);
 	kiln_buf_addf(path, "%s/../lib/libkiln.so", exe);
 	return !path->data || access(path->data, R_OK) ? -ENOENT : 0;
+}
+
+volatile sig_atomic_t kiln_cli_stop_signal;
+
+void kiln_cli_on_stop(int sig)
+{
+	kiln_cli_stop_signal = sig;
+}
+
+double kiln_cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
