@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct kiln_prof;
 struct kiln_buf;
@@ -85,6 +86,16 @@ int kiln_pprof_write(const struct kiln_prof *p, struct kiln_buf *out,
  * get names interned on first use. */
 int kiln_collapsed_write(struct kiln_prof *p, int type, struct kiln_buf *out);
 int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out);
+/*
+ * At most about this many lines are written by kiln_perfscript_write() (a
+ * record is a header line, a line per frame and a blank line): beyond,
+ * every stack's record count is scaled down in proportion (at least one
+ * each), so that shares hold and a profile claiming 2^60 samples cannot
+ * ask for exabytes of text.  The default, 10 million lines, is about the
+ * 500 MB the Firefox Profiler still opens; the fuzz harnesses lower it.
+ */
+#define KILN_PERFSCRIPT_MAX_LINES 10000000ull
+extern uint64_t kiln_perfscript_max_lines;
 int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
 			  struct kiln_buf *out);
 

@@ -1024,8 +1024,7 @@ static uint64_t frame_address(const struct kiln_prof *p,
 	return l->address;
 }
 
-/* At most this many records are written; beyond, counts are scaled. */
-#define MAX_RECORDS 20000000ull
+uint64_t kiln_perfscript_max_lines = KILN_PERFSCRIPT_MAX_LINES;
 
 struct wrec {
 	int64_t time;		/* ns, -1: none (synthetic) */
@@ -1074,7 +1073,7 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 	bool ns;
 	uint32_t k_pid, k_tid, k_comm, k_time;
 	int count_type = -1;
-	uint64_t total = 0, t_ns = 1000000000;	/* synthetic: from 1.000000 s */
+	uint64_t lines = 0, t_ns = 1000000000;	/* synthetic: from 1.000000 s */
 	int64_t base;
 	int err = 0;
 
@@ -1120,13 +1119,21 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 		recs[nrecs].time = tl && !tl->str && tl->num >= 0 ? tl->num : -1;
 		recs[nrecs].sample = i;
 		recs[nrecs].n = sample_records(p, i, type, count_type, v);
-		total += recs[nrecs].n;
+		{
+			unsigned __int128 l = (unsigned __int128)recs[nrecs].n *
+					      (p->samples[i].depth + 2u);
+
+			lines = l > UINT64_MAX - lines ? UINT64_MAX : lines + (uint64_t)l;
+		}
 		nrecs++;
 	}
-	if (total > MAX_RECORDS)
-		for (i = 0; i < nrecs; i++)
-			recs[i].n = recs[i].n * MAX_RECORDS / total ?
-				    recs[i].n * MAX_RECORDS / total : 1;
+	if (lines > kiln_perfscript_max_lines)
+		for (i = 0; i < nrecs; i++) {
+			uint64_t n = (uint64_t)((unsigned __int128)recs[i].n *
+						kiln_perfscript_max_lines / lines);
+
+			recs[i].n = n ? n : 1;
+		}
 	if (nrecs)
 		qsort(recs, nrecs, sizeof(*recs), cmp_wrec);
 	/* Since 1970 where the recording's start is known, as kiln reads it

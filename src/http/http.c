@@ -15,8 +15,8 @@
  * - slow clients cannot lock the others out (see "the connection guard"):
  *   a connection has HTTP_REQUEST_DEADLINE s to send a whole request,
  *   however it trickles its bytes, and at most HTTP_UNPROVEN_QUOTA
- *   connections may wait without having sent an authorized request: a new
- *   one sheds the oldest of them;
+ *   connections may wait longer than HTTP_GRACE_MS without having sent
+ *   an authorized request: a new one sheds the oldest of them;
  * - the bearer token is checked from the headers, before any body is read;
  * - its threads start with every asynchronous signal blocked: the host's
  *   SIGTERM/SIGINT handlers never run on them, SIGPROF timers aimed at
@@ -47,6 +47,7 @@
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,10 +70,13 @@
 /* Seconds a connection has to send a whole request (headers and body),
  * and to read an answer, however slowly it trickles. */
 #define HTTP_REQUEST_DEADLINE 20
-/* Connections that have not yet sent an authorized request (clients still
- * sending headers, or refused ones) kept at once; all loopback clients
- * share one address, so a per-address limit would not separate them. */
+/* Connections that have waited over HTTP_GRACE_MS without an authorized
+ * request (clients still sending headers, kept-alive or refused ones)
+ * kept at once; all loopback clients share one address, so a
+ * per-address limit would not separate them.  A burst of fast clients is
+ * younger than the grace and never shed. */
 #define HTTP_UNPROVEN_QUOTA 8
+#define HTTP_GRACE_MS 1000
 #define HTTP_BODY_MAX (4u << 20)	/* symbol lookups: ~250k addresses */
 #define HTTP_TOP_ROWS 200		/* rows of the ?debug=1 table */
 /* How long kiln_http_stop() lets the answers of suspended requests go
@@ -172,10 +176,16 @@ struct kiln_http {
 	 * (their answer sent, or their connection gone). */
 	unsigned suspended;
 	bool stopping;
-	/* Every open connection, oldest first (the connection guard's; only
-	 * MHD's thread touches it). */
+	/* Every open connection, oldest first (the connection guard's),
+	 * under glock.  MHD's thread adds and removes them; the guard thread
+	 * sheds them every second, since a server full of slow clients
+	 * accepts no connection that would run the shedding on MHD's side. */
+	pthread_mutex_t glock;
 	struct conn *conns_head, *conns_tail;
 	unsigned unproven;	/* connections with proven == false */
+	pthread_t guard;
+	bool guard_on;
+	pthread_cond_t guard_cv;	/* CLOCK_MONOTONIC; signalled at stop */
 	pid_t pid;		/* the process whose threads serve */
 	struct kiln_http *next;	/* running servers (servers_lock) */
 };
@@ -234,15 +244,20 @@ static void servers_del(struct kiln_http *srv)
 }
 
 /*
- * A connection as the guard sees it (MHD's socket context).  Everything
- * about it happens on MHD's one polling thread: the connection's socket
- * stays open while it is listed, so shutting it down never reaches a
- * descriptor that has been closed and reused by the host.
+ * A connection as the guard sees it (MHD's socket context), under the
+ * server's glock.  libmicrohttpd closes a connection's socket only after
+ * its NOTIFY_CLOSED callback, which takes glock to unlist it: while it is
+ * listed, and glock held, its socket is still the connection's, so
+ * shutting it down never reaches a descriptor the host has reused.
  */
 struct conn {
+	struct kiln_http *srv;
 	struct conn *prev, *next;
 	int fd;
+	dev_t dev;		/* the socket's identity, checked before */
+	ino_t ino;		/* a shutdown (a host may close any fd) */
 	int64_t deadline_ms;	/* CLOCK_MONOTONIC: shut down after this */
+	int64_t waiting_ms;	/* when it last became unproven */
 	bool proven;		/* an authorized request is being answered */
 };
 
@@ -1171,31 +1186,46 @@ static void conn_set_proven(struct kiln_http *srv, struct conn *k, bool proven)
 	if (k->proven == proven)
 		return;
 	k->proven = proven;
-	if (proven)
+	if (proven) {
 		srv->unproven--;
-	else
+	} else {
 		srv->unproven++;
+		k->waiting_ms = now_ms();
+	}
+}
+
+/* Unproven for longer than the grace: what the quota counts. */
+static bool conn_stale(const struct conn *k, int64_t now)
+{
+	return k->fd >= 0 && !k->proven && now - k->waiting_ms > HTTP_GRACE_MS;
 }
 
 /*
  * Shuts down connections past their deadline and, while more than quota
- * connections are unproven, the oldest unproven ones.  MHD sees the
+ * connections have been unproven for over the grace, the oldest of them.  MHD sees the
  * socket end and closes the connection on its next turn.
  */
 static void conn_shed(struct kiln_http *srv, unsigned quota)
 {
 	int64_t now = now_ms();
-	unsigned over = srv->unproven > quota ? srv->unproven - quota : 0;
+	unsigned stale = 0, over;
 	struct conn *k, *next;
 
+	for (k = srv->conns_head; k; k = k->next)
+		stale += conn_stale(k, now);
+	over = stale > quota ? stale - quota : 0;
 	for (k = srv->conns_head; k; k = next) {
 		next = k->next;
 		if (k->fd < 0)
 			continue;
-		if (now > k->deadline_ms || (over && !k->proven)) {
+		if (now > k->deadline_ms || (over && conn_stale(k, now))) {
+			struct stat st;
+
 			kiln_agent_log(KILN_LOG_DEBUG, "http: dropping a %s connection",
 				       now > k->deadline_ms ? "slow" : "waiting");
-			shutdown(k->fd, SHUT_RDWR);
+			if (!fstat(k->fd, &st) && st.st_dev == k->dev &&
+			    st.st_ino == k->ino)
+				shutdown(k->fd, SHUT_RDWR);
 			if (!k->proven) {
 				/* counted out now: it cannot be shed twice */
 				conn_set_proven(srv, k, true);
@@ -1214,7 +1244,9 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
 {
 	struct kiln_http *srv = cls;
 
+	pthread_mutex_lock(&srv->glock);
 	conn_shed(srv, HTTP_UNPROVEN_QUOTA - 1);
+	pthread_mutex_unlock(&srv->glock);
 	return MHD_YES;
 }
 
@@ -1232,16 +1264,29 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 			return;		/* unguarded, still limited by MHD */
 		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		k->fd = ci ? ci->connect_fd : -1;
+		if (k->fd >= 0) {
+			struct stat st;
+
+			if (fstat(k->fd, &st))
+				k->fd = -1;
+			k->dev = st.st_dev;
+			k->ino = st.st_ino;
+		}
+		k->srv = srv;
 		k->deadline_ms = now_ms() + HTTP_REQUEST_DEADLINE * 1000;
 		k->proven = true;
+		pthread_mutex_lock(&srv->glock);
 		conn_set_proven(srv, k, false);
 		k->prev = srv->conns_tail;
 		*(k->prev ? &k->prev->next : &srv->conns_head) = k;
 		srv->conns_tail = k;
+		pthread_mutex_unlock(&srv->glock);
 		*ctx = k;
 	} else if (what == MHD_CONNECTION_NOTIFY_CLOSED && k) {
+		pthread_mutex_lock(&srv->glock);
 		conn_set_proven(srv, k, true);
 		conn_unlink(srv, k);
+		pthread_mutex_unlock(&srv->glock);
 		free(k);
 		*ctx = NULL;
 	}
@@ -1261,8 +1306,47 @@ static void conn_extend(struct MHD_Connection *c, long seconds)
 {
 	struct conn *k = conn_of(c);
 
-	if (k)
-		k->deadline_ms += seconds * 1000;
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->srv->glock);
+	k->deadline_ms += seconds * 1000;
+	pthread_mutex_unlock(&k->srv->glock);
+}
+
+/* The guard thread: sheds slow and stale connections every second,
+ * whether or not new ones arrive, until the server stops. */
+static void *guard_main(void *arg)
+{
+	struct kiln_http *srv = arg;
+	struct timespec t;
+
+	pthread_mutex_lock(&srv->lock);
+	while (!srv->stopping) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_sec++;
+		pthread_cond_timedwait(&srv->guard_cv, &srv->lock, &t);
+		if (srv->stopping)
+			break;
+		pthread_mutex_unlock(&srv->lock);
+		pthread_mutex_lock(&srv->glock);
+		conn_shed(srv, HTTP_UNPROVEN_QUOTA);
+		pthread_mutex_unlock(&srv->glock);
+		pthread_mutex_lock(&srv->lock);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
+static void guard_stop(struct kiln_http *srv)
+{
+	if (!srv->guard_on)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	srv->stopping = true;
+	pthread_cond_broadcast(&srv->guard_cv);
+	pthread_mutex_unlock(&srv->lock);
+	pthread_join(srv->guard, NULL);
+	srv->guard_on = false;
 }
 
 /* ---- dispatch ---- */
@@ -1326,9 +1410,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		if (!authorized(srv, c))
 			return refuse_unauthorized(c);
 		if (k) {
+			pthread_mutex_lock(&srv->glock);
 			conn_set_proven(srv, k, true);
 			/* a profile's own seconds are added by its handler */
 			k->deadline_ms = now_ms() + HTTP_REQUEST_DEADLINE * 1000;
+			pthread_mutex_unlock(&srv->glock);
 		}
 		return MHD_YES;
 	}
@@ -1344,8 +1430,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	if (*upload_size) {
 		struct conn *k = conn_of(c);
 
-		if (k && now_ms() > k->deadline_ms)
-			return MHD_NO;	/* a body trickled past the deadline */
+		if (k) {
+			int64_t deadline;
+
+			pthread_mutex_lock(&srv->glock);
+			deadline = k->deadline_ms;
+			pthread_mutex_unlock(&srv->glock);
+			if (now_ms() > deadline)
+				return MHD_NO;	/* a body trickled past it */
+		}
 		/* Only symbol lookups have a body worth keeping. */
 		if (post && !rq->body_too_big) {
 			if (rq->body.len + *upload_size > HTTP_BODY_MAX) {
@@ -1422,9 +1515,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 		 * the deadline and quota of a new one. */
 		struct conn *k = conn_of(c);
 
-		if (k && k->fd >= 0) {
-			conn_set_proven(srv, k, false);
-			k->deadline_ms = now_ms() + HTTP_REQUEST_DEADLINE * 1000;
+		if (k) {
+			pthread_mutex_lock(&srv->glock);
+			if (k->fd >= 0) {
+				conn_set_proven(srv, k, false);
+				k->deadline_ms = now_ms() +
+						 HTTP_REQUEST_DEADLINE * 1000;
+			}
+			pthread_mutex_unlock(&srv->glock);
 		}
 	}
 	if (rq->state == REQ_SUSPENDED) {
@@ -1562,7 +1660,9 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&srv->idle, &ca);
+		pthread_cond_init(&srv->guard_cv, &ca);
 		pthread_condattr_destroy(&ca);
+		pthread_mutex_init(&srv->glock, NULL);
 	}
 	if (tok && *tok) {
 		srv->token = strdup(tok);
@@ -1622,6 +1722,9 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
 		MHD_OPTION_END);
 	err = errno;
+	/* The guard inherits the same mask: no signal of the host on it. */
+	if (srv->mhd)
+		srv->guard_on = !pthread_create(&srv->guard, NULL, guard_main, srv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!srv->mhd) {
 		err = err ? -err : -ENOMEM;
@@ -1639,6 +1742,8 @@ out_free:
 	kiln_kfd_close(&srv->wake);
 	free(srv->token);
 	pthread_cond_destroy(&srv->idle);
+	pthread_cond_destroy(&srv->guard_cv);
+	pthread_mutex_destroy(&srv->glock);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 	return err;
@@ -1672,6 +1777,7 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 		 */
 		kiln_agent_log(KILN_LOG_DEBUG, "http: the program closed the "
 			       "server's file descriptors: not stopped");
+		guard_stop(srv);
 		kiln_kfd_forget(&srv->listen);
 		kiln_kfd_close(&srv->wake);
 		return 0;
@@ -1709,12 +1815,15 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 			       "%d ms: closing anyway", srv->suspended,
 			       HTTP_STOP_FLUSH_MS);
 	pthread_mutex_unlock(&srv->lock);
+	guard_stop(srv);
 	MHD_stop_daemon(srv->mhd);
 	if (lfd != MHD_INVALID_SOCKET && lfd == srv->listen.fd)
 		kiln_kfd_close(&srv->listen);
 	kiln_kfd_close(&srv->wake);
 	free(srv->token);
 	pthread_cond_destroy(&srv->idle);
+	pthread_cond_destroy(&srv->guard_cv);
+	pthread_mutex_destroy(&srv->glock);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 	return 0;
