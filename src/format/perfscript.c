@@ -974,23 +974,6 @@ out:
 
 /* ---- the writer ---- */
 
-/* A label of a label set, or NULL. */
-static const struct kiln_label *find_label(const struct kiln_prof *p,
-					   uint32_t lset, uint32_t key)
-{
-	uint32_t i;
-
-	if (!lset || !key)
-		return NULL;
-	for (i = 0; i < p->labelsets[lset].n; i++) {
-		const struct kiln_label *l = &p->labels[p->labelsets[lset].first + i];
-
-		if (l->key == key)
-			return l;
-	}
-	return NULL;
-}
-
 /* Writes a name with the characters that would break the line format
  * (line breaks) replaced. */
 static int add_clean(struct kiln_buf *out, const char *s)
@@ -1115,7 +1098,7 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 
 		if (v <= 0)
 			continue;
-		tl = find_label(p, p->samples[i].labels, k_time);
+		tl = kiln_prof_label(p, p->samples[i].labels, k_time);
 		recs[nrecs].time = tl && !tl->str && tl->num >= 0 ? tl->num : -1;
 		recs[nrecs].sample = i;
 		recs[nrecs].n = sample_records(p, i, type, count_type, v);
@@ -1146,9 +1129,9 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 		uint64_t k, n = recs[i].n;
 		long nf, j;
 
-		pid = find_label(p, s->labels, k_pid);
-		tid = find_label(p, s->labels, k_tid);
-		comm = find_label(p, s->labels, k_comm);
+		pid = kiln_prof_label(p, s->labels, k_pid);
+		tid = kiln_prof_label(p, s->labels, k_tid);
+		comm = kiln_prof_label(p, s->labels, k_comm);
 		nf = kiln_prof_frames(p, s, &frames, &cap);
 		if (nf < 0) {
 			err = (int)nf;

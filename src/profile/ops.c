@@ -328,3 +328,36 @@ out_focus:
 		regfree(&fre);
 	return err;
 }
+
+int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1)
+{
+	uint32_t key = kiln_prof_find_str(p, "time", 4);
+	struct kiln_sample *samples = p->samples;
+	int64_t *values = p->values;
+	uint32_t *stacks = p->stacks;
+	size_t n = p->nsamples, i;
+	struct kiln_htab old = p->sample_index;
+
+	/* Keep the tables (ids stay valid); rebuild only the samples. */
+	p->samples = NULL;
+	p->values = NULL;
+	p->stacks = NULL;
+	p->nsamples = p->samples_alloc = 0;
+	p->nstacks = p->stacks_alloc = 0;
+	kiln_htab_init(&p->sample_index);
+	kiln_htab_release(&old);
+	for (i = 0; i < n; i++) {
+		const struct kiln_label *l = kiln_prof_label(p, samples[i].labels, key);
+
+		if (l && !l->str && l->num >= t0 && l->num < t1)
+			kiln_prof_add_sample(p, samples[i].depth ?
+					     stacks + samples[i].stack : NULL,
+					     samples[i].depth,
+					     values + i * p->ntypes,
+					     samples[i].labels);
+	}
+	free(samples);
+	free(values);
+	free(stacks);
+	return p->err;
+}

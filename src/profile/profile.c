@@ -134,6 +134,22 @@ uint32_t kiln_prof_find_str(const struct kiln_prof *p, const char *s,
 	return id ? id - 1 : 0;
 }
 
+const struct kiln_label *kiln_prof_label(const struct kiln_prof *p,
+					 uint32_t lset, uint32_t key)
+{
+	uint32_t i;
+
+	if (!lset || !key)
+		return NULL;
+	for (i = 0; i < p->labelsets[lset].n; i++) {
+		const struct kiln_label *l = &p->labels[p->labelsets[lset].first + i];
+
+		if (l->key == key)
+			return l;
+	}
+	return NULL;
+}
+
 uint32_t kiln_prof_intern(struct kiln_prof *p, const char *s, size_t len)
 {
 	struct str_key k = { p, s, len };

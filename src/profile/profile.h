@@ -161,6 +161,11 @@ static inline uint32_t kiln_prof_strlen(const struct kiln_prof *p, uint32_t id)
 uint32_t kiln_prof_find_str(const struct kiln_prof *p, const char *s,
 			    size_t len);
 
+/* The label of label set lset whose key is string id key, or NULL (also
+ * for lset or key 0). */
+const struct kiln_label *kiln_prof_label(const struct kiln_prof *p,
+					 uint32_t lset, uint32_t key);
+
 uint32_t kiln_prof_function(struct kiln_prof *p, uint32_t name,
 			    uint32_t system_name, uint32_t filename,
 			    int64_t start_line);
@@ -244,6 +249,13 @@ int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
  */
 int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 		     const char *ignore, struct kiln_diag *d);
+
+/*
+ * Keeps only the samples taken in [t0, t1): whose numeric "time" label
+ * (nanoseconds since the recording's start, see above) is in the range.
+ * Samples without a time are dropped.  0 or -ENOMEM.
+ */
+int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1);
 
 /* One frame of an expanded stack: inline frames are frames of their own. */
 struct kiln_frame {

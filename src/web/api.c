@@ -7,11 +7,13 @@
  *                   zoom root, with the search's matched share
  *   /api/top        the `kiln top` table: flat, flat%, sum%, cum, cum%
  *   /api/sandwich   callers and callees of one function, merged
+ *   /api/timeline   the selection's values per thread over time
  *   /api/download   the selection as pprof, collapsed, speedscope,
  *                   perf-script or a flame graph SVG
  *
  * Common arguments: p (input index, default 0), type (sample type name or
- * index, as --sample-type), focus, ignore (regexes, as kiln top).  The
+ * index, as --sample-type), focus, ignore (regexes, as kiln top), t0 and
+ * t1 (a time range, nanoseconds since the recording's start).  The
  * wire format is in docs/kiln-serve.md.
  */
 #include <errno.h>
@@ -121,14 +123,40 @@ static int bool_arg(struct call *c, const char *key, bool *out)
 	return 0;
 }
 
-/*
- * The selection every view works on: p, type, focus, ignore.  -1 when
- * the request is bad (answer made).
- */
-static int selection(struct call *c, struct web_view **v)
+/* A time argument: nanoseconds, a whole number >= 0; *set false when
+ * absent.  -1 when bad (the 400 answer is made). */
+static int time_arg(struct call *c, const char *key, int64_t *out, bool *set)
 {
+	const char *s = arg(c, key);
+	char *end;
+	long long v;
+
+	*set = s && *s;
+	if (!*set)
+		return 0;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end || errno || v < 0) {
+		fail(c, 400, "bad %s '%s': want nanoseconds since the start, "
+		     "a whole number >= 0", key, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * The selection every view works on: p, type, focus, ignore and, with
+ * ranged, the time range t0, t1.  -1 when the request is bad (answer
+ * made).
+ */
+static int selection_of(struct call *c, bool ranged, struct web_view **v)
+{
+	struct web_sel s = { 0 };
+	struct kiln_prof *prof;
+	bool has0 = false, has1 = false;
 	long p;
-	int type, err;
+	int err;
 
 	if (num_arg(c, "p", 0, c->m->n ? (long)c->m->n - 1 : 0, 0, &p))
 		return -1;
@@ -136,13 +164,31 @@ static int selection(struct call *c, struct web_view **v)
 		fail(c, 404, "no profiles are loaded");
 		return -1;
 	}
-	type = kiln_prof_type_index(c->m->in[p].prof, arg(c, "type"), &c->d);
-	if (type < 0) {
+	prof = c->m->in[p].prof;
+	s.p = (unsigned)p;
+	s.type = kiln_prof_type_index(prof, arg(c, "type"), &c->d);
+	if (s.type < 0) {
 		fail(c, 400, "bad type: %s", c->d.msg);
 		return -1;
 	}
-	err = kiln_web_view(c->m, (unsigned)p, type, arg(c, "focus"),
-			    arg(c, "ignore"), v, &c->d);
+	s.focus = arg(c, "focus");
+	s.ignore = arg(c, "ignore");
+	if (ranged && (time_arg(c, "t0", &s.t0, &has0) ||
+		       time_arg(c, "t1", &s.t1, &has1)))
+		return -1;
+	if (has0 || has1) {
+		if (!has0 || !has1 || s.t0 >= s.t1) {
+			fail(c, 400, "a time range needs t0 < t1 (nanoseconds)");
+			return -1;
+		}
+		if (!kiln_prof_find_str(prof, "time", 4)) {
+			fail(c, 400, "'%s' has no sample times: no time range",
+			     c->m->in[p].name);
+			return -1;
+		}
+		s.ranged = true;
+	}
+	err = kiln_web_view(c->m, &s, v, &c->d);
 	if (err == -EINVAL) {
 		fail(c, 400, "%s", c->d.msg);
 		return -1;
@@ -152,6 +198,11 @@ static int selection(struct call *c, struct web_view **v)
 		return -1;
 	}
 	return 0;
+}
+
+static int selection(struct call *c, struct web_view **v)
+{
+	return selection_of(c, true, v);
 }
 
 static const char *type_name(const struct kiln_prof *p, int type)
@@ -179,8 +230,9 @@ static int api_profiles(struct call *c)
 		add_str(c, c->m->in[i].name);
 		add(c, ",\"format\":");
 		add_str(c, c->m->in[i].format);
-		add(c, ",\"samples\":%zu,\"default_type\":%d,\"types\":[",
-		    p->nsamples, def);
+		add(c, ",\"samples\":%zu,\"times\":%s,\"default_type\":%d,"
+		    "\"types\":[", p->nsamples,
+		    kiln_prof_find_str(p, "time", 4) ? "true" : "false", def);
 		for (t = 0; t < p->ntypes; t++) {
 			char s[32];
 			int64_t total = kiln_prof_total(p, t);
@@ -862,6 +914,52 @@ out:
 	return c->err ? 500 : c->status;
 }
 
+/* ---- /api/timeline ---- */
+
+static int api_timeline(struct call *c)
+{
+	struct web_timeline tl;
+	struct web_view *v;
+	long nb, nth;
+	size_t i, b, shown;
+	int err;
+
+	if (num_arg(c, "buckets", 1, 10000, 400, &nb) ||
+	    num_arg(c, "threads", 1, 10000, 64, &nth) ||
+	    selection_of(c, false, &v))
+		return c->status;
+	err = kiln_web_timeline(v->prof, v->type, (size_t)nb, &tl);
+	if (err) {
+		c->err = err;
+		return 500;
+	}
+	add(c, "{\"type\":");
+	add_str(c, type_name(v->prof, v->type));
+	add(c, ",\"unit\":");
+	add_str(c, unit_name(v->prof, v->type));
+	add(c, ",\"bucket_ns\":%" PRId64 ",\"end\":%" PRId64 ",\"buckets\":%zu"
+	    ",\"untimed\":%" PRId64 ",\"nthreads\":%zu,\"total\":[",
+	    tl.bucket_ns, tl.end, tl.nbuckets, tl.untimed, tl.nthreads);
+	for (b = 0; b < tl.nbuckets; b++)
+		add(c, "%s%" PRId64, b ? "," : "", tl.total[b]);
+	add(c, "],\"threads\":[");
+	shown = tl.nthreads < (size_t)nth ? tl.nthreads : (size_t)nth;
+	for (i = 0; i < shown; i++) {
+		const struct web_thread *t = &tl.threads[i];
+
+		add(c, "%s{\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"name\":",
+		    i ? "," : "", t->pid, t->tid);
+		add_str(c, t->name ? kiln_prof_str(v->prof, t->name) : "");
+		add(c, ",\"total\":%" PRId64 ",\"values\":[", t->total);
+		for (b = 0; b < tl.nbuckets; b++)
+			add(c, "%s%" PRId64, b ? "," : "", t->values[b]);
+		add(c, "]}");
+	}
+	add(c, "]}\n");
+	kiln_web_timeline_release(&tl);
+	return c->err ? 500 : 200;
+}
+
 /* ---- /api/download ---- */
 
 static int api_download(struct call *c)
@@ -933,9 +1031,12 @@ int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 		status = api_sandwich(&c);
 	else if (!strcmp(r->path, "/api/download"))
 		status = api_download(&c);
+	else if (!strcmp(r->path, "/api/timeline"))
+		status = api_timeline(&c);
 	else
 		status = fail(&c, 404, "no API '%s' (there are /api/profiles, "
-			      "/api/flame, /api/top, /api/sandwich, /api/download)", r->path);
+			      "/api/flame, /api/top, /api/sandwich, /api/timeline, "
+			      "/api/download)", r->path);
 	if (c.err) {
 		kiln_buf_reset(out);
 		return 500;

@@ -93,10 +93,11 @@ int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
 	return m->base.name && m->base.format ? 0 : -ENOMEM;
 }
 
-/* A filtered copy of p, as kiln top filters what it read.  0 or -errno. */
+/* A filtered copy of p, as kiln top filters what it read, and cut to
+ * the time range when one is given.  0 or -errno. */
 static int filtered(const struct kiln_prof *p, const char *focus,
-		    const char *ignore, struct kiln_prof **out,
-		    struct kiln_diag *d)
+		    const char *ignore, const int64_t *range,
+		    struct kiln_prof **out, struct kiln_diag *d)
 {
 	struct kiln_prof *copy = kiln_prof_new();
 	int err;
@@ -106,6 +107,8 @@ static int filtered(const struct kiln_prof *p, const char *focus,
 	err = kiln_prof_merge(copy, p, d);
 	if (!err)
 		err = kiln_prof_filter(copy, focus, ignore, d);
+	if (!err && range)
+		err = kiln_prof_keep_time(copy, range[0], range[1]);
 	if (err) {
 		kiln_prof_free(copy);
 		return err;
@@ -119,22 +122,24 @@ static bool same(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-int kiln_web_view(struct kiln_web_model *m, unsigned p, int type,
-		  const char *focus, const char *ignore,
+int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		  struct web_view **out, struct kiln_diag *d)
 {
+	const char *focus = s->focus && *s->focus ? s->focus : NULL;
+	const char *ignore = s->ignore && *s->ignore ? s->ignore : NULL;
+	const int64_t range[2] = { s->t0, s->t1 };
+	unsigned p = s->p;
+	int type = s->type;
 	struct web_view *v, *slot = NULL;
 	size_t i;
 	int err;
 
-	if (focus && !*focus)
-		focus = NULL;
-	if (ignore && !*ignore)
-		ignore = NULL;
 	for (i = 0; i < WEB_VIEWS; i++) {
 		v = &m->views[i];
 		if (v->used && v->p == p && v->type == type &&
-		    same(v->focus, focus) && same(v->ignore, ignore)) {
+		    same(v->focus, focus) && same(v->ignore, ignore) &&
+		    v->ranged == s->ranged &&
+		    (!s->ranged || (v->t0 == s->t0 && v->t1 == s->t1))) {
 			v->tick = ++m->tick;
 			*out = v;
 			return 0;
@@ -148,14 +153,19 @@ int kiln_web_view(struct kiln_web_model *m, unsigned p, int type,
 	slot->prof = m->in[p].prof;
 	slot->base = m->base.prof;
 	slot->base_type = -1;
-	if (focus || ignore) {
+	if (focus || ignore || s->ranged) {
 		/* Filtering rewrites the samples: work on copies. */
-		err = filtered(m->in[p].prof, focus, ignore, &slot->prof, d);
+		err = filtered(m->in[p].prof, focus, ignore,
+			       s->ranged ? range : NULL, &slot->prof, d);
 		if (err)
 			return err;
 		slot->own = true;
-		if (m->base.prof) {
-			err = filtered(m->base.prof, focus, ignore, &slot->base, d);
+		slot->ranged = s->ranged;
+		slot->t0 = s->t0;
+		slot->t1 = s->t1;
+		if (m->base.prof && (focus || ignore)) {
+			err = filtered(m->base.prof, focus, ignore, NULL,
+				       &slot->base, d);
 			if (err) {
 				slot->base = NULL;
 				view_release(slot);
@@ -230,13 +240,16 @@ int kiln_web_model_warm(struct kiln_web_model *m)
 	struct web_view *v;
 	struct kiln_tree *t;
 	size_t i;
+	struct web_sel s = { 0 };
 	int type, err;
 
 	for (i = 0; i < m->n && i < WEB_VIEWS; i++) {
 		type = kiln_prof_type_index(m->in[i].prof, NULL, NULL);
 		if (type < 0)
 			continue;	/* no sample types: nothing to draw */
-		err = kiln_web_view(m, (unsigned)i, type, NULL, NULL, &v, NULL);
+		s.p = (unsigned)i;
+		s.type = type;
+		err = kiln_web_view(m, &s, &v, NULL);
 		if (!err)
 			err = kiln_web_view_tree(v, false, false, &t, NULL);
 		if (err)

@@ -21,14 +21,29 @@ struct web_input {
 };
 
 /*
- * One selection: input p filtered by focus/ignore, for sample type type,
- * with what the views need built on first use.
+ * What a request selects: input p, sample type, focus and ignore regexes
+ * (NULL or "": none) and, when ranged, the samples taken in [t0, t1)
+ * (nanoseconds since the input's start, as its "time" labels).
+ */
+struct web_sel {
+	unsigned p;
+	int type;
+	const char *focus, *ignore;
+	bool ranged;
+	int64_t t0, t1;
+};
+
+/*
+ * One selection: input p filtered by focus/ignore and time range, for
+ * sample type type, with what the views need built on first use.
  */
 struct web_view {
 	bool used;
 	unsigned p;
 	int type;
 	char *focus, *ignore;		/* NULL for none */
+	bool ranged;
+	int64_t t0, t1;
 	struct kiln_prof *prof;		/* the input's, or a filtered copy */
 	bool own;			/* prof is a copy */
 	struct kiln_prof *base;		/* the diff base, filtered alike, or NULL */
@@ -52,11 +67,11 @@ struct kiln_web_model {
 };
 
 /*
- * The view of input p, type, focus, ignore (NULL or "" for none), built
- * or found in the cache.  0, -EINVAL (bad regex, d filled) or -ENOMEM.
+ * The view of selection s, built or found in the cache.  The diff base
+ * is filtered by focus and ignore alike, never by time (its times are
+ * its own).  0, -EINVAL (bad regex, d filled) or -ENOMEM.
  */
-int kiln_web_view(struct kiln_web_model *m, unsigned p, int type,
-		  const char *focus, const char *ignore,
+int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		  struct web_view **out, struct kiln_diag *d);
 /* The view's tree (built on first use), with the diff base's values
  * added when diff is set.  0, -EINVAL (no base, or the base lacks the
@@ -66,5 +81,34 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 /* The view's top table, flat order (built on first use).  0 or -ENOMEM. */
 int kiln_web_view_top(struct web_view *v, bool by_line,
 		      struct kiln_top **out);
+
+/* One thread's samples over time (timeline.c). */
+struct web_thread {
+	int64_t pid, tid;	/* -1 when the samples do not say */
+	uint32_t name;		/* string id of thread_name (or comm), 0 */
+	int64_t total;
+	int64_t *values;	/* [nbuckets] */
+};
+
+/*
+ * The selection's values per thread and time bucket: nbuckets buckets of
+ * bucket_ns (whole milliseconds) from 0 (the recording's start) to end,
+ * threads sorted by total, busiest first.  Samples without a time add to
+ * untimed only; nbuckets is 0 when no sample has a time.
+ */
+struct web_timeline {
+	int64_t bucket_ns, end;
+	size_t nbuckets;
+	int64_t *total;		/* [nbuckets], every thread */
+	struct web_thread *threads;
+	size_t nthreads;
+	int64_t untimed;
+};
+
+/* Fills tl from sample type `type` of p, in at most nbuckets buckets.
+ * 0, -EINVAL (nbuckets 0) or -ENOMEM. */
+int kiln_web_timeline(const struct kiln_prof *p, int type, size_t nbuckets,
+		      struct web_timeline *tl);
+void kiln_web_timeline_release(struct web_timeline *tl);
 
 #endif

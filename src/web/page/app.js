@@ -9,7 +9,8 @@ const $ = (id) => document.getElementById(id);
 // ---- view state <-> URL ----
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', root: '',
-  s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '' };
+  s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
+  t0: '', t1: '' };
 let state = { ...DEFAULTS };
 
 function readHash() {
@@ -52,6 +53,7 @@ function sel() {
   if (state.type) q.set('type', state.type);
   if (state.focus) q.set('focus', state.focus);
   if (state.ignore) q.set('ignore', state.ignore);
+  if (state.t0 && state.t1) { q.set('t0', state.t0); q.set('t1', state.t1); }
   return q;
 }
 
@@ -249,6 +251,146 @@ function tip(g, i, e, details) {
   t.style.left = x + 'px'; t.style.top = y + 'px';
 }
 
+// ---- threads over time ----
+// One strip per thread (the busiest TL_THREADS), darker where it had more
+// samples, under a bar chart of every thread together.  Dragging picks a
+// time range (t0, t1 in the URL) that the server applies to every view.
+
+const TL_LABEL = 170, TL_ALL = 26, TL_ROW = 13, TL_AXIS = 14, TL_THREADS = 16;
+let tlData = null, tlKey = '', tlDrag = null, tlWidth = 0;
+
+const fmtSec = (ns, span) => (ns / 1e9).toFixed(span >= 100e9 ? 1 : span >= 10e9 ? 2 : 3) + ' s';
+
+async function renderTimeline(gen) {
+  const prof = profiles[+state.p];
+  if (!prof || !prof.times) { $('timeline-view').hidden = true; tlData = null; return; }
+  $('timeline-view').hidden = false;
+  const width = Math.max(TL_LABEL + 10, $('tl-wrap').clientWidth);
+  const q = sel(); q.delete('t0'); q.delete('t1');
+  q.set('buckets', String(Math.min(2000, width - TL_LABEL)));
+  q.set('threads', String(TL_THREADS));
+  if (q.toString() !== tlKey || !tlData) {
+    const d = await api('timeline', q);
+    if (gen !== generation) return;
+    tlData = d; tlKey = q.toString();
+  }
+  drawTimeline();
+}
+
+// Pixels <-> nanoseconds on the strips.
+const tlX = (t) => TL_LABEL + (tlData.end ? t / tlData.end * (tlWidth - TL_LABEL) : 0);
+const tlT = (x) => Math.min(Math.max((x - TL_LABEL) / (tlWidth - TL_LABEL), 0), 1) * tlData.end;
+
+function tlRange() {
+  if (tlDrag && tlDrag.x1 !== undefined) {
+    const a = tlT(Math.min(tlDrag.x0, tlDrag.x1)), b = tlT(Math.max(tlDrag.x0, tlDrag.x1));
+    const B = tlData.bucket_ns;
+    return [Math.floor(a / B) * B, Math.max(Math.ceil(b / B), Math.floor(a / B) + 1) * B];
+  }
+  return state.t0 && state.t1 ? [+state.t0, +state.t1] : null;
+}
+
+function drawTimeline() {
+  const d = tlData, c = $('timeline'), dpr = window.devicePixelRatio || 1;
+  tlWidth = c.parentElement.clientWidth;
+  const h = TL_ALL + d.threads.length * TL_ROW + TL_AXIS + 2;
+  c.style.height = h + 'px';
+  c.width = Math.round(tlWidth * dpr); c.height = Math.round(h * dpr);
+  const g = c.getContext('2d');
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, tlWidth, h);
+  g.font = '11px ui-monospace, monospace'; g.textBaseline = 'middle';
+  const bw = (tlWidth - TL_LABEL) / Math.max(d.buckets, 1);
+  const maxAll = Math.max(1, ...d.total);
+  let maxT = 1;
+  for (const t of d.threads) for (const v of t.values) if (v > maxT) maxT = v;
+  g.fillStyle = '#444'; g.fillText('all threads', 4, TL_ALL / 2);
+  g.fillStyle = 'rgb(179,70,27)';
+  d.total.forEach((v, i) => {
+    const bh = v / maxAll * (TL_ALL - 4);
+    if (v > 0) g.fillRect(TL_LABEL + i * bw, TL_ALL - 2 - bh, Math.max(bw, 1), Math.max(bh, 1));
+  });
+  d.threads.forEach((t, r) => {
+    const y = TL_ALL + r * TL_ROW;
+    g.fillStyle = r % 2 ? '#f3f1ec' : '#fff'; g.fillRect(0, y, tlWidth, TL_ROW);
+    g.fillStyle = '#444';
+    const label = `${t.name || '?'} ${t.tid >= 0 ? t.tid : ''}`;
+    g.fillText(label.length > 24 ? label.slice(0, 23) + '..' : label, 4, y + TL_ROW / 2, TL_LABEL - 8);
+    t.values.forEach((v, i) => {
+      if (v <= 0) return;
+      g.fillStyle = `rgba(179,70,27,${(0.15 + 0.85 * v / maxT).toFixed(3)})`;
+      g.fillRect(TL_LABEL + i * bw, y + 1, Math.max(bw, 1), TL_ROW - 2);
+    });
+  });
+  // Time axis: about one tick per 100 px, at round seconds.
+  const y = h - TL_AXIS;
+  g.fillStyle = '#777'; g.fillRect(TL_LABEL, y, tlWidth - TL_LABEL, 1);
+  const raw = d.end / Math.max(1, (tlWidth - TL_LABEL) / 100);
+  const p10 = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1))));
+  const step = [1, 2, 5, 10].map((k) => k * p10).find((s) => s >= raw) || p10 * 10;
+  for (let t = 0; t <= d.end; t += step) {
+    const x = tlX(t);
+    g.fillRect(x, y, 1, 4);
+    g.fillText(fmtSec(t, d.end), Math.min(x + 2, tlWidth - 50), y + 8);
+  }
+  const r = tlRange();
+  if (r) {
+    g.fillStyle = 'rgba(0,0,0,0.18)';
+    g.fillRect(TL_LABEL, 0, tlX(r[0]) - TL_LABEL, y);
+    g.fillRect(tlX(r[1]), 0, tlWidth - tlX(r[1]), y);
+    g.strokeStyle = '#000'; g.lineWidth = 1;
+    g.strokeRect(tlX(r[0]) + 0.5, 0.5, tlX(r[1]) - tlX(r[0]) - 1, y - 1);
+  }
+  let inRange = 0;
+  if (r) d.total.forEach((v, i) => { if (i * d.bucket_ns >= r[0] && i * d.bucket_ns < r[1]) inRange += v; });
+  const all = d.total.reduce((a, b) => a + b, 0);
+  $('tl-range').textContent = r ? `${fmtSec(r[0], d.end)} – ${fmtSec(r[1], d.end)} (${fmtSec(r[1] - r[0], d.end)}): ${pct(inRange, all)} of the samples` : '';
+  $('tl-clear').hidden = !r;
+  $('tl-summary').textContent = `${d.nthreads} thread${d.nthreads === 1 ? '' : 's'}` +
+    (d.nthreads > d.threads.length ? ` (the ${d.threads.length} busiest shown)` : '') +
+    ` · ${fmtSec(d.end, d.end)}` + (d.untimed ? ` · ${fmtValue(d.untimed, d.unit)} without a time` : '');
+}
+
+function wireTimeline() {
+  const c = $('timeline');
+  const x = (e) => e.clientX - c.getBoundingClientRect().left;
+  c.addEventListener('mousedown', (e) => {
+    if (!tlData || x(e) < TL_LABEL) return;
+    tlDrag = { x0: x(e) }; e.preventDefault();
+  });
+  window.addEventListener('mousemove', (e) => {
+    if (!tlDrag) return;
+    tlDrag.x1 = x(e); drawTimeline();
+  });
+  window.addEventListener('mouseup', () => {
+    if (!tlDrag) return;
+    const moved = tlDrag.x1 !== undefined && Math.abs(tlDrag.x1 - tlDrag.x0) >= 3;
+    const r = moved ? tlRange() : null;
+    tlDrag = null;
+    if (r) setState({ t0: String(r[0]), t1: String(r[1]) });
+    else drawTimeline();
+  });
+  c.addEventListener('dblclick', () => setState({ t0: '', t1: '' }));
+  $('tl-clear').addEventListener('click', () => setState({ t0: '', t1: '' }));
+  c.addEventListener('mousemove', (e) => {
+    const t = $('tip');
+    if (!tlData || tlDrag || x(e) < TL_LABEL) { t.hidden = true; return; }
+    const y = e.clientY - c.getBoundingClientRect().top;
+    const i = Math.min(Math.floor((x(e) - TL_LABEL) / (tlWidth - TL_LABEL) * tlData.buckets), tlData.buckets - 1);
+    const row = Math.floor((y - TL_ALL) / TL_ROW);
+    const th = y >= TL_ALL ? tlData.threads[row] : null;
+    if (y >= TL_ALL && !th) { t.hidden = true; return; }
+    const v = th ? th.values[i] : tlData.total[i];
+    const at = `${fmtSec(i * tlData.bucket_ns, tlData.end)} – ${fmtSec((i + 1) * tlData.bucket_ns, tlData.end)}`;
+    t.textContent = `${th ? `${th.name || '?'} (tid ${th.tid}, pid ${th.pid})` : 'all threads'}\n${at}: ${fmtValue(v, tlData.unit)}` +
+      (th ? `\nthread total ${fmtValue(th.total, tlData.unit)}` : '');
+    t.hidden = false;
+    t.style.left = Math.min(e.clientX + 12, window.innerWidth - t.offsetWidth - 4) + 'px';
+    t.style.top = (e.clientY + 16) + 'px';
+  });
+  c.addEventListener('mouseleave', () => { $('tip').hidden = true; });
+}
+
 // ---- the views ----
 
 let profiles = [];
@@ -363,9 +505,8 @@ async function render() {
   const gen = ++generation;
   header();
   try {
-    if (state.v === 'top') await renderTop(gen);
-    else if (state.v === 'sandwich') await renderSandwich(gen);
-    else await renderFlame(gen);
+    await Promise.all([renderTimeline(gen),
+      state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) : renderFlame(gen)]);
     if (gen === generation) showError('');
   } catch (e) {
     if (gen === generation) showError(e.message);
@@ -390,7 +531,8 @@ function wire() {
   callers.onClick = (i) => setState({ fn: callers.name(i) });
   callees.onClick = (i) => setState({ fn: callees.name(i) });
 
-  $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '' }));
+  wireTimeline();
+  $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '', t0: '', t1: '' }));
   $('type').addEventListener('change', (e) => setState({ type: e.target.value, root: '' }));
   for (const k of ['focus', 'ignore'])
     $(k).addEventListener('change', (e) => setState({ [k]: e.target.value, root: '' }));
