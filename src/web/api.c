@@ -7,6 +7,7 @@
  *                   zoom root, with the search's matched share
  *   /api/top        the `kiln top` table: flat, flat%, sum%, cum, cum%
  *   /api/sandwich   callers and callees of one function, merged
+ *   /api/callgraph  the call graph (kiln callgraph's engine) as SVG
  *   /api/timeline   the selection's values per thread over time
  *   /api/download   the selection as pprof, collapsed, speedscope,
  *                   perf-script or a flame graph SVG
@@ -19,6 +20,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +31,7 @@
 #include "profile/top.h"
 #include "profile/tree.h"
 #include "format/format.h"
+#include "render/callgraph.h"
 #include "render/flame.h"
 #include "util/buf.h"
 #include "util/diag.h"
@@ -639,64 +642,169 @@ static int api_flame(struct call *c)
 
 /* ---- /api/top ---- */
 
+/* A row of the table: this input's, with the diff base's values (scaled
+ * to this total when normalized) when one is compared. */
+struct trow {
+	const char *name, *file;	/* file: by-line rows only, else "" */
+	int64_t line;
+	int64_t flat, cum;
+	double bflat, bcum;
+	uint32_t order;			/* kiln top's order, base-only rows last */
+};
+
 struct top_sort {
-	const struct kiln_top *t;
-	const struct kiln_prof *p;
-	int key;		/* 0 flat, 1 cum, 2 name */
+	int key;		/* 0 flat, 1 cum, 2 name, 3 delta (flat) */
 	bool asc;
 };
+
+static int cmp_key(const struct trow *x, const struct trow *y)
+{
+	int c = strcmp(x->name, y->name);
+
+	if (!c)
+		c = strcmp(x->file, y->file);
+	if (!c && x->line != y->line)
+		c = x->line < y->line ? -1 : 1;
+	return c;
+}
+
+static int cmp_trow_key(const void *a, const void *b)
+{
+	return cmp_key(a, b);
+}
 
 static int cmp_top(const void *a, const void *b, void *ctx)
 {
 	const struct top_sort *k = ctx;
-	const struct kiln_top_row *x = &k->t->rows[*(const uint32_t *)a];
-	const struct kiln_top_row *y = &k->t->rows[*(const uint32_t *)b];
+	const struct trow *x = a, *y = b;
+	double dx = (double)x->flat - x->bflat, dy = (double)y->flat - y->bflat;
 	int c = 0;
 
-	if (k->key == 1 && x->cum != y->cum)
+	if (k->key == 0 && x->flat != y->flat)
+		c = x->flat > y->flat ? -1 : 1;
+	else if (k->key == 1 && x->cum != y->cum)
 		c = x->cum > y->cum ? -1 : 1;
 	else if (k->key == 2)
-		c = strcmp(kiln_prof_str(k->p, x->name), kiln_prof_str(k->p, y->name));
+		c = strcmp(x->name, y->name);
+	else if (k->key == 3 && dx != dy)
+		c = dx > dy ? -1 : 1;
 	if (!c)	/* the table's own order: kiln top's */
-		c = *(const uint32_t *)a < *(const uint32_t *)b ? -1 :
-		    *(const uint32_t *)a > *(const uint32_t *)b;
+		c = x->order < y->order ? -1 : x->order > y->order;
 	if (k->key == 2)
 		return k->asc ? c : -c;
 	return k->asc ? -c : c;
 }
 
+/* The table's rows, with the base's matched by name (and file and line)
+ * when base is given; rows only the base has come last, at 0.
+ * NULL when out of memory. */
+static struct trow *top_rows(const struct kiln_top *t, const struct kiln_prof *p,
+			     const struct kiln_top *bt, const struct kiln_prof *bp,
+			     double scale, size_t *n)
+{
+	size_t i, nb = bt ? bt->n : 0, m = 0;
+	struct trow *rows = malloc((t->n + nb + 1) * sizeof(*rows));
+	struct trow *base = nb ? malloc(nb * sizeof(*base)) : NULL;
+
+	if (!rows || (nb && !base)) {
+		free(rows);
+		free(base);
+		return NULL;
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct kiln_top_row *r = &t->rows[i];
+
+		rows[i] = (struct trow){ kiln_prof_str(p, r->name),
+			r->file ? kiln_prof_str(p, r->file) : "", r->line,
+			r->flat, r->cum, 0, 0, (uint32_t)i };
+	}
+	m = t->n;
+	if (nb) {
+		bool *used = calloc(nb, sizeof(*used));
+
+		if (!used) {
+			free(rows);
+			free(base);
+			return NULL;
+		}
+		for (i = 0; i < nb; i++) {
+			const struct kiln_top_row *r = &bt->rows[i];
+
+			base[i] = (struct trow){ kiln_prof_str(bp, r->name),
+				r->file ? kiln_prof_str(bp, r->file) : "", r->line,
+				0, 0, (double)r->flat * scale,
+				(double)r->cum * scale, (uint32_t)i };
+		}
+		qsort(base, nb, sizeof(*base), cmp_trow_key);
+		for (i = 0; i < t->n; i++) {
+			struct trow *hit = bsearch(&rows[i], base, nb, sizeof(*base),
+						   cmp_trow_key);
+
+			if (hit) {
+				rows[i].bflat = hit->bflat;
+				rows[i].bcum = hit->bcum;
+				used[hit - base] = true;
+			}
+		}
+		for (i = 0; i < nb; i++)
+			if (!used[i]) {
+				rows[m] = base[i];
+				rows[m++].order = (uint32_t)(t->n + base[i].order);
+			}
+		free(used);
+	}
+	free(base);
+	*n = m;
+	return rows;
+}
+
+/* "+12.50%", "-100.00%", "new" (nothing in the base) or "0.00%". */
+static void add_change_pct(struct call *c, double v, double b)
+{
+	if (b > 0)
+		add(c, "\"%+.2f%%\"", 100.0 * (v - b) / b);
+	else
+		add(c, "\"%s\"", v > 0 ? "new" : "0.00%");
+}
+
 static int api_top(struct call *c)
 {
-	static const char *const keys[] = { "flat", "cum", "name" };
+	static const char *const keys[] = { "flat", "cum", "name", "delta" };
 	struct web_view *v;
-	struct kiln_top *t;
+	struct kiln_top *t, *bt = NULL;
 	struct top_sort ks = { 0 };
 	const char *sort = arg(c, "sort"), *order = arg(c, "order");
 	const char *filter = arg(c, "filter"), *unit;
-	uint32_t *rows = NULL;
-	size_t i, nrows = 0, shown = 0;
+	struct trow *rows = NULL;
+	size_t i, n = 0, nrows = 0, shown = 0;
 	long nmax, offset;
-	bool by_line;
+	bool by_line, diff, absolute;
 	regex_t re;
 	bool has_re = false;
 	int64_t sum = 0;
-	double total;
+	double total, scale = 1;
 
 	if (num_arg(c, "n", 0, 1000000, WEB_TOP_DEFAULT, &nmax) ||
 	    num_arg(c, "offset", 0, LONG_MAX, 0, &offset) ||
-	    bool_arg(c, "lines", &by_line) || selection(c, &v))
+	    bool_arg(c, "lines", &by_line) || bool_arg(c, "diff", &diff) ||
+	    bool_arg(c, "absolute", &absolute) || selection(c, &v))
 		return c->status;
-	ks.key = 0;
 	if (sort && *sort) {
-		for (ks.key = 0; ks.key < 3; ks.key++)
+		for (ks.key = 0; ks.key < 4; ks.key++)
 			if (!strcmp(sort, keys[ks.key]))
 				break;
-		if (ks.key == 3)
-			return fail(c, 400, "bad sort '%s': want flat, cum or name", sort);
+		if (ks.key == 4 || (ks.key == 3 && !diff))
+			return fail(c, 400, "bad sort '%s': want flat, cum or name%s",
+				    sort, diff ? " or delta" : " (delta with diff=1)");
 	}
 	if (order && *order && strcmp(order, "asc") && strcmp(order, "desc"))
 		return fail(c, 400, "bad order '%s': want asc or desc", order);
 	ks.asc = order && !strcmp(order, "asc");
+	if (diff && !v->base)
+		return fail(c, 400, "no diff base: start kiln serve with --diff BASE");
+	if (diff && v->base_type < 0)
+		return fail(c, 400, "the diff base has no sample type %s/%s",
+			    type_name(v->prof, v->type), unit_name(v->prof, v->type));
 	if (filter && *filter) {
 		char msg[256];
 		int rc = regcomp(&re, filter, REG_EXTENDED | REG_NOSUB);
@@ -709,19 +817,22 @@ static int api_top(struct call *c)
 		has_re = true;
 	}
 	c->err = kiln_web_view_top(v, by_line, &t);
+	if (!c->err && diff)
+		c->err = kiln_web_view_base_top(v, by_line, &bt);
 	if (c->err)
 		goto out;
-	rows = malloc((t->n + 1) * sizeof(*rows));
+	/* Normalized (the default): the base's shares of this total, as
+	 * the flame graph's diff compares them. */
+	if (bt && !absolute)
+		scale = bt->total ? (double)t->total / (double)bt->total : 0;
+	rows = top_rows(t, v->prof, bt, bt ? v->base : NULL, scale, &n);
 	if (!rows) {
 		c->err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < t->n; i++)
-		if (!has_re || !regexec(&re, kiln_prof_str(v->prof, t->rows[i].name),
-					0, NULL, 0))
-			rows[nrows++] = (uint32_t)i;
-	ks.t = t;
-	ks.p = v->prof;
+	for (i = 0; i < n; i++)
+		if (!has_re || !regexec(&re, rows[i].name, 0, NULL, 0))
+			rows[nrows++] = rows[i];
 	qsort_r(rows, nrows, sizeof(*rows), cmp_top, &ks);
 	unit = unit_name(v->prof, v->type);
 	total = t->total ? (double)t->total : 1.0;
@@ -731,10 +842,15 @@ static int api_top(struct call *c)
 	add_str(c, unit);
 	add(c, ",\"total\":%" PRId64 ",\"total_str\":", t->total);
 	add_value_str(c, t->total, unit);
+	if (bt) {
+		add(c, ",\"base_total\":%" PRId64 ",\"base_total_str\":", bt->total);
+		add_value_str(c, bt->total, unit);
+		add(c, ",\"absolute\":%s", absolute ? "true" : "false");
+	}
 	add(c, ",\"count\":%zu,\"rows\":[", nrows);
 	/* sum% runs over the rows in the order shown, as pprof's does. */
 	for (i = 0; i < nrows && !c->err; i++) {
-		const struct kiln_top_row *r = &t->rows[rows[i]];
+		const struct trow *r = &rows[i];
 
 		sum += r->flat;
 		if (i < (size_t)offset)
@@ -742,7 +858,7 @@ static int api_top(struct call *c)
 		if (nmax && shown >= (size_t)nmax)
 			break;
 		add(c, "%s{\"name\":", shown++ ? "," : "");
-		add_str(c, kiln_prof_str(v->prof, r->name));
+		add_str(c, r->name);
 		add(c, ",\"flat\":%" PRId64 ",\"flat_str\":", r->flat);
 		add_value_str(c, r->flat, unit);
 		add(c, ",\"flat_pct\":\"%.2f%%\",\"sum_pct\":\"%.2f%%\","
@@ -752,8 +868,22 @@ static int api_top(struct call *c)
 		add(c, ",\"cum_pct\":\"%.2f%%\"", 100.0 * (double)r->cum / total);
 		if (by_line) {
 			add(c, ",\"file\":");
-			add_str(c, r->file ? kiln_prof_str(v->prof, r->file) : "?");
+			add_str(c, *r->file ? r->file : "?");
 			add(c, ",\"line\":%" PRId64, r->line);
+		}
+		if (bt) {
+			int64_t bf = llround(r->bflat), bc = llround(r->bcum);
+
+			add(c, ",\"base_flat\":%" PRId64 ",\"base_flat_str\":", bf);
+			add_value_str(c, bf, unit);
+			add(c, ",\"base_cum\":%" PRId64 ",\"base_cum_str\":", bc);
+			add_value_str(c, bc, unit);
+			add(c, ",\"delta\":%" PRId64 ",\"delta_str\":", r->flat - bf);
+			add_value_str(c, r->flat - bf, unit);
+			add(c, ",\"delta_pct\":");
+			add_change_pct(c, (double)r->flat, r->bflat);
+			add(c, ",\"delta_cum\":%" PRId64 ",\"delta_cum_pct\":", r->cum - bc);
+			add_change_pct(c, (double)r->cum, r->bcum);
 		}
 		add(c, "}");
 	}
@@ -914,6 +1044,83 @@ out:
 	return c->err ? 500 : c->status;
 }
 
+/* ---- /api/callgraph ---- */
+
+/* A fraction argument in [0, 1]; def when absent.  -1 when bad. */
+static int frac_arg(struct call *c, const char *key, double def, double *out)
+{
+	const char *s = arg(c, key);
+	char *end;
+	double v;
+
+	*out = def;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno || !(v >= 0 && v <= 1)) {
+		fail(c, 400, "bad %s '%s': want a fraction from 0 to 1", key, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * The call graph of the selection as SVG, laid out by graphviz: the
+ * engine and pruning of `kiln callgraph`.  Each node links to
+ * WEB_CG_HREF followed by its name, which the page turns into the
+ * function's sandwich.
+ */
+#define WEB_CG_HREF "kiln-fn:"
+
+static int api_callgraph(struct call *c)
+{
+	struct kiln_callgraph_opts o = KILN_CALLGRAPH_OPTS_INIT;
+	struct kiln_callgraph_dot_opts dopts = { 0 };
+	struct kiln_callgraph g = KILN_CALLGRAPH_INIT;
+	struct kiln_buf dot = { 0 };
+	struct web_view *v;
+	long nodes;
+	bool diff;
+	int err;
+
+	if (num_arg(c, "nodes", 0, 10000, o.max_nodes, &nodes) ||
+	    frac_arg(c, "node_fraction", o.node_fraction, &o.node_fraction) ||
+	    frac_arg(c, "edge_fraction", o.edge_fraction, &o.edge_fraction) ||
+	    bool_arg(c, "lines", &o.by_line) || bool_arg(c, "diff", &diff) ||
+	    selection(c, &v))
+		return c->status;
+	o.max_nodes = (int)nodes;
+	if (diff) {
+		if (!v->base)
+			return fail(c, 400, "no diff base: start kiln serve with --diff BASE");
+		if (v->base_type < 0)
+			return fail(c, 400, "the diff base has no sample type %s/%s",
+				    type_name(v->prof, v->type),
+				    unit_name(v->prof, v->type));
+		o.base = v->base;
+		o.base_type = v->base_type;
+	}
+	dopts.title = c->m->in[v->p].name;
+	dopts.href_prefix = WEB_CG_HREF;
+	err = kiln_callgraph_build(&g, v->prof, v->type, &o);
+	if (!err)
+		err = kiln_callgraph_dot(&g, &dopts, &dot);
+	if (!err)
+		err = kiln_callgraph_render(dot.data, dot.len, "svg", c->out);
+	kiln_callgraph_release(&g);
+	kiln_buf_release(&dot);
+	if (err == -EINVAL)
+		return fail(c, 500, "graphviz could not lay out the call graph");
+	if (err) {
+		c->err = err;
+		return 500;
+	}
+	c->r->type = "image/svg+xml";
+	return 200;
+}
+
 /* ---- /api/timeline ---- */
 
 static int api_timeline(struct call *c)
@@ -1033,9 +1240,12 @@ int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 		status = api_download(&c);
 	else if (!strcmp(r->path, "/api/timeline"))
 		status = api_timeline(&c);
+	else if (!strcmp(r->path, "/api/callgraph"))
+		status = api_callgraph(&c);
 	else
 		status = fail(&c, 404, "no API '%s' (there are /api/profiles, "
-			      "/api/flame, /api/top, /api/sandwich, /api/timeline, "
+			      "/api/flame, /api/top, /api/sandwich, /api/callgraph, "
+			      "/api/timeline, "
 			      "/api/download)", r->path);
 	if (c.err) {
 		kiln_buf_reset(out);

@@ -52,6 +52,7 @@ static void view_release(struct web_view *v)
 	for (i = 0; i < 2; i++) {
 		kiln_tree_release(&v->tree[i]);
 		kiln_top_release(&v->top[i]);
+		kiln_top_release(&v->base_top[i]);
 	}
 	kiln_tree_release(&v->sw_callers);
 	kiln_tree_release(&v->sw_callees);
@@ -232,6 +233,22 @@ int kiln_web_view_top(struct web_view *v, bool by_line, struct kiln_top **out)
 		v->top_built[by_line] = true;
 	}
 	*out = &v->top[by_line];
+	return 0;
+}
+
+int kiln_web_view_base_top(struct web_view *v, bool by_line,
+			   struct kiln_top **out)
+{
+	int err;
+
+	if (!v->base_top_built[by_line]) {
+		err = kiln_top_build(&v->base_top[by_line], v->base,
+				     v->base_type, by_line, false);
+		if (err)
+			return err;
+		v->base_top_built[by_line] = true;
+	}
+	*out = &v->base_top[by_line];
 	return 0;
 }
 

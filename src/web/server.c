@@ -113,11 +113,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				    "out of memory\n");
 		}
 		body = kiln_buf_detach(&out, &len);
-		if (!req.filename[0])
+		if (!req.type)
 			return answer(conn, (unsigned)status, "application/json",
 				      body ? body : "", len,
 				      body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-		/* A download: saved under the name the API chose. */
+		/* Another type (the call graph's SVG), or a download: saved
+		 * under the name the API chose. */
 		r = MHD_create_response_from_buffer(len, body ? body : (char *)"",
 						    body ? MHD_RESPMEM_MUST_FREE :
 							   MHD_RESPMEM_PERSISTENT);
@@ -125,9 +126,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 			free(body);
 			return MHD_NO;
 		}
-		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", req.filename);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, req.type);
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
+		if (req.filename[0]) {
+			snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"",
+				 req.filename);
+			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+						disp);
+		}
 		MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 		ret = MHD_queue_response(conn, (unsigned)status, r);

@@ -52,6 +52,8 @@ struct web_view {
 	struct kiln_tree tree[2];	/* [reverse]; n == 0 until built */
 	struct kiln_top top[2];		/* [by_line] */
 	bool top_built[2];
+	struct kiln_top base_top[2];	/* the diff base's, [by_line] */
+	bool base_top_built[2];
 	/* The last sandwich: function name string id (0: none) and trees. */
 	uint32_t sw_name;
 	struct kiln_tree sw_callers, sw_callees;
@@ -81,6 +83,10 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 /* The view's top table, flat order (built on first use).  0 or -ENOMEM. */
 int kiln_web_view_top(struct web_view *v, bool by_line,
 		      struct kiln_top **out);
+/* The diff base's top table for the view's type (v->base set and
+ * v->base_type >= 0), built on first use.  0 or -ENOMEM. */
+int kiln_web_view_base_top(struct web_view *v, bool by_line,
+			   struct kiln_top **out);
 
 /* One thread's samples over time (timeline.c). */
 struct web_thread {

@@ -137,6 +137,31 @@ try {
     await page.mouse.move(p.x, p.y + 1);
     await page.mouse.move(p.x, p.y);
     check(await text('#details') === 'Function: burn_c (100 samples, 10.00%)', 'diff off', await text('#details'));
+
+    // The top table with deltas, sorted by the change: burn_b grew by
+    // 300 (+100%), burn_a shrank by 300 (-50%), in red and blue.
+    await open('#v=top&d=1&sort=delta');
+    await page.waitForFunction(() => document.querySelectorAll('#top-table tbody tr').length > 0);
+    check(await page.locator('#top-table').evaluate((t) => t.classList.contains('diff')), 'diff: delta columns shown');
+    const cells = (i) => page.locator('#top-table tbody tr').nth(i).locator('td').allTextContents();
+    const first = await cells(0);
+    check(JSON.stringify(first.slice(5)) === JSON.stringify(['300', '+300', '+100.00%', '+100.00%', 'burn_b']),
+      'diff: burn_b first, grown by 300 (+100%)', first);
+    const last = await cells(await page.locator('#top-table tbody tr').count() - 1);
+    check(JSON.stringify(last.slice(5)) === JSON.stringify(['600', '-300', '-50.00%', '-50.00%', 'burn_a']),
+      'diff: burn_a last, shrunk by 300 (-50%)', last);
+    const colour = await page.locator('#top-table tbody tr').first().locator('td').nth(6)
+      .evaluate((td) => getComputedStyle(td).color);
+    check(colour === 'rgb(204, 0, 0)', 'diff: growth in red', colour);
+    await page.screenshot({ path: join(shotDir, 'top-diff.png') });
+    await page.locator('#top-diff').uncheck();
+    await page.waitForFunction(() => !document.getElementById('top-table').classList.contains('diff'));
+    check((await hashParams()).d === undefined, 'diff off in the top table');
+
+    // The call graph against the base.
+    await open('#v=callgraph&d=1');
+    await page.waitForSelector('#cg svg a[data-fn="burn_b"]', { state: 'attached' });
+    check(/Diff: colour by change/.test(await page.locator('#cg svg').textContent()), 'diff: call graph against the base');
   } else if (recorded) {
     await open('#');
     check(await inked('flame') > 0.02, 'recorded profile: flame graph drawn');
@@ -303,6 +328,25 @@ try {
     await page.locator('#top-table td.name a', { hasText: 'burn_c' }).click();
     await page.waitForFunction(() => /^burn_c:/.test(document.getElementById('sw-summary').textContent));
     check((await hashParams()).v === 'sandwich', 'top row opens the sandwich');
+
+    // The call graph tab: graphviz's SVG inline, every function a link to
+    // its sandwich, the same nodes as kiln callgraph.
+    await open('#v=callgraph');
+    await page.waitForSelector('#cg svg a[data-fn]', { state: 'attached' });
+    const fns = (await page.locator('#cg svg a[data-fn]').evaluateAll((as) => as.map((a) => a.dataset.fn))).sort();
+    check(JSON.stringify(fns) === JSON.stringify(['burn_a', 'burn_b', 'burn_c', 'main', 'run', 'stage_a', 'stage_b', 'stage_c']),
+      'call graph: every function', fns);
+    const cgBox = await page.locator('#cg svg').boundingBox();
+    check(cgBox.width > 200 && cgBox.height > 200, 'call graph drawn', cgBox);
+    check(/burn_a \(total 800, self 600\)/.test(await page.locator('#cg svg g.node title').allTextContents().then((t) => t.join('|'))),
+      'call graph: hover text names the share of burn_a');
+    await page.screenshot({ path: join(shotDir, 'callgraph.png') });
+    await page.locator('#cg svg a[data-fn="stage_b"]').click();
+    await page.waitForFunction(() => /^stage_b:/.test(document.getElementById('sw-summary').textContent));
+    check((await hashParams()).v === 'sandwich' && (await hashParams()).fn === 'stage_b', 'call graph: a click opens the sandwich');
+    await open('#v=callgraph&cgn=3');
+    await page.waitForSelector('#cg svg a[data-fn]', { state: 'attached' });
+    check(await page.locator('#cg svg a[data-fn]').count() <= 3, 'call graph: nodes=3 prunes');
 
     // A bad regex is reported on the page, not thrown.
     await open('#focus=%28');

@@ -106,6 +106,31 @@ expect_get 200 '/api/sandwich?fn=stage_a'
 expect_get 404 '/api/sandwich?fn=no_such_function'
 has "$T/body" "no function 'no_such_function'"
 
+# The call graph: kiln callgraph's SVG for the selection, each function
+# linked to kiln-fn:NAME (the page's sandwich links).
+hdr=$(curl -s -D - -o "$T/cg.svg" "${URL}api/callgraph") || fail "callgraph"
+echo "$hdr" | grep -qi '^content-type: image/svg+xml' || fail "callgraph type: $hdr"
+! echo "$hdr" | grep -qi '^content-disposition' || fail "callgraph is shown, not saved: $hdr"
+has "$T/cg.svg" '<svg'
+for f in main run stage_a stage_b stage_c burn_a burn_b burn_c; do
+    has "$T/cg.svg" "xlink:href=\"kiln-fn:$f\""
+done
+has "$T/cg.svg" 'Total: 1201'
+# The same graph as kiln callgraph draws (its legend names the input).
+"$KILN" callgraph -q --format dot -o "$T/cg.dot" "$T/shares.collapsed" || fail "kiln callgraph"
+[ "$(grep -c 'kiln-fn:' "$T/cg.svg")" -eq "$(grep -c '^ *N[0-9]* \[' "$T/cg.dot")" ] ||
+    fail "callgraph: $(grep -c 'kiln-fn:' "$T/cg.svg") linked nodes, kiln callgraph has $(grep -c '^ *N[0-9]* \[' "$T/cg.dot")"
+# Pruning and filtering apply: 3 nodes at most; focus keeps stage_b's stacks.
+expect_get 200 '/api/callgraph?nodes=3'
+[ "$(grep -c 'kiln-fn:' "$T/body")" -le 3 ] || fail "nodes=3: $(grep -c 'kiln-fn:' "$T/body") nodes"
+expect_get 200 '/api/callgraph?focus=stage_b'
+has "$T/body" 'kiln-fn:burn_b'
+hasnt "$T/body" 'kiln-fn:stage_a'
+expect_get 200 '/api/callgraph?lines=1'
+expect_get 400 '/api/callgraph?nodes=x';          has "$T/body" 'bad nodes'
+expect_get 400 '/api/callgraph?node_fraction=2';  has "$T/body" 'bad node_fraction'
+expect_get 400 '/api/callgraph?diff=1';           has "$T/body" 'no diff base'
+
 # Downloads of the selection, in every export format: kiln reads each
 # back with the selection's numbers.
 "$KILN" top -n 0 --focus stage_b "$T/shares.collapsed" | tail -n +2 > "$T/top.want"

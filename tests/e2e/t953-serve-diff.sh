@@ -33,6 +33,22 @@ expect_get 200 '/api/flame?diff=1'
 [ "$(jq .base_total "$T/body")" = 1000 ] || fail "base_total: $(cat "$T/body")"
 expect_get 200 '/api/flame?diff=1&focus=stage_b'
 [ "$(jq -c '[.nodes[0][3], .nodes[0][10]]' "$T/body")" = '[1200,1200]' ] || fail "diff with focus: $(cat "$T/body")"
+# The top table with deltas: the base's flat scaled to this total (x2),
+# sorted by the change; absolute: the base's own values.
+expect_get 200 '/api/top?diff=1&sort=delta'
+[ "$(jq -c '[.rows[] | select(.flat > 0 or .base_flat > 0) | [.name, .flat, .base_flat, .delta, .delta_pct]]' "$T/body")" = \
+  '[["burn_b",1200,600,600,"+100.00%"],["burn_c",200,200,0,"+0.00%"],["burn_a",600,1200,-600,"-50.00%"]]' ] ||
+    fail "top diff: $(cat "$T/body")"
+[ "$(jq -c '[.base_total, .absolute]' "$T/body")" = '[1000,false]' ] || fail "top diff totals: $(cat "$T/body")"
+expect_get 200 '/api/top?diff=1&absolute=1&sort=delta&order=asc'
+[ "$(jq -c '[.rows[-1].name, (.rows[] | select(.name == "burn_a") | .base_flat, .delta, .delta_cum_pct)]' "$T/body")" = '["burn_b",600,0,"+0.00%"]' ] ||
+    fail "top diff absolute: $(cat "$T/body")"
+[ "$(jq -c '[.rows[] | select(.name == "burn_b") | .base_flat, .delta, .delta_pct]' "$T/body")" = '[300,900,"+300.00%"]' ] ||
+    fail "top diff absolute burn_b: $(cat "$T/body")"
+expect_get 400 '/api/top?sort=delta';  has "$T/body" 'delta with diff=1'
+# The call graph against the base: its legend says so.
+expect_get 200 '/api/callgraph?diff=1'
+has "$T/body" 'Diff: colour by change'
 
 if command -v node >/dev/null && [ -x /usr/bin/chromium ] &&
    [ -d "$KILN_SRC/tests/browser/node_modules/playwright-core" ]; then
@@ -49,7 +65,16 @@ else
 fi
 serve_stop
 
+# A function only the base has: a row at 0, shrunk by all of it.
+printf 'main;run;stage_d;gone 100\n' | cat "$T/base.collapsed" - > "$T/base2.collapsed"
+serve_start -q --http 127.0.0.1:0 "$T/new.collapsed" --diff "$T/base2.collapsed"
+expect_get 200 '/api/top?diff=1&absolute=1&filter=gone'
+[ "$(jq -c '[.count, (.rows[0] | .flat, .cum, .base_flat, .delta, .delta_pct)]' "$T/body")" = '[1,0,0,100,-100,"-100.00%"]' ] ||
+    fail "base-only function: $(cat "$T/body")"
+serve_stop
+
 serve_start -q --http 127.0.0.1:0 "$T/new.collapsed"
+expect_get 400 '/api/top?diff=1';  has "$T/body" 'no diff base'
 expect_get 400 '/api/flame?diff=1'
 has "$T/body" 'no diff base'
 expect_get 200 /api/profiles

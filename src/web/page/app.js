@@ -10,7 +10,7 @@ const $ = (id) => document.getElementById(id);
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
-  t0: '', t1: '' };
+  t0: '', t1: '', cgn: '80', fit: '1', abs: '0' };
 let state = { ...DEFAULTS };
 
 function readHash() {
@@ -418,7 +418,7 @@ function header() {
     a.href = `/api/download?${q.toString()}`;
   }
   for (const k of ['focus', 'ignore']) if (document.activeElement !== $(k)) $(k).value = state[k];
-  for (const v of ['flame', 'top', 'sandwich'])
+  for (const v of ['flame', 'top', 'sandwich', 'callgraph'])
     $(`${v}-view`).hidden = !(state.v === v || (v === 'flame' && state.v === 'icicle'));
 }
 
@@ -457,10 +457,18 @@ async function renderTop(gen) {
   if (state.order) q.set('order', state.order);
   if (state.filter) q.set('filter', state.filter);
   if (state.lines === '1') q.set('lines', '1');
+  const diff = state.d === '1' && !!base;
+  if (diff) q.set('diff', '1');
+  if (diff && state.abs === '1') q.set('absolute', '1');
+  if (!diff && state.sort === 'delta') q.delete('sort');
   if (document.activeElement !== $('top-filter')) $('top-filter').value = state.filter;
   $('top-lines').checked = state.lines === '1';
+  $('top-diff').checked = diff;
+  $('top-abs').checked = state.abs === '1';
+  $('top-abs-label').hidden = !diff;
   const d = await api('top', q);
   if (gen !== generation) return;
+  $('top-table').classList.toggle('diff', diff);
   for (const th of document.querySelectorAll('#top-table th[data-sort]')) {
     th.classList.toggle('sorted', th.dataset.sort === state.sort);
     const asc = state.order ? state.order === 'asc' : th.dataset.sort === 'name';
@@ -469,8 +477,12 @@ async function renderTop(gen) {
   const body = document.querySelector('#top-table tbody');
   body.replaceChildren(...d.rows.map((r) => {
     const tr = document.createElement('tr');
-    for (const [v, cls] of [[r.flat_str, 'num'], [r.flat_pct, 'num'], [r.sum_pct, 'num'],
-      [r.cum_str, 'num'], [r.cum_pct, 'num']]) {
+    const dir = (x) => (x > 0 ? 'num grew' : x < 0 ? 'num shrank' : 'num');
+    const cells = [[r.flat_str, 'num'], [r.flat_pct, 'num'], [r.sum_pct, 'num'],
+      [r.cum_str, 'num'], [r.cum_pct, 'num']];
+    if (diff) cells.push([r.base_flat_str, 'num'], [(r.delta > 0 ? '+' : '') + r.delta_str, dir(r.delta)],
+      [r.delta_pct, dir(r.delta)], [r.delta_cum_pct, dir(r.delta_cum)]);
+    for (const [v, cls] of cells) {
       const td = document.createElement('td'); td.className = cls; td.textContent = v; tr.append(td);
     }
     const td = document.createElement('td'); td.className = 'name';
@@ -480,7 +492,8 @@ async function renderTop(gen) {
     td.append(a); tr.append(td);
     return tr;
   }));
-  $('top-summary').textContent = `${d.rows.length} of ${d.count} rows · total ${d.total_str}`;
+  $('top-summary').textContent = `${d.rows.length} of ${d.count} rows · total ${d.total_str}` +
+    (diff ? ` · base ${d.base_total_str}${state.abs === '1' ? '' : ' (scaled to this total)'}` : '');
 }
 
 async function renderSandwich(gen) {
@@ -501,12 +514,54 @@ async function renderSandwich(gen) {
   $('sw-summary').textContent = `${state.fn}: cum ${fmtValue(d.cum, d.unit)} (${pct(d.cum, d.total)}), self ${fmtValue(d.self, d.unit)} (${pct(d.self, d.total)})`;
 }
 
+// The call graph: SVG from the server (graphviz), shown inline.  Each
+// function's box links to kiln-fn:NAME, which opens its sandwich here.
+async function renderCallgraph(gen) {
+  const q = sel();
+  if (state.cgn !== DEFAULTS.cgn) q.set('nodes', state.cgn);
+  if (state.lines === '1') q.set('lines', '1');
+  if (state.d === '1') q.set('diff', '1');
+  if (document.activeElement !== $('cg-nodes')) $('cg-nodes').value = state.cgn;
+  $('cg-lines').checked = state.lines === '1';
+  $('cg-diff').checked = state.d === '1';
+  $('cg-fit').checked = state.fit === '1';
+  const r = await fetch(`/api/callgraph?${q.toString()}`);
+  if (!r.ok) {
+    let body = {};
+    try { body = await r.json(); } catch (e) { /* not JSON */ }
+    throw new Error(body.error || `HTTP ${r.status}`);
+  }
+  const text = await r.text();
+  if (gen !== generation) return;
+  const parsed = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+  if (parsed.nodeName !== 'svg') throw new Error('the server sent a call graph that is not SVG');
+  const svg = document.importNode(parsed, true);
+  for (const x of svg.querySelectorAll('script, foreignObject')) x.remove();
+  let nodes = 0;
+  for (const a of svg.querySelectorAll('a')) {
+    const h = a.getAttribute('xlink:href') || a.getAttribute('href') || '';
+    a.removeAttribute('xlink:href'); a.removeAttribute('href');
+    if (!h.startsWith('kiln-fn:')) continue;
+    const fn = decodeURIComponent(h.slice(8));
+    a.dataset.fn = fn; nodes++;
+    a.addEventListener('click', (e) => { e.preventDefault(); setState({ v: 'sandwich', fn }); });
+    // The hover text: the box's tooltip, not graphviz's node id.
+    const t = a.closest('g.node') && a.closest('g.node').querySelector('title');
+    if (t && a.getAttribute('xlink:title')) t.textContent = a.getAttribute('xlink:title');
+  }
+  // fit: no wider than the window (never enlarged).
+  if (state.fit === '1') { svg.style.maxWidth = '100%'; svg.style.height = 'auto'; }
+  $('cg').replaceChildren(svg);
+  $('cg-summary').textContent = `${nodes} function${nodes === 1 ? '' : 's'} shown`;
+}
+
 async function render() {
   const gen = ++generation;
   header();
   try {
     await Promise.all([renderTimeline(gen),
-      state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) : renderFlame(gen)]);
+      state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
+        state.v === 'callgraph' ? renderCallgraph(gen) : renderFlame(gen)]);
     if (gen === generation) showError('');
   } catch (e) {
     if (gen === generation) showError(e.message);
@@ -546,6 +601,8 @@ function wire() {
   $('diff').addEventListener('change', (e) => setState({ d: e.target.checked ? '1' : '0' }));
   $('top-filter').addEventListener('input', debounce(() => setState({ filter: $('top-filter').value }), 250));
   $('top-lines').addEventListener('change', (e) => setState({ lines: e.target.checked ? '1' : '0' }));
+  $('top-diff').addEventListener('change', (e) => setState({ d: e.target.checked ? '1' : '0' }));
+  $('top-abs').addEventListener('change', (e) => setState({ abs: e.target.checked ? '1' : '0' }));
   for (const th of document.querySelectorAll('#top-table th[data-sort]'))
     th.addEventListener('click', () => {
       const k = th.dataset.sort;
@@ -555,6 +612,10 @@ function wire() {
       setState({ sort: k, order: order === def ? '' : order });
     });
   $('sw-fn').addEventListener('change', (e) => setState({ fn: e.target.value }));
+  $('cg-nodes').addEventListener('change', (e) => setState({ cgn: e.target.value.trim() || DEFAULTS.cgn }));
+  $('cg-lines').addEventListener('change', (e) => setState({ lines: e.target.checked ? '1' : '0' }));
+  $('cg-diff').addEventListener('change', (e) => setState({ d: e.target.checked ? '1' : '0' }));
+  $('cg-fit').addEventListener('change', (e) => setState({ fit: e.target.checked ? '1' : '0' }));
 
   document.addEventListener('keydown', (e) => {
     const typing = /^(INPUT|SELECT|TEXTAREA)$/.test(document.activeElement.tagName);
@@ -574,7 +635,8 @@ function wire() {
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
   window.addEventListener('hashchange', () => { readHash(); render(); });
-  window.addEventListener('resize', debounce(() => render(), 200));
+  // The call graph's SVG scales itself; everything else is drawn anew.
+  window.addEventListener('resize', debounce(() => (state.v === 'callgraph' ? tlData && drawTimeline() : render()), 200));
 }
 
 let base = null;
@@ -587,6 +649,8 @@ async function main() {
     profiles = ps.profiles;
     base = ps.base;
     $('diff-label').hidden = !base;
+    $('cg-diff-label').hidden = !base;
+    $('top-diff-label').hidden = !base;
     if (base) $('diff-base').textContent = base.name.replace(/^.*\//, '');
   } catch (e) {
     showError(e.message);
