@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "format/format.h"
+#include "util/buf.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 #include "web/web.h"
@@ -26,9 +27,10 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Reads every input, refusing bad ones as kiln top does.  Exit status. */
+/* Reads every input, refusing bad ones as kiln top does; with traces,
+ * the bytes of each heap trace are kept there too.  Exit status. */
 static int read_inputs(char **files, int n, struct kiln_prof **profs,
-		       const char **formats)
+		       const char **formats, struct kiln_buf *traces)
 {
 	struct kiln_diag d = { "" };
 	size_t samples = 0;
@@ -41,7 +43,8 @@ static int read_inputs(char **files, int n, struct kiln_prof **profs,
 		if (!kiln_cli_quiet)
 			fprintf(stderr, "kiln serve: reading '%s' (%d of %d)...\n",
 				files[i], i + 1, n);
-		err = kiln_read_profile(files[i], &profs[i], &fmt, &d);
+		err = kiln_read_profile_keep(files[i], &profs[i], &fmt,
+					     traces ? &traces[i] : NULL, &d);
 		if (err) {
 			if (err == -EINVAL)
 				kiln_cli_error("%s", d.msg);
@@ -68,6 +71,7 @@ int kiln_cmd_serve(int argc, char **argv)
 	struct kiln_prof *base = NULL;
 	const char *base_fmt = NULL;
 	struct kiln_prof **profs;
+	struct kiln_buf *traces = NULL;
 	const char **formats;
 	struct kiln_web_model *m = NULL;
 	struct kiln_web *w = NULL;
@@ -90,14 +94,15 @@ int kiln_cmd_serve(int argc, char **argv)
 	n = argc - optind;
 	profs = calloc((size_t)n, sizeof(*profs));
 	formats = calloc((size_t)n, sizeof(*formats));
-	if (!profs || !formats) {
+	traces = calloc((size_t)n, sizeof(*traces));
+	if (!profs || !formats || !traces) {
 		kiln_cli_error("out of memory");
 		rc = KILN_EXIT_FAIL;
 		goto out_free;
 	}
-	rc = read_inputs(argv + optind, n, profs, formats);
+	rc = read_inputs(argv + optind, n, profs, formats, traces);
 	if (!rc && diff)
-		rc = read_inputs((char **)&diff, 1, &base, &base_fmt);
+		rc = read_inputs((char **)&diff, 1, &base, &base_fmt, NULL);
 	if (rc)
 		goto out_free;
 	m = kiln_web_model_new(profs, (const char *const *)argv + optind,
@@ -107,6 +112,10 @@ int kiln_cmd_serve(int argc, char **argv)
 		rc = KILN_EXIT_FAIL;
 		goto out_free;
 	}
+	/* Heap traces are analysed again for a time range. */
+	for (i = 0; i < n; i++)
+		if (traces[i].len)
+			kiln_web_model_set_trace(m, (size_t)i, &traces[i]);
 	err = base ? kiln_web_model_set_base(m, base, diff, base_fmt) : 0;
 	base = NULL;	/* the model's now */
 	if (err) {
@@ -160,6 +169,9 @@ out_free:
 		for (i = 0; i < n; i++)
 			kiln_prof_free(profs[i]);
 	kiln_prof_free(base);
+	for (i = 0; traces && i < n; i++)
+		kiln_buf_release(&traces[i]);
+	free(traces);
 	free(profs);
 	free(formats);
 	return rc;

@@ -108,5 +108,13 @@ int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
  */
 int kiln_read_profile(const char *path, struct kiln_prof **out,
 		      enum kiln_fmt *fmt, struct kiln_diag *d);
+/*
+ * The same; when the file is a kiln heap trace and trace is not NULL, its
+ * bytes (gzip undone) are also appended to trace, for readers that are
+ * asked again with other arguments (kiln serve's time range).
+ */
+int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
+			   enum kiln_fmt *fmt, struct kiln_buf *trace,
+			   struct kiln_diag *d);
 
 #endif

@@ -63,6 +63,8 @@ struct reader {
 	size_t ntids, tids_alloc;
 	uint64_t *pcs;
 	uint64_t inflated;	/* bytes decompressed so far */
+	const uint64_t *window;	/* [t0, t1) for kiln_heap_set_window, or NULL */
+	uint64_t window_buf[2];
 };
 
 static int bad(struct reader *r, const char *fmt, ...)
@@ -302,6 +304,8 @@ static int header(struct reader *r)
 	r->h = kiln_heap_new(r->info->sample_bytes);
 	if (!r->h)
 		return -ENOMEM;
+	if (r->window)
+		kiln_heap_set_window(r->h, r->window[0], r->window[1]);
 	r->have_header = true;
 	return 0;
 }
@@ -720,26 +724,47 @@ int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
 	return err;
 }
 
-int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
-			   struct kiln_heaptrace_info *info,
-			   struct kiln_diag *d)
+int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
+				 uint64_t t1)
+{
+	if (s->r.have_header || t0 >= t1)
+		return -EINVAL;
+	s->r.window_buf[0] = t0;
+	s->r.window_buf[1] = t1;
+	s->r.window = s->r.window_buf;
+	return 0;
+}
+
+static int analyse(const char *data, size_t len, const uint64_t *range,
+		   struct kiln_heap **out, struct kiln_heaptrace_info *info,
+		   struct kiln_diag *d)
 {
 	struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(info, d);
 	size_t used;
-	int err;
+	int err = 0;
 
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
-	err = kiln_heaptrace_stream_feed(s, data, len, true, &used);
+	if (range)
+		err = kiln_heaptrace_stream_window(s, range[0], range[1]);
+	if (!err)
+		err = kiln_heaptrace_stream_feed(s, data, len, true, &used);
 	if (!err)
 		err = kiln_heaptrace_stream_end(s, len, out);
 	kiln_heaptrace_stream_free(s);
 	return err;
 }
 
-int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
-			struct kiln_diag *d)
+int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
+			   struct kiln_heaptrace_info *info,
+			   struct kiln_diag *d)
+{
+	return analyse(data, len, NULL, out, info, d);
+}
+
+static int read_prof(struct kiln_prof *p, const char *data, size_t len,
+		     const uint64_t *range, struct kiln_diag *d)
 {
 	struct kiln_heaptrace_info info;
 	struct kiln_heap *h = NULL;
@@ -747,7 +772,7 @@ int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 	char note[160];
 	int err;
 
-	err = kiln_heaptrace_analyse(data, len, &h, &info, d);
+	err = analyse(data, len, range, &h, &info, d);
 	if (err)
 		goto out;
 	err = kiln_heap_prof(h, KILN_HEAP_MEASURES, p, NULL);
@@ -779,4 +804,18 @@ out:
 	kiln_heap_free(h);
 	kiln_heaptrace_info_release(&info);
 	return err;
+}
+
+int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
+			struct kiln_diag *d)
+{
+	return read_prof(p, data, len, NULL, d);
+}
+
+int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
+			      uint64_t t0, uint64_t t1, struct kiln_diag *d)
+{
+	const uint64_t range[2] = { t0, t1 };
+
+	return read_prof(p, data, len, range, d);
 }

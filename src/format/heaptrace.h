@@ -66,5 +66,19 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
 			      struct kiln_heap **out);
 void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s);
+/* Restricts the analysis to [t0, t1) ns after the first event
+ * (kiln_heap_set_window), before the first feed.  0 or -EINVAL. */
+int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
+				 uint64_t t1);
+
+/*
+ * kiln_heaptrace_read() (format.h) over the time range [t0, t1) ns after
+ * the trace's first event: the measures of kiln_heap_set_window() (what
+ * was allocated in the range, the peak within it, what it allocated that
+ * is still live at its end).  kiln serve's time range on heap traces.
+ */
+struct kiln_prof;
+int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
+			      uint64_t t0, uint64_t t1, struct kiln_diag *d);
 
 #endif

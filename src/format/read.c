@@ -334,6 +334,13 @@ typedef int (*reader_fn)(struct kiln_prof *, const char *, size_t,
 int kiln_read_profile(const char *path, struct kiln_prof **out,
 		      enum kiln_fmt *fmtp, struct kiln_diag *d)
 {
+	return kiln_read_profile_keep(path, out, fmtp, NULL, d);
+}
+
+int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
+			   enum kiln_fmt *fmtp, struct kiln_buf *trace,
+			   struct kiln_diag *d)
+{
 	struct kiln_map m;
 	struct kiln_buf raw = KILN_BUF_INIT;
 	struct kiln_diag inner = { "" };
@@ -410,6 +417,12 @@ int kiln_read_profile(const char *path, struct kiln_prof **out,
 			kiln_diag(d, "'%s': read as %s: %s", path,
 				  kiln_fmt_name(fmt), inner.msg);
 		kiln_prof_free(p);
+		goto out_unmap;
+	}
+	if (trace && fmt == KILN_FMT_HEAPTRACE &&
+	    kiln_buf_add(trace, data, len)) {
+		kiln_prof_free(p);
+		err = -ENOMEM;
 		goto out_unmap;
 	}
 	if (fmtp)

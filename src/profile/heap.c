@@ -36,8 +36,18 @@ struct kiln_heap_live {
 	uint64_t ptr;		/* 0: empty slot */
 	uint64_t size;
 	uint32_t stack;
-	uint32_t tid;
+	uint32_t tid;		/* | LIVE_IN_RANGE: allocated in the window */
 };
+
+/* Thread ids stay below 2^22 (pid_max); the top bit marks blocks
+ * allocated inside the window of a windowed analysis. */
+#define LIVE_IN_RANGE 0x80000000u
+
+/* Whether the measures count now: always, or inside the window. */
+static bool counting(const struct kiln_heap *h)
+{
+	return !h->windowed || h->in_window;
+}
 
 struct kiln_heap *kiln_heap_new(uint64_t sample_bytes)
 {
@@ -432,11 +442,11 @@ static int release(struct kiln_heap *h, struct kiln_heap_live *e, uint32_t tid,
 		h->live_objs = 0;
 		h->live_bytes = 0;
 	}
-	if (temporary) {
+	if (temporary && counting(h)) {
 		s->temporary += w;
 		h->tot.temporary += w;
 	}
-	if (tid != e->tid)
+	if ((tid & ~LIVE_IN_RANGE) != (e->tid & ~LIVE_IN_RANGE) && counting(h))
 		h->tot.cross_thread += w;
 	live_remove(h, e);
 	note_total(h);
@@ -455,10 +465,12 @@ static int on_alloc(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 	s = &h->sites[ev->stack];
 	w = kiln_heap_weight(h->sample_bytes, ev->size);
 	h->tot.reported++;
-	h->tot.calls += w;
-	h->tot.allocated += w * (double)ev->size;
-	s->calls += w;
-	s->bytes += w * (double)ev->size;
+	if (counting(h)) {
+		h->tot.calls += w;
+		h->tot.allocated += w * (double)ev->size;
+		s->calls += w;
+		s->bytes += w * (double)ev->size;
+	}
 	if (!ev->ptr)
 		return 0;
 	/* A block handed out again without a free we saw: drop the old one. */
@@ -472,7 +484,9 @@ static int on_alloc(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 	b.ptr = ev->ptr;
 	b.size = ev->size;
 	b.stack = ev->stack;
-	b.tid = ev->tid;
+	b.tid = ev->tid & ~LIVE_IN_RANGE;
+	if (h->windowed && h->in_window)
+		b.tid |= LIVE_IN_RANGE;
 	err = live_insert(h, &b);
 	if (err)
 		return err;
@@ -484,7 +498,7 @@ static int on_alloc(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 	s->live_objs += w;
 	h->live_bytes += w * (double)ev->size;
 	h->live_objs += w;
-	if (h->live_bytes > h->tot.peak) {
+	if (h->live_bytes > h->tot.peak && counting(h)) {
 		h->tot.peak = h->live_bytes;
 		h->tot.peak_objs = h->live_objs;
 		h->tot.peak_t = h->t_now - h->tot.t_first;
@@ -549,6 +563,28 @@ static int on_munmap(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 	return 0;
 }
 
+int kiln_heap_set_window(struct kiln_heap *h, uint64_t t0, uint64_t t1)
+{
+	if (h->started || t0 >= t1)
+		return -EINVAL;
+	h->windowed = true;
+	h->w0 = t0;
+	h->w1 = t1;
+	return 0;
+}
+
+/* The window opens: the heap as it is now is the range's first peak
+ * candidate, and only what follows counts. */
+static void enter_window(struct kiln_heap *h)
+{
+	h->in_window = true;
+	h->tot.peak = h->live_bytes;
+	h->tot.peak_objs = h->live_objs;
+	h->tot.peak_t = h->t_now - h->tot.t_first;
+	h->epoch++;
+	h->last_alloc = 0;
+}
+
 int kiln_heap_event(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 {
 	uint64_t t = ev->t;
@@ -564,6 +600,17 @@ int kiln_heap_event(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 	if (t < h->t_now) {
 		h->tot.late++;
 		t = h->t_now;
+	}
+	if (h->windowed) {
+		if (t - h->tot.t_first >= h->w1)
+			return 0;	/* past the range */
+		if (!h->in_window && t - h->tot.t_first >= h->w0) {
+			err = advance(h, t);
+			if (err)
+				return err;
+			h->t_now = t;
+			enter_window(h);
+		}
 	}
 	err = advance(h, t);
 	if (err)
@@ -599,10 +646,31 @@ void kiln_heap_finish(struct kiln_heap *h)
 	/* Out of memory here leaves the last bucket's points out. */
 	if (h->nbuckets)
 		close_bucket(h);
+	if (h->windowed && !h->in_window)
+		enter_window(h);	/* nothing happened in the range */
 	for (i = 1; i <= h->nsites; i++)
 		snapshot(h, &h->sites[i]);
 	h->tot.leaked = h->live_bytes;
 	h->tot.leaked_objs = h->live_objs;
+	if (!h->windowed)
+		return;
+	/* Leaked in a range: what it allocated that is still live (the peak
+	 * values are fixed above; the live values are not used again). */
+	for (i = 1; i <= h->nsites; i++)
+		h->sites[i].live_bytes = h->sites[i].live_objs = 0;
+	h->tot.leaked = h->tot.leaked_objs = 0;
+	for (i = 0; h->live && i <= h->live_mask; i++) {
+		const struct kiln_heap_live *e = &h->live[i];
+		double w;
+
+		if (!e->ptr || !(e->tid & LIVE_IN_RANGE))
+			continue;
+		w = kiln_heap_weight(h->sample_bytes, e->size);
+		h->sites[e->stack].live_bytes += w * (double)e->size;
+		h->sites[e->stack].live_objs += w;
+		h->tot.leaked += w * (double)e->size;
+		h->tot.leaked_objs += w;
+	}
 }
 
 void kiln_heap_site_series(const struct kiln_heap *h, uint32_t id, double *out)

@@ -124,6 +124,10 @@ struct kiln_heap {
 	uint32_t *dirty;		/* stacks changed in the open bucket */
 	size_t ndirty, dirty_alloc;
 	bool started, finished;
+	/* A time range (kiln_heap_set_window): [w0, w1) ns after the
+	 * first event; in_window once an event at or after w0 was seen. */
+	bool windowed, in_window;
+	uint64_t w0, w1;
 };
 
 /* A new analysis; sample_bytes is the trace's R (0: not sampled).  NULL
@@ -144,6 +148,18 @@ int kiln_heap_add_maps(struct kiln_heap *h, const char *text, size_t len);
  */
 int kiln_heap_add_stack(struct kiln_heap *h, uint32_t id, const uint64_t *pcs,
 			uint32_t depth);
+
+/*
+ * Restricts the measures to a time range: [t0, t1) nanoseconds after the
+ * first event (before any event is added).  Then allocated, calls,
+ * temporary and cross-thread count what happened in the range; peak is
+ * the largest heap size within it (blocks allocated before t0 included:
+ * they take room), and leaked is what was allocated in the range and is
+ * still live at its end (the heap's growth over the range).  Events at
+ * or after t1 are ignored.  For the whole run ([0, end]) the measures are
+ * those without a range.  0 or -EINVAL (events already added, t0 >= t1).
+ */
+int kiln_heap_set_window(struct kiln_heap *h, uint64_t t0, uint64_t t1);
 
 /*
  * Consumes one event.  Events should come in time order; an earlier one

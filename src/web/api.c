@@ -184,7 +184,7 @@ static int selection_of(struct call *c, bool ranged, struct web_view **v)
 			fail(c, 400, "a time range needs t0 < t1 (nanoseconds)");
 			return -1;
 		}
-		if (!kiln_prof_find_str(prof, "time", 4)) {
+		if (!kiln_prof_find_str(prof, "time", 4) && !c->m->in[p].trace) {
 			fail(c, 400, "'%s' has no sample times: no time range",
 			     c->m->in[p].name);
 			return -1;
@@ -235,7 +235,8 @@ static int api_profiles(struct call *c)
 		add_str(c, c->m->in[i].format);
 		add(c, ",\"samples\":%zu,\"times\":%s,\"default_type\":%d,"
 		    "\"types\":[", p->nsamples,
-		    kiln_prof_find_str(p, "time", 4) ? "true" : "false", def);
+		    kiln_prof_find_str(p, "time", 4) || c->m->in[i].trace ?
+		    "true" : "false", def);
 		for (t = 0; t < p->ntypes; t++) {
 			char s[32];
 			int64_t total = kiln_prof_total(p, t);
@@ -1123,6 +1124,34 @@ static int api_callgraph(struct call *c)
 
 /* ---- /api/timeline ---- */
 
+/* A heap trace's line: the heap size over time, as the bars of every
+ * thread together, with the peak; its buckets are the analysis's. */
+static int heap_timeline(struct call *c, struct web_input *in)
+{
+	struct web_heapline *hl;
+	size_t b;
+	int err = kiln_web_heapline(in, &hl, &c->d);
+
+	if (err == -EINVAL)
+		return fail(c, 500, "%s", c->d.msg);
+	if (err) {
+		c->err = err;
+		return 500;
+	}
+	add(c, "{\"type\":\"heap\",\"unit\":\"bytes\",\"bucket_ns\":%" PRIu64
+	    ",\"end\":%" PRIu64 ",\"buckets\":%zu,\"untimed\":0,\"nthreads\":0,"
+	    "\"threads\":[],\"heap\":{\"peak\":%.0f,\"peak_t\":%" PRIu64
+	    ",\"span\":%" PRIu64 ",\"end\":[", hl->bucket_ns,
+	    hl->bucket_ns * hl->n, hl->n, hl->peak, hl->peak_t, hl->span);
+	for (b = 0; b < hl->n; b++)
+		add(c, "%s%.0f", b ? "," : "", hl->end[b]);
+	add(c, "]},\"total\":[");
+	for (b = 0; b < hl->n; b++)
+		add(c, "%s%.0f", b ? "," : "", hl->max[b]);
+	add(c, "]}\n");
+	return c->err ? 500 : 200;
+}
+
 static int api_timeline(struct call *c)
 {
 	struct web_timeline tl;
@@ -1135,6 +1164,8 @@ static int api_timeline(struct call *c)
 	    num_arg(c, "threads", 1, 10000, 64, &nth) ||
 	    selection_of(c, false, &v))
 		return c->status;
+	if (c->m->in[v->p].trace)
+		return heap_timeline(c, &c->m->in[v->p]);
 	err = kiln_web_timeline(v->prof, v->type, (size_t)nb, &tl);
 	if (err) {
 		c->err = err;

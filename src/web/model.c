@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
+#include "format/heaptrace.h"
+#include "profile/heap.h"
 #include "profile/profile.h"
+#include "util/buf.h"
 #include "util/diag.h"
 #include "web/web.h"
 #include "web/webint.h"
@@ -75,6 +79,12 @@ void kiln_web_model_free(struct kiln_web_model *m)
 		view_release(&m->views[i]);
 	for (i = 0; m->in && i < m->n; i++) {
 		kiln_prof_free(m->in[i].prof);
+		free(m->in[i].trace);
+		if (m->in[i].heap) {
+			free(m->in[i].heap->max);
+			free(m->in[i].heap->end);
+			free(m->in[i].heap);
+		}
 		free(m->in[i].name);
 		free(m->in[i].format);
 	}
@@ -83,6 +93,58 @@ void kiln_web_model_free(struct kiln_web_model *m)
 	free(m->base.name);
 	free(m->base.format);
 	free(m);
+}
+
+void kiln_web_model_set_trace(struct kiln_web_model *m, size_t i,
+			      struct kiln_buf *trace)
+{
+	free(m->in[i].trace);
+	m->in[i].trace = kiln_buf_detach(trace, &m->in[i].trace_len);
+}
+
+int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
+		      struct kiln_diag *d)
+{
+	struct kiln_heaptrace_info info;
+	struct web_heapline *hl;
+	struct kiln_heap *h = NULL;
+	int err;
+
+	if (in->heap) {
+		*out = in->heap;
+		return 0;
+	}
+	err = kiln_heaptrace_analyse(in->trace, in->trace_len, &h, &info, d);
+	kiln_heaptrace_info_release(&info);
+	if (err)
+		return err;
+	hl = calloc(1, sizeof(*hl));
+	if (hl) {
+		hl->n = h->nbuckets;
+		hl->max = malloc((hl->n ? hl->n : 1) * sizeof(*hl->max));
+		hl->end = malloc((hl->n ? hl->n : 1) * sizeof(*hl->end));
+	}
+	if (!hl || !hl->max || !hl->end) {
+		if (hl) {
+			free(hl->max);
+			free(hl->end);
+		}
+		free(hl);
+		kiln_heap_free(h);
+		return -ENOMEM;
+	}
+	if (hl->n) {
+		memcpy(hl->max, h->total_max, hl->n * sizeof(*hl->max));
+		memcpy(hl->end, h->total_end, hl->n * sizeof(*hl->end));
+	}
+	hl->bucket_ns = h->bucket_ns;
+	hl->peak = h->tot.peak;
+	hl->peak_t = h->tot.peak_t;
+	hl->span = h->tot.t_last - h->tot.t_first;
+	kiln_heap_free(h);
+	in->heap = hl;
+	*out = hl;
+	return 0;
 }
 
 int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
@@ -115,6 +177,30 @@ static int filtered(const struct kiln_prof *p, const char *focus,
 		return err;
 	}
 	*out = copy;
+	return 0;
+}
+
+/* A heap trace's profile over [t0, t1), filtered.  0 or -errno. */
+static int heap_range(const struct web_input *in, const char *focus,
+		      const char *ignore, int64_t t0, int64_t t1,
+		      struct kiln_prof **out, struct kiln_diag *d)
+{
+	struct kiln_prof *p = kiln_prof_new();
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	err = kiln_heaptrace_read_range(p, in->trace, in->trace_len,
+					(uint64_t)t0, (uint64_t)t1, d);
+	if (!err)
+		err = kiln_prof_error(p);
+	if (!err)
+		err = kiln_prof_filter(p, focus, ignore, d);
+	if (err) {
+		kiln_prof_free(p);
+		return err;
+	}
+	*out = p;
 	return 0;
 }
 
@@ -151,35 +237,39 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	view_release(slot);
 	slot->p = p;
 	slot->type = type;
-	slot->prof = m->in[p].prof;
 	slot->base = m->base.prof;
 	slot->base_type = -1;
-	if (focus || ignore || s->ranged) {
-		/* Filtering rewrites the samples: work on copies. */
+	err = 0;
+	if (s->ranged && m->in[p].trace)	/* analysed again over the range */
+		err = heap_range(&m->in[p], focus, ignore, s->t0, s->t1,
+				 &slot->prof, d);
+	else if (focus || ignore || s->ranged)	/* filtering rewrites samples */
 		err = filtered(m->in[p].prof, focus, ignore,
 			       s->ranged ? range : NULL, &slot->prof, d);
-		if (err)
-			return err;
+	if (err)
+		return err;
+	if (!slot->prof) {
+		slot->prof = m->in[p].prof;
+	} else {
 		slot->own = true;
 		slot->ranged = s->ranged;
 		slot->t0 = s->t0;
 		slot->t1 = s->t1;
-		if (m->base.prof && (focus || ignore)) {
-			err = filtered(m->base.prof, focus, ignore, NULL,
-				       &slot->base, d);
-			if (err) {
-				slot->base = NULL;
-				view_release(slot);
-				return err;
-			}
-			slot->base_own = true;
-		}
-		slot->focus = focus ? strdup(focus) : NULL;
-		slot->ignore = ignore ? strdup(ignore) : NULL;
-		if ((focus && !slot->focus) || (ignore && !slot->ignore)) {
+	}
+	if (m->base.prof && (focus || ignore)) {
+		err = filtered(m->base.prof, focus, ignore, NULL, &slot->base, d);
+		if (err) {
+			slot->base = NULL;
 			view_release(slot);
-			return -ENOMEM;
+			return err;
 		}
+		slot->base_own = true;
+	}
+	slot->focus = focus ? strdup(focus) : NULL;
+	slot->ignore = ignore ? strdup(ignore) : NULL;
+	if ((focus && !slot->focus) || (ignore && !slot->ignore)) {
+		view_release(slot);
+		return -ENOMEM;
 	}
 	if (slot->base) {
 		const struct kiln_value_type *t = &slot->prof->types[type];

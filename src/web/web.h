@@ -37,6 +37,13 @@ void kiln_web_model_free(struct kiln_web_model *m);
 int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
 			    const char *name, const char *format);
 /*
+ * Input i is a kiln heap trace whose bytes are in trace: the model takes
+ * them (trace is left empty), to analyse the trace again over a time
+ * range, and draws its memory over time.
+ */
+void kiln_web_model_set_trace(struct kiln_web_model *m, size_t i,
+			      struct kiln_buf *trace);
+/*
  * Aggregates ahead of the first request: the call tree of each input's
  * default sample type (for the first few inputs).  0 or -ENOMEM.
  */

@@ -14,10 +14,25 @@
 /* Selections kept built at once: a few views open side by side. */
 #define WEB_VIEWS 6
 
+/* A heap trace's memory over time (the whole run), from its analysis. */
+struct web_heapline {
+	uint64_t bucket_ns;
+	size_t n;
+	double *max, *end;	/* [n]: largest heap size in a bucket, at its end */
+	double peak;
+	uint64_t peak_t;	/* ns after the first event */
+	uint64_t span;		/* ns from the first event to the last */
+};
+
 struct web_input {
 	char *name;
 	char *format;
 	struct kiln_prof *prof;
+	/* A heap trace: its bytes, analysed again for a time range, and its
+	 * memory over time (made on first use).  NULL otherwise. */
+	char *trace;
+	size_t trace_len;
+	struct web_heapline *heap;
 };
 
 /*
@@ -110,6 +125,11 @@ struct web_timeline {
 	size_t nthreads;
 	int64_t untimed;
 };
+
+/* The memory over time of input in (a heap trace), made on first use.
+ * 0, -EINVAL (d filled: the trace cannot be read again) or -ENOMEM. */
+int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
+		      struct kiln_diag *d);
 
 /* Fills tl from sample type `type` of p, in at most nbuckets buckets.
  * 0, -EINVAL (nbuckets 0) or -ENOMEM. */

@@ -407,6 +407,88 @@ static void test_peak_per_stack(void **state)
 	tw_release(&w);
 }
 
+/* The trace of test_peak_per_stack analysed over a time range [t0, t1)
+ * (ns after the first event; its events are 1 ns apart). */
+static struct kiln_heap *analyse_range(uint64_t t0, uint64_t t1,
+				       struct kiln_heaptrace_info *info)
+{
+	struct kiln_diag d = { "" };
+	struct tw w = TW_INIT;
+	struct kiln_heaptrace_stream *s;
+	struct kiln_heap *h = NULL;
+	size_t used;
+
+	tw_header(&w, 0);
+	tw_stack(&w, 1, 1, (uint64_t)0x400100);
+	tw_stack(&w, 2, 1, (uint64_t)0x400200);
+	tw_stack(&w, 3, 1, (uint64_t)0x400300);
+	tw_batch(&w, 1, 0);
+	tw_alloc(&w, 1, 1, 0x100, 1000, 1);	/* 0: 1000 */
+	tw_alloc(&w, 1, 1, 0x200, 1000, 1);	/* 1: 2000 */
+	tw_alloc(&w, 1, 1, 0x300, 500, 2);	/* 2: 2500, the peak */
+	tw_free(&w, 1, 1, 0x100);		/* 3: 1500 */
+	tw_free(&w, 1, 1, 0x200);		/* 4: 500 */
+	tw_alloc(&w, 1, 1, 0x400, 700, 2);	/* 5: 1200 */
+	tw_alloc(&w, 1, 1, 0x500, 1200, 2);	/* 6: 2400 */
+	tw_alloc(&w, 1, 1, 0x600, 10, 3);	/* 7: 2410 */
+	tw_free(&w, 1, 1, 0x300);		/* 8: 1910 */
+	tw_frame(&w);
+	s = kiln_heaptrace_stream_new(info, &d);
+	assert_non_null(s);
+	assert_int_equal(kiln_heaptrace_stream_window(s, t0, t1), 0);
+	assert_int_equal(kiln_heaptrace_stream_feed(s, w.f.data, w.f.len, true, &used), 0);
+	assert_int_equal(kiln_heaptrace_stream_end(s, w.f.len, &h), 0);
+	/* A window is set before the first event, never after. */
+	assert_int_equal(kiln_heaptrace_stream_window(s, t0, t1), -EINVAL);
+	kiln_heaptrace_stream_free(s);
+	tw_release(&w);
+	return h;
+}
+
+/* A time range: allocated and calls count what happened in it; the peak
+ * is the largest size within it, blocks from before included; leaked is
+ * what it allocated that is still live at its end; later events are
+ * ignored. */
+static void test_window(void **state)
+{
+	struct kiln_heaptrace_info info;
+	struct kiln_heap *h;
+
+	h = analyse_range(4, 7, &info);
+	assert_true(h->tot.allocated == 1900 && h->tot.calls == 2);
+	assert_true(h->tot.peak == 2400 && h->tot.peak_t == 6);
+	assert_true(h->sites[2].peak_bytes == 2400 && h->sites[1].peak_bytes == 0);
+	assert_true(h->tot.leaked == 1900 && h->tot.leaked_objs == 2);
+	assert_true(h->sites[2].live_bytes == 1900 && h->sites[3].live_bytes == 0);
+	assert_true(h->sites[3].calls == 0);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+
+	/* Only a free in the range: the heap at its start is its peak. */
+	h = analyse_range(3, 4, &info);
+	assert_true(h->tot.allocated == 0 && h->tot.leaked == 0);
+	assert_true(h->tot.peak == 2500 && h->tot.peak_t == 3);
+	assert_true(h->sites[1].peak_bytes == 2000 && h->sites[2].peak_bytes == 500);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+
+	/* Nothing in the range (after the last event): the heap at the end. */
+	h = analyse_range(100, 200, &info);
+	assert_true(h->tot.allocated == 0 && h->tot.peak == 1910);
+	assert_true(h->sites[2].peak_bytes == 1900 && h->sites[3].peak_bytes == 10);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+
+	/* The whole run as a range: the measures without one. */
+	h = analyse_range(0, 9, &info);
+	assert_true(h->tot.allocated == 4410 && h->tot.peak == 2500);
+	assert_true(h->tot.leaked == 1910 && h->tot.peak_t == 2);
+	assert_true(h->sites[1].peak_bytes == 2000 && h->sites[2].live_bytes == 1900);
+	kiln_heap_free(h);
+	kiln_heaptrace_info_release(&info);
+	(void)state;
+}
+
 /* Sampling: every measure scaled by 1/(1-exp(-size/R)). */
 static void test_sampling(void **state)
 {
@@ -1038,6 +1120,7 @@ int main(void)
 		cmocka_unit_test(test_cross_thread_frames),
 		cmocka_unit_test(test_temporary),
 		cmocka_unit_test(test_peak_per_stack),
+		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_sampling),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_encoder),

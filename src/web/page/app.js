@@ -290,10 +290,15 @@ function tlRange() {
   return state.t0 && state.t1 ? [+state.t0, +state.t1] : null;
 }
 
+// Height of the top chart: every thread's bars, or a heap trace's size.
+const tlTop = () => (tlData && tlData.heap ? 90 : TL_ALL);
+
 function drawTimeline() {
   const d = tlData, c = $('timeline'), dpr = window.devicePixelRatio || 1;
   tlWidth = c.parentElement.clientWidth;
-  const h = TL_ALL + d.threads.length * TL_ROW + TL_AXIS + 2;
+  const top = tlTop();
+  $('tl-title').textContent = d.heap ? 'memory over time' : 'threads over time';
+  const h = top + d.threads.length * TL_ROW + TL_AXIS + 2;
   c.style.height = h + 'px';
   c.width = Math.round(tlWidth * dpr); c.height = Math.round(h * dpr);
   const g = c.getContext('2d');
@@ -302,16 +307,29 @@ function drawTimeline() {
   g.font = '11px ui-monospace, monospace'; g.textBaseline = 'middle';
   const bw = (tlWidth - TL_LABEL) / Math.max(d.buckets, 1);
   const maxAll = Math.max(1, ...d.total);
+  g.fillStyle = '#444'; g.fillText(d.heap ? 'heap size' : 'all threads', 4, top / 2);
+  if (d.heap) g.fillText(`peak ${fmtValue(d.heap.peak, 'bytes')}`, 4, top / 2 + 14);
+  g.fillStyle = d.heap ? 'rgba(179,70,27,0.55)' : 'rgb(179,70,27)';
+  d.total.forEach((v, i) => {
+    const bh = v / maxAll * (top - 4);
+    if (v > 0) g.fillRect(TL_LABEL + i * bw, top - 2 - bh, Math.max(bw, 1) + 0.5, Math.max(bh, 1));
+  });
+  if (d.heap) {
+    // The size at each bucket's end as a line over the largest sizes.
+    g.strokeStyle = 'rgb(120,40,10)'; g.lineWidth = 1.5; g.beginPath();
+    d.heap.end.forEach((v, i) => {
+      const y = top - 2 - v / maxAll * (top - 4);
+      if (i) g.lineTo(TL_LABEL + i * bw, y); else g.moveTo(TL_LABEL, y);
+      g.lineTo(TL_LABEL + (i + 1) * bw, y);
+    });
+    g.stroke();
+    const px = tlX(d.heap.peak_t);
+    g.fillStyle = '#000'; g.fillRect(px, 2, 1, top - 4);
+  }
   let maxT = 1;
   for (const t of d.threads) for (const v of t.values) if (v > maxT) maxT = v;
-  g.fillStyle = '#444'; g.fillText('all threads', 4, TL_ALL / 2);
-  g.fillStyle = 'rgb(179,70,27)';
-  d.total.forEach((v, i) => {
-    const bh = v / maxAll * (TL_ALL - 4);
-    if (v > 0) g.fillRect(TL_LABEL + i * bw, TL_ALL - 2 - bh, Math.max(bw, 1), Math.max(bh, 1));
-  });
   d.threads.forEach((t, r) => {
-    const y = TL_ALL + r * TL_ROW;
+    const y = top + r * TL_ROW;
     g.fillStyle = r % 2 ? '#f3f1ec' : '#fff'; g.fillRect(0, y, tlWidth, TL_ROW);
     g.fillStyle = '#444';
     const label = `${t.name || '?'} ${t.tid >= 0 ? t.tid : ''}`;
@@ -344,9 +362,11 @@ function drawTimeline() {
   let inRange = 0;
   if (r) d.total.forEach((v, i) => { if (i * d.bucket_ns >= r[0] && i * d.bucket_ns < r[1]) inRange += v; });
   const all = d.total.reduce((a, b) => a + b, 0);
-  $('tl-range').textContent = r ? `${fmtSec(r[0], d.end)} – ${fmtSec(r[1], d.end)} (${fmtSec(r[1] - r[0], d.end)}): ${pct(inRange, all)} of the samples` : '';
+  $('tl-range').textContent = !r ? '' : `${fmtSec(r[0], d.end)} – ${fmtSec(r[1], d.end)} (${fmtSec(r[1] - r[0], d.end)})` +
+    (d.heap ? ': allocated in it, its peak, and what it allocated that is still live at its end' : `: ${pct(inRange, all)} of the samples`);
   $('tl-clear').hidden = !r;
-  $('tl-summary').textContent = `${d.nthreads} thread${d.nthreads === 1 ? '' : 's'}` +
+  $('tl-summary').textContent = d.heap ? `heap peak ${fmtValue(d.heap.peak, 'bytes')} at ${fmtSec(d.heap.peak_t, d.end)} · ${fmtSec(d.heap.span, d.end)}` :
+    `${d.nthreads} thread${d.nthreads === 1 ? '' : 's'}` +
     (d.nthreads > d.threads.length ? ` (the ${d.threads.length} busiest shown)` : '') +
     ` · ${fmtSec(d.end, d.end)}` + (d.untimed ? ` · ${fmtValue(d.untimed, d.unit)} without a time` : '');
 }
@@ -377,12 +397,13 @@ function wireTimeline() {
     if (!tlData || tlDrag || x(e) < TL_LABEL) { t.hidden = true; return; }
     const y = e.clientY - c.getBoundingClientRect().top;
     const i = Math.min(Math.floor((x(e) - TL_LABEL) / (tlWidth - TL_LABEL) * tlData.buckets), tlData.buckets - 1);
-    const row = Math.floor((y - TL_ALL) / TL_ROW);
-    const th = y >= TL_ALL ? tlData.threads[row] : null;
-    if (y >= TL_ALL && !th) { t.hidden = true; return; }
+    const top = tlTop(), row = Math.floor((y - top) / TL_ROW);
+    const th = y >= top ? tlData.threads[row] : null;
+    if (y >= top && !th) { t.hidden = true; return; }
     const v = th ? th.values[i] : tlData.total[i];
     const at = `${fmtSec(i * tlData.bucket_ns, tlData.end)} – ${fmtSec((i + 1) * tlData.bucket_ns, tlData.end)}`;
-    t.textContent = `${th ? `${th.name || '?'} (tid ${th.tid}, pid ${th.pid})` : 'all threads'}\n${at}: ${fmtValue(v, tlData.unit)}` +
+    t.textContent = tlData.heap ? `heap size ${at}\nlargest ${fmtValue(v, 'bytes')}, at the end ${fmtValue(tlData.heap.end[i], 'bytes')}` :
+      `${th ? `${th.name || '?'} (tid ${th.tid}, pid ${th.pid})` : 'all threads'}\n${at}: ${fmtValue(v, tlData.unit)}` +
       (th ? `\nthread total ${fmtValue(th.total, tlData.unit)}` : '');
     t.hidden = false;
     t.style.left = Math.min(e.clientX + 12, window.innerWidth - t.offsetWidth - 4) + 'px';
