@@ -8,6 +8,7 @@
  *   /api/top        the `kiln top` table: flat, flat%, sum%, cum, cum%
  *   /api/sandwich   callers and callees of one function, merged
  *   /api/callgraph  the call graph (kiln callgraph's engine) as SVG
+ *   /api/source     a function's cost per source line, with the text
  *   /api/timeline   the selection's values per thread over time
  *   /api/download   the selection as pprof, collapsed, speedscope,
  *                   perf-script or a flame graph SVG
@@ -1045,6 +1046,181 @@ out:
 	return c->err ? 500 : c->status;
 }
 
+/* ---- /api/source ---- */
+
+#define WEB_SOURCE_CONTEXT 5	/* lines shown around each line with cost */
+#define WEB_SOURCE_LINES 5000	/* lines sent for one file at most */
+
+struct src_sort {
+	const struct kiln_prof *p;
+	const struct kiln_top *t;
+};
+
+static int cmp_src(const void *a, const void *b, void *ctx)
+{
+	const struct src_sort *k = ctx;
+	const struct kiln_top_row *x = &k->t->rows[*(const uint32_t *)a];
+	const struct kiln_top_row *y = &k->t->rows[*(const uint32_t *)b];
+	int c = strcmp(x->file ? kiln_prof_str(k->p, x->file) : "",
+		       y->file ? kiln_prof_str(k->p, y->file) : "");
+
+	if (!c && x->line != y->line)
+		c = x->line < y->line ? -1 : 1;
+	return c;
+}
+
+/* One line of a file: its number, cost, and text when the file was read. */
+static void src_line(struct call *c, const struct web_source *src, int64_t line,
+		     const struct kiln_top_row *r, const char *unit, bool *first)
+{
+	size_t len;
+	const char *text = src->text && line > 0 ?
+		kiln_web_source_line(src, (size_t)line, &len) : NULL;
+
+	add(c, "%s{\"line\":%" PRId64 ",\"flat\":%" PRId64 ",\"cum\":%" PRId64,
+	    *first ? "" : ",", line, r ? r->flat : 0, r ? r->cum : 0);
+	*first = false;
+	if (r) {
+		add(c, ",\"flat_str\":");
+		add_value_str(c, r->flat, unit);
+		add(c, ",\"cum_str\":");
+		add_value_str(c, r->cum, unit);
+	}
+	if (text) {
+		add(c, ",\"text\":");
+		if (kiln_buf_add_json(c->out, text, len))
+			c->err = -ENOMEM;
+	}
+	add(c, "}");
+}
+
+/* The lines of one file with cost rows[0..n) (sorted by line), with
+ * WEB_SOURCE_CONTEXT lines around each when the text was read. */
+static void src_file(struct call *c, const struct web_view *v,
+		     const struct kiln_top *tl, const uint32_t *rows, size_t n,
+		     const char *unit)
+{
+	const struct kiln_top_row *r0 = &tl->rows[rows[0]];
+	const char *path = r0->file ? kiln_prof_str(v->prof, r0->file) : "";
+	struct web_source src;
+	const char *why = NULL;
+	int64_t last = 0, tail = 0, flat = 0, l;
+	size_t i, sent = 0;
+	bool first = true;
+	int err = *path ? kiln_web_source_read(path, &src, &why) : 0;
+
+	if (err) {
+		c->err = err;
+		return;
+	}
+	if (!*path) {
+		memset(&src, 0, sizeof(src));
+		why = "no file name in the profile";
+	}
+	for (i = 0; i < n; i++)
+		flat += tl->rows[rows[i]].flat;
+	add(c, "{\"file\":");
+	add_str(c, *path ? path : "?");
+	add(c, ",\"text\":%s,\"why\":", src.text ? "true" : "false");
+	if (why)
+		add_str(c, why);
+	else
+		add(c, "null");
+	add(c, ",\"flat\":%" PRId64 ",\"lines\":[", flat);
+	for (i = 0; i < n && !c->err; i++) {
+		const struct kiln_top_row *r = &tl->rows[rows[i]];
+
+		if (src.text) {
+			/* The previous line's context after it, then this
+			 * one's before it. */
+			for (l = last + 1; l < r->line && l <= tail &&
+			     l <= (int64_t)src.n && sent < WEB_SOURCE_LINES; l++, sent++)
+				src_line(c, &src, last = l, NULL, unit, &first);
+			for (l = r->line - WEB_SOURCE_CONTEXT; l < r->line &&
+			     l <= (int64_t)src.n && sent < WEB_SOURCE_LINES; l++)
+				if (l > last && l > 0) {
+					src_line(c, &src, last = l, NULL, unit, &first);
+					sent++;
+				}
+		}
+		src_line(c, &src, r->line, r, unit, &first);
+		sent++;
+		if (r->line > last)
+			last = r->line;
+		tail = r->line + WEB_SOURCE_CONTEXT;
+	}
+	for (l = last + 1; src.text && l <= tail && l <= (int64_t)src.n &&
+	     sent < WEB_SOURCE_LINES; l++, sent++)
+		src_line(c, &src, l, NULL, unit, &first);
+	add(c, "]}");
+	kiln_web_source_release(&src);
+}
+
+static int api_source(struct call *c)
+{
+	const char *fn = arg(c, "fn"), *unit;
+	struct src_sort ks;
+	struct web_view *v;
+	struct kiln_top *t, *tl;
+	const struct kiln_top_row *row = NULL;
+	uint32_t *rows = NULL;
+	size_t i, j, n = 0;
+	bool first = true;
+
+	if (!fn || !*fn)
+		return fail(c, 400, "no fn: name a function");
+	if (selection(c, &v))
+		return c->status;
+	c->err = kiln_web_view_top(v, false, &t);
+	if (!c->err)
+		c->err = kiln_web_view_top(v, true, &tl);
+	if (c->err)
+		return 500;
+	for (i = 0; i < t->n && !row; i++)
+		if (!strcmp(kiln_prof_str(v->prof, t->rows[i].name), fn))
+			row = &t->rows[i];
+	if (!row)
+		return fail(c, 404, "no function '%s' in this selection", fn);
+	rows = malloc((tl->n + 1) * sizeof(*rows));
+	if (!rows) {
+		c->err = -ENOMEM;
+		return 500;
+	}
+	for (i = 0; i < tl->n; i++)
+		if (tl->rows[i].name == row->name)
+			rows[n++] = (uint32_t)i;
+	ks.p = v->prof;
+	ks.t = tl;
+	qsort_r(rows, n, sizeof(*rows), cmp_src, &ks);
+	unit = unit_name(v->prof, v->type);
+	add(c, "{\"fn\":");
+	add_str(c, fn);
+	add(c, ",\"type\":");
+	add_str(c, type_name(v->prof, v->type));
+	add(c, ",\"unit\":");
+	add_str(c, unit);
+	add(c, ",\"total\":%" PRId64 ",\"flat\":%" PRId64 ",\"flat_str\":",
+	    t->total, row->flat);
+	add_value_str(c, row->flat, unit);
+	add(c, ",\"cum\":%" PRId64 ",\"cum_str\":", row->cum);
+	add_value_str(c, row->cum, unit);
+	add(c, ",\"files\":[");
+	/* One entry per file, the files in name order. */
+	for (i = 0; i < n && !c->err; i = j) {
+		uint32_t f = tl->rows[rows[i]].file;
+
+		for (j = i + 1; j < n && tl->rows[rows[j]].file == f; j++)
+			;
+		if (!first)
+			add(c, ",");
+		first = false;
+		src_file(c, v, tl, rows + i, j - i, unit);
+	}
+	add(c, "]}\n");
+	free(rows);
+	return c->err ? 500 : 200;
+}
+
 /* ---- /api/callgraph ---- */
 
 /* A fraction argument in [0, 1]; def when absent.  -1 when bad. */
@@ -1273,9 +1449,12 @@ int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 		status = api_timeline(&c);
 	else if (!strcmp(r->path, "/api/callgraph"))
 		status = api_callgraph(&c);
+	else if (!strcmp(r->path, "/api/source"))
+		status = api_source(&c);
 	else
 		status = fail(&c, 404, "no API '%s' (there are /api/profiles, "
 			      "/api/flame, /api/top, /api/sandwich, /api/callgraph, "
+			      "/api/source, "
 			      "/api/timeline, "
 			      "/api/download)", r->path);
 	if (c.err) {

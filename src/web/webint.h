@@ -11,6 +11,8 @@
 #include "profile/top.h"
 #include "profile/tree.h"
 
+struct kiln_diag;
+
 /* Selections kept built at once: a few views open side by side. */
 #define WEB_VIEWS 6
 
@@ -136,5 +138,25 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 int kiln_web_timeline(const struct kiln_prof *p, int type, size_t nbuckets,
 		      struct web_timeline *tl);
 void kiln_web_timeline_release(struct web_timeline *tl);
+
+/* A source file's text and where its lines start (source.c). */
+struct web_source {
+	char *text;		/* the file, NUL-terminated */
+	size_t *line;		/* [n + 1]: line k starts at line[k - 1] */
+	size_t n;		/* lines */
+};
+
+/*
+ * Reads the source file path for the source view: an absolute path to a
+ * regular text file (no NUL bytes) of at most 8 MiB.  0 with the text, or
+ * 0 with *why saying why there is none ("not readable on this machine",
+ * ...), or -ENOMEM.
+ */
+int kiln_web_source_read(const char *path, struct web_source *src,
+			 const char **why);
+/* Line `line` (from 1) without its line break, or NULL past the end. */
+const char *kiln_web_source_line(const struct web_source *src, size_t line,
+				 size_t *len);
+void kiln_web_source_release(struct web_source *src);
 
 #endif

@@ -185,6 +185,19 @@ try {
     check(/^Function: stage_a /.test(await text('#sw-details')), 'recorded profile: stage_a calls burn_a',
       await text('#sw-details'));
     await page.screenshot({ path: join(shotDir, 'recorded-sandwich.png') });
+    // The sandwich's source link: burn_a's lines of shares.c, its loop
+    // the most shaded.
+    await page.locator('#sw-source').click();
+    await page.waitForSelector('#src table.src tbody tr', { state: 'attached' });
+    check((await hashParams()).v === 'source', 'recorded profile: source view from the sandwich');
+    check(/tests\/workloads\/shares\.c/.test(await text('#src h3')), 'recorded profile: source names shares.c', await text('#src h3'));
+    const srcRows = await page.locator('#src table.src tbody tr').evaluateAll((trs) => trs.map((tr) =>
+      [tr.children[1].textContent, tr.children[3].textContent, getComputedStyle(tr).backgroundColor]));
+    const costly = srcRows.filter((r) => r[0]);
+    check(costly.length > 0 && costly.some((r) => /x = x \*|for \(/.test(r[1])), 'recorded profile: the loop has cost', costly);
+    check(costly.every((r) => r[2] !== 'rgba(0, 0, 0, 0)'), 'recorded profile: lines with cost shaded', costly);
+    check(srcRows.some((r) => /void burn_a/.test(r[1])), 'recorded profile: the function\'s own line shown', srcRows.length);
+    await page.screenshot({ path: join(shotDir, 'recorded-source.png') });
   } else {
     // ---- flame graph ----
     await open('#');

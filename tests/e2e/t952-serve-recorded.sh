@@ -29,6 +29,24 @@ expect_get 200 '/api/flame?search=%5Eburn_a%24'
 pct=$(jq '100 * .matched / .total' "$T/body")
 within "$pct" 60 5 || fail "burn_a matched $pct%, want 60±5"
 
+# The source view: burn_a's cost per line of shares.c, read here, adds
+# up to its flat; the costliest line is its loop.
+expect_get 200 '/api/source?fn=burn_a'
+/usr/bin/python3 - "$T/body" <<'PY' || { head -c 1500 "$T/body"; fail "source of burn_a"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["files"] if x["file"].endswith("tests/workloads/shares.c")]
+assert len(f) == 1 and f[0]["text"] and f[0]["why"] is None, d["files"]
+lines = f[0]["lines"]
+assert sum(l["flat"] for x in d["files"] for l in x["lines"]) == d["flat"], d["flat"]
+top = max(lines, key=lambda l: l["flat"])
+assert "x = x *" in top["text"] or "for (" in top["text"], top
+assert any("burn_a" in l.get("text", "") for l in lines), "the function's own line as context"
+PY
+expect_get 400 '/api/source'
+expect_get 404 '/api/source?fn=no_such_function'
+has "$T/body" "no function 'no_such_function'"
+
 if $heap; then
     expect_get 200 /api/profiles
     [ "$(jq -r '.profiles[1].format' "$T/body")" = heap-trace ] || fail "profiles: $(cat "$T/body")"

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "web/web.h"
+#include "web/webint.h"
 
 /* Adds a stack given root first, names separated by '|' (names may hold ';'). */
 static void add(struct kiln_prof *p, const char *stack, int64_t v)
@@ -193,6 +195,66 @@ static void test_errors(void **state)
 	kiln_web_model_free(m);
 }
 
+/* Source files for the source view: lines without their breaks (CRLF
+ * too, the last line without one), and the refusals. */
+static void test_source_read(void **state)
+{
+	char dir[] = "/tmp/kiln-test-web-XXXXXX", path[64];
+	struct web_source src;
+	const char *why, *l;
+	size_t len;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a.c", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("int a;\r\n\nint main(void)\n{ return a; }", f);
+	fclose(f);
+	assert_int_equal(kiln_web_source_read(path, &src, &why), 0);
+	assert_null(why);
+	assert_int_equal(src.n, 4);
+	l = kiln_web_source_line(&src, 1, &len);
+	assert_int_equal(len, 6);
+	assert_memory_equal(l, "int a;", 6);
+	l = kiln_web_source_line(&src, 2, &len);
+	assert_int_equal(len, 0);
+	l = kiln_web_source_line(&src, 4, &len);
+	assert_int_equal(len, 13);
+	assert_memory_equal(l, "{ return a; }", 13);
+	assert_null(kiln_web_source_line(&src, 5, &len));
+	assert_null(kiln_web_source_line(&src, 0, &len));
+	kiln_web_source_release(&src);
+	/* A trailing line break adds no empty line. */
+	f = fopen(path, "w");
+	fputs("x\ny\n", f);
+	fclose(f);
+	assert_int_equal(kiln_web_source_read(path, &src, &why), 0);
+	assert_int_equal(src.n, 2);
+	l = kiln_web_source_line(&src, 2, &len);
+	assert_int_equal(len, 1);
+	assert_memory_equal(l, "y", 1);
+	kiln_web_source_release(&src);
+	/* Not text, not a regular file, missing, relative: no text, why. */
+	f = fopen(path, "w");
+	fwrite("ab\0cd", 1, 5, f);
+	fclose(f);
+	assert_int_equal(kiln_web_source_read(path, &src, &why), 0);
+	assert_null(src.text);
+	assert_string_equal(why, "not text");
+	assert_int_equal(kiln_web_source_read(dir, &src, &why), 0);
+	assert_string_equal(why, "not a regular file");
+	assert_int_equal(kiln_web_source_read("/dev/zero", &src, &why), 0);
+	assert_string_equal(why, "not a regular file");
+	assert_int_equal(kiln_web_source_read("/nonexistent/x.c", &src, &why), 0);
+	assert_string_equal(why, "not readable on this machine");
+	assert_int_equal(kiln_web_source_read("x.c", &src, &why), 0);
+	assert_non_null(strstr(why, "not an absolute path"));
+	unlink(path);
+	rmdir(dir);
+	(void)state;
+}
+
 static void test_assets(void **state)
 {
 	const struct kiln_web_asset *a = kiln_web_asset("/");
@@ -215,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_selections),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_assets),
+		cmocka_unit_test(test_source_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

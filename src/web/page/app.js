@@ -439,7 +439,7 @@ function header() {
     a.href = `/api/download?${q.toString()}`;
   }
   for (const k of ['focus', 'ignore']) if (document.activeElement !== $(k)) $(k).value = state[k];
-  for (const v of ['flame', 'top', 'sandwich', 'callgraph'])
+  for (const v of ['flame', 'top', 'sandwich', 'callgraph', 'source'])
     $(`${v}-view`).hidden = !(state.v === v || (v === 'flame' && state.v === 'icicle'));
 }
 
@@ -535,6 +535,60 @@ async function renderSandwich(gen) {
   $('sw-summary').textContent = `${state.fn}: cum ${fmtValue(d.cum, d.unit)} (${pct(d.cum, d.total)}), self ${fmtValue(d.self, d.unit)} (${pct(d.self, d.total)})`;
 }
 
+// Source: the function's cost per line, with the file's text when the
+// server could read it.
+async function renderSource(gen) {
+  if (document.activeElement !== $('src-fn')) $('src-fn').value = state.fn;
+  const box = $('src');
+  if (!state.fn) {
+    box.replaceChildren();
+    $('src-summary').textContent = 'name a function, or open one from the sandwich';
+    return;
+  }
+  const q = sel();
+  q.set('fn', state.fn);
+  const d = await api('source', q);
+  if (gen !== generation) return;
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const parts = [];
+  let max = 1;
+  for (const f of d.files) for (const l of f.lines) if (l.flat > max) max = l.flat;
+  for (const f of d.files) {
+    const h = el('h3', '', f.file);
+    h.append(el('small', '', `flat ${fmtValue(f.flat, d.unit)} (${pct(f.flat, d.total)})` +
+      (f.text ? '' : ` · no source text: ${f.why}`)));
+    parts.push(h);
+    const t = el('table', 'src');
+    const head = el('tr');
+    for (const [x, c] of [['line', 'num'], ['flat', 'num'], ['cum', 'num'], [f.text ? 'source' : '', '']])
+      head.append(el('th', c, x));
+    t.append(el('thead')); t.tHead.append(head);
+    const body = el('tbody');
+    let prev = null;
+    for (const l of f.lines) {
+      if (prev !== null && l.line > prev + 1) {
+        const g = el('tr', 'gap'); g.append(el('td', 'num', '⋮'), el('td'), el('td'), el('td')); body.append(g);
+      }
+      prev = l.line;
+      const tr = el('tr');
+      if (l.flat > 0) tr.style.background = `rgba(179,70,27,${(0.08 + 0.4 * l.flat / max).toFixed(3)})`;
+      tr.append(el('td', 'num ln', l.line ? String(l.line) : '?'),
+        el('td', 'num', l.flat_str || ''), el('td', 'num', l.cum_str || ''),
+        el('td', 'text', l.text === undefined ? '' : l.text));
+      body.append(tr);
+    }
+    t.append(body);
+    parts.push(t);
+  }
+  box.replaceChildren(...parts);
+  $('src-summary').textContent = `${d.fn}: flat ${d.flat_str} (${pct(d.flat, d.total)}), cum ${d.cum_str} (${pct(d.cum, d.total)})`;
+}
+
 // The call graph: SVG from the server (graphviz), shown inline.  Each
 // function's box links to kiln-fn:NAME, which opens its sandwich here.
 async function renderCallgraph(gen) {
@@ -582,7 +636,7 @@ async function render() {
   try {
     await Promise.all([renderTimeline(gen),
       state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
-        state.v === 'callgraph' ? renderCallgraph(gen) : renderFlame(gen)]);
+        state.v === 'callgraph' ? renderCallgraph(gen) : state.v === 'source' ? renderSource(gen) : renderFlame(gen)]);
     if (gen === generation) showError('');
   } catch (e) {
     if (gen === generation) showError(e.message);
@@ -633,6 +687,8 @@ function wire() {
       setState({ sort: k, order: order === def ? '' : order });
     });
   $('sw-fn').addEventListener('change', (e) => setState({ fn: e.target.value }));
+  $('src-fn').addEventListener('change', (e) => setState({ fn: e.target.value }));
+  $('sw-source').addEventListener('click', () => setState({ v: 'source' }));
   $('cg-nodes').addEventListener('change', (e) => setState({ cgn: e.target.value.trim() || DEFAULTS.cgn }));
   $('cg-lines').addEventListener('change', (e) => setState({ lines: e.target.checked ? '1' : '0' }));
   $('cg-diff').addEventListener('change', (e) => setState({ d: e.target.checked ? '1' : '0' }));
