@@ -1384,6 +1384,7 @@ static int api_download(struct call *c)
 		{ "speedscope", "speedscope.json", "application/json" },
 		{ "perf-script", "perf", "text/plain; charset=utf-8" },
 		{ "svg", "svg", "image/svg+xml" },
+		{ "html", "html", "text/html; charset=utf-8" },
 	};
 	const char *format = arg(c, "format"), *base;
 	struct kiln_flame_opts o = { 0 };
@@ -1399,7 +1400,7 @@ static int api_download(struct call *c)
 			break;
 	if (!format || k == sizeof(kinds) / sizeof(kinds[0]))
 		return fail(c, 400, "bad format '%s': want pprof, collapsed, "
-			    "speedscope, perf-script or svg", format ? format : "");
+			    "speedscope, perf-script, svg or html", format ? format : "");
 	base = strrchr(c->m->in[v->p].name, '/');
 	base = base ? base + 1 : c->m->in[v->p].name;
 	switch (k) {
@@ -1411,6 +1412,17 @@ static int api_download(struct call *c)
 		o.reverse = reverse;
 		err = kiln_flame_svg(v->prof, v->type, &o, c->out);
 		break;
+	case 5: {
+		struct kiln_buf msg = KILN_BUF_INIT;
+		int status = kiln_web_save_html(c->m, c->r, c->out, &msg);
+
+		if (status != 200) {
+			kiln_buf_release(&msg);
+			return fail(c, 500, "cannot save the page (status %d)", status);
+		}
+		kiln_buf_release(&msg);
+		break;
+	}
 	}
 	if (err) {
 		c->err = err;

@@ -49,6 +49,7 @@ const joinPath = (names) => names.map(escName).join(';');
 
 function sel() {
   const q = new URLSearchParams();
+  if (OFFLINE) return q;        // the saved selection is the only one
   q.set('p', state.p);
   if (state.type) q.set('type', state.type);
   if (state.focus) q.set('focus', state.focus);
@@ -57,8 +58,90 @@ function sel() {
   return q;
 }
 
+// ---- a saved page: the API answered from the data embedded in it ----
+// (kiln_web_save_html: the selection's call tree down to 1/20000 of the
+// whole, its top table and its call graph; nothing else is there.)
+const OFFLINE = window.KILN_OFFLINE || null;
+
+// A search regex as the server takes it: POSIX ERE, (?i) in front.
+function searchRe(s) {
+  try { return s.startsWith('(?i)') ? new RegExp(s.slice(4), 'i') : new RegExp(s); }
+  catch (e) { throw new Error(`bad search regular expression '${s}': ${e.message}`); }
+}
+
+function offlineFlame(q) {
+  const F = OFFLINE.flame, N = F.nodes, W = +(q.get('width') || 1200);
+  const nameOf = (n) => (n[0] < 0 ? 'all' : F.names[n[0]]);
+  const end = (i) => { let j = i + 1; while (j < N.length && N[j][1] > N[i][1]) j++; return j; };
+  // The zoom root: down the path, child by child.
+  let r = 0; const path = [];
+  for (const name of splitPath(q.get('root') || '')) {
+    let c = -1;
+    for (let j = r + 1, e = end(r); j < e; j = end(j)) if (nameOf(N[j]) === name) { c = j; break; }
+    if (c < 0) throw new Error(`no frame '${name}' under the zoom root in this saved page`);
+    r = c; path.push({ name, total: N[r][3] });
+  }
+  const re = q.get('search') ? searchRe(q.get('search')) : null;
+  const m = N.map((n) => (re && n[0] >= 0 ? (re.test(F.names[n[0]]) ? 1 : 0) : 0));
+  // Matched value: outermost matching frames, each sample once.
+  const matchedIn = (a, b) => {
+    let sum = 0;
+    for (let i = a; i < b;) { if (m[i]) { sum += N[i][3]; i = end(i); } else i++; }
+    return sum;
+  };
+  const rt = N[r][3], nodes = [];
+  let depth = 0;
+  for (let i = r, e = end(r); i < e; i++) {
+    const n = N[i];
+    if (i > r && n[3] * W / rt < 1) { i = end(i) - 1; continue; }
+    const d = n[1] - N[r][1];
+    if (d > depth) depth = d;
+    nodes.push([n[0], d, n[2] - N[r][2], n[3], n[4], n[5], n[6], n[7], n[8], m[i]]);
+  }
+  return { ...F, path, nodes, depth, width: W, matched: re ? matchedIn(0, N.length) : 0,
+    matched_root: re ? matchedIn(r, end(r)) : 0 };
+}
+
+function offlineTop(q) {
+  const T = OFFLINE.top, key = q.get('sort') || 'flat';
+  const asc = q.get('order') ? q.get('order') === 'asc' : key === 'name';
+  let rows = T.rows.map((row, i) => ({ ...row, i }));
+  if (q.get('filter')) {
+    let re;
+    try { re = new RegExp(q.get('filter')); } catch (e) { throw new Error(`bad filter regular expression: ${e.message}`); }
+    rows = rows.filter((row) => re.test(row.name));
+  }
+  // Names ascending and numbers descending unless the order says not.
+  const natural = key === 'name';
+  rows.sort((a, b) => {
+    let c = key === 'name' ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : b[key] - a[key];
+    if (asc !== natural) c = -c;
+    return c || a.i - b.i;
+  });
+  let sum = 0;
+  rows.forEach((row) => { sum += row.flat; row.sum_pct = pct(sum, T.total); });
+  const off = +(q.get('offset') || 0), n = +(q.get('n') || 100);
+  return { ...T, count: rows.length, rows: n ? rows.slice(off, off + n) : rows.slice(off) };
+}
+
+function offlineApi(path) {
+  return (q) => {
+    if (path === 'profiles') return OFFLINE.profiles;
+    if (path === 'flame') {
+      if (q.get('reverse') === '1' || q.get('diff') === '1') throw new Error('not in this saved page: it holds the caller-rooted tree only');
+      return offlineFlame(q);
+    }
+    if (path === 'top') {
+      if (q.get('lines') === '1' || q.get('diff') === '1') throw new Error('not in this saved page: it holds the table by function only');
+      return offlineTop(q);
+    }
+    throw new Error(`not in this saved page (it holds the flame graph, the top table and the call graph of one selection): ${path}`);
+  };
+}
+
 let generation = 0;             // answers to superseded requests are dropped
 async function api(path, q) {
+  if (OFFLINE) return offlineApi(path)(q);
   const r = await fetch(`/api/${path}?${q.toString()}`);
   let body;
   try { body = await r.json(); } catch (e) { body = { error: `bad answer from the server (${r.status})` }; }
@@ -600,13 +683,19 @@ async function renderCallgraph(gen) {
   $('cg-lines').checked = state.lines === '1';
   $('cg-diff').checked = state.d === '1';
   $('cg-fit').checked = state.fit === '1';
-  const r = await fetch(`/api/callgraph?${q.toString()}`);
-  if (!r.ok) {
-    let body = {};
-    try { body = await r.json(); } catch (e) { /* not JSON */ }
-    throw new Error(body.error || `HTTP ${r.status}`);
+  let text;
+  if (OFFLINE) {
+    if (q.get('nodes') || q.get('lines') || q.get('diff')) throw new Error('not in this saved page: it holds the call graph with the default settings only');
+    text = OFFLINE.callgraph;
+  } else {
+    const r = await fetch(`/api/callgraph?${q.toString()}`);
+    if (!r.ok) {
+      let body = {};
+      try { body = await r.json(); } catch (e) { /* not JSON */ }
+      throw new Error(body.error || `HTTP ${r.status}`);
+    }
+    text = await r.text();
   }
-  const text = await r.text();
   if (gen !== generation) return;
   const parsed = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
   if (parsed.nodeName !== 'svg') throw new Error('the server sent a call graph that is not SVG');
@@ -721,9 +810,30 @@ let base = null;
 async function main() {
   readHash();
   wire();
+  if (OFFLINE) {
+    // The saved selection is the only one: its profile and type.
+    const saved = OFFLINE.profiles.profiles[+OFFLINE.sel.p || 0] || { name: '?' };
+    document.title = `kiln: ${saved.name}`;
+    for (const id of ['tab-sandwich', 'tab-source', 'downloads', 'timeline-view', 'sw-source'])
+      $(id).hidden = true;
+    for (const id of ['profile', 'type', 'focus', 'ignore', 'reverse', 'top-lines', 'cg-nodes', 'cg-lines'])
+      $(id).disabled = true;
+    $('saved').hidden = false;
+    $('saved').textContent = `saved page of ${saved.name}` + (OFFLINE.sel.focus ? `, focus ${OFFLINE.sel.focus}` : '') +
+      (OFFLINE.sel.ignore ? `, ignore ${OFFLINE.sel.ignore}` : '') +
+      (OFFLINE.sel.t0 ? `, ${fmtSec(+OFFLINE.sel.t0, +OFFLINE.sel.t1)} – ${fmtSec(+OFFLINE.sel.t1, +OFFLINE.sel.t1)}` : '');
+  }
   try {
     const ps = await api('profiles', new URLSearchParams());
     profiles = ps.profiles;
+    if (OFFLINE) {
+      // One profile, one type: the saved ones (the data say which).
+      const p = profiles[+OFFLINE.sel.p] || profiles[0];
+      const t = p.types.find((x) => x.type === OFFLINE.flame.type) || p.types[p.default_type];
+      profiles = [{ ...p, times: false, default_type: 0, types: [t] }];
+      state.p = '0'; state.type = ''; state.focus = OFFLINE.sel.focus || ''; state.ignore = OFFLINE.sel.ignore || '';
+      state.t0 = ''; state.t1 = '';
+    }
     base = ps.base;
     $('diff-label').hidden = !base;
     $('cg-diff-label').hidden = !base;
