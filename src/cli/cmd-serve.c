@@ -105,6 +105,7 @@ int kiln_cmd_serve(int argc, char **argv)
 		rc = read_inputs((char **)&diff, 1, &base, &base_fmt, NULL);
 	if (rc)
 		goto out_free;
+	kiln_web_enable_callgraph();
 	m = kiln_web_model_new(profs, (const char *const *)argv + optind,
 			       formats, (size_t)n);
 	if (!m) {

@@ -1247,16 +1247,23 @@ static int frac_arg(struct call *c, const char *key, double def, double *out)
  * The call graph of the selection as SVG, laid out by graphviz: the
  * engine and pruning of `kiln callgraph`.  Each node links to
  * WEB_CG_HREF followed by its name, which the page turns into the
- * function's sandwich.
+ * function's sandwich.  The drawing is done by the function registered
+ * with kiln_web_enable_callgraph() (cgsvg.c), so that what links the web
+ * stage without it (the agent, inside other programs) never loads
+ * graphviz.
  */
 #define WEB_CG_HREF "kiln-fn:"
+
+static kiln_web_callgraph_fn cg_draw;
+
+void kiln_web_set_callgraph(kiln_web_callgraph_fn fn)
+{
+	cg_draw = fn;
+}
 
 static int api_callgraph(struct call *c)
 {
 	struct kiln_callgraph_opts o = KILN_CALLGRAPH_OPTS_INIT;
-	struct kiln_callgraph_dot_opts dopts = { 0 };
-	struct kiln_callgraph g = KILN_CALLGRAPH_INIT;
-	struct kiln_buf dot = { 0 };
 	struct web_view *v;
 	long nodes;
 	bool diff;
@@ -1269,6 +1276,8 @@ static int api_callgraph(struct call *c)
 	    selection(c, &v))
 		return c->status;
 	o.max_nodes = (int)nodes;
+	if (!cg_draw)
+		return fail(c, 404, "no call graph here (graphviz is not loaded)");
 	if (diff) {
 		if (!v->base)
 			return fail(c, 400, "no diff base: start kiln serve with --diff BASE");
@@ -1279,15 +1288,8 @@ static int api_callgraph(struct call *c)
 		o.base = v->base;
 		o.base_type = v->base_type;
 	}
-	dopts.title = c->m->in[v->p].name;
-	dopts.href_prefix = WEB_CG_HREF;
-	err = kiln_callgraph_build(&g, v->prof, v->type, &o);
-	if (!err)
-		err = kiln_callgraph_dot(&g, &dopts, &dot);
-	if (!err)
-		err = kiln_callgraph_render(dot.data, dot.len, "svg", c->out);
-	kiln_callgraph_release(&g);
-	kiln_buf_release(&dot);
+	err = cg_draw(v->prof, v->type, &o, c->m->in[v->p].name, WEB_CG_HREF,
+		      c->out);
 	if (err == -EINVAL)
 		return fail(c, 500, "graphviz could not lay out the call graph");
 	if (err) {

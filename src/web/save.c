@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/buf.h"
@@ -147,19 +148,38 @@ int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
 		status = embed(m, r, "flame", "/api/flame", flame_kv, false, &data, err_msg);
 	if (status == 200)
 		status = embed(m, r, "top", "/api/top", top_kv, false, &data, err_msg);
-	if (status == 200)
+	if (status == 200) {
+		/* No graphviz here (the agent): no call graph in the page. */
 		status = embed(m, r, "callgraph", "/api/callgraph", cg_kv, true,
 			       &data, err_msg);
+		if (status == 404) {
+			kiln_buf_reset(err_msg);
+			status = kiln_buf_adds(&data, ",\"callgraph\":null") ? 500 : 200;
+		}
+	}
 	if (status == 200 && kiln_buf_addc(&data, '}'))
 		status = 500;
 	if (status != 200) {
 		kiln_buf_release(&data);
 		return status;
 	}
-	/* The page with its style and script inlined and the data first. */
+	/* The page with its title, its style and script inlined and the
+	 * data first. */
 	page = (const char *)html->data;
 	n = html->len;
-	if (splice(out, &page, &n, "<link rel=\"stylesheet\" href=\"/style.css\">") ||
+	{
+		const char *ps = r->arg ? r->arg(r->ctx, "p") : NULL;
+		size_t pi = ps ? strtoul(ps, NULL, 10) : 0;
+		const char *name = pi < m->n ? m->in[pi].name : "";
+
+		if (splice(out, &page, &n, "<title>kiln serve</title>") ||
+		    kiln_buf_adds(out, "<title>kiln: ") ||
+		    kiln_buf_add_xml(out, name, strlen(name)) ||
+		    kiln_buf_adds(out, "</title>"))
+			status = 500;
+	}
+	if (status != 200 ||
+	    splice(out, &page, &n, "<link rel=\"stylesheet\" href=\"/style.css\">") ||
 	    kiln_buf_adds(out, "<style>\n") ||
 	    kiln_buf_add(out, css->data, css->len) ||
 	    kiln_buf_adds(out, "</style>") ||

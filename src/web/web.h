@@ -70,6 +70,34 @@ struct kiln_web_req {
 int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 		 struct kiln_buf *out);
 
+/*
+ * The call graph view draws with graphviz through a function registered
+ * here (kiln serve does, by kiln_web_enable_callgraph(); the agent does
+ * not, and never loads graphviz): SVG of sample type `type` of p with
+ * options o, titled title, each function linked to href + its name.
+ * 0, -EINVAL (layout failed) or -ENOMEM.
+ */
+struct kiln_callgraph_opts;
+typedef int (*kiln_web_callgraph_fn)(struct kiln_prof *p, int type,
+				     const struct kiln_callgraph_opts *o,
+				     const char *title, const char *href,
+				     struct kiln_buf *out);
+void kiln_web_set_callgraph(kiln_web_callgraph_fn fn);
+/* Registers the graphviz drawing (cgsvg.c). */
+void kiln_web_enable_callgraph(void);
+
+/*
+ * The page as one self-contained HTML file with the data of r's selection
+ * embedded (save.c; "save as one HTML file", and the agent's browser
+ * answer), appended to out.  r's arguments give the selection (p, type,
+ * focus, ignore, t0, t1; NULL arg: the defaults).  200, or the status of
+ * a request for the data that failed (its error answer appended to
+ * err_msg), or 500.
+ */
+struct kiln_web_req;
+int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
+		       struct kiln_buf *out, struct kiln_buf *err_msg);
+
 /* One file of the page, compiled in from src/web/page/ at build time. */
 struct kiln_web_asset {
 	const char *path;	/* "/app.js"; "/" is index.html */

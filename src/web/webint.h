@@ -139,17 +139,6 @@ int kiln_web_timeline(const struct kiln_prof *p, int type, size_t nbuckets,
 		      struct web_timeline *tl);
 void kiln_web_timeline_release(struct web_timeline *tl);
 
-struct kiln_buf;
-struct kiln_web_req;
-/*
- * The page as one self-contained HTML file with the data of r's selection
- * (p, type, focus, ignore, t0, t1) embedded (save.c), appended to out.
- * 200, or the status of a request for the data that failed (its error
- * answer appended to err_msg), or 500.
- */
-int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
-		       struct kiln_buf *out, struct kiln_buf *err_msg);
-
 /* A source file's text and where its lines start (source.c). */
 struct web_source {
 	char *text;		/* the file, NUL-terminated */

@@ -686,6 +686,7 @@ async function renderCallgraph(gen) {
   let text;
   if (OFFLINE) {
     if (q.get('nodes') || q.get('lines') || q.get('diff')) throw new Error('not in this saved page: it holds the call graph with the default settings only');
+    if (!OFFLINE.callgraph) throw new Error('not in this page: no call graph was drawn for it');
     text = OFFLINE.callgraph;
   } else {
     const r = await fetch(`/api/callgraph?${q.toString()}`);
@@ -813,9 +814,10 @@ async function main() {
   if (OFFLINE) {
     // The saved selection is the only one: its profile and type.
     const saved = OFFLINE.profiles.profiles[+OFFLINE.sel.p || 0] || { name: '?' };
-    document.title = `kiln: ${saved.name}`;
+    document.title = `kiln: ${saved.name}`;  // as the <title> the server wrote
     for (const id of ['tab-sandwich', 'tab-source', 'downloads', 'timeline-view', 'sw-source'])
       $(id).hidden = true;
+    $('tab-callgraph').hidden = !OFFLINE.callgraph;
     for (const id of ['profile', 'type', 'focus', 'ignore', 'reverse', 'top-lines', 'cg-nodes', 'cg-lines'])
       $(id).disabled = true;
     $('saved').hidden = false;
