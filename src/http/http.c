@@ -58,6 +58,8 @@
 #include "heap/heap.h"
 #include "http/parse.h"
 #include "profile/profile.h"
+#include "util/buf.h"
+#include "web/web.h"
 #include "profile/top.h"
 #include "render/flame.h"
 #include "symbolize/symbolize.h"
@@ -492,14 +494,12 @@ static void program_name(char *out, size_t n)
 		snprintf(out, n, "%.200s (pid %d)", base, (int)getpid());
 }
 
+/* The flame graph SVG (?format=svg). */
 static int render_flame(struct kiln_prof *p, int type, const struct job *j,
-			bool html, struct kiln_buf *out)
+			struct kiln_buf *out)
 {
 	struct kiln_flame_opts o = { 0 };
-	struct kiln_buf svg = KILN_BUF_INIT;
 	char prog[300], title[400];
-	const char *s;
-	int err;
 
 	program_name(prog, sizeof(prog));
 	if (j->kind == JOB_CPU)
@@ -514,27 +514,59 @@ static int render_flame(struct kiln_prof *p, int type, const struct job *j,
 		snprintf(title, sizeof(title), "Heap Flame Graph (%s): %s",
 			 kiln_prof_str(p, p->types[type].type), prog);
 	o.title = title;
-	if (!html)
-		return kiln_flame_svg(p, type, &o, out);
-	err = kiln_flame_svg(p, type, &o, &svg);
-	if (err)
-		goto out;
-	/* The SVG inline in a minimal page: its script looks its elements
-	 * up by id and starts on the window's load event, so it works the
-	 * same inside HTML.  The XML declaration has no place there. */
-	s = svg.data;
-	if (!strncmp(s, "<?xml", 5) && strchr(s, '\n'))
-		s = strchr(s, '\n') + 1;
-	kiln_buf_adds(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>");
-	kiln_buf_add_xml(out, title, strlen(title));
-	kiln_buf_adds(out, "</title>\n<style>body{margin:0;background:#fff}</style>\n"
-		      "</head><body>\n");
-	kiln_buf_adds(out, s);
-	kiln_buf_adds(out, "</body></html>\n");
-	err = out->cap ? 0 : -ENOMEM;
-out:
-	kiln_buf_release(&svg);
-	return err;
+	return kiln_flame_svg(p, type, &o, out);
+}
+
+static const char *page_arg(void *ctx, const char *key)
+{
+	return !strcmp(key, "type") ? ctx : NULL;
+}
+
+/*
+ * A browser's answer: kiln serve's page, saved with the profile's data in
+ * it (kiln_web_save_html), so the same page serves a profile file and a
+ * live process: flame graph and icicle, search, the top table.  No call
+ * graph (graphviz is never loaded into the program).
+ */
+static int render_page(struct kiln_prof *p, int type, const struct job *j,
+		       struct kiln_buf *out)
+{
+	struct kiln_buf msg = KILN_BUF_INIT;
+	struct kiln_web_req r = { "/api/download", page_arg, NULL, NULL, "" };
+	struct kiln_prof *copy = kiln_prof_new();
+	struct kiln_web_model *m;
+	const char *name, *fmt = "pprof";
+	char prog[300], title[400], ts[16];
+	int status, err;
+
+	if (!copy)
+		return -ENOMEM;
+	err = kiln_prof_merge(copy, p, NULL);
+	if (err) {
+		kiln_prof_free(copy);
+		return err;
+	}
+	program_name(prog, sizeof(prog));
+	if (j->kind == JOB_CPU)
+		snprintf(title, sizeof(title), "CPU profile of %s over %d s", prog,
+			 j->seconds);
+	else if (j->seconds)
+		snprintf(title, sizeof(title), "Heap profile (%s %s %d s) of %s",
+			 j->kind == JOB_HEAP ? "change over" : "allocations during",
+			 kiln_prof_str(p, p->types[type].type), j->seconds, prog);
+	else
+		snprintf(title, sizeof(title), "Heap profile (%s) of %s",
+			 kiln_prof_str(p, p->types[type].type), prog);
+	name = title;
+	m = kiln_web_model_new(&copy, &name, &fmt, 1);	/* takes copy */
+	if (!m)
+		return -ENOMEM;
+	snprintf(ts, sizeof(ts), "%d", type);
+	r.ctx = ts;
+	status = kiln_web_save_html(m, &r, out, &msg);
+	kiln_web_model_free(m);
+	kiln_buf_release(&msg);
+	return status == 200 ? 0 : status == 500 ? -ENOMEM : -EINVAL;
 }
 
 /* Builds the answer for a finished CPU profile; *code receives the status. */
@@ -556,11 +588,11 @@ static struct MHD_Response *profile_response(struct kiln_prof *p,
 		ctype = "text/plain; charset=utf-8";
 		break;
 	case OUT_HTML:
-		err = type < 0 ? -EINVAL : render_flame(p, type, j, true, &b);
+		err = type < 0 ? -EINVAL : render_page(p, type, j, &b);
 		ctype = "text/html; charset=utf-8";
 		break;
 	default:
-		err = type < 0 ? -EINVAL : render_flame(p, type, j, false, &b);
+		err = type < 0 ? -EINVAL : render_flame(p, type, j, &b);
 		ctype = "image/svg+xml";
 		break;
 	}

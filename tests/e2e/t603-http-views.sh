@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # ctest-labels: serial
-# The readable views of the CPU profile: a browser's Accept header gets an
-# HTML page with the interactive flame graph, ?format=svg the SVG itself,
-# ?debug=1 (or ?format=text) a `kiln top` table.  Headless chromium, where
-# installed, opens the endpoint as a user would: the page shows the hot
-# function, hover details and click-to-zoom work.
+# The readable views of the CPU profile: a browser's Accept header gets
+# kiln serve's page with the profile in it (the same page, saved with its
+# data: flame graph, icicle, search, top table), ?format=svg the flame
+# graph SVG, ?debug=1 (or ?format=text) a `kiln top` table.  Headless
+# chromium, where installed, opens the endpoint as a user would: the page
+# draws, shows the hot function on hover and first in its top table, and a
+# click zooms.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-http.sh"
 
@@ -14,11 +16,14 @@ expect_code 200 "debug/pprof/profile?seconds=1" -H "Accept: $BROWSER_ACCEPT"
 has "$T/headers" "Content-Type: text/html"
 hasnt "$T/headers" "Content-Disposition"
 has "$T/body" "^<!DOCTYPE html>"
-has "$T/body" "<title>CPU Flame Graph: httpserve \(pid $SPID\), 1 s</title>"
-has "$T/body" "<svg version=\"1.1\""
-has "$T/body" "<title>hash_payload \([0-9.,]+ [mµn]?s, [0-9.]+%\)</title>"
-has "$T/body" "</svg>"
-hasnt "$T/body" "<\?xml"
+has "$T/body" "<title>kiln: CPU profile of httpserve \(pid $SPID\) over 1 s</title>"
+has "$T/body" "^window.KILN_OFFLINE = "
+has "$T/body" '"hash_payload"'
+# The page is whole: nothing to fetch from the program, and no call graph
+# (graphviz is never loaded into it).
+hasnt "$T/body" 'src="/app.js"'
+has "$T/body" '"callgraph":null'
+! grep -q 'libgvc\|libcgraph' /proc/$SPID/maps || fail "graphviz loaded into the program"
 cp "$T/body" "$T/page.html"
 # Ties go to the more specific type; explicit protobuf wins; */* is binary.
 expect_code 200 "debug/pprof/profile?seconds=1" -H "Accept: text/html, */*"
@@ -53,7 +58,7 @@ if command -v node >/dev/null && [ -x /usr/bin/chromium ] &&
    [ -d "$KILN_SRC/tests/browser/node_modules/playwright-core" ]; then
     cat > "$T/browse.mjs" <<'JS'
 // Opens the endpoint in headless chromium: the browser's own Accept
-// header must get the flame graph page, and the graph must work.
+// header must get kiln's page, and the page must work.
 const { chromium } = await import(process.env.PW);
 const url = process.argv[2];
 let failures = 0;
@@ -72,26 +77,32 @@ try {
   check(resp.status() === 200, 'status 200', resp.status());
   check((resp.headers()['content-type'] || '').startsWith('text/html'), 'an HTML page',
         resp.headers()['content-type']);
-  await page.waitForFunction(() => document.readyState === 'complete');
+  await page.waitForSelector('body[data-ready="1"]', { state: 'attached', timeout: 60000 });
   const title = await page.title();
-  check(title.startsWith('CPU Flame Graph: httpserve'), 'page title', title);
-  const id = await page.evaluate(() => {
-    const g = [...document.querySelectorAll('g.f')].find((g) =>
-      g.querySelector('title').textContent.startsWith('hash_payload ('));
-    if (!g) return null;
-    g.setAttribute('id', 'hot');
-    return 'hot';
+  check(title.startsWith('kiln: CPU profile of httpserve'), 'page title', title);
+  // hash_payload's frame, from the nodes the page drew.
+  const spot = await page.evaluate(() => {
+    const c = document.getElementById('flame'), b = c.getBoundingClientRect();
+    const i = flameData.nodes.findIndex((n) => n[0] >= 0 && flameData.names[n[0]] === 'hash_payload');
+    if (i < 0) return null;
+    const n = flameData.nodes[i], s = b.width / flameData.nodes[0][3];
+    return { x: b.left + (n[2] + n[3] / 2) * s, y: b.top + (flameData.depth - n[1]) * 18 + 9, depth: n[1] };
   });
-  check(id !== null, 'a hash_payload frame');
-  if (id) {
-    await page.hover('#hot rect');
+  check(spot !== null, 'a hash_payload frame');
+  if (spot) {
+    await page.mouse.move(spot.x, spot.y);
     const d = await page.evaluate(() => document.getElementById('details').textContent);
     check(/^Function: hash_payload \(/.test(d), 'hover details', d);
-    const w0 = await page.evaluate(() => +document.querySelector('#hot rect').getAttribute('width'));
-    await page.click('#hot rect');
-    const w1 = await page.evaluate(() => +document.querySelector('#hot rect').getAttribute('width'));
-    check(w1 > w0, 'click zooms the frame wider', `${w0} -> ${w1}`);
+    await page.mouse.click(spot.x, spot.y);
+    const zoomed = await page.waitForFunction(() =>
+      /hash_payload/.test(new URLSearchParams(location.hash.slice(1)).get('root') || ''), null, { timeout: 30000 })
+      .then(() => true, () => false);
+    check(zoomed, 'click zooms into hash_payload');
   }
+  await page.goto(url.replace(/#.*$/, '') + '#v=top', { timeout: 60000 });
+  await page.waitForSelector('#top-table tbody tr', { state: 'attached' });
+  const first = await page.locator('#top-table tbody td.name').first().textContent();
+  check(first === 'hash_payload', 'the top table starts with hash_payload', first);
   check(errors.length === 0, 'no script errors', errors.join('; '));
 } finally {
   await browser.close();

@@ -38,8 +38,9 @@ has "$T/heap.txt" '^Type: inuse_space$'
 has "$T/heap.txt" ' hold_cache$'
 curl -s -H 'Accept: text/html,*/*;q=0.8' "$URL/heap" > "$T/heap.html"
 has "$T/heap.html" '^<!DOCTYPE html>'
-has "$T/heap.html" 'Heap Flame Graph \(inuse_space\)'
-has "$T/heap.html" 'hold_cache'
+has "$T/heap.html" '<title>kiln: Heap profile \(inuse_space\) of heapserve'
+has "$T/heap.html" '^window.KILN_OFFLINE = '
+has "$T/heap.html" '"hold_cache"'
 curl -s "$URL/allocs?format=svg" > "$T/allocs.svg"
 has "$T/allocs.svg" 'Heap Flame Graph \(alloc_space\)'
 curl -s "$URL/" > "$T/index.html"
