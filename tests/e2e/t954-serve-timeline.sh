@@ -9,6 +9,8 @@
 # See tests/browser/timeline.test.mjs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-serve.sh"
+need curl
+need jq
 
 awk 'BEGIN {
   for (i = 0; i < 1000; i++) {
@@ -90,6 +92,26 @@ expect_get 400 "/api/top?t0=1x&t1=7"
 expect_get 400 "/api/top?p=1&t0=0&t1=7"
 grep -q 'has no sample times' "$T/body" || fail "range on an untimed input: $(cat "$T/body")"
 expect_get 400 "/api/timeline?buckets=0"
+
+# perf.data in, with its times: perf record -g of shares (52 samples, one
+# thread): its strip, and two ranges that split its samples.
+serve_stop
+serve_start -q --http 127.0.0.1:0 "$T/two.perf" "$T/untimed.collapsed" "$KILN_SRC/tests/fixtures/perfdata/fp.data"
+expect_get 200 "/api/profiles"
+grep -q '"format":"perf.data","samples":[0-9]*,"times":true' "$T/body" || fail "perf.data profile: $(cat "$T/body")"
+expect_get 200 "/api/timeline?p=2&type=samples&buckets=20"
+/usr/bin/python3 - "$T/body" <<'PY' || { cat "$T/body"; fail "perf.data timeline"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["nthreads"] == 1 and d["threads"][0]["name"] == "shares", d["threads"]
+assert sum(d["total"]) == 52, sum(d["total"])
+PY
+half=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["bucket_ns"] * (d["buckets"] // 2))' "$T/body")
+expect_get 200 "/api/top?p=2&type=samples&t0=0&t1=$half"
+a=$(jq .total "$T/body")
+expect_get 200 "/api/top?p=2&type=samples&t0=$half&t1=999999999999"
+b=$(jq .total "$T/body")
+[ $((a + b)) -eq 52 ] && [ "$a" -gt 0 ] && [ "$b" -gt 0 ] || fail "perf.data halves: $a + $b, want 52 in all"
 
 # The page.
 if ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ] ||
