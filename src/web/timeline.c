@@ -151,6 +151,14 @@ int kiln_web_timeline(const struct kiln_prof *p, int type, size_t nbuckets,
 		int64_t span = tmax + KILN_PROF_TIME_BUCKET_NS;
 		int64_t b = (span + (int64_t)nbuckets - 1) / (int64_t)nbuckets;
 
+		/* No finer than one sampling period of time (a 99 Hz
+		 * profile's samples are 10 ms apart): finer buckets would be
+		 * mostly empty, a comb instead of a strip. */
+		if (p->period > 0 && p->period_type.unit &&
+		    !strcmp(kiln_prof_str(p, p->period_type.unit), "nanoseconds") &&
+		    p->period > b)
+			b = p->period;
+
 		b = (b + KILN_PROF_TIME_BUCKET_NS - 1) / KILN_PROF_TIME_BUCKET_NS *
 		    KILN_PROF_TIME_BUCKET_NS;
 		tl->bucket_ns = b;
