@@ -67,6 +67,14 @@ let child = null;          // the server this run started
 let staticServer = null;
 let browser = null;
 
+// User + system CPU seconds of a process so far.
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (+f[11] + +f[12]) / 100;     /* utime, stime: fields 14, 15; USER_HZ 100 */
+  } catch { return null; }
+}
+
 function vm(pid) {
   // VmHWM (peak RSS), VmRSS, RssAnon, RssFile of a process, in KiB.
   try {
@@ -88,7 +96,13 @@ function startServer(cmd, argv, env, re) {
       if (m && !done) { done = true; clearTimeout(timer); res(m); }
     };
     child.stdout.on('data', (d) => { out += d; look(); });
-    child.stderr.on('data', (d) => { err += d; if (err.length > 1e5) err = err.slice(-5e4); look(); });
+    child.stderr.on('data', (d) => {
+      err += d;
+      if (err.length > 1e5) err = err.slice(-5e4);
+      // kiln: the profile is read, the default view is being built.
+      if (child.tRead === undefined && /kiln serve: aggregating/.test(err)) child.tRead = performance.now();
+      look();
+    });
     child.on('exit', (code, sig) => {
       child.exited = true;
       if (!done) { done = true; clearTimeout(timer); rej(new Error(`exited (${code ?? sig}) before it listened: ${err.slice(-300).trim()}`)); }
@@ -268,6 +282,21 @@ async function main() {
   await page.waitForFunction(() => window.__drawnAt, null, { timeout: left(), polling: 200 });
   const drawnAt = await page.evaluate(() => window.__drawnAt);
   result.t_drawn = (drawnAt - t0Epoch) / 1000;
+  if (child) result.server_cpu_s = cpuSeconds(child.pid);
+  // When the browser started the navigation (after the driver saw the
+  // server ready and asked for the page).
+  result.nav_start_s = (await page.evaluate(() => performance.timeOrigin) - t0Epoch) / 1000;
+  if (child && child.tRead !== undefined) result.t_read = (child.tRead - t0) / 1000;
+  // The page's own load (for pprof: the server generates the flame graph
+  // page on this request) and the big fetches (speedscope's profile).
+  result.nav = await page.evaluate(() => {
+    const n = performance.getEntriesByType('navigation')[0];
+    return n ? { wait_ms: n.responseStart - n.requestStart, body_ms: n.responseEnd - n.responseStart,
+      bytes: n.encodedBodySize, dom_ms: n.domContentLoadedEventEnd - n.responseEnd } : null;
+  });
+  result.fetches = await page.evaluate(() => performance.getEntriesByType('resource')
+    .filter((r) => r.name.includes('/profile/'))
+    .map((r) => ({ name: new URL(r.name).pathname, start: r.startTime, end: r.responseEnd, bytes: r.encodedBodySize })));
   if (viewer === 'kiln') {
     const e = await page.locator('#error').evaluate((x) => (x.hidden ? '' : x.textContent));
     if (e) throw new Error('the page says: ' + e);
@@ -327,6 +356,7 @@ async function interactKiln(page, n, sampleHeap) {
       server_ms: r.req ? r.req.end - r.req.reqStart : null,
       draw_ms: r.tDrawn - r.tDraw,
       hash_ms: r.tHash ? r.tHash - r.t0 : null,
+      after_response_ms: r.req ? r.tPaint - r.req.end : null,
       before_request_ms: r.req ? r.req.start - r.t0 : null,
       bytes: r.req ? r.req.bytes : null,
     };
@@ -338,7 +368,32 @@ async function interactKiln(page, n, sampleHeap) {
   // Deterministic choice of targets.
   let seed = 12345;
   const rnd = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x80000000; };
-  const out = { zoom_in: [], zoom_out: [], search: [], search_clear: [], search_typed: [] };
+  const out = { floor: [], zoom_in: [], zoom_out: [], search: [], search_clear: [], search_typed: [] };
+  // The browser alone: a click on a small canvas of our own that paints it
+  // at once, to the frame after; the same clock as below.  What the machine
+  // gives any page now, whatever it draws.
+  await page.evaluate(() => {
+    const c = document.createElement('canvas');
+    c.id = '__kbfloor'; c.width = c.height = 8;
+    c.style.cssText = 'position:fixed;right:0;top:0;width:8px;height:8px;z-index:99999';
+    let k = 0;
+    c.addEventListener('click', (e) => {
+      e.stopPropagation();
+      const t0 = performance.now();
+      const g = c.getContext('2d');
+      g.fillStyle = (k++ % 2) ? '#f00' : '#00f'; g.fillRect(0, 0, 8, 8);
+      requestAnimationFrame(() => setTimeout(() => window.__kb.floor.push(performance.now() - t0), 0));
+    });
+    window.__kb.floor = [];
+    document.body.append(c);
+  });
+  for (let k = 0; k < 2 * n; k++) {
+    const before = await page.evaluate(() => window.__kb.floor.length);
+    await page.mouse.click(1300 - 4, 4);
+    await page.waitForFunction((b) => window.__kb.floor.length > b, before, { polling: 'raf' });
+  }
+  out.floor = (await page.evaluate(() => window.__kb.floor)).map((ms) => ({ what: 'floor', ms }));
+  await page.evaluate(() => document.getElementById('__kbfloor').remove());
   for (let k = 0; k < n; k++) {
     const g = await geom();
     const cand = g.nodes.filter((x) => x.i > 0 && x.w >= 30 && x.d >= 1);
