@@ -451,7 +451,10 @@ const guard = setTimeout(() => {
   result.why = `timed out after ${timeoutS} s`;
   finish(1);
 }, timeoutS * 1000 + 30000);
+let finishing = false;
 async function finish(code) {
+  if (finishing) return;
+  finishing = true;
   clearTimeout(guard);
   try { await stopServer(); } catch {}
   if (staticServer) staticServer.close();
@@ -459,6 +462,9 @@ async function finish(code) {
   console.log(JSON.stringify(result));
   process.exit(code);
 }
+// Stopped from outside (serve.sh's timeout): stop the server we started.
+for (const sig of ['SIGTERM', 'SIGINT'])
+  process.on(sig, () => { result.why = `stopped by ${sig}`; finish(1); });
 try {
   await main();
 } catch (e) {

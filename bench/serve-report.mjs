@@ -120,6 +120,17 @@ for (const [name, input] of [['kiln-text', 'TEXT'], ['kiln-pprof', 'PB']]) {
   searchT[name] = [...latRowIn('search (Enter)', input, lat([name], ['search'])), ...latRowIn('search clear (Escape)', input, lat([name], ['search_clear']))];
   latRowIn('search typed (250 ms wait included)', input, lat([name], ['search_typed']));
 }
+{
+  const pool = (kinds) => lat(['kiln-text', 'kiln-pprof'], kinds);
+  const part = (xs, k) => median(xs.map((x) => x[k]));
+  const z = pool(['zoom_in', 'zoom_out']), se = pool(['search', 'search_clear']);
+  p();
+  p(`Medians over both inputs: a zoom takes ${ms(part(z, 'ms'))} ms, of which the request (kiln's server and the`);
+  p(`transfer) ${ms(part(z, 'server_ms'))} ms and the draw ${ms(part(z, 'draw_ms'))} ms; a search (or its clear) ${ms(part(se, 'ms'))} ms, of`);
+  p(`which the request ${ms(part(se, 'server_ms'))} ms (a search with a regex: ${ms(part(pool(['search']), 'server_ms'))} ms, the match summed over the`);
+  p(`whole tree) and the draw ${ms(part(se, 'draw_ms'))} ms.  The rest is the page's way there: the hashchange its`);
+  p('location.hash round trip waits for, and the frames.');
+}
 p();
 
 // ---- goals
@@ -152,6 +163,10 @@ p('### Where the time to the flame graph goes (medians)');
 p();
 p('kiln: start and read (until it says "aggregating": the profile is parsed), then');
 p('the default view\'s call tree is built before it listens (kiln_web_model_warm), then');
+{
+  const st = med('kiln-text', 'stacks');
+  if (st !== null) p(`(kiln says it read ${st} distinct stacks: a stack with its labels; the perf script reader labels every sample with its thread and time bucket, so few of them merge.)`);
+}
 p('the browser starts the navigation (after the driver saw the URL), then the page:');
 p('its two requests and the rest (the page\'s files, scripts, the draw, the frame).');
 p();
