@@ -163,12 +163,15 @@ p('### Where the time to the flame graph goes (medians)');
 p();
 p('kiln: start and read (until it says "aggregating": the profile is parsed), then');
 p('the default view\'s call tree is built before it listens (kiln_web_model_warm), then');
-{
-  const st = med('kiln-text', 'stacks');
-  if (st !== null) p(`(kiln says it read ${st} distinct stacks: a stack with its labels; the perf script reader labels every sample with its thread and time bucket, so few of them merge.)`);
-}
 p('the browser starts the navigation (after the driver saw the URL), then the page:');
 p('its two requests and the rest (the page\'s files, scripts, the draw, the frame).');
+{
+  const st = med('kiln-text', 'stacks');
+  if (st !== null) {
+    p(`kiln says it read ${st} distinct stacks: a stack with its labels; the perf script`);
+    p('reader labels every sample with its thread and time bucket, so few of them merge.');
+  }
+}
 p();
 p('| input | read | build the tree | server ready | navigation starts | /api/profiles | first /api/flame | nodes drawn | rest | total | server CPU |');
 p('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
