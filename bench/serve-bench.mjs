@@ -20,6 +20,10 @@
 //     page waits 250 ms after the last key before it asks).
 //   --timeout S: give up after S seconds (default 600); the run reports
 //     {"ok":false,"why":...}.
+//   --gl off|swiftshader: off (default): --disable-gpu, the compositor and
+//     canvases in software, as the project's browser tests run; swiftshader:
+//     a GPU emulated on the CPU (ANGLE on SwiftShader), which WebGL needs
+//     (speedscope draws with WebGL), and which makes every frame dearer.
 //
 // Times: t_listen (server start to its ready line), t_drawn (server start to
 // the flame graph drawn: the page's own ready mark, then a frame rendered
@@ -47,19 +51,20 @@ const { chromium } = createRequire(join(browserDir, 'package.json'))('playwright
 const args = process.argv.slice(2);
 const viewer = args.shift();
 const file = args.shift();
-let interact = 0, timeoutS = 600;
+let interact = 0, timeoutS = 600, gl = 'off';
 while (args.length) {
   const a = args.shift();
   if (a === '--interact') interact = +args.shift();
   else if (a === '--timeout') timeoutS = +args.shift();
+  else if (a === '--gl') gl = args.shift();
   else { console.error(`serve-bench: unknown argument '${a}'`); process.exit(2); }
 }
-if (!['kiln', 'pprof', 'speedscope'].includes(viewer) || !file) {
-  console.error('usage: node serve-bench.mjs kiln|pprof|speedscope FILE [--interact N] [--timeout S]');
+if (!['kiln', 'pprof', 'speedscope'].includes(viewer) || !file || !['off', 'swiftshader'].includes(gl)) {
+  console.error('usage: node serve-bench.mjs kiln|pprof|speedscope FILE [--interact N] [--timeout S] [--gl off|swiftshader]');
   process.exit(2);
 }
 
-const result = { viewer, file: basename(file), ok: false,
+const result = { viewer, file: basename(file), ok: false, gl,
   load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') };
 const deadline = Date.now() + timeoutS * 1000;
 const left = () => Math.max(1000, deadline - Date.now());
@@ -169,9 +174,7 @@ async function main() {
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run',
-      // WebGL (speedscope draws with it) in software, as on a machine
-      // without a GPU.
-      '--enable-unsafe-swiftshader', '--use-angle=swiftshader'],
+      ...(gl === 'off' ? ['--disable-gpu'] : ['--enable-unsafe-swiftshader', '--use-angle=swiftshader'])],
     timeout: 60000,
   });
   const context = await browser.newContext({ viewport: { width: 1300, height: 800 } });

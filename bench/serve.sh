@@ -24,7 +24,11 @@
 # nothing else changed.
 #
 # Each round runs every viewer once (kiln text, kiln pprof, pprof,
-# speedscope), RUNS rounds; medians.  Each run has a fresh browser (started
+# speedscope), RUNS rounds; medians.  The browser runs with --disable-gpu
+# (software compositing, as tests/browser does), except for speedscope,
+# which needs WebGL: it gets a GPU emulated by SwiftShader, and kiln's page
+# is run once more per round that way (kiln-pprof-gl) to show what that
+# costs.  Each run has a fresh browser (started
 # before the clock) and its own server, which the driver starts and stops by
 # its PID.  speedscope is run again only while a run takes under a minute
 # (one run at full size).
@@ -173,10 +177,11 @@ for ((i = 0; i < RUNS; i++)); do
     say "round $((i + 1)) of $RUNS (load $(cut -d' ' -f1-3 /proc/loadavg))"
     view kiln-text kiln "$text" --interact "$INTERACT" || failed=1
     view kiln-pprof kiln "$pb" --interact "$INTERACT" || failed=1
+    view kiln-pprof-gl kiln "$pb" --interact "$INTERACT" --gl swiftshader || failed=1
     view pprof pprof "$pb" || true
     if [ "$ss_again" = 1 ]; then
         t0=$(date +%s)
-        view speedscope speedscope "$ss" || ss_again=0
+        view speedscope speedscope "$ss" --gl swiftshader || ss_again=0
         [ $(($(date +%s) - t0)) -lt 60 ] || ss_again=0
     fi
 done
