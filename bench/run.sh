@@ -275,10 +275,11 @@ fi
 "$here/report.sh" "$res" "$OUT" "$RESULTS" "$KILN" "$text" || failed=1
 
 # ---- kiln record against perf record, the agent against libprofiler,
-# kiln callgraph against pprof -svg (on x.pb.gz above):
+# kiln callgraph against pprof -svg (on x.pb.gz above), kiln serve against
+# go tool pprof -http and speedscope in headless chromium (text.perf, x.pb.gz):
 # their own scripts, their sections appended to RESULTS.md.
 if [ "$QUICK" != 1 ]; then
-    for part in record agent heap callgraph stat perfdata; do
+    for part in record agent heap callgraph stat perfdata serve; do
         [ -x "$here/$part.sh" ] || continue
         say "running bench/$part.sh"
         if KILN=$KILN "$here/$part.sh" > "$OUT/$part.md" 2>> "$log"; then

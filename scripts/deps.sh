@@ -44,11 +44,13 @@ if [ -n "$missing" ]; then
     $sudo apt-get install -y -qq --no-install-recommends $missing >&2
 fi
 
-# playwright-core drives Debian's chromium in the browser tests.
+# playwright-core drives Debian's chromium in the browser tests; speedscope
+# (its offline release) is a viewer bench/serve.sh compares kiln serve with.
 if [ "$what" != build ]; then
     here=$(cd "$(dirname "$0")/.." && pwd)
     if [ -f "$here/tests/browser/package.json" ] &&
-       [ ! -d "$here/tests/browser/node_modules/playwright-core" ]; then
+       { [ ! -d "$here/tests/browser/node_modules/playwright-core" ] ||
+         [ ! -d "$here/tests/browser/node_modules/speedscope" ]; }; then
         (cd "$here/tests/browser" && npm install --no-audit --no-fund --silent >&2)
     fi
 fi
