@@ -598,8 +598,18 @@ static int api_flame(struct call *c)
 		return c->status;
 	if (search_init(c, &s, v->prof))
 		return c->status;
-	m_all = matched(t, 0, &s, &stack, &scap);
-	m_root = matched(t, root, &s, &stack, &scap);
+	/* The whole tree's matched value is kept with the view: zooming
+	 * with a search on walks only the zoom root's subtree. */
+	if (s.on && v->msearch[reverse] &&
+	    !strcmp(v->msearch[reverse], arg(c, "search"))) {
+		m_all = v->mall[reverse];
+	} else {
+		m_all = matched(t, 0, &s, &stack, &scap);
+		free(v->msearch[reverse]);
+		v->msearch[reverse] = s.on && m_all >= 0 ? strdup(arg(c, "search")) : NULL;
+		v->mall[reverse] = m_all;
+	}
+	m_root = root ? matched(t, root, &s, &stack, &scap) : m_all;
 	if (m_all < 0 || m_root < 0)
 		c->err = -ENOMEM;
 	add(c, "{\"type\":");

@@ -19,14 +19,31 @@ function readHash() {
   for (const k of Object.keys(DEFAULTS)) if (q.has(k)) state[k] = q.get(k);
 }
 
-// Changes state and records it in the URL (one history entry per change).
+// Changes state and records it in the URL (one history entry per change),
+// drawing at once: pushState fires no hashchange, so no event round trip
+// stands between the click and the request.  Back and Forward come as
+// popstate; a fragment typed into the address bar as hashchange.
+let shownHash = null;           // the fragment the views were drawn for
 function setState(changes) {
   const next = { ...state, ...changes };
   const q = new URLSearchParams();
   for (const k of Object.keys(DEFAULTS)) if (next[k] !== DEFAULTS[k]) q.set(k, next[k]);
   const h = '#' + q.toString();
-  if (h === location.hash || (h === '#' && !location.hash)) { state = next; render(); return; }
-  location.hash = h;            // hashchange renders
+  state = next;
+  if (!(h === location.hash || (h === '#' && !location.hash))) {
+    try {
+      history.pushState(null, '', h === '#' ? location.pathname + location.search : h);
+    } catch (e) {
+      location.hash = h;        // hashchange draws
+      return;
+    }
+  }
+  render();
+}
+function onNavigate() {
+  if (location.hash === shownHash) return;   // drawn already
+  readHash();
+  render();
 }
 
 // A root path: frame names, outermost first, ';' between them; '\;' and
@@ -722,6 +739,7 @@ async function renderCallgraph(gen) {
 
 async function render() {
   const gen = ++generation;
+  shownHash = location.hash;
   header();
   try {
     await Promise.all([renderTimeline(gen),
@@ -801,7 +819,8 @@ function wire() {
     };
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
-  window.addEventListener('hashchange', () => { readHash(); render(); });
+  window.addEventListener('popstate', onNavigate);
+  window.addEventListener('hashchange', onNavigate);
   // The call graph's SVG scales itself; everything else is drawn anew.
   window.addEventListener('resize', debounce(() => (state.v === 'callgraph' ? tlData && drawTimeline() : render()), 200));
 }
