@@ -1,0 +1,544 @@
+/*
+ * The tree views of kiln serve's API (web stage): /api/flame (flame graph
+ * nodes at least `min` pixels wide under a zoom root, with the search's
+ * matched share) and /api/sandwich (callers and callees of one function,
+ * merged over the tree).  Only what one view draws is sent.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <regex.h>
+
+#include "profile/profile.h"
+#include "profile/tree.h"
+#include "util/buf.h"
+#include "web/call.h"
+
+/* ---- tree nodes, shared by the flame graph and the sandwich ---- */
+
+/* A search regex: "(?i)" in front makes it case-insensitive. */
+struct search {
+	bool on;
+	regex_t re;
+	uint8_t *cache;		/* string id -> 0 unknown, 1 no, 2 yes */
+	size_t ncache;
+};
+
+static int search_init(struct call *c, struct search *s,
+		       const struct kiln_prof *p)
+{
+	const char *src = call_arg(c, "search");
+	int flags = REG_EXTENDED | REG_NOSUB, rc;
+	char msg[256];
+
+	memset(s, 0, sizeof(*s));
+	if (!src || !*src)
+		return 0;
+	if (!strncmp(src, "(?i)", 4)) {
+		flags |= REG_ICASE;
+		src += 4;
+	}
+	rc = regcomp(&s->re, src, flags);
+	if (rc) {
+		regerror(rc, &s->re, msg, sizeof(msg));
+		call_fail(c, 400, "bad search regular expression '%s': %s",
+		     call_arg(c, "search"), msg);
+		return -1;
+	}
+	s->on = true;
+	return 0;
+}
+
+/* Whether string id name matches; p's strings may grow between calls. */
+static bool search_match(struct search *s, const struct kiln_prof *p,
+			 uint32_t name)
+{
+	if (!s->on)
+		return false;
+	if (name >= s->ncache) {
+		size_t n = p->nstrs + 64;
+		uint8_t *nc = realloc(s->cache, n);
+
+		if (!nc)
+			return !regexec(&s->re, kiln_prof_str(p, name), 0, NULL, 0);
+		memset(nc + s->ncache, 0, n - s->ncache);
+		s->cache = nc;
+		s->ncache = n;
+	}
+	if (!s->cache[name])
+		s->cache[name] = regexec(&s->re, kiln_prof_str(p, name), 0,
+					 NULL, 0) ? 1 : 2;
+	return s->cache[name] == 2;
+}
+
+static void search_release(struct search *s)
+{
+	if (s->on)
+		regfree(&s->re);
+	free(s->cache);
+}
+
+/*
+ * The value of the samples under node `from` with a frame matching the
+ * search, each counted once: the totals of the outermost matching nodes.
+ */
+static int64_t matched(const struct kiln_tree *t, uint32_t from,
+		       struct search *s, uint32_t **stack, size_t *cap)
+{
+	size_t n = 0;
+	int64_t sum = 0;
+
+	if (!s->on)
+		return 0;
+	if (kiln_array_grow((void **)stack, cap, 1, sizeof(**stack)))
+		return -1;
+	(*stack)[n++] = from;
+	while (n) {
+		uint32_t i = (*stack)[--n], ch;
+
+		if (i && search_match(s, t->prof, t->nodes[i].name)) {
+			sum += t->nodes[i].total;
+			continue;
+		}
+		for (ch = t->nodes[i].child; ch; ch = t->nodes[ch].next) {
+			if (kiln_array_grow((void **)stack, cap, n + 1,
+					    sizeof(**stack)))
+				return -1;
+			(*stack)[n++] = ch;
+		}
+	}
+	return sum;
+}
+
+/* Index of string id s in the answer's "names" table, added if new. */
+struct names {
+	uint32_t *idx;		/* string id -> index + 1 */
+	size_t nidx;
+	uint32_t n;
+};
+
+static uint32_t name_ref(struct call *c, struct names *nm,
+			 const struct kiln_prof *p, uint32_t s)
+{
+	if (s >= nm->nidx) {
+		size_t n = p->nstrs + 64;
+		uint32_t *ni = realloc(nm->idx, n * sizeof(*ni));
+
+		if (!ni) {
+			c->err = -ENOMEM;
+			return 0;
+		}
+		memset(ni + nm->nidx, 0, (n - nm->nidx) * sizeof(*ni));
+		nm->idx = ni;
+		nm->nidx = n;
+	}
+	if (!nm->idx[s]) {
+		/* names are written after the nodes: remember the order */
+		nm->idx[s] = ++nm->n;
+	}
+	return nm->idx[s] - 1;
+}
+
+static void names_write(struct call *c, struct names *nm,
+			const struct kiln_prof *p)
+{
+	uint32_t *order = calloc(nm->n + 1, sizeof(*order));
+	size_t s;
+	uint32_t i;
+
+	if (!order) {
+		c->err = -ENOMEM;
+		return;
+	}
+	for (s = 0; s < nm->nidx; s++)
+		if (nm->idx[s])
+			order[nm->idx[s] - 1] = (uint32_t)s;
+	call_add(c, "\"names\":[");
+	for (i = 0; i < nm->n; i++) {
+		call_add(c, i ? "," : "");
+		call_add_str(c, kiln_prof_str(p, order[i]));
+	}
+	call_add(c, "]");
+	free(order);
+}
+
+/* The base name of the file a node's code was mapped from, or 0. */
+static uint32_t node_module(const struct kiln_prof *p,
+			    const struct kiln_tree_node *n)
+{
+	const struct kiln_location *l;
+
+	if (!n->location || n->location > p->nlocations)
+		return 0;
+	l = &p->locations[n->location];
+	return l->mapping ? p->mappings[l->mapping].file : 0;
+}
+
+struct emit_item {
+	uint32_t node;
+	uint32_t depth;
+	int64_t x;
+};
+
+/*
+ * Writes "nodes":[[name, depth, x, total, self, kind, module, file, line,
+ * match(, base)], ...] for the subtree of node `from`, depth-first, children in
+ * name order, x the value left of the node within `from`.  Only nodes at
+ * least min_px wide when `from` spans width_px are written.  Name,
+ * module and file are indexes in "names".  *maxdepth gets the deepest
+ * written depth, *dropped the count of children left out.
+ */
+static void emit_nodes(struct call *c, const struct kiln_tree *t,
+		       uint32_t from, double width_px, double min_px, bool diff,
+		       struct search *s, struct names *nm, uint32_t *maxdepth,
+		       size_t *dropped)
+{
+	const struct kiln_prof *p = t->prof;
+	struct emit_item *stack = NULL;
+	size_t n = 0, cap = 0, count = 0;
+	double scale = t->nodes[from].total > 0 ?
+		width_px / (double)t->nodes[from].total : 0;
+
+	*maxdepth = 0;
+	*dropped = 0;
+	call_add(c, "\"nodes\":[");
+	if (kiln_array_grow((void **)&stack, &cap, 1, sizeof(*stack))) {
+		c->err = -ENOMEM;
+		return;
+	}
+	stack[n++] = (struct emit_item){ from, 0, 0 };
+	while (n && !c->err) {
+		struct emit_item it = stack[--n];
+		const struct kiln_tree_node *nd = &t->nodes[it.node];
+		uint32_t ch;
+		size_t first, lo, hi;
+		int64_t x;
+		uint32_t file = nd->function ?
+			p->functions[nd->function].filename : 0;
+		uint32_t mod = node_module(p, nd);
+		/* -1: no name (the root, drawn as "all"), module or file */
+		int64_t iname = it.node ? (int64_t)name_ref(c, nm, p, nd->name) : -1;
+		int64_t imod = mod ? (int64_t)name_ref(c, nm, p, mod) : -1;
+		int64_t ifile = file ? (int64_t)name_ref(c, nm, p, file) : -1;
+
+		call_add(c, "%s[%" PRId64 ",%u,%" PRId64 ",%" PRId64 ",%" PRId64
+		    ",%u,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d",
+		    count++ ? "," : "", iname, it.depth, it.x, nd->total,
+		    nd->self, nd->kind, imod, ifile, nd->line,
+		    it.node && search_match(s, p, nd->name));
+		/* The diff base's value on the same path, scaled to this
+		 * profile's total (shares compared, not absolute values). */
+		if (diff)
+			call_add(c, ",%.0f", kiln_tree_base_scaled(t, it.node));
+		call_add(c, "]");
+		if (it.depth > *maxdepth)
+			*maxdepth = it.depth;
+		/* Push the wide-enough children in reverse, so that they
+		 * come out in name order. */
+		first = n;
+		x = it.x;
+		for (ch = nd->child; ch; ch = t->nodes[ch].next) {
+			const struct kiln_tree_node *cn = &t->nodes[ch];
+
+			if ((double)cn->total * scale >= min_px) {
+				if (kiln_array_grow((void **)&stack, &cap, n + 1,
+						    sizeof(*stack))) {
+					c->err = -ENOMEM;
+					break;
+				}
+				stack[n++] = (struct emit_item){ ch, it.depth + 1, x };
+			} else {
+				(*dropped)++;
+			}
+			x += cn->total;
+		}
+		for (lo = first, hi = n; lo + 1 < hi; lo++, hi--) {
+			struct emit_item tmp = stack[lo];
+
+			stack[lo] = stack[hi - 1];
+			stack[hi - 1] = tmp;
+		}
+	}
+	call_add(c, "]");
+	free(stack);
+}
+
+/* Frame names in a root path are separated by ';', with '\;' and '\\'
+ * for those characters inside a name. */
+static uint32_t walk_path(struct call *c, const struct kiln_tree *t,
+			  const char *path)
+{
+	struct kiln_buf name = KILN_BUF_INIT;
+	uint32_t cur = 0;
+	const char *s = path;
+
+	if (!path || !*path)
+		return 0;
+	for (;;) {
+		if (*s == '\\' && s[1]) {
+			s++;
+		} else if (*s == ';' || !*s) {
+			uint32_t next = name.len ? kiln_tree_find(t, cur, name.data) : 0;
+
+			if (!next) {
+				call_fail(c, 404, "no frame '%s' on the path '%.*s' "
+				     "(a root path names frames from the outermost, "
+				     "separated by ';')", name.len ? name.data : "",
+				     (int)(s - path), path);
+				kiln_buf_release(&name);
+				return UINT32_MAX;
+			}
+			cur = next;
+			kiln_buf_reset(&name);
+			if (!*s)
+				break;
+			s++;
+			continue;
+		}
+		if (kiln_buf_addc(&name, *s)) {
+			c->err = -ENOMEM;
+			break;
+		}
+		s++;
+	}
+	kiln_buf_release(&name);
+	return c->err ? UINT32_MAX : cur;
+}
+
+/* ---- /api/flame ---- */
+
+int web_api_flame(struct call *c)
+{
+	struct web_view *v;
+	struct kiln_tree *t;
+	struct search s;
+	struct names nm = { 0 };
+	uint32_t root, i, maxdepth, *stack = NULL, *chain = NULL;
+	size_t scap = 0, dropped, nchain = 0, ccap = 0;
+	long width, min;
+	bool reverse, diff;
+	int64_t m_all, m_root;
+	int err;
+
+	if (call_num_arg(c, "width", 1, WEB_WIDTH_MAX, 1200, &width) ||
+	    call_num_arg(c, "min", 1, WEB_WIDTH_MAX, 1, &min) ||
+	    call_bool_arg(c, "reverse", &reverse) || call_bool_arg(c, "diff", &diff) ||
+	    call_selection(c, &v))
+		return c->status;
+	err = kiln_web_view_tree(v, reverse, diff, &t, &c->d);
+	if (err == -EINVAL)
+		return call_fail(c, 400, "%s", c->d.msg);
+	if (err) {
+		c->err = err;
+		return 500;
+	}
+	root = walk_path(c, t, call_arg(c, "root"));
+	if (root == UINT32_MAX)
+		return c->status;
+	if (search_init(c, &s, v->prof))
+		return c->status;
+	/* The whole tree's matched value is kept with the view: zooming
+	 * with a search on walks only the zoom root's subtree. */
+	if (s.on && v->msearch[reverse] &&
+	    !strcmp(v->msearch[reverse], call_arg(c, "search"))) {
+		m_all = v->mall[reverse];
+	} else {
+		m_all = matched(t, 0, &s, &stack, &scap);
+		free(v->msearch[reverse]);
+		v->msearch[reverse] = s.on && m_all >= 0 ? strdup(call_arg(c, "search")) : NULL;
+		v->mall[reverse] = m_all;
+	}
+	m_root = root ? matched(t, root, &s, &stack, &scap) : m_all;
+	if (m_all < 0 || m_root < 0)
+		c->err = -ENOMEM;
+	call_add(c, "{\"type\":");
+	call_add_str(c, call_type_name(v->prof, v->type));
+	call_add(c, ",\"unit\":");
+	call_add_str(c, call_unit_name(v->prof, v->type));
+	call_add(c, ",\"total\":%" PRId64 ",\"total_str\":", t->nodes[0].total);
+	call_add_value_str(c, t->nodes[0].total, call_unit_name(v->prof, v->type));
+	call_add(c, ",\"reverse\":%s,\"width\":%ld", reverse ? "true" : "false", width);
+	if (diff)
+		call_add(c, ",\"base_total\":%" PRId64, t->base_total);
+	/* The zoom root's ancestors, outermost first, for breadcrumbs. */
+	for (i = root; i; i = t->nodes[i].parent) {
+		if (kiln_array_grow((void **)&chain, &ccap, nchain + 1,
+				    sizeof(*chain))) {
+			c->err = -ENOMEM;
+			break;
+		}
+		chain[nchain++] = i;
+	}
+	call_add(c, ",\"path\":[");
+	for (i = 0; i < nchain; i++) {
+		const struct kiln_tree_node *nd = &t->nodes[chain[nchain - 1 - i]];
+
+		call_add(c, "%s{\"name\":", i ? "," : "");
+		call_add_str(c, kiln_prof_str(v->prof, nd->name));
+		call_add(c, ",\"total\":%" PRId64 "}", nd->total);
+	}
+	call_add(c, "],\"matched\":%" PRId64 ",\"matched_root\":%" PRId64 ",",
+	    m_all, m_root);
+	emit_nodes(c, t, root, (double)width, (double)min, diff, &s, &nm,
+		   &maxdepth, &dropped);
+	call_add(c, ",\"depth\":%u,\"dropped\":%zu,", maxdepth, dropped);
+	names_write(c, &nm, v->prof);
+	call_add(c, "}\n");
+	free(chain);
+	free(stack);
+	free(nm.idx);
+	search_release(&s);
+	return 200;
+}
+
+/* ---- /api/sandwich ---- */
+
+static struct kiln_frame node_frame(const struct kiln_tree_node *n)
+{
+	return (struct kiln_frame){ n->name, n->function, n->location, n->line };
+}
+
+/*
+ * Callers and callees of function `name` merged over every place where it
+ * is the outermost frame of that name (so a recursive function counts
+ * each sample once): callers is leaf-rooted (name, its caller, ...),
+ * callees root-down from name.  Both roots' totals are name's cum.
+ */
+static int sandwich(const struct kiln_tree *t, uint32_t name,
+		    struct kiln_tree *callers, struct kiln_tree *callees)
+{
+	uint8_t *above = calloc(t->n ? t->n : 1, 1);	/* name on the path above */
+	struct { uint32_t from, to; } *stack = NULL;
+	size_t cap = 0, n;
+	uint32_t i, a, cur;
+	int err;
+
+	if (!above)
+		return -ENOMEM;
+	err = kiln_tree_start(callers, t->prof, true);
+	if (!err)
+		err = kiln_tree_start(callees, t->prof, false);
+	/* Parents come before their children in the node array. */
+	for (i = 1; i < t->n && !err; i++) {
+		const struct kiln_tree_node *nd = &t->nodes[i];
+		struct kiln_frame f;
+
+		above[i] = nd->parent && (above[nd->parent] ||
+					  t->nodes[nd->parent].name == name);
+		if (nd->name != name || above[i])
+			continue;
+		callers->nodes[0].total += nd->total;
+		callees->nodes[0].total += nd->total;
+		cur = 0;
+		for (a = i; a && !err; a = t->nodes[a].parent) {
+			f = node_frame(&t->nodes[a]);
+			cur = kiln_tree_child(callers, cur, &f);
+			if (!cur)
+				err = -ENOMEM;
+			else
+				callers->nodes[cur].total += nd->total;
+		}
+		if (cur)
+			callers->nodes[cur].self += nd->total;
+		/* The subtree under this occurrence, merged by names. */
+		f = node_frame(nd);
+		cur = kiln_tree_child(callees, 0, &f);
+		if (!cur || kiln_array_grow((void **)&stack, &cap, 1, sizeof(*stack))) {
+			err = -ENOMEM;
+			break;
+		}
+		n = 0;
+		stack[n].from = i;
+		stack[n++].to = cur;
+		while (n && !err) {
+			uint32_t from = stack[n - 1].from, to = stack[n - 1].to, ch;
+
+			n--;
+			callees->nodes[to].total += t->nodes[from].total;
+			callees->nodes[to].self += t->nodes[from].self;
+			for (ch = t->nodes[from].child; ch; ch = t->nodes[ch].next) {
+				uint32_t k;
+
+				f = node_frame(&t->nodes[ch]);
+				k = kiln_tree_child(callees, to, &f);
+				if (!k || kiln_array_grow((void **)&stack, &cap, n + 1,
+							  sizeof(*stack))) {
+					err = -ENOMEM;
+					break;
+				}
+				stack[n].from = ch;
+				stack[n++].to = k;
+			}
+		}
+	}
+	if (!err)
+		err = kiln_tree_sort(callers);
+	if (!err)
+		err = kiln_tree_sort(callees);
+	free(stack);
+	free(above);
+	return err;
+}
+
+int web_api_sandwich(struct call *c)
+{
+	struct web_view *v;
+	struct kiln_tree *t, callers = KILN_TREE_INIT, callees = KILN_TREE_INIT;
+	struct search s;
+	struct names nm = { 0 };
+	const char *fn = call_arg(c, "fn");
+	uint32_t name, maxdepth;
+	size_t dropped;
+	long width;
+
+	if (call_num_arg(c, "width", 1, WEB_WIDTH_MAX, 1200, &width) || call_selection(c, &v))
+		return c->status;
+	if (!fn || !*fn)
+		return call_fail(c, 400, "no fn: name the function, /api/sandwich?fn=NAME");
+	c->err = kiln_web_view_tree(v, false, false, &t, NULL);
+	if (c->err)
+		return 500;
+	name = kiln_prof_find_str(v->prof, fn, strlen(fn));
+	if (search_init(c, &s, v->prof))
+		return c->status;
+	/* The last sandwich of the selection is kept: hover, resize and
+	 * search do not rebuild it. */
+	if (!name || v->sw_name != name) {
+		v->sw_name = 0;
+		c->err = sandwich(t, name ? name : UINT32_MAX, &v->sw_callers,
+				  &v->sw_callees);
+		if (!c->err)
+			v->sw_name = name;
+	}
+	callers = v->sw_callers;
+	callees = v->sw_callees;
+	if (!c->err && !callees.nodes[0].total) {
+		call_fail(c, 404, "no function '%s' in the selection", fn);
+		goto out;
+	}
+	call_add(c, "{\"fn\":");
+	call_add_str(c, fn);
+	call_add(c, ",\"type\":");
+	call_add_str(c, call_type_name(v->prof, v->type));
+	call_add(c, ",\"unit\":");
+	call_add_str(c, call_unit_name(v->prof, v->type));
+	call_add(c, ",\"total\":%" PRId64 ",\"cum\":%" PRId64 ",\"self\":%" PRId64,
+	    t->nodes[0].total, callees.nodes[0].total,
+	    callees.nodes[0].child ? callees.nodes[callees.nodes[0].child].self : 0);
+	call_add(c, ",\"callers\":{");
+	emit_nodes(c, &callers, callers.nodes[0].child, (double)width, 1.0, false, &s,
+		   &nm, &maxdepth, &dropped);
+	call_add(c, ",\"depth\":%u},\"callees\":{", maxdepth);
+	emit_nodes(c, &callees, callees.nodes[0].child, (double)width, 1.0, false, &s,
+		   &nm, &maxdepth, &dropped);
+	call_add(c, ",\"depth\":%u},", maxdepth);
+	names_write(c, &nm, v->prof);
+	call_add(c, "}\n");
+out:
+	free(nm.idx);
+	search_release(&s);
+	return c->err ? 500 : c->status;
+}
+

@@ -1,0 +1,65 @@
+/*
+ * The request plumbing of kiln serve's API (web stage, internal to
+ * src/web/api*.c): one struct call per request, the arguments, the
+ * selection every view works on, and JSON output.  Output errors are
+ * sticky in c->err (-ENOMEM); an answer made by call_fail() is final.
+ */
+#ifndef KILN_WEB_CALL_H
+#define KILN_WEB_CALL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/diag.h"
+#include "web/web.h"
+#include "web/webint.h"
+
+#define WEB_WIDTH_MAX 100000	/* pixels a client may ask to fill */
+#define WEB_TOP_DEFAULT 100	/* rows of /api/top without n */
+
+/* Everything one request needs; err is sticky (-ENOMEM from the buffer). */
+struct call {
+	struct kiln_web_model *m;
+	struct kiln_web_req *r;
+	struct kiln_buf *out;
+	struct kiln_diag d;
+	int status;
+	int err;
+};
+
+/* Appends formatted text, or a JSON string literal, to the answer. */
+void call_add(struct call *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void call_add_str(struct call *c, const char *s);
+/* A value as kiln top writes it ("1.50s", "12MB"), as a JSON string. */
+void call_add_value_str(struct call *c, int64_t v, const char *unit);
+/* The answer {"error": "..."} with status; returns status. */
+int call_fail(struct call *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A query argument (NULL when absent). */
+const char *call_arg(struct call *c, const char *key);
+/* A whole number in [lo, hi], a 0/1, a fraction in [0, 1]; def when
+ * absent.  -1 when bad (the 400 answer is made). */
+int call_num_arg(struct call *c, const char *key, long lo, long hi,
+		 long def, long *out);
+int call_bool_arg(struct call *c, const char *key, bool *out);
+int call_frac_arg(struct call *c, const char *key, double def, double *out);
+/* The selection (p, type, focus, ignore and, unless !ranged, t0, t1) as
+ * a view of the model.  -1 when the request is bad (answer made). */
+int call_selection_of(struct call *c, bool ranged, struct web_view **v);
+int call_selection(struct call *c, struct web_view **v);
+const char *call_type_name(const struct kiln_prof *p, int type);
+const char *call_unit_name(const struct kiln_prof *p, int type);
+
+/* The endpoints: each answers one path under /api/ and returns the
+ * status (docs/kiln-serve.md). */
+int web_api_profiles(struct call *c);
+int web_api_flame(struct call *c);
+int web_api_sandwich(struct call *c);
+int web_api_top(struct call *c);
+int web_api_source(struct call *c);
+int web_api_callgraph(struct call *c);
+int web_api_timeline(struct call *c);
+int web_api_download(struct call *c);
+
+#endif
