@@ -9,8 +9,10 @@
  *                100 MB per second
  *   grow_leak    one block of 4096 bytes every 10 ms, never freed
  *
- * Prints "ready" once the cache is held, then runs until SIGTERM or
- * SIGINT (or for the seconds given as its argument) and exits 0.
+ * Prints "ready" once the cache is held, "leaked N" after the Nth
+ * grow_leak (so that a test can wait for the leak to grow instead of
+ * sleeping), then runs until SIGTERM or SIGINT (or for the seconds given
+ * as its argument), prints "done" and exits 0.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
 {
 	struct timespec nap = { 0, 1000000 }, t0, now;
 	double limit = argc > 1 ? atof(argv[1]) : 0;
-	int tick = 0, i;
+	int tick = 0, leaks = 0, i;
 
 	signal(SIGTERM, on_stop);
 	signal(SIGINT, on_stop);
@@ -66,8 +68,12 @@ int main(int argc, char **argv)
 		for (i = 0; i < 6; i++)
 			churn();
 		nanosleep(&nap, NULL);
-		if (++tick % 10 == 0)
+		if (++tick % 10 == 0) {
 			grow_leak();
+			/* stdout's buffer was allocated by "ready": no malloc here */
+			printf("leaked %d\n", ++leaks);
+			fflush(stdout);
+		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (limit > 0 && (double)(now.tv_sec - t0.tv_sec) +
 		    (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 >= limit)
