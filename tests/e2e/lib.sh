@@ -25,9 +25,9 @@ expect_status() {
 # after WAIT_TRIES tries (600 by default: a minute or more however loaded
 # the machine) and fails naming WHAT.
 wait_for() {
-    local what=$1 i
+    local what=$1 _
     shift
-    for i in $(seq "${WAIT_TRIES:-600}"); do
+    for _ in $(seq "${WAIT_TRIES:-600}"); do
         "$@" && return 0
         sleep 0.1
     done
