@@ -14,12 +14,6 @@ hexpect() {
     v=$(hval "$1" "$2" "$3")
     [ "$v" = "$4" ] || { cat "$T/hval.collapsed" >&2; fail "$1: $3 $2 = $v, want $4"; }
 }
-# wait_file PATH [TENTHS]: waits for PATH to appear (default 10 s).
-wait_file() {
-    local i
-    for i in $(seq "${2:-100}"); do [ -e "$1" ] && return 0; sleep 0.1; done
-    fail "no $1"
-}
 # gopprof ARGS...: go tool pprof with its caches in $T; output in $T/go.txt.
 gopprof() {
     HOME=$T GOCACHE=$T/gocache go tool pprof "$@" > "$T/go.txt" 2>&1 ||

@@ -18,6 +18,72 @@ expect_status() {
     "$@" >"$T/out" 2>"$T/err" || rc=$?
     [ "$rc" -eq "$want" ] || { cat "$T/err" >&2; fail "'$*' exited $rc, expected $want"; }
 }
+# Readiness waits, not time limits: a test waits for what it needs to have
+# happened (a line printed, a file written, CPU time used), never for a
+# fixed time, so that a loaded machine only makes it slower.
+# wait_for WHAT CMD...: runs CMD every 0.1 s until it succeeds; gives up
+# after WAIT_TRIES tries (600 by default: a minute or more however loaded
+# the machine) and fails naming WHAT.
+wait_for() {
+    local what=$1 _
+    shift
+    for _ in $(seq "${WAIT_TRIES:-600}"); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    fail "gave up waiting for $what"
+}
+# cpu_ticks PID: the CPU time (user + system) process PID has used, in
+# clock ticks (fields 14 and 15 of /proc/PID/stat, counted after the
+# command name, which may hold spaces); fails when PID has ended
+# (gone or a zombie).
+cpu_ticks() {
+    local s
+    s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    s=${s##*) }
+    # shellcheck disable=SC2086
+    set -- $s
+    case $1 in Z|X|x) return 1;; esac
+    echo $(( ${12} + ${13} ))
+}
+# cpu_reached PID TICKS: PID has used TICKS clock ticks of CPU time; fails
+# the test when PID has ended.
+cpu_reached() {
+    local n
+    n=$(cpu_ticks "$1") || fail "process $1 ended while it was waited for"
+    [ "$n" -ge "$2" ]
+}
+# wait_cpu PID SECS: waits until process PID has used SECS more seconds of
+# CPU time (a program that must run long enough to be sampled: on a loaded
+# machine a second of wall time gives it a fraction of a second of CPU).
+wait_cpu() {
+    local now want
+    now=$(cpu_ticks "$1") || fail "process $1 ended before it was waited for"
+    want=$(awk -v n="$now" -v s="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%d", n + s * hz + 0.999 }')
+    wait_for "process $1 to use $2 s of CPU time" cpu_reached "$1" "$want"
+}
+# handles_signal PID SIG: PID has a handler for SIG (a number or a name,
+# such as TERM), from the SigCgt mask of /proc/PID/status.
+handles_signal() {
+    local n=$2 mask
+    case $n in *[!0-9]*) n=$(kill -l "$n") || return 1;; esac
+    mask=$(awk '$1=="SigCgt:" { print $2 }' "/proc/$1/status" 2>/dev/null)
+    [ -n "$mask" ] && (( (16#$mask >> (n - 1)) & 1 ))
+}
+# runs PID EXE: process PID runs program EXE (has exec'ed it: a forked
+# child still shows its parent's command line and program).
+runs() { [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$2")" ]; }
+# child_running PARENT EXE: prints the PID of PARENT's child that runs
+# program EXE; fails when there is none yet.
+child_running() {
+    local c
+    for c in $(pgrep -P "$1"); do
+        runs "$c" "$2" && { echo "$c"; return 0; }
+    done
+    return 1
+}
+# has_threads PID N: process PID runs N threads or more.
+has_threads() { [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge "$2" ]; }
 # Asserts that file $1 contains the extended regex $2.
 has() { grep -Eq -- "$2" "$1" || { echo "--- $1:" >&2; head -50 "$1" >&2; fail "'$1' lacks /$2/"; }; }
 hasnt() { ! grep -Eq -- "$2" "$1" || fail "'$1' has /$2/"; }

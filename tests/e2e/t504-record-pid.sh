@@ -8,10 +8,8 @@ need_record
 
 # Waits until process $1 runs $2 threads.
 threads_up() {
-    while [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -lt "$2" ]; do
-        kill -0 "$1" 2>/dev/null || fail "process $1 ended"
-        sleep 0.05
-    done
+    up() { kill -0 "$1" 2>/dev/null || fail "process $1 ended"; has_threads "$1" "$2"; }
+    wait_for "process $1 to run $2 threads" up "$1" "$2"
 }
 
 "$WL/threads" 60 & pid=$!
@@ -31,7 +29,7 @@ has "$T/top.txt" "spin_b"
 "$WL/shares" 2 & p1=$!
 "$WL/threads" 2 & p2=$!
 threads_up $p2 3
-while [ "$(readlink /proc/$p1/exe)" != "$(readlink -f "$WL/shares")" ]; do sleep 0.05; done
+wait_for "shares to start" runs $p1 "$WL/shares"
 expect_status 0 "$KILN" record -q -p $p1,$p2 -o "$T/two.pb.gz"
 wait
 "$KILN" top -n 0 "$T/two.pb.gz" > "$T/top2.txt"
@@ -39,11 +37,11 @@ has "$T/top2.txt" "burn_a"
 has "$T/top2.txt" "spin_a"
 # -t TID: one thread of a process, not its sibling.
 "$WL/threads" 8 & pid=$!
-for i in $(seq 200); do
+worker_a() {
     tid=$(grep -l '^worker-a$' /proc/$pid/task/*/comm 2>/dev/null | head -1 | cut -d/ -f5)
-    [ -n "$tid" ] && break; sleep 0.05
-done
-[ -n "$tid" ] || fail "worker-a did not start"
+    [ -n "$tid" ]
+}
+wait_for "worker-a to start" worker_a
 expect_status 0 "$KILN" record -q -t $tid --duration 1 -o "$T/t.pb.gz"
 kill $pid 2>/dev/null; wait $pid 2>/dev/null
 "$KILN" top -n 0 "$T/t.pb.gz" > "$T/topt.txt"

@@ -27,8 +27,11 @@ fi
 
 # SIGTERM to kiln: the command is stopped, the profile written, and kiln
 # exits with the command's status (143 = 128 + SIGTERM).
+# The signal comes once the command has run under kiln for 0.5 s of CPU
+# time (about 250 samples, 150 in burn_a), however long that takes.
 "$KILN" record -q -F 499 -o "$T/term.pb.gz" -- "$WL/shares" 30 & kpid=$!
-sleep 1.5
+wait_for "kiln record to run shares" child_running $kpid "$WL/shares" >/dev/null
+wait_cpu "$(child_running $kpid "$WL/shares")" 0.5
 kill -TERM $kpid
 rc=0; wait $kpid || rc=$?
 [ $rc -eq 143 ] || fail "exit $rc after SIGTERM, want 143"
@@ -36,9 +39,13 @@ rc=0; wait $kpid || rc=$?
 has "$T/term.txt" "burn_a"
 
 # SIGINT to kiln recording -p: stops and writes.
+# The signal comes once kiln has started its ring reader (it enables the
+# events right after) and the target has then run 0.5 s of CPU time.
 "$WL/shares" 30 & spid=$!
+wait_for "shares to start" runs $spid "$WL/shares"
 "$KILN" record -q -p $spid -o "$T/int.pb.gz" & kpid=$!
-sleep 1.5
+wait_for "kiln record's reader thread" has_threads $kpid 2
+wait_cpu $spid 0.5
 kill -INT $kpid
 rc=0; wait $kpid || rc=$?
 kill $spid; wait $spid 2>/dev/null

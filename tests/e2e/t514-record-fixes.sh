@@ -9,9 +9,11 @@ need_record
 # SIGINT to kiln alone (not the process group), as perf: recording stops,
 # the command gets SIGTERM, the profile is written, kiln exits with the
 # command's status.  Without it kiln would wait the 60 s and exit 0.
+# The signal comes once the command has run under kiln for 0.5 s of CPU
+# time (about 250 samples), however long that takes.
 "$KILN" record -q -F 499 -o "$T/int.pb.gz" -- "$WL/shares" 60 & kpid=$!
-for i in $(seq 400); do pgrep -P $kpid -x shares >/dev/null && break; sleep 0.05; done
-sleep 0.5
+wait_for "kiln record to run shares" child_running $kpid "$WL/shares" >/dev/null
+wait_cpu "$(child_running $kpid "$WL/shares")" 0.5
 kill -INT $kpid
 rc=0; wait $kpid || rc=$?
 [ $rc -eq 143 ] || fail "exit $rc after SIGINT to kiln, want 143 (the command ended by SIGTERM)"
@@ -35,7 +37,7 @@ has "$T/err" "refusing to write over the input"
 need go
 export HOME=$T GOCACHE=$T/gocache
 "$WL/shares" 60 & sp=$!
-for i in $(seq 200); do [ "$(cat /proc/$sp/comm 2>/dev/null)" = shares ] && break; sleep 0.05; done
+wait_for "shares to start" runs $sp "$WL/shares"
 expect_status 0 "$KILN" record -q -p $sp --duration 0.5 -o "$T/p.pb.gz"
 kill $sp; wait $sp 2>/dev/null
 go tool pprof -raw "$T/p.pb.gz" 2>/dev/null | head -5 > "$T/p.raw"

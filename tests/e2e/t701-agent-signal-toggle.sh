@@ -16,14 +16,9 @@
 . "$(dirname "$0")/lib.sh"
 need_agent
 
-# CPU time of process $1 so far, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-# Waits until process $1 has used $2 more seconds of CPU time.
-wait_cpu() {
-    local want=$(( $(cpu_ticks "$1") + $2 * $(getconf CLK_TCK) ))
-    while [ "$(cpu_ticks "$1")" -lt "$want" ]; do sleep 0.1; done
-}
-
+# wait_cpu (lib.sh) waits for CPU time used; 8 s of it may take long on a
+# loaded machine: allow 3000 tries (5 minutes or more) before giving up.
+WAIT_TRIES=3000
 LD_PRELOAD=$KILN_LIB CPUPROFILE=$T/cpu.prof CPUPROFILESIGNAL=12 CPUPROFILE_FREQUENCY=250 \
     "$WL/cpuserver" 4 > "$T/out.txt" & pid=$!
 # Ready when the agent has started the workers (they use CPU).
@@ -31,10 +26,8 @@ wait_cpu $pid 1
 for n in 0 1; do
     kill -12 $pid; wait_cpu $pid 8; kill -12 $pid
     # Written by the agent's thread after the second signal.
-    while [ ! -s "$T/cpu.prof.$n" ]; do
-        kill -0 $pid || fail "the server died before writing cpu.prof.$n"
-        sleep 0.1
-    done
+    written() { kill -0 $pid || fail "the server died before writing cpu.prof.$n"; [ -s "$T/cpu.prof.$n" ]; }
+    wait_for "cpu.prof.$n" written
 done
 kill -TERM $pid; wait $pid
 [ ! -e "$T/cpu.prof" ] || fail "a plain cpu.prof was written in toggle mode"

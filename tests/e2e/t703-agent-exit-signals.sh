@@ -7,7 +7,11 @@ need_agent
 
 for sig in TERM SEGV; do
     LD_PRELOAD=$KILN_LIB KILN_CPU=$T/$sig.pb.gz KILN_CPU_HZ=250 "$WL/shares" 30 & pid=$!
-    sleep 1.5
+    # The signal comes once the agent handles it and profiles (SIGPROF),
+    # and the program has then run 0.5 s of CPU time: about 125 samples.
+    wait_for "the agent's SIG$sig handler" handles_signal $pid $sig
+    wait_for "the agent's SIGPROF handler" handles_signal $pid PROF
+    wait_cpu $pid 0.5
     kill -$sig $pid
     rc=0; wait $pid || rc=$?
     want=$((128 + $(kill -l $sig)))

@@ -21,30 +21,31 @@ has "$T/err" 'nothing to run'
 # heapkill holds 1000 x 1000 bytes, then churns until killed
 "$KILN" heap -o "$T/h" -- "$WL/heapkill" > "$T/kill.out" 2> "$T/kill.err" &
 kp=$!
-for _ in $(seq 1 100); do
-    grep -q ready "$T/kill.out" 2>/dev/null && break
-    sleep 0.1
-done
-grep -q ready "$T/kill.out" || fail "heapkill did not start"
-sleep 0.3
+wait_for "heapkill to start" grep -q ready "$T/kill.out"
+pkill_target=$(child_running "$kp" "$WL/heapkill") || fail "no heapkill process under kiln"
+trap 'kill -9 $pkill_target 2>/dev/null; rm -rf "$T"' EXIT
+# hold()'s 1000000 bytes are live in the collapsed leaked profile $1.
+hold_live() { awk '{ n = split($1, a, ";"); if (a[n] == "hold") s += $2 } END { exit !(s == 1000000) }' "$1"; }
+# The kill comes once the trace on disk holds hold()'s blocks (a copy of
+# it: cut anywhere, it reads to its last whole frame).
+trace_holds() {
+    cp "$T/h.trace.zst" "$T/now.trace.zst" 2>/dev/null &&
+        "$KILN" convert "$T/now.trace.zst" --sample-type leaked -o "$T/now.collapsed" 2>/dev/null &&
+        hold_live "$T/now.collapsed"
+}
+wait_for "the trace to hold hold()'s blocks" trace_holds
 # SIGKILL the program (not kiln): its trace stops mid-stream
-pkill_target=$(pgrep -P "$kp" -f heapkill | head -1)
-[ -n "$pkill_target" ] || fail "no heapkill process under kiln"
 kill -9 "$pkill_target"
 rc=0; wait "$kp" || rc=$?
 [ "$rc" -eq 137 ] || { cat "$T/kill.err"; fail "kiln heap exited $rc, want 137"; }
 has "$T/kill.err" 'no normal exit'
 "$KILN" convert "$T/h.trace.zst" --sample-type leaked -o "$T/leak.collapsed" || fail "convert"
-awk '{ n = split($1, a, ";"); if (a[n] == "hold") s += $2 } END { exit !(s == 1000000) }' "$T/leak.collapsed" ||
-    { cat "$T/leak.collapsed"; fail "hold's 1000000 bytes are not live at the end"; }
+hold_live "$T/leak.collapsed" || { cat "$T/leak.collapsed"; fail "hold's 1000000 bytes are not live at the end"; }
 
 # SIGTERM to kiln reaches the program
 "$KILN" heap -o "$T/t" -- "$WL/heapkill" > "$T/term.out" 2> "$T/term.err" &
 kp=$!
-for _ in $(seq 1 100); do
-    grep -q ready "$T/term.out" 2>/dev/null && break
-    sleep 0.1
-done
+wait_for "heapkill to start" grep -q ready "$T/term.out"
 kill -TERM "$kp"
 rc=0; wait "$kp" || rc=$?
 [ "$rc" -eq 143 ] || { cat "$T/term.err"; fail "kiln heap exited $rc after SIGTERM, want 143"; }

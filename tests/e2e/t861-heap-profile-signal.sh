@@ -10,15 +10,21 @@ env LD_PRELOAD="$KILN_LIB" KILN_HEAP="$T/sp" KILN_HEAP_SIGNAL=12 KILN_HEAP_SAMPL
     KILN_HEAP_INTERVAL=0 KILN_LOG=info "$WL/heapserve" > "$T/s.out" 2> "$T/s.err" &
 pid=$!
 trap 'kill -9 $pid 2>/dev/null; rm -rf "$T"' EXIT
-for _ in $(seq 100); do grep -q '^ready' "$T/s.out" && break; sleep 0.1; done
-has "$T/s.out" '^ready$'
-sleep 0.5
+# leaks: the number of grow_leak calls heapserve has printed so far.
+leaks() { awk '$1=="leaked" { n = $2 } END { print n + 0 }' "$T/s.out"; }
+leaked() { [ "$(leaks)" -ge "$1" ]; }
+# wrote N: the agent has written dump N (KILN_LOG=info says so after).
+wrote() { grep -q "wrote the heap profile '$T/sp.$1.heap'" "$T/s.err"; }
+wait_for "heapserve to get ready" grep -q '^ready$' "$T/s.out"
+# Each signal once the agent handles it (else SIGUSR2 kills the program).
+wait_for "the agent's SIGUSR2 handler" handles_signal $pid 12
 kill -USR2 $pid
-wait_file "$T/sp.0001.heap"
-sleep 0.5
+wait_for "dump 1" wrote 0001
+# The leak grows between the dumps: two more grow_leak calls printed after
+# dump 1 was written (the first of them may have leaked before it).
+wait_for "the leak to grow after dump 1" leaked $(( $(leaks) + 2 ))
 kill -USR2 $pid
-wait_file "$T/sp.0002.heap"
-sleep 0.3
+wait_for "dump 2" wrote 0002
 kill -TERM $pid
 rc=0; wait $pid || rc=$?
 [ "$rc" = 0 ] || { cat "$T/s.err"; fail "heapserve exited $rc"; }

@@ -41,12 +41,10 @@ has "$T/err" "cannot run '/nonexistent/program'"
 # Ctrl-C (SIGINT to kiln): the command is stopped and the totals so far print.
 "$KILN" stat -e task-clock,page-faults -- "$WL/statload" cpu 30 >"$T/int.out" 2>"$T/int.err" &
 kpid=$!
-for _ in $(seq 200); do
-    pgrep -P $kpid -f 'statload cpu' >/dev/null && break
-    sleep 0.05
-done
-pgrep -P $kpid >/dev/null || fail "the command never started"
-sleep 0.3
+# The signal comes once the command runs statload (kiln's forked child
+# shows kiln's command line until it execs) and has used CPU time.
+wait_for "kiln stat to run statload" child_running $kpid "$WL/statload" >/dev/null
+wait_cpu "$(child_running $kpid "$WL/statload")" 0.1
 kill -INT $kpid
 rc=0; wait $kpid || rc=$?
 [ "$rc" -eq 130 ] || { cat "$T/int.err"; fail "exit $rc after SIGINT, want 130"; }

@@ -9,8 +9,13 @@
  *                100 MB per second
  *   grow_leak    one block of 4096 bytes every 10 ms, never freed
  *
- * Prints "ready" once the cache is held, then runs until SIGTERM or
- * SIGINT (or for the seconds given as its argument) and exits 0.
+ * Prints "ready" once the cache is held, "leaked N" after the Nth
+ * grow_leak (so that a test can wait for the leak to grow instead of
+ * sleeping), then runs until SIGTERM or SIGINT, prints "done" and exits 0.
+ *
+ *   heapserve SECONDS      stops after SECONDS of wall time too
+ *   heapserve --churn MB   stops once churn has allocated MB x 10^6 bytes
+ *                          (an amount of work, whatever the load)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -52,8 +57,13 @@ __attribute__((noinline)) void grow_leak(void)
 int main(int argc, char **argv)
 {
 	struct timespec nap = { 0, 1000000 }, t0, now;
-	double limit = argc > 1 ? atof(argv[1]) : 0;
-	int tick = 0, i;
+	double limit = 0, churn_limit = 0, churned = 0;
+	int tick = 0, leaks = 0, i;
+
+	if (argc > 2 && !strcmp(argv[1], "--churn"))
+		churn_limit = atof(argv[2]) * 1e6;
+	else if (argc > 1)
+		limit = atof(argv[1]);
 
 	signal(SIGTERM, on_stop);
 	signal(SIGINT, on_stop);
@@ -65,9 +75,16 @@ int main(int argc, char **argv)
 		/* ~100 KB per ms: 100 MB/s */
 		for (i = 0; i < 6; i++)
 			churn();
+		churned += 6 * 16384;
+		if (churn_limit > 0 && churned >= churn_limit)
+			break;
 		nanosleep(&nap, NULL);
-		if (++tick % 10 == 0)
+		if (++tick % 10 == 0) {
 			grow_leak();
+			/* stdout's buffer was allocated by "ready": no malloc here */
+			printf("leaked %d\n", ++leaks);
+			fflush(stdout);
+		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (limit > 0 && (double)(now.tv_sec - t0.tv_sec) +
 		    (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 >= limit)
