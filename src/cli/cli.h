@@ -56,10 +56,11 @@ struct kiln_cli_input {
 	const char *sample_type;	/* --sample-type */
 	const char *focus;		/* --focus */
 	const char *ignore;		/* --ignore */
+	const char *hide;		/* --hide */
 };
 
 /*
- * Reads (and merges) the input files, applies focus/ignore and picks the
+ * Reads (and merges) the input files, applies focus/ignore/hide, picks the
  * sample type.  On success *out is the profile and *type the type index.
  * Prints errors; returns an exit status.
  */

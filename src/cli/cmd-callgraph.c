@@ -14,7 +14,7 @@
 #include "util/buf.h"
 
 enum { OPT_NODE_FRACTION = 256, OPT_EDGE_FRACTION, OPT_LINES, OPT_TYPE,
-       OPT_FOCUS, OPT_IGNORE, OPT_DIFF, OPT_FORMAT };
+       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_DIFF, OPT_FORMAT };
 
 static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -26,6 +26,7 @@ static const struct option opts[] = {
 	{ "sample-type", required_argument, NULL, OPT_TYPE },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
+	{ "hide", required_argument, NULL, OPT_HIDE },
 	{ "diff", required_argument, NULL, OPT_DIFF },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -141,6 +142,7 @@ int kiln_cmd_callgraph(int argc, char **argv)
 		case OPT_TYPE: in.sample_type = optarg; break;
 		case OPT_FOCUS: in.focus = optarg; break;
 		case OPT_IGNORE: in.ignore = optarg; break;
+		case OPT_HIDE: in.hide = optarg; break;
 		case OPT_DIFF: diff = optarg; break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("callgraph", false); return 0;

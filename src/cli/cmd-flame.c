@@ -14,7 +14,7 @@
 #include "util/buf.h"
 
 enum { OPT_TITLE = 256, OPT_REVERSE, OPT_DIFF, OPT_WIDTH, OPT_TYPE,
-       OPT_FOCUS, OPT_IGNORE, OPT_NO_LOCAL };
+       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL };
 
 static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -25,6 +25,7 @@ static const struct option opts[] = {
 	{ "sample-type", required_argument, NULL, OPT_TYPE },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
+	{ "hide", required_argument, NULL, OPT_HIDE },
 	{ "no-local-symbols", no_argument, NULL, OPT_NO_LOCAL },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -81,6 +82,7 @@ int kiln_cmd_flame(int argc, char **argv)
 		case OPT_TYPE: in.sample_type = optarg; break;
 		case OPT_FOCUS: in.focus = optarg; break;
 		case OPT_IGNORE: in.ignore = optarg; break;
+		case OPT_HIDE: in.hide = optarg; break;
 		case OPT_NO_LOCAL: kiln_sym_set_no_local(true); break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("flame", false); return 0;

@@ -12,7 +12,7 @@
 #include "profile/profile.h"
 #include "profile/top.h"
 
-enum { OPT_CUM = 256, OPT_LINES, OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_NO_LOCAL };
+enum { OPT_CUM = 256, OPT_LINES, OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL };
 
 static const struct option opts[] = {
 	{ "nodes", required_argument, NULL, 'n' },
@@ -21,6 +21,7 @@ static const struct option opts[] = {
 	{ "sample-type", required_argument, NULL, OPT_TYPE },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
+	{ "hide", required_argument, NULL, OPT_HIDE },
 	{ "no-local-symbols", no_argument, NULL, OPT_NO_LOCAL },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -89,6 +90,7 @@ int kiln_cmd_top(int argc, char **argv)
 		case OPT_TYPE: in.sample_type = optarg; break;
 		case OPT_FOCUS: in.focus = optarg; break;
 		case OPT_IGNORE: in.ignore = optarg; break;
+		case OPT_HIDE: in.hide = optarg; break;
 		case OPT_NO_LOCAL: kiln_sym_set_no_local(true); break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("top", false); return 0;

@@ -44,6 +44,8 @@ int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
 		}
 	}
 	err = kiln_prof_filter(p, in->focus, in->ignore, &d);
+	if (!err)
+		err = kiln_prof_hide(p, in->hide, &d);
 	if (err) {
 		if (err == -EINVAL)
 			kiln_cli_error("%s", d.msg);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "util/buf.h"
 #include "util/diag.h"
 
 /* Maps of src ids to dst ids, filled lazily. */
@@ -360,4 +361,112 @@ int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1)
 	free(values);
 	free(stacks);
 	return p->err;
+}
+
+int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d)
+{
+	size_t nloc = p->nlocations, i, j, n = p->nsamples;
+	uint32_t *map = NULL, *stack = NULL;
+	uint8_t *fmatch = NULL;
+	struct kiln_line *kept = NULL;
+	struct kiln_sample *samples;
+	int64_t *values;
+	uint32_t *stacks;
+	struct kiln_htab old;
+	size_t kcap = 0;
+	regex_t re;
+	int err;
+
+	if (!hide || !*hide)
+		return 0;
+	err = compile(&re, hide, "hide", d);
+	if (err)
+		return err;
+	/* Each location's replacement: itself, one with fewer inline
+	 * frames, or 0 (every frame hidden). */
+	map = malloc((nloc + 1) * sizeof(*map));
+	fmatch = calloc(p->nfunctions + 1, 1);
+	if (!map || !fmatch) {
+		err = -ENOMEM;
+		goto out;
+	}
+	map[0] = 0;
+	for (i = 1; i <= nloc; i++) {
+		const struct kiln_location *l = &p->locations[i];
+		uint32_t nk = 0, line0 = l->line0, nl = l->nlines;
+		uint64_t address = l->address;
+		uint32_t mapping = l->mapping;
+
+		map[i] = (uint32_t)i;
+		if (!nl)
+			continue;	/* unsymbolized: no function to match */
+		if (kiln_array_grow((void **)&kept, &kcap, nl, sizeof(*kept))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (j = 0; j < nl; j++) {
+			const struct kiln_line *ln = &p->lines[line0 + j];
+			uint32_t f = ln->function;
+
+			if (f && !fmatch[f])
+				fmatch[f] = regexec(&re, kiln_prof_str(p,
+					p->functions[f].name), 0, NULL, 0) ? 1 : 2;
+			if (!f || fmatch[f] != 2)
+				kept[nk++] = *ln;
+		}
+		if (nk == nl)
+			continue;
+		/* May move p->lines and p->locations: nothing above is used
+		 * after this. */
+		map[i] = nk ? kiln_prof_location(p, mapping, address, kept, nk) : 0;
+		if (nk && !map[i]) {
+			err = p->err ? p->err : -ENOMEM;
+			goto out;
+		}
+	}
+	/* Rebuild the samples over the new stacks (the tables stay). */
+	samples = p->samples;
+	values = p->values;
+	stacks = p->stacks;
+	old = p->sample_index;
+	p->samples = NULL;
+	p->values = NULL;
+	p->stacks = NULL;
+	p->nsamples = p->samples_alloc = 0;
+	p->nstacks = p->stacks_alloc = 0;
+	kiln_htab_init(&p->sample_index);
+	kiln_htab_release(&old);
+	{
+		size_t scap = 0;
+
+		for (i = 0; i < n && !p->err; i++) {
+			uint32_t depth = 0;
+
+			if (kiln_array_grow((void **)&stack, &scap,
+					    samples[i].depth + 1, sizeof(*stack))) {
+				p->err = -ENOMEM;
+				break;
+			}
+			for (j = 0; j < samples[i].depth; j++) {
+				uint32_t to = map[stacks[samples[i].stack + j]];
+
+				if (to)
+					stack[depth++] = to;
+			}
+			kiln_prof_add_sample(p, depth ? stack : NULL, depth,
+					     values + i * p->ntypes,
+					     samples[i].labels);
+		}
+	}
+	free(samples);
+	free(values);
+	free(stacks);
+	err = p->err;
+out:
+	regfree(&re);
+	free(map);
+	free(fmatch);
+	free(kept);
+	free(stack);
+	return err;
 }

@@ -251,6 +251,15 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 		     const char *ignore, struct kiln_diag *d);
 
 /*
+ * Removes from every stack the frames whose function name matches hide,
+ * as pprof's -hide does: the samples stay (their values count where the
+ * rest of their stack leads), a location keeps its other inline frames,
+ * and a location left with none goes.  NULL or "": nothing.  POSIX
+ * extended regex.  0, -EINVAL (bad regex, d filled) or -ENOMEM.
+ */
+int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d);
+
+/*
  * Keeps only the samples taken in [t0, t1): whose numeric "time" label
  * (nanoseconds since the recording's start, see above) is in the range.
  * Samples without a time are dropped.  0 or -ENOMEM.

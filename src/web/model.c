@@ -67,6 +67,7 @@ static void view_release(struct web_view *v)
 		kiln_prof_free(v->base);
 	free(v->focus);
 	free(v->ignore);
+	free(v->hide);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -160,7 +161,7 @@ int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
 /* A filtered copy of p, as kiln top filters what it read, and cut to
  * the time range when one is given.  0 or -errno. */
 static int filtered(const struct kiln_prof *p, const char *focus,
-		    const char *ignore, const int64_t *range,
+		    const char *ignore, const char *hide, const int64_t *range,
 		    struct kiln_prof **out, struct kiln_diag *d)
 {
 	struct kiln_prof *copy = kiln_prof_new();
@@ -171,6 +172,8 @@ static int filtered(const struct kiln_prof *p, const char *focus,
 	err = kiln_prof_merge(copy, p, d);
 	if (!err)
 		err = kiln_prof_filter(copy, focus, ignore, d);
+	if (!err)
+		err = kiln_prof_hide(copy, hide, d);
 	if (!err && range)
 		err = kiln_prof_keep_time(copy, range[0], range[1]);
 	if (err) {
@@ -183,7 +186,7 @@ static int filtered(const struct kiln_prof *p, const char *focus,
 
 /* A heap trace's profile over [t0, t1), filtered.  0 or -errno. */
 static int heap_range(const struct web_input *in, const char *focus,
-		      const char *ignore, int64_t t0, int64_t t1,
+		      const char *ignore, const char *hide, int64_t t0, int64_t t1,
 		      struct kiln_prof **out, struct kiln_diag *d)
 {
 	struct kiln_prof *p = kiln_prof_new();
@@ -197,6 +200,8 @@ static int heap_range(const struct web_input *in, const char *focus,
 		err = kiln_prof_error(p);
 	if (!err)
 		err = kiln_prof_filter(p, focus, ignore, d);
+	if (!err)
+		err = kiln_prof_hide(p, hide, d);
 	if (err) {
 		kiln_prof_free(p);
 		return err;
@@ -215,6 +220,7 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 {
 	const char *focus = s->focus && *s->focus ? s->focus : NULL;
 	const char *ignore = s->ignore && *s->ignore ? s->ignore : NULL;
+	const char *hide = s->hide && *s->hide ? s->hide : NULL;
 	const int64_t range[2] = { s->t0, s->t1 };
 	unsigned p = s->p;
 	int type = s->type;
@@ -226,6 +232,7 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		v = &m->views[i];
 		if (v->used && v->p == p && v->type == type &&
 		    same(v->focus, focus) && same(v->ignore, ignore) &&
+		    same(v->hide, hide) &&
 		    v->ranged == s->ranged &&
 		    (!s->ranged || (v->t0 == s->t0 && v->t1 == s->t1))) {
 			v->tick = ++m->tick;
@@ -242,10 +249,10 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	slot->base_type = -1;
 	err = 0;
 	if (s->ranged && m->in[p].trace)	/* analysed again over the range */
-		err = heap_range(&m->in[p], focus, ignore, s->t0, s->t1,
+		err = heap_range(&m->in[p], focus, ignore, hide, s->t0, s->t1,
 				 &slot->prof, d);
-	else if (focus || ignore || s->ranged)	/* filtering rewrites samples */
-		err = filtered(m->in[p].prof, focus, ignore,
+	else if (focus || ignore || hide || s->ranged)	/* rewrites samples */
+		err = filtered(m->in[p].prof, focus, ignore, hide,
 			       s->ranged ? range : NULL, &slot->prof, d);
 	if (err)
 		return err;
@@ -257,8 +264,9 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		slot->t0 = s->t0;
 		slot->t1 = s->t1;
 	}
-	if (m->base.prof && (focus || ignore)) {
-		err = filtered(m->base.prof, focus, ignore, NULL, &slot->base, d);
+	if (m->base.prof && (focus || ignore || hide)) {
+		err = filtered(m->base.prof, focus, ignore, hide, NULL,
+			       &slot->base, d);
 		if (err) {
 			slot->base = NULL;
 			view_release(slot);
@@ -268,7 +276,9 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	}
 	slot->focus = focus ? strdup(focus) : NULL;
 	slot->ignore = ignore ? strdup(ignore) : NULL;
-	if ((focus && !slot->focus) || (ignore && !slot->ignore)) {
+	slot->hide = hide ? strdup(hide) : NULL;
+	if ((focus && !slot->focus) || (ignore && !slot->ignore) ||
+	    (hide && !slot->hide)) {
 		view_release(slot);
 		return -ENOMEM;
 	}

@@ -38,14 +38,14 @@ struct web_input {
 };
 
 /*
- * What a request selects: input p, sample type, focus and ignore regexes
- * (NULL or "": none) and, when ranged, the samples taken in [t0, t1)
- * (nanoseconds since the input's start, as its "time" labels).
+ * What a request selects: input p, sample type, focus, ignore and hide
+ * regexes (NULL or "": none) and, when ranged, the samples taken in
+ * [t0, t1) (nanoseconds since the input's start, as its "time" labels).
  */
 struct web_sel {
 	unsigned p;
 	int type;
-	const char *focus, *ignore;
+	const char *focus, *ignore, *hide;
 	bool ranged;
 	int64_t t0, t1;
 };
@@ -58,7 +58,7 @@ struct web_view {
 	bool used;
 	unsigned p;
 	int type;
-	char *focus, *ignore;		/* NULL for none */
+	char *focus, *ignore, *hide;	/* NULL for none */
 	bool ranged;
 	int64_t t0, t1;
 	struct kiln_prof *prof;		/* the input's, or a filtered copy */
@@ -89,8 +89,8 @@ struct kiln_web_model {
 
 /*
  * The view of selection s, built or found in the cache.  The diff base
- * is filtered by focus and ignore alike, never by time (its times are
- * its own).  0, -EINVAL (bad regex, d filled) or -ENOMEM.
+ * is filtered by focus, ignore and hide alike, never by time (its times
+ * are its own).  0, -EINVAL (bad regex, d filled) or -ENOMEM.
  */
 int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		  struct web_view **out, struct kiln_diag *d);

@@ -188,6 +188,67 @@ static void test_filter(void **state)
 	kiln_prof_free(p);
 }
 
+/* hide: frames go, samples stay and merge where their stacks now agree;
+ * an inline chain keeps its other frames. */
+static void test_hide(void **state)
+{
+	struct kiln_prof *p = make();
+	struct kiln_mapping m = { 0x400000, 0x500000, 0x1000,
+				  kiln_prof_interns(p, "/usr/bin/prog") };
+	uint32_t mid = kiln_prof_mapping(p, &m);
+	struct kiln_line lines[2] = {
+		{ kiln_prof_function(p, kiln_prof_interns(p, "helper"), 0, 0, 0), 10 },
+		{ kiln_prof_function(p, kiln_prof_interns(p, "outer"), 0, 0, 0), 20 },
+	};
+	uint32_t l2 = kiln_prof_location(p, mid, 0x401234, lines, 2);
+	struct kiln_frame *f = NULL;
+	struct kiln_diag d;
+	size_t cap = 0, i;
+	int64_t total = kiln_prof_total(p, 0), v[2] = { 7, 7 };
+	long n;
+
+	assert_true(kiln_prof_add_sample(p, &l2, 1, v, 0) >= 0);
+	total += 7;
+	assert_int_equal(kiln_prof_hide(p, "^(a|b|helper)$", &d), 0);
+	/* Every value stays. */
+	assert_int_equal(kiln_prof_total(p, 0), total);
+	for (i = 0; i < p->nsamples; i++) {
+		long j;
+
+		n = kiln_prof_frames(p, &p->samples[i], &f, &cap);
+		assert_true(n >= 0);
+		for (j = 0; j < n; j++) {
+			const char *name = kiln_prof_str(p, f[j].name);
+
+			assert_string_not_equal(name, "a");
+			assert_string_not_equal(name, "b");
+			assert_string_not_equal(name, "helper");
+		}
+		/* The inline chain kept outer, at its line. */
+		if (n == 1 && !strcmp(kiln_prof_str(p, f[0].name), "outer"))
+			assert_int_equal(f[0].line, 20);
+	}
+	/* main;run;a and main;run;b now both end in run: one sample. */
+	{
+		size_t runs = 0;
+
+		for (i = 0; i < p->nsamples; i++) {
+			n = kiln_prof_frames(p, &p->samples[i], &f, &cap);
+			if (n == 2 && !strcmp(kiln_prof_str(p, f[0].name), "run"))
+				runs++;
+		}
+		assert_int_equal(runs, 1);
+	}
+	/* Nothing to hide; a bad regex. */
+	assert_int_equal(kiln_prof_hide(p, NULL, &d), 0);
+	assert_int_equal(kiln_prof_hide(p, "", &d), 0);
+	assert_int_equal(kiln_prof_hide(p, "(", &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "hide"));
+	free(f);
+	kiln_prof_free(p);
+	(void)state;
+}
+
 static void test_inline_and_fallback(void **state)
 {
 	struct kiln_prof *p = kiln_prof_new();
@@ -229,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_hide),
 		cmocka_unit_test(test_inline_and_fallback),
 	};
 

@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 
 // ---- view state <-> URL ----
 
-const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', root: '',
+const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
   t0: '', t1: '', cgn: '80', fit: '1', abs: '0' };
 let state = { ...DEFAULTS };
@@ -71,6 +71,7 @@ function sel() {
   if (state.type) q.set('type', state.type);
   if (state.focus) q.set('focus', state.focus);
   if (state.ignore) q.set('ignore', state.ignore);
+  if (state.hide) q.set('hide', state.hide);
   if (state.t0 && state.t1) { q.set('t0', state.t0); q.set('t1', state.t1); }
   return q;
 }
@@ -538,7 +539,7 @@ function header() {
     if (state.rev === '1') q.set('reverse', '1');
     a.href = `/api/download?${q.toString()}`;
   }
-  for (const k of ['focus', 'ignore']) if (document.activeElement !== $(k)) $(k).value = state[k];
+  for (const k of ['focus', 'ignore', 'hide']) if (document.activeElement !== $(k)) $(k).value = state[k];
   for (const v of ['flame', 'top', 'sandwich', 'callgraph', 'source'])
     $(`${v}-view`).hidden = !(state.v === v || (v === 'flame' && state.v === 'icicle'));
 }
@@ -772,7 +773,7 @@ function wire() {
   wireTimeline();
   $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '', t0: '', t1: '' }));
   $('type').addEventListener('change', (e) => setState({ type: e.target.value, root: '' }));
-  for (const k of ['focus', 'ignore'])
+  for (const k of ['focus', 'ignore', 'hide'])
     $(k).addEventListener('change', (e) => setState({ [k]: e.target.value, root: '' }));
   const search = debounce(() => setState({ s: $('search').value }), 250);
   $('search').addEventListener('input', search);
@@ -837,11 +838,12 @@ async function main() {
     for (const id of ['tab-sandwich', 'tab-source', 'downloads', 'timeline-view', 'sw-source'])
       $(id).hidden = true;
     $('tab-callgraph').hidden = !OFFLINE.callgraph;
-    for (const id of ['profile', 'type', 'focus', 'ignore', 'reverse', 'top-lines', 'cg-nodes', 'cg-lines'])
+    for (const id of ['profile', 'type', 'focus', 'ignore', 'hide', 'reverse', 'top-lines', 'cg-nodes', 'cg-lines'])
       $(id).disabled = true;
     $('saved').hidden = false;
     $('saved').textContent = `saved page of ${saved.name}` + (OFFLINE.sel.focus ? `, focus ${OFFLINE.sel.focus}` : '') +
       (OFFLINE.sel.ignore ? `, ignore ${OFFLINE.sel.ignore}` : '') +
+      (OFFLINE.sel.hide ? `, hide ${OFFLINE.sel.hide}` : '') +
       (OFFLINE.sel.t0 ? `, ${fmtSec(+OFFLINE.sel.t0, +OFFLINE.sel.t1)} – ${fmtSec(+OFFLINE.sel.t1, +OFFLINE.sel.t1)}` : '');
   }
   try {
@@ -853,6 +855,7 @@ async function main() {
       const t = p.types.find((x) => x.type === OFFLINE.flame.type) || p.types[p.default_type];
       profiles = [{ ...p, times: false, default_type: 0, types: [t] }];
       state.p = '0'; state.type = ''; state.focus = OFFLINE.sel.focus || ''; state.ignore = OFFLINE.sel.ignore || '';
+      state.hide = OFFLINE.sel.hide || '';
       state.t0 = ''; state.t1 = '';
     }
     base = ps.base;
