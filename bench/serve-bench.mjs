@@ -364,9 +364,12 @@ async function interactKiln(page, n, sampleHeap) {
       bytes: r.req ? r.req.bytes : null,
     };
   };
+  // Frames within the window only (the threads-over-time strip above the
+  // flame graph pushes its deeper rows below the fold).
   const geom = () => page.evaluate(() => {
     const b = document.getElementById('flame').getBoundingClientRect();
-    return { left: b.left, top: b.top, nodes: flame.nodes.map((_, i) => ({ i, d: flame.nodes[i][1], ...flame.geom(i) })) };
+    return { left: b.left, top: b.top, bottom: window.innerHeight,
+      nodes: flame.nodes.map((_, i) => ({ i, d: flame.nodes[i][1], ...flame.geom(i) })) };
   });
   // Deterministic choice of targets.
   let seed = 12345;
@@ -399,7 +402,8 @@ async function interactKiln(page, n, sampleHeap) {
   await page.evaluate(() => document.getElementById('__kbfloor').remove());
   for (let k = 0; k < n; k++) {
     const g = await geom();
-    const cand = g.nodes.filter((x) => x.i > 0 && x.w >= 30 && x.d >= 1);
+    const cand = g.nodes.filter((x) => x.i > 0 && x.w >= 30 && x.d >= 1 &&
+      g.top + x.y >= 0 && g.top + x.y + 18 <= g.bottom);
     if (!cand.length) break;
     const c = cand[Math.floor(rnd() * cand.length)];
     // Move first (hover is not timed), then click.

@@ -81,35 +81,54 @@ static void search_release(struct search *s)
 }
 
 /*
- * The value of the samples under node `from` with a frame matching the
- * search, each counted once: the totals of the outermost matching nodes.
+ * The value of the samples with a frame matching the search, each counted
+ * once (the totals of the outermost matching nodes): in the whole tree
+ * (returned) and under node `root` (*in_root; ancestors of root do not
+ * count there).  One pass over the node array in index order: a node is
+ * always added after its parent, so the parent's flags are known.
+ * -1 when out of memory.
  */
-static int64_t matched(const struct kiln_tree *t, uint32_t from,
-		       struct search *s, uint32_t **stack, size_t *cap)
+static int64_t matched(const struct kiln_tree *t, uint32_t root,
+		       struct search *s, int64_t *in_root)
 {
-	size_t n = 0;
-	int64_t sum = 0;
+	enum { MATCH = 1, INSIDE = 2, SUB = 4, INSIDE_SUB = 8 };
+	uint8_t *f;
+	int64_t all = 0, sub = 0;
+	uint32_t i;
 
+	*in_root = 0;
 	if (!s->on)
 		return 0;
-	if (kiln_array_grow((void **)stack, cap, 1, sizeof(**stack)))
+	f = calloc(t->n ? t->n : 1, 1);
+	if (!f)
 		return -1;
-	(*stack)[n++] = from;
-	while (n) {
-		uint32_t i = (*stack)[--n], ch;
+	f[0] = root ? 0 : SUB;
+	for (i = 1; i < t->n; i++) {
+		const struct kiln_tree_node *n = &t->nodes[i];
+		uint32_t par = n->parent;
+		uint8_t pf = f[par], x = 0;
 
-		if (i && search_match(s, t->prof, t->nodes[i].name)) {
-			sum += t->nodes[i].total;
-			continue;
+		if (par >= i) {		/* never: nodes come after their parent */
+			free(f);
+			return -1;
 		}
-		for (ch = t->nodes[i].child; ch; ch = t->nodes[ch].next) {
-			if (kiln_array_grow((void **)stack, cap, n + 1,
-					    sizeof(**stack)))
-				return -1;
-			(*stack)[n++] = ch;
-		}
+		if (search_match(s, t->prof, n->name))
+			x |= MATCH;
+		if ((pf & INSIDE) || (par && (pf & MATCH)))
+			x |= INSIDE;
+		if (i == root || (pf & SUB))
+			x |= SUB;
+		if (i != root && (pf & SUB) && ((pf & INSIDE_SUB) || (par && (pf & MATCH))))
+			x |= INSIDE_SUB;
+		f[i] = x;
+		if ((x & MATCH) && !(x & INSIDE))
+			all += n->total;
+		if ((x & MATCH) && (x & SUB) && !(x & INSIDE_SUB))
+			sub += n->total;
 	}
-	return sum;
+	free(f);
+	*in_root = sub;
+	return all;
 }
 
 /* Index of string id s in the answer's "names" table, added if new. */
@@ -315,8 +334,8 @@ int web_api_flame(struct call *c)
 	struct kiln_tree *t;
 	struct search s;
 	struct names nm = { 0 };
-	uint32_t root, i, maxdepth, *stack = NULL, *chain = NULL;
-	size_t scap = 0, dropped, nchain = 0, ccap = 0;
+	uint32_t root, i, maxdepth, *chain = NULL;
+	size_t dropped, nchain = 0, ccap = 0;
 	long width, min;
 	bool reverse, diff;
 	int64_t m_all, m_root;
@@ -339,18 +358,7 @@ int web_api_flame(struct call *c)
 		return c->status;
 	if (search_init(c, &s, v->prof))
 		return c->status;
-	/* The whole tree's matched value is kept with the view: zooming
-	 * with a search on walks only the zoom root's subtree. */
-	if (s.on && v->msearch[reverse] &&
-	    !strcmp(v->msearch[reverse], call_arg(c, "search"))) {
-		m_all = v->mall[reverse];
-	} else {
-		m_all = matched(t, 0, &s, &stack, &scap);
-		free(v->msearch[reverse]);
-		v->msearch[reverse] = s.on && m_all >= 0 ? strdup(call_arg(c, "search")) : NULL;
-		v->mall[reverse] = m_all;
-	}
-	m_root = root ? matched(t, root, &s, &stack, &scap) : m_all;
+	m_all = matched(t, root, &s, &m_root);
 	if (m_all < 0 || m_root < 0)
 		c->err = -ENOMEM;
 	call_add(c, "{\"type\":");
@@ -387,7 +395,6 @@ int web_api_flame(struct call *c)
 	names_write(c, &nm, v->prof);
 	call_add(c, "}\n");
 	free(chain);
-	free(stack);
 	free(nm.idx);
 	search_release(&s);
 	return 200;

@@ -55,7 +55,6 @@ static void view_release(struct web_view *v)
 
 	for (i = 0; i < 2; i++) {
 		kiln_tree_release(&v->tree[i]);
-		free(v->msearch[i]);
 		kiln_top_release(&v->top[i]);
 		kiln_top_release(&v->base_top[i]);
 	}

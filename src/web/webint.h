@@ -67,8 +67,6 @@ struct web_view {
 	bool base_own;
 	int base_type;			/* the view's type in the base, -1 none */
 	struct kiln_tree tree[2];	/* [reverse]; n == 0 until built */
-	char *msearch[2];		/* the last search over tree[i], */
-	int64_t mall[2];		/* and its matched value */
 	struct kiln_top top[2];		/* [by_line] */
 	bool top_built[2];
 	struct kiln_top base_top[2];	/* the diff base's, [by_line] */

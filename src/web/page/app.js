@@ -358,7 +358,7 @@ function tip(g, i, e, details) {
 // time range (t0, t1 in the URL) that the server applies to every view.
 
 const TL_LABEL = 170, TL_ALL = 26, TL_ROW = 13, TL_AXIS = 14, TL_THREADS = 16;
-let tlData = null, tlKey = '', tlDrag = null, tlWidth = 0;
+let tlData = null, tlKey = '', tlDrag = null, tlWidth = 0, tlDrawn = '';
 
 const fmtSec = (ns, span) => (ns / 1e9).toFixed(span >= 100e9 ? 1 : span >= 10e9 ? 2 : 3) + ' s';
 
@@ -375,7 +375,9 @@ async function renderTimeline(gen) {
     if (gen !== generation) return;
     tlData = d; tlKey = q.toString();
   }
-  drawTimeline();
+  // Redrawn only when what it shows changed (a zoom or a search does not).
+  const drawn = `${tlKey}|${state.t0}|${state.t1}|${$('tl-wrap').clientWidth}`;
+  if (drawn !== tlDrawn) { tlDrawn = drawn; drawTimeline(); }
 }
 
 // Pixels <-> nanoseconds on the strips.
@@ -743,9 +745,10 @@ async function render() {
   shownHash = location.hash;
   header();
   try {
-    await Promise.all([renderTimeline(gen),
-      state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
-        state.v === 'callgraph' ? renderCallgraph(gen) : state.v === 'source' ? renderSource(gen) : renderFlame(gen)]);
+    // The view's request goes out first; the strip is drawn meanwhile.
+    const view = state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
+      state.v === 'callgraph' ? renderCallgraph(gen) : state.v === 'source' ? renderSource(gen) : renderFlame(gen);
+    await Promise.all([view, renderTimeline(gen)]);
     if (gen === generation) showError('');
   } catch (e) {
     if (gen === generation) showError(e.message);
