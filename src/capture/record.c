@@ -73,6 +73,25 @@ struct addr_ent {
 				 * code not in the perf map yet */
 };
 
+/*
+ * Offline, a sample's stack is a function of its process, its call chain
+ * and the records replayed before it: one entry of the stack cache keeps
+ * the locations of one (pid, epoch, ip, user, chain), so a chain seen
+ * before costs one hash instead of a lookup per frame.
+ */
+#define STACK_CACHE 4096	/* entries, direct-mapped */
+
+struct stack_ent {
+	uint64_t hash;
+	uint32_t pid, epoch;
+	uint64_t ip;
+	bool user, used;
+	uint32_t nips, nlocs;
+	uint64_t *ips;
+	uint32_t *locs;
+	size_t ips_alloc, locs_alloc;
+};
+
 struct kiln_rec {
 	struct kiln_rec_opts o;
 	struct kiln_prof *p;
@@ -110,6 +129,16 @@ struct kiln_rec {
 
 	char vdso_path[64];	/* a copy of the [vdso] image */
 	bool vdso_tried, vdso_ok;
+
+	/* Changes with every record other than a sample (mappings, names,
+	 * processes): what the caches below were filled under. */
+	uint32_t epoch;
+	struct stack_ent *stacks;	/* STACK_CACHE of them, offline */
+	struct {			/* the last labels of kiln_rec_add() */
+		bool valid;
+		uint32_t pid, tid, epoch, lset;
+		int64_t bucket;
+	} last_labels;
 };
 
 static bool grow(void **arr, size_t *alloc, size_t need, size_t size)
@@ -205,6 +234,13 @@ void kiln_rec_free(struct kiln_rec *r)
 	kiln_htab_release(&r->thread_index);
 	kiln_htab_release(&r->addr_index);
 	kiln_kallsyms_free(r->ksyms);
+	if (r->stacks) {
+		for (i = 0; i < STACK_CACHE; i++) {
+			free(r->stacks[i].ips);
+			free(r->stacks[i].locs);
+		}
+		free(r->stacks);
+	}
 	kiln_prof_free(r->p);
 	if (r->vdso_ok)
 		unlink(r->vdso_path);
@@ -975,18 +1011,14 @@ static uint32_t kernel_stub(struct kiln_rec *r)
 	return kiln_prof_location(r->p, r->kmapping, 0, &line, 1);
 }
 
-long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
-		    const uint32_t **locs)
+static long stack_of(struct kiln_rec *r, const struct kiln_perf_sample *s,
+		     const uint32_t **locs)
 {
 	struct proc *pr;
 	size_t n = 0, i, user_start = 0, fp_user = 0;
 	bool kernel = false, first_user = true, first_kernel = true;
 
 	*locs = r->locs;
-	if (r->o.self_pid && s->pid == r->o.self_pid) {
-		r->nself++;
-		return 0;
-	}
 	pr = find_proc(r, s->pid, true);
 	if (!pr)
 		return r->err;
@@ -1076,18 +1108,104 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	return (long)n;
 }
 
+static bool stack_hit(const struct stack_ent *e, uint64_t hash, uint32_t epoch,
+		      const struct kiln_perf_sample *s)
+{
+	return e->used && e->hash == hash && e->epoch == epoch &&
+	       e->pid == s->pid && e->ip == s->ip && e->user == s->user &&
+	       e->nips == s->nr &&
+	       !memcmp(e->ips, s->ips, s->nr * sizeof(*s->ips));
+}
+
+/* Keeps the stack just computed in e (nothing kept when out of memory). */
+static void stack_keep(struct stack_ent *e, uint64_t hash, uint32_t epoch,
+		       const struct kiln_perf_sample *s, const uint32_t *locs,
+		       uint32_t n)
+{
+	e->used = false;
+	if (!GROW(e->ips, e->ips_alloc, s->nr) ||
+	    !GROW(e->locs, e->locs_alloc, n))
+		return;
+	memcpy(e->ips, s->ips, s->nr * sizeof(*s->ips));
+	memcpy(e->locs, locs, n * sizeof(*locs));
+	e->hash = hash;
+	e->pid = s->pid;
+	e->epoch = epoch;
+	e->ip = s->ip;
+	e->user = s->user;
+	e->nips = (uint32_t)s->nr;
+	e->nlocs = n;
+	e->used = true;
+}
+
+long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
+		    const uint32_t **locs)
+{
+	struct stack_ent *e;
+	uint64_t hash, seed[2];
+	long n;
+
+	*locs = r->locs;
+	if (r->o.self_pid && s->pid == r->o.self_pid) {
+		r->nself++;
+		return 0;
+	}
+	/*
+	 * Online, names of JIT code come and go with the perf map, and -a
+	 * seeds processes on their first sample; a copied user stack is
+	 * unwound anew each time (its bytes differ from sample to sample).
+	 */
+	if (!r->o.offline || s->regs || s->nr > 4096)
+		return stack_of(r, s, locs);
+	if (!r->stacks) {
+		r->stacks = calloc(STACK_CACHE, sizeof(*r->stacks));
+		if (!r->stacks)
+			return stack_of(r, s, locs);
+	}
+	seed[0] = s->ip;
+	seed[1] = (uint64_t)s->pid << 32 | (uint64_t)r->epoch << 1 | s->user;
+	hash = kiln_hash_seed(s->ips, s->nr * sizeof(*s->ips),
+			      kiln_hash(seed, sizeof(seed)));
+	e = &r->stacks[hash % STACK_CACHE];
+	if (stack_hit(e, hash, r->epoch, s)) {
+		if (!GROW(r->locs, r->locs_alloc, e->nlocs)) {
+			r->err = -ENOMEM;
+			return r->err;
+		}
+		r->nsamples++;
+		memcpy(r->locs, e->locs, e->nlocs * sizeof(*e->locs));
+		*locs = r->locs;
+		return (long)e->nlocs;
+	}
+	n = stack_of(r, s, locs);
+	if (n >= 0 && !r->err)
+		stack_keep(e, hash, r->epoch, s, *locs, (uint32_t)n);
+	return n;
+}
+
 void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		  uint64_t time, const uint32_t *locs, uint32_t n,
 		  int64_t value, const char *state)
 {
-	struct thread *t = find_thread(r, tid, pid, true);
-	struct thread *leader = find_thread(r, pid, pid, false);
+	struct thread *t, *leader;
 	struct kiln_label labels[6];
-	uint32_t nl = 0;
-	int64_t values[2] = { 1, value };
+	uint32_t nl = 0, lset;
+	int64_t values[2] = { 1, value }, bucket;
 
 	if (!r->o.start_ns)
 		r->o.start_ns = time;
+	bucket = (int64_t)((time > r->o.start_ns ? time - r->o.start_ns : 0) /
+			   KILN_PROF_TIME_BUCKET_NS * KILN_PROF_TIME_BUCKET_NS);
+	/* Samples come in runs of one thread within one time bucket: the
+	 * labels of the last sample, unless a record changed names since. */
+	if (!state && r->last_labels.valid && r->last_labels.pid == pid &&
+	    r->last_labels.tid == tid && r->last_labels.bucket == bucket &&
+	    r->last_labels.epoch == r->epoch) {
+		kiln_prof_add_sample(r->p, locs, n, values, r->last_labels.lset);
+		return;
+	}
+	t = find_thread(r, tid, pid, true);
+	leader = find_thread(r, pid, pid, false);
 	labels[nl++] = (struct kiln_label){ r->s_pid, 0, pid, 0 };
 	/* The process's name: its main thread's, else this thread's. */
 	if (leader && leader->comm)
@@ -1099,16 +1217,18 @@ void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		labels[nl++] = (struct kiln_label){ r->s_thread_name, t->comm, 0, 0 };
 	/* Since the recording's start, in buckets: samples of one stack in
 	 * one bucket still add up into one pprof sample. */
-	labels[nl++] = (struct kiln_label){
-		r->s_time, 0,
-		(int64_t)((time > r->o.start_ns ? time - r->o.start_ns : 0) /
-			  KILN_PROF_TIME_BUCKET_NS * KILN_PROF_TIME_BUCKET_NS),
-		r->s_ns };
+	labels[nl++] = (struct kiln_label){ r->s_time, 0, bucket, r->s_ns };
 	if (state)
 		labels[nl++] = (struct kiln_label){
 			r->s_state, kiln_prof_interns(r->p, state), 0, 0 };
-	kiln_prof_add_sample(r->p, locs, n, values,
-			     kiln_prof_labelset(r->p, labels, nl));
+	lset = kiln_prof_labelset(r->p, labels, nl);
+	r->last_labels.valid = !state && lset && t;
+	r->last_labels.pid = pid;
+	r->last_labels.tid = tid;
+	r->last_labels.bucket = bucket;
+	r->last_labels.epoch = r->epoch;
+	r->last_labels.lset = lset;
+	kiln_prof_add_sample(r->p, locs, n, values, lset);
 }
 
 static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
@@ -1127,6 +1247,8 @@ void kiln_rec_event(void *ctx, const struct kiln_perf_event *ev)
 {
 	struct kiln_rec *r = ctx;
 
+	if (ev->kind != KILN_PERF_SAMPLE)
+		r->epoch++;
 	switch (ev->kind) {
 	case KILN_PERF_SAMPLE: on_sample(r, &ev->sample); break;
 	case KILN_PERF_MMAP: on_mmap(r, ev); break;
@@ -1174,6 +1296,7 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
 	FILE *f;
 	int err = 0;
 
+	r->epoch++;
 	c.r = r;
 	c.pr = find_proc(r, (uint32_t)pid, true);
 	if (!c.pr)
