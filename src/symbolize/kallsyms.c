@@ -39,6 +39,14 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* A hexadecimal digit's value plus one; 0 for other bytes. */
+static const unsigned char hexval[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6,
+	['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 struct kiln_kallsyms *kiln_kallsyms_parse(const char *text, size_t len)
 {
 	struct kiln_kallsyms *k = calloc(1, sizeof(*k));
@@ -60,15 +68,12 @@ struct kiln_kallsyms *kiln_kallsyms_parse(const char *text, size_t len)
 		unsigned long long addr = 0;
 		char type;
 
-		for (q = p; q < e && *q != ' '; q++) {
-			int c = *q, v;
+		for (q = p; q < e; q++) {
+			unsigned v = hexval[(unsigned char)*q];
 
-			v = c >= '0' && c <= '9' ? c - '0' :
-			    c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-			    c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-			if (v < 0)
+			if (!v)
 				break;
-			addr = addr * 16 + (unsigned)v;
+			addr = addr << 4 | (v - 1);
 		}
 		if (q + 3 >= e || *q != ' ' || q[2] != ' ')
 			goto next;
