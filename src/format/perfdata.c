@@ -710,6 +710,10 @@ static int read_records(struct pd *pd, size_t off, size_t end)
 				   "8 bytes: file cut short?)", end - off);
 		type = u32(pd->data + off);
 		size = u16(pd->data + off + 6);
+		/* Records of one kind tend to have one size (a stack copy
+		 * each: kilobytes): where the one four ahead would start. */
+		if (4 * (size_t)size < end - off)
+			__builtin_prefetch(pd->data + off + 4 * (size_t)size);
 		if (size < 8)
 			return bad(pd, off, "a record of %u bytes (type %" PRIu32
 				   ")", size, type);
@@ -1492,8 +1496,23 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 		goto out;
 	}
 	sort_records(&pd);
-	for (i = 0; i < pd.nrecs && !err; i++)
+	for (i = 0; i < pd.nrecs && !err; i++) {
+		/* Out of file order and kilobytes apart: the start (fields,
+		 * registers, the top of a stack copy) and the end (its size)
+		 * of a later record are asked for while this one is replayed. */
+		if (i + 6 < pd.nrecs) {
+			const char *q = pd.data + pd.recs[i + 6].off;
+			size_t sz = u16(pd.data + pd.recs[i + 4].off + 6);
+
+			__builtin_prefetch(q);
+			__builtin_prefetch(q + 64);
+			__builtin_prefetch(q + 128);
+			__builtin_prefetch(q + 192);
+			__builtin_prefetch(q + 256);
+			__builtin_prefetch(pd.data + pd.recs[i + 4].off + sz - 8);
+		}
 		err = replay(&pd, r, i, regs);
+	}
 	if (err)
 		goto out;
 	got = kiln_rec_detach(r);
