@@ -32,6 +32,9 @@ mkdir -p "$OUT/home" || exit 1
 # perf's build-id cache goes here, not into the caller's home.
 export HOME=$OUT/home
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+# What is measured: the source as it is when the runs start.
+commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+    git -C "$root" diff --quiet HEAD -- src 2>/dev/null || echo ' (with uncommitted changes)')"
 
 record() {	# name, perf options..., -- program
     local name=$1 n; shift
@@ -80,8 +83,7 @@ med() {	# name column -> median
     echo "## Reading perf.data (bench/perfdata.sh)"
     echo
     echo "The shares workload recorded by perf $(perf --version | awk '{print $3}') at $FREQ Hz;"
-    echo "kiln at commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
-        git -C "$root" diff --quiet HEAD -- src 2>/dev/null || echo ' (with uncommitted changes)');"
+    echo "kiln at commit $commit;"
     echo "median of $RUNS runs, interleaved; load average $load_start at the start,"
     echo "$(cut -d' ' -f1-3 /proc/loadavg) at the end ($(nproc) CPUs).  Ratios are of"
     echo "CPU time (user + sys): on a shared machine wall time is mostly waiting."
@@ -93,7 +95,7 @@ med() {	# name column -> median
         for c in kiln-top perf-report perf-script "perf-script|kiln-top"; do
             w=$(med "$f $c" 2); u=$(med "$f $c" 3)
             r=$(awk -v a="$u" -v b="$ku" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
-            echo "| $f | $(cat "$OUT/$f.samples") | $(du -m "$OUT/$f.data" | cut -f1) MB | \`${c//|/ \| }\` | $w | $u | $r |"
+            echo "| $f | $(cat "$OUT/$f.samples") | $(du -m "$OUT/$f.data" | cut -f1) MB | \`${c//|/ \\| }\` | $w | $u | $r |"
         done
     done
     echo
