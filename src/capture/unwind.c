@@ -41,12 +41,15 @@ enum {
 struct rule {
 	uint64_t pc;		/* the lookup address */
 	bool used, simple, signal;
+	bool ra_undef;		/* the return address is undefined: the end */
 	uint8_t ra;		/* return address register */
 	uint8_t cfa_reg;
 	int32_t cfa_off;
-	uint8_t kind[NREGS];
-	uint8_t reg[NREGS];
-	int32_t off[NREGS];
+	uint8_t nregs;		/* registers the caller gets a value for */
+	struct {
+		uint8_t regno, kind, src;	/* src: R_REG's register */
+		int32_t off;
+	} reg[NREGS];
 };
 
 #define RULES 1024		/* direct-mapped, per process */
@@ -305,42 +308,51 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 }
 
 #if defined(__x86_64__)
-/* One register rule from libdw's ops for it; false: not a simple one. */
+/*
+ * Adds register regno's rule from libdw's ops for it to r (undefined and
+ * unset registers get no entry: the caller has no value for them).
+ * False: not a simple rule.
+ */
 static bool reg_rule(struct rule *r, int regno, int err, const Dwarf_Op *mem,
 		     const Dwarf_Op *ops, size_t nops)
 {
 	size_t i = 0;
 	uint64_t off = 0;
-	bool value = false;
+	uint8_t kind, src = 0;
 
-	if (err) {
-		r->kind[regno] = R_UNSET;	/* libdwfl: error, register unset */
-		return true;
-	}
+	if (err)
+		return true;	/* libdwfl: an error, the register unset */
 	if (!nops) {
-		r->kind[regno] = ops == mem ? R_UNDEF : !ops ? R_SAME : R_UNSET;
-		return true;
+		kind = ops == mem ? R_UNDEF : !ops ? R_SAME : R_UNSET;
+		if (kind == R_UNDEF && regno == r->ra)
+			r->ra_undef = true;
+		if (kind != R_SAME)
+			return true;
+	} else if (ops[0].atom == DW_OP_bregx && nops == 2 &&
+		   ops[1].atom == DW_OP_stack_value && ops[0].number < NREGS) {
+		kind = R_REG;
+		src = (uint8_t)ops[0].number;
+		off = ops[0].number2;
+	} else {
+		if (ops[i++].atom != DW_OP_call_frame_cfa)
+			return false;
+		kind = R_AT_CFA;
+		if (i < nops && ops[i].atom == DW_OP_plus_uconst)
+			off = ops[i++].number;
+		if (i < nops && ops[i].atom == DW_OP_stack_value) {
+			kind = R_CFA;
+			i++;
+		}
+		if (i != nops)
+			return false;
 	}
-	if (ops[0].atom == DW_OP_bregx && nops == 2 &&
-	    ops[1].atom == DW_OP_stack_value && ops[0].number < NREGS &&
-	    (int64_t)ops[0].number2 == (int32_t)ops[0].number2) {
-		r->kind[regno] = R_REG;
-		r->reg[regno] = (uint8_t)ops[0].number;
-		r->off[regno] = (int32_t)ops[0].number2;
-		return true;
-	}
-	if (ops[i++].atom != DW_OP_call_frame_cfa)
+	if ((int64_t)off != (int32_t)off)
 		return false;
-	if (i < nops && ops[i].atom == DW_OP_plus_uconst)
-		off = ops[i++].number;
-	if (i < nops && ops[i].atom == DW_OP_stack_value) {
-		value = true;
-		i++;
-	}
-	if (i != nops || (int64_t)off != (int32_t)off)
-		return false;
-	r->kind[regno] = value ? R_CFA : R_AT_CFA;
-	r->off[regno] = (int32_t)off;
+	r->reg[r->nregs].regno = (uint8_t)regno;
+	r->reg[r->nregs].kind = kind;
+	r->reg[r->nregs].src = src;
+	r->reg[r->nregs].off = (int32_t)off;
+	r->nregs++;
 	return true;
 }
 
@@ -429,7 +441,7 @@ static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 	for (;;) {
 		const struct rule *r;
 		uint64_t cfa = 0, v;
-		bool cfa_ok, pc_undef = false;
+		bool cfa_ok;
 
 		if (!pc)
 			break;		/* frame_cb stops there */
@@ -443,17 +455,15 @@ static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 		if (cfa_ok)
 			cfa = reg[r->cfa_reg] + (uint64_t)(int64_t)r->cfa_off;
 		nset = 0;
-		for (i = 0; i < NREGS; i++) {
-			uint64_t off = (uint64_t)(int64_t)r->off[i];
+		for (i = 0; i < r->nregs; i++) {
+			int regno = r->reg[i].regno;
+			uint64_t off = (uint64_t)(int64_t)r->reg[i].off;
 
-			switch (r->kind[i]) {
-			case R_UNDEF:
-				pc_undef |= i == r->ra;
-				continue;
+			switch (r->reg[i].kind) {
 			case R_SAME:
-				if (!((set >> i) & 1))
+				if (!((set >> regno) & 1))
 					continue;
-				v = reg[i];
+				v = reg[regno];
 				break;
 			case R_AT_CFA:
 				if (!cfa_ok || !read_word(s, cfa + off, &v))
@@ -465,18 +475,18 @@ static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 				v = cfa + off;
 				break;
 			case R_REG:
-				if (!((set >> r->reg[i]) & 1))
+				if (!((set >> r->reg[i].src) & 1))
 					continue;
-				v = reg[r->reg[i]] + off;
+				v = reg[r->reg[i].src] + off;
 				break;
 			default:
 				continue;
 			}
-			next[i] = v;
-			nset |= 1u << i;
+			next[regno] = v;
+			nset |= 1u << regno;
 		}
 		/* The walk goes on only with the return address known. */
-		if (pc_undef || !((nset >> r->ra) & 1) || !next[r->ra])
+		if (r->ra_undef || !((nset >> r->ra) & 1) || !next[r->ra])
 			break;
 		pc = next[r->ra];
 		memcpy(reg, next, sizeof(reg));
