@@ -379,20 +379,22 @@ static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
 		TAKE(s->abi);
 		if (s->abi) {
 			size_t n = (size_t)__builtin_popcountll(a->regs_user);
-			uint64_t want = kiln_perf_regs_mask(), bit;
-			size_t i = 0, j = 0;
+			uint64_t want, below;
+			size_t j = 0;
+			int bit;
 
 			if (n > (size_t)(end - p) / 8)
 				goto short_rec;
 			/* Into the layout kiln's unwinder reads: the registers
 			 * of kiln's mask, in order (zero where the file has
-			 * none; no sp or ip: nothing to unwind from). */
-			for (bit = 0; bit < 64; bit++) {
-				bool in_file = (a->regs_user >> bit) & 1;
-
-				if ((want >> bit) & 1)
-					regs[j++] = in_file ? u64(p + 8 * i) : 0;
-				i += in_file;
+			 * none; no sp or ip: nothing to unwind from).  A
+			 * register's place in the file: the file's registers
+			 * below it. */
+			for (want = kiln_perf_regs_mask(); want; want &= want - 1) {
+				bit = __builtin_ctzll(want);
+				below = a->regs_user & ((1ull << bit) - 1);
+				regs[j++] = (a->regs_user >> bit) & 1 ?
+					    u64(p + 8 * (size_t)__builtin_popcountll(below)) : 0;
 			}
 			p += 8 * n;
 #if defined(__x86_64__)
