@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +88,9 @@ struct stack_ent {
 	uint64_t ip;
 	bool user, used;
 	uint32_t nips, nlocs;
-	uint64_t *ips;
+	long nu;		/* frames unwound from the stack copy, or
+				 * NOT_UNWOUND (none taken) */
+	uint64_t *ips;		/* the chain, then the nu unwound frames */
 	uint32_t *locs;
 	size_t ips_alloc, locs_alloc;
 };
@@ -1011,8 +1014,15 @@ static uint32_t kernel_stub(struct kiln_rec *r)
 	return kiln_prof_location(r->p, r->kmapping, 0, &line, 1);
 }
 
+#define NOT_UNWOUND LONG_MIN
+
+/*
+ * The stack of s as locations (see kiln_rec_stack()); nu: the result of
+ * unwinding its stack copy into r->ubuf when the caller did that already,
+ * else NOT_UNWOUND.
+ */
 static long stack_of(struct kiln_rec *r, const struct kiln_perf_sample *s,
-		     const uint32_t **locs)
+		     const uint32_t **locs, long nu)
 {
 	struct proc *pr;
 	size_t n = 0, i, user_start = 0, fp_user = 0;
@@ -1076,14 +1086,17 @@ static long stack_of(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	 */
 	if (s->regs && s->stack_dyn && (!first_user || s->abi)) {
 		bool full = r->o.callgraph != KILN_CG_FP;
-		struct kiln_unwind *uw = proc_unwinder(r, pr);
-		long nu;
 
-		if (!GROW(r->ubuf, r->ubuf_alloc, 256)) {
-			r->err = -ENOMEM;
-			return r->err;
+		if (nu == NOT_UNWOUND) {
+			struct kiln_unwind *uw = proc_unwinder(r, pr);
+
+			if (!GROW(r->ubuf, r->ubuf_alloc, 256)) {
+				r->err = -ENOMEM;
+				return r->err;
+			}
+			nu = uw ? kiln_unwind_sample(uw, s, r->ubuf,
+						     full ? 256 : 2) : -1;
 		}
-		nu = uw ? kiln_unwind_sample(uw, s, r->ubuf, full ? 256 : 2) : -1;
 		if (full && nu > 0 && (size_t)nu >= fp_user) {
 			n = user_start;
 			for (i = 0; i < (size_t)nu; i++)
@@ -1108,25 +1121,33 @@ static long stack_of(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	return (long)n;
 }
 
+static size_t unwound(long nu)
+{
+	return nu > 0 ? (size_t)nu : 0;
+}
+
 static bool stack_hit(const struct stack_ent *e, uint64_t hash, uint32_t epoch,
-		      const struct kiln_perf_sample *s)
+		      const struct kiln_perf_sample *s, long nu,
+		      const uint64_t *ubuf)
 {
 	return e->used && e->hash == hash && e->epoch == epoch &&
 	       e->pid == s->pid && e->ip == s->ip && e->user == s->user &&
-	       e->nips == s->nr &&
-	       !memcmp(e->ips, s->ips, s->nr * sizeof(*s->ips));
+	       e->nips == s->nr && e->nu == nu &&
+	       !memcmp(e->ips, s->ips, s->nr * sizeof(*s->ips)) &&
+	       !memcmp(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf));
 }
 
 /* Keeps the stack just computed in e (nothing kept when out of memory). */
 static void stack_keep(struct stack_ent *e, uint64_t hash, uint32_t epoch,
-		       const struct kiln_perf_sample *s, const uint32_t *locs,
-		       uint32_t n)
+		       const struct kiln_perf_sample *s, long nu,
+		       const uint64_t *ubuf, const uint32_t *locs, uint32_t n)
 {
 	e->used = false;
-	if (!GROW(e->ips, e->ips_alloc, s->nr) ||
+	if (!GROW(e->ips, e->ips_alloc, s->nr + unwound(nu)) ||
 	    !GROW(e->locs, e->locs_alloc, n))
 		return;
 	memcpy(e->ips, s->ips, s->nr * sizeof(*s->ips));
+	memcpy(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf));
 	memcpy(e->locs, locs, n * sizeof(*locs));
 	e->hash = hash;
 	e->pid = s->pid;
@@ -1134,8 +1155,34 @@ static void stack_keep(struct stack_ent *e, uint64_t hash, uint32_t epoch,
 	e->ip = s->ip;
 	e->user = s->user;
 	e->nips = (uint32_t)s->nr;
+	e->nu = nu;
 	e->nlocs = n;
 	e->used = true;
+}
+
+/*
+ * Offline, a sample with a stack copy: unwinds it into r->ubuf first (the
+ * copy's bytes differ from sample to sample, the frames they give mostly
+ * do not), so that the cache can be asked for the frames.  The unwind
+ * stack_of() would do: a copy (registers with sp and ip, stack bytes)
+ * of a process not gone.  Returns what kiln_unwind_sample() returned, or
+ * NOT_UNWOUND.
+ */
+static long unwind_first(struct kiln_rec *r, const struct kiln_perf_sample *s)
+{
+	struct kiln_unwind *uw;
+	struct proc *pr;
+
+	if (!s->regs || !s->stack_dyn)
+		return NOT_UNWOUND;
+	pr = find_proc(r, s->pid, true);
+	if (!pr || !GROW(r->ubuf, r->ubuf_alloc, 256)) {
+		r->err = -ENOMEM;
+		return NOT_UNWOUND;
+	}
+	uw = proc_unwinder(r, pr);
+	return uw ? kiln_unwind_sample(uw, s, r->ubuf,
+				       r->o.callgraph != KILN_CG_FP ? 256 : 2) : -1;
 }
 
 long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
@@ -1143,7 +1190,7 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 {
 	struct stack_ent *e;
 	uint64_t hash, seed[2];
-	long n;
+	long n, nu;
 
 	*locs = r->locs;
 	if (r->o.self_pid && s->pid == r->o.self_pid) {
@@ -1152,22 +1199,27 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	}
 	/*
 	 * Online, names of JIT code come and go with the perf map, and -a
-	 * seeds processes on their first sample; a copied user stack is
-	 * unwound anew each time (its bytes differ from sample to sample).
+	 * seeds processes on their first sample.
 	 */
-	if (!r->o.offline || s->regs || s->nr > 4096)
-		return stack_of(r, s, locs);
+	if (!r->o.offline || s->nr > 4096)
+		return stack_of(r, s, locs, NOT_UNWOUND);
 	if (!r->stacks) {
 		r->stacks = calloc(STACK_CACHE, sizeof(*r->stacks));
 		if (!r->stacks)
-			return stack_of(r, s, locs);
+			return stack_of(r, s, locs, NOT_UNWOUND);
 	}
+	nu = unwind_first(r, s);
+	if (r->err)
+		return r->err;
 	seed[0] = s->ip;
 	seed[1] = (uint64_t)s->pid << 32 | (uint64_t)r->epoch << 1 | s->user;
 	hash = kiln_hash_seed(s->ips, s->nr * sizeof(*s->ips),
 			      kiln_hash(seed, sizeof(seed)));
+	if (nu != NOT_UNWOUND)
+		hash = kiln_hash_seed(r->ubuf, unwound(nu) * sizeof(*r->ubuf),
+				      hash ^ (uint64_t)nu);
 	e = &r->stacks[hash % STACK_CACHE];
-	if (stack_hit(e, hash, r->epoch, s)) {
+	if (stack_hit(e, hash, r->epoch, s, nu, r->ubuf)) {
 		if (!GROW(r->locs, r->locs_alloc, e->nlocs)) {
 			r->err = -ENOMEM;
 			return r->err;
@@ -1177,9 +1229,9 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 		*locs = r->locs;
 		return (long)e->nlocs;
 	}
-	n = stack_of(r, s, locs);
+	n = stack_of(r, s, locs, nu);
 	if (n >= 0 && !r->err)
-		stack_keep(e, hash, r->epoch, s, *locs, (uint32_t)n);
+		stack_keep(e, hash, r->epoch, s, nu, r->ubuf, *locs, (uint32_t)n);
 	return n;
 }
 
