@@ -1126,6 +1126,18 @@ static size_t unwound(long nu)
 	return nu > 0 ? (size_t)nu : 0;
 }
 
+/* memcmp()/memcpy() of n bytes, where a pointer may be NULL when n is 0. */
+static bool same(const void *a, const void *b, size_t n)
+{
+	return !n || !memcmp(a, b, n);
+}
+
+static void copy(void *dst, const void *src, size_t n)
+{
+	if (n)
+		memcpy(dst, src, n);
+}
+
 static bool stack_hit(const struct stack_ent *e, uint64_t hash, uint32_t epoch,
 		      const struct kiln_perf_sample *s, long nu,
 		      const uint64_t *ubuf)
@@ -1133,8 +1145,9 @@ static bool stack_hit(const struct stack_ent *e, uint64_t hash, uint32_t epoch,
 	return e->used && e->hash == hash && e->epoch == epoch &&
 	       e->pid == s->pid && e->ip == s->ip && e->user == s->user &&
 	       e->nips == s->nr && e->nu == nu &&
-	       !memcmp(e->ips, s->ips, s->nr * sizeof(*s->ips)) &&
-	       !memcmp(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf));
+	       same(e->ips, s->ips, s->nr * sizeof(*s->ips)) &&
+	       (!unwound(nu) ||
+		same(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf)));
 }
 
 /* Keeps the stack just computed in e (nothing kept when out of memory). */
@@ -1146,9 +1159,10 @@ static void stack_keep(struct stack_ent *e, uint64_t hash, uint32_t epoch,
 	if (!GROW(e->ips, e->ips_alloc, s->nr + unwound(nu)) ||
 	    !GROW(e->locs, e->locs_alloc, n))
 		return;
-	memcpy(e->ips, s->ips, s->nr * sizeof(*s->ips));
-	memcpy(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf));
-	memcpy(e->locs, locs, n * sizeof(*locs));
+	copy(e->ips, s->ips, s->nr * sizeof(*s->ips));
+	if (unwound(nu))
+		copy(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf));
+	copy(e->locs, locs, n * sizeof(*locs));
 	e->hash = hash;
 	e->pid = s->pid;
 	e->epoch = epoch;
@@ -1225,7 +1239,7 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 			return r->err;
 		}
 		r->nsamples++;
-		memcpy(r->locs, e->locs, e->nlocs * sizeof(*e->locs));
+		copy(r->locs, e->locs, e->nlocs * sizeof(*e->locs));
 		*locs = r->locs;
 		return (long)e->nlocs;
 	}
