@@ -5,7 +5,7 @@
 # recorded with `perf record -g` (fp build) and `--call-graph dwarf`
 # (default 8 KiB stack copies, nofp build), each with at least $MIN
 # samples.  Every command runs RUNS times, interleaved; medians of wall
-# and CPU (user+sys) time are reported.  Prints a markdown section on
+# and CPU (user+sys) time are reported, ratios in CPU time.  Prints a markdown section on
 # stdout and writes it to bench/RESULTS-perfdata.md (bench/run.sh calls
 # this script).  Goal (issue 11): kiln top >= 10x faster than perf script.
 #
@@ -32,6 +32,9 @@ mkdir -p "$OUT/home" || exit 1
 # perf's build-id cache goes here, not into the caller's home.
 export HOME=$OUT/home
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+# What is measured: the source as it is when the runs start.
+commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+    git -C "$root" diff --quiet HEAD -- src 2>/dev/null || echo ' (with uncommitted changes)')"
 
 record() {	# name, perf options..., -- program
     local name=$1 n; shift
@@ -43,12 +46,16 @@ record() {	# name, perf options..., -- program
     [ "$n" -ge "$MIN" ] || { say "$name: $n samples, fewer than $MIN (raise SECONDS_CPU or FREQ)"; return 1; }
 }
 
-# time_cmd NAME CMD...: appends "NAME wall cpu" to $OUT/times.
+# time_cmd NAME CMD...: appends "NAME wall cpu" to $OUT/times.  CPU time
+# is perf stat's task-clock of the command and its children (milliseconds
+# with decimals: /usr/bin/time's 10 ms steps are a tenth of kiln's time).
 time_cmd() {
     local name=$1; shift
-    /usr/bin/time -f '%e %U %S' -o "$OUT/t" bash -c "$*" >/dev/null 2>"$OUT/err" ||
+    /usr/bin/time -f '%e' -o "$OUT/t" perf stat -x, -e task-clock -o "$OUT/tc" \
+        bash -c "$*" >/dev/null 2>"$OUT/err" ||
         { say "$name failed: $(tail -2 "$OUT/err")"; return 1; }
-    awk -v n="$name" '{ print n, $1, $2 + $3 }' "$OUT/t" >> "$OUT/times"
+    awk -F, -v n="$name" -v w="$(cat "$OUT/t")" '$3 == "task-clock" {
+        printf "%s %s %.3f\n", n, w, $1 / 1000 }' "$OUT/tc" >> "$OUT/times"
 }
 
 say "recording (at least $MIN samples each)"
@@ -76,24 +83,26 @@ med() {	# name column -> median
     echo "## Reading perf.data (bench/perfdata.sh)"
     echo
     echo "The shares workload recorded by perf $(perf --version | awk '{print $3}') at $FREQ Hz;"
+    echo "kiln at commit $commit;"
     echo "median of $RUNS runs, interleaved; load average $load_start at the start,"
-    echo "$(cut -d' ' -f1-3 /proc/loadavg) at the end ($(nproc) CPUs)."
+    echo "$(cut -d' ' -f1-3 /proc/loadavg) at the end ($(nproc) CPUs).  Ratios are of"
+    echo "CPU time (user + sys): on a shared machine wall time is mostly waiting."
     echo
-    echo "| file | samples | size | command | wall s | CPU s | wall vs kiln top |"
+    echo "| file | samples | size | command | wall s | CPU s | CPU vs kiln top |"
     echo "|---|---:|---:|---|---:|---:|---:|"
     for f in fp dwarf; do
-        kw=$(med "$f kiln-top" 2)
+        ku=$(med "$f kiln-top" 3)
         for c in kiln-top perf-report perf-script "perf-script|kiln-top"; do
             w=$(med "$f $c" 2); u=$(med "$f $c" 3)
-            r=$(awk -v a="$w" -v b="$kw" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
-            echo "| $f | $(cat "$OUT/$f.samples") | $(du -m "$OUT/$f.data" | cut -f1) MB | \`${c//|/ \| }\` | $w | $u | $r |"
+            r=$(awk -v a="$u" -v b="$ku" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
+            echo "| $f | $(cat "$OUT/$f.samples") | $(du -m "$OUT/$f.data" | cut -f1) MB | \`${c//|/ \\| }\` | $w | $u | $r |"
         done
     done
     echo
     for f in fp dwarf; do
-        kw=$(med "$f kiln-top" 2); sw=$(med "$f perf-script" 2)
-        awk -v f="$f" -v a="$sw" -v b="$kw" 'BEGIN { r = (b > 0 ? a / b : 0);
-            printf "- %s: kiln top is %.1fx faster than perf script alone (goal >= 10x: %s)\n",
+        ku=$(med "$f kiln-top" 3); su=$(med "$f perf-script" 3)
+        awk -v f="$f" -v a="$su" -v b="$ku" 'BEGIN { r = (b > 0 ? a / b : 0);
+            printf "- %s: kiln top takes %.1fx less CPU time than perf script alone (goal >= 10x: %s)\n",
                 f, r, (r >= 10 ? "met" : "missed") }'
     done
 } | tee "$RESULTS"

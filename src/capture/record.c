@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,27 @@ struct addr_ent {
 				 * code not in the perf map yet */
 };
 
+/*
+ * Offline, a sample's stack is a function of its process, its call chain
+ * and the records replayed before it: one entry of the stack cache keeps
+ * the locations of one (pid, epoch, ip, user, chain), so a chain seen
+ * before costs one hash instead of a lookup per frame.
+ */
+#define STACK_CACHE 4096	/* entries, direct-mapped */
+
+struct stack_ent {
+	uint64_t hash;
+	uint32_t pid, epoch;
+	uint64_t ip;
+	bool user, used;
+	uint32_t nips, nlocs;
+	long nu;		/* frames unwound from the stack copy, or
+				 * NOT_UNWOUND (none taken) */
+	uint64_t *ips;		/* the chain, then the nu unwound frames */
+	uint32_t *locs;
+	size_t ips_alloc, locs_alloc;
+};
+
 struct kiln_rec {
 	struct kiln_rec_opts o;
 	struct kiln_prof *p;
@@ -110,6 +132,16 @@ struct kiln_rec {
 
 	char vdso_path[64];	/* a copy of the [vdso] image */
 	bool vdso_tried, vdso_ok;
+
+	/* Changes with every record other than a sample (mappings, names,
+	 * processes): what the caches below were filled under. */
+	uint32_t epoch;
+	struct stack_ent *stacks;	/* STACK_CACHE of them, offline */
+	struct {			/* the last labels of kiln_rec_add() */
+		bool valid;
+		uint32_t pid, tid, epoch, lset;
+		int64_t bucket;
+	} last_labels;
 };
 
 static bool grow(void **arr, size_t *alloc, size_t need, size_t size)
@@ -205,6 +237,13 @@ void kiln_rec_free(struct kiln_rec *r)
 	kiln_htab_release(&r->thread_index);
 	kiln_htab_release(&r->addr_index);
 	kiln_kallsyms_free(r->ksyms);
+	if (r->stacks) {
+		for (i = 0; i < STACK_CACHE; i++) {
+			free(r->stacks[i].ips);
+			free(r->stacks[i].locs);
+		}
+		free(r->stacks);
+	}
 	kiln_prof_free(r->p);
 	if (r->vdso_ok)
 		unlink(r->vdso_path);
@@ -975,18 +1014,21 @@ static uint32_t kernel_stub(struct kiln_rec *r)
 	return kiln_prof_location(r->p, r->kmapping, 0, &line, 1);
 }
 
-long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
-		    const uint32_t **locs)
+#define NOT_UNWOUND LONG_MIN
+
+/*
+ * The stack of s as locations (see kiln_rec_stack()); nu: the result of
+ * unwinding its stack copy into r->ubuf when the caller did that already,
+ * else NOT_UNWOUND.
+ */
+static long stack_of(struct kiln_rec *r, const struct kiln_perf_sample *s,
+		     const uint32_t **locs, long nu)
 {
 	struct proc *pr;
 	size_t n = 0, i, user_start = 0, fp_user = 0;
 	bool kernel = false, first_user = true, first_kernel = true;
 
 	*locs = r->locs;
-	if (r->o.self_pid && s->pid == r->o.self_pid) {
-		r->nself++;
-		return 0;
-	}
 	pr = find_proc(r, s->pid, true);
 	if (!pr)
 		return r->err;
@@ -1044,14 +1086,17 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	 */
 	if (s->regs && s->stack_dyn && (!first_user || s->abi)) {
 		bool full = r->o.callgraph != KILN_CG_FP;
-		struct kiln_unwind *uw = proc_unwinder(r, pr);
-		long nu;
 
-		if (!GROW(r->ubuf, r->ubuf_alloc, 256)) {
-			r->err = -ENOMEM;
-			return r->err;
+		if (nu == NOT_UNWOUND) {
+			struct kiln_unwind *uw = proc_unwinder(r, pr);
+
+			if (!GROW(r->ubuf, r->ubuf_alloc, 256)) {
+				r->err = -ENOMEM;
+				return r->err;
+			}
+			nu = uw ? kiln_unwind_sample(uw, s, r->ubuf,
+						     full ? 256 : 2) : -1;
 		}
-		nu = uw ? kiln_unwind_sample(uw, s, r->ubuf, full ? 256 : 2) : -1;
 		if (full && nu > 0 && (size_t)nu >= fp_user) {
 			n = user_start;
 			for (i = 0; i < (size_t)nu; i++)
@@ -1076,18 +1121,157 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	return (long)n;
 }
 
+static size_t unwound(long nu)
+{
+	return nu > 0 ? (size_t)nu : 0;
+}
+
+/* memcmp()/memcpy() of n bytes, where a pointer may be NULL when n is 0. */
+static bool same(const void *a, const void *b, size_t n)
+{
+	return !n || !memcmp(a, b, n);
+}
+
+static void copy(void *dst, const void *src, size_t n)
+{
+	if (n)
+		memcpy(dst, src, n);
+}
+
+static bool stack_hit(const struct stack_ent *e, uint64_t hash, uint32_t epoch,
+		      const struct kiln_perf_sample *s, long nu,
+		      const uint64_t *ubuf)
+{
+	return e->used && e->hash == hash && e->epoch == epoch &&
+	       e->pid == s->pid && e->ip == s->ip && e->user == s->user &&
+	       e->nips == s->nr && e->nu == nu &&
+	       same(e->ips, s->ips, s->nr * sizeof(*s->ips)) &&
+	       (!unwound(nu) ||
+		same(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf)));
+}
+
+/* Keeps the stack just computed in e (nothing kept when out of memory). */
+static void stack_keep(struct stack_ent *e, uint64_t hash, uint32_t epoch,
+		       const struct kiln_perf_sample *s, long nu,
+		       const uint64_t *ubuf, const uint32_t *locs, uint32_t n)
+{
+	e->used = false;
+	if (!GROW(e->ips, e->ips_alloc, s->nr + unwound(nu)) ||
+	    !GROW(e->locs, e->locs_alloc, n))
+		return;
+	copy(e->ips, s->ips, s->nr * sizeof(*s->ips));
+	if (unwound(nu))
+		copy(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf));
+	copy(e->locs, locs, n * sizeof(*locs));
+	e->hash = hash;
+	e->pid = s->pid;
+	e->epoch = epoch;
+	e->ip = s->ip;
+	e->user = s->user;
+	e->nips = (uint32_t)s->nr;
+	e->nu = nu;
+	e->nlocs = n;
+	e->used = true;
+}
+
+/*
+ * Offline, a sample with a stack copy: unwinds it into r->ubuf first (the
+ * copy's bytes differ from sample to sample, the frames they give mostly
+ * do not), so that the cache can be asked for the frames.  The unwind
+ * stack_of() would do: a copy (registers with sp and ip, stack bytes)
+ * of a process not gone.  Returns what kiln_unwind_sample() returned, or
+ * NOT_UNWOUND.
+ */
+static long unwind_first(struct kiln_rec *r, const struct kiln_perf_sample *s)
+{
+	struct kiln_unwind *uw;
+	struct proc *pr;
+
+	if (!s->regs || !s->stack_dyn)
+		return NOT_UNWOUND;
+	pr = find_proc(r, s->pid, true);
+	if (!pr || !GROW(r->ubuf, r->ubuf_alloc, 256)) {
+		r->err = -ENOMEM;
+		return NOT_UNWOUND;
+	}
+	uw = proc_unwinder(r, pr);
+	return uw ? kiln_unwind_sample(uw, s, r->ubuf,
+				       r->o.callgraph != KILN_CG_FP ? 256 : 2) : -1;
+}
+
+long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
+		    const uint32_t **locs)
+{
+	struct stack_ent *e;
+	uint64_t hash, seed[2];
+	long n, nu;
+
+	*locs = r->locs;
+	if (r->o.self_pid && s->pid == r->o.self_pid) {
+		r->nself++;
+		return 0;
+	}
+	/*
+	 * Online, names of JIT code come and go with the perf map, and -a
+	 * seeds processes on their first sample.
+	 */
+	if (!r->o.offline || s->nr > 4096)
+		return stack_of(r, s, locs, NOT_UNWOUND);
+	if (!r->stacks) {
+		r->stacks = calloc(STACK_CACHE, sizeof(*r->stacks));
+		if (!r->stacks)
+			return stack_of(r, s, locs, NOT_UNWOUND);
+	}
+	nu = unwind_first(r, s);
+	if (r->err)
+		return r->err;
+	seed[0] = s->ip;
+	seed[1] = (uint64_t)s->pid << 32 | (uint64_t)r->epoch << 1 | s->user;
+	hash = kiln_hash_seed(s->ips, s->nr * sizeof(*s->ips),
+			      kiln_hash(seed, sizeof(seed)));
+	if (nu != NOT_UNWOUND)
+		hash = kiln_hash_seed(r->ubuf, unwound(nu) * sizeof(*r->ubuf),
+				      hash ^ (uint64_t)nu);
+	e = &r->stacks[hash % STACK_CACHE];
+	if (stack_hit(e, hash, r->epoch, s, nu, r->ubuf)) {
+		if (!GROW(r->locs, r->locs_alloc, e->nlocs)) {
+			r->err = -ENOMEM;
+			return r->err;
+		}
+		r->nsamples++;
+		copy(r->locs, e->locs, e->nlocs * sizeof(*e->locs));
+		*locs = r->locs;
+		return (long)e->nlocs;
+	}
+	n = stack_of(r, s, locs, nu);
+	if (n >= 0 && !r->err)
+		stack_keep(e, hash, r->epoch, s, nu, r->ubuf, *locs, (uint32_t)n);
+	return n;
+}
+
 void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		  uint64_t time, const uint32_t *locs, uint32_t n,
 		  int64_t value, const char *state)
 {
-	struct thread *t = find_thread(r, tid, pid, true);
-	struct thread *leader = find_thread(r, pid, pid, false);
+	struct thread *t, *leader;
 	struct kiln_label labels[6];
-	uint32_t nl = 0;
-	int64_t values[2] = { 1, value };
+	uint32_t nl = 0, lset;
+	int64_t values[2] = { 1, value }, bucket;
 
 	if (!r->o.start_ns)
 		r->o.start_ns = time;
+	bucket = (int64_t)((time > r->o.start_ns ? time - r->o.start_ns : 0) /
+			   KILN_PROF_TIME_BUCKET_NS * KILN_PROF_TIME_BUCKET_NS);
+	/* Samples come in runs of one thread within one time bucket: the
+	 * labels of the last sample, unless a record changed names since. */
+	if (!state && r->last_labels.valid && r->last_labels.pid == pid &&
+	    r->last_labels.tid == tid && r->last_labels.bucket == bucket &&
+	    r->last_labels.epoch == r->epoch) {
+		kiln_prof_add_sample(r->p, locs, n, values, r->last_labels.lset);
+		return;
+	}
+	t = find_thread(r, tid, pid, true);
+	leader = find_thread(r, pid, pid, false);
 	labels[nl++] = (struct kiln_label){ r->s_pid, 0, pid, 0 };
 	/* The process's name: its main thread's, else this thread's. */
 	if (leader && leader->comm)
@@ -1099,16 +1283,18 @@ void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		labels[nl++] = (struct kiln_label){ r->s_thread_name, t->comm, 0, 0 };
 	/* Since the recording's start, in buckets: samples of one stack in
 	 * one bucket still add up into one pprof sample. */
-	labels[nl++] = (struct kiln_label){
-		r->s_time, 0,
-		(int64_t)((time > r->o.start_ns ? time - r->o.start_ns : 0) /
-			  KILN_PROF_TIME_BUCKET_NS * KILN_PROF_TIME_BUCKET_NS),
-		r->s_ns };
+	labels[nl++] = (struct kiln_label){ r->s_time, 0, bucket, r->s_ns };
 	if (state)
 		labels[nl++] = (struct kiln_label){
 			r->s_state, kiln_prof_interns(r->p, state), 0, 0 };
-	kiln_prof_add_sample(r->p, locs, n, values,
-			     kiln_prof_labelset(r->p, labels, nl));
+	lset = kiln_prof_labelset(r->p, labels, nl);
+	r->last_labels.valid = !state && lset && t;
+	r->last_labels.pid = pid;
+	r->last_labels.tid = tid;
+	r->last_labels.bucket = bucket;
+	r->last_labels.epoch = r->epoch;
+	r->last_labels.lset = lset;
+	kiln_prof_add_sample(r->p, locs, n, values, lset);
 }
 
 static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
@@ -1127,6 +1313,8 @@ void kiln_rec_event(void *ctx, const struct kiln_perf_event *ev)
 {
 	struct kiln_rec *r = ctx;
 
+	if (ev->kind != KILN_PERF_SAMPLE)
+		r->epoch++;
 	switch (ev->kind) {
 	case KILN_PERF_SAMPLE: on_sample(r, &ev->sample); break;
 	case KILN_PERF_MMAP: on_mmap(r, ev); break;
@@ -1174,6 +1362,7 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
 	FILE *f;
 	int err = 0;
 
+	r->epoch++;
 	c.r = r;
 	c.pr = find_proc(r, (uint32_t)pid, true);
 	if (!c.pr)

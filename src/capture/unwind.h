@@ -4,6 +4,14 @@
  * are unwound with elfutils' libdwfl CFI (.eh_frame / .debug_frame), as
  * eu-stack and perf do.  One session per process address space; each
  * module's CFI is parsed once and cached by libdwfl across samples.
+ *
+ * On x86-64 the CFI row of each address is also kept in a compact form
+ * (CFA = register + offset, registers at or relative to the CFA, the same
+ * or undefined) and the walk done from those rows exactly as libdwfl's
+ * handle_cfi() does it, without its allocations: a sample that meets a row
+ * of another shape (expressions, code without CFI) is unwound by libdwfl.
+ * KILN_UNWIND_CHECK=1 unwinds every sample both ways and reports
+ * differences on stderr (tests/e2e/t334).
  */
 #ifndef KILN_CAPTURE_UNWIND_H
 #define KILN_CAPTURE_UNWIND_H

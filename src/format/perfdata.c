@@ -7,42 +7,26 @@
  * chains, and `--call-graph dwarf` register and stack copies unwound with
  * kiln's DWARF unwinder.
  *
- * The file is hostile input: every length, offset and count is checked
- * against the bytes there are before it is used, nothing is read through
- * a pointer that may be misaligned, and the paths it names are opened
- * only when they are regular files.  The binaries it names are found
- * where perf report finds them: the file itself when its build ID matches
- * the one the perf.data recorded, else perf's build-id cache
- * ($PERF_BUILDID_DIR or ~/.debug: .build-id/xx/rest/elf and
- * PATH/BUILDID/elf).  Kernel frames are named from the cache's copy of
- * kallsyms, or from /proc/kallsyms when the running kernel's build ID is
- * the recorded one.
+ * This file reads the file (header, event attributes, feature sections,
+ * the records and their times) and drives the whole; perfdata-replay.c
+ * finds the binaries and kernel symbols and replays the records in time
+ * order.  The file is hostile input: every length, offset and count is
+ * checked against the bytes there are before it is used, nothing is read
+ * through a pointer that may be misaligned, and the paths it names are
+ * opened only when they are regular files.
  *
  * Layout facts from linux tools/perf/Documentation/perf.data-file-format.txt
  * and include/uapi/linux/perf_event.h.  See docs/formats.md.
  */
-#include <elfutils/libdwelf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <stdarg.h>
-#include <libelf.h>
-#include <linux/perf_event.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include "capture/record.h"
 #include "format/format.h"
+#include "format/perfdata.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
-#include "util/buf.h"
-#include "util/diag.h"
-#include "util/file.h"
 
 #define MAGIC 0x32454c4946524550ull	/* "PERFILE2" little-endian */
 #define MAGIC_SWAPPED 0x50455246494c4532ull
@@ -70,94 +54,6 @@ enum {
 };
 
 #define MISC_BUILD_ID_SIZE (1 << 15)	/* build_id_event: size byte valid */
-
-/* What kiln needs of a perf_event_attr. */
-struct attr {
-	uint32_t type;
-	uint64_t config;
-	uint64_t period;	/* sample_period or sample_freq */
-	bool freq, sample_id_all;
-	uint64_t sample_type, read_format;
-	uint64_t branch_sample_type;
-	uint64_t regs_user, regs_intr;
-	uint64_t *ids;
-	size_t nids;
-	char *name;		/* from EVENT_DESC, may be NULL */
-};
-
-struct bid {
-	uint32_t pid;
-	bool kernel;
-	uint8_t id[20];
-	uint8_t size;
-	char *path;
-};
-
-/* A record of the data, to be replayed in time order. */
-struct rref {
-	uint64_t time;
-	size_t off;		/* of its header in the file */
-	uint32_t seq;		/* file order, for a stable sort */
-	uint32_t attr;		/* index of its attr */
-};
-
-struct pd {
-	const char *data;
-	size_t len;
-	struct kiln_diag *d;
-	bool pipe;
-	struct attr *attrs;
-	size_t nattrs;
-	struct bid *bids;
-	size_t nbids;
-	char *hostname, *osrelease, *cmdline;
-	struct rref *recs;
-	size_t nrecs, recs_alloc;
-	uint64_t lost, unsupported;
-	struct kiln_buf scratch;	/* aligned copies of sample arrays */
-	struct kiln_buf path;		/* resolved file names */
-	struct kiln_map ksyms;		/* kallsyms text (data NULL: none) */
-	char *bid_dir;			/* perf's build-id cache */
-};
-
-static int bad(struct pd *pd, size_t off, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int bad(struct pd *pd, size_t off, const char *fmt, ...)
-{
-	char why[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	return kiln_diag(pd->d, "byte %zu: %s", off, why);
-}
-
-static uint64_t u64(const char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t u32(const char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint16_t u16(const char *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
-
 /* [off, off + size) lies inside the file. */
 static bool inside(const struct pd *pd, uint64_t off, uint64_t size)
 {
@@ -559,19 +455,6 @@ static uint64_t trailer_time(const struct attr *a, const char *rec,
 	return u64(rec + t);
 }
 
-/* Bytes of the trailer (to find where a record's own fields end). */
-static size_t trailer_size(const struct attr *a)
-{
-	uint64_t st = a->sample_type;
-
-	if (!a->sample_id_all)
-		return 0;
-	return 8 * (size_t)(!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
-			    !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
-			    !!(st & PERF_SAMPLE_CPU) +
-			    !!(st & PERF_SAMPLE_IDENTIFIER));
-}
-
 static int note_record(struct pd *pd, size_t off, uint32_t type,
 		       uint16_t size, uint64_t *last_time)
 {
@@ -710,6 +593,10 @@ static int read_records(struct pd *pd, size_t off, size_t end)
 				   "8 bytes: file cut short?)", end - off);
 		type = u32(pd->data + off);
 		size = u16(pd->data + off + 6);
+		/* Records of one kind tend to have one size (a stack copy
+		 * each: kilobytes): where the one four ahead would start. */
+		if (4 * (size_t)size < end - off)
+			__builtin_prefetch(pd->data + off + 4 * (size_t)size);
 		if (size < 8)
 			return bad(pd, off, "a record of %u bytes (type %" PRIu32
 				   ")", size, type);
@@ -750,545 +637,59 @@ static int cmp_rec(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* ---- finding the recorded binaries ---- */
-
-static void hex(const uint8_t *id, size_t n, char *out)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
-	out[2 * n] = '\0';
-}
-
-static bool regular(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st) && S_ISREG(st.st_mode);
-}
-
-/* Whether the regular file at path has GNU build ID id. */
-static bool has_build_id(const char *path, const uint8_t *id, size_t n)
-{
-	const void *got;
-	Elf *elf;
-	ssize_t len;
-	bool same = false;
-	int fd;
-
-	if (!regular(path))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf) {
-		len = dwelf_elf_gnu_build_id(elf, &got);
-		same = len > 0 && (size_t)len >= n && !memcmp(got, id, n);
-		elf_end(elf);
-	}
-	close(fd);
-	return same;
-}
-
-static const struct bid *find_bid(const struct pd *pd, const char *path,
-				  uint32_t pid)
-{
-	const struct bid *any = NULL;
-	size_t i;
-
-	for (i = 0; i < pd->nbids; i++) {
-		if (strcmp(pd->bids[i].path, path))
-			continue;
-		if (pd->bids[i].pid == pid)
-			return &pd->bids[i];
-		any = &pd->bids[i];
-	}
-	return any;
-}
-
-/* pd->path = the formatted name; false when out of memory. */
-static bool set_path(struct pd *pd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static bool set_path(struct pd *pd, const char *fmt, ...)
-{
-	va_list ap;
-	int err;
-
-	pd->path.len = 0;
-	err = kiln_buf_grow(&pd->path, 1);
-	if (err)
-		return false;
-	pd->path.data[0] = '\0';
-	va_start(ap, fmt);
-	err = kiln_buf_vaddf(&pd->path, fmt, ap);
-	va_end(ap);
-	return !err;
-}
-
 /*
- * The file to read for a mapping of path (in pd->path): the file itself
- * when it is the recorded one, else perf's build-id cache; "" for none,
- * NULL when out of memory.
+ * Puts the records in time order, file order among equal times (what
+ * cmp_rec() says).  perf writes each CPU's records in order and the
+ * buffers of a round one after another, so the data is nearly sorted
+ * already: a file that is sorted is left as it is, else a stable LSD
+ * radix sort on the time does it in one pass per byte that differs
+ * (qsort's merge sort through a comparison function was a fifth of the
+ * instructions of reading a frame-pointer file).  The records are in file
+ * order on entry, so stability gives the seq order.
  */
-static const char *resolve(struct pd *pd, const char *path, uint32_t pid,
-			   uint8_t *bid_out, uint8_t *bid_size)
+static void sort_records(struct pd *pd)
 {
-	const struct bid *b = find_bid(pd, path, pid);
-	char h[41];
+	size_t count[8][256];	/* 16 KiB */
+	struct rref *src = pd->recs, *dst, *t;
+	size_t n = pd->nrecs, i, b;
+	uint64_t diff = 0;
+	bool sorted = true;
 
-	if (!set_path(pd, "%s", ""))
-		return NULL;
-	if (b) {
-		memcpy(bid_out, b->id, b->size);
-		*bid_size = b->size;
+	for (i = 1; i < n; i++) {
+		sorted &= src[i].time >= src[i - 1].time;
+		diff |= src[i].time ^ src[0].time;
 	}
-	/* --no-local-symbols: no file of this machine is opened. */
-	if (kiln_sym_no_local())
-		return pd->path.data;
-	if (!b) {
-		/* No build ID recorded: the file as it is now, as perf does. */
-		if (path[0] == '/' && regular(path) && !set_path(pd, "%s", path))
-			return NULL;
-		return pd->path.data;
-	}
-	memcpy(bid_out, b->id, b->size);
-	*bid_size = b->size;
-	if (path[0] == '/' && has_build_id(path, b->id, b->size))
-		return set_path(pd, "%s", path) ? pd->path.data : NULL;
-	if (!pd->bid_dir)
-		return pd->path.data;
-	hex(b->id, b->size, h);
-	if (!set_path(pd, "%s/.build-id/%.2s/%s/elf", pd->bid_dir, h, h + 2))
-		return NULL;
-	if (regular(pd->path.data))
-		return pd->path.data;
-	if (path[0] == '/' && !strstr(path, "/../")) {
-		if (!set_path(pd, "%s%s/%s/elf", pd->bid_dir, path, h))
-			return NULL;
-		if (regular(pd->path.data))
-			return pd->path.data;
-	}
-	return set_path(pd, "%s", "") ? pd->path.data : NULL;
-}
-
-/* Maps (or reads) the regular file path into *out once. */
-static int slurp(const char *path, struct kiln_map *out)
-{
-	if (out->data)
-		return 0;
-	if (!regular(path))
-		return -ENOENT;
-	return kiln_map_open(out, path);
-}
-
-/* The running kernel's build ID from /sys/kernel/notes. */
-static bool running_kernel_is(const struct bid *b)
-{
-	struct kiln_buf n = KILN_BUF_INIT;
-	bool same = false;
-	size_t off = 0;
-	FILE *f = fopen("/sys/kernel/notes", "re");
-
-	if (!f)
-		return false;
-	if (!kiln_buf_grow(&n, 4096))
-		n.len = fread(n.data, 1, 4096, f);
-	fclose(f);
-	while (off + 12 <= n.len) {
-		uint32_t nsz = u32(n.data + off), dsz = u32(n.data + off + 4);
-		uint32_t type = u32(n.data + off + 8);
-		size_t name = off + 12, desc = name + ((nsz + 3) & ~3u);
-
-		if (desc > n.len || dsz > n.len - desc)
-			break;
-		if (type == 3 && nsz == 4 && !memcmp(n.data + name, "GNU", 4)) {
-			same = dsz >= b->size && !memcmp(n.data + desc, b->id,
-							   b->size);
-			break;
-		}
-		off = desc + ((dsz + 3) & ~3u);
-	}
-	kiln_buf_release(&n);
-	return same;
-}
-
-/* Kernel symbols for the kernel the file was recorded on. */
-static void load_kallsyms(struct pd *pd)
-{
-	const struct bid *k = NULL;
-	char h[41];
-	size_t i;
-
-	for (i = 0; i < pd->nbids; i++)
-		if (pd->bids[i].kernel &&
-		    !strcmp(pd->bids[i].path, "[kernel.kallsyms]"))
-			k = &pd->bids[i];
-	if (!k) {
-		/* No kernel build ID recorded (pipe mode): the running
-		 * kernel's symbols when it is the same release, as perf
-		 * report uses them. */
-		struct utsname u;
-
-		if (pd->osrelease && !uname(&u) &&
-		    !strcmp(pd->osrelease, u.release))
-			slurp("/proc/kallsyms", &pd->ksyms);
+	if (sorted)
+		return;
+	dst = malloc(n * sizeof(*dst));
+	if (!dst) {
+		qsort(pd->recs, n, sizeof(*pd->recs), cmp_rec);
 		return;
 	}
-	hex(k->id, k->size, h);
-	if (pd->bid_dir) {
-		struct kiln_buf p = KILN_BUF_INIT;
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < n; i++)
+		for (b = 0; b < 8; b++)
+			count[b][(src[i].time >> (8 * b)) & 0xff]++;
+	for (b = 0; b < 8; b++) {
+		size_t sum = 0, c, v;
 
-		if (!kiln_buf_addf(&p, "%s/[kernel.kallsyms]/%s/kallsyms",
-				   pd->bid_dir, h) &&
-		    !slurp(p.data, &pd->ksyms)) {
-			kiln_buf_release(&p);
-			return;
+		if (!((diff >> (8 * b)) & 0xff))
+			continue;	/* every record has the same byte here */
+		for (v = 0; v < 256; v++) {
+			c = count[b][v];
+			count[b][v] = sum;
+			sum += c;
 		}
-		kiln_buf_release(&p);
+		for (i = 0; i < n; i++)
+			dst[count[b][(src[i].time >> (8 * b)) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
 	}
-	if (running_kernel_is(k))
-		slurp("/proc/kallsyms", &pd->ksyms);
-}
-
-/* ---- replaying the records ---- */
-
-static const char *event_name(const struct attr *a, char *buf, size_t n)
-{
-	static const char *const sw[] = { "cpu-clock", "task-clock",
-		"page-faults", "context-switches", "cpu-migrations",
-		"minor-faults", "major-faults", "alignment-faults",
-		"emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
-	static const char *const hw[] = { "cycles", "instructions",
-		"cache-references", "cache-misses", "branches", "branch-misses",
-		"bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
-		"ref-cycles" };
-
-	if (a->name && a->name[0]) {
-		snprintf(buf, n, "%s", a->name);
-		buf[strcspn(buf, ":/")] = '\0';
-		/* "group:name" tracepoints keep their group. */
-		if (a->type == PERF_TYPE_TRACEPOINT)
-			snprintf(buf, n, "%s", a->name);
-		if (buf[0])
-			return buf;
-	}
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < 12)
-		return sw[a->config];
-	if (a->type == PERF_TYPE_HARDWARE && a->config < 10)
-		return hw[a->config];
-	snprintf(buf, n, "event-%" PRIu32 "-%" PRIu64, a->type, a->config);
-	return buf;
-}
-
-static bool is_dummy(const struct attr *a)
-{
-	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY;
-}
-
-/* Bytes of a PERF_SAMPLE_READ value. */
-static size_t read_size(uint64_t rf, const char *p, const char *end, bool *ok)
-{
-	size_t per = 8 * (1 + !!(rf & PERF_FORMAT_ID) + !!(rf & (1u << 4)));
-	size_t head = 8 * (!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-			   !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING));
-
-	*ok = true;
-	if (rf & PERF_FORMAT_GROUP) {
-		uint64_t nr;
-
-		if (end - p < 8) {
-			*ok = false;
-			return 0;
-		}
-		nr = u64(p);
-		if (nr > (uint64_t)(end - p) / per) {
-			*ok = false;
-			return 0;
-		}
-		return 8 + head + per * (size_t)nr;
-	}
-	return head + per;
-}
-
-/* An aligned copy of n u64 at p, in pd->scratch at byte offset *at. */
-static const uint64_t *aligned(struct pd *pd, const char *p, size_t n,
-			       size_t *at)
-{
-	size_t off = *at;
-
-	if (!((uintptr_t)p & 7))
-		return (const uint64_t *)(const void *)p;
-	if (kiln_buf_grow(&pd->scratch, off + n * 8 + 8))
-		return NULL;
-	memcpy(pd->scratch.data + off, p, n * 8);
-	*at = off + n * 8;
-	return (const uint64_t *)(const void *)(pd->scratch.data + off);
-}
-
-static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
-			struct kiln_perf_sample *s, uint64_t *regs)
-{
-	const char *rec = pd->data + off;
-	uint16_t size = u16(rec + 6), misc = u16(rec + 4);
-	const char *p = rec + 8, *end = rec + size;
-	uint64_t st = a->sample_type, v;
-	size_t scr = 0;
-	bool ok;
-
-	/* The regs and chain copies must stay put while the sample lives. */
-	if (kiln_buf_grow(&pd->scratch, 2 * size + 64))
-		return -ENOMEM;
-#define TAKE(dst) do { if (end - p < 8) goto short_rec; \
-		(dst) = u64(p); p += 8; } while (0)
-	memset(s, 0, sizeof(*s));
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		TAKE(v);
-	if (st & PERF_SAMPLE_IP)
-		TAKE(s->ip);
-	if (st & PERF_SAMPLE_TID) {
-		TAKE(v);
-		s->pid = (uint32_t)v;
-		s->tid = (uint32_t)(v >> 32);
-	}
-	if (st & PERF_SAMPLE_TIME)
-		TAKE(s->time);
-	if (st & PERF_SAMPLE_ADDR)
-		TAKE(v);
-	if (st & PERF_SAMPLE_ID)
-		TAKE(v);
-	if (st & PERF_SAMPLE_STREAM_ID)
-		TAKE(v);
-	if (st & PERF_SAMPLE_CPU) {
-		TAKE(v);
-		s->cpu = (uint32_t)v;
-	}
-	if (st & PERF_SAMPLE_PERIOD)
-		TAKE(s->period);
-	if (st & PERF_SAMPLE_READ) {
-		size_t n = read_size(a->read_format, p, end, &ok);
-
-		if (!ok || n > (size_t)(end - p))
-			goto short_rec;
-		p += n;
-	}
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		TAKE(s->nr);
-		if (s->nr > (uint64_t)(end - p) / 8)
-			return bad(pd, off, "a sample's call chain of %" PRIu64
-				   " entries runs past its record (%u bytes)",
-				   s->nr, size);
-		s->ips = aligned(pd, p, (size_t)s->nr, &scr);
-		if (!s->ips)
-			return -ENOMEM;
-		p += s->nr * 8;
-	}
-	if (st & PERF_SAMPLE_RAW) {
-		uint32_t n;
-
-		if (end - p < 4)
-			goto short_rec;
-		n = u32(p);
-		if (n > (size_t)(end - p) - 4)
-			goto short_rec;
-		p += 4 + n;
-	}
-	if (st & PERF_SAMPLE_BRANCH_STACK) {
-		uint64_t nr;
-
-		TAKE(nr);
-		if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
-			TAKE(v);
-		if (nr > (uint64_t)(end - p) / 24)
-			goto short_rec;
-		p += nr * 24;
-	}
-	if (st & PERF_SAMPLE_REGS_USER) {
-		TAKE(s->abi);
-		if (s->abi) {
-			size_t n = (size_t)__builtin_popcountll(a->regs_user);
-			uint64_t want = kiln_perf_regs_mask(), bit;
-			size_t i = 0, j = 0;
-
-			if (n > (size_t)(end - p) / 8)
-				goto short_rec;
-			/* Into the layout kiln's unwinder reads: the registers
-			 * of kiln's mask, in order (zero where the file has
-			 * none; no sp or ip: nothing to unwind from). */
-			for (bit = 0; bit < 64; bit++) {
-				bool in_file = (a->regs_user >> bit) & 1;
-
-				if ((want >> bit) & 1)
-					regs[j++] = in_file ? u64(p + 8 * i) : 0;
-				i += in_file;
-			}
-			p += 8 * n;
-#if defined(__x86_64__)
-			if (s->abi == PERF_SAMPLE_REGS_ABI_64 &&
-			    ((a->regs_user >> 7) & 1) && ((a->regs_user >> 8) & 1))
-				s->regs = regs;
-#endif
-		}
-	}
-	if (st & PERF_SAMPLE_STACK_USER) {
-		TAKE(s->stack_size);
-		if (s->stack_size) {
-			if (s->stack_size > (uint64_t)(end - p))
-				return bad(pd, off, "a sample's stack copy of %"
-					   PRIu64 " bytes runs past its record "
-					   "(%u bytes)", s->stack_size, size);
-			s->stack = p;
-			p += s->stack_size;
-			TAKE(s->stack_dyn);
-			if (s->stack_dyn > s->stack_size)
-				s->stack_dyn = s->stack_size;
-		}
-	}
-#undef TAKE
-	if (!s->regs)
-		s->abi = 0;
-	if (!(st & PERF_SAMPLE_PERIOD))
-		s->period = a->freq ? 0 : a->period;
-	s->user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
-	return 0;
-short_rec:
-	return bad(pd, off, "a sample of %u bytes is too short for the fields "
-		   "its event records (byte %zu of it)", size,
-		   (size_t)(p - rec));
-}
-
-/* A NUL-terminated name in [p, end), or NULL. */
-static const char *name_in(const char *p, const char *end)
-{
-	return p < end && memchr(p, '\0', (size_t)(end - p)) ? p : NULL;
-}
-
-static int replay(struct pd *pd, struct kiln_rec *r, size_t i,
-		  uint64_t *regs)
-{
-	const struct rref *rr = &pd->recs[i];
-	const char *rec = pd->data + rr->off;
-	const struct attr *a = &pd->attrs[rr->attr];
-	uint32_t type = u32(rec);
-	uint16_t misc = u16(rec + 4), size = u16(rec + 6);
-	const char *end = rec + size - trailer_size(a);
-	struct kiln_perf_event ev;
-	uint8_t bid[20];
-	uint8_t bsize = 0;
-	int err;
-
-	if (end < rec + 8)
-		end = rec + 8;
-	memset(&ev, 0, sizeof(ev));
-	ev.time = rr->time;
-	switch (type) {
-	case PERF_RECORD_SAMPLE:
-		if (is_dummy(a))
-			return 0;
-		ev.kind = KILN_PERF_SAMPLE;
-		err = parse_sample(pd, a, rr->off, &ev.sample, regs);
-		if (err)
-			return err;
-		break;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2: {
-		size_t fixed = type == PERF_RECORD_MMAP ? 8 + 32 : 8 + 64;
-		const char *path;
-
-		if (end - rec < (ptrdiff_t)fixed)
-			return bad(pd, rr->off, "a mapping record of %u bytes is "
-				   "too short", size);
-		/* Kernel and module mappings: kernel frames use kallsyms. */
-		if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) !=
-		    PERF_RECORD_MISC_USER)
-			return 0;
-		path = name_in(rec + fixed, end);
-		if (!path)
-			return bad(pd, rr->off, "a mapping record's file name is "
-				   "not terminated");
-		ev.kind = KILN_PERF_MMAP;
-		ev.mmap.pid = u32(rec + 8);
-		ev.mmap.tid = u32(rec + 12);
-		ev.mmap.start = u64(rec + 16);
-		ev.mmap.len = u64(rec + 24);
-		ev.mmap.pgoff = u64(rec + 32);
-		if (ev.mmap.len == 0 || ev.mmap.start + ev.mmap.len < ev.mmap.start)
-			return 0;
-		if (type == PERF_RECORD_MMAP)
-			ev.mmap.prot = misc & PERF_RECORD_MISC_MMAP_DATA ? 1 : 5;
-		else
-			ev.mmap.prot = u32(rec + 64);
-		ev.mmap.filename = path;
-		if (type == PERF_RECORD_MMAP2 &&
-		    (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
-		    (uint8_t)rec[40] && (uint8_t)rec[40] <= 20 &&
-		    !find_bid(pd, path, ev.mmap.pid)) {
-			/* The record's own build ID (perf record --buildid-mmap). */
-			struct bid b = { ev.mmap.pid, false, { 0 },
-					 (uint8_t)rec[40], NULL };
-
-			memcpy(b.id, rec + 44, b.size);
-			b.path = strdup(path);
-			if (!b.path)
-				return -ENOMEM;
-			{
-				struct bid *nb = realloc(pd->bids, (pd->nbids + 1) *
-							 sizeof(*nb));
-
-				if (!nb) {
-					free(b.path);
-					return -ENOMEM;
-				}
-				pd->bids = nb;
-				pd->bids[pd->nbids++] = b;
-			}
-		}
-		if (!(ev.mmap.prot & 4))
-			return 0;
-		ev.mmap.open_path = resolve(pd, path, ev.mmap.pid, bid, &bsize);
-		if (!ev.mmap.open_path)
-			return -ENOMEM;
-		memcpy(ev.mmap.build_id, bid, bsize);
-		ev.mmap.build_id_size = bsize;
-		break;
-	}
-	case PERF_RECORD_COMM: {
-		const char *comm;
-
-		if (end - rec < 8 + 8 + 1)
-			return bad(pd, rr->off, "a COMM record of %u bytes is too "
-				   "short", size);
-		comm = name_in(rec + 16, end);
-		if (!comm)
-			return bad(pd, rr->off, "a COMM record's name is not "
-				   "terminated");
-		ev.kind = KILN_PERF_COMM;
-		ev.comm.pid = u32(rec + 8);
-		ev.comm.tid = u32(rec + 12);
-		ev.comm.comm = comm;
-		ev.comm.exec = misc & PERF_RECORD_MISC_COMM_EXEC;
-		break;
-	}
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		if (end - rec < 8 + 16)
-			return bad(pd, rr->off, "a %s record of %u bytes is too "
-				   "short", type == PERF_RECORD_FORK ? "FORK" :
-				   "EXIT", size);
-		ev.kind = type == PERF_RECORD_FORK ? KILN_PERF_FORK : KILN_PERF_EXIT;
-		ev.task.pid = u32(rec + 8);
-		ev.task.ppid = u32(rec + 12);
-		ev.task.tid = u32(rec + 16);
-		ev.task.ptid = u32(rec + 20);
-		break;
-	default:
-		return 0;
-	}
-	kiln_rec_event(r, &ev);
-	return 0;
+	/* src holds the result; dst is the other buffer. */
+	free(dst);
+	pd->recs = src;
+	pd->recs_alloc = n;
 }
 
 /* ---- the whole file ---- */
@@ -1418,8 +819,8 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 	}
 	pd.bid_dir = buildid_dir();
 	if (!kiln_sym_no_local())
-		load_kallsyms(&pd);
-	o.event = event_name(ev, name, sizeof(name));
+		kiln_perfdata_load_kallsyms(&pd);
+	o.event = kiln_perfdata_event_name(ev, name, sizeof(name));
 	o.ns_values = ev->type == PERF_TYPE_SOFTWARE &&
 		      (ev->config == PERF_COUNT_SW_CPU_CLOCK ||
 		       ev->config == PERF_COUNT_SW_TASK_CLOCK);
@@ -1436,10 +837,24 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 		err = -ENOMEM;
 		goto out;
 	}
-	if (pd.nrecs)
-		qsort(pd.recs, pd.nrecs, sizeof(*pd.recs), cmp_rec);
-	for (i = 0; i < pd.nrecs && !err; i++)
-		err = replay(&pd, r, i, regs);
+	sort_records(&pd);
+	for (i = 0; i < pd.nrecs && !err; i++) {
+		/* Out of file order and kilobytes apart: the start (fields,
+		 * registers, the top of a stack copy) and the end (its size)
+		 * of a later record are asked for while this one is replayed. */
+		if (i + 6 < pd.nrecs) {
+			const char *q = pd.data + pd.recs[i + 6].off;
+			size_t sz = u16(pd.data + pd.recs[i + 4].off + 6);
+
+			__builtin_prefetch(q);
+			__builtin_prefetch(q + 64);
+			__builtin_prefetch(q + 128);
+			__builtin_prefetch(q + 192);
+			__builtin_prefetch(q + 256);
+			__builtin_prefetch(pd.data + pd.recs[i + 4].off + sz - 8);
+		}
+		err = kiln_perfdata_replay(&pd, r, i, regs);
+	}
 	if (err)
 		goto out;
 	got = kiln_rec_detach(r);

@@ -16,10 +16,17 @@ struct kiln_kallsyms;
  * unprivileged users).
  */
 struct kiln_kallsyms *kiln_kallsyms_load(void);
-/* Parses a kallsyms text ("ADDR TYPE NAME [module]" lines). */
+/*
+ * Parses a kallsyms text ("ADDR TYPE NAME [module]" lines, under 4 GiB).
+ * The result points into text, which must outlive it.  NULL (errno set)
+ * when out of memory or no symbol has an address.
+ */
 struct kiln_kallsyms *kiln_kallsyms_parse(const char *text, size_t len);
 void kiln_kallsyms_free(struct kiln_kallsyms *k);
-/* The name of the text symbol covering addr, or NULL. */
-const char *kiln_kallsyms_lookup(const struct kiln_kallsyms *k, uint64_t addr);
+/*
+ * The name of the text symbol covering addr ("name" or "name [module]"),
+ * or NULL (none, or out of memory).  Valid until kiln_kallsyms_free().
+ */
+const char *kiln_kallsyms_lookup(struct kiln_kallsyms *k, uint64_t addr);
 
 #endif

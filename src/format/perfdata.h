@@ -1,0 +1,145 @@
+/*
+ * perf.data reader (format stage), the part its two files share:
+ * perfdata.c reads the file (header, event attributes, feature sections,
+ * the records in time order) and drives the whole; perfdata-replay.c finds
+ * the binaries and kernel symbols the file names and replays each record
+ * through capture/record.c.  Private to those two files.
+ */
+#ifndef KILN_FORMAT_PERFDATA_H
+#define KILN_FORMAT_PERFDATA_H
+
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/diag.h"
+#include "util/file.h"
+
+struct kiln_rec;
+
+/* What kiln needs of a perf_event_attr. */
+struct attr {
+	uint32_t type;
+	uint64_t config;
+	uint64_t period;	/* sample_period or sample_freq */
+	bool freq, sample_id_all;
+	uint64_t sample_type, read_format;
+	uint64_t branch_sample_type;
+	uint64_t regs_user, regs_intr;
+	uint64_t *ids;
+	size_t nids;
+	char *name;		/* from EVENT_DESC, may be NULL */
+};
+
+struct bid {
+	uint32_t pid;
+	bool kernel;
+	uint8_t id[20];
+	uint8_t size;
+	char *path;
+};
+
+/* A record of the data, to be replayed in time order. */
+struct rref {
+	uint64_t time;
+	size_t off;		/* of its header in the file */
+	uint32_t seq;		/* file order, for a stable sort */
+	uint32_t attr;		/* index of its attr */
+};
+
+struct pd {
+	const char *data;
+	size_t len;
+	struct kiln_diag *d;
+	bool pipe;
+	struct attr *attrs;
+	size_t nattrs;
+	struct bid *bids;
+	size_t nbids;
+	char *hostname, *osrelease, *cmdline;
+	struct rref *recs;
+	size_t nrecs, recs_alloc;
+	uint64_t lost, unsupported;
+	struct kiln_buf scratch;	/* aligned copies of sample arrays */
+	struct kiln_buf path;		/* resolved file names */
+	struct kiln_map ksyms;		/* kallsyms text (data NULL: none) */
+	char *bid_dir;			/* perf's build-id cache */
+};
+
+static inline int bad(struct pd *pd, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static inline int bad(struct pd *pd, size_t off, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return kiln_diag(pd->d, "byte %zu: %s", off, why);
+}
+
+static inline uint64_t u64(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t u32(const char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint16_t u16(const char *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
+/* Bytes of the trailer (to find where a record's own fields end). */
+static inline size_t trailer_size(const struct attr *a)
+{
+	uint64_t st = a->sample_type;
+
+	if (!a->sample_id_all)
+		return 0;
+	return 8 * (size_t)(!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+			    !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+			    !!(st & PERF_SAMPLE_CPU) +
+			    !!(st & PERF_SAMPLE_IDENTIFIER));
+}
+
+static inline bool is_dummy(const struct attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY;
+}
+
+/* The event's name for the profile's sample type (buf holds n bytes). */
+const char *kiln_perfdata_event_name(const struct attr *a, char *buf, size_t n);
+
+/*
+ * pd->ksyms = the kallsyms of the kernel the file was recorded on (perf's
+ * build-id cache, or /proc/kallsyms when the running kernel is that one);
+ * left empty when neither is there.
+ */
+void kiln_perfdata_load_kallsyms(struct pd *pd);
+
+/* Replays record pd->recs[i] into r; regs: room for 64 registers.  0 or
+ * a negative errno (a malformed record: pd->d says what). */
+int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
+			 uint64_t *regs);
+
+#endif
