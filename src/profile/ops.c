@@ -213,6 +213,39 @@ out_free:
 	return err;
 }
 
+/*
+ * The samples of p, taken out to be added again (the rewriting filters
+ * below): p keeps its tables (function, location and label ids stay
+ * valid) and has no samples; the caller frees the three arrays.
+ */
+struct old_samples {
+	struct kiln_sample *samples;
+	int64_t *values;
+	uint32_t *stacks;
+	size_t n;
+};
+
+static struct old_samples take_samples(struct kiln_prof *p)
+{
+	struct old_samples o = { p->samples, p->values, p->stacks, p->nsamples };
+
+	kiln_htab_release(&p->sample_index);
+	kiln_htab_init(&p->sample_index);
+	p->samples = NULL;
+	p->values = NULL;
+	p->stacks = NULL;
+	p->nsamples = p->samples_alloc = 0;
+	p->nstacks = p->stacks_alloc = 0;
+	return o;
+}
+
+static void free_samples(struct old_samples *o)
+{
+	free(o->samples);
+	free(o->values);
+	free(o->stacks);
+}
+
 /* Per-function match results: 0 unknown, 1 no, 2 yes. */
 static bool frame_matches(struct kiln_prof *p, const regex_t *re,
 			  uint8_t *cache, const struct kiln_frame *f)
@@ -269,19 +302,12 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 	}
 	/* Keep the tables (ids stay valid); rebuild only the samples. */
 	{
-		struct kiln_sample *samples = p->samples;
-		int64_t *values = p->values;
-		uint32_t *stacks = p->stacks;
-		size_t n = p->nsamples;
-		struct kiln_htab old = p->sample_index;
+		struct old_samples o = take_samples(p);
+		struct kiln_sample *samples = o.samples;
+		int64_t *values = o.values;
+		uint32_t *stacks = o.stacks;
+		size_t n = o.n;
 
-		p->samples = NULL;
-		p->values = NULL;
-		p->stacks = NULL;
-		p->nsamples = p->samples_alloc = 0;
-		p->nstacks = p->stacks_alloc = 0;
-		kiln_htab_init(&p->sample_index);
-		kiln_htab_release(&old);
 		for (i = 0; i < n; i++) {
 			struct kiln_sample s = samples[i];
 			bool keep = !focus, drop = false;
@@ -297,9 +323,7 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 			}
 			if (nf < 0) {
 				err = (int)nf;
-				free(samples);
-				free(values);
-				free(stacks);
+				free_samples(&o);
 				goto out_free;
 			}
 			for (j = 0; j < nf; j++) {
@@ -313,9 +337,7 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 						     values + i * p->ntypes,
 						     s.labels);
 		}
-		free(samples);
-		free(values);
-		free(stacks);
+		free_samples(&o);
 	}
 	err = p->err;
 out_free:
@@ -333,21 +355,13 @@ out_focus:
 int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1)
 {
 	uint32_t key = kiln_prof_find_str(p, "time", 4);
-	struct kiln_sample *samples = p->samples;
-	int64_t *values = p->values;
-	uint32_t *stacks = p->stacks;
-	size_t n = p->nsamples, i;
-	struct kiln_htab old = p->sample_index;
+	struct old_samples o = take_samples(p);
+	struct kiln_sample *samples = o.samples;
+	int64_t *values = o.values;
+	uint32_t *stacks = o.stacks;
+	size_t i;
 
-	/* Keep the tables (ids stay valid); rebuild only the samples. */
-	p->samples = NULL;
-	p->values = NULL;
-	p->stacks = NULL;
-	p->nsamples = p->samples_alloc = 0;
-	p->nstacks = p->stacks_alloc = 0;
-	kiln_htab_init(&p->sample_index);
-	kiln_htab_release(&old);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < o.n; i++) {
 		const struct kiln_label *l = kiln_prof_label(p, samples[i].labels, key);
 
 		if (l && !l->str && l->num >= t0 && l->num < t1)
@@ -357,22 +371,20 @@ int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1)
 					     values + i * p->ntypes,
 					     samples[i].labels);
 	}
-	free(samples);
-	free(values);
-	free(stacks);
+	free_samples(&o);
 	return p->err;
 }
 
 int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d)
 {
-	size_t nloc = p->nlocations, i, j, n = p->nsamples;
+	size_t nloc = p->nlocations, i, j, n;
 	uint32_t *map = NULL, *stack = NULL;
 	uint8_t *fmatch = NULL;
 	struct kiln_line *kept = NULL;
+	struct old_samples o;
 	struct kiln_sample *samples;
 	int64_t *values;
 	uint32_t *stacks;
-	struct kiln_htab old;
 	size_t kcap = 0;
 	regex_t re;
 	int err;
@@ -425,17 +437,11 @@ int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d)
 		}
 	}
 	/* Rebuild the samples over the new stacks (the tables stay). */
-	samples = p->samples;
-	values = p->values;
-	stacks = p->stacks;
-	old = p->sample_index;
-	p->samples = NULL;
-	p->values = NULL;
-	p->stacks = NULL;
-	p->nsamples = p->samples_alloc = 0;
-	p->nstacks = p->stacks_alloc = 0;
-	kiln_htab_init(&p->sample_index);
-	kiln_htab_release(&old);
+	o = take_samples(p);
+	n = o.n;
+	samples = o.samples;
+	values = o.values;
+	stacks = o.stacks;
 	{
 		size_t scap = 0;
 
@@ -458,9 +464,7 @@ int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d)
 					     samples[i].labels);
 		}
 	}
-	free(samples);
-	free(values);
-	free(stacks);
+	free_samples(&o);
 	err = p->err;
 out:
 	regfree(&re);
