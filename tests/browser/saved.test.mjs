@@ -12,41 +12,18 @@
 //     main;run;stage_c;burn_c 100
 //   TOP.txt: `kiln top -n 0` of the same file.
 // Exit status 0 when every check passes, 1 otherwise.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { check, withBrowser } from './lib.mjs';
 
 const [file, topPath, shotDir] = process.argv.slice(2);
 if (!file || !topPath || !shotDir) {
   console.error('usage: node saved.test.mjs FILE TOP.txt SHOTDIR');
   process.exit(2);
 }
-let failures = 0;
-function check(ok, what, detail) {
-  if (ok) console.log(`ok - ${what}`);
-  else {
-    failures++;
-    console.log(`not ok - ${what}${detail === undefined ? '' : ': ' + JSON.stringify(detail)}`);
-  }
-}
-
 const ROW = 18;
 const url = 'file://' + file;
-const userDataDir = mkdtempSync(join(tmpdir(), 'kiln-chromium-'));
-let context;
-try {
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: process.env.KILN_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu',
-      '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--allow-file-access-from-files'],
-    viewport: { width: 1300, height: 700 },
-    timeout: 60000,
-  });
-  context.setDefaultTimeout(30000);
-  const page = context.pages()[0] || await context.newPage();
+await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, page) => {
   const errors = [], network = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
@@ -141,11 +118,4 @@ try {
 
   check(network.length === 0, 'no network requests', network);
   check(errors.length === 0, 'no console errors', errors);
-} catch (e) {
-  failures++;
-  console.log(`not ok - ${e.stack || e}`);
-} finally {
-  if (context) await context.close().catch(() => {});
-  rmSync(userDataDir, { recursive: true, force: true });
-}
-process.exit(failures ? 1 : 0);
+});

@@ -13,10 +13,8 @@
 //   URL: kiln serve of a heap trace of tests/workloads/heapphases; R1 and
 //   R2 (ns) are in the pauses before phase_two and before phase_three.
 // Exit status 0 when every check passes, 1 otherwise.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { check, withBrowser } from './lib.mjs';
 
 const args = process.argv.slice(2);
 const heapMode = args[0] === '--heap';
@@ -27,33 +25,11 @@ if (!url || !shotDir || (heapMode && !R2)) {
   process.exit(2);
 }
 
-let failures = 0;
-function check(ok, what, detail) {
-  if (ok) console.log(`ok - ${what}`);
-  else {
-    failures++;
-    console.log(`not ok - ${what}${detail === undefined ? '' : ': ' + JSON.stringify(detail)}`);
-  }
-}
-
 // The page's strip geometry (app.js): label column, the all-threads bar
 // chart, then one row per thread.
 const TL_LABEL = 170, TL_ALL = 26, TL_ROW = 13;
 const MS = 1000000;
-const userDataDir = mkdtempSync(join(tmpdir(), 'kiln-chromium-'));
-let context;
-try {
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: process.env.KILN_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu',
-      '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run'],
-    viewport: { width: 1300, height: 700 },
-    timeout: 60000,
-  });
-  context.setDefaultTimeout(30000);
-  const page = context.pages()[0] || await context.newPage();
+await withBrowser({}, async (context, page) => {
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
@@ -126,7 +102,7 @@ try {
     check(JSON.stringify(rows.filter((n) => n.startsWith('phase'))) === '["phase_two"]', 'heap: leaked in the range is phase_two', rows);
     await page.screenshot({ path: join(shotDir, 'heap-range.png') });
     check(errors.length === 0, 'no console errors', errors);
-    throw null;         // done: skip the perf script checks
+    return;
   }
 
   await open('#v=top&type=samples');
@@ -191,13 +167,4 @@ try {
   check(await page.locator('#timeline-view').isHidden(), 'no strip for an input without times');
 
   check(errors.length === 0, 'no console errors', errors);
-} catch (e) {
-  if (e !== null) {
-    failures++;
-    console.log(`not ok - ${e.stack || e}`);
-  }
-} finally {
-  if (context) await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-}
-process.exit(failures ? 1 : 0);
+});
