@@ -14,7 +14,10 @@ want=$(awk -v e="$el" 'BEGIN { printf "%d", e * 10 }')
 [ "$blocks" -ge 3 ] && [ "$blocks" -ge $((want - 2)) ] && [ "$blocks" -le $((want + 2)) ] ||
     { cat "$T/err"; fail "$blocks interval blocks over ${el}s"; }
 cs=$(awk '/ context-switches/ { gsub(",", "", $2); s += $2 } END { print s }' "$T/err")
-[ "$cs" -ge 4000 ] || { cat "$T/err"; fail "the intervals add up to $cs switches, want >= 4000"; }
+# Each sleep switches out unless its timer fires before the sleeper reaches
+# schedule() (preempted in between on a loaded machine: 3,998 of 4,000 in
+# one CI run under ASan): at least 95% of them, as t921 counts.
+[ "$cs" -ge 3800 ] || { cat "$T/err"; fail "the intervals add up to $cs switches, want >= 3800 of 4000 sleeps"; }
 # Times increase by about 100 ms, but for the last block: the rest of the
 # run after the last whole interval, however short.
 awk '/msec task-clock/ { t[n++] = $1 }
