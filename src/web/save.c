@@ -87,8 +87,9 @@ static int embed(struct kiln_web_model *m, const struct kiln_web_req *parent,
 	return 200;
 }
 
-/* Replaces the first `from` in page[0..n) by the bytes of `to`, written
- * through fn; appends the rest. */
+/* Appends page up to the first `from` to out and moves *page and *n past
+ * it, so that the caller appends what replaces it, then the rest.
+ * 0, -EINVAL (no `from` in the page) or -ENOMEM. */
 static int splice(struct kiln_buf *out, const char **page, size_t *n,
 		  const char *from)
 {

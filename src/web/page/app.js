@@ -142,24 +142,22 @@ function offlineTop(q) {
   return { ...T, count: rows.length, rows: n ? rows.slice(off, off + n) : rows.slice(off) };
 }
 
-function offlineApi(path) {
-  return (q) => {
-    if (path === 'profiles') return OFFLINE.profiles;
-    if (path === 'flame') {
-      if (q.get('reverse') === '1' || q.get('diff') === '1') throw new Error('not in this saved page: it holds the caller-rooted tree only');
-      return offlineFlame(q);
-    }
-    if (path === 'top') {
-      if (q.get('lines') === '1' || q.get('diff') === '1') throw new Error('not in this saved page: it holds the table by function only');
-      return offlineTop(q);
-    }
-    throw new Error(`not in this saved page (it holds the flame graph, the top table and the call graph of one selection): ${path}`);
-  };
+function offlineApi(path, q) {
+  if (path === 'profiles') return OFFLINE.profiles;
+  if (path === 'flame') {
+    if (q.get('reverse') === '1' || q.get('diff') === '1') throw new Error('not in this saved page: it holds the caller-rooted tree only');
+    return offlineFlame(q);
+  }
+  if (path === 'top') {
+    if (q.get('lines') === '1' || q.get('diff') === '1') throw new Error('not in this saved page: it holds the table by function only');
+    return offlineTop(q);
+  }
+  throw new Error(`not in this saved page (it holds the flame graph, the top table and the call graph of one selection): ${path}`);
 }
 
 let generation = 0;             // answers to superseded requests are dropped
 async function api(path, q) {
-  if (OFFLINE) return offlineApi(path)(q);
+  if (OFFLINE) return offlineApi(path, q);
   const r = await fetch(`/api/${path}?${q.toString()}`);
   let body;
   try { body = await r.json(); } catch (e) { body = { error: `bad answer from the server (${r.status})` }; }
