@@ -24,17 +24,33 @@ run_all() {     # run_all NAME ARGS...
     "$KILN" stat -x, -e $EV -o "$T/$n.kiln" -- "$WL/statload" "$@" >/dev/null || fail "kiln stat $*"
     perf stat -x, -e $EV -o "$T/$n.perf2" -- "$WL/statload" "$@" >/dev/null || fail "perf stat $*"
 }
-check() {       # check NAME EVENT
+agrees() {      # agrees NAME EVENT: kiln's count within the margin of perf's
     local n=$1 e=$2 p k p2
     p=$(val "$T/$n.perf" "$e"); k=$(val "$T/$n.kiln" "$e"); p2=$(val "$T/$n.perf2" "$e")
     [ -n "$k" ] || { cat "$T/$n.kiln"; fail "$n: kiln has no $e"; }
+    echo "$n $e: kiln $k perf $p $p2"
     awk -v p="$p" -v k="$k" -v p2="$p2" 'BEGIN {
         d = k - p; if (d < 0) d = -d
         noise = p2 - p; if (noise < 0) noise = -noise
         tol = 0.10 * (p > k ? p : k); if (4 * noise + 50 > tol) tol = 4 * noise + 50
-        exit !(d <= tol) }' ||
-        fail "$n: $e kiln $k against perf $p (and $p2)"
-    echo "$n $e: kiln $k perf $p $p2"
+        exit !(d <= tol) }'
+}
+# The load moves a count in one run of the three only now and then (touch's
+# task-clock, nearly all of it the kernel zeroing 1 GiB: 430 ms in most
+# runs, once 2,178 ms under kiln and another time 1,031 ms under perf while
+# the runs either side took 430): a workload whose counts disagree is run
+# again, up to three times; a real difference disagrees every time.
+compare() {     # compare NAME ARGS...
+    local n=$1 try e ok
+    for try in 1 2 3; do
+        run_all "$@"
+        ok=1
+        for e in task-clock page-faults context-switches cpu-migrations; do
+            agrees "$n" "$e" || { ok=0; echo "  (try $try: $e disagrees)"; }
+        done
+        [ $ok = 1 ] && return 0
+    done
+    fail "$n: kiln and perf disagree in three runs out of three"
 }
 # Strict 10% (no noise allowance) where the program fixes the count.
 strict() {
@@ -44,15 +60,10 @@ strict() {
         fail "$n: $e kiln $k against perf $p (beyond 10%)"
 }
 
-run_all cpu cpu 0.5
-run_all touch touch 1024
-run_all wake wake 10000
-run_all threads threads 8 0.2
-for n in cpu touch wake threads; do
-    for e in task-clock page-faults context-switches cpu-migrations; do
-        check $n $e
-    done
-done
+compare cpu cpu 0.5
+compare touch touch 1024
+compare wake wake 10000
+compare threads threads 8 0.2
 strict cpu task-clock
 strict threads task-clock
 strict touch page-faults
