@@ -10,7 +10,9 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "symbolize/maptab.h"
 
@@ -21,19 +23,25 @@ enum kiln_agent_engine {
 	KILN_ENGINE_NONE,
 	KILN_ENGINE_THREAD_TIMERS,	/* timer_create per thread (CPU time) */
 	KILN_ENGINE_ITIMER,		/* setitimer(ITIMER_PROF), process-wide */
+	KILN_ENGINE_WALL,		/* wall.c's ticker: every thread, wall time */
 };
 
+/* Frames a sample keeps. */
+#define KILN_AGENT_MAX_DEPTH 125
+
 /*
- * Starts a CPU profile at hz samples per CPU second.  0, -EBUSY (one is
- * running), -EINVAL (bad hz), -EEXIST (the program has its own SIGPROF
- * handler: the agent steps aside), -errno.
+ * Starts a CPU profile at hz samples per CPU second, or with wall, hz
+ * samples of every thread per second of wall-clock time, running or not
+ * (sample type wall/nanoseconds, a `state` label: wall.c).  0, -EBUSY
+ * (one is running), -EINVAL (bad hz), -EEXIST (the program has its own
+ * SIGPROF handler: the agent steps aside), -errno.
  */
-int kiln_agent_cpu_begin(int hz);
+int kiln_agent_cpu_begin(int hz, bool wall);
 
 /*
  * Stops the profile and returns it, symbolized, with the sample types
- * samples/count and cpu/nanoseconds (caller frees).  -ENOENT if none
- * runs, -ENOMEM.
+ * samples/count and cpu/nanoseconds (wall/nanoseconds) (caller frees).
+ * -ENOENT if none runs, -ENOMEM.
  */
 int kiln_agent_cpu_end(struct kiln_prof **out);
 
@@ -56,6 +64,10 @@ void kiln_agent_cpu_init(void);
  */
 int kiln_agent_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
 			    bool detached);
+
+/* The code range of kiln's frames that sit between the program's own
+ * (the thread-start trampoline): unwinders skip them. */
+void kiln_agent_own_frames(uint64_t *lo, uint64_t *hi);
 
 /* Joins a thread started by kiln_agent_thread_start(); its return value
  * is lost.  0 or -errno. */
@@ -110,6 +122,34 @@ void kiln_agent_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 enum { KILN_LOG_ERROR, KILN_LOG_INFO, KILN_LOG_DEBUG };
 
+/* ---- wall-clock sampling (wall.c, fed into cpu.c's queue) ---- */
+
+/* A wall sample's thread state (its `state` label); 0: a CPU sample. */
+enum kiln_agent_wall_state {
+	KILN_WALL_RUNNING = 1,		/* R: on a CPU or ready for one */
+	KILN_WALL_SLEEPING,		/* S */
+	KILN_WALL_BLOCKED_IO,		/* D */
+	KILN_WALL_OTHER,		/* stopped, traced, ... */
+};
+
+/* Starts (stops) the ticker thread: every thread sampled each period_ns
+ * of wall-clock time.  0 or -errno. */
+int kiln_agent_wall_start(int64_t period_ns);
+void kiln_agent_wall_stop(void);
+
+/* Whether tid is one of kiln's own threads (never sampled). */
+bool kiln_agent_cpu_internal(pid_t tid);
+/* Adds weight ns to what running thread tid's next wall sample (its
+ * handler's) weighs; false for a thread of kiln's. */
+bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight);
+/* Queues a sample of thread tid taken outside it (weight in ns). */
+void kiln_agent_cpu_push(pid_t tid, enum kiln_agent_wall_state state,
+			 uint64_t weight, const uint64_t *pcs, int n);
+/* Unwinds a copy of a waiting thread's stack (len bytes from sp) with
+ * the sampler's CFI tables, building missing rows first. */
+int kiln_agent_cpu_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
+			       size_t len, uint64_t *pcs, int max);
+
 /* ---- profiles of this process (procprof.c) ---- */
 
 /* The executable mappings of /proc/self/maps, added to profile p. */
@@ -121,6 +161,11 @@ struct kiln_agent_maps {
  * are read even after the program chroots.  Called when a profile
  * starts; idempotent. */
 void kiln_agent_proc_hold(void);
+
+/* Opens rel under this process's /proc folder (the held one when it
+ * is this process's) into k.  0 or -errno. */
+struct kiln_kfd;
+int kiln_agent_proc_openat(struct kiln_kfd *k, const char *rel, int flags);
 
 /* Reads /proc/self/maps into m and p's mappings.  0 or -errno. */
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p);

@@ -48,7 +48,7 @@
 
 #define MAX_THREADS 8192
 /* Frames a sample keeps: a queue slot is then exactly 1 KiB. */
-#define MAX_DEPTH 125
+#define MAX_DEPTH KILN_AGENT_MAX_DEPTH
 /*
  * Queue slots (a power of two).  The collector drains it when it fills
  * by a quarter and every 100 ms: 1024 slots hold 64 ms of samples at the
@@ -67,6 +67,7 @@ struct kthread {
 	_Atomic bool armed;
 	_Atomic uint64_t stack_hi;	/* top of its stack, 0: not known yet */
 	_Atomic uint64_t sp_seen;	/* a sp the handler saw, to find it */
+	_Atomic uint64_t owed;		/* wall ns of ticks its signal is for */
 	bool internal;			/* kiln's own thread: never sampled */
 };
 
@@ -80,8 +81,10 @@ struct kthread {
 struct rec {
 	_Atomic uint64_t seq;		/* sequence - index of the slot */
 	uint32_t tid;
-	uint32_t n;
-	uint64_t weight;
+	uint16_t n;
+	uint8_t state;			/* enum kiln_agent_wall_state */
+	uint8_t pad;
+	uint64_t weight;		/* samples; wall mode: nanoseconds */
 	uint64_t pcs[MAX_DEPTH];
 };
 _Static_assert(sizeof(struct rec) == 1024,
@@ -110,6 +113,8 @@ static _Atomic uint64_t in_handler;
 static _Atomic uint64_t dropped;
 static enum kiln_agent_engine engine;
 static int period_ns_cfg;
+static bool wall;		/* KILN_CPU_MODE=wall (wall.c ticks) */
+static pid_t own_pid;		/* the process the profile runs in */
 static struct rec *ring;
 static _Atomic uint64_t enq_pos;
 static uint64_t deq_pos;
@@ -121,7 +126,7 @@ static struct sigaction old_prof;
 /* The collector's aggregation. */
 static struct kiln_prof *agg;
 static struct kiln_htab tid_index;	/* tid -> label set (value in tids[]) */
-static struct tid_ent { uint32_t tid, lset; } *tids;
+static struct tid_ent { uint32_t tid, state, lset; } *tids;
 static size_t ntids, tids_alloc;
 static uint64_t dl_generation;
 
@@ -147,8 +152,8 @@ static void wake_collector(void *arg)
 	syscall(SYS_futex, &collector_stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
-		      int n)
+static bool ring_push(uint32_t tid, uint8_t state, uint64_t weight,
+		      const uint64_t *pcs, int n)
 {
 	uint64_t pos = atomic_load_explicit(&enq_pos, memory_order_relaxed);
 	struct rec *r;
@@ -173,7 +178,8 @@ static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
 		}
 	}
 	r->tid = tid;
-	r->n = (uint32_t)n;
+	r->n = (uint16_t)n;
+	r->state = state;
 	r->weight = weight;
 	memcpy(r->pcs, pcs, (size_t)n * sizeof(*pcs));
 	atomic_store_explicit(&r->seq, pos + 1 - (pos & (RING_SLOTS - 1)),
@@ -214,6 +220,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	struct kthread *t;
 	uint64_t pcs[MAX_DEPTH], weight = 1, hi, sp, epoch, v;
+	uint8_t state = 0;
 	int n;
 
 	epoch = atomic_fetch_add_explicit(&in_handler, 1, memory_order_acquire) >> 32;
@@ -223,7 +230,21 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 	 * alternate stack (this one still runs where it was taken). */
 	kiln_agent_altstack_ensure();
 	t = self;
-	if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr) {
+	if (wall) {
+		/* Only the ticker's (wall.c): the wall time of the ticks
+		 * that found the thread running since its last sample (a
+		 * signal still pending when the next is sent is merged). */
+		if (!si || si->si_code != SI_QUEUE || si->si_pid != own_pid)
+			goto out;
+		if (!t) {
+			t = find_slot(gettid_());
+			self = t;
+		}
+		weight = t ? atomic_exchange_explicit(&t->owed, 0, memory_order_relaxed) : 0;
+		if (!weight)
+			goto out;
+		state = KILN_WALL_RUNNING;
+	} else if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr) {
 		t = si->si_value.sival_ptr;
 		if (t < threads || t >= threads + MAX_THREADS)
 			goto out;
@@ -262,7 +283,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 	/* The thread's own slot knows its tid (no gettid call). */
 	if (!ring_push(t && t == self ?
 		       (uint32_t)atomic_load_explicit(&t->tid, memory_order_relaxed) :
-		       (uint32_t)gettid_(), weight, pcs, n))
+		       (uint32_t)gettid_(), state, weight, pcs, n))
 		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
 out:
 	v = atomic_load_explicit(&in_handler, memory_order_relaxed);
@@ -337,6 +358,7 @@ static struct kthread *register_tid(pid_t tid, uint64_t stack_hi, bool internal)
 	atomic_store(&free_slot->armed, false);
 	atomic_store(&free_slot->stack_hi, stack_hi);
 	atomic_store(&free_slot->sp_seen, 0);
+	atomic_store(&free_slot->owed, 0);
 	free_slot->internal = internal;
 	return free_slot;
 }
@@ -450,6 +472,11 @@ static void unregister_self(void *arg)
 	self = NULL;
 }
 
+/*
+ * In a section of its own: its frame, under every thread the program
+ * starts, is left out of every stack (kiln_agent_own_frames()).
+ */
+__attribute__((section("kiln_thread_start"), noinline))
 static void *trampoline(void *p)
 {
 	struct start *s = p;
@@ -484,6 +511,15 @@ static void *trampoline(void *p)
 	ret = fn(arg);
 	pthread_cleanup_pop(1);
 	return ret;
+}
+
+extern const char __start_kiln_thread_start[] __attribute__((visibility("hidden")));
+extern const char __stop_kiln_thread_start[] __attribute__((visibility("hidden")));
+
+void kiln_agent_own_frames(uint64_t *lo, uint64_t *hi)
+{
+	*lo = (uint64_t)(uintptr_t)__start_kiln_thread_start;
+	*hi = (uint64_t)(uintptr_t)__stop_kiln_thread_start;
 }
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
@@ -623,14 +659,26 @@ static void scan_tasks(void)
 
 static bool tid_eq(const void *ctx, uint32_t id)
 {
-	return tids[id - 1].tid == *(const uint32_t *)ctx;
+	const uint32_t *k = ctx;
+
+	return tids[id - 1].tid == k[0] && tids[id - 1].state == k[1];
 }
 
-static uint32_t labels_for(uint32_t tid)
+/* The state label's values (wall mode), as kiln record --wall's. */
+static const char *const state_names[] = {
+	[KILN_WALL_RUNNING] = "running",
+	[KILN_WALL_SLEEPING] = "sleeping",
+	[KILN_WALL_BLOCKED_IO] = "blocked-io",
+	[KILN_WALL_OTHER] = "other",
+};
+
+/* The label set of thread tid's samples in state (0: none). */
+static uint32_t labels_for(uint32_t tid, uint8_t state)
 {
-	uint32_t hash = (uint32_t)kiln_hash(&tid, sizeof(tid));
-	uint32_t id = kiln_htab_find(&tid_index, hash, tid_eq, &tid);
-	struct kiln_label l[3];
+	uint32_t key[2] = { tid, state };
+	uint32_t hash = (uint32_t)kiln_hash(key, sizeof(key));
+	uint32_t id = kiln_htab_find(&tid_index, hash, tid_eq, key);
+	struct kiln_label l[4];
 	char path[64], comm[64] = "";
 	FILE *f;
 	uint32_t n = 0;
@@ -651,6 +699,10 @@ static uint32_t labels_for(uint32_t tid)
 	if (comm[0])
 		l[n++] = (struct kiln_label){ kiln_prof_interns(agg, "thread_name"),
 					      kiln_prof_interns(agg, comm), 0, 0 };
+	if (state && state < sizeof(state_names) / sizeof(*state_names))
+		l[n++] = (struct kiln_label){ kiln_prof_interns(agg, "state"),
+					      kiln_prof_interns(agg, state_names[state]),
+					      0, 0 };
 	if (ntids == tids_alloc) {
 		size_t na = tids_alloc ? tids_alloc * 2 : 64;
 		struct tid_ent *t = realloc(tids, na * sizeof(*t));
@@ -661,6 +713,7 @@ static uint32_t labels_for(uint32_t tid)
 		tids_alloc = na;
 	}
 	tids[ntids].tid = tid;
+	tids[ntids].state = state;
 	tids[ntids].lset = kiln_prof_labelset(agg, l, n);
 	if (kiln_htab_insert(&tid_index, hash, (uint32_t)ntids + 1))
 		return 0;
@@ -682,9 +735,15 @@ static void drain(void)
 		n = r->n > MAX_DEPTH ? MAX_DEPTH : r->n;
 		for (i = 0; i < n; i++)
 			locs[i] = kiln_prof_location(agg, 0, r->pcs[i], NULL, 0);
-		values[0] = (int64_t)r->weight;
-		values[1] = (int64_t)r->weight * period_ns_cfg;
-		kiln_prof_add_sample(agg, locs, n, values, labels_for(r->tid));
+		if (wall) {
+			values[0] = 1;
+			values[1] = (int64_t)r->weight;
+		} else {
+			values[0] = (int64_t)r->weight;
+			values[1] = (int64_t)r->weight * period_ns_cfg;
+		}
+		kiln_prof_add_sample(agg, locs, n, values,
+				     labels_for(r->tid, r->state));
 		atomic_store_explicit(&r->seq, deq_pos + RING_SLOTS - idx,
 				      memory_order_release);
 		deq_pos++;
@@ -871,7 +930,56 @@ static int install_handler(void)
 	return 0;
 }
 
-int kiln_agent_cpu_begin(int hz)
+/* ---- for the wall-clock ticker (wall.c) ---- */
+
+bool kiln_agent_cpu_internal(pid_t tid)
+{
+	struct kthread *t = find_slot(tid);
+
+	return t && t->internal;
+}
+
+bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
+{
+	struct kthread *t = find_slot(tid);
+
+	if (!t) {
+		pthread_mutex_lock(&reg_lock);
+		t = register_tid(tid, 0, false);
+		pthread_mutex_unlock(&reg_lock);
+	}
+	if (!t || t->internal)
+		return false;
+	atomic_fetch_add_explicit(&t->owed, weight, memory_order_relaxed);
+	return true;
+}
+
+void kiln_agent_cpu_push(pid_t tid, enum kiln_agent_wall_state state,
+			 uint64_t weight, const uint64_t *pcs, int n)
+{
+	if (!atomic_load_explicit(&active, memory_order_acquire))
+		return;
+	if (!ring_push((uint32_t)tid, (uint8_t)state, weight, pcs,
+		       n > MAX_DEPTH ? MAX_DEPTH : n))
+		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+}
+
+int kiln_agent_cpu_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
+			       size_t len, uint64_t *pcs, int max)
+{
+	struct kiln_cfi_regs r = { pc, sp, 0 };
+	int n = kiln_cfi_unwind_copy(cfi, &r, copy, len, pcs, max);
+
+	/* A function whose rows were not built yet (lazy tables) ended the
+	 * walk: this is a normal thread, which may build them now. */
+	if (kiln_cfi_wanted(cfi)) {
+		kiln_cfi_refresh(cfi);
+		n = kiln_cfi_unwind_copy(cfi, &r, copy, len, pcs, max);
+	}
+	return n;
+}
+
+int kiln_agent_cpu_begin(int hz, bool wall_mode)
 {
 	int err = 0;
 	size_t i;
@@ -904,6 +1012,12 @@ int kiln_agent_cpu_begin(int hz)
 		 * cost several milliseconds at every start.
 		 */
 		kiln_cfi_set_lazy(cfi, true, wake_collector, NULL);
+		{
+			uint64_t lo, hi;
+
+			kiln_agent_own_frames(&lo, &hi);
+			kiln_cfi_set_skip(cfi, lo, hi);
+		}
 	}
 	kiln_cfi_refresh(cfi);
 	dl_iterate_phdr(dl_counts, &dl_generation);
@@ -928,8 +1042,11 @@ int kiln_agent_cpu_begin(int hz)
 	deq_pos = 0;
 	atomic_store(&dropped, 0);
 	agg = kiln_prof_new();
+	wall = wall_mode;
+	own_pid = getpid();
 	if (!agg || kiln_prof_set_types_str(agg, (const char *const[]){
-			"samples/count", "cpu/nanoseconds" }, 2)) {
+			"samples/count", wall ? "wall/nanoseconds" : "cpu/nanoseconds" },
+			2)) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -954,6 +1071,19 @@ int kiln_agent_cpu_begin(int hz)
 	if (!self)
 		register_self(false);
 	kiln_agent_altstack_ensure();
+	if (wall) {
+		engine = KILN_ENGINE_WALL;
+		atomic_store(&active, true);
+		err = kiln_agent_wall_start(period_ns_cfg);
+		if (err) {
+			atomic_store(&active, false);
+			stop_collector();
+			goto out_free;
+		}
+		kiln_agent_log(KILN_LOG_INFO, "wall-clock profiling at %d Hz", hz);
+		pthread_mutex_unlock(&state_lock);
+		return 0;
+	}
 	engine = KILN_ENGINE_THREAD_TIMERS;
 	atomic_store(&active, true);
 	pthread_mutex_lock(&reg_lock);
@@ -1013,7 +1143,8 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out)
 	if (!p)
 		return -ENOMEM;
 	err = kiln_prof_set_types_str(p, (const char *const[]){
-		"samples/count", "cpu/nanoseconds" }, 2);
+		"samples/count", wall ? "wall/nanoseconds" : "cpu/nanoseconds" },
+		2);
 	if (err)
 		goto out;
 	p->period_type = p->types[1];
@@ -1086,6 +1217,9 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 
 		setitimer(ITIMER_PROF, &zero, NULL);
 	}
+	/* No tick after this: the ticker's signals stop with it. */
+	if (engine == KILN_ENGINE_WALL)
+		kiln_agent_wall_stop();
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < atomic_load(&threads_hw); i++)
 		disarm(&threads[i]);
@@ -1140,6 +1274,7 @@ static void atfork_child(void)
 
 	atomic_store(&active, false);
 	atomic_store(&in_handler, 0);
+	wall = false;
 	for (i = 0; i < atomic_load(&threads_hw); i++) {
 		atomic_store(&threads[i].armed, false);
 		atomic_store(&threads[i].tid, 0);

@@ -7,6 +7,7 @@
  *   KILN_CPU=PATH        (CPUPROFILE)            profile, written at exit
  *   KILN_CPU_SIGNAL=N    (CPUPROFILESIGNAL)      signal N toggles; PATH.0, PATH.1, ...
  *   KILN_CPU_HZ=N        (CPUPROFILE_FREQUENCY)  default 99
+ *   KILN_CPU_MODE=wall   (CPUPROFILE_REALTIME=1) every thread, wall time
  *   KILN_HTTP=ADDR                               /debug/pprof endpoints
  *   KILN_LOG=quiet|error|info|debug              default: errors only
  *
@@ -41,6 +42,7 @@
 
 static char *cpu_path;		/* KILN_CPU / CPUPROFILE, NULL: none */
 static int cpu_hz = 99;
+static bool cpu_wall;	/* KILN_CPU_MODE=wall, CPUPROFILE_REALTIME */
 static int toggle_sig;		/* KILN_CPU_SIGNAL / CPUPROFILESIGNAL */
 static unsigned toggle_count;	/* next PATH.N */
 static pid_t owner;		/* the process that writes cpu_path */
@@ -197,7 +199,7 @@ static void toggle(void)
 		stop_and_write(name);
 		return;
 	}
-	err = kiln_agent_cpu_begin(cpu_hz);
+	err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
 	if (err)
 		kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 			       strerror(-err));
@@ -374,6 +376,8 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 	const char *path = kiln_agent_env2("KILN_CPU", "CPUPROFILE");
 	const char *hz = kiln_agent_env2("KILN_CPU_HZ", "CPUPROFILE_FREQUENCY");
 	const char *sig = kiln_agent_env2("KILN_CPU_SIGNAL", "CPUPROFILESIGNAL");
+	const char *mode = getenv("KILN_CPU_MODE");
+	const char *rt = getenv("CPUPROFILE_REALTIME");
 	const char *http = getenv("KILN_HTTP");
 	int err;
 
@@ -386,6 +390,17 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_HZ/CPUPROFILE_FREQUENCY "
 			       "'%s': using 99", hz);
 		cpu_hz = 99;
+	}
+	/* gperftools samples wall time with CPUPROFILE_REALTIME set (to
+	 * anything but 0 here); KILN_CPU_MODE says it in words and wins. */
+	if (mode && *mode) {
+		if (!strcmp(mode, "wall"))
+			cpu_wall = true;
+		else if (strcmp(mode, "cpu"))
+			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_MODE '%s' (cpu or "
+				       "wall): using cpu", mode);
+	} else if (rt && *rt && strcmp(rt, "0")) {
+		cpu_wall = true;
 	}
 	if (sig && parse_int(sig, 1, SIGRTMAX, &toggle_sig)) {
 		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_SIGNAL/CPUPROFILESIGNAL "
@@ -442,7 +457,7 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 		}
 		kiln_agent_log(KILN_LOG_DEBUG, "CPU profile '%s' opened", cpu_path);
 		kiln_agent_proc_hold();
-		err = kiln_agent_cpu_begin(cpu_hz);
+		err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
 		if (err) {
 			kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 				       err == -EEXIST ? "the program has its own "
@@ -652,7 +667,8 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 __attribute__((visibility("default")))
 int kiln_cpu_start(const struct kiln_cpu_opts *opts)
 {
-	return kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99);
+	return kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99,
+				    opts && (opts->flags & KILN_CPU_WALL));
 }
 
 __attribute__((visibility("default")))

@@ -1357,6 +1357,12 @@ static int start(const char *path)
 		 * at start cost about 3 ms of every profiled program. */
 		kiln_cfi_set_lazy(cfi, true, NULL, NULL);
 		kiln_cfi_set_build_now(cfi, true);
+		{
+			uint64_t lo, hi;
+
+			kiln_agent_own_frames(&lo, &hi);
+			kiln_cfi_set_skip(cfi, lo, hi);
+		}
 		kiln_cfi_refresh(cfi);
 	}
 	if (!pthread_key_create(&exit_key, on_thread_exit))

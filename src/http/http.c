@@ -816,7 +816,7 @@ static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *
 		return queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 			     text_response("the server is stopping"));
 	}
-	err = kiln_agent_cpu_begin((int)hz);
+	err = kiln_agent_cpu_begin((int)hz, false);
 	if (!err)
 		srv->jobs++;
 	pthread_mutex_unlock(&srv->lock);
