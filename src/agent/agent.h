@@ -65,6 +65,16 @@ void kiln_agent_cpu_init(void);
 int kiln_agent_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
 			    bool detached);
 
+/*
+ * For threads of kiln's started otherwise (by a library kiln calls, or
+ * past the pthread_create interposer): while on, the calling thread's
+ * pthread_create makes kiln threads (never sampled, never in a snapshot;
+ * threads they start are kiln's too); kiln_agent_thread_internal_self()
+ * makes the calling thread one.
+ */
+void kiln_agent_creating_internal(bool on);
+void kiln_agent_thread_internal_self(void);
+
 /* The code range of kiln's frames that sit between the program's own
  * (the thread-start trampoline): unwinders skip them. */
 void kiln_agent_own_frames(uint64_t *lo, uint64_t *hi);
@@ -136,6 +146,35 @@ enum kiln_agent_wall_state {
  * of wall-clock time.  0 or -errno. */
 int kiln_agent_wall_start(int64_t period_ns);
 void kiln_agent_wall_stop(void);
+
+/* The bytes of a waiting thread's stack copied to unwind it. */
+#define KILN_AGENT_COPY_BYTES 65536
+
+/* The state letter of thread tid (R, S, D, ...) from the task folder
+ * dir (/proc/self/task); 0 when it is gone. */
+char kiln_agent_thread_state(int dir, pid_t tid);
+enum kiln_agent_wall_state kiln_agent_wall_state_of(char c);
+
+/*
+ * The stack of waiting thread tid of process pid, from outside it (the
+ * sp and pc of /proc/self/task/TID/syscall, a copy of its stack into buf,
+ * KILN_AGENT_COPY_BYTES): the number of frames stored in pcs
+ * (KILN_AGENT_MAX_DEPTH), 0 when there is none to take, -1 when the
+ * thread runs (it must be signalled instead).
+ */
+int kiln_agent_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
+			      uint64_t *pcs);
+
+/*
+ * Every thread's stack now, as a profile with one sample per thread
+ * (sample type goroutine/count, as Go's goroutine profile; pid, thread,
+ * thread_name and state labels), symbolized; kiln's own threads and the
+ * calling thread are left out.  Running threads are interrupted by
+ * SIGPROF for a moment (none where the program has its own SIGPROF
+ * handler: their stacks are then empty); waiting ones are read from
+ * outside.  0 or -errno.
+ */
+int kiln_agent_threads_snapshot(struct kiln_prof **out);
 
 /* Whether tid is one of kiln's own threads (never sampled). */
 bool kiln_agent_cpu_internal(pid_t tid);

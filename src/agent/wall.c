@@ -43,8 +43,8 @@
 
 /* The top of a waiting thread's stack that is copied: 64 KiB, 16 pages
  * (process_vm_readv stops at the first page that is not mapped). */
-#define COPY_PAGES 16
 #define PAGE 4096
+#define COPY_PAGES (KILN_AGENT_COPY_BYTES / PAGE)
 
 static pthread_t ticker;
 static _Atomic uint32_t ticker_stop;	/* futex word: 1 stops it */
@@ -60,10 +60,10 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Reads the small file rel under the task folder into buf (NUL-ended). */
-static ssize_t read_rel(const char *rel, char *buf, size_t size)
+/* Reads the small file rel under task folder dir into buf (NUL-ended). */
+static ssize_t read_rel(int dir, const char *rel, char *buf, size_t size)
 {
-	int fd = openat(task_dir.fd, rel, O_RDONLY | O_CLOEXEC);
+	int fd = openat(dir, rel, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
@@ -80,18 +80,18 @@ static ssize_t read_rel(const char *rel, char *buf, size_t size)
 
 /* The state letter of /proc/self/task/TID/stat ("pid (comm) S ..."; the
  * name may hold parentheses: the last one ends it); 0 if gone. */
-static char thread_state(pid_t tid)
+char kiln_agent_thread_state(int dir, pid_t tid)
 {
 	char rel[32], buf[512], *p;
 
 	snprintf(rel, sizeof(rel), "%d/stat", (int)tid);
-	if (read_rel(rel, buf, sizeof(buf)) <= 0)
+	if (read_rel(dir, rel, buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
-static enum kiln_agent_wall_state state_of(char c)
+enum kiln_agent_wall_state kiln_agent_wall_state_of(char c)
 {
 	switch (c) {
 	case 'R':
@@ -121,34 +121,36 @@ static void signal_thread(pid_t pid, pid_t tid, int64_t weight)
 }
 
 /*
- * A waiting thread's stack, from the ticker.  false when the thread is
- * not waiting after all (/proc says "running": it woke up) and must be
- * signalled instead.
+ * The stack of waiting thread tid, from outside it, into pcs (the copy
+ * of its stack goes to buf, KILN_AGENT_COPY_BYTES): the number of frames, 0
+ * when there is none to take (the thread is gone, /proc refused), -1
+ * when the thread is not waiting after all (/proc says "running": it
+ * woke up) and must be signalled instead.
  */
-static bool sample_waiting(pid_t pid, pid_t tid, enum kiln_agent_wall_state st,
-			   int64_t weight)
+int kiln_agent_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
+			      uint64_t *pcs)
 {
-	char rel[32], buf[256], *f[12], *save = NULL, *tok;
+	char rel[32], line[256], *f[12], *save = NULL, *tok;
 	struct iovec local, remote[COPY_PAGES];
-	uint64_t pcs[KILN_AGENT_MAX_DEPTH], sp, pc;
+	uint64_t sp, pc;
 	ssize_t got;
-	int nf = 0, n, i;
+	int nf = 0, i;
 
 	snprintf(rel, sizeof(rel), "%d/syscall", (int)tid);
-	if (read_rel(rel, buf, sizeof(buf)) <= 0)
-		return true;	/* gone (or refused): nothing to sample */
-	if (!strncmp(buf, "running", 7))
-		return false;
+	if (read_rel(dir, rel, line, sizeof(line)) <= 0)
+		return 0;
+	if (!strncmp(line, "running", 7))
+		return -1;
 	/* "NR ARG1 .. ARG6 SP PC", or "-1 SP PC" outside a system call. */
-	for (tok = strtok_r(buf, " \n", &save); tok && nf < 12;
+	for (tok = strtok_r(line, " \n", &save); tok && nf < 12;
 	     tok = strtok_r(NULL, " \n", &save))
 		f[nf++] = tok;
 	if (nf < 3)
-		return true;
+		return 0;
 	sp = strtoull(f[nf - 2], NULL, 16);
 	pc = strtoull(f[nf - 1], NULL, 16);
 	if (!pc || (sp & 7))
-		return true;
+		return 0;
 	/* Whole pages from sp's: a partial copy ends at a page boundary. */
 	remote[0].iov_base = (void *)(uintptr_t)sp;
 	remote[0].iov_len = PAGE - (sp & (PAGE - 1));
@@ -156,16 +158,27 @@ static bool sample_waiting(pid_t pid, pid_t tid, enum kiln_agent_wall_state st,
 		remote[i].iov_base = (char *)remote[i - 1].iov_base + remote[i - 1].iov_len;
 		remote[i].iov_len = PAGE;
 	}
-	local.iov_base = copy;
-	local.iov_len = sizeof(copy);
+	local.iov_base = buf;
+	local.iov_len = COPY_PAGES * PAGE;
 	got = process_vm_readv(pid, &local, 1, remote, COPY_PAGES, 0);
 	if (got < 0)
 		got = 0;	/* seccomp, say: the pc alone */
-	n = kiln_agent_cpu_unwind_copy(pc, sp, copy, (size_t)got, pcs,
-				       KILN_AGENT_MAX_DEPTH);
+	return kiln_agent_cpu_unwind_copy(pc, sp, buf, (size_t)got, pcs,
+					  KILN_AGENT_MAX_DEPTH);
+}
+
+/* A waiting thread's sample, from the ticker; false as
+ * kiln_agent_unwind_waiting()'s
+ * -1. */
+static bool sample_waiting(pid_t pid, pid_t tid, enum kiln_agent_wall_state st,
+			   int64_t weight)
+{
+	uint64_t pcs[KILN_AGENT_MAX_DEPTH];
+	int n = kiln_agent_unwind_waiting(task_dir.fd, pid, tid, copy, pcs);
+
 	if (n > 0)
 		kiln_agent_cpu_push(tid, st, (uint64_t)weight, pcs, n);
-	return true;
+	return n >= 0;
 }
 
 static void sample_all(pid_t pid, pid_t me, int64_t weight)
@@ -196,10 +209,11 @@ static void sample_all(pid_t pid, pid_t me, int64_t weight)
 			off += d->reclen;
 			if (tid <= 0 || tid == me || kiln_agent_cpu_internal((pid_t)tid))
 				continue;
-			c = thread_state((pid_t)tid);
+			c = kiln_agent_thread_state(task_dir.fd, (pid_t)tid);
 			if (!c || c == 'Z' || c == 'X')
 				continue;
-			if (c == 'R' || !sample_waiting(pid, (pid_t)tid, state_of(c), weight))
+			if (c == 'R' || !sample_waiting(pid, (pid_t)tid,
+							    kiln_agent_wall_state_of(c), weight))
 				signal_thread(pid, (pid_t)tid, weight);
 		}
 	}

@@ -974,6 +974,7 @@ out:
 static void *write_loop(void *arg)
 {
 	kheap_guard = 1;	/* for good: kiln's own allocations go untraced */
+	kiln_agent_thread_internal_self();
 	for (;;) {
 		uint64_t now = kheap_now(), wait_ns;
 		struct timespec ts;
