@@ -55,6 +55,10 @@ enum { CTL_TOGGLE = 1, CTL_EXIT = 2 };
 static pthread_t ctl_thread;
 static bool ctl_running;
 static struct kiln_http *http_srv;
+/* The process serving KILN_HTTP (its address below), inherited by the
+ * children it forks: they take over when it is gone (a daemon). */
+static pid_t http_server_pid;
+static char *http_addr;
 static _Atomic bool exiting;
 
 static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
@@ -285,8 +289,49 @@ static void at_exit(void)
 	write_final();
 }
 
+/*
+ * In a forked child of the served process: a daemon forks away from it
+ * and the first process exits (twice over, with setsid between), leaving
+ * the child that does the work without a server.  This thread of kiln's
+ * waits until the serving process is gone and then serves the same
+ * address from here (a sibling that got there first keeps it: the port
+ * is the arbiter, tried every second).  A child that execs or exits
+ * first takes it along.
+ */
+static void *http_heir(void *arg)
+{
+	struct timespec pause = { 0, 200000000 };
+	struct kiln_http *srv;
+	int err;
+
+	(void)arg;
+	for (;;) {
+		nanosleep(&pause, NULL);
+		if (!kill(http_server_pid, 0) || errno != ESRCH)
+			continue;
+		pause.tv_sec = 1;
+		pause.tv_nsec = 0;
+		err = kiln_http_start(http_addr, &srv);
+		if (!err) {
+			http_srv = srv;
+			http_server_pid = getpid();
+			kiln_agent_log(KILN_LOG_INFO, "http: serving here: process %d, "
+				       "which served, is gone", (int)http_server_pid);
+			return NULL;
+		}
+		if (err != -EADDRINUSE) {
+			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s' after "
+				       "the serving process: %s", http_addr,
+				       strerror(-err));
+			return NULL;
+		}
+	}
+}
+
 static void child_after_fork(void)
 {
+	pthread_t heir;
+
 	/* The child has no control thread and must not write the parent's
 	 * file: owner stays the parent's pid. */
 	ctl_running = false;
@@ -301,6 +346,10 @@ static void child_after_fork(void)
 	atomic_store(&ctl_bell.bits, 0);
 	atomic_store(&ack_bell.bits, 0);
 	atomic_store(&toggles_pending, 0);
+	/* The parent's server is not this process's: its heir, perhaps. */
+	http_srv = NULL;
+	if (http_server_pid && http_addr)
+		kiln_agent_thread_start(&heir, http_heir, NULL, true);
 }
 
 static int start_control(void)
@@ -490,9 +539,13 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 			snprintf(pid, sizeof(pid), "%d", (int)getpid());
 			setenv("KILN_HTTP_OWNER", pid, 1);
 			err = kiln_http_start(http, &http_srv);
-			if (err)
+			if (err) {
 				kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
 					       http, strerror(-err));
+			} else {
+				http_server_pid = getpid();
+				http_addr = strdup(http);
+			}
 		}
 	}
 }
