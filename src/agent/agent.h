@@ -206,11 +206,31 @@ void kiln_agent_proc_hold(void);
 struct kiln_kfd;
 int kiln_agent_proc_openat(struct kiln_kfd *k, const char *rel, int flags);
 
-/* Reads /proc/self/maps into m and p's mappings.  0 or -errno. */
+/*
+ * Reads /proc/self/maps into m and p's mappings, with the libraries
+ * unloaded since they were noted (kiln_agent_modules_add_gone()).
+ * 0 or -errno.
+ */
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p);
 /* The mapping id holding addr, 0 for none. */
 uint32_t kiln_agent_maps_find(const struct kiln_agent_maps *m, uint64_t addr);
 void kiln_agent_maps_release(struct kiln_agent_maps *m);
+
+/* ---- modules once mapped (modules.c) ---- */
+
+/*
+ * Notes the shared libraries mapped now (path, load address, executable
+ * segments), adding those not seen before.  Called by the collector when
+ * the loader's set changes and by kiln's dlclose() before the real one.
+ */
+void kiln_agent_modules_note(void);
+/*
+ * Adds to t and p the executable segments of noted libraries that no
+ * range of t covers (unloaded since), as mappings of their files, so
+ * that samples taken in them are symbolized from the files on disk.
+ * 0 or -ENOMEM.
+ */
+int kiln_agent_modules_add_gone(struct kiln_maptab *t, struct kiln_prof *p);
 
 /*
  * Symbolizes p in place, lightly (the agent's options: no debuginfod),

@@ -966,6 +966,8 @@ static void *collect(void *arg)
 			if (gen != dl_generation) {
 				dl_generation = gen;
 				kiln_cfi_refresh(cfi);
+				/* Named even if unloaded before the end. */
+				kiln_agent_modules_note();
 			}
 			if (engine == KILN_ENGINE_THREAD_TIMERS && ++tick % 5 == 0)
 				scan_tasks();

@@ -95,6 +95,8 @@ int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
 		err = kiln_maptab_add_text(&m->t, p, maps.data, maps.len);
 	kiln_buf_release(&maps);
 	if (!err)
+		err = kiln_agent_modules_add_gone(&m->t, p);
+	if (!err)
 		err = kiln_prof_error(p);
 	return err;
 }
