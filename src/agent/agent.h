@@ -239,6 +239,17 @@ int kiln_agent_modules_add_gone(struct kiln_maptab *t, struct kiln_prof *p);
  */
 int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags);
 
+/*
+ * The same with session warm, which is kept (its modules stay reported
+ * and its lookups cached: a profile written at exit then only looks up
+ * what is new); NULL: a session of its own.  kiln_agent_sym_new() makes
+ * one with the agent's options (light).
+ */
+struct kiln_sym;
+int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
+				struct kiln_sym *warm);
+struct kiln_sym *kiln_agent_sym_new(void);
+
 /* ---- heap profiles (heapdump.c) ---- */
 
 struct kiln_heap_snap;

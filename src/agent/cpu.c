@@ -936,6 +936,54 @@ static void populate_ring(void)
 	ring_ready = want;
 }
 
+/*
+ * The symbolizer session of the profile being taken, warmed by the
+ * collector while the program runs: the modules its samples touch are
+ * reported to libdwfl and their symbol tables read in the background, so
+ * that writing the profile at the program's exit only looks up what is
+ * new (the exit cost was several milliseconds of opening libraries and
+ * symbol tables).  Dropped when libraries are loaded or unloaded (an
+ * address may then name another file).  The collector's, and the stop's
+ * once the collector is joined.
+ */
+static struct kiln_sym *warm;
+static uint32_t warmed;		/* agg's locations [1, warmed] looked up */
+
+static void warm_up(void)
+{
+	struct kiln_agent_maps c = { 0 };
+	struct kiln_prof *p;
+	uint32_t i, n = (uint32_t)agg->nlocations;
+
+	if (n <= warmed)
+		return;
+	if (!warm && !(warm = kiln_agent_sym_new()))
+		return;
+	p = kiln_prof_new();
+	if (!p)
+		return;
+	if (!kiln_agent_maps_load(&c, p)) {
+		for (i = warmed + 1; i <= n; i++) {
+			uint64_t a = agg->locations[i].address;
+
+			kiln_prof_location(p, kiln_agent_maps_find(&c, a), a, NULL, 0);
+		}
+		/* Each address as a leaf and as a caller (address - 1), the
+		 * two ways the profile's end may look it up: the session's
+		 * per-module indexes are built here, not at the exit. */
+		if (!kiln_prof_error(p) && !kiln_sym_prof(warm, p, 0)) {
+			for (i = warmed + 1; i <= n; i++) {
+				struct kiln_sym_info info;
+
+				kiln_sym_lookup(warm, agg->locations[i].address - 1, &info);
+			}
+			warmed = n;
+		}
+	}
+	kiln_agent_maps_release(&c);
+	kiln_prof_free(p);
+}
+
 static void *collect(void *arg)
 {
 	struct timespec ts = { 0, COLLECT_NS };
@@ -966,11 +1014,17 @@ static void *collect(void *arg)
 			if (gen != dl_generation) {
 				dl_generation = gen;
 				kiln_cfi_refresh(cfi);
+				kiln_sym_free(warm);
+				warm = NULL;
+				warmed = 0;
 				/* Named even if unloaded before the end. */
 				kiln_agent_modules_note();
 			}
-			if (engine == KILN_ENGINE_THREAD_TIMERS && ++tick % 5 == 0)
+			if (engine == KILN_ENGINE_THREAD_TIMERS && tick % 5 == 4)
 				scan_tasks();
+			if (tick % 10 == 2)
+				warm_up();
+			tick++;
 		}
 		kiln_agent_busy_end();
 	}
@@ -1144,6 +1198,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	/* All zeros: slot i's sequence is i (see struct rec). */
 	atomic_store(&enq_pos, 0);
 	ring_ready = 0;
+	warmed = 0;	/* a new profile's locations (the session stays) */
 	deq_pos = 0;
 	atomic_store(&dropped, 0);
 	agg = kiln_prof_new();
@@ -1237,7 +1292,8 @@ out_unlock:
 }
 
 /* The aggregated stacks as a profile with mappings and symbols. */
-static int finish(struct kiln_prof *raw, struct kiln_prof **out)
+static int finish(struct kiln_prof *raw, struct kiln_prof **out,
+		  struct kiln_sym *with)
 {
 	struct kiln_agent_maps c = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
@@ -1295,7 +1351,7 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out)
 	}
 	err = kiln_prof_error(p);
 	if (!err)
-		err = kiln_agent_prof_finish(p, KILN_SYM_RETURN_ADDRS);
+		err = kiln_agent_prof_finish_with(p, KILN_SYM_RETURN_ADDRS, with);
 out:
 	free(locmap);
 	kiln_agent_maps_release(&c);
@@ -1493,7 +1549,7 @@ int kiln_agent_threads_snapshot(struct kiln_prof **out)
 	kiln_kfd_close(&dir);
 	free(buf);
 	if (!err)
-		err = finish(raw, out);
+		err = finish(raw, out, NULL);
 	kiln_prof_free(raw);
 	pthread_mutex_unlock(&snap_lock);
 	return err;
@@ -1553,7 +1609,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	engine = KILN_ENGINE_NONE;
 	err = kiln_prof_error(raw);
 	if (!err)
-		err = finish(raw, out);
+		err = finish(raw, out, warm);
 	if (!err)
 		(*out)->duration_nanos = raw->duration_nanos;
 	kiln_prof_free(raw);
@@ -1585,6 +1641,8 @@ static void atfork_child(void)
 	pthread_mutex_init(&snap_lock, NULL);
 	atomic_store(&snap_gen, 0);
 	agg = NULL;	/* the parent's; leaked in the child, never written */
+	warm = NULL;	/* the parent's session: leaked too */
+	warmed = 0;
 	/* The CFI tables' lock may have been held by a parent thread that
 	 * does not exist here: start afresh (the old set is leaked). */
 	cfi = NULL;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -151,7 +152,11 @@ static int stop_and_write(const char *path)
 {
 	struct kiln_prof *p = NULL;
 	struct kiln_buf out = KILN_BUF_INIT;
-	int err = kiln_agent_cpu_end(&p);
+	struct timespec t0, t1;
+	int err;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	err = kiln_agent_cpu_end(&p);
 
 	if (err) {
 		if (err != -ENOENT)
@@ -168,8 +173,13 @@ static int stop_and_write(const char *path)
 		kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile '%s': %s",
 			       path, strerror(-err));
 	else
-		kiln_agent_log(KILN_LOG_INFO, "wrote the CPU profile '%s' (%zu stacks)",
-			       path, p->nsamples);
+	{
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+		kiln_agent_log(KILN_LOG_INFO, "wrote the CPU profile '%s' (%zu stacks, "
+			       "%.2f ms of CPU to stop, symbolize and write)", path,
+			       p->nsamples, (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	}
 	kiln_buf_release(&out);
 	kiln_prof_free(p);
 	return err;
