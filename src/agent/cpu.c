@@ -400,6 +400,7 @@ static void disarm(struct kthread *t)
 }
 
 /* Registers the calling thread (or tid for another one); reg_lock held. */
+__attribute__((noinline))
 static struct kthread *register_tid(pid_t tid, uint64_t stack_hi, bool internal)
 {
 	struct kthread *t = find_slot(tid), *free_slot = NULL;
