@@ -460,6 +460,10 @@ static void *trampoline(void *p)
 	uint64_t tp = 0;
 
 	start_put(s);
+	/* kiln's own thread: its allocations are never the program's
+	 * (for good; the threads it creates are kiln's too). */
+	if (internal)
+		kiln_heap_quiet_begin();
 #if defined(__x86_64__) || defined(__aarch64__)
 	tp = (uint64_t)(uintptr_t)__builtin_thread_pointer();
 #endif
@@ -515,7 +519,10 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		return real(thread, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
-	s->internal = creating_internal;
+	/* Started by kiln: by kiln_agent_thread_start(), or by code that
+	 * runs for kiln (libmicrohttpd's threads, started from kiln's
+	 * threads or inside kiln_http_start()). */
+	s->internal = creating_internal || kiln_heap_quiet();
 	rc = real(thread, attr, trampoline, s);
 	if (rc)
 		start_put(s);

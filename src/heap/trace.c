@@ -1545,3 +1545,8 @@ void kiln_heap_quiet_end(void)
 {
 	kheap_guard--;
 }
+
+bool kiln_heap_quiet(void)
+{
+	return kheap_guard > 0;
+}
