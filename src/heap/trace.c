@@ -1234,17 +1234,90 @@ static int in_main_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* The loaded objects in lookup order, up to libkiln.so (not included). */
+struct before_kiln {
+	uint64_t kiln_base;
+	int n;
+	bool reached;
+	struct {
+		const char *name;
+		uint64_t base;
+	} obj[32];
+};
+
+static int before_kiln_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct before_kiln *b = arg;
+
+	if (info->dlpi_addr == b->kiln_base) {
+		b->reached = true;
+		return 1;
+	}
+	if (b->n < (int)(sizeof(b->obj) / sizeof(b->obj[0]))) {
+		b->obj[b->n].name = info->dlpi_name;
+		b->obj[b->n].base = info->dlpi_addr;
+		b->n++;
+	}
+	return 0;
+}
+
+/*
+ * The malloc that the program's calls reach when the program itself does
+ * not define one: the first definition in the objects loaded after it
+ * (preloaded ones first), ours unless a library preloaded before
+ * libkiln.so brings its own.  NULL: ours (or not known).
+ */
+static void *first_malloc_after_main(uint64_t kiln_base)
+{
+	struct before_kiln b = { .kiln_base = kiln_base };
+	int i;
+
+	dl_iterate_phdr(before_kiln_cb, &b);
+	/* The first object is the program: skipped.  dlopen() outside
+	 * dl_iterate_phdr(), which holds the loader's lock. */
+	for (i = 1; i < b.n && b.reached; i++) {
+		void *h, *p;
+		Dl_info di;
+
+		if (!b.obj[i].name || !*b.obj[i].name)
+			continue;
+		h = dlopen(b.obj[i].name, RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			continue;
+		/* The object's own definition comes first in its scope. */
+		p = dlsym(h, "malloc");
+		dlclose(h);
+		if (p && dladdr(p, &di) &&
+		    (uint64_t)(uintptr_t)di.dli_fbase == b.obj[i].base)
+			return p;
+	}
+	return NULL;
+}
+
 /* The program's malloc is not ours (linked into it, or preloaded first). */
 static void check_allocator(void)
 {
 	void *def = dlsym(RTLD_DEFAULT, "malloc");
+	const ElfW(Sym) *sym = NULL;
 	Dl_info self, di;
 	char exe[PATH_MAX];
 	ssize_t n;
 
-	if (!def || !dladdr((void *)check_allocator, &self) || !dladdr(def, &di) ||
+	if (!def || !dladdr((void *)check_allocator, &self) ||
+	    !dladdr1(def, &di, (void **)&sym, RTLD_DL_SYMENT) ||
 	    di.dli_fbase == self.dli_fbase)
 		return;
+	if (sym && sym->st_shndx == SHN_UNDEF) {
+		/*
+		 * A program built without PIE that takes malloc's address: its
+		 * PLT entry is malloc's canonical address, an undefined symbol
+		 * with a value, which dlsym() returns.  The program defines no
+		 * malloc: its calls reach the next definition.
+		 */
+		def = first_malloc_after_main((uint64_t)(uintptr_t)self.dli_fbase);
+		if (!def || !dladdr(def, &di) || di.dli_fbase == self.dli_fbase)
+			return;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	{
