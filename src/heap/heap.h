@@ -89,6 +89,15 @@ void kiln_heap_stop(void);
  */
 void kiln_heap_exit_flush(void);
 
+/*
+ * The process is about to exec: the writer's lock is taken (2 s at most)
+ * and everything the threads recorded is written, without the end
+ * record; tracing goes on (if exec fails).  The new image, same pid,
+ * keeps this trace as PATH.old (docs/agent.md) and starts its own.  Only
+ * the process that writes the trace does anything (never a vfork child).
+ */
+void kiln_heap_exec_flush(void);
+
 /* One stack's counters: estimates when sampling, exact otherwise. */
 struct kiln_heap_counts {
 	uint32_t stack;			/* stack id (kiln_heap_stack) */
