@@ -34,9 +34,12 @@ has "$T/top-old.txt" ' first_image$'
 "$KILN" top -n 0 "$T/h.trace" > "$T/top.txt" || fail "kiln top h.trace"
 has "$T/top.txt" ' second_image$'
 
-# Three images; a stale PATH.old of another process is replaced.
+# Three images; a stale PATH.old (the trace of another process, which
+# had another pid) is replaced, and so is a file that is no trace.
+mv "$T/h.trace" "$T/stale"
 rm -f "$T"/h.trace*
-cp "$T/top.txt" "$T/h.trace.old"
+mv "$T/stale" "$T/h.trace.old"
+cp "$T/top.txt" "$T/h.trace.old.2"
 same_output "$exe" chain
 heapcheck "$T/h.trace.old" "$exe"
 expect_site first_image allocs 300
