@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -1264,13 +1265,20 @@ static bool by_this_process(const char *path, uint64_t started)
 {
 	struct kiln_heaptrace_info info = { 0 };
 	size_t cap = 256 << 10, len = 0;
+	struct stat st;
 	char *buf;
 	int fd;
 	bool yes = false;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A FIFO (a reader streaming the trace) would block an open
+	 * without O_NONBLOCK: only regular files are traces kept. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
 	buf = malloc(cap);
 	while (buf && len < cap) {
 		ssize_t n = read(fd, buf + len, cap - len);

@@ -6,7 +6,8 @@
 # and writes its own to PATH, as the CPU profile's rule.  Before: the new
 # image truncated PATH (first_image's 300 allocations gone).  Also through
 # execl (glibc's bypasses execve's interposer), in a forked child
-# (PATH.PID.old), and kiln heap follows the program into its new image.
+# (PATH.PID.old), and kiln heap follows the program into its new image;
+# a FIFO as PATH still works.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/heaplib.sh"
 
@@ -60,6 +61,18 @@ expect_site child_before allocs 100
 heapcheck "$T/h.trace.$kid" "$exe"
 expect_site second_image allocs 500
 expect_total end 1
+
+# A FIFO at PATH (a reader streams the trace) is no earlier image's file:
+# looking at it must not block the program's start.
+rm -f "$T/fifo"
+mkfifo "$T/fifo" || skip "mkfifo failed"
+cat "$T/fifo" > "$T/fifo.out" &
+cp_pid=$!
+env LD_PRELOAD="$KILN_LIB" KILN_HEAP_TRACE="$T/fifo" "$WL/heapexit" > /dev/null 2> "$T/fifo.err" ||
+    { cat "$T/fifo.err"; fail "heapexit with the trace to a FIFO failed"; }
+wait "$cp_pid"
+heapcheck "$T/fifo.out" "$WL/heapexit"
+expect_site exit_work allocs 1000
 
 # kiln heap reads the trace while the program runs: opened before the
 # exec, it goes on with the new image's and says where the first is.
