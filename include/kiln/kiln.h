@@ -17,7 +17,14 @@ extern "C" {
 
 struct kiln_cpu_opts {
 	int hz;		/* samples per second of CPU time; 0: 99 */
+	unsigned flags;	/* KILN_CPU_* */
 };
+/*
+ * Wall-clock time instead of CPU time: every thread sampled hz times per
+ * second whether it runs or waits (KILN_CPU_MODE=wall); sample type
+ * wall/nanoseconds, a `state` label (running, sleeping, blocked-io).
+ */
+#define KILN_CPU_WALL 1u
 
 /*
  * Starts CPU profiling of every thread of the process (threads created

@@ -10,7 +10,9 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "symbolize/maptab.h"
 
@@ -21,19 +23,25 @@ enum kiln_agent_engine {
 	KILN_ENGINE_NONE,
 	KILN_ENGINE_THREAD_TIMERS,	/* timer_create per thread (CPU time) */
 	KILN_ENGINE_ITIMER,		/* setitimer(ITIMER_PROF), process-wide */
+	KILN_ENGINE_WALL,		/* wall.c's ticker: every thread, wall time */
 };
 
+/* Frames a sample keeps. */
+#define KILN_AGENT_MAX_DEPTH 125
+
 /*
- * Starts a CPU profile at hz samples per CPU second.  0, -EBUSY (one is
- * running), -EINVAL (bad hz), -EEXIST (the program has its own SIGPROF
- * handler: the agent steps aside), -errno.
+ * Starts a CPU profile at hz samples per CPU second, or with wall, hz
+ * samples of every thread per second of wall-clock time, running or not
+ * (sample type wall/nanoseconds, a `state` label: wall.c).  0, -EBUSY
+ * (one is running), -EINVAL (bad hz), -EEXIST (the program has its own
+ * SIGPROF handler: the agent steps aside), -errno.
  */
-int kiln_agent_cpu_begin(int hz);
+int kiln_agent_cpu_begin(int hz, bool wall);
 
 /*
  * Stops the profile and returns it, symbolized, with the sample types
- * samples/count and cpu/nanoseconds (caller frees).  -ENOENT if none
- * runs, -ENOMEM.
+ * samples/count and cpu/nanoseconds (wall/nanoseconds) (caller frees).
+ * -ENOENT if none runs, -ENOMEM.
  */
 int kiln_agent_cpu_end(struct kiln_prof **out);
 
@@ -56,6 +64,20 @@ void kiln_agent_cpu_init(void);
  */
 int kiln_agent_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
 			    bool detached);
+
+/*
+ * For threads of kiln's started otherwise (by a library kiln calls, or
+ * past the pthread_create interposer): while on, the calling thread's
+ * pthread_create makes kiln threads (never sampled, never in a snapshot;
+ * threads they start are kiln's too); kiln_agent_thread_internal_self()
+ * makes the calling thread one.
+ */
+void kiln_agent_creating_internal(bool on);
+void kiln_agent_thread_internal_self(void);
+
+/* The code range of kiln's frames that sit between the program's own
+ * (the thread-start trampoline): unwinders skip them. */
+void kiln_agent_own_frames(uint64_t *lo, uint64_t *hi);
 
 /* Joins a thread started by kiln_agent_thread_start(); its return value
  * is lost.  0 or -errno. */
@@ -110,6 +132,63 @@ void kiln_agent_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 enum { KILN_LOG_ERROR, KILN_LOG_INFO, KILN_LOG_DEBUG };
 
+/* ---- wall-clock sampling (wall.c, fed into cpu.c's queue) ---- */
+
+/* A wall sample's thread state (its `state` label); 0: a CPU sample. */
+enum kiln_agent_wall_state {
+	KILN_WALL_RUNNING = 1,		/* R: on a CPU or ready for one */
+	KILN_WALL_SLEEPING,		/* S */
+	KILN_WALL_BLOCKED_IO,		/* D */
+	KILN_WALL_OTHER,		/* stopped, traced, ... */
+};
+
+/* Starts (stops) the ticker thread: every thread sampled each period_ns
+ * of wall-clock time.  0 or -errno. */
+int kiln_agent_wall_start(int64_t period_ns);
+void kiln_agent_wall_stop(void);
+
+/* The bytes of a waiting thread's stack copied to unwind it. */
+#define KILN_AGENT_COPY_BYTES 65536
+
+/* The state letter of thread tid (R, S, D, ...) from the task folder
+ * dir (/proc/self/task); 0 when it is gone. */
+char kiln_agent_thread_state(int dir, pid_t tid);
+enum kiln_agent_wall_state kiln_agent_wall_state_of(char c);
+
+/*
+ * The stack of waiting thread tid of process pid, from outside it (the
+ * sp and pc of /proc/self/task/TID/syscall, a copy of its stack into buf,
+ * KILN_AGENT_COPY_BYTES): the number of frames stored in pcs
+ * (KILN_AGENT_MAX_DEPTH), 0 when there is none to take, -1 when the
+ * thread runs (it must be signalled instead).
+ */
+int kiln_agent_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
+			      uint64_t *pcs);
+
+/*
+ * Every thread's stack now, as a profile with one sample per thread
+ * (sample type goroutine/count, as Go's goroutine profile; pid, thread,
+ * thread_name and state labels), symbolized; kiln's own threads and the
+ * calling thread are left out.  Running threads are interrupted by
+ * SIGPROF for a moment (none where the program has its own SIGPROF
+ * handler: their stacks are then empty); waiting ones are read from
+ * outside.  0 or -errno.
+ */
+int kiln_agent_threads_snapshot(struct kiln_prof **out);
+
+/* Whether tid is one of kiln's own threads (never sampled). */
+bool kiln_agent_cpu_internal(pid_t tid);
+/* Adds weight ns to what running thread tid's next wall sample (its
+ * handler's) weighs; false for a thread of kiln's. */
+bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight);
+/* Queues a sample of thread tid taken outside it (weight in ns). */
+void kiln_agent_cpu_push(pid_t tid, enum kiln_agent_wall_state state,
+			 uint64_t weight, const uint64_t *pcs, int n);
+/* Unwinds a copy of a waiting thread's stack (len bytes from sp) with
+ * the sampler's CFI tables, building missing rows first. */
+int kiln_agent_cpu_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
+			       size_t len, uint64_t *pcs, int max);
+
 /* ---- profiles of this process (procprof.c) ---- */
 
 /* The executable mappings of /proc/self/maps, added to profile p. */
@@ -122,11 +201,36 @@ struct kiln_agent_maps {
  * starts; idempotent. */
 void kiln_agent_proc_hold(void);
 
-/* Reads /proc/self/maps into m and p's mappings.  0 or -errno. */
+/* Opens rel under this process's /proc folder (the held one when it
+ * is this process's) into k.  0 or -errno. */
+struct kiln_kfd;
+int kiln_agent_proc_openat(struct kiln_kfd *k, const char *rel, int flags);
+
+/*
+ * Reads /proc/self/maps into m and p's mappings, with the libraries
+ * unloaded since they were noted (kiln_agent_modules_add_gone()).
+ * 0 or -errno.
+ */
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p);
 /* The mapping id holding addr, 0 for none. */
 uint32_t kiln_agent_maps_find(const struct kiln_agent_maps *m, uint64_t addr);
 void kiln_agent_maps_release(struct kiln_agent_maps *m);
+
+/* ---- modules once mapped (modules.c) ---- */
+
+/*
+ * Notes the shared libraries mapped now (path, load address, executable
+ * segments), adding those not seen before.  Called by the collector when
+ * the loader's set changes and by kiln's dlclose() before the real one.
+ */
+void kiln_agent_modules_note(void);
+/*
+ * Adds to t and p the executable segments of noted libraries that no
+ * range of t covers (unloaded since), as mappings of their files, so
+ * that samples taken in them are symbolized from the files on disk.
+ * 0 or -ENOMEM.
+ */
+int kiln_agent_modules_add_gone(struct kiln_maptab *t, struct kiln_prof *p);
 
 /*
  * Symbolizes p in place, lightly (the agent's options: no debuginfod),

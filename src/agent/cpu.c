@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -39,6 +40,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/kfd.h"
 #include "capture/cfi.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
@@ -48,7 +50,7 @@
 
 #define MAX_THREADS 8192
 /* Frames a sample keeps: a queue slot is then exactly 1 KiB. */
-#define MAX_DEPTH 125
+#define MAX_DEPTH KILN_AGENT_MAX_DEPTH
 /*
  * Queue slots (a power of two).  The collector drains it when it fills
  * by a quarter and every 100 ms: 1024 slots hold 64 ms of samples at the
@@ -67,6 +69,7 @@ struct kthread {
 	_Atomic bool armed;
 	_Atomic uint64_t stack_hi;	/* top of its stack, 0: not known yet */
 	_Atomic uint64_t sp_seen;	/* a sp the handler saw, to find it */
+	_Atomic uint64_t owed;		/* wall ns of ticks its signal is for */
 	bool internal;			/* kiln's own thread: never sampled */
 };
 
@@ -80,8 +83,10 @@ struct kthread {
 struct rec {
 	_Atomic uint64_t seq;		/* sequence - index of the slot */
 	uint32_t tid;
-	uint32_t n;
-	uint64_t weight;
+	uint16_t n;
+	uint8_t state;			/* enum kiln_agent_wall_state */
+	uint8_t pad;
+	uint64_t weight;		/* samples; wall mode: nanoseconds */
 	uint64_t pcs[MAX_DEPTH];
 };
 _Static_assert(sizeof(struct rec) == 1024,
@@ -110,6 +115,8 @@ static _Atomic uint64_t in_handler;
 static _Atomic uint64_t dropped;
 static enum kiln_agent_engine engine;
 static int period_ns_cfg;
+static bool wall;		/* KILN_CPU_MODE=wall (wall.c ticks) */
+static pid_t own_pid;		/* the process the profile runs in */
 static struct rec *ring;
 static _Atomic uint64_t enq_pos;
 static uint64_t deq_pos;
@@ -121,7 +128,7 @@ static struct sigaction old_prof;
 /* The collector's aggregation. */
 static struct kiln_prof *agg;
 static struct kiln_htab tid_index;	/* tid -> label set (value in tids[]) */
-static struct tid_ent { uint32_t tid, lset; } *tids;
+static struct tid_ent { uint32_t tid, state, lset; } *tids;
 static size_t ntids, tids_alloc;
 static uint64_t dl_generation;
 
@@ -147,8 +154,8 @@ static void wake_collector(void *arg)
 	syscall(SYS_futex, &collector_stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
-		      int n)
+static bool ring_push(uint32_t tid, uint8_t state, uint64_t weight,
+		      const uint64_t *pcs, int n)
 {
 	uint64_t pos = atomic_load_explicit(&enq_pos, memory_order_relaxed);
 	struct rec *r;
@@ -173,7 +180,8 @@ static bool ring_push(uint32_t tid, uint64_t weight, const uint64_t *pcs,
 		}
 	}
 	r->tid = tid;
-	r->n = (uint32_t)n;
+	r->n = (uint16_t)n;
+	r->state = state;
 	r->weight = weight;
 	memcpy(r->pcs, pcs, (size_t)n * sizeof(*pcs));
 	atomic_store_explicit(&r->seq, pos + 1 - (pos & (RING_SLOTS - 1)),
@@ -203,6 +211,66 @@ static struct kthread *find_slot(pid_t tid)
 }
 
 /*
+ * A snapshot of every thread's stack (kiln_agent_threads_snapshot(), Go's
+ * goroutine endpoint): a running thread is sent SIGPROF with SNAP_MAGIC
+ * and the snapshot's generation as the value, and its handler unwinds
+ * into the next free record.  A record counts for the snapshot whose
+ * generation it carries (a signal delivered after its snapshot gave up
+ * waiting lands in none).
+ */
+#define SNAP_MAGIC 0x6b736e00u	/* "ksn" and a generation byte */
+#define SNAP_MAX 512
+
+struct snap_rec {
+	_Atomic uint32_t gen;	/* 0: not filled */
+	uint32_t tid;
+	uint32_t n;
+	uint64_t pcs[MAX_DEPTH];
+};
+
+static struct snap_rec *snaps;	/* mapped at the first snapshot, kept */
+static _Atomic uint32_t snap_next;
+static _Atomic uint32_t snap_gen;	/* the snapshot being taken, 0: none */
+static _Atomic bool snap_unknown_top;	/* a stack top was not known yet */
+
+static void snap_take(uint32_t gen, void *ucv)
+{
+	struct kthread *t = self;
+	struct snap_rec *r;
+	uint64_t hi, sp;
+	uint32_t i;
+
+	if (!gen || gen != atomic_load_explicit(&snap_gen, memory_order_acquire))
+		return;
+	i = atomic_fetch_add_explicit(&snap_next, 1, memory_order_relaxed);
+	if (i >= SNAP_MAX)
+		return;
+	r = &snaps[i];
+	kiln_agent_altstack_ensure();
+	if (!t) {
+		t = find_slot(gettid_());
+		self = t;
+	}
+#if defined(__x86_64__)
+	sp = (uint64_t)((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	sp = ((const ucontext_t *)ucv)->uc_mcontext.sp;
+#else
+	sp = 0;
+#endif
+	hi = t ? atomic_load_explicit(&t->stack_hi, memory_order_relaxed) : 0;
+	if (!hi) {
+		if (t)
+			atomic_store_explicit(&t->sp_seen, sp, memory_order_relaxed);
+		atomic_store_explicit(&snap_unknown_top, true, memory_order_relaxed);
+		hi = sp;
+	}
+	r->tid = (uint32_t)gettid_();
+	r->n = (uint32_t)kiln_cfi_unwind(cfi, ucv, sp, hi, r->pcs, MAX_DEPTH);
+	atomic_store_explicit(&r->gen, gen, memory_order_release);
+}
+
+/*
  * Async-signal-safe.  Not re-entrant (SIGPROF is blocked while it runs).
  * Runs on the thread's alternate stack (SA_ONSTACK, altstack.c); every
  * function it calls was bound when libkiln.so loaded (-z now: no lazy
@@ -214,16 +282,37 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	struct kthread *t;
 	uint64_t pcs[MAX_DEPTH], weight = 1, hi, sp, epoch, v;
+	uint8_t state = 0;
 	int n;
 
 	epoch = atomic_fetch_add_explicit(&in_handler, 1, memory_order_acquire) >> 32;
+	if (si && si->si_code == SI_QUEUE &&
+	    ((unsigned)si->si_value.sival_int & ~0xffu) == SNAP_MAGIC &&
+	    si->si_pid == getpid()) {
+		snap_take((unsigned)si->si_value.sival_int & 0xff, ucv);
+		goto out;
+	}
 	if (!atomic_load_explicit(&active, memory_order_acquire))
 		goto out;
 	/* A thread kiln had not seen start: its next samples run on an
 	 * alternate stack (this one still runs where it was taken). */
 	kiln_agent_altstack_ensure();
 	t = self;
-	if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr) {
+	if (wall) {
+		/* Only the ticker's (wall.c): the wall time of the ticks
+		 * that found the thread running since its last sample (a
+		 * signal still pending when the next is sent is merged). */
+		if (!si || si->si_code != SI_QUEUE || si->si_pid != own_pid)
+			goto out;
+		if (!t) {
+			t = find_slot(gettid_());
+			self = t;
+		}
+		weight = t ? atomic_exchange_explicit(&t->owed, 0, memory_order_relaxed) : 0;
+		if (!weight)
+			goto out;
+		state = KILN_WALL_RUNNING;
+	} else if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr) {
 		t = si->si_value.sival_ptr;
 		if (t < threads || t >= threads + MAX_THREADS)
 			goto out;
@@ -262,7 +351,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 	/* The thread's own slot knows its tid (no gettid call). */
 	if (!ring_push(t && t == self ?
 		       (uint32_t)atomic_load_explicit(&t->tid, memory_order_relaxed) :
-		       (uint32_t)gettid_(), weight, pcs, n))
+		       (uint32_t)gettid_(), state, weight, pcs, n))
 		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
 out:
 	v = atomic_load_explicit(&in_handler, memory_order_relaxed);
@@ -337,6 +426,7 @@ static struct kthread *register_tid(pid_t tid, uint64_t stack_hi, bool internal)
 	atomic_store(&free_slot->armed, false);
 	atomic_store(&free_slot->stack_hi, stack_hi);
 	atomic_store(&free_slot->sp_seen, 0);
+	atomic_store(&free_slot->owed, 0);
 	free_slot->internal = internal;
 	return free_slot;
 }
@@ -450,6 +540,11 @@ static void unregister_self(void *arg)
 	self = NULL;
 }
 
+/*
+ * In a section of its own: its frame, under every thread the program
+ * starts, is left out of every stack (kiln_agent_own_frames()).
+ */
+__attribute__((section("kiln_thread_start"), noinline))
 static void *trampoline(void *p)
 {
 	struct start *s = p;
@@ -490,6 +585,15 @@ static void *trampoline(void *p)
 	return ret;
 }
 
+extern const char __start_kiln_thread_start[] __attribute__((visibility("hidden")));
+extern const char __stop_kiln_thread_start[] __attribute__((visibility("hidden")));
+
+void kiln_agent_own_frames(uint64_t *lo, uint64_t *hi)
+{
+	*lo = (uint64_t)(uintptr_t)__start_kiln_thread_start;
+	*hi = (uint64_t)(uintptr_t)__stop_kiln_thread_start;
+}
+
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
 				 void *(*)(void *), void *);
 
@@ -519,14 +623,35 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		return real(thread, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
-	/* Started by kiln: by kiln_agent_thread_start(), or by code that
-	 * runs for kiln (libmicrohttpd's threads, started from kiln's
-	 * threads or inside kiln_http_start()). */
-	s->internal = creating_internal || kiln_heap_quiet();
+	/* A thread kiln's own threads start is kiln's too (libmicrohttpd's
+	 * workers, the HTTP profile jobs). */
+	s->internal = creating_internal || (self && self->internal);
 	rc = real(thread, attr, trampoline, s);
 	if (rc)
 		start_put(s);
 	return rc;
+}
+
+void kiln_agent_creating_internal(bool on)
+{
+	creating_internal = on;
+}
+
+void kiln_agent_thread_internal_self(void)
+{
+	struct kthread *t;
+
+	pthread_once(&exit_key_once, make_exit_key);
+	pthread_mutex_lock(&reg_lock);
+	t = register_tid(gettid_(), 0, true);
+	if (t) {
+		disarm(t);
+		t->internal = true;
+		self = t;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (t)
+		pthread_setspecific(exit_key, t);
 }
 
 struct internal_start {
@@ -630,20 +755,28 @@ static void scan_tasks(void)
 
 static bool tid_eq(const void *ctx, uint32_t id)
 {
-	return tids[id - 1].tid == *(const uint32_t *)ctx;
+	const uint32_t *k = ctx;
+
+	return tids[id - 1].tid == k[0] && tids[id - 1].state == k[1];
 }
 
-static uint32_t labels_for(uint32_t tid)
+/* The state label's values (wall mode), as kiln record --wall's. */
+static const char *const state_names[] = {
+	[KILN_WALL_RUNNING] = "running",
+	[KILN_WALL_SLEEPING] = "sleeping",
+	[KILN_WALL_BLOCKED_IO] = "blocked-io",
+	[KILN_WALL_OTHER] = "other",
+};
+
+/* The labels of thread tid's samples in state (0: none) in p: pid,
+ * thread, thread_name, state.  Returns how many (at most 4). */
+static uint32_t thread_labels(struct kiln_prof *p, uint32_t tid, uint8_t state,
+			      struct kiln_label *l)
 {
-	uint32_t hash = (uint32_t)kiln_hash(&tid, sizeof(tid));
-	uint32_t id = kiln_htab_find(&tid_index, hash, tid_eq, &tid);
-	struct kiln_label l[3];
 	char path[64], comm[64] = "";
 	FILE *f;
 	uint32_t n = 0;
 
-	if (id)
-		return tids[id - 1].lset;
 	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
 	f = fopen(path, "r");
 	if (f) {
@@ -652,12 +785,31 @@ static uint32_t labels_for(uint32_t tid)
 		comm[strcspn(comm, "\n")] = '\0';
 		fclose(f);
 	}
-	l[n++] = (struct kiln_label){ kiln_prof_interns(agg, "pid"), 0,
+	l[n++] = (struct kiln_label){ kiln_prof_interns(p, "pid"), 0,
 				      getpid(), 0 };
-	l[n++] = (struct kiln_label){ kiln_prof_interns(agg, "thread"), 0, tid, 0 };
+	l[n++] = (struct kiln_label){ kiln_prof_interns(p, "thread"), 0, tid, 0 };
 	if (comm[0])
-		l[n++] = (struct kiln_label){ kiln_prof_interns(agg, "thread_name"),
-					      kiln_prof_interns(agg, comm), 0, 0 };
+		l[n++] = (struct kiln_label){ kiln_prof_interns(p, "thread_name"),
+					      kiln_prof_interns(p, comm), 0, 0 };
+	if (state && state < sizeof(state_names) / sizeof(*state_names))
+		l[n++] = (struct kiln_label){ kiln_prof_interns(p, "state"),
+					      kiln_prof_interns(p, state_names[state]),
+					      0, 0 };
+	return n;
+}
+
+/* The label set of thread tid's samples in state (0: none). */
+static uint32_t labels_for(uint32_t tid, uint8_t state)
+{
+	uint32_t key[2] = { tid, state };
+	uint32_t hash = (uint32_t)kiln_hash(key, sizeof(key));
+	uint32_t id = kiln_htab_find(&tid_index, hash, tid_eq, key);
+	struct kiln_label l[4];
+	uint32_t n;
+
+	if (id)
+		return tids[id - 1].lset;
+	n = thread_labels(agg, tid, state, l);
 	if (ntids == tids_alloc) {
 		size_t na = tids_alloc ? tids_alloc * 2 : 64;
 		struct tid_ent *t = realloc(tids, na * sizeof(*t));
@@ -668,6 +820,7 @@ static uint32_t labels_for(uint32_t tid)
 		tids_alloc = na;
 	}
 	tids[ntids].tid = tid;
+	tids[ntids].state = state;
 	tids[ntids].lset = kiln_prof_labelset(agg, l, n);
 	if (kiln_htab_insert(&tid_index, hash, (uint32_t)ntids + 1))
 		return 0;
@@ -689,9 +842,15 @@ static void drain(void)
 		n = r->n > MAX_DEPTH ? MAX_DEPTH : r->n;
 		for (i = 0; i < n; i++)
 			locs[i] = kiln_prof_location(agg, 0, r->pcs[i], NULL, 0);
-		values[0] = (int64_t)r->weight;
-		values[1] = (int64_t)r->weight * period_ns_cfg;
-		kiln_prof_add_sample(agg, locs, n, values, labels_for(r->tid));
+		if (wall) {
+			values[0] = 1;
+			values[1] = (int64_t)r->weight;
+		} else {
+			values[0] = (int64_t)r->weight;
+			values[1] = (int64_t)r->weight * period_ns_cfg;
+		}
+		kiln_prof_add_sample(agg, locs, n, values,
+				     labels_for(r->tid, r->state));
 		atomic_store_explicit(&r->seq, deq_pos + RING_SLOTS - idx,
 				      memory_order_release);
 		deq_pos++;
@@ -811,6 +970,8 @@ static void *collect(void *arg)
 			if (gen != dl_generation) {
 				dl_generation = gen;
 				kiln_cfi_refresh(cfi);
+				/* Named even if unloaded before the end. */
+				kiln_agent_modules_note();
 			}
 			if (engine == KILN_ENGINE_THREAD_TIMERS && ++tick % 5 == 0)
 				scan_tasks();
@@ -878,7 +1039,56 @@ static int install_handler(void)
 	return 0;
 }
 
-int kiln_agent_cpu_begin(int hz)
+/* ---- for the wall-clock ticker (wall.c) ---- */
+
+bool kiln_agent_cpu_internal(pid_t tid)
+{
+	struct kthread *t = find_slot(tid);
+
+	return t && t->internal;
+}
+
+bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
+{
+	struct kthread *t = find_slot(tid);
+
+	if (!t) {
+		pthread_mutex_lock(&reg_lock);
+		t = register_tid(tid, 0, false);
+		pthread_mutex_unlock(&reg_lock);
+	}
+	if (!t || t->internal)
+		return false;
+	atomic_fetch_add_explicit(&t->owed, weight, memory_order_relaxed);
+	return true;
+}
+
+void kiln_agent_cpu_push(pid_t tid, enum kiln_agent_wall_state state,
+			 uint64_t weight, const uint64_t *pcs, int n)
+{
+	if (!atomic_load_explicit(&active, memory_order_acquire))
+		return;
+	if (!ring_push((uint32_t)tid, (uint8_t)state, weight, pcs,
+		       n > MAX_DEPTH ? MAX_DEPTH : n))
+		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+}
+
+int kiln_agent_cpu_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
+			       size_t len, uint64_t *pcs, int max)
+{
+	struct kiln_cfi_regs r = { pc, sp, 0 };
+	int n = kiln_cfi_unwind_copy(cfi, &r, copy, len, pcs, max);
+
+	/* A function whose rows were not built yet (lazy tables) ended the
+	 * walk: this is a normal thread, which may build them now. */
+	if (kiln_cfi_wanted(cfi)) {
+		kiln_cfi_refresh(cfi);
+		n = kiln_cfi_unwind_copy(cfi, &r, copy, len, pcs, max);
+	}
+	return n;
+}
+
+int kiln_agent_cpu_begin(int hz, bool wall_mode)
 {
 	int err = 0;
 	size_t i;
@@ -911,6 +1121,12 @@ int kiln_agent_cpu_begin(int hz)
 		 * cost several milliseconds at every start.
 		 */
 		kiln_cfi_set_lazy(cfi, true, wake_collector, NULL);
+		{
+			uint64_t lo, hi;
+
+			kiln_agent_own_frames(&lo, &hi);
+			kiln_cfi_set_skip(cfi, lo, hi);
+		}
 	}
 	kiln_cfi_refresh(cfi);
 	dl_iterate_phdr(dl_counts, &dl_generation);
@@ -935,8 +1151,11 @@ int kiln_agent_cpu_begin(int hz)
 	deq_pos = 0;
 	atomic_store(&dropped, 0);
 	agg = kiln_prof_new();
+	wall = wall_mode;
+	own_pid = getpid();
 	if (!agg || kiln_prof_set_types_str(agg, (const char *const[]){
-			"samples/count", "cpu/nanoseconds" }, 2)) {
+			"samples/count", wall ? "wall/nanoseconds" : "cpu/nanoseconds" },
+			2)) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -961,6 +1180,19 @@ int kiln_agent_cpu_begin(int hz)
 	if (!self)
 		register_self(false);
 	kiln_agent_altstack_ensure();
+	if (wall) {
+		engine = KILN_ENGINE_WALL;
+		atomic_store(&active, true);
+		err = kiln_agent_wall_start(period_ns_cfg);
+		if (err) {
+			atomic_store(&active, false);
+			stop_collector();
+			goto out_free;
+		}
+		kiln_agent_log(KILN_LOG_INFO, "wall-clock profiling at %d Hz", hz);
+		pthread_mutex_unlock(&state_lock);
+		return 0;
+	}
 	engine = KILN_ENGINE_THREAD_TIMERS;
 	atomic_store(&active, true);
 	pthread_mutex_lock(&reg_lock);
@@ -1013,20 +1245,24 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out)
 {
 	struct kiln_agent_maps c = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_value_type vt[2];
 	uint32_t *locmap = NULL, locs[MAX_DEPTH];
 	size_t i, j;
 	int err;
 
 	if (!p)
 		return -ENOMEM;
-	err = kiln_prof_set_types_str(p, (const char *const[]){
-		"samples/count", "cpu/nanoseconds" }, 2);
+	for (i = 0; i < raw->ntypes && i < 2; i++) {
+		vt[i].type = kiln_prof_interns(p, kiln_prof_str(raw, raw->types[i].type));
+		vt[i].unit = kiln_prof_interns(p, kiln_prof_str(raw, raw->types[i].unit));
+	}
+	err = kiln_prof_set_types(p, vt, i);
 	if (err)
 		goto out;
-	p->period_type = p->types[1];
+	p->period_type = p->types[p->ntypes - 1];
 	p->period = raw->period;
 	p->time_nanos = raw->time_nanos;
-	p->default_type = p->types[1].type;
+	p->default_type = p->types[p->ntypes - 1].type;
 	err = kiln_agent_maps_load(&c, p);
 	if (err)
 		goto out;
@@ -1075,6 +1311,198 @@ out:
 	return 0;
 }
 
+/* ---- a snapshot of every thread (goroutine endpoint) ---- */
+
+static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
+/* How long a snapshot waits for running threads' handlers (ms). */
+#define SNAP_WAIT_MS 200
+
+/* One pass: waiting threads unwound here into raw, running ones
+ * signalled; their records are then taken into raw too. */
+static int snap_pass(struct kiln_prof *raw, int dir, uint32_t gen,
+		     bool can_signal, uint64_t *buf)
+{
+	struct timespec pause = { 0, 1000000 };
+	pid_t pid = getpid(), me = gettid_();
+	uint64_t pcs[MAX_DEPTH];
+	uint32_t locs[MAX_DEPTH], sent = 0, i;
+	int64_t one = 1;
+	char dents[4096];
+
+	atomic_store(&snap_next, 0);
+	for (i = 0; i < SNAP_MAX; i++)
+		atomic_store_explicit(&snaps[i].gen, 0, memory_order_relaxed);
+	atomic_store_explicit(&snap_gen, gen, memory_order_release);
+	if (lseek(dir, 0, SEEK_SET) < 0)
+		return -errno;
+	for (;;) {
+		long len = syscall(SYS_getdents64, dir, dents, sizeof(dents)), off;
+
+		if (len <= 0)
+			break;
+		for (off = 0; off < len;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(dents + off);
+			pid_t tid = (pid_t)strtol(d->name, NULL, 10);
+			char c;
+			int n;
+
+			off += d->reclen;
+			if (tid <= 0 || tid == me || kiln_agent_cpu_internal(tid))
+				continue;
+			c = kiln_agent_thread_state(dir, tid);
+			if (!c || c == 'Z' || c == 'X')
+				continue;
+			n = c == 'R' ? -1 : kiln_agent_unwind_waiting(dir, pid, tid, buf, pcs);
+			if (n < 0) {
+				union sigval v = { .sival_int = (int)(SNAP_MAGIC | gen) };
+				siginfo_t si;
+
+				if (!can_signal) {
+					n = 0;	/* an empty stack: it runs */
+				} else {
+					/* Known to the sampler: its stack top
+					 * is learnt from this sample's sp. */
+					if (!find_slot(tid)) {
+						pthread_mutex_lock(&reg_lock);
+						register_tid(tid, 0, false);
+						pthread_mutex_unlock(&reg_lock);
+					}
+					memset(&si, 0, sizeof(si));
+					si.si_signo = SIGPROF;
+					si.si_code = SI_QUEUE;
+					si.si_pid = pid;
+					si.si_uid = getuid();
+					si.si_value = v;
+					if (!syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGPROF, &si))
+						sent++;
+					continue;
+				}
+			}
+			for (i = 0; i < (uint32_t)n; i++)
+				locs[i] = kiln_prof_location(raw, 0, pcs[i], NULL, 0);
+			{
+				struct kiln_label l[4];
+				uint32_t nl = thread_labels(raw, (uint32_t)tid,
+							    kiln_agent_wall_state_of(c), l);
+
+				kiln_prof_add_sample(raw, locs, (uint32_t)n, &one,
+						     kiln_prof_labelset(raw, l, nl));
+			}
+		}
+	}
+	/* The running threads' handlers (a thread with SIGPROF blocked, or
+	 * one that exited, is not waited for beyond SNAP_WAIT_MS). */
+	for (i = 0; i < SNAP_WAIT_MS; i++) {
+		uint32_t done = 0, k, lim = atomic_load(&snap_next);
+
+		for (k = 0; k < lim && k < SNAP_MAX; k++)
+			done += atomic_load_explicit(&snaps[k].gen, memory_order_acquire) == gen;
+		if (done >= sent)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	atomic_store_explicit(&snap_gen, 0, memory_order_release);
+	for (i = 0; i < SNAP_MAX && i < atomic_load(&snap_next); i++) {
+		struct snap_rec *r = &snaps[i];
+		struct kiln_label l[4];
+		uint32_t k, n, nl;
+
+		if (atomic_load_explicit(&r->gen, memory_order_acquire) != gen)
+			continue;
+		n = r->n > MAX_DEPTH ? MAX_DEPTH : r->n;
+		for (k = 0; k < n; k++)
+			locs[k] = kiln_prof_location(raw, 0, r->pcs[k], NULL, 0);
+		nl = thread_labels(raw, r->tid, KILN_WALL_RUNNING, l);
+		kiln_prof_add_sample(raw, locs, n, &one, kiln_prof_labelset(raw, l, nl));
+	}
+	return kiln_prof_error(raw);
+}
+
+int kiln_agent_threads_snapshot(struct kiln_prof **out)
+{
+	static uint32_t gen;
+	struct kiln_kfd dir = KILN_KFD_INIT;
+	struct kiln_prof *raw = NULL;
+	uint64_t *buf = NULL;
+	bool can_signal = false;
+	int err, pass;
+
+	pthread_mutex_lock(&snap_lock);
+	/* The unwinding tables and the handler, as a profile's start makes
+	 * them (both stay). */
+	pthread_mutex_lock(&state_lock);
+	if (!cfi) {
+		cfi = kiln_cfi_new();
+		if (cfi) {
+			uint64_t lo, hi;
+
+			kiln_cfi_set_lazy(cfi, true, wake_collector, NULL);
+			kiln_agent_own_frames(&lo, &hi);
+			kiln_cfi_set_skip(cfi, lo, hi);
+		}
+	}
+	if (cfi)
+		kiln_cfi_refresh(cfi);
+	if (cfi && !foreign_sigprof() && !install_handler())
+		can_signal = true;
+	pthread_mutex_unlock(&state_lock);
+	err = cfi ? 0 : -ENOMEM;
+	if (!err && !snaps) {
+		void *m = mmap(NULL, SNAP_MAX * sizeof(*snaps), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			err = -ENOMEM;
+		else
+			snaps = m;
+	}
+	if (!err)
+		err = kiln_agent_proc_openat(&dir, "task", O_RDONLY | O_DIRECTORY);
+	buf = err ? NULL : malloc(KILN_AGENT_COPY_BYTES);
+	if (!err && !buf)
+		err = -ENOMEM;
+	/* A second pass when the first met code whose unwinding rows were
+	 * not built yet (lazy tables) or a thread whose stack top was not
+	 * known: both are learnt in between. */
+	for (pass = 0; !err && pass < 2; pass++) {
+		kiln_prof_free(raw);
+		raw = kiln_prof_new();
+		if (!raw || kiln_prof_set_types_str(raw, (const char *const[]){
+				"goroutine/count" }, 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		raw->period = 1;
+		{
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			raw->time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		}
+		atomic_store(&snap_unknown_top, false);
+		if (++gen > 0xff)
+			gen = 1;
+		err = snap_pass(raw, dir.fd, gen, can_signal, buf);
+		if (err || (!kiln_cfi_wanted(cfi) && !atomic_load(&snap_unknown_top)))
+			break;
+		kiln_cfi_refresh(cfi);
+		resolve_stacks();
+	}
+	kiln_kfd_close(&dir);
+	free(buf);
+	if (!err)
+		err = finish(raw, out);
+	kiln_prof_free(raw);
+	pthread_mutex_unlock(&snap_lock);
+	return err;
+}
+
 int kiln_agent_cpu_end(struct kiln_prof **out)
 {
 	struct kiln_prof *raw;
@@ -1093,6 +1521,9 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 
 		setitimer(ITIMER_PROF, &zero, NULL);
 	}
+	/* No tick after this: the ticker's signals stop with it. */
+	if (engine == KILN_ENGINE_WALL)
+		kiln_agent_wall_stop();
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < atomic_load(&threads_hw); i++)
 		disarm(&threads[i]);
@@ -1147,6 +1578,7 @@ static void atfork_child(void)
 
 	atomic_store(&active, false);
 	atomic_store(&in_handler, 0);
+	wall = false;
 	for (i = 0; i < atomic_load(&threads_hw); i++) {
 		atomic_store(&threads[i].armed, false);
 		atomic_store(&threads[i].tid, 0);
@@ -1154,6 +1586,8 @@ static void atfork_child(void)
 	self = NULL;
 	pthread_mutex_init(&reg_lock, NULL);
 	pthread_mutex_init(&state_lock, NULL);
+	pthread_mutex_init(&snap_lock, NULL);
+	atomic_store(&snap_gen, 0);
 	agg = NULL;	/* the parent's; leaked in the child, never written */
 	/* The CFI tables' lock may have been held by a parent thread that
 	 * does not exist here: start afresh (the old set is leaked). */

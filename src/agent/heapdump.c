@@ -200,6 +200,7 @@ static void on_interval(void)
 static void *dumper(void *arg)
 {
 	kiln_heap_quiet_begin();	/* for good: kiln's own thread */
+	kiln_agent_thread_internal_self();
 	for (;;) {
 		uint32_t bits = kiln_bell_take(&dump_bell, -1);
 

@@ -7,6 +7,7 @@
  *   KILN_CPU=PATH        (CPUPROFILE)            profile, written at exit
  *   KILN_CPU_SIGNAL=N    (CPUPROFILESIGNAL)      signal N toggles; PATH.0, PATH.1, ...
  *   KILN_CPU_HZ=N        (CPUPROFILE_FREQUENCY)  default 99
+ *   KILN_CPU_MODE=wall   (CPUPROFILE_REALTIME=1) every thread, wall time
  *   KILN_HTTP=ADDR                               /debug/pprof endpoints
  *   KILN_LOG=quiet|error|info|debug              default: errors only
  *
@@ -42,6 +43,7 @@
 
 static char *cpu_path;		/* KILN_CPU / CPUPROFILE, NULL: none */
 static int cpu_hz = 99;
+static bool cpu_wall;	/* KILN_CPU_MODE=wall, CPUPROFILE_REALTIME */
 static int toggle_sig;		/* KILN_CPU_SIGNAL / CPUPROFILESIGNAL */
 static unsigned toggle_count;	/* next PATH.N */
 static pid_t owner;		/* the process that writes cpu_path */
@@ -54,6 +56,10 @@ enum { CTL_TOGGLE = 1, CTL_EXIT = 2 };
 static pthread_t ctl_thread;
 static bool ctl_running;
 static struct kiln_http *http_srv;
+/* The process serving KILN_HTTP (its address below), inherited by the
+ * children it forks: they take over when it is gone (a daemon). */
+static pid_t http_server_pid;
+static char *http_addr;
 static _Atomic bool exiting;
 
 static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
@@ -77,6 +83,8 @@ static int open_cpu_out(void)
 
 	if (err)
 		return err;
+	/* Written at the program's exit: no fsync there (see no_sync). */
+	cpu_out.no_sync = true;
 	err = kiln_kfd_adopt(&cpu_fd, cpu_out.fd);
 	cpu_out.fd = cpu_fd.fd;
 	if (!err && cpu_out.dirfd >= 0) {
@@ -198,7 +206,7 @@ static void toggle(void)
 		stop_and_write(name);
 		return;
 	}
-	err = kiln_agent_cpu_begin(cpu_hz);
+	err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
 	if (err)
 		kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 			       strerror(-err));
@@ -284,8 +292,49 @@ static void at_exit(void)
 	write_final();
 }
 
+/*
+ * In a forked child of the served process: a daemon forks away from it
+ * and the first process exits (twice over, with setsid between), leaving
+ * the child that does the work without a server.  This thread of kiln's
+ * waits until the serving process is gone and then serves the same
+ * address from here (a sibling that got there first keeps it: the port
+ * is the arbiter, tried every second).  A child that execs or exits
+ * first takes it along.
+ */
+static void *http_heir(void *arg)
+{
+	struct timespec pause = { 0, 200000000 };
+	struct kiln_http *srv;
+	int err;
+
+	(void)arg;
+	for (;;) {
+		nanosleep(&pause, NULL);
+		if (!kill(http_server_pid, 0) || errno != ESRCH)
+			continue;
+		pause.tv_sec = 1;
+		pause.tv_nsec = 0;
+		err = kiln_http_start(http_addr, &srv);
+		if (!err) {
+			http_srv = srv;
+			http_server_pid = getpid();
+			kiln_agent_log(KILN_LOG_INFO, "http: serving here: process %d, "
+				       "which served, is gone", (int)http_server_pid);
+			return NULL;
+		}
+		if (err != -EADDRINUSE) {
+			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s' after "
+				       "the serving process: %s", http_addr,
+				       strerror(-err));
+			return NULL;
+		}
+	}
+}
+
 static void child_after_fork(void)
 {
+	pthread_t heir;
+
 	/* The child has no control thread and must not write the parent's
 	 * file: owner stays the parent's pid. */
 	ctl_running = false;
@@ -300,6 +349,10 @@ static void child_after_fork(void)
 	atomic_store(&ctl_bell.bits, 0);
 	atomic_store(&ack_bell.bits, 0);
 	atomic_store(&toggles_pending, 0);
+	/* The parent's server is not this process's: its heir, perhaps. */
+	http_srv = NULL;
+	if (http_server_pid && http_addr)
+		kiln_agent_thread_start(&heir, http_heir, NULL, true);
 }
 
 static int start_control(void)
@@ -370,11 +423,13 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 	return 0;
 }
 
-__attribute__((constructor)) static void kiln_agent_load(void)
+static void agent_load(void)
 {
 	const char *path = kiln_agent_env2("KILN_CPU", "CPUPROFILE");
 	const char *hz = kiln_agent_env2("KILN_CPU_HZ", "CPUPROFILE_FREQUENCY");
 	const char *sig = kiln_agent_env2("KILN_CPU_SIGNAL", "CPUPROFILESIGNAL");
+	const char *mode = getenv("KILN_CPU_MODE");
+	const char *rt = getenv("CPUPROFILE_REALTIME");
 	const char *http = getenv("KILN_HTTP");
 	int err;
 
@@ -387,6 +442,17 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_HZ/CPUPROFILE_FREQUENCY "
 			       "'%s': using 99", hz);
 		cpu_hz = 99;
+	}
+	/* gperftools samples wall time with CPUPROFILE_REALTIME set (to
+	 * anything but 0 here); KILN_CPU_MODE says it in words and wins. */
+	if (mode && *mode) {
+		if (!strcmp(mode, "wall"))
+			cpu_wall = true;
+		else if (strcmp(mode, "cpu"))
+			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_MODE '%s' (cpu or "
+				       "wall): using cpu", mode);
+	} else if (rt && *rt && strcmp(rt, "0")) {
+		cpu_wall = true;
 	}
 	if (sig && parse_int(sig, 1, SIGRTMAX, &toggle_sig)) {
 		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_SIGNAL/CPUPROFILESIGNAL "
@@ -443,7 +509,7 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 		}
 		kiln_agent_log(KILN_LOG_DEBUG, "CPU profile '%s' opened", cpu_path);
 		kiln_agent_proc_hold();
-		err = kiln_agent_cpu_begin(cpu_hz);
+		err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
 		if (err) {
 			kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 				       err == -EEXIST ? "the program has its own "
@@ -476,11 +542,26 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 			snprintf(pid, sizeof(pid), "%d", (int)getpid());
 			setenv("KILN_HTTP_OWNER", pid, 1);
 			err = kiln_http_start(http, &http_srv);
-			if (err)
+			if (err) {
 				kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
 					       http, strerror(-err));
+			} else {
+				http_server_pid = getpid();
+				http_addr = strdup(http);
+			}
 		}
 	}
+}
+
+/*
+ * kiln's own work on the program's thread (its paths, the HTTP server):
+ * the allocations are not the program's.
+ */
+__attribute__((constructor)) static void kiln_agent_load(void)
+{
+	kiln_heap_quiet_begin();
+	agent_load();
+	kiln_heap_quiet_end();
 }
 
 /* ---- stepping aside for the program's own SIGPROF handler ---- */
@@ -748,7 +829,8 @@ int execle(const char *path, const char *arg, ...)
 __attribute__((visibility("default")))
 int kiln_cpu_start(const struct kiln_cpu_opts *opts)
 {
-	return kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99);
+	return kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99,
+				    opts && (opts->flags & KILN_CPU_WALL));
 }
 
 __attribute__((visibility("default")))

@@ -38,6 +38,22 @@ void kiln_agent_proc_hold(void)
 		proc_pid = getpid();
 }
 
+int kiln_agent_proc_openat(struct kiln_kfd *k, const char *rel, int flags)
+{
+	char path[256];
+	int fd = -1;
+
+	if (proc_pid == getpid() && kiln_kfd_ours(&proc_dir))
+		fd = openat(proc_dir.fd, rel, flags | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/proc/self/%s", rel);
+		fd = open(path, flags | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	return kiln_kfd_adopt(k, fd);
+}
+
 /* /proc/self/maps, by the held folder when it is this process's. */
 static int read_maps(struct kiln_buf *b)
 {
@@ -78,6 +94,8 @@ int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
 	if (!err)
 		err = kiln_maptab_add_text(&m->t, p, maps.data, maps.len);
 	kiln_buf_release(&maps);
+	if (!err)
+		err = kiln_agent_modules_add_gone(&m->t, p);
 	if (!err)
 		err = kiln_prof_error(p);
 	return err;

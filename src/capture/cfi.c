@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #if defined(__x86_64__)
 #define CFI_DWARF 1	/* tables are built and used */
@@ -140,6 +142,7 @@ struct kiln_cfi {
 	bool lazy;			/* build a module's rows when needed */
 	bool build_now;			/* ... by the cached unwinder itself */
 	void (*wake)(void *);		/* a lazy module was first wanted */
+	uint64_t skip_lo, skip_hi;	/* return addresses never stored */
 	void *wake_arg;
 	uint64_t generation;
 	/* Serializes building lazy modules' FDEs (taken inside
@@ -1386,6 +1389,12 @@ void kiln_cfi_fork_child(struct kiln_cfi *c)
 	pthread_mutex_init(&c->fde_lock, NULL);
 }
 
+void kiln_cfi_set_skip(struct kiln_cfi *c, uint64_t lo, uint64_t hi)
+{
+	c->skip_lo = lo;
+	c->skip_hi = hi;
+}
+
 void kiln_cfi_set_build_now(struct kiln_cfi *c, bool now)
 {
 	pthread_mutex_lock(&c->lock);
@@ -1655,12 +1664,17 @@ static const struct cfi_row *find_row(const struct cfi_set *set,
 }
 
 /* An 8-byte read inside [lo, hi), aligned; false if outside. */
+/*
+ * A word of the stack at addr, inside [lo, hi).  delta is 0 for the live
+ * stack; for a copy of it, the copy's address less the stack's (the walk
+ * computes with the thread's own addresses and reads the copy).
+ */
 static inline bool rd_stack(uint64_t addr, uint64_t lo, uint64_t hi,
-			    uint64_t *out)
+			    uint64_t delta, uint64_t *out)
 {
 	if ((addr & 7) || addr < lo || hi < 8 || addr > hi - 8)
 		return false;
-	*out = *(const volatile uint64_t *)(uintptr_t)addr;
+	*out = *(const volatile uint64_t *)(uintptr_t)(addr + delta);
 	return true;
 }
 
@@ -1725,11 +1739,65 @@ static inline const struct cfi_range *cached_range(struct kiln_cfi_cache *cache,
 	return find_range(set, ra);
 }
 
+/* walk()'s flag for copies whose frame pointer is not known: find it. */
+#define SCAN_FP (1u << 30)
+/* How far above sp a frame record is looked for (words). */
+#define SCAN_WORDS 512
+
+/*
+ * Whether the instruction before ra is a call (e8 rel32, or ff /2 in its
+ * register, [reg], disp8 and disp32 forms), read with process_vm_readv:
+ * a module unloaded meanwhile fails the read instead of faulting.
+ */
+static bool call_before(uint64_t ra)
+{
+	uint8_t b[8];
+	struct iovec l = { b, sizeof(b) }, r = { (void *)(uintptr_t)(ra - 8), 8 };
+	static const int ff_at[] = { 2, 3, 6, 7 };
+	size_t i;
+
+	if (ra < 8 || process_vm_readv(getpid(), &l, 1, &r, 1, 0) != 8)
+		return false;
+	if (b[8 - 5] == 0xe8)
+		return true;
+	for (i = 0; i < sizeof(ff_at) / sizeof(*ff_at); i++)
+		if (b[8 - ff_at[i]] == 0xff && ((b[9 - ff_at[i]] >> 3) & 7) == 2)
+			return true;
+	return false;
+}
+
+/*
+ * The frame pointer of a function that keeps one, when the registers
+ * did not say (a thread blocked in the kernel gives only its sp and pc):
+ * the lowest frame record above sp -- a saved frame pointer that points
+ * higher up the stack (or is 0, the outermost) next to a return address
+ * that follows a call into a module the set knows.  A stale record left
+ * in the function's locals by an earlier call from the same caller names
+ * the same caller.  0 if none.
+ */
+static uint64_t scan_fp(const struct cfi_set *set, uint64_t sp, uint64_t lo,
+			uint64_t hi, uint64_t delta)
+{
+	uint64_t s, saved, ra;
+	int i;
+
+	for (i = 0, s = sp; i < SCAN_WORDS; i++, s += 8) {
+		if (!rd_stack(s, lo, hi, delta, &saved) ||
+		    !rd_stack(s + 8, lo, hi, delta, &ra))
+			return 0;
+		if ((saved && (saved <= s + 8 || saved >= hi || (saved & 7))) ||
+		    !find_range(set, ra) || !call_before(ra))
+			continue;
+		return s;
+	}
+	return 0;
+}
+
 static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lo, uint64_t hi,
-		unsigned flags, uint64_t *pcs, int max)
+		uint64_t delta, unsigned flags, uint64_t *pcs, int max)
 {
-	bool fp_ok = true, exact = true;
+	bool fp_ok = !(flags & SCAN_FP), exact = true;
 	int n = 0;
 
 	if (max < 1)
@@ -1756,6 +1824,9 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 #endif
 		switch (kind) {
 		case KILN_CFI_RULE:
+			if (row->cfa_reg != KILN_CFI_REG_RSP && !fp_ok &&
+			    (flags & SCAN_FP) && (fp = scan_fp(set, sp, lo, hi, delta)))
+				fp_ok = true;
 			if (row->cfa_reg == KILN_CFI_REG_RSP)
 				cfa = sp;
 			else if (fp_ok)
@@ -1763,14 +1834,14 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			else
 				return n;
 			cfa += (uint64_t)(int64_t)row->cfa_off;
-			if (!rd_stack(cfa + (uint64_t)(int64_t)row->ra_off, lo, hi,
+			if (!rd_stack(cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, delta,
 				      &npc))
 				return n;
 			if (row->fp_off == FP_LOST) {
 				nfp_ok = false;
 			} else if (row->fp_off) {
 				if (!rd_stack(cfa + (uint64_t)(int64_t)row->fp_off,
-					      lo, hi, &nfp))
+					      lo, hi, delta, &nfp))
 					return n;
 				nfp_ok = true;
 			}
@@ -1779,7 +1850,7 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		case KILN_CFI_PLT:
 			cfa = sp + (uint64_t)(int64_t)row->cfa_off +
 			      ((pc & 15) >= row->plt_at ? 8 : 0);
-			if (!rd_stack(cfa - 8, lo, hi, &npc))
+			if (!rd_stack(cfa - 8, lo, hi, delta, &npc))
 				return n;
 			nsp = cfa;
 			break;
@@ -1788,9 +1859,9 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			/* rt_sigreturn's frame: the ucontext_t lies at sp. */
 			uint64_t g = sp + offsetof(ucontext_t, uc_mcontext.gregs);
 
-			if (!rd_stack(g + 8 * REG_RIP, lo, hi, &npc) ||
-			    !rd_stack(g + 8 * REG_RSP, lo, hi, &nsp) ||
-			    !rd_stack(g + 8 * REG_RBP, lo, hi, &nfp))
+			if (!rd_stack(g + 8 * REG_RIP, lo, hi, delta, &npc) ||
+			    !rd_stack(g + 8 * REG_RSP, lo, hi, delta, &nsp) ||
+			    !rd_stack(g + 8 * REG_RBP, lo, hi, delta, &nfp))
 				return n;
 			nfp_ok = true;
 			nexact = true;
@@ -1801,10 +1872,13 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			return n;
 		default:
 			/* No usable rule: the frame-pointer chain. */
+			if (!fp_ok && (flags & SCAN_FP) &&
+			    (fp = scan_fp(set, sp, lo, hi, delta)))
+				fp_ok = true;
 			if (!fp_ok || fp < sp)
 				return n;
-			if (!rd_stack(fp, lo, hi, &nfp) ||
-			    !rd_stack(fp + 8, lo, hi, &npc))
+			if (!rd_stack(fp, lo, hi, delta, &nfp) ||
+			    !rd_stack(fp + 8, lo, hi, delta, &npc))
 				return n;
 			nsp = fp + 16;
 			nfp_ok = true;
@@ -1817,7 +1891,8 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		} else if (!(rg = cached_range(cache, set, npc))) {
 			break;
 		}
-		pcs[n++] = npc;
+		if (!set->c || npc - set->c->skip_lo >= set->c->skip_hi - set->c->skip_lo)
+			pcs[n++] = npc;
 		pc = npc;
 		sp = nsp;
 		fp = nfp;
@@ -1838,7 +1913,21 @@ int kiln_cfi_unwind_regs(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 
 	atomic_fetch_add(in, 1);
 	n = walk(atomic_load(&c->cur), NULL, r->pc, r->sp, r->fp, stack_lo,
-		 stack_hi, flags, pcs, max);
+		 stack_hi, 0, flags, pcs, max);
+	atomic_fetch_sub(in, 1);
+	return n;
+}
+
+int kiln_cfi_unwind_copy(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
+			 const void *copy, size_t len, uint64_t *pcs, int max)
+{
+	int n;
+	atomic_long *in = inside_of(c);
+
+	atomic_fetch_add(in, 1);
+	n = walk(atomic_load(&c->cur), NULL, r->pc, r->sp, r->fp, r->sp,
+		 r->sp + len, (uint64_t)(uintptr_t)copy - r->sp,
+		 r->fp ? 0 : SCAN_FP, pcs, max);
 	atomic_fetch_sub(in, 1);
 	return n;
 }
@@ -1859,7 +1948,7 @@ int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
 		memset(cache->e, 0, sizeof(cache->e));
 		cache->gen = set->gen;
 	}
-	n = walk(set, cache, r->pc, r->sp, r->fp, stack_lo, stack_hi, 0, pcs, max);
+	n = walk(set, cache, r->pc, r->sp, r->fp, stack_lo, stack_hi, 0, 0, pcs, max);
 	atomic_fetch_sub(in, 1);
 	return n;
 }

@@ -75,6 +75,13 @@ void kiln_cfi_set_lazy(struct kiln_cfi *c, bool lazy, void (*wake)(void *),
  */
 void kiln_cfi_set_build_now(struct kiln_cfi *c, bool now);
 
+/*
+ * Return addresses in [lo, hi) are walked through but not stored: the
+ * frames of a profiler's own code between the program's (libkiln.so's
+ * thread-start trampoline).  Set before the first unwind.
+ */
+void kiln_cfi_set_skip(struct kiln_cfi *c, uint64_t lo, uint64_t hi);
+
 /* In a child after fork(), before it unwinds: the lock that builds FDEs
  * may have been held by a thread that is not in the child. */
 void kiln_cfi_fork_child(struct kiln_cfi *c);
@@ -121,6 +128,17 @@ int kiln_cfi_unwind(struct kiln_cfi *c, const void *ucontext,
 int kiln_cfi_unwind_regs(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 			 uint64_t stack_lo, uint64_t stack_hi, unsigned flags,
 			 uint64_t *pcs, int max);
+
+/*
+ * The same walk over a copy of the stack: copy holds the len bytes that
+ * were at [r->sp, r->sp + len) (a thread blocked in the kernel, copied
+ * with process_vm_readv: the sampler of wall time).  Addresses stay the
+ * thread's; only the reads come from the copy.  r->fp may be 0 (not
+ * known): frames whose rule needs it end the walk.  Async-signal-safe as
+ * kiln_cfi_unwind().
+ */
+int kiln_cfi_unwind_copy(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
+			 const void *copy, size_t len, uint64_t *pcs, int max);
 
 /* How a row computes the caller's frame (kiln_cfi_rule.kind). */
 /*

@@ -88,7 +88,8 @@ static int setup_offcpu(struct kiln_perf_attr *pa, struct kiln_perf_attr *sw,
 		fprintf(stderr, "  fix: run as root (tracefs at /sys/kernel/tracing "
 				"is readable by root only; kiln mounts it if "
 				"needed), or grant CAP_PERFMON and read access "
-				"to tracefs\n");
+				"to tracefs%s\n", wall ? "; or sample wall time "
+				"in-process with --wall --mode inject" : "");
 		return KILN_EXIT_USAGE;
 	}
 	*tp_id = sw->config;
@@ -454,8 +455,8 @@ static void add_pid_comment(struct kiln_prof *p, pid_t pid)
  * in-process sampler on; every process of the command writes its own
  * profile (the first PATH, the others PATH.PID), and kiln merges them.
  */
-static int record_inject(char **cmd, int ncmd, long freq, const char *output,
-			 bool quiet)
+static int record_inject(char **cmd, int ncmd, long freq, bool wall,
+			 const char *output, bool quiet)
 {
 	struct kiln_buf agent = KILN_BUF_INIT, pre = KILN_BUF_INIT,
 			prof = KILN_BUF_INIT, out = KILN_BUF_INIT;
@@ -498,6 +499,9 @@ static int record_inject(char **cmd, int ncmd, long freq, const char *output,
 		setenv("LD_PRELOAD", pre.data, 1);
 		setenv("KILN_CPU", prof.data, 1);
 		setenv("KILN_CPU_HZ", hz, 1);
+		/* --wall: the agent's wall-clock sampler (wall.c). */
+		setenv("KILN_CPU_MODE", wall ? "wall" : "cpu", 1);
+		unsetenv("CPUPROFILE_REALTIME");
 		unsetenv("KILN_CPU_SIGNAL");
 		unsetenv("CPUPROFILESIGNAL");
 		unsetenv("KILN_CPU_OWNER");
@@ -800,11 +804,17 @@ int kiln_cmd_record(int argc, char **argv)
 			"off-CPU time too)");
 		goto out;
 	}
-	if ((offcpu || wall) && (inject || strcmp(event, "cpu-clock"))) {
+	if ((offcpu || wall) && strcmp(event, "cpu-clock")) {
 		rc = kiln_cli_usage_error("record",
 			"%s records cpu-clock and sched:sched_switch itself: "
-			"leave out -e and --mode inject", offcpu ? "--off-cpu" :
-			"--wall");
+			"leave out -e", offcpu ? "--off-cpu" : "--wall");
+		goto out;
+	}
+	if (offcpu && inject) {
+		rc = kiln_cli_usage_error("record",
+			"--off-cpu needs sched:sched_switch: not with --mode "
+			"inject (--wall --mode inject samples every thread "
+			"in-process, waiting or not)");
 		goto out;
 	}
 	if (inject) {
@@ -824,7 +834,7 @@ int kiln_cmd_record(int argc, char **argv)
 				"--mode inject cannot see kernel frames");
 			goto out;
 		}
-		rc = record_inject(cmd, ncmd, freq, output, quiet);
+		rc = record_inject(cmd, ncmd, freq, wall, output, quiet);
 		goto out;
 	}
 	err = kiln_event_parse(event, &ev);
@@ -950,7 +960,8 @@ int kiln_cmd_record(int argc, char **argv)
 			       read_int_file("/proc/sys/kernel/perf_event_paranoid"));
 		fprintf(stderr, "  fix: run as root, or grant CAP_PERFMON and set "
 				"'sysctl kernel.perf_event_paranoid=-1' (tracepoint "
-				"samples need it)\n");
+				"samples need it)%s\n", wall ? "; or sample wall "
+				"time in-process with --wall --mode inject" : "");
 		if (t.child) {
 			kill(t.child, SIGKILL);
 			waitpid(t.child, NULL, 0);
@@ -968,7 +979,7 @@ int kiln_cmd_record(int argc, char **argv)
 			kill(t.child, SIGKILL);
 			waitpid(t.child, NULL, 0);
 			t.child = 0;
-			rc = record_inject(cmd, ncmd, freq, output, quiet);
+			rc = record_inject(cmd, ncmd, freq, false, output, quiet);
 			goto out;
 		}
 		if (err == -EACCES || err == -EPERM)

@@ -46,18 +46,11 @@ void kiln_heap_stats(struct kiln_heap_stats *st);
 /*
  * Brackets kiln's own work on a program's thread (registering it with the
  * CPU sampler, say): allocations in between are not traced.  Nestable.
- * A thread of kiln's own calls _begin() once, for good.
+ * A thread of kiln's own calls _begin() once, for good (the pthread_create
+ * trampoline does so for every thread marked kiln's).
  */
 void kiln_heap_quiet_begin(void);
 void kiln_heap_quiet_end(void);
-
-/*
- * Whether the calling thread is in such a section or is kiln's own: a
- * thread it creates now is kiln's too (the pthread_create interposer
- * marks it so), which is how libmicrohttpd's threads, started from
- * kiln_http_start() or from kiln's threads, stay out of heap profiles.
- */
-bool kiln_heap_quiet(void);
 
 /* KILN_HEAP_SAMPLE's default without a trace (tcmalloc's and Go's). */
 #define KILN_HEAP_DEFAULT_SAMPLE 524288

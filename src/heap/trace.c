@@ -979,6 +979,7 @@ out:
 static void *write_loop(void *arg)
 {
 	kheap_guard = 1;	/* for good: kiln's own allocations go untraced */
+	kiln_agent_thread_internal_self();
 	for (;;) {
 		uint64_t now = kheap_now(), wait_ns;
 		struct timespec ts;
@@ -1582,6 +1583,12 @@ static int start(const char *path)
 		 * at start cost about 3 ms of every profiled program. */
 		kiln_cfi_set_lazy(cfi, true, NULL, NULL);
 		kiln_cfi_set_build_now(cfi, true);
+		{
+			uint64_t lo, hi;
+
+			kiln_agent_own_frames(&lo, &hi);
+			kiln_cfi_set_skip(cfi, lo, hi);
+		}
 		kiln_cfi_refresh(cfi);
 	}
 	if (!pthread_key_create(&exit_key, on_thread_exit))
@@ -1771,9 +1778,4 @@ void kiln_heap_quiet_begin(void)
 void kiln_heap_quiet_end(void)
 {
 	kheap_guard--;
-}
-
-bool kiln_heap_quiet(void)
-{
-	return kheap_guard > 0;
 }

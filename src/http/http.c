@@ -816,7 +816,7 @@ static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *
 		return queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 			     text_response("the server is stopping"));
 	}
-	err = kiln_agent_cpu_begin((int)hz);
+	err = kiln_agent_cpu_begin((int)hz, false);
 	if (!err)
 		srv->jobs++;
 	pthread_mutex_unlock(&srv->lock);
@@ -909,6 +909,8 @@ static enum MHD_Result do_index(struct MHD_Connection *c)
 		"(<code>?seconds=N</code>: during the next N seconds; "
 		"<a href=\"allocs?format=html\">flame graph</a>, "
 		"<a href=\"allocs?debug=1\">top</a>)</td></tr>\n"
+		"<tr><td><a href=\"goroutine?debug=1\">goroutine</a></td>"
+		"<td>every thread's stack now</td></tr>\n"
 		"<tr><td><a href=\"mutex?debug=1\">mutex</a>, "
 		"<a href=\"block?debug=1\">block</a></td>"
 		"<td>valid empty profiles (C programs have no runtime that counts "
@@ -1063,6 +1065,106 @@ static enum MHD_Result do_contention(struct MHD_Connection *c, const char *what)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
 					mutex ? "attachment; filename=\"mutex\"" :
 					"attachment; filename=\"block\"");
+	return queue(c, MHD_HTTP_OK, r);
+}
+
+/* A label of sample s: its string (NULL: none) or its number in *num. */
+static const char *label_of(struct kiln_prof *p, const struct kiln_sample *s,
+			    const char *key, int64_t *num)
+{
+	const struct kiln_labelset *ls = &p->labelsets[s->labels];
+	uint32_t i;
+
+	for (i = 0; s->labels && i < ls->n; i++) {
+		const struct kiln_label *l = &p->labels[ls->first + i];
+
+		if (strcmp(kiln_prof_str(p, l->key), key))
+			continue;
+		if (num)
+			*num = l->num;
+		return l->str ? kiln_prof_str(p, l->str) : "";
+	}
+	return NULL;
+}
+
+/*
+ * ?debug=1 and 2 of /debug/pprof/goroutine: every thread's stack, as
+ * Go's debug=2 dump lists its goroutines.
+ */
+static int dump_threads(struct kiln_prof *p, struct kiln_buf *b)
+{
+	struct kiln_frame *fr = NULL;
+	size_t i, cap = 0;
+	long n, k;
+	int err = 0;
+
+	err |= kiln_buf_addf(b, "threads: total %zu\n\n", p->nsamples);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct kiln_sample *s = &p->samples[i];
+		const char *name = label_of(p, s, "thread_name", NULL);
+		const char *state = label_of(p, s, "state", NULL);
+		int64_t tid = 0;
+
+		label_of(p, s, "thread", &tid);
+		err |= kiln_buf_addf(b, "thread %lld \"%s\" [%s]:\n", (long long)tid,
+			      name ? name : "", state ? state : "unknown");
+		n = kiln_prof_frames(p, s, &fr, &cap);
+		if (n < 0) {
+			free(fr);
+			return (int)n;
+		}
+		if (!n)
+			err |= kiln_buf_adds(b, "\t(no stack: running, and SIGPROF is "
+					     "the program's)\n");
+		for (k = 0; k < n; k++) {
+			const struct kiln_function *f = fr[k].function ?
+				&p->functions[fr[k].function] : NULL;
+			const char *file = f ? kiln_prof_str(p, f->filename) : "";
+
+			err |= kiln_buf_addf(b, "%s\n", kiln_prof_str(p, fr[k].name));
+			if (*file && fr[k].line > 0)
+				err |= kiln_buf_addf(b, "\t%s:%lld\n", file,
+						     (long long)fr[k].line);
+			else if (*file)
+				err |= kiln_buf_addf(b, "\t%s\n", file);
+		}
+		err |= kiln_buf_adds(b, "\n");
+	}
+	free(fr);
+	return err ? -ENOMEM : 0;
+}
+
+/*
+ * /debug/pprof/goroutine: Go's goroutines are a C program's threads.
+ * One sample per thread with its current stack (goroutine/count, labels
+ * thread, thread_name, state), the way Grafana Alloy and Parca scrape
+ * it; ?debug=1 or 2 lists them as text.
+ */
+static enum MHD_Result do_goroutine(struct MHD_Connection *c)
+{
+	struct MHD_Response *r = NULL;
+	struct kiln_buf b = KILN_BUF_INIT;
+	struct kiln_prof *p = NULL;
+	long debug;
+	int err;
+
+	if (int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r))
+		return queue(c, MHD_HTTP_BAD_REQUEST, r);
+	err = kiln_agent_threads_snapshot(&p);
+	if (!err)
+		err = debug > 0 ? dump_threads(p, &b) : kiln_pprof_write(p, &b, true);
+	kiln_prof_free(p);
+	if (err) {
+		kiln_buf_release(&b);
+		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			     text_response("could not take the threads' stacks: %s",
+					   strerror(-err)));
+	}
+	r = response_take(&b, debug > 0 ? "text/plain; charset=utf-8" :
+			  "application/octet-stream");
+	if (r && !debug)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+					"attachment; filename=\"goroutine\"");
 	return queue(c, MHD_HTTP_OK, r);
 }
 
@@ -1518,6 +1620,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return do_cmdline(c);
 	if (!strcmp(path, "mutex") || !strcmp(path, "block"))
 		return do_contention(c, path);
+	if (!strcmp(path, "goroutine") || !strcmp(path, "threadcreate"))
+		return do_goroutine(c);
 not_found:
 	return queue(c, MHD_HTTP_NOT_FOUND,
 		     text_response("404 page not found: %s (the profiles are under "
@@ -1741,6 +1845,9 @@ static int http_start(const char *addr, struct kiln_http **out)
 	sigdelset(&all, SIGTRAP);
 	sigdelset(&all, SIGSYS);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	/* libmicrohttpd's thread, the guard and the jobs they start are
+	 * kiln's: never sampled, never in a goroutine dump. */
+	kiln_agent_creating_internal(true);
 	srv->mhd = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
 		MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
@@ -1757,6 +1864,7 @@ static int http_start(const char *addr, struct kiln_http **out)
 	/* The guard inherits the same mask: no signal of the host on it. */
 	if (srv->mhd)
 		srv->guard_on = !pthread_create(&srv->guard, NULL, guard_main, srv);
+	kiln_agent_creating_internal(false);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!srv->mhd) {
 		err = err ? -err : -ENOMEM;
@@ -1783,8 +1891,8 @@ out_free:
 
 /*
  * kiln's work, on the caller's thread: the server's allocations are not
- * the program's, and the threads libmicrohttpd starts here (and those
- * they start) are kiln's own (see kiln_heap_quiet()).
+ * the program's (the threads libmicrohttpd starts here, and those they
+ * start, are kiln's own: see http_start()).
  */
 KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 {

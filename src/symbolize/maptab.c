@@ -52,6 +52,48 @@ int kiln_maptab_add_text(struct kiln_maptab *m, struct kiln_prof *p,
 	return kiln_sym_parse_maps(text, len, add_one, &c);
 }
 
+int kiln_maptab_add(struct kiln_maptab *m, struct kiln_prof *p,
+		    const char *path, uint64_t start, uint64_t end,
+		    uint64_t offset)
+{
+	struct kiln_mapping km = { 0 };
+	size_t lo = 0, hi = m->n;
+
+	if (end <= start)
+		return -EINVAL;
+	/* The first range ending after start: the new one goes before it,
+	 * and must end before it starts. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->r[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->n && m->r[lo].start < end)
+		return -EEXIST;
+	if (m->n == m->alloc) {
+		size_t na = m->alloc ? m->alloc * 2 : 64;
+		void *q = realloc(m->r, na * sizeof(*m->r));
+
+		if (!q)
+			return -ENOMEM;
+		m->r = q;
+		m->alloc = na;
+	}
+	km.start = start;
+	km.limit = end;
+	km.offset = offset;
+	km.file = kiln_prof_interns(p, path);
+	memmove(m->r + lo + 1, m->r + lo, (m->n - lo) * sizeof(*m->r));
+	m->r[lo].start = start;
+	m->r[lo].end = end;
+	m->r[lo].id = kiln_prof_mapping(p, &km);
+	m->n++;
+	return kiln_prof_error(p);
+}
+
 uint32_t kiln_maptab_find(const struct kiln_maptab *m, uint64_t addr)
 {
 	size_t lo = 0, hi = m->n;

@@ -29,6 +29,15 @@ struct kiln_maptab {
  */
 int kiln_maptab_add_text(struct kiln_maptab *m, struct kiln_prof *p,
 			 const char *text, size_t len);
+/*
+ * Adds the mapping of file path at [start, end) (offset: the file offset
+ * mapped at start) to p and to m, where it overlaps no range of m (the
+ * agent's libraries unloaded before the profile is written).  0, -EEXIST
+ * (it overlaps) or -ENOMEM.
+ */
+int kiln_maptab_add(struct kiln_maptab *m, struct kiln_prof *p,
+		    const char *path, uint64_t start, uint64_t end,
+		    uint64_t offset);
 /* The mapping id holding addr, 0 for none. */
 uint32_t kiln_maptab_find(const struct kiln_maptab *m, uint64_t addr);
 void kiln_maptab_release(struct kiln_maptab *m);

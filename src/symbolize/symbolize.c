@@ -90,6 +90,13 @@ struct sym_cache {
 	uint8_t *known;		/* whether name[i] was asked yet */
 };
 
+/* A function symbol of a module, for choosing among aliases. */
+struct alias {
+	uint64_t addr;
+	const char *name;	/* libelf's string, with any @version */
+	uint8_t rank;		/* binding: GLOBAL 0, WEAK 1, other 2 */
+};
+
 #define SYM_CACHE_AFTER 4
 #define SYM_CACHE_MIN_SYMS 256
 
@@ -103,6 +110,9 @@ struct mod {
 	size_t ncus, cus_alloc;
 	struct sym_cache *syms;	/* see sym_cache; NULL until built */
 	unsigned lookups;	/* symbol lookups so far */
+	struct alias *aliases;	/* function symbols by address (see pick_alias) */
+	size_t naliases;
+	bool aliases_built;
 };
 
 struct entry {
@@ -334,6 +344,7 @@ void kiln_sym_free(struct kiln_sym *s)
 			free(s->mods[i].cus[j]);
 		}
 		free(s->mods[i].cus);
+		free(s->mods[i].aliases);
 		if (s->mods[i].syms) {
 			free(s->mods[i].syms->bounds);
 			free(s->mods[i].syms->name);
@@ -784,6 +795,74 @@ static int set_names(struct kiln_sym *s, struct kiln_sym_frame *f,
 	return f->name && f->system_name ? 0 : -ENOMEM;
 }
 
+/* The length of a symbol name without its version ("write@@GLIBC_2.2.5"). */
+static size_t base_len(const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	return at && at > name ? (size_t)(at - name) : strlen(name);
+}
+
+/* Whether s[0..len) is one part of a GCC clone suffix (".constprop.0"). */
+static bool clone_part(const char *p, size_t len)
+{
+	static const char *const words[] = { "constprop", "isra", "part",
+		"cold", "lto_priv", "localalias", "clone", "llvm" };
+	size_t i;
+
+	for (i = 0; i < len && p[i] >= '0' && p[i] <= '9'; i++)
+		;
+	if (len && i == len)
+		return true;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strlen(words[i]) == len && !memcmp(p, words[i], len))
+			return true;
+	return false;
+}
+
+/*
+ * The length of a symbol name without its version and the suffixes of
+ * the compiler's clones ("foo.constprop.0", "foo.cold", "_ZN1a1bEv.isra.0"):
+ * the function the source calls, as its DWARF names it.
+ */
+static size_t function_len(const char *sym)
+{
+	size_t len = base_len(sym);
+	const char *dot = memchr(sym, '.', len), *p, *end = sym + len;
+
+	if (!dot || dot == sym)
+		return len;
+	for (p = dot; p < end;) {
+		const char *q = memchr(p + 1, '.', (size_t)(end - p - 1));
+
+		if (!q)
+			q = end;
+		if (!clone_part(p + 1, (size_t)(q - p - 1)))
+			return len;
+		p = q;
+	}
+	return (size_t)(dot - sym);
+}
+
+/*
+ * Names frame f after the ELF symbol sym, as every session does for the
+ * function an address is in (not one inlined into it): the system name is
+ * the symbol without its version, the name that demangled and without
+ * clone suffixes.
+ */
+static int set_symbol_names(struct kiln_sym *s, struct kiln_sym_frame *f,
+			    const char *sym)
+{
+	size_t flen = function_len(sym), blen = base_len(sym);
+	const char *fn = intern(s, sym, flen);
+	char *dm = fn ? kiln_sym_demangle(fn) : NULL;
+
+	f->system_name = intern(s, sym, blen);
+	f->name = dm ? interns(s, dm) : fn;
+	free(dm);
+	return f->name && f->system_name ? 0 : -ENOMEM;
+}
+
 static bool is_function(Dwarf_Die *die)
 {
 	int tag = dwarf_tag(die);
@@ -1025,19 +1104,25 @@ static int dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		memset(f, 0, sizeof(*f));
 		link = die_linkage_name(die);
 		plain = dwarf_diename(die);
-		/* The outermost function is also an ELF symbol: its name there
-		 * is the system name (with .constprop and such suffixes). */
-		if (tag != DW_TAG_inlined_subroutine && !link)
-			link = symname;
-		if (!link && !plain) {
-			/* An unnamed outermost function alone is no better
-			 * than module+offset; inside a chain it is "??". */
-			if (tag != DW_TAG_inlined_subroutine && !k)
+		/* The outermost function is also an ELF symbol: named by it, as
+		 * where no DWARF is read (the agent, for libraries whose DWARF
+		 * is in a separate file), so that names do not depend on which
+		 * debug files were read; DWARF names the inlined ones. */
+		if (tag != DW_TAG_inlined_subroutine && symname) {
+			if ((err = set_symbol_names(s, f, symname)))
 				break;
-			plain = "??";
+		} else {
+			if (!link && !plain) {
+				/* An unnamed outermost function alone is no
+				 * better than module+offset; inside a chain it
+				 * is "??". */
+				if (tag != DW_TAG_inlined_subroutine && !k)
+					break;
+				plain = "??";
+			}
+			if ((err = set_names(s, f, link, plain)))
+				break;
 		}
-		if ((err = set_names(s, f, link, plain)))
-			break;
 		f->file = file ? interns(s, file) : NULL;
 		f->line = line;
 		df = dwarf_decl_file(die);
@@ -1141,10 +1226,110 @@ fail:
 	return NULL;
 }
 
-/* The symbol name of addr in md, as dwfl_module_addrinfo() gives it. */
+static int cmp_alias(const void *a, const void *b)
+{
+	const struct alias *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Collects md's function symbols by address, once; none on ENOMEM. */
+static void aliases_build(struct mod *md)
+{
+	int nsyms = dwfl_module_getsymtab(md->dwmod);
+	size_t n = 0;
+
+	md->aliases_built = true;
+	if (nsyms <= 0)
+		return;
+	md->aliases = malloc((size_t)nsyms * sizeof(*md->aliases));
+	if (!md->aliases)
+		return;
+	for (int i = 0; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr a;
+		GElf_Word shndx;
+		Elf *e;
+		Dwarf_Addr b;
+		const char *name = dwfl_module_getsym_info(md->dwmod, i, &sym,
+							   &a, &shndx, &e, &b);
+		int type = GELF_ST_TYPE(sym.st_info);
+		int bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		md->aliases[n].addr = a;
+		md->aliases[n].name = name;
+		md->aliases[n].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		n++;
+	}
+	qsort(md->aliases, n, sizeof(*md->aliases), cmp_alias);
+	md->naliases = n;
+}
+
+/* Whether alias x names a function better than y (see pick_alias). */
+static bool better_alias(const struct alias *x, const struct alias *y)
+{
+	size_t ux = 0, uy = 0, lx = base_len(x->name), ly = base_len(y->name);
+	int c;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank;
+	while (x->name[ux] == '_')
+		ux++;
+	while (y->name[uy] == '_')
+		uy++;
+	if (ux != uy)
+		return ux < uy;
+	if (lx != ly)
+		return lx < ly;
+	c = strncmp(x->name, y->name, lx);
+	return c ? c < 0 : strcmp(x->name, y->name) < 0;
+}
+
+/*
+ * Of the function symbols at the address of `name` (a function that
+ * starts at symaddr), the one kiln names it by, in every session alike,
+ * whether the module's full symbol table (a separate debug file) or only
+ * its dynamic one was found, and whatever order the linker wrote them in:
+ * exported before local (GLOBAL, then WEAK), then the fewest leading
+ * underscores, then the shortest, then the first in byte order.  libc's
+ * write() is "write", not "__write", "__libc_write" or "__GI___write";
+ * __libc_start_main is "__libc_start_main", not "__libc_start_main_impl".
+ */
+static const char *pick_alias(struct mod *md, uint64_t symaddr,
+			      const GElf_Sym *sym, const char *name)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	const struct alias *best = NULL;
+	size_t lo = 0, hi;
+
+	if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC))
+		return name;
+	if (!md->aliases_built)
+		aliases_build(md);
+	hi = md->naliases;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (md->aliases[mid].addr < symaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < md->naliases && md->aliases[lo].addr == symaddr; lo++)
+		if (!best || better_alias(&md->aliases[lo], best))
+			best = &md->aliases[lo];
+	return best ? best->name : name;
+}
+
+/*
+ * The symbol name of addr in md: the symbol dwfl_module_addrinfo() finds,
+ * or the alias of it that pick_alias() prefers.
+ */
 static const char *sym_name(struct mod *md, uint64_t addr)
 {
-	GElf_Off off;
+	GElf_Off off = 0;
 	GElf_Sym sym;
 	struct sym_cache *c;
 	size_t lo = 0, hi;
@@ -1153,9 +1338,11 @@ static const char *sym_name(struct mod *md, uint64_t addr)
 	if (!md->syms && ++md->lookups == SYM_CACHE_AFTER)
 		md->syms = sym_cache_build(md);
 	c = md->syms;
-	if (!c)
-		return dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL,
+	if (!c) {
+		name = dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL,
 					    NULL, NULL);
+		return pick_alias(md, addr - off, &sym, name);
+	}
 	/* The interval: after the last bound at or below addr. */
 	hi = c->nbounds;
 	while (lo < hi) {
@@ -1170,6 +1357,7 @@ static const char *sym_name(struct mod *md, uint64_t addr)
 		return c->name[lo];
 	name = dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL, NULL,
 				    NULL);
+	name = pick_alias(md, addr - off, &sym, name);
 	c->name[lo] = name;
 	c->known[lo] = 1;
 	return name;
@@ -1274,15 +1462,8 @@ static int symbolize(struct kiln_sym *s, struct mod *md, uint64_t addr,
 	if (!n && symname) {
 		/* Only the symbol table knows this address.  Symbol versions
 		 * ("clock_gettime@@GLIBC_2.17") are no part of the name. */
-		const char *at = strchr(symname, '@');
-
-		if (at && at > symname) {
-			symname = intern(s, symname, (size_t)(at - symname));
-			if (!symname)
-				return -ENOMEM;
-		}
 		memset(fr, 0, sizeof(fr[0]));
-		if ((err = set_names(s, fr, symname, NULL)))
+		if ((err = set_symbol_names(s, fr, symname)))
 			return err;
 		n = 1;
 	}

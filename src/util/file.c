@@ -278,7 +278,8 @@ int kiln_out_commit(struct kiln_out *o)
 	if (o->fd < 0)
 		return -EBADF;
 	/* Only a regular file can be flushed; a device or a pipe cannot. */
-	if (!fstat(o->fd, &st) && S_ISREG(st.st_mode) && fsync(o->fd))
+	if (!o->no_sync && !fstat(o->fd, &st) && S_ISREG(st.st_mode) &&
+	    fsync(o->fd))
 		err = -errno;
 	if (close(o->fd) && !err && errno != EINTR)
 		err = -errno;

@@ -42,16 +42,24 @@ struct kiln_out {
 	int dirfd;	/* the final name's folder; -1 when written in place */
 	char *name;	/* final name in dirfd (owned) */
 	char *tmp;	/* temporary name in dirfd (owned) */
+	/*
+	 * Set by the caller after kiln_out_open(): kiln_out_commit() renames
+	 * without fsync() first.  For the agent's profiles at a program's
+	 * exit, where the flush costs milliseconds (2-10 ms on ext4 here)
+	 * and a profile lost to a power cut costs little; the rename still
+	 * shows readers a whole file or the old one.
+	 */
+	bool no_sync;
 };
 
-#define KILN_OUT_INIT { -1, -1, NULL, NULL }
+#define KILN_OUT_INIT { -1, -1, NULL, NULL, false }
 
 /* Opens path for output as above.  0 or -errno; nothing is created on error. */
 int kiln_out_open(struct kiln_out *o, const char *path);
 /* Appends len bytes.  0 or -errno (-ENOSPC from /dev/full). */
 int kiln_out_write(struct kiln_out *o, const void *data, size_t len);
 /*
- * Flushes the file to disk, closes it and renames it into place (keeping
+ * Flushes the file to disk (unless o->no_sync), closes it and renames it into place (keeping
  * an existing regular file as FILE.old).  Every error of write, fsync,
  * close and rename is returned; on error the temporary is removed and
  * the old file stays where it was.  Releases o.  0 or -errno.

@@ -26,8 +26,16 @@ has "$T/stdout.txt" "^[^ ]+;[^ ]+ [0-9]+$"
 # A FIFO with a reader gets the data; one without a reader is refused at
 # once (no hang waiting for a reader).
 mkfifo "$T/fifo"
-cat "$T/fifo" > "$T/from-fifo.txt" &
+# (Its stderr away from ctest's pipe: a reader left blocked in open() by
+# a failure must not keep ctest waiting for the test's end.)
+cat "$T/fifo" > "$T/from-fifo.txt" 2>/dev/null &
 reader=$!
+# The reader is there once cat sleeps in openat() (257) for a writer: a
+# non-blocking open for writing succeeds from then on.  On a loaded
+# machine cat may not have got that far when kiln opens the FIFO.
+in_open() { [ "$(cut -d' ' -f1 /proc/$reader/syscall 2>/dev/null)" = 257 ] &&
+    grep -q '^State:.*sleeping' /proc/$reader/status; }
+wait_for "the FIFO's reader" in_open
 expect_status 0 "$KILN" convert "$IN" -o "$T/fifo" --to collapsed
 wait $reader
 [ -p "$T/fifo" ] || fail "the FIFO was replaced"

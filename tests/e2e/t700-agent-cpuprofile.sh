@@ -14,7 +14,7 @@ check_server_split "$T/cpu.prof" 3
 "$KILN" convert "$T/cpu.prof" -o "$T/c.collapsed"
 has "$T/c.collapsed" "worker;serve_a;burn_a "
 has "$T/c.collapsed" "serve_c;burn_c;.*(qsort|msort)"
-hasnt "$T/c.collapsed" "kiln|sigprof|__restore_rt|on_sigprof|libkiln"
+hasnt "$T/c.collapsed" "kiln|sigprof|__restore_rt|on_sigprof|libkiln|trampoline"
 if command -v go >/dev/null; then
     HOME=$T GOCACHE=$T/gocache go tool pprof -top "$T/cpu.prof" > "$T/go.txt" 2>/dev/null ||
         fail "go tool pprof cannot read the agent's profile"

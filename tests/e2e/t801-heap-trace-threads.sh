@@ -17,4 +17,9 @@ expect_site main_leak live_bytes 2331
 for n in producer-0 producer-1 producer-2 producer-3 consumer; do
     grep -q "^thread [0-9]* $n$" "$T/check.txt" || { cat "$T/check.txt"; fail "thread $n not named"; }
 done
+# The threads' stacks start at start_thread, with no frame of the agent's
+# (its pthread_create trampoline) in between.
+"$KILN" convert "$T/h.trace" -o "$T/h.collapsed"
+has "$T/h.collapsed" "^__clone3;start_thread;produce "
+hasnt "$T/h.collapsed" "trampoline"
 echo ok

@@ -8,7 +8,14 @@
  * (seconds: burn's CPU time and wall time, nap's and wait_pipe's wall
  * time, and the main thread's wall time from main's start to its end).
  * Usage: offcpu [SCALE]   (every duration times SCALE, default 1)
+ *
+ * offcpu pair: two threads at once for 1 s of wall time each, "napper"
+ * sleeping in nap (ten nanosleep calls of 100 ms, not retried: a signal
+ * that ended one early is counted) and "burner" on the CPU in burn; it
+ * prints  pair nap S burn S eintr N pid PID
  */
+#include <errno.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,13 +42,16 @@ static void sleep_s(double s)
 		;
 }
 
-/* Runs on the CPU for `seconds` of this thread's CPU time. */
+/* Runs on the CPU for `seconds` of this thread's CPU time (of wall
+ * time in pair mode). */
+static clockid_t burn_clock = CLOCK_THREAD_CPUTIME_ID;
+
 __attribute__((noinline)) void burn(double seconds)
 {
-	double start = now(CLOCK_THREAD_CPUTIME_ID);
+	double start = now(burn_clock);
 	unsigned long x = sink;
 
-	while (now(CLOCK_THREAD_CPUTIME_ID) - start < seconds) {
+	while (now(burn_clock) - start < seconds) {
 		int i;
 
 		for (i = 0; i < 10000; i++)
@@ -80,10 +90,63 @@ __attribute__((noinline)) void wait_pipe(double seconds)
 	sink++;
 }
 
+static int eintr;
+static double pair_nap, pair_burn;
+
+/* Ten 100 ms sleeps, each not retried. */
+__attribute__((noinline)) void nap_once(void)
+{
+	struct timespec ts = { 0, 100000000 };
+	int i;
+
+	for (i = 0; i < 10; i++)
+		if (nanosleep(&ts, NULL) && errno == EINTR)
+			eintr++;
+	sink++;
+}
+
+static void *napper(void *arg)
+{
+	double t = now(CLOCK_MONOTONIC);
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "napper");
+	nap_once();
+	pair_nap = now(CLOCK_MONOTONIC) - t;
+	return NULL;
+}
+
+static void *burner(void *arg)
+{
+	double t = now(CLOCK_MONOTONIC);
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "burner");
+	burn(1.0);
+	pair_burn = now(CLOCK_MONOTONIC) - t;
+	return NULL;
+}
+
+static int pair(void)
+{
+	pthread_t a, b;
+
+	burn_clock = CLOCK_MONOTONIC;
+	if (pthread_create(&a, NULL, napper, NULL) || pthread_create(&b, NULL, burner, NULL))
+		return 1;
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	printf("pair nap %.6f burn %.6f eintr %d pid %d\n", pair_nap, pair_burn,
+	       eintr, (int)getpid());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double t0 = now(CLOCK_MONOTONIC), c0, b, n, w;
 
+	if (argc > 1 && !strcmp(argv[1], "pair"))
+		return pair();
 	if (argc > 1)
 		scale = atof(argv[1]);
 	if (pipe(fds))
