@@ -556,6 +556,10 @@ static void *trampoline(void *p)
 	uint64_t tp = 0;
 
 	start_put(s);
+	/* kiln's own thread: its allocations are never the program's
+	 * (for good; the threads it creates are kiln's too). */
+	if (internal)
+		kiln_heap_quiet_begin();
 #if defined(__x86_64__) || defined(__aarch64__)
 	tp = (uint64_t)(uintptr_t)__builtin_thread_pointer();
 #endif
