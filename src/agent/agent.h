@@ -220,6 +220,11 @@ int kiln_agent_proc_openat(struct kiln_kfd *k, const char *rel, int flags);
  * 0 or -errno.
  */
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p);
+/* The same from the maps text in *text, or read into it (and left there
+ * for the next call) when it is empty. */
+struct kiln_buf;
+int kiln_agent_maps_load_from(struct kiln_agent_maps *m, struct kiln_prof *p,
+			      struct kiln_buf *text);
 /* The mapping id holding addr, 0 for none. */
 uint32_t kiln_agent_maps_find(const struct kiln_agent_maps *m, uint64_t addr);
 void kiln_agent_maps_release(struct kiln_agent_maps *m);

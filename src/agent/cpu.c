@@ -953,6 +953,7 @@ static void populate_ring(void)
  */
 static struct kiln_sym *warm;
 static uint32_t warmed;		/* agg's locations [1, warmed] looked up */
+static struct kiln_buf warm_maps;	/* the maps text warm_up() read last */
 
 static void warm_up(void)
 {
@@ -967,7 +968,8 @@ static void warm_up(void)
 	p = kiln_prof_new();
 	if (!p)
 		return;
-	if (!kiln_agent_maps_load(&c, p)) {
+	kiln_buf_release(&warm_maps);
+	if (!kiln_agent_maps_load_from(&c, p, &warm_maps)) {
 		for (i = warmed + 1; i <= n; i++) {
 			uint64_t a = agg->locations[i].address;
 
@@ -1022,6 +1024,7 @@ static void *collect(void *arg)
 				kiln_sym_free(warm);
 				warm = NULL;
 				warmed = 0;
+				kiln_buf_release(&warm_maps);
 				/* Named even if unloaded before the end. */
 				kiln_agent_modules_note();
 			}
@@ -1297,8 +1300,13 @@ out_unlock:
 }
 
 /* The aggregated stacks as a profile with mappings and symbols. */
-static int finish(struct kiln_prof *raw, struct kiln_prof **out,
-		  struct kiln_sym *with)
+/*
+ * finish() with the maps text in *maps (read into it when empty):
+ * -EAGAIN when a location lies in none of its executable mappings (the
+ * text is older than the code: read it again).
+ */
+static int finish_maps(struct kiln_prof *raw, struct kiln_prof **out,
+		       struct kiln_sym *with, struct kiln_buf *maps)
 {
 	struct kiln_agent_maps c = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
@@ -1320,7 +1328,7 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out,
 	p->period = raw->period;
 	p->time_nanos = raw->time_nanos;
 	p->default_type = p->types[p->ntypes - 1].type;
-	err = kiln_agent_maps_load(&c, p);
+	err = kiln_agent_maps_load_from(&c, p, maps);
 	if (err)
 		goto out;
 	locmap = calloc(raw->nlocations + 1, sizeof(*locmap));
@@ -1330,8 +1338,13 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out,
 	}
 	for (i = 1; i <= raw->nlocations; i++) {
 		uint64_t a = raw->locations[i].address;
+		uint32_t m = kiln_agent_maps_find(&c, a);
 
-		locmap[i] = kiln_prof_location(p, kiln_agent_maps_find(&c, a), a, NULL, 0);
+		if (!m && maps == &warm_maps) {
+			err = -EAGAIN;
+			goto out;
+		}
+		locmap[i] = kiln_prof_location(p, m, a, NULL, 0);
 	}
 	for (i = 0; i < raw->nsamples; i++) {
 		const struct kiln_sample *s = &raw->samples[i];
@@ -1366,6 +1379,30 @@ out:
 	}
 	*out = p;
 	return 0;
+}
+
+/*
+ * The aggregated stacks as a profile with mappings and symbols, with
+ * symbolizer session with (NULL: one of its own).  With the warmed
+ * session, the maps the collector read last are used when they still
+ * cover every address (no library was loaded or unloaded since: the
+ * session is dropped then): /proc/self/maps is not read again at exit.
+ */
+static int finish(struct kiln_prof *raw, struct kiln_prof **out,
+		  struct kiln_sym *with)
+{
+	struct kiln_buf fresh = KILN_BUF_INIT;
+	int err = -EAGAIN;
+
+	if (with && warm_maps.len)
+		err = finish_maps(raw, out, with, &warm_maps);
+	if (err == -EAGAIN)
+		err = finish_maps(raw, out, with, &fresh);
+	/* (Only the stop passes the session: the collector is gone then.) */
+	if (with)
+		kiln_buf_release(&warm_maps);
+	kiln_buf_release(&fresh);
+	return err;
 }
 
 /* ---- a snapshot of every thread (goroutine endpoint) ---- */
@@ -1634,6 +1671,7 @@ static void atfork_child(void)
 	agg = NULL;	/* the parent's; leaked in the child, never written */
 	warm = NULL;	/* the parent's session: leaked too */
 	warmed = 0;
+	warm_maps = (struct kiln_buf)KILN_BUF_INIT;
 	/* The CFI tables' lock may have been held by a parent thread that
 	 * does not exist here: start afresh (the old set is leaked). */
 	cfi = NULL;
