@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/runtime.h"
 #include "agent/kfd.h"
 #include "capture/cfi.h"
 #include "heap/heap.h"
@@ -1650,7 +1651,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
  * The child starts with no profile running (it must not write over the
  * parent's file); its own pthread_create calls still register threads.
  */
-static void atfork_child(void)
+void kiln_agent_cpu_fork_child(void)
 {
 	struct kthread *me = self;
 	uint64_t hi = me ? atomic_load(&me->stack_hi) : 0;
@@ -1707,6 +1708,5 @@ void kiln_agent_cpu_init(void)
 		return;
 	done = true;
 	kiln_agent_fork_init();
-	pthread_atfork(NULL, NULL, atfork_child);
 	register_self(false);
 }
