@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -183,6 +184,20 @@ static void dump_next(const char *why)
 	pthread_mutex_unlock(&dump_lock);
 }
 
+/*
+ * Before an exec of this process (preload.c's exec interposers): the
+ * image's heap so far, as the dump an exit would write.  The new image
+ * numbers its dumps on from the last one (see kiln_heapdump_load()).
+ */
+void kiln_heapdump_before_exec(void)
+{
+	if (!prefix || getpid() != owner || !kiln_heap_profiling())
+		return;
+	kiln_heap_quiet_begin();
+	dump_next("exec");
+	kiln_heap_quiet_end();
+}
+
 /* ---- triggers ---- */
 
 /* Async-signal-safe: wakes the dumper. */
@@ -324,6 +339,19 @@ void kiln_heapdump_load(void)
 		prefix = strdup(pre);
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		setenv("KILN_HEAP_DUMP_OWNER", pid, 1);
+		/* This very process after an exec: its earlier images' dumps
+		 * stay; numbering goes on after the last one. */
+		if (prefix && first && atoi(first) == (int)getpid()) {
+			char name[4096];
+			struct stat st;
+
+			for (;;) {
+				snprintf(name, sizeof(name), "%s.%04u.heap", prefix, seq + 1);
+				if (stat(name, &st))
+					break;
+				seq++;
+			}
+		}
 	}
 	interval = DEFAULT_INTERVAL;
 	if (iv && parse_u64(iv, &interval)) {

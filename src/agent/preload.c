@@ -698,6 +698,8 @@ static void before_exec(void)
 	/* The heap trace is streamed: what the rings still hold is written
 	 * now, or lost with the image. */
 	kiln_heap_exec_flush();
+	/* Heap dumps (KILN_HEAP): the image's last one. */
+	kiln_heapdump_before_exec();
 }
 
 __attribute__((visibility("default")))
