@@ -184,6 +184,13 @@ int kiln_agent_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
  */
 int kiln_agent_threads_snapshot(struct kiln_prof **out);
 
+/*
+ * SIGPROF queued to thread tid of process pid (rt_tgsigqueueinfo,
+ * SI_QUEUE, this process as the sender, value as si_value): how the wall
+ * ticker and the goroutine snapshot reach cpu.c's handler.  0 or -errno.
+ */
+int kiln_agent_sigprof_to(pid_t pid, pid_t tid, int value);
+
 /* Whether tid is one of kiln's own threads (never sampled). */
 bool kiln_agent_cpu_internal(pid_t tid);
 /* Adds weight ns to what running thread tid's next wall sample (its

@@ -211,6 +211,20 @@ static struct kthread *find_slot(pid_t tid)
 	return NULL;
 }
 
+/* The interrupted stack pointer of a handler's ucontext (0 where the
+ * architecture is not known).  Async-signal-safe. */
+static inline uint64_t uc_sp(const void *ucv)
+{
+#if defined(__x86_64__)
+	return (uint64_t)((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	return ((const ucontext_t *)ucv)->uc_mcontext.sp;
+#else
+	(void)ucv;
+	return 0;
+#endif
+}
+
 /*
  * A snapshot of every thread's stack (kiln_agent_threads_snapshot(), Go's
  * goroutine endpoint): a running thread is sent SIGPROF with SNAP_MAGIC
@@ -252,13 +266,7 @@ static void snap_take(uint32_t gen, void *ucv)
 		t = find_slot(gettid_());
 		self = t;
 	}
-#if defined(__x86_64__)
-	sp = (uint64_t)((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-	sp = ((const ucontext_t *)ucv)->uc_mcontext.sp;
-#else
-	sp = 0;
-#endif
+	sp = uc_sp(ucv);
 	hi = t ? atomic_load_explicit(&t->stack_hi, memory_order_relaxed) : 0;
 	if (!hi) {
 		if (t)
@@ -329,17 +337,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 	if (t && t->internal)
 		goto out;
 	hi = t ? atomic_load_explicit(&t->stack_hi, memory_order_relaxed) : 0;
-	{
-		const ucontext_t *uc = ucv;
-
-#if defined(__x86_64__)
-		sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-		sp = uc->uc_mcontext.sp;
-#else
-		sp = 0;
-#endif
-	}
+	sp = uc_sp(ucv);
 	/* The stack top is found later by the collector from this sp;
 	 * until then only the interrupted pc is taken. */
 	if (t && !hi)
@@ -1107,7 +1105,9 @@ bool kiln_agent_cpu_internal(pid_t tid)
 	return t && t->internal;
 }
 
-bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
+/* Thread tid's slot, taken for it if it has none (a thread kiln did not
+ * see start, signalled from outside: its handler learns its stack top). */
+static struct kthread *slot_for(pid_t tid)
 {
 	struct kthread *t = find_slot(tid);
 
@@ -1116,6 +1116,13 @@ bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
 		t = register_tid(tid, 0, false);
 		pthread_mutex_unlock(&reg_lock);
 	}
+	return t;
+}
+
+bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
+{
+	struct kthread *t = slot_for(tid);
+
 	if (!t || t->internal)
 		return false;
 	atomic_fetch_add_explicit(&t->owed, weight, memory_order_relaxed);
@@ -1445,22 +1452,8 @@ static int snap_one(pid_t tid, char c, void *arg)
 							   x->buf, pcs);
 
 	if (n < 0 && x->can_signal) {
-		siginfo_t si;
-
-		/* Known to the sampler: its stack top is learnt from this
-		 * sample's sp. */
-		if (!find_slot(tid)) {
-			pthread_mutex_lock(&reg_lock);
-			register_tid(tid, 0, false);
-			pthread_mutex_unlock(&reg_lock);
-		}
-		memset(&si, 0, sizeof(si));
-		si.si_signo = SIGPROF;
-		si.si_code = SI_QUEUE;
-		si.si_pid = x->pid;
-		si.si_uid = getuid();
-		si.si_value.sival_int = (int)(SNAP_MAGIC | x->gen);
-		if (!syscall(SYS_rt_tgsigqueueinfo, x->pid, tid, SIGPROF, &si))
+		slot_for(tid);
+		if (!kiln_agent_sigprof_to(x->pid, tid, (int)(SNAP_MAGIC | x->gen)))
 			x->sent++;
 		return 0;
 	}
