@@ -6,9 +6,10 @@
  * starts by itself (see docs/agent.md, docs/heap.md).
  *
  * Heap profiling needs the malloc interposer as well, a library of its
- * own so that without it no allocation passes through kiln: link
- * `-lkiln-malloc -lkiln` (pkg-config kiln-malloc), or preload
- * libkiln-malloc.so, which loads libkiln.so.
+ * own so that without it no allocation passes through kiln: link it too,
+ * `pkg-config --libs kiln-malloc` (-Wl,--no-as-needed -lkiln-malloc: a
+ * linker that drops unneeded libraries would drop it), or preload it
+ * beside libkiln.so.
  *
  * Every function returns 0 or a negative errno and is thread-safe.  None
  * may be called from a signal handler.

@@ -55,25 +55,29 @@ enum kiln_agent_engine kiln_agent_engine(void);
 void kiln_agent_cpu_init(void);
 
 /*
- * Starts a thread of kiln's own running fn(arg): all signals blocked,
- * never sampled, kept out of the program's forks (see
+ * kiln's one thread starter: every thread of kiln's own (the collector,
+ * the wall ticker, the control and HTTP heir threads, the heap writer and
+ * dumper, the HTTP profile jobs and guard) starts here, running fn(arg)
+ * named name (up to 15 characters; NULL: unnamed): all signals blocked,
+ * its allocations never recorded (the heap guard, for good) and it never
+ * sampled nor in a goroutine dump, whatever the symbol order (started
+ * through pthread_create by name, so that a sanitizer's interceptor sees
+ * it); kept out of
+ * the program's forks (see
  * kiln_agent_busy_begin()) from its creation until fn runs (a sanitizer's
  * runtime allocates while it sets a thread up) and, unless detached, from
  * fn's return until kiln_agent_thread_join() (it tears the thread down),
  * which such a thread needs.  0 or -errno.
  */
-int kiln_agent_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
-			    bool detached);
+int kiln_agent_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
+			    void *arg, bool detached);
 
 /*
- * For threads of kiln's started otherwise (by a library kiln calls, or
- * past the pthread_create interposer): while on, the calling thread's
- * pthread_create makes kiln threads (never sampled, never in a snapshot;
- * threads they start are kiln's too); kiln_agent_thread_internal_self()
- * makes the calling thread one.
+ * For threads of kiln's started by a library kiln calls (libmicrohttpd's):
+ * while on, the calling thread's pthread_create makes kiln threads (never
+ * sampled, never in a snapshot; threads they start are kiln's too).
  */
 void kiln_agent_creating_internal(bool on);
-void kiln_agent_thread_internal_self(void);
 
 /* The code range of kiln's frames that sit between the program's own
  * (the thread-start trampoline): unwinders skip them. */

@@ -637,10 +637,18 @@ void kiln_agent_creating_internal(bool on)
 	creating_internal = on;
 }
 
-void kiln_agent_thread_internal_self(void)
+/*
+ * Makes the calling thread kiln's (never sampled, never in a snapshot),
+ * when the trampoline did not: libkiln.so loaded behind the C library
+ * (its pthread_create never reached).
+ */
+static void internal_self(void)
 {
 	struct kthread *t;
 
+	if (self && self->internal)
+		return;
+	kiln_heap_quiet_begin();	/* for good */
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_mutex_lock(&reg_lock);
 	t = register_tid(gettid_(), 0, true);
@@ -658,6 +666,7 @@ struct internal_start {
 	void *(*fn)(void *);
 	void *arg;
 	bool detached;
+	char name[16];
 };
 
 /*
@@ -673,7 +682,10 @@ static void *internal_main(void *p)
 	struct internal_start s = *(struct internal_start *)p;
 	void *ret;
 
+	internal_self();
 	free(p);
+	if (s.name[0])
+		pthread_setname_np(pthread_self(), s.name);
 	kiln_agent_busy_end();
 	ret = s.fn(s.arg);
 	if (!s.detached)
@@ -681,24 +693,33 @@ static void *internal_main(void *p)
 	return ret;
 }
 
-int kiln_agent_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
-			    bool detached)
+int kiln_agent_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
+			    void *arg, bool detached)
 {
-	struct internal_start *s = malloc(sizeof(*s));
+	struct internal_start *s;
 	pthread_attr_t attr;
 	sigset_t all, old;
 	int rc;
 
+	/* Freed by the new thread, under its quiet: neither is the
+	 * program's allocation, whoever starts the thread. */
+	kiln_heap_quiet_begin();
+	s = calloc(1, sizeof(*s));
+	kiln_heap_quiet_end();
 	if (!s)
 		return -ENOMEM;
 	s->fn = fn;
 	s->arg = arg;
 	s->detached = detached;
+	if (name)
+		snprintf(s->name, sizeof(s->name), "%s", name);
 	rc = pthread_attr_init(&attr);
 	if (!rc && detached)
 		rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (rc) {
+		kiln_heap_quiet_begin();
 		free(s);
+		kiln_heap_quiet_end();
 		return -rc;
 	}
 	kiln_agent_busy_begin();
@@ -706,12 +727,16 @@ int kiln_agent_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	creating_internal = true;
+	/* By name: a sanitizer's runtime preloaded first must see the
+	 * thread start (its interceptor then calls ours). */
 	rc = pthread_create(t, &attr, internal_main, s);
 	creating_internal = false;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (rc) {
+		kiln_heap_quiet_begin();
 		free(s);
+		kiln_heap_quiet_end();
 		kiln_agent_busy_end();
 	}
 	return -rc;
@@ -1240,7 +1265,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		goto out_free;
 	/* Our own thread first: the collector is never sampled. */
 	atomic_store(&collector_stop, 0);
-	if (kiln_agent_thread_start(&collector, collect, NULL, false)) {
+	if (kiln_agent_thread_start(&collector, "kiln-collect", collect, NULL, false)) {
 		err = -EAGAIN;
 		goto out_free;
 	}

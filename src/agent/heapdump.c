@@ -213,10 +213,9 @@ static void on_interval(void)
 		kiln_bell_ring(&dump_bell, DUMP_INTERVAL);
 }
 
+/* A thread of kiln's (kiln_agent_thread_start()). */
 static void *dumper(void *arg)
 {
-	kiln_heap_quiet_begin();	/* for good: kiln's own thread */
-	kiln_agent_thread_internal_self();
 	for (;;) {
 		uint32_t bits = kiln_bell_take(&dump_bell, -1);
 
@@ -230,24 +229,13 @@ static void *dumper(void *arg)
 	return NULL;
 }
 
-typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
-			 void *(*)(void *), void *);
-
 static int start_dumper(void)
 {
-	create_fn create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
-	sigset_t all, old;
 	pthread_t t;
-	int rc;
+	int err = kiln_agent_thread_start(&t, "kiln-heapdump", dumper, NULL, true);
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = (create ? create : pthread_create)(&t, NULL, dumper, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
-		return -rc;
-	pthread_detach(t);
-	pthread_setname_np(t, "kiln-heapdump");
+	if (err)
+		return err;
 	dumper_running = true;
 	return 0;
 }

@@ -383,7 +383,7 @@ void kiln_agent_fork_child(void)
 	/* The parent's server is not this process's: its heir, perhaps. */
 	http_srv = NULL;
 	if (http_server_pid && http_addr)
-		kiln_agent_thread_start(&heir, http_heir, NULL, true);
+		kiln_agent_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
 }
 
 static int start_control(void)
@@ -391,7 +391,7 @@ static int start_control(void)
 	int err;
 
 	/* A program may fork at once, while the thread is being set up. */
-	err = kiln_agent_thread_start(&ctl_thread, control, NULL, true);
+	err = kiln_agent_thread_start(&ctl_thread, "kiln-control", control, NULL, true);
 	if (err)
 		return err;
 	ctl_running = true;
@@ -884,21 +884,36 @@ int execle(const char *path, const char *arg, ...)
 	}
 }
 
-/* ---- the embedding API ---- */
+/*
+ * ---- the embedding API ----
+ * kiln's work on the caller's thread: what it allocates (the unwinder's
+ * tables, the profile, the symbolizer, the collector thread's record) is
+ * not the program's, and never in its heap profile.
+ */
 
 __attribute__((visibility("default")))
 int kiln_cpu_start(const struct kiln_cpu_opts *opts)
 {
-	return kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99,
-				    opts && (opts->flags & KILN_CPU_WALL));
+	int err;
+
+	kiln_heap_quiet_begin();
+	err = kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99,
+				   opts && (opts->flags & KILN_CPU_WALL));
+	kiln_heap_quiet_end();
+	return err;
 }
 
 __attribute__((visibility("default")))
 int kiln_cpu_stop_write(const char *path)
 {
+	int err;
+
 	if (!path)
 		return -EINVAL;
-	return stop_and_write(path);
+	kiln_heap_quiet_begin();
+	err = stop_and_write(path);
+	kiln_heap_quiet_end();
+	return err;
 }
 
 __attribute__((visibility("default")))
@@ -910,7 +925,12 @@ int kiln_cpu_running(void)
 __attribute__((visibility("default")))
 int kiln_heap_start(void)
 {
-	return kiln_heap_profile_start();
+	int err;
+
+	kiln_heap_quiet_begin();
+	err = kiln_heap_profile_start();
+	kiln_heap_quiet_end();
+	return err;
 }
 
 __attribute__((visibility("default")))

@@ -287,7 +287,7 @@ int kiln_agent_wall_start(int64_t period)
 	if (err)
 		return err;
 	atomic_store(&ticker_stop, 0);
-	err = kiln_agent_thread_start(&ticker, tick, NULL, false);
+	err = kiln_agent_thread_start(&ticker, "kiln-wall", tick, NULL, false);
 	if (err)
 		kiln_kfd_close(&task_dir);
 	return err;

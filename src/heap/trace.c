@@ -986,10 +986,10 @@ out:
 	kiln_hcols_release(&names);
 }
 
+/* A thread of kiln's (kiln_agent_thread_start()): its allocations are
+ * never traced, it is never sampled. */
 static void *write_loop(void *arg)
 {
-	kheap_guard = 1;	/* for good: kiln's own allocations go untraced */
-	kiln_agent_thread_internal_self();
 	for (;;) {
 		uint64_t now = kheap_now(), wait_ns;
 		struct timespec ts;
@@ -1019,9 +1019,6 @@ static void *write_loop(void *arg)
 
 /* ---- start, fork, exit ---- */
 
-typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
-			 void *(*)(void *), void *);
-static create_fn real_create;	/* libc's, past the CPU agent's wrapper */
 static char *base_path;		/* KILN_HEAP_TRACE as given */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool env_read, start_tried;	/* under start_lock */
@@ -1030,18 +1027,10 @@ static pid_t trace_pid;		/* the process that writes trace_fd */
 
 static int start_writer(void)
 {
-	sigset_t all, old;
-	int rc;
+	int err = kiln_agent_thread_start(&writer, "kiln-heap", write_loop, NULL, true);
 
-	/* It must not take the program's signals. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = real_create(&writer, NULL, write_loop, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
-		return -rc;
-	pthread_detach(writer);
-	pthread_setname_np(writer, "kiln-heap");
+	if (err)
+		return err;
 	writer_running = true;
 	return 0;
 }
@@ -1522,9 +1511,6 @@ static int start(const char *path)
 	}
 	interposer->real_malloc();
 	check_allocator();
-	real_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
-	if (!real_create)
-		real_create = pthread_create;
 	if (path) {
 		/* Resolved now, for this process and (through the variable)
 		 * the programs it starts: a chdir() changes nothing. */

@@ -795,7 +795,6 @@ static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *
 	enum out_fmt fmt = OUT_PPROF;
 	long seconds, hz, debug;
 	pthread_t t;
-	pthread_attr_t attr;
 	struct job *j;
 	int err;
 
@@ -858,11 +857,7 @@ static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
 				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
 	suspend(srv, c, rq);
-	/* The worker inherits this thread's signal mask: everything blocked. */
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	err = pthread_create(&t, &attr, job_main, j);
-	pthread_attr_destroy(&attr);
+	err = -kiln_agent_thread_start(&t, "kiln-http-job", job_main, j, true);
 	if (err) {
 		struct kiln_prof *p = NULL;
 
@@ -943,7 +938,6 @@ static enum MHD_Result do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	enum out_fmt fmt;
 	long seconds, debug;
 	pthread_t t;
-	pthread_attr_t attr;
 	struct job *j;
 	int err;
 
@@ -996,10 +990,7 @@ static enum MHD_Result do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
 				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
 	suspend(srv, c, rq);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	err = pthread_create(&t, &attr, job_main, j);
-	pthread_attr_destroy(&attr);
+	err = -kiln_agent_thread_start(&t, "kiln-http-job", job_main, j, true);
 	if (err) {
 		kiln_heap_snap_release(&j->base);
 		free(j);
@@ -1516,7 +1507,7 @@ static void guard_stop(struct kiln_http *srv)
 	srv->stopping = true;
 	pthread_cond_broadcast(&srv->guard_cv);
 	pthread_mutex_unlock(&srv->lock);
-	pthread_join(srv->guard, NULL);
+	kiln_agent_thread_join(srv->guard);
 	srv->guard_on = false;
 }
 
@@ -1902,7 +1893,8 @@ static int http_start(const char *addr, struct kiln_http **out)
 	err = errno;
 	/* The guard inherits the same mask: no signal of the host on it. */
 	if (srv->mhd)
-		srv->guard_on = !pthread_create(&srv->guard, NULL, guard_main, srv);
+		srv->guard_on = !kiln_agent_thread_start(&srv->guard, "kiln-http-guard",
+							 guard_main, srv, false);
 	kiln_agent_creating_internal(false);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!srv->mhd) {

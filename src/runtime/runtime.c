@@ -36,12 +36,14 @@ static void parent(void)
 /* fork(), in the child: one thread, the parent's memory. */
 static void child(void)
 {
-	/* Dumps first: their prefix becomes the child's before anything
-	 * else could write one. */
-	kiln_heapdump_fork_child();
+	/* The gate first: every hook below that starts a thread of kiln's
+	 * (the heap dumper, KILN_HTTP's heir, the heap writer) passes it
+	 * (kiln_agent_thread_start()), and it writes nothing.  Then dumps:
+	 * their prefix becomes the child's before anything else could write
+	 * one (the heap writer's interval dumps, the heir's server). */
 	kiln_agent_gate_child();
+	kiln_heapdump_fork_child();
 	kiln_agent_cpu_fork_child();
-	/* May start a thread (KILN_HTTP's heir): after the gate is open. */
 	kiln_agent_fork_child();
 	kiln_heap_fork_child();
 }

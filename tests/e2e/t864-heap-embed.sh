@@ -37,6 +37,14 @@ int main(int argc, char **argv)
 	int a = kiln_heap_start();
 	keep_ten();
 	pass_through();
+	if (argc > 2) {
+		/* kiln's threads (the collector) started from this thread:
+		 * none of kiln's allocations is this program's. */
+		struct kiln_cpu_opts o = { 0, 0 };
+		int s = kiln_cpu_start(&o);
+		int w = kiln_cpu_stop_write(argv[2]);
+		printf("cpu %d %d\n", s, w);
+	}
 	int b = kiln_heap_write(argv[1]);
 	int c = kiln_heap_write(NULL);
 	int d = kiln_heap_write("/nonexistent/dir/heap.pb.gz");
@@ -58,6 +66,18 @@ if command -v go >/dev/null 2>&1; then
     gopprof -sample_index=inuse_space -unit=B -top "$T/e.pb.gz"
     has "$T/go.txt" '^ +10000B .* keep_ten$'
 fi
+# A CPU profile taken meanwhile (kiln_cpu_start and kiln_cpu_stop_write
+# work on the program's thread: unwinder tables, the profile, the
+# symbolizer, the collector thread's start): no allocation of kiln's in
+# the heap profile (before: all of them were the program's).
+expect_status 0 env KILN_HEAP_SAMPLE=0 "$T/embed" "$T/c.pb.gz" "$T/cpu.pb.gz"
+has "$T/out" '^cpu 0 0$'
+[ -s "$T/cpu.pb.gz" ] || fail "no CPU profile"
+for ty in alloc_objects inuse_objects; do
+    "$KILN" convert "$T/c.pb.gz" --sample-type $ty -o "$T/c.collapsed" || fail "kiln convert"
+    hasnt "$T/c.collapsed" "kiln_"
+done
+hexpect "$T/c.pb.gz" inuse_objects keep_ten 10
 # the default: sampling, the profile written all the same
 expect_status 0 "$T/embed" "$T/s.pb.gz"
 has "$T/out" '^start 0 write 0 '
