@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "profile/profile.h"
+#include "symbolize/debugcache.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
@@ -244,26 +245,90 @@ bool kiln_sym_no_local(void)
 
 static char *debuginfo_path;	/* NULL: elfutils' default search path */
 
+/*
+ * A module's userdata once its main debug file was found: a later
+ * find_debuginfo call for it is for its dwz alternate file
+ * (.gnu_debugaltlink), which the debug file cache does not hold.
+ */
+static char main_debug_found;
+
+/*
+ * Separate debug files: a decompressed copy from the debug file cache
+ * (debugcache.h) when there is one; else elfutils' search, and when that
+ * finds a file with compressed sections, a copy of it is added to the
+ * cache for the next run (not by light sessions).  local: the build-id
+ * folders only, else also .gnu_debuglink names and debuginfod.
+ */
+static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
+				 const char *modname, Dwarf_Addr base,
+				 const char *file_name, const char *debuglink_file,
+				 GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	bool main_file = *userdata != &main_debug_found;
+	const unsigned char *id = NULL;
+	GElf_Addr vaddr;
+	int len = 0, fd;
+
+	if (main_file && !no_local) {
+		len = dwfl_module_build_id(mod, &id, &vaddr);
+		fd = len > 0 ? kiln_debugcache_open(id, (size_t)len,
+						     debuginfo_file_name) : -1;
+		if (fd >= 0) {
+			*userdata = &main_debug_found;
+			return fd;
+		}
+	}
+	if (local)
+		fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
+						  file_name, debuglink_file,
+						  debuglink_crc,
+						  debuginfo_file_name);
+	else
+		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+						  file_name, debuglink_file,
+						  debuglink_crc,
+						  debuginfo_file_name);
+	if (fd >= 0 && main_file) {
+		*userdata = &main_debug_found;
+		/* This run reads the original, as it is already open (libdwfl
+		 * may hold it); the next one maps the copy. */
+		if (!local && len > 0 && *debuginfo_file_name)
+			kiln_debugcache_add(id, (size_t)len, *debuginfo_file_name);
+	}
+	return fd;
+}
+
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return find_debuginfo_cached(false, mod, userdata, modname, base,
+				     file_name, debuglink_file, debuglink_crc,
+				     debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks callbacks = {
 	/* Finds the main file of a module by build ID when asked. */
 	.find_elf = dwfl_build_id_find_elf,
-	/* Separate debug files: .build-id/xx/yyyy.debug under
-	 * /usr/lib/debug, .gnu_debuglink next to the file, in its .debug/
-	 * and under /usr/lib/debug, then debuginfod if configured. */
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	/* Separate debug files: the debug file cache, then .build-id/xx/
+	 * yyyy.debug under /usr/lib/debug, .gnu_debuglink next to the file,
+	 * in its .debug/ and under /usr/lib/debug, then debuginfod if
+	 * configured. */
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* Separate debug files from the local build-id folders only. */
+/* Separate debug files from the cache and the local build-id folders only. */
 static int find_debuginfo_local(Dwfl_Module *mod, void **userdata,
 				const char *modname, Dwarf_Addr base,
 				const char *file_name, const char *debuglink_file,
 				GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	return dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
-					    file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	return find_debuginfo_cached(true, mod, userdata, modname, base,
+				     file_name, debuglink_file, debuglink_crc,
+				     debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks light_callbacks = {
@@ -272,6 +337,20 @@ static const Dwfl_Callbacks light_callbacks = {
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
+
+/* Whether the debug file cache holds a decompressed copy for dwmod. */
+static bool cached_dwarf(Dwfl_Module *dwmod)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(dwmod, &id, &vaddr);
+	int fd = len > 0 ? kiln_debugcache_open(id, (size_t)len, NULL) : -1;
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
 
 /* Whether an ELF file carries DWARF of its own. */
 static bool own_dwarf(Dwfl_Module *dwmod)
@@ -759,7 +838,9 @@ static int resolve(struct kiln_sym *s, size_t mi)
 	md->path = m->path;
 	md->bias = bias;
 	md->dwmod = dwmod;
-	md->has_dwarf = (!s->light || own_dwarf(dwmod)) &&
+	/* Light sessions read DWARF from a separate debug file only when
+	 * the cache holds it decompressed (a mapping, no inflating). */
+	md->has_dwarf = (!s->light || own_dwarf(dwmod) || cached_dwarf(dwmod)) &&
 			dwfl_module_getdwarf(dwmod, &b) != NULL;
 	hex_build_id(s, md);
 	m->mod = (int)s->nmods++;
