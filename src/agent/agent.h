@@ -150,6 +150,14 @@ void kiln_agent_wall_stop(void);
 /* The bytes of a waiting thread's stack copied to unwind it. */
 #define KILN_AGENT_COPY_BYTES 65536
 
+/*
+ * Calls fn(tid, state letter, ctx) for each live thread of the task
+ * folder dir (/proc/self/task) but me and kiln's own; stops at fn's
+ * first non-zero return, which it returns (or -errno).
+ */
+int kiln_agent_each_thread(int dir, pid_t me,
+			   int (*fn)(pid_t tid, char state, void *ctx), void *ctx);
+
 /* The state letter of thread tid (R, S, D, ...) from the task folder
  * dir (/proc/self/task); 0 when it is gone. */
 char kiln_agent_thread_state(int dir, pid_t tid);
@@ -238,6 +246,17 @@ int kiln_agent_modules_add_gone(struct kiln_maptab *t, struct kiln_prof *p);
  * comment.  0 or -errno.
  */
 int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags);
+
+/*
+ * The same with session warm, which is kept (its modules stay reported
+ * and its lookups cached: a profile written at exit then only looks up
+ * what is new); NULL: a session of its own.  kiln_agent_sym_new() makes
+ * one with the agent's options (light).
+ */
+struct kiln_sym;
+int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
+				struct kiln_sym *warm);
+struct kiln_sym *kiln_agent_sym_new(void);
 
 /* ---- heap profiles (heapdump.c) ---- */
 

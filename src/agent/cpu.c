@@ -400,6 +400,7 @@ static void disarm(struct kthread *t)
 }
 
 /* Registers the calling thread (or tid for another one); reg_lock held. */
+__attribute__((noinline))
 static struct kthread *register_tid(pid_t tid, uint64_t stack_hi, bool internal)
 {
 	struct kthread *t = find_slot(tid), *free_slot = NULL;
@@ -555,6 +556,10 @@ static void *trampoline(void *p)
 	uint64_t tp = 0;
 
 	start_put(s);
+	/* kiln's own thread: its allocations are never the program's
+	 * (for good; the threads it creates are kiln's too). */
+	if (internal)
+		kiln_heap_quiet_begin();
 #if defined(__x86_64__) || defined(__aarch64__)
 	tp = (uint64_t)(uintptr_t)__builtin_thread_pointer();
 #endif
@@ -936,6 +941,54 @@ static void populate_ring(void)
 	ring_ready = want;
 }
 
+/*
+ * The symbolizer session of the profile being taken, warmed by the
+ * collector while the program runs: the modules its samples touch are
+ * reported to libdwfl and their symbol tables read in the background, so
+ * that writing the profile at the program's exit only looks up what is
+ * new (the exit cost was several milliseconds of opening libraries and
+ * symbol tables).  Dropped when libraries are loaded or unloaded (an
+ * address may then name another file).  The collector's, and the stop's
+ * once the collector is joined.
+ */
+static struct kiln_sym *warm;
+static uint32_t warmed;		/* agg's locations [1, warmed] looked up */
+
+static void warm_up(void)
+{
+	struct kiln_agent_maps c = { 0 };
+	struct kiln_prof *p;
+	uint32_t i, n = (uint32_t)agg->nlocations;
+
+	if (n <= warmed)
+		return;
+	if (!warm && !(warm = kiln_agent_sym_new()))
+		return;
+	p = kiln_prof_new();
+	if (!p)
+		return;
+	if (!kiln_agent_maps_load(&c, p)) {
+		for (i = warmed + 1; i <= n; i++) {
+			uint64_t a = agg->locations[i].address;
+
+			kiln_prof_location(p, kiln_agent_maps_find(&c, a), a, NULL, 0);
+		}
+		/* Each address as a leaf and as a caller (address - 1), the
+		 * two ways the profile's end may look it up: the session's
+		 * per-module indexes are built here, not at the exit. */
+		if (!kiln_prof_error(p) && !kiln_sym_prof(warm, p, 0)) {
+			for (i = warmed + 1; i <= n; i++) {
+				struct kiln_sym_info info;
+
+				kiln_sym_lookup(warm, agg->locations[i].address - 1, &info);
+			}
+			warmed = n;
+		}
+	}
+	kiln_agent_maps_release(&c);
+	kiln_prof_free(p);
+}
+
 static void *collect(void *arg)
 {
 	struct timespec ts = { 0, COLLECT_NS };
@@ -966,11 +1019,17 @@ static void *collect(void *arg)
 			if (gen != dl_generation) {
 				dl_generation = gen;
 				kiln_cfi_refresh(cfi);
+				kiln_sym_free(warm);
+				warm = NULL;
+				warmed = 0;
 				/* Named even if unloaded before the end. */
 				kiln_agent_modules_note();
 			}
-			if (engine == KILN_ENGINE_THREAD_TIMERS && ++tick % 5 == 0)
+			if (engine == KILN_ENGINE_THREAD_TIMERS && tick % 5 == 4)
 				scan_tasks();
+			if (tick % 10 == 2)
+				warm_up();
+			tick++;
 		}
 		kiln_agent_busy_end();
 	}
@@ -1144,6 +1203,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	/* All zeros: slot i's sequence is i (see struct rec). */
 	atomic_store(&enq_pos, 0);
 	ring_ready = 0;
+	warmed = 0;	/* a new profile's locations (the session stays) */
 	deq_pos = 0;
 	atomic_store(&dropped, 0);
 	agg = kiln_prof_new();
@@ -1237,7 +1297,8 @@ out_unlock:
 }
 
 /* The aggregated stacks as a profile with mappings and symbols. */
-static int finish(struct kiln_prof *raw, struct kiln_prof **out)
+static int finish(struct kiln_prof *raw, struct kiln_prof **out,
+		  struct kiln_sym *with)
 {
 	struct kiln_agent_maps c = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
@@ -1295,7 +1356,7 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out)
 	}
 	err = kiln_prof_error(p);
 	if (!err)
-		err = kiln_agent_prof_finish(p, KILN_SYM_RETURN_ADDRS);
+		err = kiln_agent_prof_finish_with(p, KILN_SYM_RETURN_ADDRS, with);
 out:
 	free(locmap);
 	kiln_agent_maps_release(&c);
@@ -1313,111 +1374,97 @@ static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
 /* How long a snapshot waits for running threads' handlers (ms). */
 #define SNAP_WAIT_MS 200
 
+/* One pass of a snapshot: its state (snap_pass()). */
+struct snap_ctx {
+	struct kiln_prof *raw;
+	int dir;
+	pid_t pid;
+	uint32_t gen, sent;
+	bool can_signal;
+	uint64_t *buf;
+};
+
+static void snap_add(struct kiln_prof *raw, pid_t tid, uint8_t state,
+		     const uint64_t *pcs, uint32_t n)
+{
+	uint32_t locs[MAX_DEPTH], i, nl;
+	struct kiln_label l[4];
+	int64_t one = 1;
+
+	for (i = 0; i < n && i < MAX_DEPTH; i++)
+		locs[i] = kiln_prof_location(raw, 0, pcs[i], NULL, 0);
+	nl = thread_labels(raw, (uint32_t)tid, state, l);
+	kiln_prof_add_sample(raw, locs, i, &one, kiln_prof_labelset(raw, l, nl));
+}
+
+/* A thread of the snapshot: unwound from here if it waits, signalled
+ * (its handler unwinds it) if it runs. */
+static int snap_one(pid_t tid, char c, void *arg)
+{
+	struct snap_ctx *x = arg;
+	uint64_t pcs[MAX_DEPTH];
+	int n = c == 'R' ? -1 : kiln_agent_unwind_waiting(x->dir, x->pid, tid,
+							   x->buf, pcs);
+
+	if (n < 0 && x->can_signal) {
+		siginfo_t si;
+
+		/* Known to the sampler: its stack top is learnt from this
+		 * sample's sp. */
+		if (!find_slot(tid)) {
+			pthread_mutex_lock(&reg_lock);
+			register_tid(tid, 0, false);
+			pthread_mutex_unlock(&reg_lock);
+		}
+		memset(&si, 0, sizeof(si));
+		si.si_signo = SIGPROF;
+		si.si_code = SI_QUEUE;
+		si.si_pid = x->pid;
+		si.si_uid = getuid();
+		si.si_value.sival_int = (int)(SNAP_MAGIC | x->gen);
+		if (!syscall(SYS_rt_tgsigqueueinfo, x->pid, tid, SIGPROF, &si))
+			x->sent++;
+		return 0;
+	}
+	/* (A running thread that cannot be signalled: an empty stack.) */
+	snap_add(x->raw, tid, kiln_agent_wall_state_of(c), pcs, n < 0 ? 0 : (uint32_t)n);
+	return 0;
+}
+
 /* One pass: waiting threads unwound here into raw, running ones
  * signalled; their records are then taken into raw too. */
 static int snap_pass(struct kiln_prof *raw, int dir, uint32_t gen,
 		     bool can_signal, uint64_t *buf)
 {
 	struct timespec pause = { 0, 1000000 };
-	pid_t pid = getpid(), me = gettid_();
-	uint64_t pcs[MAX_DEPTH];
-	uint32_t locs[MAX_DEPTH], sent = 0, i;
-	int64_t one = 1;
-	char dents[4096];
+	struct snap_ctx x = { raw, dir, getpid(), gen, 0, can_signal, buf };
+	uint32_t i;
+	int err;
 
 	atomic_store(&snap_next, 0);
 	for (i = 0; i < SNAP_MAX; i++)
 		atomic_store_explicit(&snaps[i].gen, 0, memory_order_relaxed);
 	atomic_store_explicit(&snap_gen, gen, memory_order_release);
-	if (lseek(dir, 0, SEEK_SET) < 0)
-		return -errno;
-	for (;;) {
-		long len = syscall(SYS_getdents64, dir, dents, sizeof(dents)), off;
-
-		if (len <= 0)
-			break;
-		for (off = 0; off < len;) {
-			struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (void *)(dents + off);
-			pid_t tid = (pid_t)strtol(d->name, NULL, 10);
-			char c;
-			int n;
-
-			off += d->reclen;
-			if (tid <= 0 || tid == me || kiln_agent_cpu_internal(tid))
-				continue;
-			c = kiln_agent_thread_state(dir, tid);
-			if (!c || c == 'Z' || c == 'X')
-				continue;
-			n = c == 'R' ? -1 : kiln_agent_unwind_waiting(dir, pid, tid, buf, pcs);
-			if (n < 0) {
-				union sigval v = { .sival_int = (int)(SNAP_MAGIC | gen) };
-				siginfo_t si;
-
-				if (!can_signal) {
-					n = 0;	/* an empty stack: it runs */
-				} else {
-					/* Known to the sampler: its stack top
-					 * is learnt from this sample's sp. */
-					if (!find_slot(tid)) {
-						pthread_mutex_lock(&reg_lock);
-						register_tid(tid, 0, false);
-						pthread_mutex_unlock(&reg_lock);
-					}
-					memset(&si, 0, sizeof(si));
-					si.si_signo = SIGPROF;
-					si.si_code = SI_QUEUE;
-					si.si_pid = pid;
-					si.si_uid = getuid();
-					si.si_value = v;
-					if (!syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGPROF, &si))
-						sent++;
-					continue;
-				}
-			}
-			for (i = 0; i < (uint32_t)n; i++)
-				locs[i] = kiln_prof_location(raw, 0, pcs[i], NULL, 0);
-			{
-				struct kiln_label l[4];
-				uint32_t nl = thread_labels(raw, (uint32_t)tid,
-							    kiln_agent_wall_state_of(c), l);
-
-				kiln_prof_add_sample(raw, locs, (uint32_t)n, &one,
-						     kiln_prof_labelset(raw, l, nl));
-			}
-		}
-	}
+	err = kiln_agent_each_thread(dir, gettid_(), snap_one, &x);
 	/* The running threads' handlers (a thread with SIGPROF blocked, or
 	 * one that exited, is not waited for beyond SNAP_WAIT_MS). */
-	for (i = 0; i < SNAP_WAIT_MS; i++) {
+	for (i = 0; !err && i < SNAP_WAIT_MS; i++) {
 		uint32_t done = 0, k, lim = atomic_load(&snap_next);
 
 		for (k = 0; k < lim && k < SNAP_MAX; k++)
 			done += atomic_load_explicit(&snaps[k].gen, memory_order_acquire) == gen;
-		if (done >= sent)
+		if (done >= x.sent)
 			break;
 		nanosleep(&pause, NULL);
 	}
 	atomic_store_explicit(&snap_gen, 0, memory_order_release);
 	for (i = 0; i < SNAP_MAX && i < atomic_load(&snap_next); i++) {
 		struct snap_rec *r = &snaps[i];
-		struct kiln_label l[4];
-		uint32_t k, n, nl;
 
-		if (atomic_load_explicit(&r->gen, memory_order_acquire) != gen)
-			continue;
-		n = r->n > MAX_DEPTH ? MAX_DEPTH : r->n;
-		for (k = 0; k < n; k++)
-			locs[k] = kiln_prof_location(raw, 0, r->pcs[k], NULL, 0);
-		nl = thread_labels(raw, r->tid, KILN_WALL_RUNNING, l);
-		kiln_prof_add_sample(raw, locs, n, &one, kiln_prof_labelset(raw, l, nl));
+		if (atomic_load_explicit(&r->gen, memory_order_acquire) == gen)
+			snap_add(raw, (pid_t)r->tid, KILN_WALL_RUNNING, r->pcs, r->n);
 	}
-	return kiln_prof_error(raw);
+	return err ? err : kiln_prof_error(raw);
 }
 
 int kiln_agent_threads_snapshot(struct kiln_prof **out)
@@ -1493,7 +1540,7 @@ int kiln_agent_threads_snapshot(struct kiln_prof **out)
 	kiln_kfd_close(&dir);
 	free(buf);
 	if (!err)
-		err = finish(raw, out);
+		err = finish(raw, out, NULL);
 	kiln_prof_free(raw);
 	pthread_mutex_unlock(&snap_lock);
 	return err;
@@ -1553,7 +1600,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	engine = KILN_ENGINE_NONE;
 	err = kiln_prof_error(raw);
 	if (!err)
-		err = finish(raw, out);
+		err = finish(raw, out, warm);
 	if (!err)
 		(*out)->duration_nanos = raw->duration_nanos;
 	kiln_prof_free(raw);
@@ -1585,6 +1632,8 @@ static void atfork_child(void)
 	pthread_mutex_init(&snap_lock, NULL);
 	atomic_store(&snap_gen, 0);
 	agg = NULL;	/* the parent's; leaked in the child, never written */
+	warm = NULL;	/* the parent's session: leaked too */
+	warmed = 0;
 	/* The CFI tables' lock may have been held by a parent thread that
 	 * does not exist here: start afresh (the old set is leaked). */
 	cfi = NULL;

@@ -23,11 +23,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -151,7 +153,11 @@ static int stop_and_write(const char *path)
 {
 	struct kiln_prof *p = NULL;
 	struct kiln_buf out = KILN_BUF_INIT;
-	int err = kiln_agent_cpu_end(&p);
+	struct timespec t0, t1;
+	int err;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	err = kiln_agent_cpu_end(&p);
 
 	if (err) {
 		if (err != -ENOENT)
@@ -168,8 +174,13 @@ static int stop_and_write(const char *path)
 		kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile '%s': %s",
 			       path, strerror(-err));
 	else
-		kiln_agent_log(KILN_LOG_INFO, "wrote the CPU profile '%s' (%zu stacks)",
-			       path, p->nsamples);
+	{
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+		kiln_agent_log(KILN_LOG_INFO, "wrote the CPU profile '%s' (%zu stacks, "
+			       "%.2f ms of CPU to stop, symbolize and write)", path,
+			       p->nsamples, (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	}
 	kiln_buf_release(&out);
 	kiln_prof_free(p);
 	return err;
@@ -422,7 +433,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 	return 0;
 }
 
-__attribute__((constructor)) static void kiln_agent_load(void)
+static void agent_load(void)
 {
 	const char *path = kiln_agent_env2("KILN_CPU", "CPUPROFILE");
 	const char *hz = kiln_agent_env2("KILN_CPU_HZ", "CPUPROFILE_FREQUENCY");
@@ -552,6 +563,17 @@ __attribute__((constructor)) static void kiln_agent_load(void)
 	}
 }
 
+/*
+ * kiln's own work on the program's thread (its paths, the HTTP server):
+ * the allocations are not the program's.
+ */
+__attribute__((constructor)) static void kiln_agent_load(void)
+{
+	kiln_heap_quiet_begin();
+	agent_load();
+	kiln_heap_quiet_end();
+}
+
 /* ---- stepping aside for the program's own SIGPROF handler ---- */
 
 
@@ -658,8 +680,10 @@ void _Exit(int status)
  * samples, and the temporary opened at the start, are lost), by the
  * process that owns it only (never a vfork child).  The new image, same
  * pid, starts a profile of its own into PATH, which keeps this one as
- * PATH.old.  execl, execlp and execle are not interposed (glibc calls
- * execve internally from them): their image's samples are lost.
+ * PATH.old.  The heap trace's last events are written too, and the new
+ * image keeps the trace as PATH.old (src/heap/trace.c).  execl, execlp
+ * and execle (which glibc runs on its internal execve) come here through
+ * the interposers below; fexecve and execveat do not.
  */
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvp_fn)(const char *, char *const[]);
@@ -671,6 +695,9 @@ static void before_exec(void)
 		kiln_agent_log(KILN_LOG_DEBUG, "exec: writing the CPU profile first");
 		write_final();
 	}
+	/* The heap trace is streamed: what the rings still hold is written
+	 * now, or lost with the image. */
+	kiln_heap_exec_flush();
 }
 
 __attribute__((visibility("default")))
@@ -715,6 +742,96 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 		real = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
 	before_exec();
 	return real ? real(file, argv, envp) : (errno = ENOSYS, -1);
+}
+
+/*
+ * execl, execlp and execle: glibc's call its internal execve, past the
+ * interposers above, so they are interposed too: the arguments gathered
+ * on the stack (as glibc does) and handed to execv, execvp and execve.
+ */
+
+/* How many arguments execl's list holds, arg included (not the NULL). */
+static size_t execl_count(const char *arg, va_list *ap)
+{
+	size_t n = 0;
+
+	if (arg)
+		for (n = 1; va_arg(*ap, char *); n++)
+			;
+	return n;
+}
+
+/* argv[0..n): arg and the n - 1 after it; argv[n] NULL; *ap is left
+ * after the list's NULL. */
+static void execl_fill(char **argv, size_t n, const char *arg, va_list *ap)
+{
+	size_t i;
+
+	argv[0] = (char *)arg;
+	for (i = 1; i < n; i++)
+		argv[i] = va_arg(*ap, char *);
+	if (n)
+		(void)va_arg(*ap, char *);
+	argv[n] = NULL;
+}
+
+__attribute__((visibility("default")))
+int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg);
+	n = execl_count(arg, &ap);
+	va_end(ap);
+	{
+		char *argv[n + 1];
+
+		va_start(ap, arg);
+		execl_fill(argv, n, arg, &ap);
+		va_end(ap);
+		return execv(path, argv);
+	}
+}
+
+__attribute__((visibility("default")))
+int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg);
+	n = execl_count(arg, &ap);
+	va_end(ap);
+	{
+		char *argv[n + 1];
+
+		va_start(ap, arg);
+		execl_fill(argv, n, arg, &ap);
+		va_end(ap);
+		return execvp(file, argv);
+	}
+}
+
+__attribute__((visibility("default")))
+int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg);
+	n = execl_count(arg, &ap);
+	va_end(ap);
+	{
+		char *argv[n + 1];
+		char *const *envp;
+
+		va_start(ap, arg);
+		execl_fill(argv, n, arg, &ap);
+		envp = va_arg(ap, char *const *);
+		va_end(ap);
+		return execve(path, argv, envp);
+	}
 }
 
 /* ---- the embedding API ---- */

@@ -111,21 +111,28 @@ void kiln_agent_maps_release(struct kiln_agent_maps *m)
 	kiln_maptab_release(&m->t);
 }
 
-int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags)
+struct kiln_sym *kiln_agent_sym_new(void)
 {
 	struct kiln_sym_opts so = { 0 };
+
+	so.light = true;
+	return kiln_sym_new(&so);
+}
+
+int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
+				struct kiln_sym *warm)
+{
 	struct kiln_buf cmd = KILN_BUF_INIT;
 	struct kiln_map raw;
-	struct kiln_sym *sym;
+	struct kiln_sym *sym = warm ? warm : kiln_agent_sym_new();
 	size_t i;
 	int err;
 
-	so.light = true;
-	sym = kiln_sym_new(&so);
 	if (!sym)
 		return -ENOMEM;
 	err = kiln_sym_prof(sym, p, sym_flags);
-	kiln_sym_free(sym);
+	if (!warm)
+		kiln_sym_free(sym);
 	if (err)
 		return err;
 	/* The arguments, NUL-separated, as one line. */
@@ -141,4 +148,9 @@ int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags)
 	}
 	kiln_buf_release(&cmd);
 	return kiln_prof_error(p);
+}
+
+int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags)
+{
+	return kiln_agent_prof_finish_with(p, sym_flags, NULL);
 }

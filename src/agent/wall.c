@@ -181,20 +181,20 @@ static bool sample_waiting(pid_t pid, pid_t tid, enum kiln_agent_wall_state st,
 	return n >= 0;
 }
 
-static void sample_all(pid_t pid, pid_t me, int64_t weight)
+int kiln_agent_each_thread(int dir, pid_t me,
+			   int (*fn)(pid_t tid, char state, void *ctx), void *ctx)
 {
 	char dents[4096];
+	int err;
 
-	if (!kiln_kfd_ours(&task_dir))
-		return;
-	if (lseek(task_dir.fd, 0, SEEK_SET) < 0)
-		return;
+	if (lseek(dir, 0, SEEK_SET) < 0)
+		return -errno;
 	for (;;) {
-		long len = syscall(SYS_getdents64, task_dir.fd, dents, sizeof(dents));
+		long len = syscall(SYS_getdents64, dir, dents, sizeof(dents));
 		long off;
 
 		if (len <= 0)
-			break;
+			return len < 0 ? -errno : 0;
 		for (off = 0; off < len;) {
 			struct {
 				uint64_t ino;
@@ -203,20 +203,43 @@ static void sample_all(pid_t pid, pid_t me, int64_t weight)
 				unsigned char type;
 				char name[];
 			} *d = (void *)(dents + off);
-			long tid = strtol(d->name, NULL, 10);
+			pid_t tid = (pid_t)strtol(d->name, NULL, 10);
 			char c;
 
 			off += d->reclen;
-			if (tid <= 0 || tid == me || kiln_agent_cpu_internal((pid_t)tid))
+			if (tid <= 0 || tid == me || kiln_agent_cpu_internal(tid))
 				continue;
-			c = kiln_agent_thread_state(task_dir.fd, (pid_t)tid);
+			c = kiln_agent_thread_state(dir, tid);
 			if (!c || c == 'Z' || c == 'X')
 				continue;
-			if (c == 'R' || !sample_waiting(pid, (pid_t)tid,
-							    kiln_agent_wall_state_of(c), weight))
-				signal_thread(pid, (pid_t)tid, weight);
+			err = fn(tid, c, ctx);
+			if (err)
+				return err;
 		}
 	}
+}
+
+struct tick_ctx {
+	pid_t pid;
+	int64_t weight;
+};
+
+static int sample_one(pid_t tid, char c, void *ctx)
+{
+	const struct tick_ctx *t = ctx;
+
+	if (c == 'R' || !sample_waiting(t->pid, tid, kiln_agent_wall_state_of(c),
+					t->weight))
+		signal_thread(t->pid, tid, t->weight);
+	return 0;
+}
+
+static void sample_all(pid_t pid, pid_t me, int64_t weight)
+{
+	struct tick_ctx t = { pid, weight };
+
+	if (kiln_kfd_ours(&task_dir))
+		kiln_agent_each_thread(task_dir.fd, me, sample_one, &t);
 }
 
 static void *tick(void *arg)

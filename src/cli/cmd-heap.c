@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,20 +55,42 @@ struct tail {
 	size_t off;			/* file bytes read so far */
 	struct kiln_buf pend;
 	struct kiln_heaptrace_stream *s;
+	struct kiln_heaptrace_info *info;	/* s's */
+	struct kiln_diag *d;		/* s's */
 };
+
+/*
+ * Whether the trace's path names another file than the one read: the
+ * program exec'd, and its new image (same pid) kept the trace so far as
+ * PATH.old, complete (the image before wrote everything first), and
+ * started its own in PATH.
+ */
+static bool tail_moved(const struct tail *t)
+{
+	struct stat a, b;
+
+	return !fstat(t->fd, &a) && !stat(t->path, &b) &&
+	       (a.st_ino != b.st_ino || a.st_dev != b.st_dev);
+}
 
 /* Reads what the file gained and feeds the complete frames.  0 or the
  * analysis's error (then nothing more is fed). */
 static int tail_poll(struct tail *t, bool final)
 {
 	size_t used;
+	bool moved;
 	int err;
 
+	if (!t->s)
+		return -ENOMEM;
+again:
 	if (t->fd < 0) {
 		t->fd = open(t->path, O_RDONLY | O_CLOEXEC);
 		if (t->fd < 0)
 			return 0;	/* not created yet */
 	}
+	/* Before reading: once moved, the file read is complete. */
+	moved = tail_moved(t);
 	for (;;) {
 		ssize_t n;
 
@@ -81,11 +104,26 @@ static int tail_poll(struct tail *t, bool final)
 		t->pend.len += (size_t)n;
 		t->off += (size_t)n;
 	}
-	err = kiln_heaptrace_stream_feed(t->s, t->pend.data, t->pend.len, final,
-					 &used);
+	err = kiln_heaptrace_stream_feed(t->s, t->pend.data, t->pend.len,
+					 final || moved, &used);
 	memmove(t->pend.data, t->pend.data + used, t->pend.len - used);
 	t->pend.len -= used;
-	return err;
+	if (err || !moved)
+		return err;
+	/* The summary is the last image's, the program the user ran after
+	 * its wrappers (env, a shell's exec): start again on the new file. */
+	kiln_heaptrace_stream_free(t->s);
+	kiln_heaptrace_info_release(t->info);
+	memset(t->info, 0, sizeof(*t->info));
+	t->d->msg[0] = '\0';
+	t->s = kiln_heaptrace_stream_new(t->info, t->d);
+	if (!t->s)
+		return -ENOMEM;
+	close(t->fd);
+	t->fd = -1;
+	t->off = 0;
+	t->pend.len = 0;
+	goto again;
 }
 
 /*
@@ -403,6 +441,28 @@ out:
 }
 
 /* Reads the trace, prints the summary, writes the profile and the SVG. */
+/*
+ * The traces an exec kept of the images before the last: PATH.old,
+ * PATH.old.2, ... (those of an earlier run were removed first).  How many.
+ */
+static int earlier_images(const char *trace)
+{
+	struct kiln_buf old = KILN_BUF_INIT;
+	int n;
+
+	for (n = 0; ; n++) {
+		kiln_buf_reset(&old);
+		if (n)
+			kiln_buf_addf(&old, "%s.old.%d", trace, n + 1);
+		else
+			kiln_buf_addf(&old, "%s.old", trace);
+		if (!old.data || access(old.data, F_OK))
+			break;
+	}
+	kiln_buf_release(&old);
+	return n;
+}
+
 static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 		   struct kiln_diag *dp, const char *prefix, long top, bool quiet)
 {
@@ -414,7 +474,7 @@ static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 	struct kiln_sym *sym = NULL;
 	struct kiln_buf out = KILN_BUF_INIT, path = KILN_BUF_INIT;
 	long *so = NULL;
-	int err, rc = KILN_EXIT_FAIL;
+	int err, execs, rc = KILN_EXIT_FAIL;
 
 	/* The rest of the trace, now that the program is gone. */
 	err = tail_poll(tail, true);
@@ -482,6 +542,15 @@ static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 		if (rc)
 			goto out;
 	}
+	execs = earlier_images(trace);
+	if (!quiet && execs == 1)
+		fprintf(stderr, "\nkiln heap: the program exec'd: this is the new "
+			"image's heap; the one before is in '%s.old'\n", trace);
+	else if (!quiet && execs > 1)
+		fprintf(stderr, "\nkiln heap: the program exec'd %d times: this is "
+			"the last image's heap; those before are in '%s.old', "
+			"then '%s.old.N' for N = 2 to %d, in the order they ran\n",
+			execs, trace, trace, execs);
 	if (!quiet)
 		fprintf(stderr, "\nkiln: wrote '%s.heap.pb.gz'%s (trace '%s')\n",
 			prefix, err ? "" : ", timeline in '.heap.svg'", trace);
@@ -506,7 +575,7 @@ int kiln_cmd_heap(int argc, char **argv)
 	bool quiet = kiln_cli_quiet;
 	double secs = 0;
 	long top = 5;
-	int c, status, rc;
+	int c, status, rc, i;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "+o:n:qh", opts, NULL)) != -1) {
@@ -555,7 +624,23 @@ int kiln_cmd_heap(int argc, char **argv)
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
+	/* Nor the earlier images' of an earlier run (an exec keeps them). */
+	for (i = 1; ; i++) {
+		struct kiln_buf old = KILN_BUF_INIT;
+		int gone;
+
+		if (i == 1)
+			kiln_buf_addf(&old, "%s.old", trace.data);
+		else
+			kiln_buf_addf(&old, "%s.old.%d", trace.data, i);
+		gone = old.data ? unlink(old.data) : -1;
+		kiln_buf_release(&old);
+		if (gone)
+			break;
+	}
 	tail.path = trace.data;
+	tail.info = &info;
+	tail.d = &d;
 	tail.s = kiln_heaptrace_stream_new(&info, &d);
 	if (!tail.s) {
 		kiln_cli_error("out of memory");

@@ -34,6 +34,7 @@ struct creader {
 	uint32_t kernel_map, jit_map;
 	uint32_t *stack;
 	size_t stack_alloc;
+	uint64_t magnitude;	/* sum of |count| so far: kept in int64_t's range */
 };
 
 static uint32_t special_mapping(struct kiln_prof *p, uint32_t *cache,
@@ -142,6 +143,13 @@ static int read_line(struct creader *r, const char *s, const char *e,
 				 "... COUNT')", lineno,
 				 (int)(e - sp > 40 ? 40 : e - sp), sp);
 	}
+	/* The model adds counts up in int64_t (merged stacks, totals; the
+	 * pprof reader refuses the same): no sum may overflow. */
+	if (__builtin_add_overflow(r->magnitude,
+				   count < 0 ? -(uint64_t)count : (uint64_t)count,
+				   &r->magnitude) || r->magnitude > INT64_MAX)
+		return kiln_diag(d, "line %zu: the count %lld makes the total "
+				 "overflow 64 bits", lineno, (long long)count);
 	fe = sp;
 	while (fe > s && (fe[-1] == ' ' || fe[-1] == '\t'))
 		fe--;

@@ -589,6 +589,74 @@ bool kiln_heaptrace_detect(const char *data, size_t len)
 	return out.pos < 8 || !memcmp(head, "KILNHEAP", 8);
 }
 
+/* A varint of p[*i..n), or false when it does not end there. */
+static bool peek_uv(const unsigned char *p, size_t n, size_t *i, uint64_t *v)
+{
+	uint64_t x = 0;
+	unsigned shift;
+
+	for (shift = 0; shift < 64 && *i < n; shift += 7) {
+		unsigned char b = p[(*i)++];
+
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+int kiln_heaptrace_peek(const char *data, size_t len,
+			struct kiln_heaptrace_info *info)
+{
+	unsigned char out[8192];
+	ZSTD_inBuffer in = { data, len, 0 };
+	ZSTD_outBuffer o = { out, sizeof(out), 0 };
+	uint64_t version, ncol, col0 = 0, v[4];
+	size_t i = 8, f, k;
+	ZSTD_DCtx *z;
+
+	if (!is_zstd(data, len))
+		return -EINVAL;
+	z = ZSTD_createDCtx();
+	if (!z)
+		return -ENOMEM;
+	/* The first frame only: the header is in its first bytes. */
+	while (o.pos < o.size && in.pos < in.size) {
+		size_t rc = ZSTD_decompressStream(z, &o, &in);
+
+		if (ZSTD_isError(rc) || rc == 0)
+			break;
+	}
+	ZSTD_freeDCtx(z);
+	if (o.pos < 8 || memcmp(out, "KILNHEAP", 8) ||
+	    !peek_uv(out, o.pos, &i, &version) || version != KILN_HEAPTRACE_VERSION ||
+	    !peek_uv(out, o.pos, &i, &ncol) || ncol < KILN_HCOL_N || ncol > 64)
+		return -EINVAL;
+	for (k = 0; k < ncol; k++) {
+		uint64_t l;
+
+		if (!peek_uv(out, o.pos, &i, &l))
+			return -EINVAL;
+		if (!k)
+			col0 = l;
+	}
+	/* The tags column, then the fields column: H's fields first. */
+	if (!col0 || col0 > o.pos - i || out[i] != 'H')
+		return -EINVAL;
+	f = i + (size_t)col0;
+	for (k = 0; k < 4; k++)
+		if (!peek_uv(out, o.pos, &f, &v[k]))
+			return -EINVAL;
+	info->version = version;
+	info->pid = v[0];
+	info->ppid = v[1];
+	info->start_realtime_ns = v[2];
+	info->sample_bytes = v[3];
+	return 0;
+}
+
 void kiln_heaptrace_info_release(struct kiln_heaptrace_info *info)
 {
 	free(info->cmdline);

@@ -30,6 +30,15 @@ struct kiln_heaptrace_info {
 void kiln_heaptrace_info_release(struct kiln_heaptrace_info *info);
 
 /*
+ * The header of a zstd trace from its first bytes (the start of its first
+ * frame; up to one zstd block, 128 KiB, suffices): fills version, pid,
+ * ppid, start_realtime_ns and sample_bytes of *info, nothing else.  0,
+ * -EINVAL when data does not start a trace of this version, -ENOMEM.
+ */
+int kiln_heaptrace_peek(const char *data, size_t len,
+			struct kiln_heaptrace_info *info);
+
+/*
  * True when data is a kiln heap trace: a zstd frame whose contents start
  * with the magic "KILNHEAP" (or that is cut too short to
  * tell), or an uncompressed stream starting so.

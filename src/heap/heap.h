@@ -46,6 +46,8 @@ void kiln_heap_stats(struct kiln_heap_stats *st);
 /*
  * Brackets kiln's own work on a program's thread (registering it with the
  * CPU sampler, say): allocations in between are not traced.  Nestable.
+ * A thread of kiln's own calls _begin() once, for good (the pthread_create
+ * trampoline does so for every thread marked kiln's).
  */
 void kiln_heap_quiet_begin(void);
 void kiln_heap_quiet_end(void);
@@ -79,6 +81,15 @@ void kiln_heap_stop(void);
  * process that writes the trace does anything (never a vfork child).
  */
 void kiln_heap_exit_flush(void);
+
+/*
+ * The process is about to exec: the writer's lock is taken (2 s at most)
+ * and everything the threads recorded is written, without the end
+ * record; tracing goes on (if exec fails).  The new image, same pid,
+ * keeps this trace as PATH.old (docs/agent.md) and starts its own.  Only
+ * the process that writes the trace does anything (never a vfork child).
+ */
+void kiln_heap_exec_flush(void);
 
 /* One stack's counters: estimates when sampling, exact otherwise. */
 struct kiln_heap_counts {

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@
 #include "agent/agent.h"
 #include "agent/kfd.h"
 #include "format/heapenc.h"
+#include "format/heaptrace.h"
 #include "capture/cfi.h"
 #include "heap/heap.h"
 #include "heap/heapint.h"
@@ -871,9 +873,10 @@ static void agg_event(void *arg, const struct kiln_hev *ev)
  * emits every event earlier than the round's start in time order (see
  * format/heapenc.h for why that is causally right); when due, write a
  * frame of what the events need (maps, thread names, new stacks, losses)
- * and the events, and at the end the end record and everything left.
+ * and the events, and at the end the end record and everything left
+ * (everything drained, with all: before an exec).
  */
-static void round_(bool force, bool end)
+static void round_(bool force, bool all, bool end)
 {
 	struct kiln_hcols pre = { 0 }, names = { 0 };
 	const struct kiln_hcols *parts[3] = { &pre, &names, &w_ev };
@@ -899,6 +902,8 @@ static void round_(bool force, bool end)
 		}
 		limit = UINT64_MAX;
 	}
+	if (all)
+		limit = UINT64_MAX;
 	/* Out of memory: what was not emitted waits for the next round. */
 	kiln_henc_emit(&w_enc, limit, trace_on ? &w_ev : NULL,
 		       agg_on ? agg_event : NULL, NULL);
@@ -989,7 +994,7 @@ static void *write_loop(void *arg)
 		atomic_store(&wake_word, 0);
 		pthread_mutex_lock(&wlock);
 		if (atomic_load(&finishing) == 1) {
-			round_(true, true);
+			round_(true, true, true);
 			kiln_kfd_close(&trace_kfd);
 			atomic_store(&finishing, 2);
 			pthread_mutex_unlock(&wlock);
@@ -997,7 +1002,7 @@ static void *write_loop(void *arg)
 				NULL, NULL, 0);
 			return NULL;
 		}
-		round_(false, false);
+		round_(false, false, false);
 		pthread_mutex_unlock(&wlock);
 	}
 }
@@ -1186,6 +1191,153 @@ void kiln_heap_exit_flush(void)
 	finish();
 }
 
+void kiln_heap_exec_flush(void)
+{
+	struct timespec until;
+	int rc;
+
+	/* Only the process that writes the trace (never a vfork child,
+	 * which shares its parent's memory). */
+	if (!writer_running || !trace_on || getpid() != trace_pid ||
+	    atomic_load(&finishing))
+		return;
+	kheap_guard++;
+	/* Bounded: exec is async-signal-safe, and a handler may exec while
+	 * its thread holds the lock (a snapshot of the embedding API). */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	rc = pthread_mutex_timedlock(&wlock, &until);
+	if (!rc) {
+		/* Everything the rings hold, in one frame; no end record:
+		 * the blocks live at exec were live when the image ended,
+		 * and if exec fails tracing goes on. */
+		round_(true, true, false);
+		pthread_mutex_unlock(&wlock);
+	} else {
+		kiln_agent_log(KILN_LOG_INFO, "exec: the heap trace's last events "
+			       "could not be written first: %s", strerror(rc));
+	}
+	kheap_guard--;
+}
+
+/*
+ * When the process started, in CLOCK_REALTIME ns (to a clock tick), or 0:
+ * /proc/self/stat's starttime (ticks after boot) against CLOCK_BOOTTIME.
+ */
+static uint64_t process_start_ns(void)
+{
+	char buf[1024], *p;
+	struct timespec rt, bt;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd, i;
+	uint64_t age;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* Field 22; the command name (field 2) may hold spaces. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (i = 2; i < 22 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &ticks) != 1)
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	age = (uint64_t)bt.tv_sec * 1000000000ull + (uint64_t)bt.tv_nsec -
+	      (uint64_t)(ticks * (1000000000ull / (unsigned long long)hz));
+	return (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec - age;
+}
+
+/*
+ * Whether path holds a trace that this very process wrote, in an image
+ * before an exec: its header has this pid and a start after the
+ * process's (a process that had the pid before ended before it started).
+ */
+static bool by_this_process(const char *path, uint64_t started)
+{
+	struct kiln_heaptrace_info info = { 0 };
+	size_t cap = 256 << 10, len = 0;
+	struct stat st;
+	char *buf;
+	int fd;
+	bool yes = false;
+
+	/* A FIFO (a reader streaming the trace) would block an open
+	 * without O_NONBLOCK: only regular files are traces kept. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
+	buf = malloc(cap);
+	while (buf && len < cap) {
+		ssize_t n = read(fd, buf + len, cap - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	/* Tick-rounded start against a header timed after it: 20 ms of
+	 * margin for the clocks. */
+	if (buf && !kiln_heaptrace_peek(buf, len, &info) &&
+	    info.pid == (uint64_t)getpid() &&
+	    info.start_realtime_ns + 20000000ull >= started)
+		yes = true;
+	free(buf);
+	return yes;
+}
+
+/*
+ * exec keeps the pid: the image before wrote its trace to path (and
+ * flushed it, kiln_heap_exec_flush()).  It is kept as PATH.old, or
+ * PATH.old.2, PATH.old.3, ... when earlier images of this process hold
+ * those (names in the order the images ran), before this image starts
+ * its own trace in path.  A stale file (another process's) at one of
+ * these names is replaced.  0 or -errno (then nothing is overwritten).
+ */
+static int keep_earlier_image(const char *path)
+{
+	uint64_t started = process_start_ns();
+	size_t n = strlen(path) + 32;
+	char *old;
+	int i, err = 0;
+
+	if (!started || !by_this_process(path, started))
+		return 0;
+	old = malloc(n);
+	if (!old)
+		return -ENOMEM;
+	for (i = 1; i < 100000; i++) {
+		if (i == 1)
+			snprintf(old, n, "%s.old", path);
+		else
+			snprintf(old, n, "%s.old.%d", path, i);
+		if (!by_this_process(old, started))
+			break;
+	}
+	if (rename(path, old))
+		err = -errno;
+	else
+		kiln_agent_log(KILN_LOG_INFO, "exec: the heap trace of the image "
+			       "before is kept as '%s'", old);
+	free(old);
+	return err;
+}
+
 /*
  * The last destructor to run in the process (libkiln.so is loaded before
  * the program's own objects), so frees by the program's atexit handlers
@@ -1235,17 +1387,90 @@ static int in_main_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* The loaded objects in lookup order, up to libkiln.so (not included). */
+struct before_kiln {
+	uint64_t kiln_base;
+	int n;
+	bool reached;
+	struct {
+		const char *name;
+		uint64_t base;
+	} obj[32];
+};
+
+static int before_kiln_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct before_kiln *b = arg;
+
+	if (info->dlpi_addr == b->kiln_base) {
+		b->reached = true;
+		return 1;
+	}
+	if (b->n < (int)(sizeof(b->obj) / sizeof(b->obj[0]))) {
+		b->obj[b->n].name = info->dlpi_name;
+		b->obj[b->n].base = info->dlpi_addr;
+		b->n++;
+	}
+	return 0;
+}
+
+/*
+ * The malloc that the program's calls reach when the program itself does
+ * not define one: the first definition in the objects loaded after it
+ * (preloaded ones first), ours unless a library preloaded before
+ * libkiln.so brings its own.  NULL: ours (or not known).
+ */
+static void *first_malloc_after_main(uint64_t kiln_base)
+{
+	struct before_kiln b = { .kiln_base = kiln_base };
+	int i;
+
+	dl_iterate_phdr(before_kiln_cb, &b);
+	/* The first object is the program: skipped.  dlopen() outside
+	 * dl_iterate_phdr(), which holds the loader's lock. */
+	for (i = 1; i < b.n && b.reached; i++) {
+		void *h, *p;
+		Dl_info di;
+
+		if (!b.obj[i].name || !*b.obj[i].name)
+			continue;
+		h = dlopen(b.obj[i].name, RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			continue;
+		/* The object's own definition comes first in its scope. */
+		p = dlsym(h, "malloc");
+		dlclose(h);
+		if (p && dladdr(p, &di) &&
+		    (uint64_t)(uintptr_t)di.dli_fbase == b.obj[i].base)
+			return p;
+	}
+	return NULL;
+}
+
 /* The program's malloc is not ours (linked into it, or preloaded first). */
 static void check_allocator(void)
 {
 	void *def = dlsym(RTLD_DEFAULT, "malloc");
+	const ElfW(Sym) *sym = NULL;
 	Dl_info self, di;
 	char exe[PATH_MAX];
 	ssize_t n;
 
-	if (!def || !dladdr((void *)check_allocator, &self) || !dladdr(def, &di) ||
+	if (!def || !dladdr((void *)check_allocator, &self) ||
+	    !dladdr1(def, &di, (void **)&sym, RTLD_DL_SYMENT) ||
 	    di.dli_fbase == self.dli_fbase)
 		return;
+	if (sym && sym->st_shndx == SHN_UNDEF) {
+		/*
+		 * A program built without PIE that takes malloc's address: its
+		 * PLT entry is malloc's canonical address, an undefined symbol
+		 * with a value, which dlsym() returns.  The program defines no
+		 * malloc: its calls reach the next definition.
+		 */
+		def = first_malloc_after_main((uint64_t)(uintptr_t)self.dli_fbase);
+		if (!def || !dladdr(def, &di) || di.dli_fbase == self.dli_fbase)
+			return;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	{
@@ -1375,7 +1600,9 @@ static int start(const char *path)
 			goto fail;
 		}
 		trace_on = true;
-		err = open_trace(trace_path);
+		err = keep_earlier_image(trace_path);
+		if (!err)
+			err = open_trace(trace_path);
 		if (err) {
 			trace_on = false;
 			goto fail;
@@ -1478,7 +1705,7 @@ int kiln_heap_snap_take(struct kiln_heap_snap *out)
 		/* What the threads recorded up to now, unless the writer
 		 * already did its last round (exit). */
 		if (!atomic_load(&finishing))
-			round_(false, false);
+			round_(false, false, false);
 		err = kheap_agg_copy(out);
 	}
 	pthread_mutex_unlock(&wlock);

@@ -1771,7 +1771,7 @@ static int open_listener(struct kiln_http *srv, const char *addr)
 
 /* ---- the API ---- */
 
-KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
+static int http_start(const char *addr, struct kiln_http **out)
 {
 	struct kiln_http *srv;
 	const char *tok = getenv("KILN_HTTP_TOKEN");
@@ -1889,12 +1889,27 @@ out_free:
 	return err;
 }
 
+/*
+ * kiln's work, on the caller's thread: the server's allocations are not
+ * the program's (the threads libmicrohttpd starts here, and those they
+ * start, are kiln's own: see http_start()).
+ */
+KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
+{
+	int err;
+
+	kiln_heap_quiet_begin();
+	err = http_start(addr, out);
+	kiln_heap_quiet_end();
+	return err;
+}
+
 KILN_API int kiln_http_port(const struct kiln_http *srv)
 {
 	return srv ? srv->port : -EINVAL;
 }
 
-KILN_API int kiln_http_stop(struct kiln_http *srv)
+static int http_stop(struct kiln_http *srv)
 {
 	uint64_t one = 1;
 	struct timespec deadline;
@@ -1967,4 +1982,14 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 	return 0;
+}
+
+KILN_API int kiln_http_stop(struct kiln_http *srv)
+{
+	int err;
+
+	kiln_heap_quiet_begin();
+	err = http_stop(srv);
+	kiln_heap_quiet_end();
+	return err;
 }

@@ -3,6 +3,7 @@
  * stage).  See maptab.h.
  */
 #include "symbolize/maptab.h"
+#include "util/buf.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -24,15 +25,8 @@ static int add_one(const struct kiln_maps_entry *e, void *arg)
 
 	if (e->perms[2] != 'x' || !e->pathlen)
 		return 0;
-	if (m->n == m->alloc) {
-		size_t na = m->alloc ? m->alloc * 2 : 64;
-		void *q = realloc(m->r, na * sizeof(*m->r));
-
-		if (!q)
-			return -ENOMEM;
-		m->r = q;
-		m->alloc = na;
-	}
+	if (kiln_array_grow((void **)&m->r, &m->alloc, m->n + 1, sizeof(*m->r)))
+		return -ENOMEM;
 	km.start = e->start;
 	km.limit = e->end;
 	km.offset = e->offset;
@@ -73,15 +67,8 @@ int kiln_maptab_add(struct kiln_maptab *m, struct kiln_prof *p,
 	}
 	if (lo < m->n && m->r[lo].start < end)
 		return -EEXIST;
-	if (m->n == m->alloc) {
-		size_t na = m->alloc ? m->alloc * 2 : 64;
-		void *q = realloc(m->r, na * sizeof(*m->r));
-
-		if (!q)
-			return -ENOMEM;
-		m->r = q;
-		m->alloc = na;
-	}
+	if (kiln_array_grow((void **)&m->r, &m->alloc, m->n + 1, sizeof(*m->r)))
+		return -ENOMEM;
 	km.start = start;
 	km.limit = end;
 	km.offset = offset;

@@ -472,6 +472,27 @@ static long add_map(struct kiln_sym *s, const char *path, size_t len,
 	return (long)s->nmaps++;
 }
 
+/*
+ * The session's mapping identical to this one, or -1: a light session
+ * (the agent's) is reused for profile after profile of the same process,
+ * whose mappings mostly stay; a mapping added twice would be reported to
+ * libdwfl twice.  Linear: a process maps a few hundred files at most.
+ */
+static long same_map(const struct kiln_sym *s, const char *path,
+		     uint64_t start, uint64_t end, uint64_t offset)
+{
+	size_t i;
+
+	for (i = 0; i < s->nmaps; i++) {
+		const struct map *m = &s->maps[i];
+
+		if (m->start == start && m->end == end && m->offset == offset &&
+		    !strcmp(m->path, path))
+			return (long)i;
+	}
+	return -1;
+}
+
 int kiln_sym_add_mapping(struct kiln_sym *s, const char *path, uint64_t start,
 			 uint64_t end, uint64_t offset)
 {
@@ -1894,8 +1915,10 @@ int kiln_sym_prof(struct kiln_sym *s, struct kiln_prof *p, unsigned flags)
 		if (!(is_file_path(file) || !strcmp(file, "[vdso]")) ||
 		    m->limit <= m->start)
 			continue;
-		r = add_map(s, file, strlen(file), m->start, m->limit,
-			    m->offset);
+		r = s->light ? same_map(s, file, m->start, m->limit, m->offset) : -1;
+		if (r < 0)
+			r = add_map(s, file, strlen(file), m->start, m->limit,
+				    m->offset);
 		if (r < 0) {
 			err = (int)r;
 			goto out;

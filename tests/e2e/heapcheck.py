@@ -205,6 +205,10 @@ def main():
     syms = symtab(exe)
     addrs = [a for a, _ in syms]
     cache = {}
+    # A program built without PIE (ELF type ET_EXEC) is mapped at its
+    # link-time addresses: nm's values are the addresses themselves.
+    with open(exe, "rb") as f:
+        fixed = int.from_bytes(f.read(18)[16:18], "little") == 2
 
     def site(sid):
         if sid in cache:
@@ -213,7 +217,7 @@ def main():
         for pc, mp in stacks[sid]:
             for lo, hi, off, path in mp:
                 if lo <= pc < hi and path.endswith(exe.split("/")[-1]):
-                    va = pc - 1 - lo + off
+                    va = pc - 1 if fixed else pc - 1 - lo + off
                     k = bisect.bisect_right(addrs, va) - 1
                     if k >= 0:
                         name = syms[k][1]

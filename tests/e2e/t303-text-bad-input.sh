@@ -27,6 +27,11 @@ has "$T/err" "'.*nocount.collapsed': read as collapsed: line 2: no count at the 
 printf 'main;run;burn_a 12\nmain;run;burn_b 99999999999999999999999\n' > "$T/big.collapsed"
 expect_status 2 "$KILN" top "$T/big.collapsed"
 has "$T/err" "read as collapsed: line 2: the count .* is too large"
+# Counts that fit one by one but not added up: refused as the pprof reader
+# refuses them (kiln's own pprof of them could not be read back).
+printf 'main;a 5000000000000000000\nmain;b 5000000000000000000\n' > "$T/sum.collapsed"
+expect_status 2 "$KILN" top "$T/sum.collapsed"
+has "$T/err" "read as collapsed: line 2: the count 5000000000000000000 makes the total overflow 64 bits"
 
 # Random text (no binary bytes, so it is taken for a text format).
 head -c 3000 /dev/urandom | base64 > "$T/random.txt"

@@ -20,6 +20,6 @@ done
 # The threads' stacks start at start_thread, with no frame of the agent's
 # (its pthread_create trampoline) in between.
 "$KILN" convert "$T/h.trace" -o "$T/h.collapsed"
-has "$T/h.collapsed" "^__clone3;start_thread;produce "
+has "$T/h.collapsed" "^(__)?clone3;start_thread;produce "
 hasnt "$T/h.collapsed" "trampoline"
 echo ok

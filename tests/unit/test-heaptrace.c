@@ -572,6 +572,44 @@ static void test_truncated(void **state)
 }
 
 /*
+ * kiln_heaptrace_peek(): the header's fields from the first bytes of the
+ * first frame (what an exec'd image reads of the trace before it), not
+ * from a file that is not a trace.
+ */
+static void test_peek(void **state)
+{
+	struct kiln_heaptrace_info info = { 0 };
+	char junk[64];
+	struct tw w = TW_INIT;
+	size_t first;
+
+	tw_header(&w, 512);
+	tw_maps(&w, "00400000-00401000 r-xp 00000000 08:01 1 /bin/prog\n");
+	tw_stack(&w, 1, 1, (uint64_t)0x400100);
+	tw_batch(&w, 1, 0);
+	tw_alloc(&w, 5, 1, 0x100, 10, 1);
+	tw_frame(&w);
+	first = w.f.len;
+	tw_batch(&w, 1, 10);
+	tw_alloc(&w, 5, 1, 0x300, 40, 1);
+	tw_frame(&w);
+	assert_int_equal(kiln_heaptrace_peek(w.f.data, w.f.len, &info), 0);
+	assert_int_equal(info.pid, 4242);
+	assert_int_equal(info.ppid, 1);
+	assert_true(info.start_realtime_ns == 1700000000000000000ull);
+	assert_int_equal(info.sample_bytes, 512);
+	assert_null(info.cmdline);
+	memset(&info, 0, sizeof(info));
+	assert_int_equal(kiln_heaptrace_peek(w.f.data, first, &info), 0);
+	assert_int_equal(info.pid, 4242);
+	/* Too little to tell, or not a trace. */
+	assert_int_equal(kiln_heaptrace_peek(w.f.data, 4, &info), -EINVAL);
+	memset(junk, 'x', sizeof(junk));
+	assert_int_equal(kiln_heaptrace_peek(junk, sizeof(junk), &info), -EINVAL);
+	tw_release(&w);
+}
+
+/*
  * The encoder: two threads taking turns cost no thread records after the
  * first two ('X'), only lower-case tags; time is written once per tick;
  * a new block at a live address frees the old one; an event that reaches
@@ -1123,6 +1161,7 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_sampling),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_peek),
 		cmocka_unit_test(test_encoder),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_bad_data),
