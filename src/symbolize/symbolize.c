@@ -95,7 +95,7 @@ struct sym_cache {
 struct alias {
 	uint64_t addr;
 	const char *name;	/* libelf's string, with any @version */
-	uint8_t rank;		/* binding: GLOBAL 0, WEAK 1, other 2 */
+	uint8_t rank;		/* binding: LOCAL 1, else (exported) 0 */
 };
 
 #define SYM_CACHE_AFTER 4
@@ -1156,9 +1156,48 @@ static int32_t cu_find(const struct cu_index *ix, uint64_t pc)
 }
 
 /*
+ * The DIE a function DIE is an instance of: DW_AT_abstract_origin followed
+ * to its end (a bounded walk), as a pointer into the DWARF data, the same
+ * for the out-of-line copy of a function and every inlined copy of it.
+ */
+static const void *fn_origin(Dwarf_Die *die)
+{
+	Dwarf_Die o = *die;
+	Dwarf_Attribute a;
+
+	for (int i = 0; i < 8 && dwarf_attr(&o, DW_AT_abstract_origin, &a); i++)
+		if (!dwarf_formref_die(&a, &o))
+			break;
+	return o.addr;
+}
+
+/*
+ * Whether inlined subroutine die is a part of the function around it
+ * (outer) inlined back into it, not a call: GCC's partial inlining splits
+ * a function's cold tail into FN.part.N, and where it inlines that back
+ * into FN, DWARF says FN is inlined into FN at FN's own declaration line
+ * (libc's write() is __libc_write inlined into __libc_write, at write.c:24,
+ * around the system call of its multithreaded path; 359 such places in
+ * libc 2.36).  The same origin and a call at the declaration line: a real
+ * recursive call inlined (msort_with_tmp's, at lines of its body) stays.
+ */
+static bool split_part(Dwarf_Die *die, Dwarf_Die *outer)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word call = 0;
+	int decl = 0;
+
+	return fn_origin(die) == fn_origin(outer) &&
+	       !dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &call) &&
+	       !dwarf_decl_line(die, &decl) && call == (Dwarf_Word)decl;
+}
+
+/*
  * The inline chain at addr from DWARF, as `eu-addr2line -i` finds it: the
  * physical nesting of the innermost scope, each inlined subroutine's
  * DW_AT_call_file/call_line giving the position in the frame around it.
+ * A function's own split-off part inlined back into it (split_part) is
+ * no frame of its own: the function's frame has its position.
  */
 static int dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 			const char *symname, struct kiln_sym_frame *fr,
@@ -1203,6 +1242,11 @@ static int dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		if (!is_function(die))
 			continue;
 		tag = dwarf_tag(die);
+		/* (chain[] holds functions only: chain[i + 1] is the one
+		 * around this one.) */
+		if (tag == DW_TAG_inlined_subroutine && i + 1 < n &&
+		    split_part(die, &chain[i + 1]))
+			continue;
 		memset(f, 0, sizeof(*f));
 		link = die_linkage_name(die);
 		plain = dwarf_diename(die);
@@ -1362,7 +1406,7 @@ static void aliases_build(struct mod *md)
 			continue;
 		md->aliases[n].addr = a;
 		md->aliases[n].name = name;
-		md->aliases[n].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		md->aliases[n].rank = bind == STB_LOCAL;
 		n++;
 	}
 	qsort(md->aliases, n, sizeof(*md->aliases), cmp_alias);
@@ -1394,10 +1438,14 @@ static bool better_alias(const struct alias *x, const struct alias *y)
  * starts at symaddr), the one kiln names it by, in every session alike,
  * whether the module's full symbol table (a separate debug file) or only
  * its dynamic one was found, and whatever order the linker wrote them in:
- * exported before local (GLOBAL, then WEAK), then the fewest leading
+ * exported (GLOBAL or WEAK, alike) before local, then the fewest leading
  * underscores, then the shortest, then the first in byte order.  libc's
  * write() is "write", not "__write", "__libc_write" or "__GI___write";
- * __libc_start_main is "__libc_start_main", not "__libc_start_main_impl".
+ * getpid() is "getpid", not "__getpid" (GLOBAL where getpid is WEAK:
+ * which of two exported names glibc makes the weak alias says nothing of
+ * which is the public one); __libc_start_main is "__libc_start_main", not
+ * "__libc_start_main_impl".  A linked file's symbol table makes hidden
+ * symbols LOCAL, so "exported" reads the same in .symtab and .dynsym.
  */
 static const char *pick_alias(struct mod *md, uint64_t symaddr,
 			      const GElf_Sym *sym, const char *name)

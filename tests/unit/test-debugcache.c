@@ -4,8 +4,10 @@
  * compressed DWARF) with the cache in a fresh folder give the same names,
  * files and lines as without it; the first session writes
  * xx/yyyy.debug with no compressed section, a light session (the agent's)
- * then reads lines from it; an unwritable folder changes nothing; a
- * truncated, garbled or foreign file under the build ID is not trusted.
+ * then reads lines from it; every address of those functions has one name
+ * with and without the cache or DWARF; an unwritable folder changes
+ * nothing; a truncated, garbled or foreign file under the build ID is not
+ * trusted.
  *
  * Exits 77 when libc has no separate debug file with compressed sections
  * under /usr/lib/debug/.build-id (libc6-dbg not installed).
@@ -20,6 +22,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,6 +294,97 @@ static void test_corrupt(void **state)
 	assert_int_equal(kiln_sym_set_debug_cache(NULL, false), 0);
 }
 
+/* The names of the frames of addr in session s, innermost first, joined
+ * by ';'. */
+static void frame_names(struct kiln_sym *s, uint64_t addr, char *buf,
+			size_t size)
+{
+	struct kiln_sym_info in;
+	size_t len = 0;
+
+	assert_int_equal(kiln_sym_lookup(s, addr, &in), 0);
+	buf[0] = '\0';
+	for (unsigned k = 0; k < in.nframes && len < size; k++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+					k ? ";" : "", in.frames[k].name);
+}
+
+/*
+ * One name per address, whatever the path: at every address of each
+ * function, a light session without the cache (libc's symbol table, no
+ * DWARF: the agent before the cache), full and light sessions with the
+ * cache, and a full one without it (DWARF from the compressed original)
+ * name the function alike, by the same frame at the same place.  In a
+ * fresh session the first lookups ask libdwfl and the later ones the
+ * per-interval name cache (sym_cache): both paths are taken.  libc's
+ * write() is "write" at every address, also where its DWARF says
+ * __libc_write is inlined into __libc_write (the split-off part of its
+ * multithreaded path: its system call, where the agent's samples of it
+ * land), and getpid() is "getpid" (not its GLOBAL alias __getpid).
+ */
+static void test_one_name(void **state)
+{
+	static const struct {
+		bool light;
+		const char *cache;	/* under tmpdir; NULL: none */
+	} how[] = { { true, NULL }, { false, NULL }, { true, "fresh" },
+		    { false, "fresh" } };
+	struct kiln_sym *ss[4];
+	char dir[PATH_MAX], first[512];
+	size_t checked = 0;
+
+	for (size_t h = 0; h < 4; h++) {
+		struct kiln_sym_opts o = { .light = how[h].light };
+
+		snprintf(dir, sizeof(dir), "%s/%s", tmpdir,
+			 how[h].cache ? how[h].cache : "");
+		/* The setting is read when libc is resolved, in the first
+		 * lookup: before the next session's setting. */
+		assert_int_equal(kiln_sym_set_debug_cache(how[h].cache ? dir :
+							  NULL, false), 0);
+		ss[h] = kiln_sym_new(&o);
+		assert_non_null(ss[h]);
+		assert_int_equal(kiln_sym_add_maps(ss[h], maps, maps_len), 0);
+		frame_names(ss[h], addrs[0], first, sizeof(first));
+	}
+	assert_int_equal(kiln_sym_set_debug_cache(NULL, false), 0);
+	for (size_t i = 0; i < NFN; i++) {
+		const ElfW(Sym) *sym = NULL;
+		Dl_info info;
+
+		assert_true(dladdr1((void *)(uintptr_t)addrs[i], &info,
+				    (void **)&sym, RTLD_DL_SYMENT));
+		assert_non_null(sym);
+		for (uint64_t a = addrs[i]; a < addrs[i] + sym->st_size; a++) {
+			char want[512], got[512];
+
+			frame_names(ss[0], a, want, sizeof(want));
+			/* Without DWARF: one frame, the function's name. */
+			assert_null(strchr(want, ';'));
+			if (!strcmp(fns[i], "write") || !strcmp(fns[i], "getpid"))
+				assert_string_equal(want, fns[i]);
+			for (size_t h = 1; h < 4; h++) {
+				char *last;
+
+				frame_names(ss[h], a, got, sizeof(got));
+				last = strrchr(got, ';');
+				last = last ? last + 1 : got;
+				if (strcmp(last, want))
+					fail_msg("%s+%#" PRIx64 " (session %zu): "
+						 "%s, without DWARF: %s", fns[i],
+						 a - addrs[i], h, got, want);
+				/* write() inlines nothing: one frame. */
+				if (!strcmp(fns[i], "write"))
+					assert_string_equal(got, want);
+			}
+			checked++;
+		}
+	}
+	assert_true(checked > 200);
+	for (size_t h = 0; h < 4; h++)
+		kiln_sym_free(ss[h]);
+}
+
 /* libc's build ID as "xx/yyyy.debug", from its mapped file; 0 or -1. */
 static int libc_build_id(const char *path)
 {
@@ -320,6 +415,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_then_read),
+		cmocka_unit_test(test_one_name),
 		cmocka_unit_test(test_unwritable),
 		cmocka_unit_test(test_corrupt),
 	};
