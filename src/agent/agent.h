@@ -184,6 +184,13 @@ int kiln_agent_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
  */
 int kiln_agent_threads_snapshot(struct kiln_prof **out);
 
+/*
+ * SIGPROF queued to thread tid of process pid (rt_tgsigqueueinfo,
+ * SI_QUEUE, this process as the sender, value as si_value): how the wall
+ * ticker and the goroutine snapshot reach cpu.c's handler.  0 or -errno.
+ */
+int kiln_agent_sigprof_to(pid_t pid, pid_t tid, int value);
+
 /* Whether tid is one of kiln's own threads (never sampled). */
 bool kiln_agent_cpu_internal(pid_t tid);
 /* Adds weight ns to what running thread tid's next wall sample (its
@@ -220,6 +227,11 @@ int kiln_agent_proc_openat(struct kiln_kfd *k, const char *rel, int flags);
  * 0 or -errno.
  */
 int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p);
+/* The same from the maps text in *text, or read into it (and left there
+ * for the next call) when it is empty. */
+struct kiln_buf;
+int kiln_agent_maps_load_from(struct kiln_agent_maps *m, struct kiln_prof *p,
+			      struct kiln_buf *text);
 /* The mapping id holding addr, 0 for none. */
 uint32_t kiln_agent_maps_find(const struct kiln_agent_maps *m, uint64_t addr);
 void kiln_agent_maps_release(struct kiln_agent_maps *m);
@@ -259,6 +271,10 @@ int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
 struct kiln_sym *kiln_agent_sym_new(void);
 
 /* ---- heap profiles (heapdump.c) ---- */
+
+/* Before an exec of this process: the heap dump an exit would write
+ * (KILN_HEAP); the new image numbers its dumps on from it. */
+void kiln_heapdump_before_exec(void);
 
 struct kiln_heap_snap;
 

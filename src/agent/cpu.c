@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/runtime.h"
 #include "agent/kfd.h"
 #include "capture/cfi.h"
 #include "heap/heap.h"
@@ -210,6 +211,20 @@ static struct kthread *find_slot(pid_t tid)
 	return NULL;
 }
 
+/* The interrupted stack pointer of a handler's ucontext (0 where the
+ * architecture is not known).  Async-signal-safe. */
+static inline uint64_t uc_sp(const void *ucv)
+{
+#if defined(__x86_64__)
+	return (uint64_t)((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	return ((const ucontext_t *)ucv)->uc_mcontext.sp;
+#else
+	(void)ucv;
+	return 0;
+#endif
+}
+
 /*
  * A snapshot of every thread's stack (kiln_agent_threads_snapshot(), Go's
  * goroutine endpoint): a running thread is sent SIGPROF with SNAP_MAGIC
@@ -251,13 +266,7 @@ static void snap_take(uint32_t gen, void *ucv)
 		t = find_slot(gettid_());
 		self = t;
 	}
-#if defined(__x86_64__)
-	sp = (uint64_t)((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-	sp = ((const ucontext_t *)ucv)->uc_mcontext.sp;
-#else
-	sp = 0;
-#endif
+	sp = uc_sp(ucv);
 	hi = t ? atomic_load_explicit(&t->stack_hi, memory_order_relaxed) : 0;
 	if (!hi) {
 		if (t)
@@ -328,17 +337,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 	if (t && t->internal)
 		goto out;
 	hi = t ? atomic_load_explicit(&t->stack_hi, memory_order_relaxed) : 0;
-	{
-		const ucontext_t *uc = ucv;
-
-#if defined(__x86_64__)
-		sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-		sp = uc->uc_mcontext.sp;
-#else
-		sp = 0;
-#endif
-	}
+	sp = uc_sp(ucv);
 	/* The stack top is found later by the collector from this sp;
 	 * until then only the interrupted pc is taken. */
 	if (t && !hi)
@@ -953,6 +952,7 @@ static void populate_ring(void)
  */
 static struct kiln_sym *warm;
 static uint32_t warmed;		/* agg's locations [1, warmed] looked up */
+static struct kiln_buf warm_maps;	/* the maps text warm_up() read last */
 
 static void warm_up(void)
 {
@@ -967,7 +967,8 @@ static void warm_up(void)
 	p = kiln_prof_new();
 	if (!p)
 		return;
-	if (!kiln_agent_maps_load(&c, p)) {
+	kiln_buf_release(&warm_maps);
+	if (!kiln_agent_maps_load_from(&c, p, &warm_maps)) {
 		for (i = warmed + 1; i <= n; i++) {
 			uint64_t a = agg->locations[i].address;
 
@@ -1022,6 +1023,7 @@ static void *collect(void *arg)
 				kiln_sym_free(warm);
 				warm = NULL;
 				warmed = 0;
+				kiln_buf_release(&warm_maps);
 				/* Named even if unloaded before the end. */
 				kiln_agent_modules_note();
 			}
@@ -1103,7 +1105,9 @@ bool kiln_agent_cpu_internal(pid_t tid)
 	return t && t->internal;
 }
 
-bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
+/* Thread tid's slot, taken for it if it has none (a thread kiln did not
+ * see start, signalled from outside: its handler learns its stack top). */
+static struct kthread *slot_for(pid_t tid)
 {
 	struct kthread *t = find_slot(tid);
 
@@ -1112,6 +1116,13 @@ bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
 		t = register_tid(tid, 0, false);
 		pthread_mutex_unlock(&reg_lock);
 	}
+	return t;
+}
+
+bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
+{
+	struct kthread *t = slot_for(tid);
+
 	if (!t || t->internal)
 		return false;
 	atomic_fetch_add_explicit(&t->owed, weight, memory_order_relaxed);
@@ -1297,8 +1308,13 @@ out_unlock:
 }
 
 /* The aggregated stacks as a profile with mappings and symbols. */
-static int finish(struct kiln_prof *raw, struct kiln_prof **out,
-		  struct kiln_sym *with)
+/*
+ * finish() with the maps text in *maps (read into it when empty):
+ * -EAGAIN when a location lies in none of its executable mappings (the
+ * text is older than the code: read it again).
+ */
+static int finish_maps(struct kiln_prof *raw, struct kiln_prof **out,
+		       struct kiln_sym *with, struct kiln_buf *maps)
 {
 	struct kiln_agent_maps c = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
@@ -1320,7 +1336,7 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out,
 	p->period = raw->period;
 	p->time_nanos = raw->time_nanos;
 	p->default_type = p->types[p->ntypes - 1].type;
-	err = kiln_agent_maps_load(&c, p);
+	err = kiln_agent_maps_load_from(&c, p, maps);
 	if (err)
 		goto out;
 	locmap = calloc(raw->nlocations + 1, sizeof(*locmap));
@@ -1330,8 +1346,13 @@ static int finish(struct kiln_prof *raw, struct kiln_prof **out,
 	}
 	for (i = 1; i <= raw->nlocations; i++) {
 		uint64_t a = raw->locations[i].address;
+		uint32_t m = kiln_agent_maps_find(&c, a);
 
-		locmap[i] = kiln_prof_location(p, kiln_agent_maps_find(&c, a), a, NULL, 0);
+		if (!m && maps == &warm_maps) {
+			err = -EAGAIN;
+			goto out;
+		}
+		locmap[i] = kiln_prof_location(p, m, a, NULL, 0);
 	}
 	for (i = 0; i < raw->nsamples; i++) {
 		const struct kiln_sample *s = &raw->samples[i];
@@ -1366,6 +1387,30 @@ out:
 	}
 	*out = p;
 	return 0;
+}
+
+/*
+ * The aggregated stacks as a profile with mappings and symbols, with
+ * symbolizer session with (NULL: one of its own).  With the warmed
+ * session, the maps the collector read last are used when they still
+ * cover every address (no library was loaded or unloaded since: the
+ * session is dropped then): /proc/self/maps is not read again at exit.
+ */
+static int finish(struct kiln_prof *raw, struct kiln_prof **out,
+		  struct kiln_sym *with)
+{
+	struct kiln_buf fresh = KILN_BUF_INIT;
+	int err = -EAGAIN;
+
+	if (with && warm_maps.len)
+		err = finish_maps(raw, out, with, &warm_maps);
+	if (err == -EAGAIN)
+		err = finish_maps(raw, out, with, &fresh);
+	/* (Only the stop passes the session: the collector is gone then.) */
+	if (with)
+		kiln_buf_release(&warm_maps);
+	kiln_buf_release(&fresh);
+	return err;
 }
 
 /* ---- a snapshot of every thread (goroutine endpoint) ---- */
@@ -1407,22 +1452,8 @@ static int snap_one(pid_t tid, char c, void *arg)
 							   x->buf, pcs);
 
 	if (n < 0 && x->can_signal) {
-		siginfo_t si;
-
-		/* Known to the sampler: its stack top is learnt from this
-		 * sample's sp. */
-		if (!find_slot(tid)) {
-			pthread_mutex_lock(&reg_lock);
-			register_tid(tid, 0, false);
-			pthread_mutex_unlock(&reg_lock);
-		}
-		memset(&si, 0, sizeof(si));
-		si.si_signo = SIGPROF;
-		si.si_code = SI_QUEUE;
-		si.si_pid = x->pid;
-		si.si_uid = getuid();
-		si.si_value.sival_int = (int)(SNAP_MAGIC | x->gen);
-		if (!syscall(SYS_rt_tgsigqueueinfo, x->pid, tid, SIGPROF, &si))
+		slot_for(tid);
+		if (!kiln_agent_sigprof_to(x->pid, tid, (int)(SNAP_MAGIC | x->gen)))
 			x->sent++;
 		return 0;
 	}
@@ -1613,7 +1644,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
  * The child starts with no profile running (it must not write over the
  * parent's file); its own pthread_create calls still register threads.
  */
-static void atfork_child(void)
+void kiln_agent_cpu_fork_child(void)
 {
 	struct kthread *me = self;
 	uint64_t hi = me ? atomic_load(&me->stack_hi) : 0;
@@ -1634,6 +1665,7 @@ static void atfork_child(void)
 	agg = NULL;	/* the parent's; leaked in the child, never written */
 	warm = NULL;	/* the parent's session: leaked too */
 	warmed = 0;
+	warm_maps = (struct kiln_buf)KILN_BUF_INIT;
 	/* The CFI tables' lock may have been held by a parent thread that
 	 * does not exist here: start afresh (the old set is leaked). */
 	cfi = NULL;
@@ -1669,6 +1701,5 @@ void kiln_agent_cpu_init(void)
 		return;
 	done = true;
 	kiln_agent_fork_init();
-	pthread_atfork(NULL, NULL, atfork_child);
 	register_self(false);
 }

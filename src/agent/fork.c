@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/runtime.h"
 
 /* Kiln's longest busy sections (symbolizing a profile for a write) take
  * this long at most in practice; a stuck one is not waited out longer. */
@@ -81,7 +82,7 @@ static void gate_close(void)
 			       "after %d ms: forking anyway", gate_busy, FORK_WAIT_MS);
 }
 
-static void gate_prepare(void)
+void kiln_agent_gate_prepare(void)
 {
 	/* Held across the fork: released by gate_parent(), reset in the
 	 * child. */
@@ -89,7 +90,7 @@ static void gate_prepare(void)
 		gate_close();
 }
 
-static void gate_parent(void)
+void kiln_agent_gate_parent(void)
 {
 	if (!in_fork)
 		pthread_mutex_unlock(&gate_lock);
@@ -105,7 +106,7 @@ static void init_cond(void)
 	pthread_condattr_destroy(&a);
 }
 
-static void gate_child(void)
+void kiln_agent_gate_child(void)
 {
 	/* No kiln thread exists here; nobody waits on the old condition. */
 	gate_busy = 0;
@@ -121,7 +122,6 @@ void kiln_agent_fork_init(void)
 		return;
 	done = true;
 	init_cond();
-	pthread_atfork(gate_prepare, gate_parent, gate_child);
 }
 
 typedef pid_t (*fork_fn)(void);

@@ -29,9 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/runtime.h"
 #include "agent/bell.h"
 #include "format/format.h"
 #include "heap/heap.h"
@@ -182,6 +184,20 @@ static void dump_next(const char *why)
 	pthread_mutex_unlock(&dump_lock);
 }
 
+/*
+ * Before an exec of this process (preload.c's exec interposers): the
+ * image's heap so far, as the dump an exit would write.  The new image
+ * numbers its dumps on from the last one (see kiln_heapdump_load()).
+ */
+void kiln_heapdump_before_exec(void)
+{
+	if (!prefix || getpid() != owner || !kiln_heap_profiling())
+		return;
+	kiln_heap_quiet_begin();
+	dump_next("exec");
+	kiln_heap_quiet_end();
+}
+
 /* ---- triggers ---- */
 
 /* Async-signal-safe: wakes the dumper. */
@@ -240,11 +256,15 @@ static int start_dumper(void)
  * A child after fork writes PREFIX.PID.NNNN.heap from 1, with a dumper of
  * its own (the parent's thread is not its own).
  */
-static void dump_atfork_child(void)
+static bool dump_forks;	/* dumps were started: a child takes them over */
+
+void kiln_heapdump_fork_child(void)
 {
 	char *np;
 	size_t n;
 
+	if (!dump_forks)
+		return;
 	pthread_mutex_init(&dump_lock, NULL);
 	if (!prefix)
 		return;
@@ -280,7 +300,7 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-__attribute__((constructor)) static void heap_dump_load(void)
+void kiln_heapdump_load(void)
 {
 	const char *pre = kiln_agent_env2("KILN_HEAP", "HEAPPROFILE");
 	const char *iv = kiln_agent_env2("KILN_HEAP_INTERVAL", "HEAP_PROFILE_ALLOCATION_INTERVAL");
@@ -319,6 +339,19 @@ __attribute__((constructor)) static void heap_dump_load(void)
 		prefix = strdup(pre);
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		setenv("KILN_HEAP_DUMP_OWNER", pid, 1);
+		/* This very process after an exec: its earlier images' dumps
+		 * stay; numbering goes on after the last one. */
+		if (prefix && first && atoi(first) == (int)getpid()) {
+			char name[4096];
+			struct stat st;
+
+			for (;;) {
+				snprintf(name, sizeof(name), "%s.%04u.heap", prefix, seq + 1);
+				if (stat(name, &st))
+					break;
+				seq++;
+			}
+		}
 	}
 	interval = DEFAULT_INTERVAL;
 	if (iv && parse_u64(iv, &interval)) {
@@ -340,7 +373,7 @@ __attribute__((constructor)) static void heap_dump_load(void)
 	err = kiln_heap_profile_start();
 	if (err)
 		goto out;	/* said why */
-	pthread_atfork(NULL, NULL, dump_atfork_child);
+	dump_forks = true;	/* kiln_heapdump_fork_child() from now on */
 	if ((interval || sig) && (err = start_dumper())) {
 		kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on signal or "
 			       "interval: %s", strerror(-err));
@@ -371,7 +404,7 @@ out:
  * destructors (libkiln.so is loaded first, so its destructors run last):
  * the writer drains every thread first.
  */
-__attribute__((destructor)) static void heap_dump_fini(void)
+void kiln_heapdump_fini(void)
 {
 	if (!prefix || getpid() != owner || !kiln_heap_profiling())
 		return;

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/runtime.h"
 #include "agent/bell.h"
 #include "agent/kfd.h"
 #include "format/format.h"
@@ -341,7 +342,7 @@ static void *http_heir(void *arg)
 	}
 }
 
-static void child_after_fork(void)
+void kiln_agent_fork_child(void)
 {
 	pthread_t heir;
 
@@ -447,7 +448,6 @@ static void agent_load(void)
 	resolve_reals();
 	kiln_agent_cpu_init();
 	owner = getpid();
-	pthread_atfork(NULL, NULL, child_after_fork);
 	if (hz && parse_int(hz, 1, 100000, &cpu_hz)) {
 		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_HZ/CPUPROFILE_FREQUENCY "
 			       "'%s': using 99", hz);
@@ -567,7 +567,7 @@ static void agent_load(void)
  * kiln's own work on the program's thread (its paths, the HTTP server):
  * the allocations are not the program's.
  */
-__attribute__((constructor)) static void kiln_agent_load(void)
+void kiln_agent_load(void)
 {
 	kiln_heap_quiet_begin();
 	agent_load();
@@ -698,6 +698,8 @@ static void before_exec(void)
 	/* The heap trace is streamed: what the rings still hold is written
 	 * now, or lost with the image. */
 	kiln_heap_exec_flush();
+	/* Heap dumps (KILN_HEAP): the image's last one. */
+	kiln_heapdump_before_exec();
 }
 
 __attribute__((visibility("default")))

@@ -84,20 +84,29 @@ static int read_maps(struct kiln_buf *b)
 	return err;
 }
 
-int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
+int kiln_agent_maps_load_from(struct kiln_agent_maps *m, struct kiln_prof *p,
+			      struct kiln_buf *text)
 {
-	struct kiln_buf maps = KILN_BUF_INIT;
-	int err;
+	int err = 0;
 
 	memset(m, 0, sizeof(*m));
-	err = read_maps(&maps);
+	if (!text->len)
+		err = read_maps(text);
 	if (!err)
-		err = kiln_maptab_add_text(&m->t, p, maps.data, maps.len);
-	kiln_buf_release(&maps);
+		err = kiln_maptab_add_text(&m->t, p, text->data, text->len);
 	if (!err)
 		err = kiln_agent_modules_add_gone(&m->t, p);
 	if (!err)
 		err = kiln_prof_error(p);
+	return err;
+}
+
+int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
+{
+	struct kiln_buf maps = KILN_BUF_INIT;
+	int err = kiln_agent_maps_load_from(m, p, &maps);
+
+	kiln_buf_release(&maps);
 	return err;
 }
 

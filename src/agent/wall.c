@@ -105,19 +105,24 @@ enum kiln_agent_wall_state kiln_agent_wall_state_of(char c)
 	}
 }
 
-/* SIGPROF to a running thread: cpu.c's handler takes the sample. */
-static void signal_thread(pid_t pid, pid_t tid, int64_t weight)
+int kiln_agent_sigprof_to(pid_t pid, pid_t tid, int value)
 {
 	siginfo_t si;
 
-	if (!kiln_agent_cpu_owe(tid, (uint64_t)weight))
-		return;
 	memset(&si, 0, sizeof(si));
 	si.si_signo = SIGPROF;
 	si.si_code = SI_QUEUE;
 	si.si_pid = pid;
 	si.si_uid = getuid();
-	syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGPROF, &si);
+	si.si_value.sival_int = value;
+	return syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGPROF, &si) ? -errno : 0;
+}
+
+/* SIGPROF to a running thread: cpu.c's handler takes the sample. */
+static void signal_thread(pid_t pid, pid_t tid, int64_t weight)
+{
+	if (kiln_agent_cpu_owe(tid, (uint64_t)weight))
+		kiln_agent_sigprof_to(pid, tid, 0);
 }
 
 /*

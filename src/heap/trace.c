@@ -37,6 +37,7 @@
 #include <zstd.h>
 
 #include "agent/agent.h"
+#include "runtime/runtime.h"
 #include "agent/kfd.h"
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
@@ -1062,7 +1063,7 @@ static int open_trace(const char *path)
 	return err;
 }
 
-static void fork_prepare(void)
+void kiln_heap_fork_prepare(void)
 {
 	if (!writer_running)
 		return;
@@ -1074,7 +1075,7 @@ static void fork_prepare(void)
 	lock(&ss_lock);
 }
 
-static void fork_parent(void)
+void kiln_heap_fork_parent(void)
 {
 	if (!writer_running)
 		return;
@@ -1084,7 +1085,7 @@ static void fork_parent(void)
 	kheap_guard--;
 }
 
-static void fork_child(void)
+void kiln_heap_fork_child(void)
 {
 	struct kheap_thread *t;
 	char path[PATH_MAX];
@@ -1343,7 +1344,7 @@ static int keep_earlier_image(const char *path)
  * the program's own objects), so frees by the program's atexit handlers
  * and static destructors are in the trace.
  */
-__attribute__((destructor)) static void heap_fini(void)
+void kiln_heap_fini(void)
 {
 	finish();
 }
@@ -1612,7 +1613,6 @@ static int start(const char *path)
 	}
 	trace_pid = getpid();
 	w_last_flush = kheap_now();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	err = start_writer();
 	if (err)
 		goto fail;
@@ -1743,7 +1743,7 @@ void kiln_heap_on_interval(uint64_t bytes, void (*fn)(void))
 	pthread_mutex_unlock(&wlock);
 }
 
-__attribute__((constructor)) static void heap_load(void)
+void kiln_heap_load(void)
 {
 	kiln_agent_log_init();
 	kheap_real_malloc();

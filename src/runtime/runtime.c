@@ -1,0 +1,71 @@
+/*
+ * The one owner of libkiln.so's process-wide life (runtime stage): its
+ * only constructor, its only destructor and its only pthread_atfork
+ * triple.  The parts of the runtime (CPU sampler, heap hooks and trace,
+ * heap dumps, HTTP server) expose hooks (runtime.h) and never register
+ * their own, so the order below is the order, whatever the link order of
+ * the files.  See docs/design.md.
+ */
+#include <pthread.h>
+
+#include "agent/agent.h"
+#include "runtime/runtime.h"
+
+/* fork(), in the forking thread, before the copy. */
+static void prepare(void)
+{
+	/*
+	 * Heap tables first (it takes kiln's heap locks), then the gate
+	 * (waits for kiln's busy threads).  This is the order the separate
+	 * registrations gave (prepare handlers run last-registered first):
+	 * kept as it was.  The exported fork() closes the gate before any
+	 * prepare handler runs anyway (agent/fork.c); the gate's prepare is
+	 * for forks that bypass it (daemon(), forkpty()).
+	 */
+	kiln_heap_fork_prepare();
+	kiln_agent_gate_prepare();
+}
+
+/* fork(), in the parent, after the copy. */
+static void parent(void)
+{
+	kiln_agent_gate_parent();
+	kiln_heap_fork_parent();
+}
+
+/* fork(), in the child: one thread, the parent's memory. */
+static void child(void)
+{
+	/* Dumps first: their prefix becomes the child's before anything
+	 * else could write one. */
+	kiln_heapdump_fork_child();
+	kiln_agent_gate_child();
+	kiln_agent_cpu_fork_child();
+	/* May start a thread (KILN_HTTP's heir): after the gate is open. */
+	kiln_agent_fork_child();
+	kiln_heap_fork_child();
+}
+
+/*
+ * Load order: heap dumps, then the agent (CPU profile, HTTP; it
+ * registers the calling thread with the sampler), then the heap hooks
+ * and trace -- the order the three constructors ran in before they were
+ * one (link order), kept.  The fork handlers are registered before any
+ * of them can start a thread of kiln's.
+ */
+__attribute__((constructor)) static void kiln_runtime_load(void)
+{
+	kiln_agent_log_init();
+	pthread_atfork(prepare, parent, child);
+	kiln_heapdump_load();
+	kiln_agent_load();
+	kiln_heap_load();
+}
+
+/* The trace's end first, then the last heap dump (the order the two
+ * destructors ran in: last-linked first). */
+__attribute__((destructor)) static void kiln_runtime_fini(void)
+{
+	kiln_heap_fini();
+	kiln_heapdump_fini();
+}

@@ -1,0 +1,31 @@
+/*
+ * The process-wide life of libkiln.so (runtime stage): what each part of
+ * the in-process runtime gives runtime.c, the one owner of the library's
+ * constructor, destructor and fork handlers.  The parts never register
+ * their own: runtime.c calls these in the order it documents.  Each hook
+ * does nothing when its part is not in use.
+ */
+#ifndef KILN_RUNTIME_RUNTIME_H
+#define KILN_RUNTIME_RUNTIME_H
+
+/* At load, in this order (runtime.c says why). */
+void kiln_heapdump_load(void);		/* agent/heapdump.c: KILN_HEAP dumps */
+void kiln_agent_load(void);		/* agent/preload.c: CPU, HTTP, signals */
+void kiln_heap_load(void);		/* heap/trace.c: hooks, KILN_HEAP_TRACE */
+
+/* At unload (after the program's own destructors and atexit handlers). */
+void kiln_heap_fini(void);		/* the end of the heap trace */
+void kiln_heapdump_fini(void);		/* the last heap dump */
+
+/* fork: before, in the parent after, in the child after. */
+void kiln_agent_gate_prepare(void);	/* agent/fork.c: kiln's threads idle */
+void kiln_agent_gate_parent(void);
+void kiln_agent_gate_child(void);
+void kiln_heap_fork_prepare(void);	/* heap/trace.c: tables consistent */
+void kiln_heap_fork_parent(void);
+void kiln_heap_fork_child(void);
+void kiln_heapdump_fork_child(void);	/* PREFIX.PID dumps of the child's */
+void kiln_agent_cpu_fork_child(void);	/* agent/cpu.c: no profile runs */
+void kiln_agent_fork_child(void);	/* agent/preload.c: the parent's files */
+
+#endif
