@@ -95,7 +95,7 @@ struct sym_cache {
 struct alias {
 	uint64_t addr;
 	const char *name;	/* libelf's string, with any @version */
-	uint8_t rank;		/* binding: LOCAL 1, else (exported) 0 */
+	uint8_t rank;		/* binding: GLOBAL 0, WEAK 1, other 2 */
 };
 
 #define SYM_CACHE_AFTER 4
@@ -1406,7 +1406,7 @@ static void aliases_build(struct mod *md)
 			continue;
 		md->aliases[n].addr = a;
 		md->aliases[n].name = name;
-		md->aliases[n].rank = bind == STB_LOCAL;
+		md->aliases[n].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		n++;
 	}
 	qsort(md->aliases, n, sizeof(*md->aliases), cmp_alias);
@@ -1438,14 +1438,16 @@ static bool better_alias(const struct alias *x, const struct alias *y)
  * starts at symaddr), the one kiln names it by, in every session alike,
  * whether the module's full symbol table (a separate debug file) or only
  * its dynamic one was found, and whatever order the linker wrote them in:
- * exported (GLOBAL or WEAK, alike) before local, then the fewest leading
+ * exported before local (GLOBAL, then WEAK), then the fewest leading
  * underscores, then the shortest, then the first in byte order.  libc's
  * write() is "write", not "__write", "__libc_write" or "__GI___write";
- * getpid() is "getpid", not "__getpid" (GLOBAL where getpid is WEAK:
- * which of two exported names glibc makes the weak alias says nothing of
- * which is the public one); __libc_start_main is "__libc_start_main", not
- * "__libc_start_main_impl".  A linked file's symbol table makes hidden
- * symbols LOCAL, so "exported" reads the same in .symtab and .dynsym.
+ * __libc_start_main is "__libc_start_main", not "__libc_start_main_impl".
+ * GLOBAL before WEAK: getpid() is "__getpid" (GLOBAL; getpid is WEAK), as
+ * perf names it, and the vDSO's clock_gettime is "__vdso_clock_gettime",
+ * not its WEAK alias "clock_gettime", which would read as libc's calling
+ * itself.  A linked file's .symtab makes hidden symbols LOCAL, so a
+ * binding reads the same in .symtab and .dynsym: the same name whichever
+ * table was found.
  */
 static const char *pick_alias(struct mod *md, uint64_t symaddr,
 			      const GElf_Sym *sym, const char *name)
