@@ -5,6 +5,11 @@
  * with KILN_CPU / CPUPROFILE, KILN_HEAP / HEAPPROFILE or KILN_HTTP set it
  * starts by itself (see docs/agent.md, docs/heap.md).
  *
+ * Heap profiling needs the malloc interposer as well, a library of its
+ * own so that without it no allocation passes through kiln: link
+ * `-lkiln-malloc -lkiln` (pkg-config kiln-malloc), or preload
+ * libkiln-malloc.so, which loads libkiln.so.
+ *
  * Every function returns 0 or a negative errno and is thread-safe.  None
  * may be called from a signal handler.
  */
@@ -49,7 +54,7 @@ int kiln_cpu_running(void);
  * call): from now on, one allocation per KILN_HEAP_SAMPLE bytes on
  * average (default 524288; 0: every allocation) is recorded with its call
  * stack, and its free.  Allocations made before are not seen.  -errno if
- * the profiler cannot start.
+ * the profiler cannot start: -ENOTSUP without the malloc interposer.
  */
 int kiln_heap_start(void);
 
@@ -59,7 +64,8 @@ int kiln_heap_start(void);
  * alloc_space since heap profiling started, inuse_objects and
  * inuse_space live now, symbolized.  Starts heap profiling first if it
  * was off (the profile is then nearly empty: call kiln_heap_start()
- * early).  -EINVAL for a NULL path, -errno if the file cannot be written.
+ * early).  -EINVAL for a NULL path, -ENOTSUP without the malloc
+ * interposer, -errno if the file cannot be written.
  */
 int kiln_heap_write(const char *path);
 

@@ -68,11 +68,13 @@ int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
 		  struct kiln_prof **out, int *type);
 
 /*
- * Finds the preload agent: $KILN_AGENT, else libkiln.so next to the kiln
- * binary, else ../lib/libkiln.so from it.  Appends the path to *path.
- * 0 or -ENOENT.
+ * Finds a library of the preload agent, lib: "libkiln.so" or the malloc
+ * interposer "libkiln-malloc.so" (which loads libkiln.so): beside
+ * $KILN_AGENT (the path of libkiln.so) when set, else next to the kiln
+ * binary, else in ../lib from it.  Appends the path to *path.  0 or
+ * -ENOENT.
  */
-int kiln_cli_find_agent(struct kiln_buf *path);
+int kiln_cli_find_agent(struct kiln_buf *path, const char *lib);
 
 /*
  * Prints why an event name cannot be used (unknown: the closest names;

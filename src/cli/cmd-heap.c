@@ -567,7 +567,8 @@ out:
 
 int kiln_cmd_heap(int argc, char **argv)
 {
-	struct kiln_buf agent = KILN_BUF_INIT, trace = KILN_BUF_INIT;
+	struct kiln_buf agent = KILN_BUF_INIT, core = KILN_BUF_INIT;
+	struct kiln_buf trace = KILN_BUF_INIT;
 	struct tail tail = { .fd = -1 };
 	struct kiln_heaptrace_info info = { 0 };
 	struct kiln_diag d = { "" };
@@ -607,9 +608,14 @@ int kiln_cmd_heap(int argc, char **argv)
 					    "after --");
 	if (!*prefix)
 		return kiln_cli_usage_error("heap", "empty -o prefix");
-	if (kiln_cli_find_agent(&agent)) {
-		kiln_cli_error("cannot find libkiln.so next to kiln or in ../lib: "
-			       "set KILN_AGENT=/path/to/libkiln.so");
+	/* The malloc interposer and libkiln.so, both in front of the C
+	 * library: libkiln.so has hooks of its own (fork, exec, _exit). */
+	if (kiln_cli_find_agent(&agent, "libkiln-malloc.so") ||
+	    kiln_cli_find_agent(&core, "libkiln.so") ||
+	    kiln_buf_addf(&agent, ":%s", core.data)) {
+		kiln_cli_error("cannot find libkiln-malloc.so and libkiln.so next to "
+			       "kiln or in ../lib: set KILN_AGENT=/path/to/libkiln.so "
+			       "(with libkiln-malloc.so beside it)");
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
@@ -682,6 +688,7 @@ out:
 	if (tail.fd >= 0)
 		close(tail.fd);
 	kiln_buf_release(&agent);
+	kiln_buf_release(&core);
 	kiln_buf_release(&trace);
 	return rc;
 }

@@ -468,7 +468,7 @@ static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 	struct dirent *de;
 	char hz[32];
 
-	if (kiln_cli_find_agent(&agent)) {
+	if (kiln_cli_find_agent(&agent, "libkiln.so")) {
 		kiln_cli_error("cannot find libkiln.so next to kiln or in ../lib: "
 			       "set KILN_AGENT=/path/to/libkiln.so");
 		rc = KILN_EXIT_FAIL;

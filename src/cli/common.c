@@ -67,15 +67,24 @@ out_free:
 	return rc;
 }
 
-int kiln_cli_find_agent(struct kiln_buf *path)
+int kiln_cli_find_agent(struct kiln_buf *path, const char *lib)
 {
 	const char *env = getenv("KILN_AGENT");
 	char exe[4096];
 	ssize_t n;
 	char *slash;
 
-	if (env && *env)
-		return kiln_buf_adds(path, env);
+	if (env && *env) {
+		const char *dir_end = strrchr(env, '/');
+
+		if (!strcmp(lib, "libkiln.so"))
+			kiln_buf_adds(path, env);
+		else if (dir_end)
+			kiln_buf_addf(path, "%.*s/%s", (int)(dir_end - env), env, lib);
+		else
+			kiln_buf_adds(path, lib);
+		return !path->data || access(path->data, R_OK) ? -ENOENT : 0;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return -ENOENT;
@@ -84,11 +93,11 @@ int kiln_cli_find_agent(struct kiln_buf *path)
 	if (!slash)
 		return -ENOENT;
 	*slash = '\0';
-	kiln_buf_addf(path, "%s/libkiln.so", exe);
+	kiln_buf_addf(path, "%s/%s", exe, lib);
 	if (path->data && !access(path->data, R_OK))
 		return 0;
 	kiln_buf_reset(path);
-	kiln_buf_addf(path, "%s/../lib/libkiln.so", exe);
+	kiln_buf_addf(path, "%s/../lib/%s", exe, lib);
 	return !path->data || access(path->data, R_OK) ? -ENOENT : 0;
 }
 

@@ -93,8 +93,9 @@ static const struct kiln_cmd kiln_cmds[] = {
 	{ "heap", kiln_cmd_heap, "heap profile of a command: allocations, peak, leaks",
 	  "usage: kiln heap [options] -- CMD [ARGS...]\n"
 	  "\n"
-	  "Runs the command with libkiln.so preloaded, which streams every heap\n"
-	  "event (malloc, free, realloc, ... with its call stack) to a compressed\n"
+	  "Runs the command with libkiln-malloc.so (kiln's malloc interposer) and\n"
+	  "libkiln.so preloaded, which stream every heap event (malloc, free,\n"
+	  "realloc, ... with its call stack) to a compressed\n"
 	  "trace that survives a crash or SIGKILL.  When the command ends, kiln\n"
 	  "reads the trace and prints the number of allocation calls, temporary\n"
 	  "allocations (freed at once), blocks freed by another thread, bytes\n"

@@ -59,10 +59,17 @@ void kiln_heap_quiet_end(void);
  * Turns heap profiling on: the aggregate below is kept from now on.
  * Starts the hooks and the writer if no trace runs (sampling at
  * KILN_HEAP_SAMPLE, default KILN_HEAP_DEFAULT_SAMPLE).  Idempotent and
- * thread-safe.  0, or -errno when the profiler cannot start (logged).
+ * thread-safe.  0, or -errno when the profiler cannot start (logged;
+ * -ENOTSUP: the malloc interposer is not loaded).
  * Not for hooks or signal handlers.
  */
 int kiln_heap_profile_start(void);
+
+/*
+ * Whether the malloc interposer (libkiln-malloc.so) is in the process:
+ * without it heap profiling cannot start (-ENOTSUP, logged with the fix).
+ */
+bool kiln_heap_available(void);
 
 /* Whether heap profiling is on (the aggregate is kept). */
 bool kiln_heap_profiling(void);

@@ -3,6 +3,14 @@
  * (trace.c) of the heap profiler (heap stage).  Everything a hook touches
  * is reserved with mmap before tracing starts or mmap'ed by the hook
  * itself: hooks never call the allocator, stdio or a mutex.
+ *
+ * The hooks are a library of their own, libkiln-malloc.so (the malloc
+ * interposer), which needs libkiln.so; libkiln.so never needs it, so that
+ * a process profiled without a heap profile has no kiln code on its
+ * allocations (SPEC section 1).  What the hooks use of libkiln.so is
+ * marked KHEAP_SHARED: exported, a private interface between two files of
+ * one build (checked by KHEAP_ABI); what libkiln.so uses of the hooks is
+ * the table struct kheap_interposer, found by name at start.
  */
 #ifndef KILN_HEAP_HEAPINT_H
 #define KILN_HEAP_HEAPINT_H
@@ -13,6 +21,9 @@
 #include <stdint.h>
 
 #include "capture/cfi.h"
+
+/* Exported by libkiln.so for libkiln-malloc.so only. */
+#define KHEAP_SHARED __attribute__((visibility("default")))
 
 #define KHEAP_RING (1u << 20)		/* bytes of events per thread */
 #define KHEAP_WAKE (KHEAP_RING / 4)	/* pending bytes that wake the writer */
@@ -56,22 +67,22 @@ struct kheap_thread {
  * Re-entrancy guard: set while a hook records, and for good on kiln's own
  * threads; a hook that finds it set goes straight to the real allocator.
  */
-extern __thread int kheap_guard __attribute__((tls_model("initial-exec")));
+KHEAP_SHARED extern __thread int kheap_guard __attribute__((tls_model("initial-exec")));
 
 /* Set while tracing (hooks record); cleared at exit and while forking. */
-extern _Atomic bool kheap_on;
+KHEAP_SHARED extern _Atomic bool kheap_on;
 /* KILN_HEAP_SAMPLE: mean bytes between samples, 0: every allocation. */
-extern uint64_t kheap_sample;
+KHEAP_SHARED extern uint64_t kheap_sample;
 
 /*
  * The calling thread's ring, attached on first use (mmap, no malloc);
  * NULL when none can be had or after the thread's key destructor ran.
  * Hook context: caller holds the guard.
  */
-struct kheap_thread *kheap_self(void);
+KHEAP_SHARED struct kheap_thread *kheap_self(void);
 
 /* CLOCK_MONOTONIC in ns (vDSO). */
-uint64_t kheap_now(void);
+KHEAP_SHARED uint64_t kheap_now(void);
 
 /*
  * Appends one encoded record to t's ring, waiting briefly for the writer
@@ -79,25 +90,25 @@ uint64_t kheap_now(void);
  * then keeps t->last_ns, so the next record's dt stays right).  Hook
  * context.
  */
-bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len);
+KHEAP_SHARED bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len);
 
 /*
  * Interns a stack (leaf first), returning its id (>= 2; id 1 is the empty
  * stack, also returned when the table is full).  Lock-free lookup, a spin
  * lock only to add a stack never seen.  Hook context.
  */
-uint32_t kheap_stack_id(const uint64_t *pcs, int n);
+KHEAP_SHARED uint32_t kheap_stack_id(const uint64_t *pcs, int n);
 
 /*
  * Unwinds from the frame of a hook (its __builtin_frame_address(0)):
  * pcs[0] is the return address into the allocation function's caller.
  * Returns the depth.  Hook context.
  */
-int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max);
+KHEAP_SHARED int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max);
 
 /* Sampled-block set (sampling mode): add, and remove-if-present. */
-bool kheap_sset_add(uint64_t ptr);
-bool kheap_sset_del(uint64_t ptr);
+KHEAP_SHARED bool kheap_sset_add(uint64_t ptr);
+KHEAP_SHARED bool kheap_sset_del(uint64_t ptr);
 
 /*
  * In front of the set, two bit filters: one bit per slot of addresses,
@@ -117,8 +128,8 @@ bool kheap_sset_del(uint64_t ptr);
  */
 #define KHEAP_SS_BITS0 4096u
 #define KHEAP_SS_BITS (1u << 14)
-extern _Atomic uint64_t kheap_ss_bits0[KHEAP_SS_BITS0 / 64];
-extern _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
+KHEAP_SHARED extern _Atomic uint64_t kheap_ss_bits0[KHEAP_SS_BITS0 / 64];
+KHEAP_SHARED extern _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
 
 static inline size_t kheap_ss_index0(uint64_t p)
 {
@@ -146,7 +157,7 @@ static inline bool kheap_ss_maybe0(uint64_t p)
  * the hooks' slow path (a block of the bootstrap arena, which must never
  * reach the real free).  Hook context.
  */
-void kheap_ss_pin0(uint64_t p);
+KHEAP_SHARED void kheap_ss_pin0(uint64_t p);
 
 /* Whether a sampled block may live at p.  Hook context. */
 static inline bool kheap_ss_maybe(uint64_t p)
@@ -160,14 +171,22 @@ static inline bool kheap_ss_maybe(uint64_t p)
 				    memory_order_relaxed) >> (i & 63) & 1;
 }
 
-/* Resolves the real allocator (dlsym) and returns the real malloc. */
-void *kheap_real_malloc(void);
-
-/* Looks up jemalloc's extra entry points (mallocx...), if it has them. */
-void kheap_jemalloc_init(void);
-
-/* Seeds a thread's sampling random numbers (once per ring generation). */
-void kheap_sample_start(struct kheap_thread *t, uint64_t seed);
+/*
+ * What libkiln.so needs of the malloc interposer, which exports it as
+ * KHEAP_INTERPOSER_SYM: libkiln.so looks the name up (dlsym) when heap
+ * profiling starts, and heap profiling is possible only when it is found.
+ */
+#define KHEAP_ABI 1
+#define KHEAP_INTERPOSER_SYM "kiln_malloc_interposer"
+struct kheap_interposer {
+	uint32_t abi;			/* KHEAP_ABI of the build */
+	/* Resolves the real allocator (dlsym) and returns the real malloc. */
+	void *(*real_malloc)(void);
+	/* Looks up jemalloc's extra entry points (mallocx...), if any. */
+	void (*jemalloc_init)(void);
+	/* Seeds a thread's sampling random numbers (each ring generation). */
+	void (*sample_start)(struct kheap_thread *t, uint64_t seed);
+};
 
 /* Wakes the writer (futex), at most one syscall per writer round. */
 void kheap_wake(void);

@@ -1,5 +1,7 @@
 /*
- * The malloc interposer of libkiln.so (heap stage).  It exports the
+ * The malloc interposer, libkiln-malloc.so (heap stage): a library of
+ * its own, preloaded only when heap profiling is asked for (it loads
+ * libkiln.so, which never loads it: see heapint.h).  It exports the
  * malloc family (malloc, free, calloc, realloc, reallocarray,
  * posix_memalign, aligned_alloc, memalign, valloc, pvalloc) and
  * jemalloc's extra entry points (mallocx, rallocx, xallocx, sdallocx,
@@ -31,7 +33,6 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-__thread int kheap_guard __attribute__((tls_model("initial-exec")));
 /* Set on the thread running the dlsym bootstrap. */
 static __thread int booting __attribute__((tls_model("initial-exec")));
 /*
@@ -177,7 +178,7 @@ static inline bool ready(void)
 	return real.malloc != malloc_unresolved;
 }
 
-void *kheap_real_malloc(void)
+static void *real_malloc(void)
 {
 	ready();
 	return (void *)real.malloc;
@@ -201,7 +202,7 @@ static uint64_t draw(struct kheap_thread *t)
 	return (uint64_t)(-log(u) * (double)kheap_sample) + 1;
 }
 
-void kheap_sample_start(struct kheap_thread *t, uint64_t seed)
+static void sample_start(struct kheap_thread *t, uint64_t seed)
 {
 	t->rng = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
 	if (!t->rng)
@@ -717,7 +718,7 @@ static void *emul_rallocx(void *p, size_t n, int flags)
  * Looks up jemalloc's names (a failed dlsym allocates its error message:
  * the bootstrap looks up only names every allocator has), under the
  * guard: that message is not the program's.  The heap agent's
- * constructor calls it (kheap_jemalloc_init()) while the process has one
+ * constructor calls it (through the table kiln_malloc_interposer) while the process has one
  * thread; a hook that runs before, from another library's constructor,
  * on first use.  false: the bootstrap has not found the allocator.
  */
@@ -747,7 +748,7 @@ static bool jemalloc_ready(void)
 	return true;
 }
 
-void kheap_jemalloc_init(void)
+static void jemalloc_init(void)
 {
 	jemalloc_ready();
 }
@@ -868,3 +869,12 @@ HOOK void sdallocx(void *p, size_t n, int flags)
 	real.sdallocx(p, n, flags);
 	kheap_guard = 0;
 }
+
+/* What libkiln.so finds by name (heapint.h). */
+__attribute__((visibility("default")))
+const struct kheap_interposer kiln_malloc_interposer = {
+	.abi = KHEAP_ABI,
+	.real_malloc = real_malloc,
+	.jemalloc_init = jemalloc_init,
+	.sample_start = sample_start,
+};

@@ -82,6 +82,13 @@ _Alignas(64) _Atomic bool kheap_on;
 uint64_t kheap_sample;
 _Alignas(64) _Atomic uint64_t kheap_ss_bits0[KHEAP_SS_BITS0 / 64];
 _Alignas(64) _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
+__thread int kheap_guard __attribute__((tls_model("initial-exec")));
+
+/*
+ * The malloc interposer (libkiln-malloc.so), once found: NULL when it is
+ * not loaded, and then heap profiling cannot start (find_interposer()).
+ */
+static const struct kheap_interposer *interposer;
 
 
 static char *trace_path;		/* KILN_HEAP_TRACE */
@@ -306,7 +313,8 @@ struct kheap_thread *kheap_self(void)
 	atomic_store(&t->lost, 0);
 	t->stack_hi = stack_top(tid);
 	t->exit_name[0] = '\0';
-	kheap_sample_start(t, (uint64_t)tid ^ t->t_base);
+	if (interposer)
+		interposer->sample_start(t, (uint64_t)tid ^ t->t_base);
 	atomic_fetch_add_explicit(&t->gen, 1, memory_order_relaxed);
 	/* The writer reads gen, t_base and tid only after seeing OWNED. */
 	atomic_store_explicit(&t->state, KHEAP_OWNED, memory_order_release);
@@ -1388,7 +1396,7 @@ static int in_main_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* The loaded objects in lookup order, up to libkiln.so (not included). */
+/* The loaded objects in lookup order, up to the interposer (not included). */
 struct before_kiln {
 	uint64_t kiln_base;
 	int n;
@@ -1419,7 +1427,7 @@ static int before_kiln_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * The malloc that the program's calls reach when the program itself does
  * not define one: the first definition in the objects loaded after it
  * (preloaded ones first), ours unless a library preloaded before
- * libkiln.so brings its own.  NULL: ours (or not known).
+ * libkiln-malloc.so brings its own.  NULL: ours (or not known).
  */
 static void *first_malloc_after_main(uint64_t kiln_base)
 {
@@ -1457,7 +1465,9 @@ static void check_allocator(void)
 	char exe[PATH_MAX];
 	ssize_t n;
 
-	if (!def || !dladdr((void *)check_allocator, &self) ||
+	/* "self": the interposer (its table is in it), whose malloc the
+	 * program should reach. */
+	if (!def || !dladdr((const void *)interposer, &self) ||
 	    !dladdr1(def, &di, (void **)&sym, RTLD_DL_SYMENT) ||
 	    di.dli_fbase == self.dli_fbase)
 		return;
@@ -1481,7 +1491,7 @@ static void check_allocator(void)
 		if (!m.yes && di.dli_fname && *di.dli_fname) {
 			kiln_agent_log(KILN_LOG_ERROR, "heap profiling cannot see "
 				       "the program's allocations: malloc comes "
-				       "from '%s', loaded before libkiln.so",
+				       "from '%s', loaded before libkiln-malloc.so",
 				       di.dli_fname);
 			return;
 		}
@@ -1520,6 +1530,28 @@ static void read_sample(uint64_t def)
 }
 
 /*
+ * Why heap profiling cannot start without the interposer, and the fix:
+ * the path of the interposer beside this libkiln.so.
+ */
+static void say_no_interposer(const char *path)
+{
+	Dl_info self;
+	const char *dir = "", *slash = NULL;
+	int len = 0;
+
+	if (dladdr((void *)say_no_interposer, &self) && self.dli_fname &&
+	    (slash = strrchr(self.dli_fname, '/'))) {
+		dir = self.dli_fname;
+		len = (int)(slash - dir + 1);
+	}
+	kiln_agent_log(KILN_LOG_ERROR, "%s off: heap profiling needs kiln's malloc "
+		       "interposer, which is not loaded: preload it beside libkiln.so, "
+		       "LD_PRELOAD='%.*slibkiln-malloc.so %.*slibkiln.so', or run "
+		       "'kiln heap -- CMD'", path ? "heap trace" : "heap profile",
+		       len, dir, len, dir);
+}
+
+/*
  * Starts the hooks and the writer, with a trace to path (NULL: none, the
  * events only feed the aggregate).  start_lock held.  0 or -errno.
  */
@@ -1530,7 +1562,12 @@ static int start(const char *path)
 	int err;
 
 	kheap_guard++;
-	kheap_real_malloc();
+	if (!kiln_heap_available()) {
+		say_no_interposer(path);
+		kheap_guard--;
+		return -ENOTSUP;
+	}
+	interposer->real_malloc();
 	check_allocator();
 	real_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	if (!real_create)
@@ -1743,12 +1780,69 @@ void kiln_heap_on_interval(uint64_t bytes, void (*fn)(void))
 	pthread_mutex_unlock(&wlock);
 }
 
+/*
+ * Finds the malloc interposer by name: it is in the process only when it
+ * was preloaded (or linked), and libkiln.so never loads it.  A table of
+ * another build's hooks is refused.
+ */
+static pthread_once_t interposer_once = PTHREAD_ONCE_INIT;
+
+static void find_interposer(void)
+{
+	const struct kheap_interposer *ip;
+
+	kheap_guard++;
+	ip = dlsym(RTLD_DEFAULT, KHEAP_INTERPOSER_SYM);
+	kheap_guard--;
+	if (ip && ip->abi != KHEAP_ABI) {
+		kiln_agent_log(KILN_LOG_ERROR, "heap profiling off: the malloc "
+			       "interposer loaded is of another kiln build "
+			       "(interface %u, want %u)", ip->abi, KHEAP_ABI);
+		return;
+	}
+	interposer = ip;
+}
+
+/*
+ * libkiln.so's own hooks (_exit, exec, fork, pthread_create) are reached
+ * only when it is in front of the C library: preloaded, or linked by the
+ * program.  Loaded as the interposer's dependency alone, it comes after;
+ * said, with the fix.
+ */
+static void check_in_front(void)
+{
+	void *f = dlsym(RTLD_DEFAULT, "_exit");
+	Dl_info got, self;
+	const char *slash;
+	int len = 0;
+
+	if (!f || !dladdr(f, &got) || !dladdr((void *)check_in_front, &self) ||
+	    got.dli_fbase == self.dli_fbase)
+		return;
+	if (self.dli_fname && (slash = strrchr(self.dli_fname, '/')))
+		len = (int)(slash - self.dli_fname + 1);
+	kiln_agent_log(KILN_LOG_ERROR, "libkiln.so is loaded behind the C library "
+		       "(libkiln-malloc.so preloaded without it?): its hooks of "
+		       "_exit, exec and fork are not reached, and heap data is lost "
+		       "there; preload both: LD_PRELOAD='%.*slibkiln-malloc.so "
+		       "%.*slibkiln.so'", len, self.dli_fname, len, self.dli_fname);
+}
+
 void kiln_heap_load(void)
 {
 	kiln_agent_log_init();
-	kheap_real_malloc();
-	kheap_jemalloc_init();
+	if (kiln_heap_available()) {
+		interposer->real_malloc();
+		interposer->jemalloc_init();
+		check_in_front();
+	}
 	kiln_heap_init();
+}
+
+bool kiln_heap_available(void)
+{
+	pthread_once(&interposer_once, find_interposer);
+	return interposer != NULL;
 }
 
 bool kiln_heap_tracing(void)

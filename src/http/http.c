@@ -932,7 +932,8 @@ static enum MHD_Result do_index(struct MHD_Connection *c)
 /*
  * /debug/pprof/heap and /debug/pprof/allocs: answered by a worker thread
  * (symbolizing takes a while; with ?seconds=N it first waits them out),
- * like a CPU profile.  501 only when the heap profiler cannot start.
+ * like a CPU profile.  Without the malloc interposer an empty profile
+ * (do_heap_off()); 501 when the heap profiler cannot start otherwise.
  */
 static enum MHD_Result do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 			       struct req *rq, const char *what)
@@ -1013,18 +1014,16 @@ static enum MHD_Result do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	return MHD_YES;
 }
 
-/* Reads a whole /proc file (their size is not known in advance). */
 /*
- * /debug/pprof/mutex and /debug/pprof/block: Go's runtime counts lock
- * contention and blocking in its own scheduler; a C or C++ program has no
- * such hooks, so kiln answers a valid profile with Go's sample types and
- * no samples, and says why with ?debug=1.  Continuous profilers (Grafana
- * Alloy, Parca) scrape these paths by default and log an error on a 404.
+ * A valid profile with these sample types and no samples, for a path
+ * whose data this process does not have (why: the ?debug=1 text, comment
+ * lines).  Continuous profilers (Grafana Alloy, Parca) scrape such paths
+ * by default and log an error on anything but 200.
  */
-static enum MHD_Result do_contention(struct MHD_Connection *c, const char *what)
+static enum MHD_Result empty_profile(struct MHD_Connection *c, const char *what,
+				     const char *const *types, size_t ntypes,
+				     const char *why)
 {
-	static const char *const types[] = { "contentions/count", "delay/nanoseconds" };
-	bool mutex = !strcmp(what, "mutex");
 	struct MHD_Response *r = NULL;
 	struct kiln_buf b = KILN_BUF_INIT;
 	struct kiln_prof *p;
@@ -1035,19 +1034,13 @@ static enum MHD_Result do_contention(struct MHD_Connection *c, const char *what)
 	    int_arg(c, "seconds", 0, 3600, 0, "a whole number of seconds", &seconds, &r))
 		return queue(c, MHD_HTTP_BAD_REQUEST, r);
 	if (debug > 0) {
-		kiln_buf_addf(&b, "--- %s:\n"
-			      "# kiln records no %s: C, C++ and Rust programs have no\n"
-			      "# runtime that counts lock contention or blocking, as Go's\n"
-			      "# does.  This profile is valid and empty so that scrapers\n"
-			      "# (Grafana Alloy, Parca) work.  For time spent waiting, record\n"
-			      "# off-CPU time: kiln record --off-cpu -p PID.\n",
-			      what, mutex ? "mutex contention" : "blocking events");
+		kiln_buf_addf(&b, "--- %s:\n%s", what, why);
 		return queue(c, MHD_HTTP_OK, response_take(&b, "text/plain; charset=utf-8"));
 	}
 	p = kiln_prof_new();
 	if (!p)
 		return MHD_NO;
-	err = kiln_prof_set_types_str(p, types, 2);
+	err = kiln_prof_set_types_str(p, types, ntypes);
 	if (!err) {
 		p->period_type = p->types[0];
 		p->period = 1;
@@ -1061,11 +1054,55 @@ static enum MHD_Result do_contention(struct MHD_Connection *c, const char *what)
 					   strerror(-err)));
 	}
 	r = response_take(&b, "application/octet-stream");
-	if (r)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
-					mutex ? "attachment; filename=\"mutex\"" :
-					"attachment; filename=\"block\"");
+	if (r) {
+		char disp[64];
+
+		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", what);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
+	}
 	return queue(c, MHD_HTTP_OK, r);
+}
+
+/*
+ * /debug/pprof/mutex and /debug/pprof/block: Go's runtime counts lock
+ * contention and blocking in its own scheduler; a C or C++ program has no
+ * such hooks, so kiln answers a valid profile with Go's sample types and
+ * no samples, and says why with ?debug=1.
+ */
+static enum MHD_Result do_contention(struct MHD_Connection *c, const char *what)
+{
+	static const char *const types[] = { "contentions/count", "delay/nanoseconds" };
+	bool mutex = !strcmp(what, "mutex");
+	char why[512];
+
+	snprintf(why, sizeof(why),
+		 "# kiln records no %s: C, C++ and Rust programs have no\n"
+		 "# runtime that counts lock contention or blocking, as Go's\n"
+		 "# does.  This profile is valid and empty so that scrapers\n"
+		 "# (Grafana Alloy, Parca) work.  For time spent waiting, record\n"
+		 "# off-CPU time: kiln record --off-cpu -p PID.\n",
+		 mutex ? "mutex contention" : "blocking events");
+	return empty_profile(c, what, types, 2, why);
+}
+
+/*
+ * /debug/pprof/heap and /debug/pprof/allocs in a process without the
+ * malloc interposer (libkiln.so preloaded alone: CPU profiling, no kiln
+ * code on allocations): valid and empty, ?debug=1 says how to get data.
+ */
+static enum MHD_Result do_heap_off(struct MHD_Connection *c, const char *what)
+{
+	static const char *const types[] = {
+		"alloc_objects/count", "alloc_space/bytes",
+		"inuse_objects/count", "inuse_space/bytes" };
+
+	return empty_profile(c, what, types, 4,
+		"# heap profiling is off in this process: kiln's malloc\n"
+		"# interposer is not loaded (libkiln.so alone sees no\n"
+		"# allocation, and costs them nothing).  Preload\n"
+		"# libkiln-malloc.so instead of libkiln.so (it loads\n"
+		"# libkiln.so), or link -lkiln-malloc.  This profile is valid\n"
+		"# and empty so that scrapers work.\n");
 }
 
 /* A label of sample s: its string (NULL: none) or its number in *num. */
@@ -1614,6 +1651,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return do_index(c);
 	if (!strcmp(path, "profile"))
 		return do_profile(srv, c, rq);
+	if ((!strcmp(path, "heap") || !strcmp(path, "allocs")) && !kiln_heap_available())
+		return do_heap_off(c, path);
 	if (!strcmp(path, "heap") || !strcmp(path, "allocs"))
 		return do_heap(srv, c, rq, path);
 	if (!strcmp(path, "cmdline"))
@@ -1873,8 +1912,13 @@ static int http_start(const char *addr, struct kiln_http **out)
 	kiln_agent_log(KILN_LOG_INFO, "http on %s%s", srv->name,
 		       srv->token ? " (bearer token required)" : "");
 	/* /debug/pprof/heap answers from the start, as Go's does: heap
-	 * profiling in sampling mode unless it is on already. */
-	kiln_heap_profile_start();
+	 * profiling in sampling mode unless it is on already; without the
+	 * malloc interposer the heap paths answer empty (do_heap_off()). */
+	if (kiln_heap_available())
+		kiln_heap_profile_start();
+	else
+		kiln_agent_log(KILN_LOG_INFO, "http: heap profiling off (libkiln-malloc.so "
+			       "not loaded): /debug/pprof/heap and allocs answer empty");
 	servers_add(srv);
 	*out = srv;
 	return 0;

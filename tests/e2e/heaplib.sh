@@ -31,7 +31,7 @@ expect_total() {
 same_output() {
     local bare_rc=0 rc=0
     "$@" > "$T/bare.txt" 2>/dev/null || bare_rc=$?
-    env LD_PRELOAD="$KILN_LIB" KILN_HEAP_TRACE="$T/h.trace" ${HEAP_ENV:-} \
+    env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP_TRACE="$T/h.trace" ${HEAP_ENV:-} \
         "$@" > "$T/agent.txt" 2> "$T/agent.err" || rc=$?
     [ "$bare_rc" -eq "$rc" ] || { cat "$T/agent.err" >&2; fail "exit status $rc under the agent, $bare_rc without"; }
     diff -u "$T/bare.txt" "$T/agent.txt" || fail "'$*' printed something else under the agent"

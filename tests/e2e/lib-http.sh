@@ -1,16 +1,22 @@
 # Helpers for the tests of the /debug/pprof/ endpoints (t6NN-http-*.sh),
 # sourced after lib.sh.  The workload is tests/workloads/httpserve.c with
-# libkiln.so preloaded.  Under ASan+UBSan the sanitizer runtime is preloaded
+# libkiln-malloc.so (and so libkiln.so) preloaded.  Under ASan+UBSan the sanitizer runtime is preloaded
 # first (the workload itself is not instrumented), so the server code is
 # checked too.
 : "${KILN_LIB:=$KILN_BUILD/libkiln.so}"
 [ -e "$KILN_LIB" ] || skip "libkiln.so was not built"
+: "${KILN_MALLOC_LIB:=$KILN_BUILD/libkiln-malloc.so}"
+[ -e "$KILN_MALLOC_LIB" ] || skip "libkiln-malloc.so was not built"
 need curl
-PRELOAD=$KILN_LIB
+# The malloc interposer and libkiln.so: every endpoint has data.
+# PRELOAD_CPU: libkiln.so alone (no heap profiling).
+PRELOAD="$KILN_MALLOC_LIB $KILN_LIB"
+PRELOAD_CPU=$KILN_LIB
 if [ "${KILN_SANITIZE:-OFF}" = ON ]; then
     asan=$(gcc -print-file-name=libasan.so 2>/dev/null)
     [ -e "$asan" ] || skip "libasan.so not found for the preload under ASan"
-    PRELOAD="$asan $KILN_LIB"
+    PRELOAD="$asan $KILN_MALLOC_LIB $KILN_LIB"
+    PRELOAD_CPU="$asan $KILN_LIB"
     # The host's allocations are not ours to judge; errors still abort.
     export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 fi
@@ -22,7 +28,7 @@ cleanup_http() {
 }
 trap cleanup_http EXIT
 
-# start_serve NAME [httpserve options]: starts httpserve with libkiln.so
+# start_serve NAME [httpserve options]: starts httpserve with $PRELOAD
 # preloaded and KILN_LOG=info; waits for it.  Sets SPID, PORT (the HTTP
 # port), WORK (the workload's own port), HASH (address of hash_payload).
 # Output in $T/NAME.out and $T/NAME.err.  Extra environment: export it, or

@@ -152,6 +152,18 @@ check_chains() {
 need_agent() {
     [ "${KILN_SANITIZE:-OFF}" != ON ] || skip "preload tests do not run under ASan"
     [ -e "$KILN_LIB" ] || skip "libkiln.so was not built"
+    [ -e "$KILN_MALLOC_LIB" ] || skip "libkiln-malloc.so was not built"
+}
+# What to preload for heap profiling: the malloc interposer and libkiln.so,
+# both in front of the C library (libkiln.so's own hooks: fork, exec...).
+KILN_HEAP_PRELOAD="$KILN_MALLOC_LIB:$KILN_LIB"
+# agent_lib ENV...: what to preload for these variables: KILN_HEAP_PRELOAD
+# when they ask for a heap profile or trace, else libkiln.so alone.
+agent_lib() {
+    case "$*" in
+        *KILN_HEAP*|*HEAPPROFILE*) echo "$KILN_HEAP_PRELOAD" ;;
+        *) echo "$KILN_LIB" ;;
+    esac
 }
 # Cum% of function $2 in `kiln top` output $1.
 cum_pct() { awk -v f="$2" '$NF==f { gsub("%","",$5); print $5; exit }' "$1"; }

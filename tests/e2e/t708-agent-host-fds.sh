@@ -23,7 +23,7 @@ run() {
     local name=$1 envs=$2 sub=$3 rc=0 brc=0
     rm -rf "$T/bare"/* "$T/agent"/* "$T"/c.pb.gz* "$T"/h.trace*
     "$WL/fdhostile" "$sub" "$T/bare" 2>/dev/null | cat > "$T/bare.txt"; brc=${PIPESTATUS[0]}
-    env LD_PRELOAD="$KILN_LIB" KILN_LOG=info $envs "$WL/fdhostile" "$sub" "$T/agent" \
+    env LD_PRELOAD="$(agent_lib $envs)" KILN_LOG=info $envs "$WL/fdhostile" "$sub" "$T/agent" \
         2> "$T/agent.err" | cat > "$T/agent.txt"; rc=${PIPESTATUS[0]}
     [ "$brc" -eq "$rc" ] || { cat "$T/agent.txt" "$T/agent.err" >&2; fail "$name $sub: exit status $rc under the agent, $brc without"; }
     diff -u "$T/bare.txt" "$T/agent.txt" || fail "$name $sub: the output changed under the agent"

@@ -31,7 +31,7 @@ run() {
     shift 2
     rm -f "$T"/c.pb.gz* "$T"/h.trace*
     timeout 120 "$@" > "$T/bare.txt" 2>/dev/null || brc=$?
-    timeout 120 env LD_PRELOAD="$KILN_LIB" $envs "$@" > "$T/agent.txt" 2> "$T/agent.err" || rc=$?
+    timeout 120 env LD_PRELOAD="$(agent_lib $envs)" $envs "$@" > "$T/agent.txt" 2> "$T/agent.err" || rc=$?
     [ "$rc" -ne 124 ] || fail "$name: '$*' hung under the agent"
     [ "$brc" -eq "$rc" ] || { cat "$T/agent.err" >&2; fail "$name: '$*' exited $rc under the agent, $brc without"; }
     diff -u "$T/bare.txt" "$T/agent.txt" || fail "$name: '$*' printed something else under the agent"

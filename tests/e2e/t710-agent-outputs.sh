@@ -60,7 +60,7 @@ ls "$T" | grep -q 'tmp' && { ls "$T"; fail "a temporary was left behind by exec"
 
 # The same for KILN_HEAP's dump prefix.
 rm -rf "$T/elsewhere"/*
-(cd "$T" && LD_PRELOAD=$KILN_LIB KILN_HEAP=hp \
+(cd "$T" && LD_PRELOAD=$KILN_HEAP_PRELOAD KILN_HEAP=hp \
     sh -c "cd elsewhere && '$WL/heapbasic'; true" > /dev/null 2> "$T/hp.err") ||
     fail "the relative heap-prefix run failed"
 ls "$T" | grep -q '^hp\.[0-9]*\.[0-9]*\.heap$' || { ls -R "$T"; fail "the child's heap dumps are not in the starting directory"; }

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/heaplib.sh"
 
-LD_PRELOAD=$KILN_LIB KILN_HEAP_TRACE=$T/h.trace "$WL/heapkill" > "$T/out" 2> "$T/err" &
+LD_PRELOAD=$KILN_HEAP_PRELOAD KILN_HEAP_TRACE=$T/h.trace "$WL/heapkill" > "$T/out" 2> "$T/err" &
 pid=$!
 trap 'kill -9 $pid 2>/dev/null; rm -rf "$T"' EXIT
 # A copy of the trace so far (cut anywhere: the reader stops at its last

@@ -19,7 +19,7 @@ HEAP_ENV=KILN_HEAP_SAMPLE=65536 same_output "$WL/hostile" "$WL/libplugin.so"
 heapcheck "$T/h.trace" "$WL/hostile"
 
 rc=0
-LD_PRELOAD=$KILN_LIB KILN_HEAP_TRACE=/nonexistent/dir/h.trace "$WL/heapbasic" \
+LD_PRELOAD=$KILN_HEAP_PRELOAD KILN_HEAP_TRACE=/nonexistent/dir/h.trace "$WL/heapbasic" \
     > "$T/nodir.txt" 2> "$T/nodir.err" || rc=$?
 [ $rc -eq 0 ] || fail "exit status $rc with an unwritable trace"
 "$WL/heapbasic" > "$T/bare2.txt"

@@ -26,7 +26,7 @@ expect_total end 1
 # own program: PATH.PID lands beside PATH, in the starting directory.
 rm -f "$T"/h.trace*
 mkdir -p "$T/elsewhere"
-(cd "$T" && LD_PRELOAD=$KILN_LIB KILN_HEAP_TRACE=h.trace \
+(cd "$T" && LD_PRELOAD=$KILN_HEAP_PRELOAD KILN_HEAP_TRACE=h.trace \
     sh -c "cd elsewhere && '$WL/heapexit'; true" > /dev/null 2> "$T/rel.err") ||
     fail "the relative-path run failed: $(cat "$T/rel.err")"
 [ -s "$T/h.trace" ] || { ls -R "$T"; fail "no trace in the starting directory"; }

@@ -68,7 +68,7 @@ rm -f "$T/fifo"
 mkfifo "$T/fifo" || skip "mkfifo failed"
 cat "$T/fifo" > "$T/fifo.out" &
 cp_pid=$!
-env LD_PRELOAD="$KILN_LIB" KILN_HEAP_TRACE="$T/fifo" "$WL/heapexit" > /dev/null 2> "$T/fifo.err" ||
+env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP_TRACE="$T/fifo" "$WL/heapexit" > /dev/null 2> "$T/fifo.err" ||
     { cat "$T/fifo.err"; fail "heapexit with the trace to a FIFO failed"; }
 wait "$cp_pid"
 heapcheck "$T/fifo.out" "$WL/heapexit"

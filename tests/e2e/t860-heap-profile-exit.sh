@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/heapdumplib.sh"
 
-expect_status 0 env LD_PRELOAD="$KILN_LIB" HEAPPROFILE="$T/hp" KILN_HEAP_SAMPLE=0 \
+expect_status 0 env LD_PRELOAD="$KILN_HEAP_PRELOAD" HEAPPROFILE="$T/hp" KILN_HEAP_SAMPLE=0 \
     KILN_LOG=info "$WL/heapbasic"
 has "$T/out" '^heapbasic: 6 aligned blocks, done$'
 has "$T/err" "wrote the heap profile '$T/hp.0001.heap'"
@@ -51,7 +51,7 @@ if command -v go >/dev/null 2>&1; then
 fi
 
 # KILN_HEAP is the same; without KILN_HEAP_SAMPLE it samples (524288)
-expect_status 0 env LD_PRELOAD="$KILN_LIB" KILN_HEAP="$T/kh" KILN_LOG=info "$WL/heapbasic"
+expect_status 0 env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP="$T/kh" KILN_LOG=info "$WL/heapbasic"
 has "$T/err" 'heap profile: one sample per 524288 bytes allocated'
 [ -s "$T/kh.0001.heap" ] || fail "no $T/kh.0001.heap"
 # an 8 MiB block is always sampled, counted as 1/(1-exp(-16)) blocks
@@ -62,7 +62,7 @@ within "$v" 8388608 2 || fail "peak_big: $v bytes, want 8388608 (+1 for the scal
 expect_status 0 "$WL/heapbasic"
 has "$T/out" '^heapbasic: 6 aligned blocks, done$'
 # bad variables are said and ignored
-expect_status 0 env LD_PRELOAD="$KILN_LIB" KILN_HEAP="$T/bad" KILN_HEAP_SIGNAL=nine \
+expect_status 0 env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP="$T/bad" KILN_HEAP_SIGNAL=nine \
     KILN_HEAP_INTERVAL=-5 "$WL/heapbasic"
 has "$T/err" "bad KILN_HEAP_SIGNAL/HEAPPROFILESIGNAL 'nine': ignored"
 has "$T/err" "bad KILN_HEAP_INTERVAL/HEAP_PROFILE_ALLOCATION_INTERVAL '-5'"

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/heapdumplib.sh"
 
-env LD_PRELOAD="$KILN_LIB" KILN_HEAP="$T/sp" KILN_HEAP_SIGNAL=12 KILN_HEAP_SAMPLE=0 \
+env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP="$T/sp" KILN_HEAP_SIGNAL=12 KILN_HEAP_SAMPLE=0 \
     KILN_HEAP_INTERVAL=0 KILN_LOG=info "$WL/heapserve" > "$T/s.out" 2> "$T/s.err" &
 pid=$!
 trap 'kill -9 $pid 2>/dev/null; rm -rf "$T"' EXIT

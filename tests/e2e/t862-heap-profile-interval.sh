@@ -8,7 +8,7 @@
 
 # heapserve churns 200 MB (an amount, not a time: on a loaded machine
 # 3 s of its sleepy loop allocate less); a dump every 40 MB
-expect_status 0 env LD_PRELOAD="$KILN_LIB" HEAPPROFILE="$T/iv" KILN_HEAP_SAMPLE=0 \
+expect_status 0 env LD_PRELOAD="$KILN_HEAP_PRELOAD" HEAPPROFILE="$T/iv" KILN_HEAP_SAMPLE=0 \
     HEAP_PROFILE_ALLOCATION_INTERVAL=40000000 KILN_LOG=info "$WL/heapserve" --churn 200
 has "$T/out" '^done$'
 n=$(ls "$T" | grep -c '^iv\.[0-9][0-9][0-9][0-9]\.heap$')
@@ -33,6 +33,6 @@ done
 a=$(hval "$T/iv.0001.heap" alloc_space churn)
 [ "$a" -ge 30000000 ] || fail "the first dump came after $a bytes of churn"
 # KILN_HEAP_INTERVAL=0: the exit dump only
-expect_status 0 env LD_PRELOAD="$KILN_LIB" KILN_HEAP="$T/no" KILN_HEAP_INTERVAL=0 "$WL/heapserve" 1
+expect_status 0 env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP="$T/no" KILN_HEAP_INTERVAL=0 "$WL/heapserve" 1
 [ "$(ls "$T" | grep -c '^no\.')" = 1 ] || fail "dumps with KILN_HEAP_INTERVAL=0"
 echo ok

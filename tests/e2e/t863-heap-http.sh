@@ -13,7 +13,7 @@ need curl
 start() {
     local name=$1 i
     shift
-    env LD_PRELOAD="$KILN_LIB" KILN_HTTP=127.0.0.1:0 KILN_LOG=info "$@" "$WL/heapserve" \
+    env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HTTP=127.0.0.1:0 KILN_LOG=info "$@" "$WL/heapserve" \
         > "$T/$name.out" 2> "$T/$name.err" &
     PID=$!
     PIDS="$PIDS $PID"

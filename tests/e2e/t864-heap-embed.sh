@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # ctest-labels: noasan
-# The embedding API: a program linked with -lkiln calls kiln_heap_start()
-# and kiln_heap_write(path); the profile has its allocations, exact with
-# KILN_HEAP_SAMPLE=0; errors are negative errno values.
+# The embedding API: a program linked with -lkiln-malloc -lkiln calls
+# kiln_heap_start() and kiln_heap_write(path); the profile has its
+# allocations, exact with KILN_HEAP_SAMPLE=0; errors are negative errno
+# values.  Linked with -lkiln alone (no malloc interposer), the heap
+# functions fail with -ENOTSUP and say how to fix it; nothing else changes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/heapdumplib.sh"
 need cc
@@ -43,7 +45,8 @@ int main(int argc, char **argv)
 }
 C
 cc -O1 -g -fno-omit-frame-pointer -fno-inline -I"$KILN_SRC/include" "$T/embed.c" \
-    -L"$KILN_BUILD" -Wl,-rpath,"$KILN_BUILD" -lkiln -o "$T/embed" || fail "cannot build against libkiln"
+    -L"$KILN_BUILD" -Wl,-rpath,"$KILN_BUILD" -lkiln-malloc -lkiln -o "$T/embed" ||
+    fail "cannot build against libkiln"
 expect_status 0 env KILN_HEAP_SAMPLE=0 "$T/embed" "$T/e.pb.gz"
 has "$T/out" '^start 0 write 0 null 1 bad 1$'
 hexpect "$T/e.pb.gz" inuse_space keep_ten 10000
@@ -59,4 +62,15 @@ fi
 expect_status 0 "$T/embed" "$T/s.pb.gz"
 has "$T/out" '^start 0 write 0 '
 [ -s "$T/s.pb.gz" ] || fail "no profile in sampling mode"
+
+# -lkiln alone: no interposer, so no heap profile, said, and no write.
+cc -O1 -g -fno-omit-frame-pointer -fno-inline -I"$KILN_SRC/include" "$T/embed.c" \
+    -L"$KILN_BUILD" -Wl,-rpath,"$KILN_BUILD" -lkiln -o "$T/embed-cpu" ||
+    fail "cannot build against libkiln"
+nm -D --defined-only "$KILN_LIB" | awk '{ print $3 }' | grep -qx malloc &&
+    fail "libkiln.so defines malloc: the interposer is not a library of its own"
+expect_status 0 "$T/embed-cpu" "$T/n.pb.gz"
+has "$T/out" "^start -95 write -95 null 1 bad 1$"  # -ENOTSUP
+has "$T/err" "needs kiln's malloc interposer.*libkiln-malloc.so"
+[ ! -e "$T/n.pb.gz" ] || fail "a heap profile was written without the interposer"
 echo ok

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/heapdumplib.sh"
 
-expect_status 0 env LD_PRELOAD="$KILN_LIB" KILN_HEAP="$T/acc" KILN_HEAP_INTERVAL=0 "$WL/heapmany"
+expect_status 0 env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP="$T/acc" KILN_HEAP_INTERVAL=0 "$WL/heapmany"
 has "$T/out" '^heapmany: done$'
 f=$T/acc.0001.heap
 bytes=$(hval "$f" alloc_space alloc_many)

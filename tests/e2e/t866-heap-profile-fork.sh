@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/heapdumplib.sh"
 
-expect_status 0 env LD_PRELOAD="$KILN_LIB" KILN_HEAP="$T/f" KILN_HEAP_SAMPLE=0 "$WL/heapfork"
+expect_status 0 env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP="$T/f" KILN_HEAP_SAMPLE=0 "$WL/heapfork"
 has "$T/out" '^heapfork: parent done, child 0$'
 p=$T/f.0001.heap
 c=$(ls "$T"/f.[0-9]*.0001.heap 2>/dev/null | grep -v "^$p$" | head -1)

@@ -17,7 +17,7 @@ need nm
 PID=""
 trap '[ -n "$PID" ] && kill -9 $PID 2>/dev/null; rm -rf "$T"' EXIT
 
-env LD_PRELOAD="$KILN_LIB" KILN_HTTP=127.0.0.1:0 KILN_LOG=info KILN_HEAP_SAMPLE=0 \
+env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HTTP=127.0.0.1:0 KILN_LOG=info KILN_HEAP_SAMPLE=0 \
     KILN_HEAP_TRACE="$T/h.trace" "$WL/heapserve" > "$T/s.out" 2> "$T/s.err" &
 PID=$!
 wait_for "heapserve to be ready" grep -q '^ready' "$T/s.out"
@@ -44,9 +44,14 @@ kill -TERM "$PID"
 wait "$PID" || fail "heapserve did not exit 0"
 PID=""
 
-# libkiln.so's own functions (not exported), but trampoline.
-nm --defined-only "$KILN_LIB" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u > "$T/all.txt"
-nm -D --defined-only "$KILN_LIB" | awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u > "$T/exported.txt"
+# The own functions (not exported) of libkiln.so and libkiln-malloc.so,
+# but trampoline.
+for lib in "$KILN_LIB" "$KILN_MALLOC_LIB"; do
+    nm --defined-only "$lib" | awk '$2 ~ /^[tTwW]$/ { print $3 }'
+done | sort -u > "$T/all.txt"
+for lib in "$KILN_LIB" "$KILN_MALLOC_LIB"; do
+    nm -D --defined-only "$lib" | awk '{ sub(/@.*/, "", $3); print $3 }'
+done | sort -u > "$T/exported.txt"
 comm -23 "$T/all.txt" "$T/exported.txt" | grep -vx trampoline > "$T/own.txt"
 grep -qx job_main "$T/own.txt" || fail "nm does not list libkiln.so's local functions"
 

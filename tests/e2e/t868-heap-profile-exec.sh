@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/heapdumplib.sh"
 
-expect_status 0 env LD_PRELOAD="$KILN_LIB" KILN_HEAP="$T/hp" KILN_HEAP_SAMPLE=0 \
+expect_status 0 env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP="$T/hp" KILN_HEAP_SAMPLE=0 \
     KILN_LOG=info "$WL/heapexec" chain
 has "$T/err" "heap profile dump 1 \(exec\)"
 has "$T/err" "heap profile dump 2 \(exec\)"
