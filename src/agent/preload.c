@@ -79,6 +79,26 @@ static struct kiln_out cpu_out = KILN_OUT_INIT;
 static struct kiln_kfd cpu_fd = KILN_KFD_INIT, cpu_dir = KILN_KFD_INIT;
 static bool cpu_out_open;
 
+/*
+ * After an exec (same pid) the image before has written its profile to
+ * cpu_path: it is kept as PATH.old, or PATH.old.2, ... after more execs
+ * (util/file.h), so that every image's profile survives, in the order
+ * they ran, and PATH is the last one's, as for the heap trace.
+ */
+static void keep_earlier_profile(void)
+{
+	char *old;
+	int err = kiln_keep_earlier_image(cpu_path, kiln_written_since, NULL, &old);
+
+	if (err)
+		kiln_agent_log(KILN_LOG_ERROR, "exec: cannot keep the CPU profile of the "
+			       "image before: %s", strerror(-err));
+	else if (old)
+		kiln_agent_log(KILN_LOG_INFO, "exec: the CPU profile of the image "
+			       "before is kept as '%s'", old);
+	free(old);
+}
+
 static int open_cpu_out(void)
 {
 	int err = kiln_out_open(&cpu_out, cpu_path);
@@ -511,6 +531,7 @@ static void agent_load(void)
 		kiln_agent_log(KILN_LOG_INFO, "signal %d toggles CPU profiling "
 			       "into %s.N", toggle_sig, cpu_path);
 	} else if (cpu_path) {
+		keep_earlier_profile();
 		err = open_cpu_out();
 		if (err) {
 			kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile "
@@ -683,7 +704,8 @@ void _Exit(int status)
  * PATH.old.  The heap trace's last events are written too, and the new
  * image keeps the trace as PATH.old (src/heap/trace.c).  execl, execlp
  * and execle (which glibc runs on its internal execve) come here through
- * the interposers below; fexecve and execveat do not.
+ * the interposers below; so do fexecve and execveat (glibc's call the
+ * system call itself).
  */
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvp_fn)(const char *, char *const[]);
@@ -711,6 +733,32 @@ int execve(const char *path, char *const argv[], char *const envp[])
 		real = (execve_fn)dlsym(RTLD_NEXT, "execve");
 	before_exec();
 	return real ? real(path, argv, envp) : (errno = ENOSYS, -1);
+}
+
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+__attribute__((visibility("default")))
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	static fexecve_fn real;
+
+	if (!real)
+		real = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
+	before_exec();
+	return real ? real(fd, argv, envp) : (errno = ENOSYS, -1);
+}
+
+__attribute__((visibility("default")))
+int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+	     int flags)
+{
+	static execveat_fn real;
+
+	if (!real)
+		real = (execveat_fn)dlsym(RTLD_NEXT, "execveat");
+	before_exec();
+	return real ? real(dirfd, path, argv, envp, flags) : (errno = ENOSYS, -1);
 }
 
 __attribute__((visibility("default")))

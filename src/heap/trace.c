@@ -45,6 +45,7 @@
 #include "heap/heap.h"
 #include "heap/heapint.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/htab.h"
 
 #define FLUSH_NS 100000000ull		/* at most this long between frames */
@@ -1233,45 +1234,13 @@ void kiln_heap_exec_flush(void)
  * When the process started, in CLOCK_REALTIME ns (to a clock tick), or 0:
  * /proc/self/stat's starttime (ticks after boot) against CLOCK_BOOTTIME.
  */
-static uint64_t process_start_ns(void)
-{
-	char buf[1024], *p;
-	struct timespec rt, bt;
-	unsigned long long ticks;
-	long hz = sysconf(_SC_CLK_TCK);
-	ssize_t n;
-	int fd, i;
-	uint64_t age;
-
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || hz <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* Field 22; the command name (field 2) may hold spaces. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	for (i = 2; i < 22 && p; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &ticks) != 1)
-		return 0;
-	clock_gettime(CLOCK_BOOTTIME, &bt);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	age = (uint64_t)bt.tv_sec * 1000000000ull + (uint64_t)bt.tv_nsec -
-	      (uint64_t)(ticks * (1000000000ull / (unsigned long long)hz));
-	return (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec - age;
-}
-
 /*
  * Whether path holds a trace that this very process wrote, in an image
  * before an exec: its header has this pid and a start after the
  * process's (a process that had the pid before ended before it started).
  */
-static bool by_this_process(const char *path, uint64_t started)
+static bool by_this_process(const char *path, unsigned long long started,
+			    void *arg)
 {
 	struct kiln_heaptrace_info info = { 0 };
 	size_t cap = 256 << 10, len = 0;
@@ -1280,6 +1249,7 @@ static bool by_this_process(const char *path, uint64_t started)
 	int fd;
 	bool yes = false;
 
+	(void)arg;
 	/* A FIFO (a reader streaming the trace) would block an open
 	 * without O_NONBLOCK: only regular files are traces kept. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -1320,27 +1290,10 @@ static bool by_this_process(const char *path, uint64_t started)
  */
 static int keep_earlier_image(const char *path)
 {
-	uint64_t started = process_start_ns();
-	size_t n = strlen(path) + 32;
 	char *old;
-	int i, err = 0;
+	int err = kiln_keep_earlier_image(path, by_this_process, NULL, &old);
 
-	if (!started || !by_this_process(path, started))
-		return 0;
-	old = malloc(n);
-	if (!old)
-		return -ENOMEM;
-	for (i = 1; i < 100000; i++) {
-		if (i == 1)
-			snprintf(old, n, "%s.old", path);
-		else
-			snprintf(old, n, "%s.old.%d", path, i);
-		if (!by_this_process(old, started))
-			break;
-	}
-	if (rename(path, old))
-		err = -errno;
-	else
+	if (old)
 		kiln_agent_log(KILN_LOG_INFO, "exec: the heap trace of the image "
 			       "before is kept as '%s'", old);
 	free(old);

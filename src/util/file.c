@@ -316,3 +316,79 @@ bool kiln_same_file(const char *a, const char *b)
 		return false;
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
+
+unsigned long long kiln_process_start_ns(void)
+{
+	char buf[1024], *p;
+	struct timespec rt, bt;
+	unsigned long long ticks, age;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd, i;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* Field 22; the command name (field 2) may hold spaces. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (i = 2; i < 22 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &ticks) != 1)
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	age = (unsigned long long)bt.tv_sec * 1000000000ull + (unsigned long long)bt.tv_nsec -
+	      ticks * (1000000000ull / (unsigned long long)hz);
+	return (unsigned long long)rt.tv_sec * 1000000000ull + (unsigned long long)rt.tv_nsec - age;
+}
+
+bool kiln_written_since(const char *name, unsigned long long started, void *arg)
+{
+	struct stat st;
+
+	(void)arg;
+	return !stat(name, &st) && S_ISREG(st.st_mode) &&
+	       (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
+	       (unsigned long long)st.st_mtim.tv_nsec + 20000000ull >= started;
+}
+
+int kiln_keep_earlier_image(const char *path,
+			    bool (*mine)(const char *name, unsigned long long started,
+					 void *arg),
+			    void *arg, char **kept)
+{
+	unsigned long long started = kiln_process_start_ns();
+	size_t n = strlen(path) + 32;
+	char *old;
+	int i;
+
+	*kept = NULL;
+	if (!started || !mine(path, started, arg))
+		return 0;
+	old = malloc(n);
+	if (!old)
+		return -ENOMEM;
+	for (i = 1; i < 100000; i++) {
+		if (i == 1)
+			snprintf(old, n, "%s.old", path);
+		else
+			snprintf(old, n, "%s.old.%d", path, i);
+		if (!mine(old, started, arg))
+			break;
+	}
+	if (rename(path, old)) {
+		int err = -errno;
+
+		free(old);
+		return err;
+	}
+	*kept = old;
+	return 0;
+}

@@ -69,6 +69,33 @@ int kiln_out_commit(struct kiln_out *o);
  * Releases o; fine on an output never opened or already released. */
 void kiln_out_abort(struct kiln_out *o);
 
+/*
+ * When this process started (CLOCK_REALTIME, ns; from /proc/self/stat, to
+ * the clock tick), or 0 when unknown.  An exec keeps it.
+ */
+unsigned long long kiln_process_start_ns(void);
+
+/*
+ * Keeps the file an earlier image of this process (before an exec: same
+ * pid) left at path, so that a chain of execs loses none: renames it to
+ * path.old, or path.old.2, path.old.3, ... when earlier images hold those
+ * (names in the order the images ran; a file there that is not this
+ * process's is replaced).  mine(name, started, arg) says whether a file
+ * is this process's (started: kiln_process_start_ns()).  Sets *kept to
+ * the name used (malloc'd; NULL when nothing of ours was at path).  Not
+ * for signal handlers or malloc hooks.  0 or -errno (nothing renamed).
+ */
+int kiln_keep_earlier_image(const char *path,
+			    bool (*mine)(const char *name, unsigned long long started,
+					 void *arg),
+			    void *arg, char **kept);
+
+/*
+ * A mine() for kiln_keep_earlier_image(): a regular file last modified
+ * after this process started (20 ms of margin for the tick rounding).
+ */
+bool kiln_written_since(const char *name, unsigned long long started, void *arg);
+
 /* kiln_out_open + kiln_out_write + kiln_out_commit.  0 or -errno. */
 int kiln_write_atomic(const char *path, const void *data, size_t len);
 

@@ -147,6 +147,20 @@ check_chains() {
         has "$T/chains.collapsed" "(^|;)main;run;stage_$x;burn_$x "
     done
 }
+# perf_record ARGS...: perf record, run again (up to three times) when perf
+# itself dies of a signal: perf 6.1 aborted once (SIGABRT) while two copies
+# of the suite loaded the machine.  Any other failure returns at once.
+# Not for -o - (a second run would append to the first's output).
+perf_record() {
+    local i rc=0
+    for i in 1 2 3; do
+        rc=0
+        perf record "$@" || rc=$?
+        [ "$rc" -gt 128 ] || return "$rc"
+        echo "perf record died of signal $((rc - 128)) (try $i)" >&2
+    done
+    return "$rc"
+}
 # The preload agent: libkiln.so, not under ASan (an ASan library cannot be
 # preloaded into programs built without it).
 need_agent() {

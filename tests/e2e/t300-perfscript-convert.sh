@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 need_perf
 
-perf record -q -F 999 -g -o "$T/perf.data" -- "$WL/shares" 2 >/dev/null 2>&1 ||
+perf_record -q -F 999 -g -o "$T/perf.data" -- "$WL/shares" 2 >/dev/null 2>&1 ||
     fail "perf record failed"
 perf script -i "$T/perf.data" > "$T/x.perf" 2>/dev/null || fail "perf script failed"
 # perf's own count: one header line (not indented, not blank) per sample.

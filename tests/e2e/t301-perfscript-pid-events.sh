@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 need_perf
 
-perf record -q -F 999 -g -e cpu-clock,task-clock -o "$T/perf.data" -- "$WL/shares" 1 \
+perf_record -q -F 999 -g -e cpu-clock,task-clock -o "$T/perf.data" -- "$WL/shares" 1 \
     >/dev/null 2>&1 || fail "perf record failed"
 perf script -i "$T/perf.data" -F +pid > "$T/x.perf" 2>/dev/null || fail "perf script failed"
 has "$T/x.perf" '^shares +[0-9]+/[0-9]+ '

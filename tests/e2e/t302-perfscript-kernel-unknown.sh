@@ -12,7 +12,7 @@ cp "$WL/shares" "$T/stripped-shares"
 strip --remove-section=.note.gnu.build-id "$T/stripped-shares" 2>/dev/null || skip "strip is not installed"
 # A system call loop would do too; the page faults of a fresh process and
 # timer interrupts give kernel frames in any CPU-bound run as root.
-perf record -q -F 999 -g -o "$T/perf.data" -- "$T/stripped-shares" 1 >/dev/null 2>&1 ||
+perf_record -q -F 999 -g -o "$T/perf.data" -- "$T/stripped-shares" 1 >/dev/null 2>&1 ||
     fail "perf record failed"
 perf script -i "$T/perf.data" > "$T/x.perf" 2>/dev/null || fail "perf script failed"
 has "$T/x.perf" '\[unknown\] \(.*/stripped-shares\)'

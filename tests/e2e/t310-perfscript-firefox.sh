@@ -25,7 +25,7 @@ diff -u "$T/k.collapsed" <(LC_ALL=C sort "$T/k2.collapsed") >/dev/null ||
     diff -u <(LC_ALL=C sort "$T/k.collapsed") "$T/k2.collapsed" || fail "round trip changed the counts"
 
 if perf record -q -o "$T/probe.data" -- true >/dev/null 2>&1; then
-    perf record -q -F 999 -g -o "$T/perf.data" -- "$WL/shares" 1 >/dev/null 2>&1 ||
+    perf_record -q -F 999 -g -o "$T/perf.data" -- "$WL/shares" 1 >/dev/null 2>&1 ||
         fail "perf record failed"
     perf script -i "$T/perf.data" > "$T/x.perf" 2>/dev/null || fail "perf script failed"
     n=$(grep -c '^[^[:space:]#]' "$T/x.perf")

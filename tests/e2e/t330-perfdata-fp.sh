@@ -7,7 +7,7 @@
 . "$(dirname "$0")/perfdatalib.sh"
 need_perf
 
-perf record -q -F 999 -g -o "$T/fp.data" -- "$WL/shares" 1 >/dev/null 2>&1 ||
+perf_record -q -F 999 -g -o "$T/fp.data" -- "$WL/shares" 1 >/dev/null 2>&1 ||
     fail "perf record failed"
 compare_with_perf "$T/fp.data"
 # The chain as perf has it: main -> run -> burn_a (run ~100% cum; gcc
@@ -31,7 +31,7 @@ has "$T/fp.svg" '<title>burn_a \('
 
 # fork and exec: the parent's and the exec'ed child's code, each named
 # from its own mappings, thread names from COMM records.
-perf record -q -F 999 -g -o "$T/fe.data" -- "$WL/forkexec" "$WL/shares" 0.5 \
+perf_record -q -F 999 -g -o "$T/fe.data" -- "$WL/forkexec" "$WL/shares" 0.5 \
     >/dev/null 2>&1 || fail "perf record of forkexec failed"
 compare_with_perf "$T/fe.data" "parent_burn burn_a burn_b"
 if command -v go >/dev/null 2>&1; then

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/perfdatalib.sh"
 need_perf
 
-perf record -q -F 999 --call-graph dwarf -o "$T/dw.data" -- "$WL/shares-nofp" 1 \
+perf_record -q -F 999 --call-graph dwarf -o "$T/dw.data" -- "$WL/shares-nofp" 1 \
     >/dev/null 2>&1 || fail "perf record --call-graph dwarf failed"
 compare_with_perf "$T/dw.data"
 expect_status 0 "$KILN" convert "$T/dw.data" -o "$T/dw.collapsed"

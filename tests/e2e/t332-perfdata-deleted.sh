@@ -9,7 +9,7 @@ need_perf
 
 mkdir -p "$T/bin"
 cp "$WL/shares" "$T/bin/shares"
-perf record -q -F 999 -g -o "$T/del.data" -- "$T/bin/shares" 1 >/dev/null 2>&1 ||
+perf_record -q -F 999 -g -o "$T/del.data" -- "$T/bin/shares" 1 >/dev/null 2>&1 ||
     fail "perf record failed"
 ls "$T"/.debug/.build-id/*/*/elf >/dev/null 2>&1 || skip "perf did not fill its build-id cache"
 rm "$T/bin/shares"

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/perfdatalib.sh"
 need_perf
 
-perf record -q -F 999 -g -o "$T/ok.data" -- "$WL/shares" 0.2 >/dev/null 2>&1 ||
+perf_record -q -F 999 -g -o "$T/ok.data" -- "$WL/shares" 0.2 >/dev/null 2>&1 ||
     fail "perf record failed"
 size=$(stat -c %s "$T/ok.data")
 for cut in 12 60 300 $((size / 2)) $((size - 9)); do

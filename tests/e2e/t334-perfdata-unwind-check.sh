@@ -15,7 +15,7 @@ for cmd in "shares-nofp 0.5" "pltcall-nofp 0.5" "syswrite-nofp 0.5" \
     i=$((i + 1))
     set -- $cmd
     prog=$1; shift
-    perf record -q -F 999 --call-graph dwarf -o "$T/$i.data" -- "$WL/$prog" "$@" \
+    perf_record -q -F 999 --call-graph dwarf -o "$T/$i.data" -- "$WL/$prog" "$@" \
         >/dev/null 2>&1 || fail "perf record --call-graph dwarf $prog failed"
     KILN_UNWIND_CHECK=1 "$KILN" convert -q "$T/$i.data" -o "$T/$i.collapsed" \
         2>"$T/$i.err" || fail "kiln convert of $prog's perf.data failed: $(tail -2 "$T/$i.err")"

@@ -57,6 +57,22 @@ LD_PRELOAD=$KILN_LIB KILN_CPU=$T/e.pb.gz sh -c "exec '$WL/heapbasic'" > /dev/nul
     fail "the exec run failed: $(cat "$T/exec.err")"
 [ -s "$T/e.pb.gz" ] && [ -s "$T/e.pb.gz.old" ] || { ls "$T"; fail "the profiles before and after exec are not both kept"; }
 ls "$T" | grep -q 'tmp' && { ls "$T"; fail "a temporary was left behind by exec"; }
+# Three images (heapexec chain): every one's profile kept, in the order
+# they ran: PATH.old, PATH.old.2, then PATH (before: image 2's PATH.old
+# replaced image 1's).  Each profile's comment is its image's command line.
+rm -f "$T"/e.pb.gz*
+LD_PRELOAD=$KILN_LIB KILN_CPU=$T/e.pb.gz "$WL/heapexec" chain > /dev/null 2> "$T/exec.err" ||
+    fail "the exec chain failed: $(cat "$T/exec.err")"
+[ -s "$T/e.pb.gz" ] && [ -s "$T/e.pb.gz.old" ] && [ -s "$T/e.pb.gz.old.2" ] ||
+    { ls "$T"; fail "the three images' profiles are not all kept"; }
+[ ! -e "$T/e.pb.gz.old.3" ] || fail "a fourth profile for three images"
+if command -v go >/dev/null; then
+    for f in e.pb.gz.old:'chain$' e.pb.gz.old.2:'chain 2$' e.pb.gz:'chain 3$'; do
+        HOME=$T GOCACHE=$T/gocache go tool pprof -comments "$T/${f%%:*}" > "$T/comm.txt" 2>&1 ||
+            fail "go tool pprof cannot read ${f%%:*}"
+        has "$T/comm.txt" "heapexec ${f#*:}"
+    done
+fi
 
 # The same for KILN_HEAP's dump prefix.
 rm -rf "$T/elsewhere"/*

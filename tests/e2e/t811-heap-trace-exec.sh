@@ -51,6 +51,17 @@ heapcheck "$T/h.trace" "$exe"
 expect_site third_image allocs 700
 expect_total end 1
 
+# The same through fexecve() and execveat(), which glibc runs on the system
+# call itself (before: not interposed, the images' last events lost).
+rm -f "$T"/h.trace*
+same_output "$exe" fexecve
+heapcheck "$T/h.trace.old" "$exe"
+expect_site first_image allocs 300
+heapcheck "$T/h.trace.old.2" "$exe"
+expect_site second_image allocs 500
+heapcheck "$T/h.trace" "$exe"
+expect_site third_image allocs 700
+
 # A forked child that execs: PATH.PID.old has what it did before.
 rm -f "$T"/h.trace*
 same_output "$exe" fork

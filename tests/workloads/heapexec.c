@@ -7,6 +7,9 @@
  *   heapexec execl    the same through execl()
  *   heapexec chain    three images: first, second, third_image()
  *                     (700 x 50, kept)
+ *   heapexec fexecve  as chain, image 1 -> 2 by fexecve() of an fd of
+ *                     /proc/self/exe, 2 -> 3 by execveat() (glibc's
+ *                     call the system call itself)
  *   heapexec fork     a forked child makes child_before() (100 x 10,
  *                     kept), then execs second_image(); the parent waits
  *   heapexec wait F   as execv, but image 1 waits for file F to exist
@@ -16,12 +19,18 @@
  * The stage is the last argument (the image's number), given by the image
  * before.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 void *heapexec_keep[700];	/* global: the allocations are not optimized away */
 
@@ -56,9 +65,16 @@ static void next(const char *argv0, const char *mode, const char *file,
 	char *args[] = { (char *)argv0, (char *)mode, (char *)(file ? file : stage),
 			 (char *)(file ? stage : NULL), NULL };
 
-	if (!strcmp(mode, "execl"))
+	if (!strcmp(mode, "execl")) {
 		execl("/proc/self/exe", argv0, mode, stage, (char *)NULL);
-	else
+	} else if (!strcmp(mode, "fexecve") && !strcmp(stage, "2")) {
+		int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0)
+			fexecve(fd, args, environ);
+	} else if (!strcmp(mode, "fexecve")) {
+		execveat(AT_FDCWD, "/proc/self/exe", args, environ, 0);
+	} else
 		execv("/proc/self/exe", args);
 	perror("exec");
 	exit(1);
@@ -101,7 +117,7 @@ int main(int argc, char **argv)
 	if (stage == 2) {
 		second_image();
 		printf("image 2: 500 blocks of 200\n");
-		if (!strcmp(mode, "chain"))
+		if (!strcmp(mode, "chain") || !strcmp(mode, "fexecve"))
 			next(argv[0], mode, NULL, "3");
 		return 0;
 	}
