@@ -9,6 +9,9 @@
 # stdout and writes it to bench/RESULTS-perfdata.md (bench/run.sh calls
 # this script).  Goal (issue 11): kiln top >= 10x faster than perf script.
 #
+# kiln top runs with its debug file cache warm (kiln-top) and off
+# (kiln-top-nocache); the run that fills it is timed once (kiln-top-cold).
+#
 # Environment: KILN (default build/kiln), RUNS (3), MIN (100000), FREQ
 # (20000 Hz), SECONDS_CPU (10), BENCH_OUT (bench/out), RESULTS
 # (bench/RESULTS-perfdata.md).
@@ -62,12 +65,21 @@ say "recording (at least $MIN samples each)"
 record fp -g -- "$WL/shares" "$SECONDS_CPU" || exit 1
 record dwarf --call-graph dwarf -- "$WL/shares-nofp" "$SECONDS_CPU" || exit 1
 
+# kiln's cache of decompressed debug files (docs/symbols.md), emptied
+# here: the first kiln run fills it (timed alone, "cold"), the runs after
+# read it; kiln-top-nocache runs with the cache off, as kiln did before it.
+cache=$OUT/debug-cache
+rm -rf "$cache"
 : > "$OUT/times"
+for f in fp dwarf; do
+    time_cmd "$f kiln-top-cold" "KILN_CACHE_DIR='$cache' '$KILN' top -q '$OUT/$f.data'" || exit 1
+done
 for i in $(seq "$RUNS"); do
     for f in fp dwarf; do
         d=$OUT/$f.data
         say "run $i: $f"
-        time_cmd "$f kiln-top" "'$KILN' top -q '$d'" || exit 1
+        time_cmd "$f kiln-top" "KILN_CACHE_DIR='$cache' '$KILN' top -q '$d'" || exit 1
+        time_cmd "$f kiln-top-nocache" "KILN_CACHE_DIR= '$KILN' top -q '$d'" || exit 1
         time_cmd "$f perf-report" "perf report -i '$d' --stdio" || exit 1
         time_cmd "$f perf-script" "perf script -i '$d'" || exit 1
         time_cmd "$f perf-script|kiln-top" "perf script -i '$d' | '$KILN' top -q -" || exit 1
@@ -92,12 +104,16 @@ med() {	# name column -> median
     echo "|---|---:|---:|---|---:|---:|---:|"
     for f in fp dwarf; do
         ku=$(med "$f kiln-top" 3)
-        for c in kiln-top perf-report perf-script "perf-script|kiln-top"; do
+        for c in kiln-top kiln-top-nocache perf-report perf-script "perf-script|kiln-top"; do
             w=$(med "$f $c" 2); u=$(med "$f $c" 3)
             r=$(awk -v a="$u" -v b="$ku" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
             echo "| $f | $(cat "$OUT/$f.samples") | $(du -m "$OUT/$f.data" | cut -f1) MB | \`${c//|/ \\| }\` | $w | $u | $r |"
         done
     done
+    echo
+    echo "kiln-top reads the debug file cache filled by one earlier run (kiln-top-cold,"
+    echo "run once: fp $(med "fp kiln-top-cold" 3) s, dwarf $(med "dwarf kiln-top-cold" 3) s CPU);"
+    echo "kiln-top-nocache runs with KILN_CACHE_DIR= (no cache: libdw inflates libc's DWARF)."
     echo
     for f in fp dwarf; do
         ku=$(med "$f kiln-top" 3); su=$(med "$f perf-script" 3)

@@ -194,6 +194,9 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  KILN_MAX_INPUT=SIZE   the most a decompressed input or one that is\n"
 	  "                        not a regular file may hold (default 4G)\n"
 	  "  KILN_NO_LOCAL_SYMBOLS=1   as --no-local-symbols\n"
+	  "  KILN_CACHE_DIR=DIR    where decompressed separate debug files are\n"
+	  "                        kept (default ~/.cache/kiln/debug; empty: no\n"
+	  "                        cache; docs/symbols.md)\n"
 	  "\n"
 	  "Examples:\n"
 	  "  kiln top -n 10 kiln.cpu.pb.gz\n"
@@ -427,6 +430,7 @@ int main(int argc, char **argv)
 {
 	const struct kiln_cmd *c;
 	const char *env;
+	char *cache;
 
 	if (argc < 2) {
 		main_usage(stderr);
@@ -459,6 +463,15 @@ int main(int argc, char **argv)
 	env = getenv("KILN_NO_LOCAL_SYMBOLS");
 	if (env && *env && strcmp(env, "0"))
 		kiln_sym_set_no_local(true);
+	/* The decompressed debug file cache (docs/symbols.md): the CLI
+	 * reads and adds to it; KILN_CACHE_DIR= (empty) turns it off. */
+	cache = kiln_sym_debug_cache_env();
+	if (cache && kiln_sym_set_debug_cache(cache, true)) {
+		free(cache);
+		kiln_cli_error("out of memory");
+		return KILN_EXIT_FAIL;
+	}
+	free(cache);
 	c = find_cmd(argv[1]);
 	if (!c) {
 		kiln_cli_error("no command '%s' (see 'kiln help')", argv[1]);

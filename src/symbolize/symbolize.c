@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "profile/profile.h"
+#include "symbolize/debugcache.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
@@ -244,26 +245,90 @@ bool kiln_sym_no_local(void)
 
 static char *debuginfo_path;	/* NULL: elfutils' default search path */
 
+/*
+ * A module's userdata once its main debug file was found: a later
+ * find_debuginfo call for it is for its dwz alternate file
+ * (.gnu_debugaltlink), which the debug file cache does not hold.
+ */
+static char main_debug_found;
+
+/*
+ * Separate debug files: a decompressed copy from the debug file cache
+ * (debugcache.h) when there is one; else elfutils' search, and when that
+ * finds a file with compressed sections, a copy of it is added to the
+ * cache for the next run (not by light sessions).  local: the build-id
+ * folders only, else also .gnu_debuglink names and debuginfod.
+ */
+static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
+				 const char *modname, Dwarf_Addr base,
+				 const char *file_name, const char *debuglink_file,
+				 GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	bool main_file = *userdata != &main_debug_found;
+	const unsigned char *id = NULL;
+	GElf_Addr vaddr;
+	int len = 0, fd;
+
+	if (main_file && !no_local) {
+		len = dwfl_module_build_id(mod, &id, &vaddr);
+		fd = len > 0 ? kiln_debugcache_open(id, (size_t)len,
+						     debuginfo_file_name) : -1;
+		if (fd >= 0) {
+			*userdata = &main_debug_found;
+			return fd;
+		}
+	}
+	if (local)
+		fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
+						  file_name, debuglink_file,
+						  debuglink_crc,
+						  debuginfo_file_name);
+	else
+		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+						  file_name, debuglink_file,
+						  debuglink_crc,
+						  debuginfo_file_name);
+	if (fd >= 0 && main_file) {
+		*userdata = &main_debug_found;
+		/* This run reads the original, as it is already open (libdwfl
+		 * may hold it); the next one maps the copy. */
+		if (!local && len > 0 && *debuginfo_file_name)
+			kiln_debugcache_add(id, (size_t)len, *debuginfo_file_name);
+	}
+	return fd;
+}
+
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return find_debuginfo_cached(false, mod, userdata, modname, base,
+				     file_name, debuglink_file, debuglink_crc,
+				     debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks callbacks = {
 	/* Finds the main file of a module by build ID when asked. */
 	.find_elf = dwfl_build_id_find_elf,
-	/* Separate debug files: .build-id/xx/yyyy.debug under
-	 * /usr/lib/debug, .gnu_debuglink next to the file, in its .debug/
-	 * and under /usr/lib/debug, then debuginfod if configured. */
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	/* Separate debug files: the debug file cache, then .build-id/xx/
+	 * yyyy.debug under /usr/lib/debug, .gnu_debuglink next to the file,
+	 * in its .debug/ and under /usr/lib/debug, then debuginfod if
+	 * configured. */
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* Separate debug files from the local build-id folders only. */
+/* Separate debug files from the cache and the local build-id folders only. */
 static int find_debuginfo_local(Dwfl_Module *mod, void **userdata,
 				const char *modname, Dwarf_Addr base,
 				const char *file_name, const char *debuglink_file,
 				GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	return dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
-					    file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	return find_debuginfo_cached(true, mod, userdata, modname, base,
+				     file_name, debuglink_file, debuglink_crc,
+				     debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks light_callbacks = {
@@ -272,6 +337,20 @@ static const Dwfl_Callbacks light_callbacks = {
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
+
+/* Whether the debug file cache holds a decompressed copy for dwmod. */
+static bool cached_dwarf(Dwfl_Module *dwmod)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(dwmod, &id, &vaddr);
+	int fd = len > 0 ? kiln_debugcache_open(id, (size_t)len, NULL) : -1;
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
 
 /* Whether an ELF file carries DWARF of its own. */
 static bool own_dwarf(Dwfl_Module *dwmod)
@@ -780,7 +859,9 @@ static int resolve(struct kiln_sym *s, size_t mi)
 	md->path = m->path;
 	md->bias = bias;
 	md->dwmod = dwmod;
-	md->has_dwarf = (!s->light || own_dwarf(dwmod)) &&
+	/* Light sessions read DWARF from a separate debug file only when
+	 * the cache holds it decompressed (a mapping, no inflating). */
+	md->has_dwarf = (!s->light || own_dwarf(dwmod) || cached_dwarf(dwmod)) &&
 			dwfl_module_getdwarf(dwmod, &b) != NULL;
 	hex_build_id(s, md);
 	m->mod = (int)s->nmods++;
@@ -1075,9 +1156,48 @@ static int32_t cu_find(const struct cu_index *ix, uint64_t pc)
 }
 
 /*
+ * The DIE a function DIE is an instance of: DW_AT_abstract_origin followed
+ * to its end (a bounded walk), as a pointer into the DWARF data, the same
+ * for the out-of-line copy of a function and every inlined copy of it.
+ */
+static const void *fn_origin(Dwarf_Die *die)
+{
+	Dwarf_Die o = *die;
+	Dwarf_Attribute a;
+
+	for (int i = 0; i < 8 && dwarf_attr(&o, DW_AT_abstract_origin, &a); i++)
+		if (!dwarf_formref_die(&a, &o))
+			break;
+	return o.addr;
+}
+
+/*
+ * Whether inlined subroutine die is a part of the function around it
+ * (outer) inlined back into it, not a call: GCC's partial inlining splits
+ * a function's cold tail into FN.part.N, and where it inlines that back
+ * into FN, DWARF says FN is inlined into FN at FN's own declaration line
+ * (libc's write() is __libc_write inlined into __libc_write, at write.c:24,
+ * around the system call of its multithreaded path; 359 such places in
+ * libc 2.36).  The same origin and a call at the declaration line: a real
+ * recursive call inlined (msort_with_tmp's, at lines of its body) stays.
+ */
+static bool split_part(Dwarf_Die *die, Dwarf_Die *outer)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word call = 0;
+	int decl = 0;
+
+	return fn_origin(die) == fn_origin(outer) &&
+	       !dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &call) &&
+	       !dwarf_decl_line(die, &decl) && call == (Dwarf_Word)decl;
+}
+
+/*
  * The inline chain at addr from DWARF, as `eu-addr2line -i` finds it: the
  * physical nesting of the innermost scope, each inlined subroutine's
  * DW_AT_call_file/call_line giving the position in the frame around it.
+ * A function's own split-off part inlined back into it (split_part) is
+ * no frame of its own: the function's frame has its position.
  */
 static int dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 			const char *symname, struct kiln_sym_frame *fr,
@@ -1122,6 +1242,11 @@ static int dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		if (!is_function(die))
 			continue;
 		tag = dwarf_tag(die);
+		/* (chain[] holds functions only: chain[i + 1] is the one
+		 * around this one.) */
+		if (tag == DW_TAG_inlined_subroutine && i + 1 < n &&
+		    split_part(die, &chain[i + 1]))
+			continue;
 		memset(f, 0, sizeof(*f));
 		link = die_linkage_name(die);
 		plain = dwarf_diename(die);
@@ -1317,6 +1442,12 @@ static bool better_alias(const struct alias *x, const struct alias *y)
  * underscores, then the shortest, then the first in byte order.  libc's
  * write() is "write", not "__write", "__libc_write" or "__GI___write";
  * __libc_start_main is "__libc_start_main", not "__libc_start_main_impl".
+ * GLOBAL before WEAK: getpid() is "__getpid" (GLOBAL; getpid is WEAK), as
+ * perf names it, and the vDSO's clock_gettime is "__vdso_clock_gettime",
+ * not its WEAK alias "clock_gettime", which would read as libc's calling
+ * itself.  A linked file's .symtab makes hidden symbols LOCAL, so a
+ * binding reads the same in .symtab and .dynsym: the same name whichever
+ * table was found.
  */
 static const char *pick_alias(struct mod *md, uint64_t symaddr,
 			      const GElf_Sym *sym, const char *name)

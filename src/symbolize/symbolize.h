@@ -86,6 +86,22 @@ void kiln_sym_set_no_local(bool on);
 /* Whether kiln_sym_set_no_local(true) was called. */
 bool kiln_sym_no_local(void);
 
+/*
+ * Process-wide: the folder of the cache of decompressed separate debug
+ * files (DIR/xx/yyyy.debug by build ID; docs/symbols.md), NULL or "" for
+ * none (the default), and whether this process may add files to it (the
+ * CLI does; the agent, inside someone else's process, only reads).  A
+ * cache that cannot be read or written is skipped, never an error.  The
+ * string is copied.  0 or -ENOMEM.
+ */
+int kiln_sym_set_debug_cache(const char *dir, bool writable);
+/*
+ * The cache folder the environment names: $KILN_CACHE_DIR (set and empty:
+ * none), else $XDG_CACHE_HOME/kiln/debug, else $HOME/.cache/kiln/debug.
+ * Malloc'ed; NULL for none (or out of memory).
+ */
+char *kiln_sym_debug_cache_env(void);
+
 /* A new session (opts may be NULL).  NULL with errno set on failure. */
 struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts);
 /* Frees the session, libdwfl's state and every result it handed out. */

@@ -5,6 +5,8 @@
 set -u
 : "${KILN:?run through ctest (KILN unset)}"
 WL=$KILN_BUILD/workloads
+# kiln's debug file cache (docs/symbols.md): the build tree's, not $HOME's.
+export KILN_CACHE_DIR=${KILN_CACHE_DIR-$KILN_BUILD/debug-cache}
 T=$(mktemp -d "${TMPDIR:-/tmp}/kiln-e2e.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 

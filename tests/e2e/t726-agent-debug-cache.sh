@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# ctest-labels: noasan
+# The debug file cache (docs/symbols.md) between kiln and the agent: the
+# agent never writes it (it names libc's frames from the symbol table, as
+# before); kiln record writes libc's decompressed debug file there and
+# gives libc's file:line.  Skipped without libc6-dbg's compressed debug
+# file for this libc.
+. "$(dirname "$0")/lib.sh"
+need_agent
+need_record
+libc=$(awk '$NF ~ /\/libc\.so\.6$/ { print $NF; exit }' /proc/self/maps)
+id=$(LC_ALL=C readelf -n "$libc" 2>/dev/null | awk '/Build ID/ { print $3 }')
+[ -n "$id" ] || skip "no build ID for libc ($libc)"
+entry=${id:0:2}/${id:2}.debug
+LC_ALL=C readelf -SW "/usr/lib/debug/.build-id/$entry" 2>/dev/null |
+    grep -q ' \.debug_info .* C ' ||
+    skip "no compressed separate debug file for libc (Debian: apt install libc6-dbg)"
+
+agent() {	# output, then environment
+    local out=$1; shift
+    env "$@" LD_PRELOAD="$KILN_LIB" CPUPROFILE="$out" CPUPROFILE_FREQUENCY=250 \
+        "$WL/syswrite" 1.5 > /dev/null || fail "syswrite failed under the agent"
+}
+
+cache=$T/cache
+mkdir "$cache"
+# An empty cache: the agent finds no DWARF for libc and writes nothing.
+agent "$T/ag0.prof" KILN_CACHE_DIR="$cache"
+"$KILN" top --lines -n 0 "$T/ag0.prof" > "$T/ag0.lines"
+has "$T/ag0.lines" ' write( \?:0)?$'
+hasnt "$T/ag0.lines" ' write .*:[1-9][0-9]*$'
+[ -z "$(ls -A "$cache")" ] || fail "the agent wrote into the cache: $(find "$cache")"
+
+# kiln record fills it; its own profile has libc's lines.
+KILN_CACHE_DIR=$cache expect_status 0 "$KILN" record -q -F 499 -o "$T/rec.pb.gz" -- "$WL/syswrite" 1.5
+[ -s "$cache/$entry" ] || fail "kiln record did not write $cache/$entry"
+LC_ALL=C readelf -SW "$cache/$entry" 2>/dev/null | grep -q ' \.debug_info ' ||
+    fail "$cache/$entry has no .debug_info"
+! LC_ALL=C readelf -SW "$cache/$entry" 2>/dev/null | grep -Eq ' \.debug_[a-z_]+ .* C ' ||
+    fail "$cache/$entry still has compressed sections"
+"$KILN" top --lines -n 0 "$T/rec.pb.gz" > "$T/rec.lines"
+has "$T/rec.lines" ' write .*/write\.c:[0-9]+$'
+
+# The agent does not write it when it is there either.
+find "$cache" | sort > "$T/before"
+agent "$T/ag1.prof" KILN_CACHE_DIR="$cache"
+find "$cache" | sort | diff -u "$T/before" - >&2 || fail "the agent wrote into the cache"
+echo ok
