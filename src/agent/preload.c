@@ -40,7 +40,6 @@
 #include "heap/heap.h"
 #include "profile/profile.h"
 #include "util/buf.h"
-#include "symbolize/symbolize.h"
 #include "util/file.h"
 #include "kiln/kiln.h"
 
@@ -467,15 +466,6 @@ static void agent_load(void)
 
 	kiln_agent_log_init();
 	resolve_reals();
-	/* System libraries' file:line from the debug file cache kiln record
-	 * fills (decompressed copies, by build ID): read, never written
-	 * (docs/symbols.md). */
-	{
-		char *dc = kiln_sym_debug_cache_env();
-
-		kiln_sym_set_debug_cache(dc, false);
-		free(dc);
-	}
 	kiln_agent_cpu_init();
 	owner = getpid();
 	if (hz && parse_int(hz, 1, 100000, &cpu_hz)) {
