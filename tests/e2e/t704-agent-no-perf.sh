@@ -10,15 +10,20 @@ need_agent
 # cpuserver's requests vary in length: a program whose work repeats in
 # lock-step with the scheduler tick aliases with tick-driven CPU timers
 # (docs/agent.md), which is the timers' limit, not what is tested here.
+# The splits are checked within 7 points: with two copies of the suite
+# loading both CPUs, burn_c (qsort, memory-bound) measured 15.6% of 648
+# samples, a bias of the tick-driven timers under load, not noise; this
+# test is about the fallback working at all (t700 and t701 check the
+# agent's accuracy, serially).
 "$WL/noperf" env LD_PRELOAD="$KILN_LIB" KILN_CPU="$T/a.pb.gz" KILN_CPU_HZ=250 "$WL/cpuserver" 2 4 >/dev/null ||
     fail "the program failed under the agent"
-check_server_split "$T/a.pb.gz" 5
+check_server_split "$T/a.pb.gz" 7
 
 # CPU-time timers tick at CONFIG_HZ (250 here): -F 250 is their best.
 expect_status 0 "$WL/noperf" "$KILN" record -F 250 -o "$T/r.pb.gz" -- "$WL/cpuserver" 2 4
 has "$T/err" "perf_event_open was refused"
 has "$T/err" "falling back to --mode inject"
-check_server_split "$T/r.pb.gz" 5
+check_server_split "$T/r.pb.gz" 7
 "$KILN" convert "$T/r.pb.gz" -o "$T/r.collapsed"
 has "$T/r.collapsed" "worker;serve_a;burn_a "
 # Explicit --mode inject, exit status passed through.
