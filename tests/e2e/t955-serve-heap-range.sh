@@ -30,9 +30,12 @@ assert h["peak"] == 3000000, h["peak"]
 assert max(t) == 3000000 and max(h["end"]) == 3000000, (max(t), max(h["end"]))
 assert h["end"][-1] == 1500000, h["end"][-1]
 e = h["end"]
-# Phase two starts in bucket a and is done in bucket a2; phase three
-# starts in bucket c (a phase may straddle two buckets).
-assert e[0] == 1000000 or (e[0] < 1000000 and e[1] == 1000000), e[:2]
+# Phase one is done well before phase two (its 100 mallocs took 8 buckets
+# of 1 ms with two copies of the suite running: a phase may straddle
+# several); phase two starts in bucket a and is done in bucket a2; phase
+# three starts in bucket c.
+p1 = next(i for i in range(len(e)) if e[i] == 1000000)
+assert p1 * B < 150e6 and all(x <= 1000000 for x in e[:p1]), (p1, B, e[:p1 + 1])
 a = next(i for i in range(len(t)) if t[i] > 1000000)
 a2 = next(i for i in range(a, len(e)) if e[i] == 3000000)
 c = next(i for i in range(a2, len(e)) if e[i] < 3000000)
