@@ -480,7 +480,9 @@ static void register_self(bool internal)
 			atomic_store(&t->stack_hi, hi);
 		t->internal = internal;
 		self = t;
-		if (atomic_load(&active))
+		if (internal)
+			disarm(t);
+		else if (atomic_load(&active))
 			arm(t);
 	}
 	pthread_mutex_unlock(&reg_lock);
@@ -644,22 +646,10 @@ void kiln_agent_creating_internal(bool on)
  */
 static void internal_self(void)
 {
-	struct kthread *t;
-
 	if (self && self->internal)
 		return;
 	kiln_heap_quiet_begin();	/* for good */
-	pthread_once(&exit_key_once, make_exit_key);
-	pthread_mutex_lock(&reg_lock);
-	t = register_tid(gettid_(), 0, true);
-	if (t) {
-		disarm(t);
-		t->internal = true;
-		self = t;
-	}
-	pthread_mutex_unlock(&reg_lock);
-	if (t)
-		pthread_setspecific(exit_key, t);
+	register_self(true);
 }
 
 struct internal_start {

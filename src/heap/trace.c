@@ -1475,17 +1475,26 @@ static void read_sample(uint64_t def)
  * Why heap profiling cannot start without the interposer, and the fix:
  * the path of the interposer beside this libkiln.so.
  */
-static void say_no_interposer(const char *path)
+/* The folder of this libkiln.so with its '/' (*len bytes of the result;
+ * 0 when unknown), for the messages that give the LD_PRELOAD to use. */
+static const char *own_dir(int *len)
 {
 	Dl_info self;
-	const char *dir = "", *slash = NULL;
-	int len = 0;
+	const char *slash;
 
-	if (dladdr((void *)say_no_interposer, &self) && self.dli_fname &&
-	    (slash = strrchr(self.dli_fname, '/'))) {
-		dir = self.dli_fname;
-		len = (int)(slash - dir + 1);
-	}
+	*len = 0;
+	if (!dladdr((void *)own_dir, &self) || !self.dli_fname ||
+	    !(slash = strrchr(self.dli_fname, '/')))
+		return "";
+	*len = (int)(slash - self.dli_fname + 1);
+	return self.dli_fname;
+}
+
+static void say_no_interposer(const char *path)
+{
+	int len;
+	const char *dir = own_dir(&len);
+
 	kiln_agent_log(KILN_LOG_ERROR, "%s off: heap profiling needs kiln's malloc "
 		       "interposer, which is not loaded: preload it beside libkiln.so, "
 		       "LD_PRELOAD='%.*slibkiln-malloc.so %.*slibkiln.so', or run "
@@ -1752,19 +1761,18 @@ static void check_in_front(void)
 {
 	void *f = dlsym(RTLD_DEFAULT, "_exit");
 	Dl_info got, self;
-	const char *slash;
-	int len = 0;
+	const char *dir;
+	int len;
 
 	if (!f || !dladdr(f, &got) || !dladdr((void *)check_in_front, &self) ||
 	    got.dli_fbase == self.dli_fbase)
 		return;
-	if (self.dli_fname && (slash = strrchr(self.dli_fname, '/')))
-		len = (int)(slash - self.dli_fname + 1);
+	dir = own_dir(&len);
 	kiln_agent_log(KILN_LOG_ERROR, "libkiln.so is loaded behind the C library "
 		       "(libkiln-malloc.so preloaded without it?): its hooks of "
 		       "_exit, exec and fork are not reached, and heap data is lost "
 		       "there; preload both: LD_PRELOAD='%.*slibkiln-malloc.so "
-		       "%.*slibkiln.so'", len, self.dli_fname, len, self.dli_fname);
+		       "%.*slibkiln.so'", len, dir, len, dir);
 }
 
 void kiln_heap_load(void)
