@@ -101,6 +101,15 @@ int kiln_sym_set_debug_cache(const char *dir, bool writable);
  * Malloc'ed; NULL for none (or out of memory).
  */
 char *kiln_sym_debug_cache_env(void);
+/*
+ * Process-wide, from any thread: from now on no session opens a copy from
+ * the debug file cache (what sessions read from it before stays theirs).
+ * Light sessions then read no separate debug file's DWARF for modules
+ * they report later: those are named from their symbol tables.  The agent
+ * calls it at the program's exit, so that the profile written then reads
+ * only the DWARF its collector read while the program ran.
+ */
+void kiln_sym_close_debug_cache(void);
 
 /* A new session (opts may be NULL).  NULL with errno set on failure. */
 struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts);

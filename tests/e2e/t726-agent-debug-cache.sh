@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ctest-labels: noasan
 # The debug file cache (docs/symbols.md) between kiln and the agent: the
-# agent never writes it (it names libc's frames from the symbol table, as
-# before); kiln record writes libc's decompressed debug file there and
-# gives libc's file:line.  Skipped without libc6-dbg's compressed debug
+# agent never writes it; kiln record writes libc's decompressed debug file
+# there and gives libc's file:line; the agent reads it and gives the same
+# file:line for libc's frames (before: the symbol table's name alone,
+# while kiln record had the line).  Skipped without libc6-dbg's compressed debug
 # file for this libc.
 . "$(dirname "$0")/lib.sh"
 need_agent
@@ -41,8 +42,12 @@ LC_ALL=C readelf -SW "$cache/$entry" 2>/dev/null | grep -q ' \.debug_info ' ||
 "$KILN" top --lines -n 0 "$T/rec.pb.gz" > "$T/rec.lines"
 has "$T/rec.lines" ' write .*/write\.c:[0-9]+$'
 
-# The agent does not write it when it is there either.
+# The agent does not write it when it is there either, and reads it:
+# libc's write has its file:line, as in kiln record's profile.
 find "$cache" | sort > "$T/before"
 agent "$T/ag1.prof" KILN_CACHE_DIR="$cache"
 find "$cache" | sort | diff -u "$T/before" - >&2 || fail "the agent wrote into the cache"
+"$KILN" top --lines -n 0 "$T/ag1.prof" > "$T/ag1.lines"
+has "$T/ag1.lines" ' write .*/write\.c:[0-9]+$'
+hasnt "$T/ag1.lines" '__libc_write'
 echo ok

@@ -411,6 +411,51 @@ static int libc_build_id(const char *path)
 	return r;
 }
 
+/*
+ * kiln_sym_close_debug_cache() (the agent at a program's exit): a light
+ * session that read libc's copy before keeps its lines; one that reports
+ * libc after reads no copy (the same names, no line).  Last: the close is
+ * for the process's life.
+ */
+static void test_closed(void **state)
+{
+	struct kiln_sym_opts o = { .light = true };
+	struct res after[NFN];
+	char dir[PATH_MAX];
+	struct kiln_sym *warm;
+	int lines = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/fresh", tmpdir);	/* written above */
+	assert_int_equal(kiln_sym_set_debug_cache(dir, false), 0);
+	warm = kiln_sym_new(&o);
+	assert_non_null(warm);
+	assert_int_equal(kiln_sym_add_maps(warm, maps, maps_len), 0);
+	/* The collector's session: libc reported while the program runs. */
+	{
+		struct kiln_sym_info in;
+
+		assert_int_equal(kiln_sym_lookup(warm, addrs[0] + 4, &in), 0);
+		assert_true(in.nframes >= 1 && in.frames[0].line > 0);
+	}
+	kiln_sym_close_debug_cache();
+	for (size_t i = 0; i < NFN; i++) {
+		struct kiln_sym_info in;
+
+		assert_int_equal(kiln_sym_lookup(warm, addrs[i] + 4, &in), 0);
+		assert_true(in.nframes >= 1);
+		assert_string_equal(in.frames[0].name, ref[i].name);
+		lines += in.frames[0].line > 0;
+	}
+	assert_true(lines > 0);
+	kiln_sym_free(warm);
+	/* Reported after the close: the symbol table only. */
+	assert_int_equal(symbolize(true, after), 0);
+	for (size_t i = 0; i < NFN; i++)
+		assert_string_equal(after[i].name, ref[i].name);
+	assert_int_equal(kiln_sym_set_debug_cache(NULL, false), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_one_name),
 		cmocka_unit_test(test_unwritable),
 		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_closed),	/* last: closes the cache */
 	};
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	char debug[PATH_MAX + 64], cmd[sizeof(tmpdir) + 16];
