@@ -48,6 +48,7 @@
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/htab.h"
+#include "util/maps.h"
 
 #define MAX_THREADS 8192
 /* Frames a sample keeps: a queue slot is then exactly 1 KiB. */
@@ -882,31 +883,16 @@ static int dl_counts(struct dl_phdr_info *info, size_t size, void *arg)
 static void resolve_stacks(void)
 {
 	size_t i;
-	FILE *f = NULL;
 
 	for (i = 0; i < atomic_load(&threads_hw); i++) {
 		struct kthread *t = &threads[i];
-		uint64_t sp = atomic_load(&t->sp_seen);
-		char line[512];
+		uint64_t sp = atomic_load(&t->sp_seen), lo, hi;
 
 		if (!atomic_load(&t->tid) || atomic_load(&t->stack_hi) || !sp)
 			continue;
-		if (!f)
-			f = fopen("/proc/self/maps", "r");
-		if (!f)
-			return;
-		rewind(f);
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long a, b;
-
-			if (sscanf(line, "%llx-%llx", &a, &b) == 2 && sp >= a && sp < b) {
-				atomic_store(&t->stack_hi, b);
-				break;
-			}
-		}
+		if (!kiln_maps_find(sp, &lo, &hi))
+			atomic_store(&t->stack_hi, hi);
 	}
-	if (f)
-		fclose(f);
 }
 
 /*

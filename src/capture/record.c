@@ -22,6 +22,8 @@
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/htab.h"
+#include "util/file.h"
+#include "util/maps.h"
 
 struct rmap {
 	uint64_t start, end, pgoff;
@@ -385,25 +387,26 @@ static void set_comm(struct kiln_rec *r, uint32_t pid, uint32_t tid,
  */
 static const char *vdso_copy(struct kiln_rec *r)
 {
-	if (!r->vdso_tried) {
-		FILE *f = fopen("/proc/self/maps", "r");
-		char line[512];
-		unsigned long long a, b;
+	struct kiln_maps_iter it;
+	struct kiln_maps_entry e;
 
+	if (!r->vdso_tried) {
 		r->vdso_tried = true;
-		while (f && fgets(line, sizeof(line), f)) {
+		if (kiln_maps_open(&it, AT_FDCWD, "/proc/self/maps"))
+			return NULL;
+		while (kiln_maps_next(&it, &e) > 0) {
+			uint64_t len = e.end - e.start;
 			int fd;
 
-			if (!strstr(line, "[vdso]") ||
-			    sscanf(line, "%llx-%llx", &a, &b) != 2 || b <= a)
+			if (e.pathlen != 6 || memcmp(e.path, "[vdso]", 6))
 				continue;
 			snprintf(r->vdso_path, sizeof(r->vdso_path),
 				 "/tmp/kiln-vdso.XXXXXX");
 			fd = mkostemp(r->vdso_path, O_CLOEXEC);
 			if (fd < 0)
 				break;
-			if (write(fd, (const void *)(uintptr_t)a, (size_t)(b - a)) !=
-			    (ssize_t)(b - a)) {
+			if (write(fd, (const void *)(uintptr_t)e.start, len) !=
+			    (ssize_t)len) {
 				unlink(r->vdso_path);
 				close(fd);
 				break;
@@ -412,8 +415,7 @@ static const char *vdso_copy(struct kiln_rec *r)
 			r->vdso_ok = true;
 			break;
 		}
-		if (f)
-			fclose(f);
+		kiln_maps_close(&it);
 	}
 	return r->vdso_ok ? r->vdso_path : NULL;
 }
@@ -1369,23 +1371,9 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
 		return -ENOMEM;
 	c.pr->known = true;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	for (;;) {
-		size_t got;
-
-		err = kiln_buf_grow(&text, 65536);
-		if (err)
-			break;
-		got = fread(text.data + text.len, 1, 65536, f);
-		text.len += got;
-		if (got < 65536)
-			break;
-	}
-	fclose(f);
+	err = kiln_read_proc(AT_FDCWD, path, &text);
 	if (!err)
-		err = kiln_sym_parse_maps(text.data, text.len, seed_entry, &c);
+		err = kiln_maps_parse(text.data, text.len, seed_entry, &c);
 	kiln_buf_release(&text);
 	if (err)
 		return err;

@@ -26,6 +26,7 @@
 #include "util/diag.h"
 #include "util/file.h"
 #include "util/htab.h"
+#include "util/maps.h"
 
 /* ---- an arena of strings and frame arrays that never move ---- */
 
@@ -502,109 +503,6 @@ int kiln_sym_add_mapping(struct kiln_sym *s, const char *path, uint64_t start,
 	return r < 0 ? (int)r : 0;
 }
 
-static uint64_t hexnum(const char **p, const char *end, bool *ok)
-{
-	uint64_t v = 0;
-	const char *q = *p;
-
-	while (q < end) {
-		int c = *q, d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		if (v >> 60)
-			*ok = false;
-		v = v << 4 | (uint64_t)d;
-		q++;
-	}
-	if (q == *p)
-		*ok = false;
-	*p = q;
-	return v;
-}
-
-static const char *skip_blank(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	return p;
-}
-
-static const char *skip_field(const char *p, const char *end)
-{
-	while (p < end && *p != ' ' && *p != '\t')
-		p++;
-	return p;
-}
-
-/* Parses "START-END PERMS OFFSET DEV INODE [PATH]"; false if it is not. */
-static bool parse_maps_line(const char *p, const char *end,
-			    struct kiln_maps_entry *e)
-{
-	bool ok = true;
-	const char *f;
-	size_t i;
-
-	e->start = hexnum(&p, end, &ok);
-	if (!ok || p >= end || *p != '-')
-		return false;
-	p++;
-	e->end = hexnum(&p, end, &ok);
-	if (!ok || p >= end || (*p != ' ' && *p != '\t'))
-		return false;
-	p = skip_blank(p, end);
-	f = skip_field(p, end);
-	if (f - p < 4)
-		return false;
-	for (i = 0; i < 4; i++)
-		e->perms[i] = p[i];
-	e->perms[4] = '\0';
-	p = skip_blank(f, end);
-	e->offset = hexnum(&p, end, &ok);
-	if (!ok)
-		return false;
-	/* Device and inode. */
-	p = skip_blank(p, end);
-	p = skip_field(p, end);
-	p = skip_blank(p, end);
-	p = skip_field(p, end);
-	p = skip_blank(p, end);
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t' ||
-			   end[-1] == '\r'))
-		end--;
-	e->path = p;
-	e->pathlen = (size_t)(end - p);
-	return e->end > e->start;
-}
-
-int kiln_sym_parse_maps(const char *text, size_t len,
-			int (*fn)(const struct kiln_maps_entry *e, void *ctx),
-			void *ctx)
-{
-	const char *p = text, *end = text + len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		struct kiln_maps_entry e;
-
-		if (parse_maps_line(p, le, &e)) {
-			int r = fn(&e, ctx);
-
-			if (r)
-				return r;
-		}
-		p = le + 1;
-	}
-	return 0;
-}
-
 static int add_maps_entry(const struct kiln_maps_entry *e, void *ctx)
 {
 	struct kiln_sym *s = ctx;
@@ -618,7 +516,7 @@ static int add_maps_entry(const struct kiln_maps_entry *e, void *ctx)
 
 int kiln_sym_add_maps(struct kiln_sym *s, const char *text, size_t len)
 {
-	return kiln_sym_parse_maps(text, len, add_maps_entry, s);
+	return kiln_maps_parse(text, len, add_maps_entry, s);
 }
 
 static int cmp_order(const void *a, const void *b, void *ctx)
@@ -1797,7 +1695,7 @@ int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
 		struct jit *j;
 
 		lineno++;
-		q = skip_blank(p, le);
+		q = kiln_scan_blank(p, le);
 		while (le > q && (le[-1] == '\r' || le[-1] == ' '))
 			le--;
 		if (q == le) {
@@ -1806,19 +1704,19 @@ int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
 		}
 		if (le - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 			q += 2;
-		start = hexnum(&q, le, &ok);
+		start = kiln_scan_hex(&q, le, &ok);
 		if (!ok || q == le || (*q != ' ' && *q != '\t'))
 			return kiln_diag(d, "line %zu: expected \"START SIZE "
 					 "name\" in hexadecimal", lineno);
-		q = skip_blank(q, le);
+		q = kiln_scan_blank(q, le);
 		if (le - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 			q += 2;
-		size = hexnum(&q, le, &ok);
+		size = kiln_scan_hex(&q, le, &ok);
 		if (!ok || q == le || (*q != ' ' && *q != '\t'))
 			return kiln_diag(d, "line %zu: expected a hexadecimal "
 					 "size and a name after the start",
 					 lineno);
-		q = skip_blank(q, le);
+		q = kiln_scan_blank(q, le);
 		if (!size || start + size < start)
 			return kiln_diag(d, "line %zu: bad size 0x%" PRIx64,
 					 lineno, size);

@@ -116,23 +116,6 @@ void kiln_sym_free(struct kiln_sym *s);
 int kiln_sym_add_mapping(struct kiln_sym *s, const char *path, uint64_t start,
 			 uint64_t end, uint64_t offset);
 
-/* One line of a /proc/PID/maps text. */
-struct kiln_maps_entry {
-	uint64_t start, end, offset;
-	char perms[5];		/* "r-xp" */
-	const char *path;	/* not NUL-terminated; pathlen bytes, may be 0 */
-	size_t pathlen;
-};
-
-/*
- * Calls fn for each line of a /proc/PID/maps text that parses, in order
- * (other lines are skipped, as pprof does).  Stops at and returns fn's
- * first non-zero return value; 0 otherwise.
- */
-int kiln_sym_parse_maps(const char *text, size_t len,
-			int (*fn)(const struct kiln_maps_entry *e, void *ctx),
-			void *ctx);
-
 /* Adds every executable mapping of a /proc/PID/maps text.  0 or -ENOMEM. */
 int kiln_sym_add_maps(struct kiln_sym *s, const char *text, size_t len);
 
