@@ -56,8 +56,8 @@ void kiln_agent_cpu_init(void);
 
 /*
  * kiln's one thread starter: every thread of kiln's own (the collector,
- * the wall ticker, the control and HTTP heir threads, the heap writer and
- * dumper, the HTTP profile jobs and guard) starts here, running fn(arg)
+ * the wall ticker, the relay, the HTTP heir thread, the heap writer, the
+ * HTTP profile jobs and guard) starts here, running fn(arg)
  * named name (up to 15 characters; NULL: unnamed): all signals blocked,
  * its allocations never recorded (the heap guard, for good) and it never
  * sampled nor in a goroutine dump, whatever the symbol order (started

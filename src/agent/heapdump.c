@@ -15,9 +15,10 @@
  *   KILN_HEAP_SIGNAL=N       (HEAPPROFILESIGNAL)  dump on signal N
  * and a last dump at exit.
  *
- * The signal handler and the writer thread (for the interval) only ring
- * a doorbell (bell.h: no fd the program could close and reuse); a thread of kiln's own ("kiln-heapdump") makes the
- * dump, so neither the program nor the writer waits for a symbolizer.
+ * The signal handler and the writer thread (for the interval) only ask
+ * kiln's relay (relay.h: no fd the program could close and reuse), whose
+ * thread makes the dump, so neither the program nor the writer waits for
+ * a symbolizer.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,7 +35,7 @@
 
 #include "agent/agent.h"
 #include "runtime/runtime.h"
-#include "agent/bell.h"
+#include "agent/relay.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
@@ -50,9 +51,6 @@ static unsigned seq;			/* dumps so far */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static int dump_sig;			/* KILN_HEAP_SIGNAL */
 static uint64_t interval;		/* KILN_HEAP_INTERVAL */
-static struct kiln_bell dump_bell = KILN_BELL_INIT;	/* -> dumper */
-enum { DUMP_SIGNAL = 1, DUMP_INTERVAL = 2 };
-static bool dumper_running;
 static _Atomic bool interval_pending;
 
 static int64_t rnd(double v)
@@ -200,49 +198,34 @@ void kiln_heapdump_before_exec(void)
 
 /* ---- triggers ---- */
 
-/* Async-signal-safe: wakes the dumper. */
+/* Async-signal-safe: asks the relay for a dump. */
 static void on_dump_signal(int sig)
 {
-	kiln_bell_ring(&dump_bell, DUMP_SIGNAL);
+	kiln_relay_ask(KILN_RELAY_HEAP_SIGNAL);
 }
 
 /* Called by the heap writer (its lock held): never blocks. */
 static void on_interval(void)
 {
 	if (!atomic_exchange(&interval_pending, true))
-		kiln_bell_ring(&dump_bell, DUMP_INTERVAL);
+		kiln_relay_ask(KILN_RELAY_HEAP_INTERVAL);
 }
 
-/* A thread of kiln's (kiln_agent_thread_start()). */
-static void *dumper(void *arg)
+/* The relay's jobs (relay.h). */
+static void signal_job(void)
 {
-	for (;;) {
-		uint32_t bits = kiln_bell_take(&dump_bell, -1);
-
-		if (bits & DUMP_SIGNAL)
-			dump_next("signal");
-		if (bits & DUMP_INTERVAL) {
-			atomic_store(&interval_pending, false);
-			dump_next("interval");
-		}
-	}
-	return NULL;
+	dump_next("signal");
 }
 
-static int start_dumper(void)
+static void interval_job(void)
 {
-	pthread_t t;
-	int err = kiln_agent_thread_start(&t, "kiln-heapdump", dumper, NULL, true);
-
-	if (err)
-		return err;
-	dumper_running = true;
-	return 0;
+	atomic_store(&interval_pending, false);
+	dump_next("interval");
 }
 
 /*
- * A child after fork writes PREFIX.PID.NNNN.heap from 1, with a dumper of
- * its own (the parent's thread is not its own).
+ * A child after fork writes PREFIX.PID.NNNN.heap from 1, through a relay
+ * thread of its own (the parent's is not its own: kiln_relay_fork_child()).
  */
 static bool dump_forks;	/* dumps were started: a child takes them over */
 
@@ -265,14 +248,8 @@ void kiln_heapdump_fork_child(void)
 	}
 	owner = getpid();
 	seq = 0;
+	/* Its relay jobs stay set: the relay starts a thread in the child. */
 	atomic_store(&interval_pending, false);
-	atomic_store(&dump_bell.bits, 0);
-	if (dumper_running) {
-		dumper_running = false;
-		if (start_dumper())
-			kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on "
-				       "signal or interval in child %d", (int)getpid());
-	}
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -362,7 +339,9 @@ void kiln_heapdump_load(void)
 	if (err)
 		goto out;	/* said why */
 	dump_forks = true;	/* kiln_heapdump_fork_child() from now on */
-	if ((interval || sig) && (err = start_dumper())) {
+	if ((interval && (err = kiln_relay_set(KILN_RELAY_HEAP_INTERVAL,
+						interval_job))) ||
+	    (sig && (err = kiln_relay_set(KILN_RELAY_HEAP_SIGNAL, signal_job)))) {
 		kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on signal or "
 			       "interval: %s", strerror(-err));
 		goto announce;

@@ -11,11 +11,11 @@
  *   KILN_HTTP=ADDR                               /debug/pprof endpoints
  *   KILN_LOG=quiet|error|info|debug              default: errors only
  *
- * Signal handlers only ring a doorbell (a futex word: bell.h, no fd the
- * program could close and reuse); a control thread of kiln's own does the
- * work (symbolizing and writing need malloc and libdw), and a handler that
- * must wait for it (a terminating signal) waits at most a few seconds, so
- * the agent can never hang the program.
+ * Signal handlers only ask kiln's relay (relay.h: a futex word, no fd the
+ * program could close and reuse); its thread does the work (symbolizing
+ * and writing need malloc and libdw), and a handler that must wait for it
+ * (a terminating signal) waits at most a few seconds, so the agent can
+ * never hang the program.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,7 +34,7 @@
 
 #include "agent/agent.h"
 #include "runtime/runtime.h"
-#include "agent/bell.h"
+#include "agent/relay.h"
 #include "agent/kfd.h"
 #include "format/format.h"
 #include "heap/heap.h"
@@ -49,14 +49,8 @@ static bool cpu_wall;	/* KILN_CPU_MODE=wall, CPUPROFILE_REALTIME */
 static int toggle_sig;		/* KILN_CPU_SIGNAL / CPUPROFILESIGNAL */
 static unsigned toggle_count;	/* next PATH.N */
 static pid_t owner;		/* the process that writes cpu_path */
-/* Handlers -> control thread: CTL_* bits; toggles are counted. */
-static struct kiln_bell ctl_bell = KILN_BELL_INIT;
+/* Toggle signals not yet acted on (the relay runs one job for several). */
 static _Atomic unsigned toggles_pending;
-/* Control thread -> a terminating handler: the profile is written. */
-static struct kiln_bell ack_bell = KILN_BELL_INIT;
-enum { CTL_TOGGLE = 1, CTL_EXIT = 2 };
-static pthread_t ctl_thread;
-static bool ctl_running;
 static struct kiln_http *http_srv;
 /* The process serving KILN_HTTP (its address below), inherited by the
  * children it forks: they take over when it is gone (a daemon). */
@@ -246,36 +240,20 @@ static void toggle(void)
 			       toggle_sig);
 }
 
-static void *control(void *arg)
+/* The relay's job for toggle signals. */
+static void toggle_job(void)
 {
-	for (;;) {
-		uint32_t bits = kiln_bell_take(&ctl_bell, -1);
-
-		/* Writing a profile allocates: never while the program
-		 * forks. */
-		while (atomic_load(&toggles_pending)) {
-			atomic_fetch_sub(&toggles_pending, 1);
-			if (cpu_path) {
-				kiln_agent_busy_begin();
-				toggle();
-				kiln_agent_busy_end();
-			}
-		}
-		if (bits & CTL_EXIT) {
-			kiln_agent_busy_begin();
-			write_final();
-			kiln_agent_busy_end();
-			kiln_bell_ring(&ack_bell, 1);
-		}
+	while (atomic_load(&toggles_pending)) {
+		atomic_fetch_sub(&toggles_pending, 1);
+		toggle();
 	}
-	return NULL;
 }
 
 /* Async-signal-safe. */
 static void on_toggle(int sig)
 {
 	atomic_fetch_add(&toggles_pending, 1);
-	kiln_bell_ring(&ctl_bell, CTL_TOGGLE);
+	kiln_relay_ask(KILN_RELAY_CPU_TOGGLE);
 }
 
 /*
@@ -305,10 +283,8 @@ static void default_action(int sig)
  */
 static void on_terminate(int sig, siginfo_t *si, void *uc)
 {
-	if (!atomic_exchange(&exiting, true) && getpid() == owner && ctl_running) {
-		kiln_bell_ring(&ctl_bell, CTL_EXIT);
-		kiln_bell_take(&ack_bell, 3000);
-	}
+	if (!atomic_exchange(&exiting, true) && getpid() == owner)
+		kiln_relay_ask_wait(KILN_RELAY_CPU_EXIT, 3000);
 	default_action(sig);
 	/* A real fault happens again when the handler returns; a signal
 	 * sent by a process (kill, raise, abort) is sent again. */
@@ -366,9 +342,10 @@ void kiln_agent_fork_child(void)
 {
 	pthread_t heir;
 
-	/* The child has no control thread and must not write the parent's
-	 * file: owner stays the parent's pid. */
-	ctl_running = false;
+	/* The child must not write the parent's file (owner stays the
+	 * parent's pid) nor toggle its profile. */
+	kiln_relay_set(KILN_RELAY_CPU_TOGGLE, NULL);
+	kiln_relay_set(KILN_RELAY_CPU_EXIT, NULL);
 	/* The parent's output: its fds are closed here (the child's copies),
 	 * its temporary left to the parent. */
 	if (cpu_out_open) {
@@ -377,25 +354,11 @@ void kiln_agent_fork_child(void)
 		kiln_kfd_close(&cpu_dir);
 		cpu_out = (struct kiln_out)KILN_OUT_INIT;
 	}
-	atomic_store(&ctl_bell.bits, 0);
-	atomic_store(&ack_bell.bits, 0);
 	atomic_store(&toggles_pending, 0);
 	/* The parent's server is not this process's: its heir, perhaps. */
 	http_srv = NULL;
 	if (http_server_pid && http_addr)
 		kiln_agent_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
-}
-
-static int start_control(void)
-{
-	int err;
-
-	/* A program may fork at once, while the thread is being set up. */
-	err = kiln_agent_thread_start(&ctl_thread, "kiln-control", control, NULL, true);
-	if (err)
-		return err;
-	ctl_running = true;
-	return 0;
 }
 
 static void install_terminate_handlers(void)
@@ -516,7 +479,9 @@ static void agent_load(void)
 			setenv("KILN_CPU_OWNER", pid, 1);
 		}
 	}
-	if ((cpu_path || toggle_sig) && (err = start_control())) {
+	if (cpu_path && ((err = kiln_relay_set(KILN_RELAY_CPU_EXIT, write_final)) ||
+			 (toggle_sig &&
+			  (err = kiln_relay_set(KILN_RELAY_CPU_TOGGLE, toggle_job))))) {
 		kiln_agent_log(KILN_LOG_ERROR, "cannot start: %s", strerror(-err));
 		return;
 	}

@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "agent/agent.h"
+#include "agent/relay.h"
 #include "runtime/runtime.h"
 
 /* fork(), in the forking thread, before the copy. */
@@ -37,14 +38,18 @@ static void parent(void)
 static void child(void)
 {
 	/* The gate first: every hook below that starts a thread of kiln's
-	 * (the heap dumper, KILN_HTTP's heir, the heap writer) passes it
+	 * (the relay, KILN_HTTP's heir, the heap writer) passes it
 	 * (kiln_agent_thread_start()), and it writes nothing.  Then dumps:
 	 * their prefix becomes the child's before anything else could write
-	 * one (the heap writer's interval dumps, the heir's server). */
+	 * one (the heap writer's interval dumps, the heir's server).  The
+	 * relay after the parts that clear the jobs a child must not run
+	 * (the CPU profile's toggle and exit write: the parent's file), and
+	 * before the heap writer, which may ask it for an interval dump. */
 	kiln_agent_gate_child();
 	kiln_heapdump_fork_child();
 	kiln_agent_cpu_fork_child();
 	kiln_agent_fork_child();
+	kiln_relay_fork_child();
 	kiln_heap_fork_child();
 }
 
