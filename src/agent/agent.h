@@ -115,10 +115,6 @@ struct sigaction;
 /* Whether act installs the agent's own SIGPROF handler. */
 bool kiln_agent_is_own_handler(const struct sigaction *act);
 
-/* The value of variable a, else of its alias b; NULL when both are unset
- * or empty. */
-const char *kiln_agent_env2(const char *a, const char *b);
-
 /* Remembers which file fd 2 is (called first by every constructor;
  * idempotent): messages go there only while it still is, see log.c. */
 void kiln_agent_log_init(void);

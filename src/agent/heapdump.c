@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/env.h"
 #include "runtime/runtime.h"
 #include "agent/relay.h"
 #include "format/format.h"
@@ -42,7 +43,6 @@
 #include "util/buf.h"
 #include "util/file.h"
 
-#define DEFAULT_INTERVAL (1ull << 30)	/* gperftools' default */
 #define MAX_DEPTH 128
 
 static char *prefix;			/* KILN_HEAP, NULL: no dumps */
@@ -252,85 +252,31 @@ void kiln_heapdump_fork_child(void)
 	atomic_store(&interval_pending, false);
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 void kiln_heapdump_load(void)
 {
-	const char *pre = kiln_agent_env2("KILN_HEAP", "HEAPPROFILE");
-	const char *iv = kiln_agent_env2("KILN_HEAP_INTERVAL", "HEAP_PROFILE_ALLOCATION_INTERVAL");
-	const char *sig = kiln_agent_env2("KILN_HEAP_SIGNAL", "HEAPPROFILESIGNAL");
-	const char *first = getenv("KILN_HEAP_DUMP_OWNER");
-	uint64_t v;
+	const struct kiln_env *e = kiln_env();
 	int err;
 
 	kiln_agent_log_init();
-	if (!pre)
+	if (!e->heap.base)
 		return;
 	kiln_heap_quiet_begin();
 	owner = getpid();
-	/* Resolved now, for this process and (through the variable) the
-	 * programs it starts: a chdir() changes nothing. */
-	{
-		char *abs = kiln_agent_abspath(pre);
+	prefix = e->heap.path ? strdup(e->heap.path) : NULL;
+	/* This very process after an exec: its earlier images' dumps stay;
+	 * numbering goes on after the last one. */
+	if (prefix && e->heap.again) {
+		char name[4096];
+		struct stat st;
 
-		if (abs && strcmp(abs, pre)) {
-			const char *k = getenv("KILN_HEAP");
-
-			setenv(k && *k ? "KILN_HEAP" : "HEAPPROFILE", abs, 1);
-			pre = abs;	/* kept: the process's life */
+		for (;;) {
+			snprintf(name, sizeof(name), "%s.%04u.heap", prefix, seq + 1);
+			if (stat(name, &st))
+				break;
+			seq++;
 		}
 	}
-	/* A program exec'd by the profiled one dumps to PREFIX.PID.NNNN. */
-	if (first && atoi(first) != (int)getpid()) {
-		size_t n = strlen(pre) + 32;
-
-		prefix = malloc(n);
-		if (prefix)
-			snprintf(prefix, n, "%s.%d", pre, (int)getpid());
-	} else {
-		char pid[32];
-
-		prefix = strdup(pre);
-		snprintf(pid, sizeof(pid), "%d", (int)getpid());
-		setenv("KILN_HEAP_DUMP_OWNER", pid, 1);
-		/* This very process after an exec: its earlier images' dumps
-		 * stay; numbering goes on after the last one. */
-		if (prefix && first && atoi(first) == (int)getpid()) {
-			char name[4096];
-			struct stat st;
-
-			for (;;) {
-				snprintf(name, sizeof(name), "%s.%04u.heap", prefix, seq + 1);
-				if (stat(name, &st))
-					break;
-				seq++;
-			}
-		}
-	}
-	interval = DEFAULT_INTERVAL;
-	if (iv && parse_u64(iv, &interval)) {
-		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_INTERVAL/"
-			       "HEAP_PROFILE_ALLOCATION_INTERVAL '%s': using %llu",
-			       iv, (unsigned long long)DEFAULT_INTERVAL);
-		interval = DEFAULT_INTERVAL;
-	}
-	if (sig && (parse_u64(sig, &v) || v < 1 || v > (uint64_t)SIGRTMAX ||
-		    v == SIGKILL || v == SIGSTOP)) {
-		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SIGNAL/HEAPPROFILESIGNAL "
-			       "'%s': ignored", sig);
-		sig = NULL;
-	}
+	interval = e->heap_interval;
 	if (!prefix) {
 		kiln_agent_log(KILN_LOG_ERROR, "heap profile: out of memory");
 		goto out;
@@ -341,17 +287,18 @@ void kiln_heapdump_load(void)
 	dump_forks = true;	/* kiln_heapdump_fork_child() from now on */
 	if ((interval && (err = kiln_relay_set(KILN_RELAY_HEAP_INTERVAL,
 						interval_job))) ||
-	    (sig && (err = kiln_relay_set(KILN_RELAY_HEAP_SIGNAL, signal_job)))) {
+	    (e->heap_signal &&
+	     (err = kiln_relay_set(KILN_RELAY_HEAP_SIGNAL, signal_job)))) {
 		kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on signal or "
 			       "interval: %s", strerror(-err));
 		goto announce;
 	}
 	if (interval)
 		kiln_heap_on_interval(interval, on_interval);
-	if (sig) {
+	if (e->heap_signal) {
 		struct sigaction sa;
 
-		dump_sig = (int)v;
+		dump_sig = e->heap_signal;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_dump_signal;
 		sa.sa_flags = SA_RESTART;

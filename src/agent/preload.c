@@ -1,6 +1,7 @@
 /*
- * The LD_PRELOAD agent (agent stage): reads kiln's variables (and their
- * gperftools aliases) when libkiln.so loads, starts CPU profiling or the
+ * The LD_PRELOAD agent (agent stage): acts on kiln's variables (and their
+ * gperftools aliases, parsed by runtime/env.c) when libkiln.so loads,
+ * starts CPU profiling or the
  * HTTP endpoints, toggles profiling on a signal, and writes the profile at
  * exit, on SIGTERM/SIGINT and on fatal signals.
  *
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/env.h"
 #include "runtime/runtime.h"
 #include "agent/relay.h"
 #include "agent/kfd.h"
@@ -404,81 +406,19 @@ static void resolve_reals(void)
 		real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi)
-		return -EINVAL;
-	*out = (int)v;
-	return 0;
-}
-
 static void agent_load(void)
 {
-	const char *path = kiln_agent_env2("KILN_CPU", "CPUPROFILE");
-	const char *hz = kiln_agent_env2("KILN_CPU_HZ", "CPUPROFILE_FREQUENCY");
-	const char *sig = kiln_agent_env2("KILN_CPU_SIGNAL", "CPUPROFILESIGNAL");
-	const char *mode = getenv("KILN_CPU_MODE");
-	const char *rt = getenv("CPUPROFILE_REALTIME");
-	const char *http = getenv("KILN_HTTP");
+	const struct kiln_env *e = kiln_env();
 	int err;
 
 	kiln_agent_log_init();
 	resolve_reals();
 	kiln_agent_cpu_init();
 	owner = getpid();
-	if (hz && parse_int(hz, 1, 100000, &cpu_hz)) {
-		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_HZ/CPUPROFILE_FREQUENCY "
-			       "'%s': using 99", hz);
-		cpu_hz = 99;
-	}
-	/* gperftools samples wall time with CPUPROFILE_REALTIME set (to
-	 * anything but 0 here); KILN_CPU_MODE says it in words and wins. */
-	if (mode && *mode) {
-		if (!strcmp(mode, "wall"))
-			cpu_wall = true;
-		else if (strcmp(mode, "cpu"))
-			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_MODE '%s' (cpu or "
-				       "wall): using cpu", mode);
-	} else if (rt && *rt && strcmp(rt, "0")) {
-		cpu_wall = true;
-	}
-	if (sig && parse_int(sig, 1, SIGRTMAX, &toggle_sig)) {
-		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_SIGNAL/CPUPROFILESIGNAL "
-			       "'%s': ignored", sig);
-		toggle_sig = 0;
-	}
-	if (path) {
-		/*
-		 * A program started by the profiled one inherits the variable:
-		 * it writes PATH.PID, never the first process's file.
-		 */
-		const char *first = getenv("KILN_CPU_OWNER");
-		char pid[32], *abs = kiln_agent_abspath(path);
-
-		/* Resolved now, for this process and (through the variable)
-		 * the programs it starts: a chdir() changes nothing. */
-		if (abs && strcmp(abs, path)) {
-			setenv(getenv("KILN_CPU") && *getenv("KILN_CPU") ?
-			       "KILN_CPU" : "CPUPROFILE", abs, 1);
-			path = abs;
-		}
-		if (first && atoi(first) != (int)getpid()) {
-			size_t n = strlen(path) + 32;
-
-			cpu_path = malloc(n);
-			if (cpu_path)
-				snprintf(cpu_path, n, "%s.%d", path, (int)getpid());
-		} else {
-			cpu_path = strdup(path);
-			snprintf(pid, sizeof(pid), "%d", (int)getpid());
-			setenv("KILN_CPU_OWNER", pid, 1);
-		}
-	}
+	cpu_hz = e->cpu_hz;
+	cpu_wall = e->cpu_wall;
+	toggle_sig = e->cpu_signal;
+	cpu_path = e->cpu.path;
 	if (cpu_path && ((err = kiln_relay_set(KILN_RELAY_CPU_EXIT, write_final)) ||
 			 (toggle_sig &&
 			  (err = kiln_relay_set(KILN_RELAY_CPU_TOGGLE, toggle_job))))) {
@@ -517,34 +457,18 @@ static void agent_load(void)
 		atexit(at_exit);
 		install_terminate_handlers();
 	}
-	if (http) {
-		/*
-		 * A program started by the served one inherits the variable and
-		 * would try the same port ("Address already in use"): only the
-		 * process that set KILN_HTTP_OWNER serves (the same after an
-		 * exec of its own), unless KILN_HTTP_INHERIT=1 asks every
-		 * program to (give them port 0 then).
-		 */
-		const char *first = getenv("KILN_HTTP_OWNER");
-		const char *inherit = getenv("KILN_HTTP_INHERIT");
-		char pid[32];
-
-		if (first && atoi(first) != (int)getpid() &&
-		    !(inherit && !strcmp(inherit, "1"))) {
-			kiln_agent_log(KILN_LOG_INFO, "not serving HTTP: KILN_HTTP is "
-				       "process %s's (KILN_HTTP_INHERIT=1 serves "
-				       "here too)", first);
+	if (e->http_owner) {
+		kiln_agent_log(KILN_LOG_INFO, "not serving HTTP: KILN_HTTP is "
+			       "process %d's (KILN_HTTP_INHERIT=1 serves here too)",
+			       (int)e->http_owner);
+	} else if (e->http) {
+		err = kiln_http_start(e->http, &http_srv);
+		if (err) {
+			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
+				       e->http, strerror(-err));
 		} else {
-			snprintf(pid, sizeof(pid), "%d", (int)getpid());
-			setenv("KILN_HTTP_OWNER", pid, 1);
-			err = kiln_http_start(http, &http_srv);
-			if (err) {
-				kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
-					       http, strerror(-err));
-			} else {
-				http_server_pid = getpid();
-				http_addr = strdup(http);
-			}
+			http_server_pid = getpid();
+			http_addr = strdup(e->http);
 		}
 	}
 }

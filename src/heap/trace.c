@@ -37,6 +37,7 @@
 #include <zstd.h>
 
 #include "agent/agent.h"
+#include "runtime/env.h"
 #include "runtime/runtime.h"
 #include "agent/kfd.h"
 #include "format/heapenc.h"
@@ -945,7 +946,7 @@ static void *write_loop(void *arg)
 
 /* ---- start, fork, exit ---- */
 
-static char *base_path;		/* KILN_HEAP_TRACE as given */
+static const char *base_path;	/* KILN_HEAP_TRACE, absolute */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool env_read, start_tried;	/* under start_lock */
 static int start_err;
@@ -1369,32 +1370,13 @@ static void check_allocator(void)
 		       "statically into '%s'", exe);
 }
 
-/*
- * KILN_HEAP_SAMPLE, or def when unset (0 with a trace: every allocation;
- * KILN_HEAP_DEFAULT_SAMPLE for a heap profile alone).
- */
+/* KILN_HEAP_SAMPLE, or def when unset (0 with a trace: every allocation;
+ * KILN_HEAP_DEFAULT_SAMPLE for a heap profile alone). */
 static void read_sample(uint64_t def)
 {
-	const char *smp = getenv("KILN_HEAP_SAMPLE");
-	char *end;
-	unsigned long long v;
+	const struct kiln_env *e = kiln_env();
 
-	kheap_sample = def;
-	if (!smp || !*smp)
-		return;
-	errno = 0;
-	v = strtoull(smp, &end, 10);
-	if (errno || *end || smp[0] == '-') {
-		if (def)
-			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SAMPLE '%s': "
-				       "sampling every %llu bytes", smp,
-				       (unsigned long long)def);
-		else
-			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SAMPLE '%s': "
-				       "tracing every allocation", smp);
-	} else {
-		kheap_sample = v;
-	}
+	kheap_sample = e->heap_sample_set ? e->heap_sample : def;
 }
 
 /*
@@ -1434,8 +1416,6 @@ static void say_no_interposer(const char *path)
  */
 static int start(const char *path)
 {
-	const char *first = getenv("KILN_HEAP_OWNER");
-	char pid[32];
 	int err;
 
 	kheap_guard++;
@@ -1447,29 +1427,11 @@ static int start(const char *path)
 	interposer->real_malloc();
 	check_allocator();
 	if (path) {
-		/* Resolved now, for this process and (through the variable)
-		 * the programs it starts: a chdir() changes nothing. */
-		base_path = kiln_agent_abspath(path);
-		if (!base_path) {
-			err = -ENOMEM;
-			goto fail;
-		}
-		if (strcmp(base_path, path))
-			setenv("KILN_HEAP_TRACE", base_path, 1);
-		path = base_path;
-		/* A program exec'd by the traced one writes PATH.PID. */
-		if (first && atoi(first) != (int)getpid()) {
-			size_t n = strlen(path) + 32;
-
-			trace_path = malloc(n);
-			if (trace_path)
-				snprintf(trace_path, n, "%s.%d", path, (int)getpid());
-		} else {
-			trace_path = strdup(path);
-			snprintf(pid, sizeof(pid), "%d", (int)getpid());
-			setenv("KILN_HEAP_OWNER", pid, 1);
-		}
-		if (!base_path || !trace_path) {
+		/* Resolved at load, PATH.PID in a program the traced one
+		 * started (runtime/env.c). */
+		base_path = kiln_env()->trace.base;
+		trace_path = strdup(kiln_env()->trace.path);
+		if (!trace_path) {
 			err = -ENOMEM;
 			goto fail;
 		}
@@ -1550,12 +1512,12 @@ fail:
 
 void kiln_heap_init(void)
 {
-	const char *path = getenv("KILN_HEAP_TRACE");
+	const char *path = kiln_env()->trace.path;
 
 	pthread_mutex_lock(&start_lock);
 	if (!env_read) {
 		env_read = true;
-		if (path && *path) {
+		if (path) {
 			read_sample(0);
 			start_err = start(path);
 			start_tried = true;

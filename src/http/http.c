@@ -60,6 +60,7 @@
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "web/web.h"
+#include "runtime/env.h"
 #include "profile/top.h"
 #include "render/flame.h"
 #include "symbolize/symbolize.h"
@@ -1775,7 +1776,7 @@ static int open_listener(struct kiln_http *srv, const char *addr)
 static int http_start(const char *addr, struct kiln_http **out)
 {
 	struct kiln_http *srv;
-	const char *tok = getenv("KILN_HTTP_TOKEN");
+	const char *tok = kiln_env_http_token();
 	sigset_t all, old;
 	int fd, mfd, err;
 

@@ -1,15 +1,16 @@
 /*
  * The one owner of libkiln.so's process-wide life (runtime stage): its
  * only constructor, its only destructor and its only pthread_atfork
- * triple.  The parts of the runtime (CPU sampler, heap hooks and trace,
- * heap dumps, HTTP server) expose hooks (runtime.h) and never register
- * their own, so the order below is the order, whatever the link order of
+ * triple; the variables are parsed by env.c.  The parts of the runtime
+ * (CPU sampler, heap hooks and trace, heap dumps, HTTP server) expose
+ * hooks (runtime.h) and never register their own, so the order below is the order, whatever the link order of
  * the files.  See docs/design.md.
  */
 #include <pthread.h>
 
 #include "agent/agent.h"
 #include "agent/relay.h"
+#include "runtime/env.h"
 #include "runtime/runtime.h"
 
 /* fork(), in the forking thread, before the copy. */
@@ -63,6 +64,9 @@ static void child(void)
 __attribute__((constructor)) static void kiln_runtime_load(void)
 {
 	kiln_agent_log_init();
+	/* Every variable parsed (and a bad one said) before any part acts
+	 * on one. */
+	kiln_env();
 	pthread_atfork(prepare, parent, child);
 	kiln_heapdump_load();
 	kiln_agent_load();
