@@ -119,14 +119,6 @@ bool kiln_agent_is_own_handler(const struct sigaction *act);
  * idempotent): messages go there only while it still is, see log.c. */
 void kiln_agent_log_init(void);
 
-/*
- * path made absolute against the working directory now (malloc'ed; NULL
- * when out of memory): an output's path is resolved once, when the agent
- * loads, so that a program that changes directory, and its children,
- * write where the user asked.  docs/agent.md.
- */
-char *kiln_agent_abspath(const char *path);
-
 /* Logging on stderr when KILN_LOG=debug (or info); printf-like. */
 void kiln_agent_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -79,20 +79,3 @@ void kiln_agent_log(int lvl, const char *fmt, ...)
 	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
 		return;
 }
-
-char *kiln_agent_abspath(const char *path)
-{
-	char cwd[4096];
-	size_t n;
-	char *out;
-
-	if (!path)
-		return NULL;
-	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		return strdup(path);
-	n = strlen(cwd) + strlen(path) + 2;
-	out = malloc(n);
-	if (out)
-		snprintf(out, n, "%s/%s", strcmp(cwd, "/") ? cwd : "", path);
-	return out;
-}

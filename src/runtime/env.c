@@ -105,6 +105,25 @@ static int parse_log(void)
 	return KILN_LOG_ERROR;
 }
 
+/* path made absolute against the working directory now (malloc'ed; NULL
+ * when out of memory). */
+static char *abspath(const char *path)
+{
+	char cwd[4096];
+	size_t n;
+	char *out;
+
+	if (!path)
+		return NULL;
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return strdup(path);
+	n = strlen(cwd) + strlen(path) + 2;
+	out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s/%s", strcmp(cwd, "/") ? cwd : "", path);
+	return out;
+}
+
 /*
  * The output variable a (gperftools' name b, or NULL), owned through the
  * variable owner_var: env.h's rule.
@@ -117,7 +136,7 @@ static void parse_out(struct kiln_env_out *o, const char *a, const char *b,
 
 	if (!v)
 		return;
-	o->base = kiln_agent_abspath(v);
+	o->base = abspath(v);
 	if (!o->base) {
 		note("%s: out of memory", a);
 		return;
