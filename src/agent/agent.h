@@ -264,10 +264,6 @@ struct kiln_sym *kiln_agent_sym_new(void);
 
 /* ---- heap profiles (heapdump.c) ---- */
 
-/* Before an exec of this process: the heap dump an exit would write
- * (KILN_HEAP); the new image numbers its dumps on from it. */
-void kiln_heapdump_before_exec(void);
-
 struct kiln_heap_snap;
 
 /*

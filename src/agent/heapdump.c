@@ -41,6 +41,7 @@
 #include "heap/heap.h"
 #include "profile/profile.h"
 #include "util/buf.h"
+#include "kiln/kiln.h"
 #include "util/file.h"
 
 #define MAX_DEPTH 128
@@ -326,4 +327,29 @@ void kiln_heapdump_fini(void)
 	kiln_heap_stop();
 	dump_next("exit");
 	kiln_heap_quiet_end();
+}
+
+/*
+ * ---- the embedding API: heap profiles (kiln/kiln.h) ----
+ * On the caller's thread, quiet: kiln's own allocations are not the
+ * program's.
+ */
+
+__attribute__((visibility("default")))
+int kiln_heap_start(void)
+{
+	int err;
+
+	kiln_heap_quiet_begin();
+	err = kiln_heap_profile_start();
+	kiln_heap_quiet_end();
+	return err;
+}
+
+__attribute__((visibility("default")))
+int kiln_heap_write(const char *path)
+{
+	if (!path || !*path)
+		return -EINVAL;
+	return kiln_agent_heap_write(path);
 }

@@ -389,10 +389,8 @@ static void install_terminate_handlers(void)
  */
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
-typedef void (*exit_fn)(int) __attribute__((noreturn));
 static sigaction_fn real_sigaction;
 static signal_fn real_signal;
-static exit_fn real__exit, real__Exit;
 
 static void resolve_reals(void)
 {
@@ -400,10 +398,6 @@ static void resolve_reals(void)
 		real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
 	if (!real_signal)
 		real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
-	if (!real__exit)
-		real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
-	if (!real__Exit)
-		real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
 }
 
 static void agent_load(void)
@@ -545,236 +539,31 @@ sighandler_t signal(int sig, sighandler_t handler)
 }
 
 /*
- * Programs that end with _exit() (shells do, and forked children) skip
- * atexit handlers and destructors: the profile and the heap trace are
- * written first.  Only by the process that owns the file, so a
- * child after fork or vfork never writes (and never touches a vfork
- * parent's memory).
+ * exec and _exit (runtime/process.c's interposers call these first):
+ * the profile so far is written, by the process that owns the file only
+ * (never a fork or vfork child: it never touches a vfork parent's
+ * memory).  A program that ends with _exit() (shells do, and forked
+ * children) skips atexit handlers and destructors; an exec replaces the
+ * image, whose samples and temporary would be lost: the new image, same
+ * pid, starts a profile of its own into PATH, which keeps this one as
+ * PATH.old.
  */
-static void exit_through(exit_fn real, int status)
-	__attribute__((noreturn));
-
-static void exit_through(exit_fn real, int status)
+void kiln_agent_before_exit(void)
 {
-
 	if (cpu_path && getpid() == owner && !atomic_exchange(&exiting, true))
 		write_final();
-	/* The heap trace is streamed: what is still in the rings (all of a
-	 * short child's work) is written now, or never. */
-	kiln_heap_exit_flush();
-	if (real)
-		real(status);
-	syscall(SYS_exit_group, status);
-	for (;;)
-		;
 }
 
-__attribute__((visibility("default"), noreturn))
-void _exit(int status)
-{
-	if (!real__exit)
-		resolve_reals();
-	exit_through(real__exit, status);
-}
-
-__attribute__((visibility("default"), noreturn))
-void _Exit(int status)
-{
-	if (!real__Exit)
-		resolve_reals();
-	exit_through(real__Exit, status);
-}
-
-/*
- * exec replaces the image: the profile so far is written first (else its
- * samples, and the temporary opened at the start, are lost), by the
- * process that owns it only (never a vfork child).  The new image, same
- * pid, starts a profile of its own into PATH, which keeps this one as
- * PATH.old.  The heap trace's last events are written too, and the new
- * image keeps the trace as PATH.old (src/heap/trace.c).  execl, execlp
- * and execle (which glibc runs on its internal execve) come here through
- * the interposers below; so do fexecve and execveat (glibc's call the
- * system call itself).
- */
-typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execvp_fn)(const char *, char *const[]);
-typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
-
-static void before_exec(void)
+void kiln_agent_before_exec(void)
 {
 	if (cpu_path && getpid() == owner && kiln_agent_cpu_running()) {
 		kiln_agent_log(KILN_LOG_DEBUG, "exec: writing the CPU profile first");
 		write_final();
 	}
-	/* The heap trace is streamed: what the rings still hold is written
-	 * now, or lost with the image. */
-	kiln_heap_exec_flush();
-	/* Heap dumps (KILN_HEAP): the image's last one. */
-	kiln_heapdump_before_exec();
-}
-
-__attribute__((visibility("default")))
-int execve(const char *path, char *const argv[], char *const envp[])
-{
-	static execve_fn real;
-
-	if (!real)
-		real = (execve_fn)dlsym(RTLD_NEXT, "execve");
-	before_exec();
-	return real ? real(path, argv, envp) : (errno = ENOSYS, -1);
-}
-
-typedef int (*fexecve_fn)(int, char *const[], char *const[]);
-typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
-
-__attribute__((visibility("default")))
-int fexecve(int fd, char *const argv[], char *const envp[])
-{
-	static fexecve_fn real;
-
-	if (!real)
-		real = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
-	before_exec();
-	return real ? real(fd, argv, envp) : (errno = ENOSYS, -1);
-}
-
-__attribute__((visibility("default")))
-int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
-	     int flags)
-{
-	static execveat_fn real;
-
-	if (!real)
-		real = (execveat_fn)dlsym(RTLD_NEXT, "execveat");
-	before_exec();
-	return real ? real(dirfd, path, argv, envp, flags) : (errno = ENOSYS, -1);
-}
-
-__attribute__((visibility("default")))
-int execv(const char *path, char *const argv[])
-{
-	static execvp_fn real;
-
-	if (!real)
-		real = (execvp_fn)dlsym(RTLD_NEXT, "execv");
-	before_exec();
-	return real ? real(path, argv) : (errno = ENOSYS, -1);
-}
-
-__attribute__((visibility("default")))
-int execvp(const char *file, char *const argv[])
-{
-	static execvp_fn real;
-
-	if (!real)
-		real = (execvp_fn)dlsym(RTLD_NEXT, "execvp");
-	before_exec();
-	return real ? real(file, argv) : (errno = ENOSYS, -1);
-}
-
-__attribute__((visibility("default")))
-int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	static execvpe_fn real;
-
-	if (!real)
-		real = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
-	before_exec();
-	return real ? real(file, argv, envp) : (errno = ENOSYS, -1);
 }
 
 /*
- * execl, execlp and execle: glibc's call its internal execve, past the
- * interposers above, so they are interposed too: the arguments gathered
- * on the stack (as glibc does) and handed to execv, execvp and execve.
- */
-
-/* How many arguments execl's list holds, arg included (not the NULL). */
-static size_t execl_count(const char *arg, va_list *ap)
-{
-	size_t n = 0;
-
-	if (arg)
-		for (n = 1; va_arg(*ap, char *); n++)
-			;
-	return n;
-}
-
-/* argv[0..n): arg and the n - 1 after it; argv[n] NULL; *ap is left
- * after the list's NULL. */
-static void execl_fill(char **argv, size_t n, const char *arg, va_list *ap)
-{
-	size_t i;
-
-	argv[0] = (char *)arg;
-	for (i = 1; i < n; i++)
-		argv[i] = va_arg(*ap, char *);
-	if (n)
-		(void)va_arg(*ap, char *);
-	argv[n] = NULL;
-}
-
-__attribute__((visibility("default")))
-int execl(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = execl_count(arg, &ap);
-	va_end(ap);
-	{
-		char *argv[n + 1];
-
-		va_start(ap, arg);
-		execl_fill(argv, n, arg, &ap);
-		va_end(ap);
-		return execv(path, argv);
-	}
-}
-
-__attribute__((visibility("default")))
-int execlp(const char *file, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = execl_count(arg, &ap);
-	va_end(ap);
-	{
-		char *argv[n + 1];
-
-		va_start(ap, arg);
-		execl_fill(argv, n, arg, &ap);
-		va_end(ap);
-		return execvp(file, argv);
-	}
-}
-
-__attribute__((visibility("default")))
-int execle(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = execl_count(arg, &ap);
-	va_end(ap);
-	{
-		char *argv[n + 1];
-		char *const *envp;
-
-		va_start(ap, arg);
-		execl_fill(argv, n, arg, &ap);
-		envp = va_arg(ap, char *const *);
-		va_end(ap);
-		return execve(path, argv, envp);
-	}
-}
-
-/*
- * ---- the embedding API ----
+ * ---- the embedding API: CPU (heap: heapdump.c) ----
  * kiln's work on the caller's thread: what it allocates (the unwinder's
  * tables, the profile, the symbolizer, the collector thread's record) is
  * not the program's, and never in its heap profile.
@@ -809,23 +598,4 @@ __attribute__((visibility("default")))
 int kiln_cpu_running(void)
 {
 	return kiln_agent_cpu_running();
-}
-
-__attribute__((visibility("default")))
-int kiln_heap_start(void)
-{
-	int err;
-
-	kiln_heap_quiet_begin();
-	err = kiln_heap_profile_start();
-	kiln_heap_quiet_end();
-	return err;
-}
-
-__attribute__((visibility("default")))
-int kiln_heap_write(const char *path)
-{
-	if (!path || !*path)
-		return -EINVAL;
-	return kiln_agent_heap_write(path);
 }

@@ -1,7 +1,9 @@
 /*
  * The one owner of libkiln.so's process-wide life (runtime stage): its
  * only constructor, its only destructor and its only pthread_atfork
- * triple; the variables are parsed by env.c.  The parts of the runtime
+ * triple; the variables are parsed by env.c; _exit and exec, which pass
+ * no destructor, are interposed by process.c, which calls the parts'
+ * hooks in the order it states.  The parts of the runtime
  * (CPU sampler, heap hooks and trace, heap dumps, HTTP server) expose
  * hooks (runtime.h) and never register their own, so the order below is the order, whatever the link order of
  * the files.  See docs/design.md.
@@ -67,6 +69,7 @@ __attribute__((constructor)) static void kiln_runtime_load(void)
 	/* Every variable parsed (and a bad one said) before any part acts
 	 * on one. */
 	kiln_env();
+	kiln_process_load();
 	pthread_atfork(prepare, parent, child);
 	kiln_heapdump_load();
 	kiln_agent_load();

@@ -17,6 +17,20 @@ void kiln_heap_load(void);		/* heap/trace.c: hooks, KILN_HEAP_TRACE */
 void kiln_heap_fini(void);		/* the end of the heap trace */
 void kiln_heapdump_fini(void);		/* the last heap dump */
 
+/* The process's own interposers (process.c) resolved; first at load. */
+void kiln_process_load(void);
+
+/*
+ * _exit()/_Exit() and exec, which pass no destructor: process.c calls
+ * these, in this order, before passing on.  Each writes only in the
+ * process that owns its file (never a fork or vfork child).
+ */
+void kiln_agent_before_exit(void);	/* agent/preload.c: the CPU profile */
+void kiln_heap_exit_flush(void);	/* heap/trace.c: the trace's rest, its end */
+void kiln_agent_before_exec(void);	/* agent/preload.c: the CPU profile */
+void kiln_heap_exec_flush(void);	/* heap/trace.c: the trace so far */
+void kiln_heapdump_before_exec(void);	/* agent/heapdump.c: the image's last dump */
+
 /* fork: before, in the parent after, in the child after. */
 void kiln_agent_gate_prepare(void);	/* agent/fork.c: kiln's threads idle */
 void kiln_agent_gate_parent(void);
