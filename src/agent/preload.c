@@ -1,15 +1,14 @@
 /*
- * The LD_PRELOAD agent (agent stage): acts on kiln's variables (and their
- * gperftools aliases, parsed by runtime/env.c) when libkiln.so loads,
- * starts CPU profiling or the
- * HTTP endpoints, toggles profiling on a signal, and writes the profile at
- * exit, on SIGTERM/SIGINT and on fatal signals.
+ * The CPU agent (agent stage): acts on kiln's CPU variables (and their
+ * gperftools aliases, parsed by runtime/env.c) when libkiln.so loads:
+ * starts CPU profiling, toggles it on a signal, and writes the profile at
+ * exit, on SIGTERM/SIGINT and on fatal signals.  (KILN_HTTP's server is
+ * http/envserve.c's.)
  *
  *   KILN_CPU=PATH        (CPUPROFILE)            profile, written at exit
  *   KILN_CPU_SIGNAL=N    (CPUPROFILESIGNAL)      signal N toggles; PATH.0, PATH.1, ...
  *   KILN_CPU_HZ=N        (CPUPROFILE_FREQUENCY)  default 99
  *   KILN_CPU_MODE=wall   (CPUPROFILE_REALTIME=1) every thread, wall time
- *   KILN_HTTP=ADDR                               /debug/pprof endpoints
  *   KILN_LOG=quiet|error|info|debug              default: errors only
  *
  * Signal handlers only ask kiln's relay (relay.h: a futex word, no fd the
@@ -53,11 +52,6 @@ static unsigned toggle_count;	/* next PATH.N */
 static pid_t owner;		/* the process that writes cpu_path */
 /* Toggle signals not yet acted on (the relay runs one job for several). */
 static _Atomic unsigned toggles_pending;
-static struct kiln_http *http_srv;
-/* The process serving KILN_HTTP (its address below), inherited by the
- * children it forks: they take over when it is gone (a daemon). */
-static pid_t http_server_pid;
-static char *http_addr;
 static _Atomic bool exiting;
 
 static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
@@ -301,49 +295,8 @@ static void at_exit(void)
 	write_final();
 }
 
-/*
- * In a forked child of the served process: a daemon forks away from it
- * and the first process exits (twice over, with setsid between), leaving
- * the child that does the work without a server.  This thread of kiln's
- * waits until the serving process is gone and then serves the same
- * address from here (a sibling that got there first keeps it: the port
- * is the arbiter, tried every second).  A child that execs or exits
- * first takes it along.
- */
-static void *http_heir(void *arg)
-{
-	struct timespec pause = { 0, 200000000 };
-	struct kiln_http *srv;
-	int err;
-
-	(void)arg;
-	for (;;) {
-		nanosleep(&pause, NULL);
-		if (!kill(http_server_pid, 0) || errno != ESRCH)
-			continue;
-		pause.tv_sec = 1;
-		pause.tv_nsec = 0;
-		err = kiln_http_start(http_addr, &srv);
-		if (!err) {
-			http_srv = srv;
-			http_server_pid = getpid();
-			kiln_agent_log(KILN_LOG_INFO, "http: serving here: process %d, "
-				       "which served, is gone", (int)http_server_pid);
-			return NULL;
-		}
-		if (err != -EADDRINUSE) {
-			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s' after "
-				       "the serving process: %s", http_addr,
-				       strerror(-err));
-			return NULL;
-		}
-	}
-}
-
 void kiln_agent_fork_child(void)
 {
-	pthread_t heir;
-
 	/* The child must not write the parent's file (owner stays the
 	 * parent's pid) nor toggle its profile. */
 	kiln_relay_set(KILN_RELAY_CPU_TOGGLE, NULL);
@@ -357,10 +310,6 @@ void kiln_agent_fork_child(void)
 		cpu_out = (struct kiln_out)KILN_OUT_INIT;
 	}
 	atomic_store(&toggles_pending, 0);
-	/* The parent's server is not this process's: its heir, perhaps. */
-	http_srv = NULL;
-	if (http_server_pid && http_addr)
-		kiln_agent_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
 }
 
 static void install_terminate_handlers(void)
@@ -450,20 +399,6 @@ static void agent_load(void)
 	if (cpu_path) {
 		atexit(at_exit);
 		install_terminate_handlers();
-	}
-	if (e->http_owner) {
-		kiln_agent_log(KILN_LOG_INFO, "not serving HTTP: KILN_HTTP is "
-			       "process %d's (KILN_HTTP_INHERIT=1 serves here too)",
-			       (int)e->http_owner);
-	} else if (e->http) {
-		err = kiln_http_start(e->http, &http_srv);
-		if (err) {
-			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
-				       e->http, strerror(-err));
-		} else {
-			http_server_pid = getpid();
-			http_addr = strdup(e->http);
-		}
 	}
 }
 

@@ -52,15 +52,17 @@ static void child(void)
 	kiln_heapdump_fork_child();
 	kiln_agent_cpu_fork_child();
 	kiln_agent_fork_child();
+	kiln_http_fork_child();
 	kiln_relay_fork_child();
 	kiln_heap_fork_child();
 }
 
 /*
- * Load order: heap dumps, then the agent (CPU profile, HTTP; it
- * registers the calling thread with the sampler), then the heap hooks
- * and trace -- the order the three constructors ran in before they were
- * one (link order), kept.  The fork handlers are registered before any
+ * Load order: heap dumps, then the CPU agent (it registers the calling
+ * thread with the sampler), the KILN_HTTP server (after the sampler: a
+ * profile request may come at once), then the heap hooks and trace --
+ * the order the three constructors ran in before they were one (link
+ * order), kept.  The fork handlers are registered before any
  * of them can start a thread of kiln's.
  */
 __attribute__((constructor)) static void kiln_runtime_load(void)
@@ -73,6 +75,7 @@ __attribute__((constructor)) static void kiln_runtime_load(void)
 	pthread_atfork(prepare, parent, child);
 	kiln_heapdump_load();
 	kiln_agent_load();
+	kiln_http_load();
 	kiln_heap_load();
 }
 

@@ -10,7 +10,8 @@
 
 /* At load, in this order (runtime.c says why). */
 void kiln_heapdump_load(void);		/* agent/heapdump.c: KILN_HEAP dumps */
-void kiln_agent_load(void);		/* agent/preload.c: CPU, HTTP, signals */
+void kiln_agent_load(void);		/* agent/preload.c: CPU profile, signals */
+void kiln_http_load(void);		/* http/envserve.c: KILN_HTTP */
 void kiln_heap_load(void);		/* heap/trace.c: hooks, KILN_HEAP_TRACE */
 
 /* At unload (after the program's own destructors and atexit handlers). */
@@ -41,5 +42,6 @@ void kiln_heap_fork_child(void);
 void kiln_heapdump_fork_child(void);	/* PREFIX.PID dumps of the child's */
 void kiln_agent_cpu_fork_child(void);	/* agent/cpu.c: no profile runs */
 void kiln_agent_fork_child(void);	/* agent/preload.c: the parent's files */
+void kiln_http_fork_child(void);	/* http/envserve.c: the server's heir */
 
 #endif
