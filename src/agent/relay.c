@@ -66,11 +66,6 @@ int kiln_relay_set(enum kiln_relay_job job, void (*fn)(void))
 	return fn ? start() : 0;
 }
 
-bool kiln_relay_running(void)
-{
-	return atomic_load(&running);
-}
-
 void kiln_relay_ask(enum kiln_relay_job job)
 {
 	kiln_bell_ring(&asked, 1u << job);

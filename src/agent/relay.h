@@ -26,8 +26,6 @@ enum kiln_relay_job {
  * start: nothing is relayed).
  */
 int kiln_relay_set(enum kiln_relay_job job, void (*work)(void));
-/* Whether a thread runs the jobs (false before the first set). */
-bool kiln_relay_running(void);
 /* Asks for job to run (several asks before it runs: once).
  * Async-signal-safe; never blocks. */
 void kiln_relay_ask(enum kiln_relay_job job);
