@@ -63,6 +63,26 @@ static bool inside(const struct pd *pd, uint64_t off, uint64_t size)
 /* ---- attributes ---- */
 
 /*
+ * a->regpos: the layout kiln's unwinder reads, the registers of kiln's
+ * mask in order, as places in the file's sample (a register's place: the
+ * file's registers below it).
+ */
+static void reg_layout(struct attr *a)
+{
+	uint64_t want, below;
+	int bit;
+
+	a->nwant = 0;
+	a->nregs_user = (uint8_t)__builtin_popcountll(a->regs_user);
+	for (want = kiln_perf_regs_mask(); want; want &= want - 1) {
+		bit = __builtin_ctzll(want);
+		below = a->regs_user & ((1ull << bit) - 1);
+		a->regpos[a->nwant++] = (a->regs_user >> bit) & 1 ?
+			(int8_t)__builtin_popcountll(below) : -1;
+	}
+}
+
+/*
  * Reads a perf_event_attr of size bytes at off (the attr's own size field
  * may say less: older perf).  Fields past the given size are zero.
  */
@@ -93,6 +113,7 @@ static int read_attr(struct pd *pd, size_t off, size_t size, struct attr *a)
 	a->branch_sample_type = u64(buf + 72);
 	a->regs_user = u64(buf + 80);
 	a->regs_intr = u64(buf + 104);
+	reg_layout(a);
 	return 0;
 }
 

@@ -31,6 +31,12 @@ struct attr {
 	uint64_t sample_type, read_format;
 	uint64_t branch_sample_type;
 	uint64_t regs_user, regs_intr;
+	/* Where each register of kiln's mask (kiln_perf_regs_mask(), in
+	 * order) sits among the file's regs_user: an index, or -1 where the
+	 * file has none; nregs_user: how many the file records.  Computed
+	 * once per attr, not per sample. */
+	int8_t regpos[64];
+	uint8_t nwant, nregs_user;
 	uint64_t *ids;
 	size_t nids;
 	char *name;		/* from EVENT_DESC, may be NULL */
