@@ -298,10 +298,10 @@ static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
 	return fd;
 }
 
-static int find_debuginfo(Dwfl_Module *mod, void **userdata,
-			  const char *modname, Dwarf_Addr base,
-			  const char *file_name, const char *debuglink_file,
-			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+int kiln_sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
+			    const char *modname, Dwarf_Addr base,
+			    const char *file_name, const char *debuglink_file,
+			    GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	return find_debuginfo_cached(false, mod, userdata, modname, base,
 				     file_name, debuglink_file, debuglink_crc,
@@ -315,7 +315,7 @@ static const Dwfl_Callbacks callbacks = {
 	 * yyyy.debug under /usr/lib/debug, .gnu_debuglink next to the file,
 	 * in its .debug/ and under /usr/lib/debug, then debuginfod if
 	 * configured. */
-	.find_debuginfo = find_debuginfo,
+	.find_debuginfo = kiln_sym_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
