@@ -119,8 +119,11 @@ static int read_attr(struct pd *pd, size_t off, size_t size, struct attr *a)
 
 static int add_attr(struct pd *pd, const struct attr *a)
 {
-	struct attr *n = realloc(pd->attrs, (pd->nattrs + 1) * sizeof(*n));
+	struct attr *n;
 
+	if (pd->nattrs >= MAX_ATTRS)
+		return bad(pd, 0, "more than %d event attributes", MAX_ATTRS);
+	n = realloc(pd->attrs, (pd->nattrs + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
 	pd->attrs = n;
@@ -541,7 +544,9 @@ static int note_record(struct pd *pd, size_t off, uint32_t type,
 	}
 	if (pd->nrecs >= UINT32_MAX)
 		return bad(pd, off, "more than 2^32 records");
-	pd->recs[pd->nrecs] = (struct rref){ t, off, (uint32_t)pd->nrecs, idx };
+	if (off >> 48)
+		return bad(pd, off, "a record past 2^48 bytes");
+	pd->recs[pd->nrecs] = (struct rref){ t, off, idx };
 	pd->nrecs++;
 	return 0;
 }
@@ -655,38 +660,21 @@ static int cmp_rec(const void *a, const void *b)
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/*
- * Puts the records in time order, file order among equal times (what
- * cmp_rec() says).  perf writes each CPU's records in order and the
- * buffers of a round one after another, so the data is nearly sorted
- * already: a file that is sorted is left as it is, else a stable LSD
- * radix sort on the time does it in one pass per byte that differs
- * (qsort's merge sort through a comparison function was a fifth of the
- * instructions of reading a frame-pointer file).  The records are in file
- * order on entry, so stability gives the seq order.
- */
-static void sort_records(struct pd *pd)
+/* A stable LSD radix sort of the n records at *recs on the time, one pass
+ * per byte that differs among them (diff: the bits that do).  False when
+ * out of memory. */
+static bool radix_sort(struct rref **recs, size_t n, uint64_t diff)
 {
 	size_t count[8][256];	/* 16 KiB */
-	struct rref *src = pd->recs, *dst, *t;
-	size_t n = pd->nrecs, i, b;
-	uint64_t diff = 0;
-	bool sorted = true;
+	struct rref *src = *recs, *dst, *t;
+	size_t i, b;
 
-	for (i = 1; i < n; i++) {
-		sorted &= src[i].time >= src[i - 1].time;
-		diff |= src[i].time ^ src[0].time;
-	}
-	if (sorted)
-		return;
 	dst = malloc(n * sizeof(*dst));
-	if (!dst) {
-		qsort(pd->recs, n, sizeof(*pd->recs), cmp_rec);
-		return;
-	}
+	if (!dst)
+		return false;
 	memset(count, 0, sizeof(count));
 	for (i = 0; i < n; i++)
 		for (b = 0; b < 8; b++)
@@ -709,8 +697,120 @@ static void sort_records(struct pd *pd)
 	}
 	/* src holds the result; dst is the other buffer. */
 	free(dst);
-	pd->recs = src;
-	pd->recs_alloc = n;
+	*recs = src;
+	return true;
+}
+
+/* The first of r[lo, hi) whose time is above t (or, with eq, not below). */
+static size_t bound(const struct rref *r, size_t lo, size_t hi, uint64_t t,
+		    bool eq)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (eq ? r[mid].time < t : r[mid].time <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Merges the sorted runs r[a, b) and r[b, c) in place, stably (ties: the
+ * left run's first).  Only the records that move are touched: the left
+ * run's head that is not above the right run's first time and the right
+ * run's tail that is not below the left run's last time stay where they
+ * are; the rest of the left run goes through *tmp.  False when out of
+ * memory.
+ */
+static bool merge_runs(struct rref *r, size_t a, size_t b, size_t c,
+		       struct rref **tmp, size_t *tmp_alloc)
+{
+	size_t lo = bound(r, a, b, r[b].time, false);
+	size_t hi = bound(r, b, c, r[b - 1].time, true);
+	size_t nl = b - lo, i = 0, j = b, k = lo;
+
+	if (lo == b)
+		return true;	/* already in order */
+	if (nl > *tmp_alloc) {
+		struct rref *t = realloc(*tmp, nl * sizeof(*t));
+
+		if (!t)
+			return false;
+		*tmp = t;
+		*tmp_alloc = nl;
+	}
+	memcpy(*tmp, r + lo, nl * sizeof(*r));
+	while (i < nl && j < hi)
+		r[k++] = r[j].time < (*tmp)[i].time ? r[j++] : (*tmp)[i++];
+	/* What is left of the right part is in place already. */
+	memcpy(r + k, *tmp + i, (nl - i) * sizeof(*r));
+	return true;
+}
+
+#define MERGE_RUNS 1024	/* more runs than that: the radix sort */
+
+/*
+ * Puts the records in time order, file order among equal times (what
+ * cmp_rec() says).  perf writes each CPU's records in order and the
+ * buffers of a round one after another, so the data is nearly sorted
+ * already: a file that is sorted is left as it is; one made of a few
+ * sorted runs (a frame-pointer file of one program on two CPUs: two) has
+ * its runs merged, pairwise, moving only the records that overlap;
+ * anything else gets a stable LSD radix sort on the time, one pass per
+ * byte that differs (qsort's merge sort through a comparison function
+ * was a fifth of the instructions of reading a frame-pointer file; the
+ * radix sort's copies of the whole array, a tenth).  The records are in
+ * file order on entry, so stability gives the file order among ties.
+ */
+static void sort_records(struct pd *pd)
+{
+	struct rref *r = pd->recs, *tmp = NULL;
+	size_t n = pd->nrecs, i, nruns = 1, tmp_alloc = 0, w;
+	size_t *runs;
+	uint64_t diff = 0;
+
+	for (i = 1; i < n; i++) {
+		nruns += r[i].time < r[i - 1].time;
+		diff |= r[i].time ^ r[0].time;
+	}
+	if (nruns == 1)
+		return;
+	runs = nruns <= MERGE_RUNS ? malloc((nruns + 1) * sizeof(*runs)) : NULL;
+	if (!runs)
+		goto radix;
+	/* runs[k]: where run k starts; runs[nruns] = n. */
+	runs[0] = 0;
+	for (i = 1, w = 1; i < n; i++)
+		if (r[i].time < r[i - 1].time)
+			runs[w++] = i;
+	runs[nruns] = n;
+	/* Bottom-up: merge run pairs until one run is left. */
+	while (nruns > 1) {
+		for (i = 0, w = 0; i < nruns; i += 2) {
+			if (i + 1 < nruns &&
+			    !merge_runs(r, runs[i], runs[i + 1], runs[i + 2],
+					&tmp, &tmp_alloc)) {
+				/* Out of memory half way: every run is still
+				 * sorted and every record there; start over. */
+				free(runs);
+				free(tmp);
+				goto radix;
+			}
+			runs[w++] = runs[i];
+		}
+		runs[w] = n;
+		nruns = w;
+	}
+	free(runs);
+	free(tmp);
+	return;
+radix:
+	if (!radix_sort(&pd->recs, n, diff))
+		qsort(pd->recs, n, sizeof(*pd->recs), cmp_rec);
+	else
+		pd->recs_alloc = n;
 }
 
 /* ---- the whole file ---- */

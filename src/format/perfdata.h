@@ -53,10 +53,12 @@ struct bid {
 /* A record of the data, to be replayed in time order. */
 struct rref {
 	uint64_t time;
-	size_t off;		/* of its header in the file */
-	uint32_t seq;		/* file order, for a stable sort */
-	uint32_t attr;		/* index of its attr */
+	uint64_t off : 48;	/* of its header in the file (and its file
+				 * order, for a stable sort) */
+	uint64_t attr : 16;	/* index of its attr (MAX_ATTRS) */
 };
+
+#define MAX_ATTRS 65535	/* event attributes a file may have */
 
 struct pd {
 	const char *data;
