@@ -10,6 +10,7 @@
 
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/htab.h"
 
 struct ksym {
 	uint64_t addr;
@@ -20,16 +21,24 @@ struct ksym {
 /*
  * The text symbols point into the text they were parsed from; a name is
  * copied out (NUL-terminated, its module's tab made a space) the first
- * time a lookup lands on it.  Copying all 100,000 names up front cost a
- * third of the parse and a few megabytes of fresh memory, of which a
- * profile needs a few hundred names.
+ * time a lookup lands on it, and kept in a small index by symbol.
+ * Copying all 100,000 names up front cost a third of the parse and a few
+ * megabytes of fresh memory, of which a profile needs a few hundred
+ * names (as did an array of 100,000 name pointers, zeroed).
  */
+struct kname {
+	size_t sym;
+	char *name;
+};
+
 struct kiln_kallsyms {
 	struct ksym *syms;
 	size_t n;
 	const char *text;
 	struct kiln_map own;	/* the text, when kiln_kallsyms_load() read it */
-	char **names;		/* n of them, lazily */
+	struct kname *names;	/* copied names, nnames of them */
+	size_t nnames, names_alloc;
+	struct kiln_htab name_index;	/* symbol -> names[id - 1] */
 };
 
 static int cmp_ksym(const void *a, const void *b)
@@ -47,11 +56,53 @@ static const unsigned char hexval[256] = {
 	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
 
+/*
+ * The value of the 16 hexadecimal digits at p (either case), as the
+ * digit-by-digit loop below gives it, 8 bytes at a time; false when one
+ * of them is not a digit.  A 64-bit kernel writes every address so, and
+ * the loop was most of the parse.
+ */
+static bool hex16(const char *p, uint64_t *out)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t v = 0;
+	int half;
+
+	for (half = 0; half < 2; half++) {
+		uint64_t x, d, l, ok, nib;
+
+		memcpy(&x, p + 8 * half, 8);	/* little-endian: p[0] lowest */
+		/* A byte is a digit when x ^ '0' is below 10; a letter when
+		 * (x & ~0x20) ^ '@' is 1..6.  Bytes with the top bit set are
+		 * neither.  Per byte, without carries between bytes: y < k
+		 * for y < 0x80 is ((y + 0x80 - k) & 0x80) == 0. */
+		d = x ^ (ones * '0');
+		l = (x & ~(ones * 0x20)) ^ (ones * '@');
+		ok = (~((d & ~high) + ones * (0x80 - 10)) & ~d & high) |
+		     (~((l & ~high) + ones * (0x80 - 7)) &
+		      ((l & ~high) + ones * (0x80 - 1)) & ~l & high);
+		if (ok != high)
+			return false;
+		/* Digits: the low nibble; letters (bit 6 set): it plus 9. */
+		nib = (x & (ones * 0x0f)) + 9 * ((x >> 6) & ones);
+		/* Bytes b0 (first digit) .. b7 -> b0 b1 .. b7 as nibbles. */
+		nib = ((nib << 4) & 0x00f000f000f000f0ull) |
+		      ((nib >> 8) & 0x000f000f000f000full);
+		nib = ((nib << 8) & 0x0000ff000000ff00ull) |
+		      ((nib >> 16) & 0x000000ff000000ffull);
+		nib = ((nib << 16) & 0x00000000ffff0000ull) |
+		      ((nib >> 32) & 0x000000000000ffffull);
+		v = v << 32 | nib;
+	}
+	*out = v;
+	return true;
+}
+
 struct kiln_kallsyms *kiln_kallsyms_parse(const char *text, size_t len)
 {
 	struct kiln_kallsyms *k = calloc(1, sizeof(*k));
 	const char *p = text, *end = text + len;
-	size_t alloc = 0;
+	size_t alloc;
 	bool nonzero = false, sorted = true;
 
 	if (!k)
@@ -62,27 +113,40 @@ struct kiln_kallsyms *kiln_kallsyms_parse(const char *text, size_t len)
 		return NULL;
 	}
 	k->text = text;
+	kiln_htab_init(&k->name_index);
+	/* Lines of a 64-bit kernel are 21 bytes or more ("ADDR t x\n", 16
+	 * digits): room for each, so that the array is not copied as it
+	 * grows (pages never written cost nothing). */
+	alloc = len / 21 + 1;
+	k->syms = malloc(alloc * sizeof(*k->syms));
+	if (!k->syms)
+		goto out_free;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *e = nl ? nl : end, *q;
-		unsigned long long addr = 0;
+		uint64_t addr = 0;
 		char type;
 
-		for (q = p; q < e; q++) {
-			unsigned v = hexval[(unsigned char)*q];
+		if (e - p >= 20 && p[16] == ' ' && p[18] == ' ' &&
+		    hex16(p, &addr)) {
+			q = p + 16;
+		} else {
+			for (q = p; q < e; q++) {
+				unsigned v = hexval[(unsigned char)*q];
 
-			if (!v)
-				break;
-			addr = addr << 4 | (v - 1);
+				if (!v)
+					break;
+				addr = addr << 4 | (v - 1);
+			}
+			if (q + 3 >= e || *q != ' ' || q[2] != ' ')
+				goto next;
 		}
-		if (q + 3 >= e || *q != ' ' || q[2] != ' ')
-			goto next;
 		type = q[1];
 		q += 3;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			goto next;
 		if (k->n == alloc) {
-			size_t na = alloc ? alloc * 2 : 65536;
+			size_t na = alloc * 2;
 			struct ksym *s = realloc(k->syms, na * sizeof(*s));
 
 			if (!s)
@@ -144,14 +208,26 @@ void kiln_kallsyms_free(struct kiln_kallsyms *k)
 
 	if (!k)
 		return;
-	if (k->names)
-		for (i = 0; i < k->n; i++)
-			free(k->names[i]);
+	for (i = 0; i < k->nnames; i++)
+		free(k->names[i].name);
 	free(k->names);
+	kiln_htab_release(&k->name_index);
 	free(k->syms);
 	if (k->own.data)
 		kiln_map_release(&k->own);
 	free(k);
+}
+
+struct name_key {
+	const struct kiln_kallsyms *k;
+	size_t sym;
+};
+
+static bool name_eq(const void *ctx, uint32_t id)
+{
+	const struct name_key *key = ctx;
+
+	return key->k->names[id - 1].sym == key->sym;
 }
 
 /* The name of symbol i: "name" or "name [module]".  NULL: out of memory. */
@@ -159,15 +235,23 @@ static const char *name_of(struct kiln_kallsyms *k, size_t i)
 {
 	const struct ksym *s = &k->syms[i];
 	const char *q = k->text + s->name, *tab;
+	struct name_key key = { k, i };
+	uint64_t i64 = i;
+	uint32_t hash = (uint32_t)kiln_hash(&i64, sizeof(i64)), id;
 	char *n;
 
-	if (!k->names) {
-		k->names = calloc(k->n, sizeof(*k->names));
-		if (!k->names)
+	id = kiln_htab_find(&k->name_index, hash, name_eq, &key);
+	if (id)
+		return k->names[id - 1].name;
+	if (k->nnames == k->names_alloc) {
+		size_t na = k->names_alloc ? 2 * k->names_alloc : 64;
+		struct kname *nn = realloc(k->names, na * sizeof(*nn));
+
+		if (!nn)
 			return NULL;
+		k->names = nn;
+		k->names_alloc = na;
 	}
-	if (k->names[i])
-		return k->names[i];
 	n = malloc((size_t)s->len + 1);
 	if (!n)
 		return NULL;
@@ -177,7 +261,13 @@ static const char *name_of(struct kiln_kallsyms *k, size_t i)
 	tab = memchr(n, '\t', s->len);
 	if (tab)
 		n[tab - n] = ' ';
-	k->names[i] = n;
+	if (kiln_htab_insert(&k->name_index, hash, (uint32_t)k->nnames + 1)) {
+		free(n);
+		return NULL;
+	}
+	k->names[k->nnames].sym = i;
+	k->names[k->nnames].name = n;
+	k->nnames++;
 	return n;
 }
 
