@@ -22,6 +22,7 @@
 
 #include "profile/profile.h"
 #include "symbolize/debugcache.h"
+#include "symbolize/debugsearch.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
@@ -284,10 +285,10 @@ static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
 						  debuglink_crc,
 						  debuginfo_file_name);
 	else
-		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
-						  file_name, debuglink_file,
-						  debuglink_crc,
-						  debuginfo_file_name);
+		fd = kiln_debugsearch_standard(mod, userdata, modname, base,
+					       file_name, debuglink_file,
+					       debuglink_crc,
+					       debuginfo_file_name);
 	if (fd >= 0 && main_file) {
 		*userdata = &main_debug_found;
 		/* This run reads the original, as it is already open (libdwfl
