@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "capture/record.h"
@@ -27,6 +28,7 @@
 #include "format/perfdata.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
+#include "util/sort.h"
 
 #define MAGIC 0x32454c4946524550ull	/* "PERFILE2" little-endian */
 #define MAGIC_SWAPPED 0x50455246494c4532ull
@@ -734,44 +736,6 @@ static int cmp_rec(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* A stable LSD radix sort of the n records at *recs on the time, one pass
- * per byte that differs among them (diff: the bits that do).  False when
- * out of memory. */
-static bool radix_sort(struct rref **recs, size_t n, uint64_t diff)
-{
-	size_t count[8][256];	/* 16 KiB */
-	struct rref *src = *recs, *dst, *t;
-	size_t i, b;
-
-	dst = malloc(n * sizeof(*dst));
-	if (!dst)
-		return false;
-	memset(count, 0, sizeof(count));
-	for (i = 0; i < n; i++)
-		for (b = 0; b < 8; b++)
-			count[b][(src[i].time >> (8 * b)) & 0xff]++;
-	for (b = 0; b < 8; b++) {
-		size_t sum = 0, c, v;
-
-		if (!((diff >> (8 * b)) & 0xff))
-			continue;	/* every record has the same byte here */
-		for (v = 0; v < 256; v++) {
-			c = count[b][v];
-			count[b][v] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			dst[count[b][(src[i].time >> (8 * b)) & 0xff]++] = src[i];
-		t = src;
-		src = dst;
-		dst = t;
-	}
-	/* src holds the result; dst is the other buffer. */
-	free(dst);
-	*recs = src;
-	return true;
-}
-
 /* The first of r[lo, hi) whose time is above t (or, with eq, not below). */
 static size_t bound(const struct rref *r, size_t lo, size_t hi, uint64_t t,
 		    bool eq)
@@ -829,23 +793,20 @@ static bool merge_runs(struct rref *r, size_t a, size_t b, size_t c,
  * already: a file that is sorted is left as it is; one made of a few
  * sorted runs (a frame-pointer file of one program on two CPUs: two) has
  * its runs merged, pairwise, moving only the records that overlap;
- * anything else gets a stable LSD radix sort on the time, one pass per
- * byte that differs (qsort's merge sort through a comparison function
- * was a fifth of the instructions of reading a frame-pointer file; the
- * radix sort's copies of the whole array, a tenth).  The records are in
- * file order on entry, so stability gives the file order among ties.
+ * anything else gets a stable LSD radix sort on the time (util/sort.h;
+ * qsort's merge sort through a comparison function was a fifth of the
+ * instructions of reading a frame-pointer file; the radix sort's copies
+ * of the whole array, a tenth).  The records are in file order on entry,
+ * so stability gives the file order among ties.
  */
 static void sort_records(struct pd *pd)
 {
 	struct rref *r = pd->recs, *tmp = NULL;
 	size_t n = pd->nrecs, i, nruns = 1, tmp_alloc = 0, w;
 	size_t *runs;
-	uint64_t diff = 0;
 
-	for (i = 1; i < n; i++) {
+	for (i = 1; i < n; i++)
 		nruns += r[i].time < r[i - 1].time;
-		diff |= r[i].time ^ r[0].time;
-	}
 	if (nruns == 1)
 		return;
 	runs = nruns <= MERGE_RUNS ? malloc((nruns + 1) * sizeof(*runs)) : NULL;
@@ -878,10 +839,9 @@ static void sort_records(struct pd *pd)
 	free(tmp);
 	return;
 radix:
-	if (!radix_sort(&pd->recs, n, diff))
+	if (kiln_sort_by_u64(pd->recs, n, sizeof(*pd->recs),
+			     offsetof(struct rref, time)))
 		qsort(pd->recs, n, sizeof(*pd->recs), cmp_rec);
-	else
-		pd->recs_alloc = n;
 }
 
 /* ---- the whole file ---- */

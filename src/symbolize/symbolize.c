@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "util/diag.h"
 #include "util/file.h"
 #include "util/htab.h"
+#include "util/sort.h"
 
 /* ---- an arena of strings and frame arrays that never move ---- */
 
@@ -1348,7 +1350,10 @@ static struct sym_cache *sym_cache_build(struct mod *md)
 			c->bounds[n++] = sh.sh_addr + bias + sh.sh_size;
 		}
 	}
-	qsort(c->bounds, n, sizeof(*c->bounds), cmp_u64);
+	/* (Tens of thousands of addresses in libc: a radix sort, not qsort's
+	 * calls to cmp_u64().) */
+	if (kiln_sort_by_u64(c->bounds, n, sizeof(*c->bounds), 0))
+		qsort(c->bounds, n, sizeof(*c->bounds), cmp_u64);
 	{
 		size_t k = 0;
 
@@ -1410,7 +1415,11 @@ static void aliases_build(struct mod *md)
 		md->aliases[n].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		n++;
 	}
-	qsort(md->aliases, n, sizeof(*md->aliases), cmp_alias);
+	/* Stably, as qsort's merge sort did: aliases at one address stay in
+	 * table order. */
+	if (kiln_sort_by_u64(md->aliases, n, sizeof(*md->aliases),
+			     offsetof(struct alias, addr)))
+		qsort(md->aliases, n, sizeof(*md->aliases), cmp_alias);
 	md->naliases = n;
 }
 
