@@ -4,6 +4,9 @@
 #include "symbolize/kallsyms.h"
 
 #include <errno.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,45 +61,56 @@ static const unsigned char hexval[256] = {
 
 /*
  * The value of the 16 hexadecimal digits at p (either case), as the
- * digit-by-digit loop below gives it, 8 bytes at a time; false when one
+ * digit-by-digit loop below gives it, 16 bytes at a time; false when one
  * of them is not a digit.  A 64-bit kernel writes every address so, and
  * the loop was most of the parse.
  */
+#if defined(__SSE2__)
 static bool hex16(const char *p, uint64_t *out)
 {
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
+	/* Signed compares: bytes of 0x80 and up are neither. */
+	__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
+				      _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+	__m128i letter = _mm_and_si128(
+		_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
+		_mm_cmplt_epi8(lower, _mm_set1_epi8('f' + 1)));
+	__m128i v, pairs;
+	uint64_t packed;
+
+	if (_mm_movemask_epi8(_mm_or_si128(digit, letter)) != 0xffff)
+		return false;
+	/* Each byte its value; then each pair of bytes (first digit, low
+	 * address) one byte, digit << 4 | next; the 8 bytes, first the most
+	 * significant, big-endian. */
+	v = _mm_or_si128(_mm_and_si128(digit, _mm_sub_epi8(x, _mm_set1_epi8('0'))),
+			 _mm_and_si128(letter, _mm_sub_epi8(lower,
+							    _mm_set1_epi8('a' - 10))));
+	pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(v, 4),
+					   _mm_srli_epi16(v, 8)),
+			      _mm_set1_epi16(0xff));
+	packed = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs));
+	*out = __builtin_bswap64(packed);
+	return true;
+}
+#else
+static bool hex16(const char *p, uint64_t *out)
+{
 	uint64_t v = 0;
-	int half;
+	int i;
 
-	for (half = 0; half < 2; half++) {
-		uint64_t x, d, l, ok, nib;
+	for (i = 0; i < 16; i++) {
+		unsigned d = hexval[(unsigned char)p[i]];
 
-		memcpy(&x, p + 8 * half, 8);	/* little-endian: p[0] lowest */
-		/* A byte is a digit when x ^ '0' is below 10; a letter when
-		 * (x & ~0x20) ^ '@' is 1..6.  Bytes with the top bit set are
-		 * neither.  Per byte, without carries between bytes: y < k
-		 * for y < 0x80 is ((y + 0x80 - k) & 0x80) == 0. */
-		d = x ^ (ones * '0');
-		l = (x & ~(ones * 0x20)) ^ (ones * '@');
-		ok = (~((d & ~high) + ones * (0x80 - 10)) & ~d & high) |
-		     (~((l & ~high) + ones * (0x80 - 7)) &
-		      ((l & ~high) + ones * (0x80 - 1)) & ~l & high);
-		if (ok != high)
+		if (!d)
 			return false;
-		/* Digits: the low nibble; letters (bit 6 set): it plus 9. */
-		nib = (x & (ones * 0x0f)) + 9 * ((x >> 6) & ones);
-		/* Bytes b0 (first digit) .. b7 -> b0 b1 .. b7 as nibbles. */
-		nib = ((nib << 4) & 0x00f000f000f000f0ull) |
-		      ((nib >> 8) & 0x000f000f000f000full);
-		nib = ((nib << 8) & 0x0000ff000000ff00ull) |
-		      ((nib >> 16) & 0x000000ff000000ffull);
-		nib = ((nib << 16) & 0x00000000ffff0000ull) |
-		      ((nib >> 32) & 0x000000000000ffffull);
-		v = v << 32 | nib;
+		v = v << 4 | (d - 1);
 	}
 	*out = v;
 	return true;
 }
+#endif
 
 struct kiln_kallsyms *kiln_kallsyms_parse(const char *text, size_t len)
 {
