@@ -42,6 +42,8 @@ enum {
 struct rule {
 	uint64_t pc;		/* the lookup address */
 	bool used, simple, signal;
+	bool in_place;		/* no R_REG entry reads a register an entry
+				 * before it gives the caller */
 	bool ra_undef;		/* the return address is undefined: the end */
 	uint8_t ra;		/* return address register */
 	uint8_t cfa_reg;
@@ -402,6 +404,15 @@ static void make_rule(struct kiln_unwind *u, struct rule *r, uint64_t pc)
 			goto out;
 	}
 	r->simple = true;
+	r->in_place = true;
+	for (regno = 0; regno < r->nregs; regno++) {
+		int j;
+
+		for (j = 0; j < regno; j++)
+			if (r->reg[regno].kind == R_REG &&
+			    r->reg[j].regno == r->reg[regno].src)
+				r->in_place = false;
+	}
 out:
 	free(frame);
 }
@@ -433,8 +444,12 @@ static const struct rule *rule_for(struct kiln_unwind *u, uint64_t pc)
 static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 			uint64_t *out, size_t max)
 {
-	static const int from_perf[NREGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17,
-					      18, 19, 20, 21, 22, 23, 8 };
+	/* The sample's registers (kiln's compacted perf order, perf_idx())
+	 * for DWARF's rax..r15, rip. */
+	static const uint8_t from_perf[NREGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 12,
+						  13, 14, 15, 16, 17, 18, 19,
+						  8 };
+	const uint64_t sp = s->regs[perf_idx(PERF_SP)], dyn = s->stack_dyn;
 	uint64_t reg[NREGS], val[NREGS], pc;
 	uint32_t set = (1u << NREGS) - 1, nset;
 	bool first = true, signal = false;
@@ -442,7 +457,7 @@ static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 	int i, k;
 
 	for (i = 0; i < NREGS; i++)
-		reg[i] = s->regs[perf_idx(from_perf[i])];
+		reg[i] = s->regs[from_perf[i]];
 	pc = s->regs[perf_idx(PERF_IP)];
 	for (;;) {
 		const struct rule *r;
@@ -463,17 +478,25 @@ static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 			cfa = reg[r->cfa_reg] + (uint64_t)(int64_t)r->cfa_off;
 		/*
 		 * The caller's registers are updated in place: an R_SAME one
-		 * keeps its value (and stays known if it was), the others are
-		 * all computed from this frame's values first (val[k]), then
-		 * stored.  A register not in the new set is never read.
+		 * keeps its value (and stays known if it was); the others
+		 * are computed from this frame's values, and stored as they
+		 * come where no later entry reads one stored before it (else
+		 * all are computed first, in val[]).  A register not in the
+		 * new set is never read.
 		 */
+		nset = r->same & set;
 		for (k = 0; k < r->nregs; k++) {
-			uint64_t off = (uint64_t)(int64_t)r->reg[k].off;
+			uint64_t off = (uint64_t)(int64_t)r->reg[k].off, a;
 
 			switch (r->reg[k].kind) {
 			case R_AT_CFA:
-				if (!cfa_ok || !read_word(s, cfa + off, &v))
+				/* A word of the stack copy (compared as
+				 * offsets: a + 8 may wrap). */
+				a = cfa + off;
+				if (!cfa_ok || a < sp || dyn < sizeof(v) ||
+				    a - sp > dyn - sizeof(v))
 					continue;
+				memcpy(&v, s->stack + (a - sp), sizeof(v));
 				break;
 			case R_CFA:
 				if (!cfa_ok)
@@ -488,11 +511,15 @@ static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 			default:
 				continue;
 			}
-			val[k] = v;
-			got |= 1u << k;
+			if (r->in_place) {
+				reg[r->reg[k].regno] = v;
+				nset |= 1u << r->reg[k].regno;
+			} else {
+				val[k] = v;
+				got |= 1u << k;
+			}
 		}
-		nset = r->same & set;
-		for (k = 0; k < r->nregs; k++)
+		for (k = 0; got && k < r->nregs; k++)
 			if ((got >> k) & 1) {
 				reg[r->reg[k].regno] = val[k];
 				nset |= 1u << r->reg[k].regno;
