@@ -385,14 +385,21 @@ static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
 			/* Into the layout kiln's unwinder reads (reg_layout():
 			 * zero where the file has none; no sp or ip: nothing to
 			 * unwind from). */
-			for (j = 0; j < a->nwant; j++)
-				regs[j] = a->regpos[j] >= 0 ?
-					  u64(p + 8 * (size_t)a->regpos[j]) : 0;
+			const uint64_t *in = regs;
+
+			/* perf's mask is kiln's: the file's registers as they
+			 * are, where aligned (a record starts 8-aligned). */
+			if (a->regs_as_is && !((uintptr_t)p & 7))
+				in = (const uint64_t *)(const void *)p;
+			else
+				for (j = 0; j < a->nwant; j++)
+					regs[j] = a->regpos[j] >= 0 ?
+						  u64(p + 8 * (size_t)a->regpos[j]) : 0;
 			p += 8 * n;
 #if defined(__x86_64__)
 			if (s->abi == PERF_SAMPLE_REGS_ABI_64 &&
 			    ((a->regs_user >> 7) & 1) && ((a->regs_user >> 8) & 1))
-				s->regs = regs;
+				s->regs = in;
 #endif
 		}
 	}

@@ -75,12 +75,14 @@ static void reg_layout(struct attr *a)
 	int bit;
 
 	a->nwant = 0;
+	a->regs_as_is = true;
 	a->nregs_user = (uint8_t)__builtin_popcountll(a->regs_user);
 	for (want = kiln_perf_regs_mask(); want; want &= want - 1) {
 		bit = __builtin_ctzll(want);
 		below = a->regs_user & ((1ull << bit) - 1);
 		a->regpos[a->nwant++] = (a->regs_user >> bit) & 1 ?
 			(int8_t)__builtin_popcountll(below) : -1;
+		a->regs_as_is &= a->regpos[a->nwant - 1] == a->nwant - 1;
 	}
 }
 

@@ -37,6 +37,7 @@ struct attr {
 	 * once per attr, not per sample. */
 	int8_t regpos[64];
 	uint8_t nwant, nregs_user;
+	bool regs_as_is;	/* regpos[j] == j: the file's layout is kiln's */
 	uint64_t *ids;
 	size_t nids;
 	char *name;		/* from EVENT_DESC, may be NULL */
