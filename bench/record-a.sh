@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # bench/record-a.sh: the cost of system-wide recording.  `kiln record -a -g`
 # against `perf record -a -g` at the same rate (999 Hz by default) while
-# both CPUs are busy: two copies of bench/cpuloop.c (fp build), one per
-# CPU, for the whole recording.  What is compared is the recorder's own
-# CPU time (perf stat's task-clock of its process tree, every thread and
-# child: kiln records, unwinds, symbolizes and writes its pprof; perf
-# record writes
-# perf.data, which `perf script` or `perf report` would then read at a
-# cost of its own, not counted here).  Goal (issue 11): kiln <= 1/2 of
-# perf record's.
+# every CPU is busy: a copy of bench/cpuloop.c (fp build) pinned to each,
+# for the whole recording.  What is compared is the recorder's own CPU
+# time (perf stat's task-clock of its process tree, every thread and
+# child): kiln records, unwinds, symbolizes and writes its pprof; perf
+# record writes perf.data, which `perf script` or `perf report` would then
+# read at a cost of its own, not counted here.  Goal (issue 11): kiln <=
+# 1/2 of perf record's.
 #
 # The two tools run in adjacent pairs (kiln, then perf; the next pair perf
 # first), RUNS pairs; medians of each and the median of the per-pair
