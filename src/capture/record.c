@@ -95,6 +95,12 @@ struct stack_ent {
 	uint64_t *ips;		/* the chain, then the nu unwound frames */
 	uint32_t *locs;
 	size_t ips_alloc, locs_alloc;
+	/* The profile sample these locations were last added to, with
+	 * label set memo_lset: the next sample of this stack with the same
+	 * labels adds to it without hashing the stack again. */
+	bool memo;
+	uint32_t memo_lset;
+	size_t memo_sample;
 };
 
 struct kiln_rec {
@@ -139,6 +145,9 @@ struct kiln_rec {
 	 * processes): what the caches below were filled under. */
 	uint32_t epoch;
 	struct stack_ent *stacks;	/* STACK_CACHE of them, offline */
+	/* The entry whose locations kiln_rec_stack() just gave (in r->locs),
+	 * for the kiln_rec_add() of the same sample; else NULL. */
+	struct stack_ent *cur_stack;
 	struct {			/* the last labels of kiln_rec_add() */
 		bool valid;
 		uint32_t pid, tid, epoch, lset;
@@ -1165,6 +1174,7 @@ static void stack_keep(struct stack_ent *e, uint64_t hash, uint32_t epoch,
 	if (unwound(nu))
 		copy(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf));
 	copy(e->locs, locs, n * sizeof(*locs));
+	e->memo = false;
 	e->hash = hash;
 	e->pid = s->pid;
 	e->epoch = epoch;
@@ -1209,6 +1219,7 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	long n, nu;
 
 	*locs = r->locs;
+	r->cur_stack = NULL;
 	if (r->o.self_pid && s->pid == r->o.self_pid) {
 		r->nself++;
 		return 0;
@@ -1243,23 +1254,55 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 		r->nsamples++;
 		copy(r->locs, e->locs, e->nlocs * sizeof(*e->locs));
 		*locs = r->locs;
+		r->cur_stack = e;
 		return (long)e->nlocs;
 	}
 	n = stack_of(r, s, locs, nu);
-	if (n >= 0 && !r->err)
+	if (n >= 0 && !r->err) {
 		stack_keep(e, hash, r->epoch, s, nu, r->ubuf, *locs, (uint32_t)n);
+		if (e->used && *locs == r->locs)
+			r->cur_stack = e;
+	}
 	return n;
+}
+
+/*
+ * kiln_prof_add_sample(), through the memo of the stack cache entry that
+ * gave locs when there is one (cur: r->cur_stack, taken by the caller):
+ * the same locations (the entry's, still in r->locs) and the same label
+ * set are the same profile sample.
+ */
+static void add_sample(struct kiln_rec *r, struct stack_ent *cur,
+		       const uint32_t *locs, uint32_t n, const int64_t *values,
+		       uint32_t lset)
+{
+	long idx;
+
+	if (cur && (locs != r->locs || n != cur->nlocs))
+		cur = NULL;
+	if (cur && cur->memo && cur->memo_lset == lset) {
+		kiln_prof_add_to_sample(r->p, cur->memo_sample, values);
+		return;
+	}
+	idx = kiln_prof_add_sample(r->p, locs, n, values, lset);
+	if (cur && idx >= 0) {
+		cur->memo = true;
+		cur->memo_lset = lset;
+		cur->memo_sample = (size_t)idx;
+	}
 }
 
 void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		  uint64_t time, const uint32_t *locs, uint32_t n,
 		  int64_t value, const char *state)
 {
+	struct stack_ent *cur = r->cur_stack;
 	struct thread *t, *leader;
 	struct kiln_label labels[6];
 	uint32_t nl = 0, lset;
 	int64_t values[2] = { 1, value }, bucket;
 
+	r->cur_stack = NULL;
 	if (!r->o.start_ns)
 		r->o.start_ns = time;
 	bucket = (int64_t)((time > r->o.start_ns ? time - r->o.start_ns : 0) /
@@ -1269,7 +1312,7 @@ void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 	if (!state && r->last_labels.valid && r->last_labels.pid == pid &&
 	    r->last_labels.tid == tid && r->last_labels.bucket == bucket &&
 	    r->last_labels.epoch == r->epoch) {
-		kiln_prof_add_sample(r->p, locs, n, values, r->last_labels.lset);
+		add_sample(r, cur, locs, n, values, r->last_labels.lset);
 		return;
 	}
 	t = find_thread(r, tid, pid, true);
@@ -1296,7 +1339,7 @@ void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 	r->last_labels.bucket = bucket;
 	r->last_labels.epoch = r->epoch;
 	r->last_labels.lset = lset;
-	kiln_prof_add_sample(r->p, locs, n, values, lset);
+	add_sample(r, cur, locs, n, values, lset);
 }
 
 static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)

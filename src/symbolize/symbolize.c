@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,13 @@
 
 #include "profile/profile.h"
 #include "symbolize/debugcache.h"
+#include "symbolize/debugsearch.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
 #include "util/htab.h"
 #include "util/maps.h"
+#include "util/sort.h"
 
 /* ---- an arena of strings and frame arrays that never move ---- */
 
@@ -285,10 +288,10 @@ static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
 						  debuglink_crc,
 						  debuginfo_file_name);
 	else
-		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
-						  file_name, debuglink_file,
-						  debuglink_crc,
-						  debuginfo_file_name);
+		fd = kiln_debugsearch_standard(mod, userdata, modname, base,
+					       file_name, debuglink_file,
+					       debuglink_crc,
+					       debuginfo_file_name);
 	if (fd >= 0 && main_file) {
 		*userdata = &main_debug_found;
 		/* This run reads the original, as it is already open (libdwfl
@@ -299,10 +302,10 @@ static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
 	return fd;
 }
 
-static int find_debuginfo(Dwfl_Module *mod, void **userdata,
-			  const char *modname, Dwarf_Addr base,
-			  const char *file_name, const char *debuglink_file,
-			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+int kiln_sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
+			    const char *modname, Dwarf_Addr base,
+			    const char *file_name, const char *debuglink_file,
+			    GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	return find_debuginfo_cached(false, mod, userdata, modname, base,
 				     file_name, debuglink_file, debuglink_crc,
@@ -316,7 +319,7 @@ static const Dwfl_Callbacks callbacks = {
 	 * yyyy.debug under /usr/lib/debug, .gnu_debuglink next to the file,
 	 * in its .debug/ and under /usr/lib/debug, then debuginfod if
 	 * configured. */
-	.find_debuginfo = find_debuginfo,
+	.find_debuginfo = kiln_sym_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -1245,7 +1248,10 @@ static struct sym_cache *sym_cache_build(struct mod *md)
 			c->bounds[n++] = sh.sh_addr + bias + sh.sh_size;
 		}
 	}
-	qsort(c->bounds, n, sizeof(*c->bounds), cmp_u64);
+	/* (Tens of thousands of addresses in libc: a radix sort, not qsort's
+	 * calls to cmp_u64().) */
+	if (kiln_sort_by_u64(c->bounds, n, sizeof(*c->bounds), 0))
+		qsort(c->bounds, n, sizeof(*c->bounds), cmp_u64);
 	{
 		size_t k = 0;
 
@@ -1307,7 +1313,11 @@ static void aliases_build(struct mod *md)
 		md->aliases[n].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		n++;
 	}
-	qsort(md->aliases, n, sizeof(*md->aliases), cmp_alias);
+	/* Stably, as qsort's merge sort did: aliases at one address stay in
+	 * table order. */
+	if (kiln_sort_by_u64(md->aliases, n, sizeof(*md->aliases),
+			     offsetof(struct alias, addr)))
+		qsort(md->aliases, n, sizeof(*md->aliases), cmp_alias);
 	md->naliases = n;
 }
 
