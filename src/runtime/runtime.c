@@ -9,6 +9,7 @@
  * the files.  See docs/design.md.
  */
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "agent/agent.h"
 #include "agent/relay.h"
@@ -67,6 +68,23 @@ static void child(void)
  */
 __attribute__((constructor)) static void kiln_runtime_load(void)
 {
+	/*
+	 * The first allocation is a malloc.  A sanitizer's runtime preloaded
+	 * into a program not built with it (LD_PRELOAD="libasan.so
+	 * libkiln.so" timeout PROG: timeout is one) is started by its own
+	 * constructor, which runs after this one.  Until then GCC 12's ASan
+	 * answers strdup() from its internal allocator (internal_strdup),
+	 * and its free() takes such a pointer for one allocated inside
+	 * dlsym, finds no LSan root region for it and ends the process with
+	 * status 0 before main(): "__lsan_unregister_root_region(): region
+	 * ... has not been registered", the host's work and output lost
+	 * (t731).  Its malloc() starts the runtime first (ENSURE_ASAN_INITED),
+	 * so every strdup() after this one is its ordinary heap's.  (Through
+	 * a volatile pointer: the compiler drops a bare free(malloc(1)).)
+	 */
+	void *volatile first = malloc(1);
+
+	free(first);
 	kiln_agent_log_init();
 	/* Every variable parsed (and a bad one said) before any part acts
 	 * on one. */

@@ -174,8 +174,32 @@ static int create_tmp(struct kiln_out *o)
 	return err;
 }
 
-/* Output beside the final name: hold its folder, create the temporary. */
-static int open_beside(struct kiln_out *o, const char *path)
+/*
+ * The commit will keep the file now at the final name as NAME.old: an
+ * older NAME.old goes now, so that that rename replaces nothing.  ext4
+ * flushes the data of a file renamed over another (auto_da_alloc: here
+ * the previous profile's, often still unwritten), 0.3-3 ms inside the
+ * rename, which for the agent's profiles falls in the program's exit.
+ * Only a regular file is removed; anything else is left to the commit's
+ * rename (which fails on a folder).
+ */
+static void drop_old(struct kiln_out *o)
+{
+	struct kiln_buf old = KILN_BUF_INIT;
+	struct stat st;
+
+	if (kiln_buf_addf(&old, "%s.old", o->name))
+		return;
+	if (!fstatat(o->dirfd, old.data, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISREG(st.st_mode))
+		unlinkat(o->dirfd, old.data, 0);
+	kiln_buf_release(&old);
+}
+
+/* Output beside the final name: hold its folder, create the temporary
+ * (after an older NAME.old is dropped, when replacing says a file is at
+ * the final name). */
+static int open_beside(struct kiln_out *o, const char *path, bool replacing)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir;
@@ -193,7 +217,11 @@ static int open_beside(struct kiln_out *o, const char *path)
 	o->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	err = o->dirfd < 0 ? -errno : 0;
 	free(dir);
-	return err ? err : create_tmp(o);
+	if (err)
+		return err;
+	if (replacing)
+		drop_old(o);
+	return create_tmp(o);
 }
 
 /* Output written in place: a character device or a FIFO.  A FIFO with no
@@ -225,7 +253,7 @@ int kiln_out_open(struct kiln_out *o, const char *path)
 	if (stat(path, &st)) {
 		if (errno != ENOENT)
 			return -errno;
-		err = open_beside(o, path);	/* new, or a dangling link */
+		err = open_beside(o, path, false);	/* new, or a dangling link */
 	} else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
 		err = open_in_place(o, path);
 	} else if (S_ISDIR(st.st_mode)) {
@@ -235,7 +263,7 @@ int kiln_out_open(struct kiln_out *o, const char *path)
 	} else {
 		/* A link to a regular file: replace the file, keep the link. */
 		real = realpath(path, NULL);
-		err = real ? open_beside(o, real) : -errno;
+		err = real ? open_beside(o, real, true) : -errno;
 		free(real);
 	}
 	if (err)

@@ -40,7 +40,9 @@ int kiln_read_proc(int dirfd, const char *path, struct kiln_buf *out);
  *   - anything else (absent, a regular file, a symlink to one): a
  *     temporary file beside the final name; kiln_out_commit() renames it
  *     into place, so a reader never sees half a file, and keeps a regular
- *     file that was there as FILE.old, as perf does with perf.data.
+ *     file that was there as FILE.old, as perf does with perf.data (an
+ *     older FILE.old is removed when the output is opened: the commit's
+ *     rename then replaces nothing, which ext4 would flush first).
  * The folder is held open from kiln_out_open() on, so a process that
  * changes directory or root later still commits to the place it named.
  * Not for signal handlers or malloc hooks.
