@@ -1395,7 +1395,7 @@ static void aliases_build(struct mod *md)
 	if (!md->aliases)
 		return;
 	/* (by_addr is in the order of addresses, and at one address in
-	 * table order, as the sort below leaves them.) */
+	 * table order: symtab_read() sorted it stably.) */
 	for (size_t i = 0; i < md->nby_addr; i++) {
 		const struct symtab_ent *t = &md->tab[md->by_addr[i].ndx];
 		const char *name = t->name;
