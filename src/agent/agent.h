@@ -56,8 +56,8 @@ void kiln_agent_cpu_init(void);
 
 /*
  * kiln's one thread starter: every thread of kiln's own (the collector,
- * the wall ticker, the control and HTTP heir threads, the heap writer and
- * dumper, the HTTP profile jobs and guard) starts here, running fn(arg)
+ * the wall ticker, the relay, the HTTP heir thread, the heap writer, the
+ * HTTP profile jobs and guard) starts here, running fn(arg)
  * named name (up to 15 characters; NULL: unnamed): all signals blocked,
  * its allocations never recorded (the heap guard, for good) and it never
  * sampled nor in a goroutine dump, whatever the symbol order (started
@@ -115,21 +115,9 @@ struct sigaction;
 /* Whether act installs the agent's own SIGPROF handler. */
 bool kiln_agent_is_own_handler(const struct sigaction *act);
 
-/* The value of variable a, else of its alias b; NULL when both are unset
- * or empty. */
-const char *kiln_agent_env2(const char *a, const char *b);
-
 /* Remembers which file fd 2 is (called first by every constructor;
  * idempotent): messages go there only while it still is, see log.c. */
 void kiln_agent_log_init(void);
-
-/*
- * path made absolute against the working directory now (malloc'ed; NULL
- * when out of memory): an output's path is resolved once, when the agent
- * loads, so that a program that changes directory, and its children,
- * write where the user asked.  docs/agent.md.
- */
-char *kiln_agent_abspath(const char *path);
 
 /* Logging on stderr when KILN_LOG=debug (or info); printf-like. */
 void kiln_agent_log(int level, const char *fmt, ...)
@@ -275,10 +263,6 @@ int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
 struct kiln_sym *kiln_agent_sym_new(void);
 
 /* ---- heap profiles (heapdump.c) ---- */
-
-/* Before an exec of this process: the heap dump an exit would write
- * (KILN_HEAP); the new image numbers its dumps on from it. */
-void kiln_heapdump_before_exec(void);
 
 struct kiln_heap_snap;
 

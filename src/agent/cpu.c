@@ -9,11 +9,12 @@
  * timer_create is refused, setitimer(ITIMER_PROF) serves the whole
  * process instead.
  *
- * The SIGPROF handler is async-signal-safe: it unwinds the interrupted
- * stack (frame pointers checked against the thread's stack and the known
- * code ranges, DWARF CFI where the code has it: capture/cfi.c) into a
- * bounded lock-free queue reserved before the timers are armed, and
- * counts a drop when the queue is full.  A collector thread drains the
+ * The SIGPROF handler (sigprof.c, alone in its file; the state it shares
+ * with this one is declared in cpuint.h) is async-signal-safe: it
+ * unwinds the interrupted stack (frame pointers checked against the
+ * thread's stack and the known code ranges, DWARF CFI where the code has
+ * it: capture/cfi.c) into a bounded lock-free queue reserved before the
+ * timers are armed, and counts a drop when the queue is full.  A collector thread drains the
  * queue every few milliseconds and interns the stacks into a profile
  * model (memory grows with distinct stacks); the profile gets its
  * mappings and symbols only when it is taken (kiln_agent_cpu_end()),
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/cpuint.h"
 #include "runtime/runtime.h"
 #include "agent/kfd.h"
 #include "capture/cfi.h"
@@ -48,80 +50,34 @@
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/htab.h"
+#include "util/maps.h"
 
-#define MAX_THREADS 8192
-/* Frames a sample keeps: a queue slot is then exactly 1 KiB. */
-#define MAX_DEPTH KILN_AGENT_MAX_DEPTH
-/*
- * Queue slots (a power of two).  The collector drains it when it fills
- * by a quarter and every 100 ms: 1024 slots hold 64 ms of samples at the
- * most CPU-time timers can give 64 busy threads (250 a second each);
- * beyond that samples are dropped and counted.  Kept small: every page
- * of it must be made present, which costs several microseconds a page
- * in a VM whose memory the host backs on first touch.
- */
-#define RING_SLOTS 1024
-#define RING_BYTES ((size_t)RING_SLOTS * 1024)
+/* The sampler's state shared with the handler (declared in cpuint.h). */
+struct kthread kcpu_threads[MAX_THREADS];
+_Atomic size_t kcpu_threads_hw;
+__thread struct kthread *kcpu_self __attribute__((tls_model("initial-exec")));
+_Atomic bool kcpu_active;
+_Atomic uint64_t kcpu_in_handler;
+_Atomic uint64_t kcpu_dropped;
+bool kcpu_wall;
+pid_t kcpu_own_pid;
+struct rec *kcpu_ring;
+_Atomic uint64_t kcpu_enq_pos;
+struct kiln_cfi *kcpu_cfi;
+_Atomic uint32_t kcpu_collector_stop;
+struct snap_rec *kcpu_snaps;
+_Atomic uint32_t kcpu_snap_next;
+_Atomic uint32_t kcpu_snap_gen;
+_Atomic bool kcpu_snap_unknown_top;
 
-/* A thread the sampler knows.  Slots are reused; tid 0 means free. */
-struct kthread {
-	_Atomic int tid;
-	timer_t timer;
-	_Atomic bool armed;
-	_Atomic uint64_t stack_hi;	/* top of its stack, 0: not known yet */
-	_Atomic uint64_t sp_seen;	/* a sp the handler saw, to find it */
-	_Atomic uint64_t owed;		/* wall ns of ticks its signal is for */
-	bool internal;			/* kiln's own thread: never sampled */
-};
-
-/*
- * A slot of the sample queue (Vyukov's bounded MPMC queue).  Its
- * sequence number is stored minus the slot's index, so that the queue
- * starts as all zeros: a fresh (populated) mmap needs no initialising
- * pass (4 MiB of slots written one by one cost a thousand page faults
- * at every start).
- */
-struct rec {
-	_Atomic uint64_t seq;		/* sequence - index of the slot */
-	uint32_t tid;
-	uint16_t n;
-	uint8_t state;			/* enum kiln_agent_wall_state */
-	uint8_t pad;
-	uint64_t weight;		/* samples; wall mode: nanoseconds */
-	uint64_t pcs[MAX_DEPTH];
-};
-_Static_assert(sizeof(struct rec) == 1024,
-	       "a queue slot is 1 KiB: every page holds the start of a slot "
-	       "(populate_ring())");
-
-static struct kthread threads[MAX_THREADS];
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread struct kthread *self __attribute__((tls_model("initial-exec")));
-
 /* Sampler state: written under state_lock, read by the handler. */
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic bool active;
-/*
- * Handlers running now (low 32 bits) and an epoch (high 32 bits).  A
- * handler leaves by a decrement only if the epoch is the one it entered
- * under: a handler the program jumped out of (its own SIGSEGV handler
- * siglongjmp'ing out of a fault taken inside ours) never leaves, and the
- * stop, after waiting HANDLER_WAIT_MS for the count to drop, starts a new
- * epoch at 0 instead of waiting for ever.  The queue stays mapped for
- * the life of the process, so a handler still running then writes into
- * valid memory.
- */
-static _Atomic uint64_t in_handler;
+/* The stop waits this long for handlers to leave (kcpu_in_handler). */
 #define HANDLER_WAIT_MS 200
-static _Atomic uint64_t dropped;
 static enum kiln_agent_engine engine;
 static int period_ns_cfg;
-static bool wall;		/* KILN_CPU_MODE=wall (wall.c ticks) */
-static pid_t own_pid;		/* the process the profile runs in */
-static struct rec *ring;
-static _Atomic uint64_t enq_pos;
 static uint64_t deq_pos;
-static struct kiln_cfi *cfi;
 static pthread_t collector;
 static bool handler_installed;
 static struct sigaction old_prof;
@@ -138,228 +94,6 @@ static clockid_t thread_cpu_clock(pid_t tid)
 	/* The kernel's encoding of a thread's CPU clock, as glibc's
 	 * pthread_getcpuclockid() builds it: CPUCLOCK_SCHED, per thread. */
 	return (clockid_t)((~(unsigned)tid << 3) | 6);
-}
-
-static pid_t gettid_(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-/* ---- the signal handler ---- */
-
-static _Atomic uint32_t collector_stop;	/* a futex word: 1 stops it */
-
-/* Wakes the collector before its period ends.  Async-signal-safe. */
-static void wake_collector(void *arg)
-{
-	syscall(SYS_futex, &collector_stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-static bool ring_push(uint32_t tid, uint8_t state, uint64_t weight,
-		      const uint64_t *pcs, int n)
-{
-	uint64_t pos = atomic_load_explicit(&enq_pos, memory_order_relaxed);
-	struct rec *r;
-
-	for (;;) {
-		uint64_t seq;
-		int64_t dif;
-
-		r = &ring[pos & (RING_SLOTS - 1)];
-		seq = atomic_load_explicit(&r->seq, memory_order_acquire) +
-		      (pos & (RING_SLOTS - 1));
-		dif = (int64_t)(seq - pos);
-		if (dif == 0) {
-			if (atomic_compare_exchange_weak_explicit(
-				    &enq_pos, &pos, pos + 1, memory_order_relaxed,
-				    memory_order_relaxed))
-				break;
-		} else if (dif < 0) {
-			return false;	/* full */
-		} else {
-			pos = atomic_load_explicit(&enq_pos, memory_order_relaxed);
-		}
-	}
-	r->tid = tid;
-	r->n = (uint16_t)n;
-	r->state = state;
-	r->weight = weight;
-	memcpy(r->pcs, pcs, (size_t)n * sizeof(*pcs));
-	atomic_store_explicit(&r->seq, pos + 1 - (pos & (RING_SLOTS - 1)),
-			      memory_order_release);
-	/* A quarter of the queue since the last time: the collector drains
-	 * now rather than at the end of its period. */
-	if (((pos + 1) & (RING_SLOTS / 4 - 1)) == 0)
-		wake_collector(NULL);
-	return true;
-}
-
-/*
- * One past the highest slot ever taken: the loops over slots stop there
- * (the table is 320 KiB, mostly never touched; a loop to its end every
- * collector round read it all, and the exit's disarm wrote it all).
- */
-static _Atomic size_t threads_hw;
-
-static struct kthread *find_slot(pid_t tid)
-{
-	size_t i, hw = atomic_load_explicit(&threads_hw, memory_order_acquire);
-
-	for (i = 0; i < hw; i++)
-		if (atomic_load_explicit(&threads[i].tid, memory_order_relaxed) == tid)
-			return &threads[i];
-	return NULL;
-}
-
-/* The interrupted stack pointer of a handler's ucontext (0 where the
- * architecture is not known).  Async-signal-safe. */
-static inline uint64_t uc_sp(const void *ucv)
-{
-#if defined(__x86_64__)
-	return (uint64_t)((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-	return ((const ucontext_t *)ucv)->uc_mcontext.sp;
-#else
-	(void)ucv;
-	return 0;
-#endif
-}
-
-/*
- * A snapshot of every thread's stack (kiln_agent_threads_snapshot(), Go's
- * goroutine endpoint): a running thread is sent SIGPROF with SNAP_MAGIC
- * and the snapshot's generation as the value, and its handler unwinds
- * into the next free record.  A record counts for the snapshot whose
- * generation it carries (a signal delivered after its snapshot gave up
- * waiting lands in none).
- */
-#define SNAP_MAGIC 0x6b736e00u	/* "ksn" and a generation byte */
-#define SNAP_MAX 512
-
-struct snap_rec {
-	_Atomic uint32_t gen;	/* 0: not filled */
-	uint32_t tid;
-	uint32_t n;
-	uint64_t pcs[MAX_DEPTH];
-};
-
-static struct snap_rec *snaps;	/* mapped at the first snapshot, kept */
-static _Atomic uint32_t snap_next;
-static _Atomic uint32_t snap_gen;	/* the snapshot being taken, 0: none */
-static _Atomic bool snap_unknown_top;	/* a stack top was not known yet */
-
-static void snap_take(uint32_t gen, void *ucv)
-{
-	struct kthread *t = self;
-	struct snap_rec *r;
-	uint64_t hi, sp;
-	uint32_t i;
-
-	if (!gen || gen != atomic_load_explicit(&snap_gen, memory_order_acquire))
-		return;
-	i = atomic_fetch_add_explicit(&snap_next, 1, memory_order_relaxed);
-	if (i >= SNAP_MAX)
-		return;
-	r = &snaps[i];
-	kiln_agent_altstack_ensure();
-	if (!t) {
-		t = find_slot(gettid_());
-		self = t;
-	}
-	sp = uc_sp(ucv);
-	hi = t ? atomic_load_explicit(&t->stack_hi, memory_order_relaxed) : 0;
-	if (!hi) {
-		if (t)
-			atomic_store_explicit(&t->sp_seen, sp, memory_order_relaxed);
-		atomic_store_explicit(&snap_unknown_top, true, memory_order_relaxed);
-		hi = sp;
-	}
-	r->tid = (uint32_t)gettid_();
-	r->n = (uint32_t)kiln_cfi_unwind(cfi, ucv, sp, hi, r->pcs, MAX_DEPTH);
-	atomic_store_explicit(&r->gen, gen, memory_order_release);
-}
-
-/*
- * Async-signal-safe.  Not re-entrant (SIGPROF is blocked while it runs).
- * Runs on the thread's alternate stack (SA_ONSTACK, altstack.c); every
- * function it calls was bound when libkiln.so loaded (-z now: no lazy
- * binding, with its deep stack, in a handler).  Nothing it holds stays
- * held if the program jumps out of it (see in_handler).
- */
-static void on_sigprof(int sig, siginfo_t *si, void *ucv)
-{
-	int saved_errno = errno;
-	struct kthread *t;
-	uint64_t pcs[MAX_DEPTH], weight = 1, hi, sp, epoch, v;
-	uint8_t state = 0;
-	int n;
-
-	epoch = atomic_fetch_add_explicit(&in_handler, 1, memory_order_acquire) >> 32;
-	if (si && si->si_code == SI_QUEUE &&
-	    ((unsigned)si->si_value.sival_int & ~0xffu) == SNAP_MAGIC &&
-	    si->si_pid == getpid()) {
-		snap_take((unsigned)si->si_value.sival_int & 0xff, ucv);
-		goto out;
-	}
-	if (!atomic_load_explicit(&active, memory_order_acquire))
-		goto out;
-	/* A thread kiln had not seen start: its next samples run on an
-	 * alternate stack (this one still runs where it was taken). */
-	kiln_agent_altstack_ensure();
-	t = self;
-	if (wall) {
-		/* Only the ticker's (wall.c): the wall time of the ticks
-		 * that found the thread running since its last sample (a
-		 * signal still pending when the next is sent is merged). */
-		if (!si || si->si_code != SI_QUEUE || si->si_pid != own_pid)
-			goto out;
-		if (!t) {
-			t = find_slot(gettid_());
-			self = t;
-		}
-		weight = t ? atomic_exchange_explicit(&t->owed, 0, memory_order_relaxed) : 0;
-		if (!weight)
-			goto out;
-		state = KILN_WALL_RUNNING;
-	} else if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr) {
-		t = si->si_value.sival_ptr;
-		if (t < threads || t >= threads + MAX_THREADS)
-			goto out;
-		/* Expirations merged into one signal still cost CPU time;
-		 * the kernel puts their count in the siginfo (no
-		 * timer_getoverrun() call: one syscall less per signal). */
-		if (si->si_overrun > 0)
-			weight += (uint64_t)si->si_overrun;
-	} else if (!t) {
-		t = find_slot(gettid_());
-		self = t;
-	}
-	if (t && t->internal)
-		goto out;
-	hi = t ? atomic_load_explicit(&t->stack_hi, memory_order_relaxed) : 0;
-	sp = uc_sp(ucv);
-	/* The stack top is found later by the collector from this sp;
-	 * until then only the interrupted pc is taken. */
-	if (t && !hi)
-		atomic_store_explicit(&t->sp_seen, sp, memory_order_relaxed);
-	if (hi <= sp)
-		hi = sp;
-	n = kiln_cfi_unwind(cfi, ucv, sp, hi, pcs, MAX_DEPTH);
-	if (n <= 0)
-		goto out;
-	/* The thread's own slot knows its tid (no gettid call). */
-	if (!ring_push(t && t == self ?
-		       (uint32_t)atomic_load_explicit(&t->tid, memory_order_relaxed) :
-		       (uint32_t)gettid_(), state, weight, pcs, n))
-		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-out:
-	v = atomic_load_explicit(&in_handler, memory_order_relaxed);
-	while ((v >> 32) == epoch &&
-	       !atomic_compare_exchange_weak_explicit(&in_handler, &v, v - 1,
-						      memory_order_release,
-						      memory_order_relaxed))
-		;
-	errno = saved_errno;
 }
 
 /* ---- threads and timers (normal context) ---- */
@@ -402,24 +136,24 @@ static void disarm(struct kthread *t)
 __attribute__((noinline))
 static struct kthread *register_tid(pid_t tid, uint64_t stack_hi, bool internal)
 {
-	struct kthread *t = find_slot(tid), *free_slot = NULL;
+	struct kthread *t = kcpu_find_slot(tid), *free_slot = NULL;
 	size_t i;
 
 	if (t)
 		return t;
 	for (i = 0; i < MAX_THREADS && !free_slot; i++) {
 		int zero = 0;
-		size_t hw = atomic_load(&threads_hw);
+		size_t hw = atomic_load(&kcpu_threads_hw);
 
-		if (atomic_load_explicit(&threads[i].tid, memory_order_relaxed))
+		if (atomic_load_explicit(&kcpu_threads[i].tid, memory_order_relaxed))
 			continue;
 		/* Raised before the slot is taken: a loop that sees the
 		 * tid also covers the slot. */
 		while (hw < i + 1 &&
-		       !atomic_compare_exchange_weak(&threads_hw, &hw, i + 1))
+		       !atomic_compare_exchange_weak(&kcpu_threads_hw, &hw, i + 1))
 			;
-		if (atomic_compare_exchange_strong(&threads[i].tid, &zero, tid))
-			free_slot = &threads[i];
+		if (atomic_compare_exchange_strong(&kcpu_threads[i].tid, &zero, tid))
+			free_slot = &kcpu_threads[i];
 	}
 	if (!free_slot)
 		return NULL;
@@ -457,7 +191,7 @@ static void on_thread_exit(void *arg)
 	disarm(t);
 	atomic_store(&t->tid, 0);
 	pthread_mutex_unlock(&reg_lock);
-	self = NULL;
+	kcpu_self = NULL;
 	kiln_agent_altstack_release();
 }
 
@@ -479,10 +213,10 @@ static void register_self(bool internal)
 		if (!atomic_load(&t->stack_hi))
 			atomic_store(&t->stack_hi, hi);
 		t->internal = internal;
-		self = t;
+		kcpu_self = t;
 		if (internal)
 			disarm(t);
-		else if (atomic_load(&active))
+		else if (atomic_load(&kcpu_active))
 			arm(t);
 	}
 	pthread_mutex_unlock(&reg_lock);
@@ -539,7 +273,7 @@ static void unregister_self(void *arg)
 		return;
 	disarm(t);
 	atomic_store(&t->tid, 0);
-	self = NULL;
+	kcpu_self = NULL;
 }
 
 /*
@@ -575,8 +309,8 @@ static void *trampoline(void *p)
 #endif
 		(void)here;
 		t->internal = internal;
-		self = t;
-		if (atomic_load(&active) && !internal) {
+		kcpu_self = t;
+		if (atomic_load(&kcpu_active) && !internal) {
 			kiln_agent_altstack_ensure();
 			arm(t);
 		}
@@ -627,7 +361,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	s->arg = arg;
 	/* A thread kiln's own threads start is kiln's too (libmicrohttpd's
 	 * workers, the HTTP profile jobs). */
-	s->internal = creating_internal || (self && self->internal);
+	s->internal = creating_internal || (kcpu_self && kcpu_self->internal);
 	rc = real(thread, attr, trampoline, s);
 	if (rc)
 		start_put(s);
@@ -646,7 +380,7 @@ void kiln_agent_creating_internal(bool on)
  */
 static void internal_self(void)
 {
-	if (self && self->internal)
+	if (kcpu_self && kcpu_self->internal)
 		return;
 	kiln_heap_quiet_begin();	/* for good */
 	register_self(true);
@@ -759,7 +493,7 @@ static void scan_tasks(void)
 		if (tid <= 0)
 			continue;
 		t = register_tid((pid_t)tid, 0, false);
-		if (t && atomic_load(&active))
+		if (t && atomic_load(&kcpu_active))
 			arm(t);
 	}
 	pthread_mutex_unlock(&reg_lock);
@@ -846,7 +580,7 @@ static void drain(void)
 {
 	for (;;) {
 		uint64_t idx = deq_pos & (RING_SLOTS - 1);
-		struct rec *r = &ring[idx];
+		struct rec *r = &kcpu_ring[idx];
 		uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire) + idx;
 		uint32_t locs[MAX_DEPTH];
 		int64_t values[2];
@@ -857,7 +591,7 @@ static void drain(void)
 		n = r->n > MAX_DEPTH ? MAX_DEPTH : r->n;
 		for (i = 0; i < n; i++)
 			locs[i] = kiln_prof_location(agg, 0, r->pcs[i], NULL, 0);
-		if (wall) {
+		if (kcpu_wall) {
 			values[0] = 1;
 			values[1] = (int64_t)r->weight;
 		} else {
@@ -882,31 +616,16 @@ static int dl_counts(struct dl_phdr_info *info, size_t size, void *arg)
 static void resolve_stacks(void)
 {
 	size_t i;
-	FILE *f = NULL;
 
-	for (i = 0; i < atomic_load(&threads_hw); i++) {
-		struct kthread *t = &threads[i];
-		uint64_t sp = atomic_load(&t->sp_seen);
-		char line[512];
+	for (i = 0; i < atomic_load(&kcpu_threads_hw); i++) {
+		struct kthread *t = &kcpu_threads[i];
+		uint64_t sp = atomic_load(&t->sp_seen), lo, hi;
 
 		if (!atomic_load(&t->tid) || atomic_load(&t->stack_hi) || !sp)
 			continue;
-		if (!f)
-			f = fopen("/proc/self/maps", "r");
-		if (!f)
-			return;
-		rewind(f);
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long a, b;
-
-			if (sscanf(line, "%llx-%llx", &a, &b) == 2 && sp >= a && sp < b) {
-				atomic_store(&t->stack_hi, b);
-				break;
-			}
-		}
+		if (!kiln_maps_find(sp, &lo, &hi))
+			atomic_store(&t->stack_hi, hi);
 	}
-	if (f)
-		fclose(f);
 }
 
 /*
@@ -933,15 +652,15 @@ static size_t ring_ready;	/* slots made ready so far (collector's) */
 
 static void populate_ring(void)
 {
-	uint64_t taken = atomic_load_explicit(&enq_pos, memory_order_relaxed);
+	uint64_t taken = atomic_load_explicit(&kcpu_enq_pos, memory_order_relaxed);
 	size_t want = taken + RING_AHEAD > RING_SLOTS ? RING_SLOTS :
 						       (size_t)taken + RING_AHEAD;
 	uintptr_t lo, hi;
 
 	if (want <= ring_ready)
 		return;
-	lo = (uintptr_t)&ring[ring_ready] & ~(uintptr_t)4095;
-	hi = ((uintptr_t)&ring[want] + 4095) & ~(uintptr_t)4095;
+	lo = (uintptr_t)&kcpu_ring[ring_ready] & ~(uintptr_t)4095;
+	hi = ((uintptr_t)&kcpu_ring[want] + 4095) & ~(uintptr_t)4095;
 #ifdef MADV_POPULATE_WRITE
 	if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
 #endif
@@ -950,7 +669,7 @@ static void populate_ring(void)
 		 * of a slot; adding 0 leaves a slot a handler may be filling
 		 * as it is). */
 		for (size_t i = ring_ready; i < want; i++)
-			atomic_fetch_add(&ring[i].seq, 0);
+			atomic_fetch_add(&kcpu_ring[i].seq, 0);
 	}
 	ring_ready = want;
 }
@@ -1014,18 +733,18 @@ static void *collect(void *arg)
 	populate_ring();
 	kiln_agent_busy_end();
 
-	while (!atomic_load(&collector_stop)) {
-		syscall(SYS_futex, &collector_stop, FUTEX_WAIT_PRIVATE, 0, &ts,
+	while (!atomic_load(&kcpu_collector_stop)) {
+		syscall(SYS_futex, &kcpu_collector_stop, FUTEX_WAIT_PRIVATE, 0, &ts,
 			NULL, 0);
-		if (atomic_load(&collector_stop))
+		if (atomic_load(&kcpu_collector_stop))
 			break;
 		/* Its work allocates: never while the program forks. */
 		kiln_agent_busy_begin();
 		drain();
 		populate_ring();
 		/* Unwinding tables a sample needed (lazy: see the begin). */
-		if (kiln_cfi_wanted(cfi))
-			kiln_cfi_refresh(cfi);
+		if (kiln_cfi_wanted(kcpu_cfi))
+			kiln_cfi_refresh(kcpu_cfi);
 		{
 			uint64_t gen = 0;
 
@@ -1034,7 +753,7 @@ static void *collect(void *arg)
 			dl_iterate_phdr(dl_counts, &gen);
 			if (gen != dl_generation) {
 				dl_generation = gen;
-				kiln_cfi_refresh(cfi);
+				kiln_cfi_refresh(kcpu_cfi);
 				kiln_sym_free(warm);
 				warm = NULL;
 				warmed = 0;
@@ -1061,14 +780,14 @@ static void *collect(void *arg)
 /* Stops the collector thread at once (it drains a last time) and joins it. */
 static void stop_collector(void)
 {
-	atomic_store(&collector_stop, 1);
-	wake_collector(NULL);
+	atomic_store(&kcpu_collector_stop, 1);
+	kcpu_wake_collector(NULL);
 	kiln_agent_thread_join(collector);
 }
 
 bool kiln_agent_cpu_running(void)
 {
-	return atomic_load(&active);
+	return atomic_load(&kcpu_active);
 }
 
 enum kiln_agent_engine kiln_agent_engine(void)
@@ -1078,7 +797,7 @@ enum kiln_agent_engine kiln_agent_engine(void)
 
 bool kiln_agent_is_own_handler(const struct sigaction *act)
 {
-	return (act->sa_flags & SA_SIGINFO) && act->sa_sigaction == on_sigprof;
+	return (act->sa_flags & SA_SIGINFO) && act->sa_sigaction == kcpu_on_sigprof;
 }
 
 /* The program's own SIGPROF handler, if it has one. */
@@ -1089,7 +808,7 @@ static bool foreign_sigprof(void)
 	if (sigaction(SIGPROF, NULL, &sa))
 		return false;
 	if (sa.sa_flags & SA_SIGINFO)
-		return sa.sa_sigaction != on_sigprof;
+		return sa.sa_sigaction != kcpu_on_sigprof;
 	return sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN;
 }
 
@@ -1100,7 +819,7 @@ static int install_handler(void)
 	if (handler_installed)
 		return 0;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigprof;
+	sa.sa_sigaction = kcpu_on_sigprof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGPROF, &sa, &old_prof))
@@ -1115,7 +834,7 @@ static int install_handler(void)
 
 bool kiln_agent_cpu_internal(pid_t tid)
 {
-	struct kthread *t = find_slot(tid);
+	struct kthread *t = kcpu_find_slot(tid);
 
 	return t && t->internal;
 }
@@ -1124,7 +843,7 @@ bool kiln_agent_cpu_internal(pid_t tid)
  * see start, signalled from outside: its handler learns its stack top). */
 static struct kthread *slot_for(pid_t tid)
 {
-	struct kthread *t = find_slot(tid);
+	struct kthread *t = kcpu_find_slot(tid);
 
 	if (!t) {
 		pthread_mutex_lock(&reg_lock);
@@ -1147,24 +866,24 @@ bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
 void kiln_agent_cpu_push(pid_t tid, enum kiln_agent_wall_state state,
 			 uint64_t weight, const uint64_t *pcs, int n)
 {
-	if (!atomic_load_explicit(&active, memory_order_acquire))
+	if (!atomic_load_explicit(&kcpu_active, memory_order_acquire))
 		return;
-	if (!ring_push((uint32_t)tid, (uint8_t)state, weight, pcs,
+	if (!kcpu_ring_push((uint32_t)tid, (uint8_t)state, weight, pcs,
 		       n > MAX_DEPTH ? MAX_DEPTH : n))
-		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&kcpu_dropped, 1, memory_order_relaxed);
 }
 
 int kiln_agent_cpu_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
 			       size_t len, uint64_t *pcs, int max)
 {
 	struct kiln_cfi_regs r = { pc, sp, 0 };
-	int n = kiln_cfi_unwind_copy(cfi, &r, copy, len, pcs, max);
+	int n = kiln_cfi_unwind_copy(kcpu_cfi, &r, copy, len, pcs, max);
 
 	/* A function whose rows were not built yet (lazy tables) ended the
 	 * walk: this is a normal thread, which may build them now. */
-	if (kiln_cfi_wanted(cfi)) {
-		kiln_cfi_refresh(cfi);
-		n = kiln_cfi_unwind_copy(cfi, &r, copy, len, pcs, max);
+	if (kiln_cfi_wanted(kcpu_cfi)) {
+		kiln_cfi_refresh(kcpu_cfi);
+		n = kiln_cfi_unwind_copy(kcpu_cfi, &r, copy, len, pcs, max);
 	}
 	return n;
 }
@@ -1177,7 +896,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	if (hz <= 0 || hz > 100000)
 		return -EINVAL;
 	pthread_mutex_lock(&state_lock);
-	if (atomic_load(&active) || agg) {
+	if (atomic_load(&kcpu_active) || agg) {
 		err = -EBUSY;
 		goto out_unlock;
 	}
@@ -1188,9 +907,9 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		goto out_unlock;
 	}
 	period_ns_cfg = 1000000000 / hz;
-	if (!cfi) {
-		cfi = kiln_cfi_new();
-		if (!cfi) {
+	if (!kcpu_cfi) {
+		kcpu_cfi = kiln_cfi_new();
+		if (!kcpu_cfi) {
 			err = -ENOMEM;
 			goto out_unlock;
 		}
@@ -1201,20 +920,20 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		 * libraries never show up in a profile, and building them all
 		 * cost several milliseconds at every start.
 		 */
-		kiln_cfi_set_lazy(cfi, true, wake_collector, NULL);
+		kiln_cfi_set_lazy(kcpu_cfi, true, kcpu_wake_collector, NULL);
 		{
 			uint64_t lo, hi;
 
 			kiln_agent_own_frames(&lo, &hi);
-			kiln_cfi_set_skip(cfi, lo, hi);
+			kiln_cfi_set_skip(kcpu_cfi, lo, hi);
 		}
 	}
-	kiln_cfi_refresh(cfi);
+	kiln_cfi_refresh(kcpu_cfi);
 	dl_iterate_phdr(dl_counts, &dl_generation);
 	/* Its pages are made writable by the collector (populate_ring()).
 	 * Mapped once for the life of the process (see in_handler); a
 	 * stop gives its pages back (MADV_DONTNEED: zeros again). */
-	if (!ring) {
+	if (!kcpu_ring) {
 		void *m = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -1222,21 +941,21 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 			err = -ENOMEM;
 			goto out_unlock;
 		}
-		ring = m;
+		kcpu_ring = m;
 	} else {
-		madvise(ring, RING_BYTES, MADV_DONTNEED);
+		madvise(kcpu_ring, RING_BYTES, MADV_DONTNEED);
 	}
 	/* All zeros: slot i's sequence is i (see struct rec). */
-	atomic_store(&enq_pos, 0);
+	atomic_store(&kcpu_enq_pos, 0);
 	ring_ready = 0;
 	warmed = 0;	/* a new profile's locations (the session stays) */
 	deq_pos = 0;
-	atomic_store(&dropped, 0);
+	atomic_store(&kcpu_dropped, 0);
 	agg = kiln_prof_new();
-	wall = wall_mode;
-	own_pid = getpid();
+	kcpu_wall = wall_mode;
+	kcpu_own_pid = getpid();
 	if (!agg || kiln_prof_set_types_str(agg, (const char *const[]){
-			"samples/count", wall ? "wall/nanoseconds" : "cpu/nanoseconds" },
+			"samples/count", kcpu_wall ? "wall/nanoseconds" : "cpu/nanoseconds" },
 			2)) {
 		err = -ENOMEM;
 		goto out_free;
@@ -1254,20 +973,20 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	if (err)
 		goto out_free;
 	/* Our own thread first: the collector is never sampled. */
-	atomic_store(&collector_stop, 0);
+	atomic_store(&kcpu_collector_stop, 0);
 	if (kiln_agent_thread_start(&collector, "kiln-collect", collect, NULL, false)) {
 		err = -EAGAIN;
 		goto out_free;
 	}
-	if (!self)
+	if (!kcpu_self)
 		register_self(false);
 	kiln_agent_altstack_ensure();
-	if (wall) {
+	if (kcpu_wall) {
 		engine = KILN_ENGINE_WALL;
-		atomic_store(&active, true);
+		atomic_store(&kcpu_active, true);
 		err = kiln_agent_wall_start(period_ns_cfg);
 		if (err) {
-			atomic_store(&active, false);
+			atomic_store(&kcpu_active, false);
 			stop_collector();
 			goto out_free;
 		}
@@ -1276,11 +995,11 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		return 0;
 	}
 	engine = KILN_ENGINE_THREAD_TIMERS;
-	atomic_store(&active, true);
+	atomic_store(&kcpu_active, true);
 	pthread_mutex_lock(&reg_lock);
-	for (i = 0; i < atomic_load(&threads_hw) && !err; i++)
-		if (atomic_load(&threads[i].tid))
-			err = arm(&threads[i]);
+	for (i = 0; i < atomic_load(&kcpu_threads_hw) && !err; i++)
+		if (atomic_load(&kcpu_threads[i].tid))
+			err = arm(&kcpu_threads[i]);
 	pthread_mutex_unlock(&reg_lock);
 	if (err) {
 		/* timer_create refused (seccomp, old kernels): one process-wide
@@ -1290,8 +1009,8 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		kiln_agent_log(KILN_LOG_INFO, "per-thread timers refused (%s): "
 			       "using setitimer(ITIMER_PROF)", strerror(-err));
 		pthread_mutex_lock(&reg_lock);
-		for (i = 0; i < atomic_load(&threads_hw); i++)
-			disarm(&threads[i]);
+		for (i = 0; i < atomic_load(&kcpu_threads_hw); i++)
+			disarm(&kcpu_threads[i]);
 		pthread_mutex_unlock(&reg_lock);
 		engine = KILN_ENGINE_ITIMER;
 		it.it_interval.tv_sec = period_ns_cfg / 1000000000;
@@ -1301,7 +1020,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		it.it_value = it.it_interval;
 		err = setitimer(ITIMER_PROF, &it, NULL) ? -errno : 0;
 		if (err) {
-			atomic_store(&active, false);
+			atomic_store(&kcpu_active, false);
 			stop_collector();
 			goto out_free;
 		}
@@ -1487,25 +1206,25 @@ static int snap_pass(struct kiln_prof *raw, int dir, uint32_t gen,
 	uint32_t i;
 	int err;
 
-	atomic_store(&snap_next, 0);
+	atomic_store(&kcpu_snap_next, 0);
 	for (i = 0; i < SNAP_MAX; i++)
-		atomic_store_explicit(&snaps[i].gen, 0, memory_order_relaxed);
-	atomic_store_explicit(&snap_gen, gen, memory_order_release);
+		atomic_store_explicit(&kcpu_snaps[i].gen, 0, memory_order_relaxed);
+	atomic_store_explicit(&kcpu_snap_gen, gen, memory_order_release);
 	err = kiln_agent_each_thread(dir, gettid_(), snap_one, &x);
 	/* The running threads' handlers (a thread with SIGPROF blocked, or
 	 * one that exited, is not waited for beyond SNAP_WAIT_MS). */
 	for (i = 0; !err && i < SNAP_WAIT_MS; i++) {
-		uint32_t done = 0, k, lim = atomic_load(&snap_next);
+		uint32_t done = 0, k, lim = atomic_load(&kcpu_snap_next);
 
 		for (k = 0; k < lim && k < SNAP_MAX; k++)
-			done += atomic_load_explicit(&snaps[k].gen, memory_order_acquire) == gen;
+			done += atomic_load_explicit(&kcpu_snaps[k].gen, memory_order_acquire) == gen;
 		if (done >= x.sent)
 			break;
 		nanosleep(&pause, NULL);
 	}
-	atomic_store_explicit(&snap_gen, 0, memory_order_release);
-	for (i = 0; i < SNAP_MAX && i < atomic_load(&snap_next); i++) {
-		struct snap_rec *r = &snaps[i];
+	atomic_store_explicit(&kcpu_snap_gen, 0, memory_order_release);
+	for (i = 0; i < SNAP_MAX && i < atomic_load(&kcpu_snap_next); i++) {
+		struct snap_rec *r = &kcpu_snaps[i];
 
 		if (atomic_load_explicit(&r->gen, memory_order_acquire) == gen)
 			snap_add(raw, (pid_t)r->tid, KILN_WALL_RUNNING, r->pcs, r->n);
@@ -1526,30 +1245,30 @@ int kiln_agent_threads_snapshot(struct kiln_prof **out)
 	/* The unwinding tables and the handler, as a profile's start makes
 	 * them (both stay). */
 	pthread_mutex_lock(&state_lock);
-	if (!cfi) {
-		cfi = kiln_cfi_new();
-		if (cfi) {
+	if (!kcpu_cfi) {
+		kcpu_cfi = kiln_cfi_new();
+		if (kcpu_cfi) {
 			uint64_t lo, hi;
 
-			kiln_cfi_set_lazy(cfi, true, wake_collector, NULL);
+			kiln_cfi_set_lazy(kcpu_cfi, true, kcpu_wake_collector, NULL);
 			kiln_agent_own_frames(&lo, &hi);
-			kiln_cfi_set_skip(cfi, lo, hi);
+			kiln_cfi_set_skip(kcpu_cfi, lo, hi);
 		}
 	}
-	if (cfi)
-		kiln_cfi_refresh(cfi);
-	if (cfi && !foreign_sigprof() && !install_handler())
+	if (kcpu_cfi)
+		kiln_cfi_refresh(kcpu_cfi);
+	if (kcpu_cfi && !foreign_sigprof() && !install_handler())
 		can_signal = true;
 	pthread_mutex_unlock(&state_lock);
-	err = cfi ? 0 : -ENOMEM;
-	if (!err && !snaps) {
-		void *m = mmap(NULL, SNAP_MAX * sizeof(*snaps), PROT_READ | PROT_WRITE,
+	err = kcpu_cfi ? 0 : -ENOMEM;
+	if (!err && !kcpu_snaps) {
+		void *m = mmap(NULL, SNAP_MAX * sizeof(*kcpu_snaps), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (m == MAP_FAILED)
 			err = -ENOMEM;
 		else
-			snaps = m;
+			kcpu_snaps = m;
 	}
 	if (!err)
 		err = kiln_agent_proc_openat(&dir, "task", O_RDONLY | O_DIRECTORY);
@@ -1574,13 +1293,13 @@ int kiln_agent_threads_snapshot(struct kiln_prof **out)
 			clock_gettime(CLOCK_REALTIME, &now);
 			raw->time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 		}
-		atomic_store(&snap_unknown_top, false);
+		atomic_store(&kcpu_snap_unknown_top, false);
 		if (++gen > 0xff)
 			gen = 1;
 		err = snap_pass(raw, dir.fd, gen, can_signal, buf);
-		if (err || (!kiln_cfi_wanted(cfi) && !atomic_load(&snap_unknown_top)))
+		if (err || (!kiln_cfi_wanted(kcpu_cfi) && !atomic_load(&kcpu_snap_unknown_top)))
 			break;
-		kiln_cfi_refresh(cfi);
+		kiln_cfi_refresh(kcpu_cfi);
 		resolve_stacks();
 	}
 	kiln_kfd_close(&dir);
@@ -1601,7 +1320,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	int err;
 
 	pthread_mutex_lock(&state_lock);
-	if (!atomic_load(&active)) {
+	if (!atomic_load(&kcpu_active)) {
 		pthread_mutex_unlock(&state_lock);
 		return -ENOENT;
 	}
@@ -1614,20 +1333,20 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	if (engine == KILN_ENGINE_WALL)
 		kiln_agent_wall_stop();
 	pthread_mutex_lock(&reg_lock);
-	for (i = 0; i < atomic_load(&threads_hw); i++)
-		disarm(&threads[i]);
+	for (i = 0; i < atomic_load(&kcpu_threads_hw); i++)
+		disarm(&kcpu_threads[i]);
 	pthread_mutex_unlock(&reg_lock);
-	atomic_store(&active, false);
+	atomic_store(&kcpu_active, false);
 	/* Handlers still running finish their sample before the last drain;
 	 * one the program jumped out of is not waited for (see in_handler). */
-	for (i = 0; (uint32_t)atomic_load(&in_handler) && i < HANDLER_WAIT_MS; i++)
+	for (i = 0; (uint32_t)atomic_load(&kcpu_in_handler) && i < HANDLER_WAIT_MS; i++)
 		nanosleep(&pause, NULL);
-	v = atomic_load(&in_handler);
+	v = atomic_load(&kcpu_in_handler);
 	if ((uint32_t)v) {
 		kiln_agent_log(KILN_LOG_DEBUG, "%u SIGPROF handler(s) never returned "
 			       "(the program jumped out of them): not waited for",
 			       (unsigned)(uint32_t)v);
-		atomic_store(&in_handler, ((v >> 32) + 1) << 32);
+		atomic_store(&kcpu_in_handler, ((v >> 32) + 1) << 32);
 	}
 	stop_collector();
 	raw = agg;
@@ -1635,10 +1354,10 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	clock_gettime(CLOCK_REALTIME, &now);
 	raw->duration_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
 			      raw->time_nanos;
-	if (atomic_load(&dropped))
+	if (atomic_load(&kcpu_dropped))
 		kiln_agent_log(KILN_LOG_INFO, "%" PRIu64 " samples dropped (buffer full)",
-			       atomic_load(&dropped));
-	madvise(ring, RING_BYTES, MADV_DONTNEED);
+			       atomic_load(&kcpu_dropped));
+	madvise(kcpu_ring, RING_BYTES, MADV_DONTNEED);
 	kiln_htab_release(&tid_index);
 	free(tids);
 	tids = NULL;
@@ -1661,29 +1380,29 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
  */
 void kiln_agent_cpu_fork_child(void)
 {
-	struct kthread *me = self;
+	struct kthread *me = kcpu_self;
 	uint64_t hi = me ? atomic_load(&me->stack_hi) : 0;
 	size_t i;
 
-	atomic_store(&active, false);
-	atomic_store(&in_handler, 0);
-	wall = false;
-	for (i = 0; i < atomic_load(&threads_hw); i++) {
-		atomic_store(&threads[i].armed, false);
-		atomic_store(&threads[i].tid, 0);
+	atomic_store(&kcpu_active, false);
+	atomic_store(&kcpu_in_handler, 0);
+	kcpu_wall = false;
+	for (i = 0; i < atomic_load(&kcpu_threads_hw); i++) {
+		atomic_store(&kcpu_threads[i].armed, false);
+		atomic_store(&kcpu_threads[i].tid, 0);
 	}
-	self = NULL;
+	kcpu_self = NULL;
 	pthread_mutex_init(&reg_lock, NULL);
 	pthread_mutex_init(&state_lock, NULL);
 	pthread_mutex_init(&snap_lock, NULL);
-	atomic_store(&snap_gen, 0);
+	atomic_store(&kcpu_snap_gen, 0);
 	agg = NULL;	/* the parent's; leaked in the child, never written */
 	warm = NULL;	/* the parent's session: leaked too */
 	warmed = 0;
 	warm_maps = (struct kiln_buf)KILN_BUF_INIT;
 	/* The CFI tables' lock may have been held by a parent thread that
 	 * does not exist here: start afresh (the old set is leaked). */
-	cfi = NULL;
+	kcpu_cfi = NULL;
 	/* The queue's mapping was copied: kept for a profile of its own. */
 	engine = KILN_ENGINE_NONE;
 	kiln_htab_init(&tid_index);
@@ -1702,9 +1421,9 @@ void kiln_agent_cpu_fork_child(void)
 		atomic_store(&me->stack_hi, hi);
 		atomic_store(&me->sp_seen, 0);
 		me->internal = false;
-		self = me;
+		kcpu_self = me;
 	} else {
-		self = register_tid(gettid_(), 0, false);
+		kcpu_self = register_tid(gettid_(), 0, false);
 	}
 }
 

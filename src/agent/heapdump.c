@@ -15,9 +15,10 @@
  *   KILN_HEAP_SIGNAL=N       (HEAPPROFILESIGNAL)  dump on signal N
  * and a last dump at exit.
  *
- * The signal handler and the writer thread (for the interval) only ring
- * a doorbell (bell.h: no fd the program could close and reuse); a thread of kiln's own ("kiln-heapdump") makes the
- * dump, so neither the program nor the writer waits for a symbolizer.
+ * The signal handler and the writer thread (for the interval) only ask
+ * kiln's relay (relay.h: no fd the program could close and reuse), whose
+ * thread makes the dump, so neither the program nor the writer waits for
+ * a symbolizer.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,15 +34,16 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/env.h"
 #include "runtime/runtime.h"
-#include "agent/bell.h"
+#include "agent/relay.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
 #include "util/buf.h"
+#include "kiln/kiln.h"
 #include "util/file.h"
 
-#define DEFAULT_INTERVAL (1ull << 30)	/* gperftools' default */
 #define MAX_DEPTH 128
 
 static char *prefix;			/* KILN_HEAP, NULL: no dumps */
@@ -50,9 +52,6 @@ static unsigned seq;			/* dumps so far */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static int dump_sig;			/* KILN_HEAP_SIGNAL */
 static uint64_t interval;		/* KILN_HEAP_INTERVAL */
-static struct kiln_bell dump_bell = KILN_BELL_INIT;	/* -> dumper */
-enum { DUMP_SIGNAL = 1, DUMP_INTERVAL = 2 };
-static bool dumper_running;
 static _Atomic bool interval_pending;
 
 static int64_t rnd(double v)
@@ -200,49 +199,34 @@ void kiln_heapdump_before_exec(void)
 
 /* ---- triggers ---- */
 
-/* Async-signal-safe: wakes the dumper. */
+/* Async-signal-safe: asks the relay for a dump. */
 static void on_dump_signal(int sig)
 {
-	kiln_bell_ring(&dump_bell, DUMP_SIGNAL);
+	kiln_relay_ask(KILN_RELAY_HEAP_SIGNAL);
 }
 
 /* Called by the heap writer (its lock held): never blocks. */
 static void on_interval(void)
 {
 	if (!atomic_exchange(&interval_pending, true))
-		kiln_bell_ring(&dump_bell, DUMP_INTERVAL);
+		kiln_relay_ask(KILN_RELAY_HEAP_INTERVAL);
 }
 
-/* A thread of kiln's (kiln_agent_thread_start()). */
-static void *dumper(void *arg)
+/* The relay's jobs (relay.h). */
+static void signal_job(void)
 {
-	for (;;) {
-		uint32_t bits = kiln_bell_take(&dump_bell, -1);
-
-		if (bits & DUMP_SIGNAL)
-			dump_next("signal");
-		if (bits & DUMP_INTERVAL) {
-			atomic_store(&interval_pending, false);
-			dump_next("interval");
-		}
-	}
-	return NULL;
+	dump_next("signal");
 }
 
-static int start_dumper(void)
+static void interval_job(void)
 {
-	pthread_t t;
-	int err = kiln_agent_thread_start(&t, "kiln-heapdump", dumper, NULL, true);
-
-	if (err)
-		return err;
-	dumper_running = true;
-	return 0;
+	atomic_store(&interval_pending, false);
+	dump_next("interval");
 }
 
 /*
- * A child after fork writes PREFIX.PID.NNNN.heap from 1, with a dumper of
- * its own (the parent's thread is not its own).
+ * A child after fork writes PREFIX.PID.NNNN.heap from 1, through a relay
+ * thread of its own (the parent's is not its own: kiln_relay_fork_child()).
  */
 static bool dump_forks;	/* dumps were started: a child takes them over */
 
@@ -265,95 +249,35 @@ void kiln_heapdump_fork_child(void)
 	}
 	owner = getpid();
 	seq = 0;
+	/* Its relay jobs stay set: the relay starts a thread in the child. */
 	atomic_store(&interval_pending, false);
-	atomic_store(&dump_bell.bits, 0);
-	if (dumper_running) {
-		dumper_running = false;
-		if (start_dumper())
-			kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on "
-				       "signal or interval in child %d", (int)getpid());
-	}
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-')
-		return -EINVAL;
-	*out = v;
-	return 0;
 }
 
 void kiln_heapdump_load(void)
 {
-	const char *pre = kiln_agent_env2("KILN_HEAP", "HEAPPROFILE");
-	const char *iv = kiln_agent_env2("KILN_HEAP_INTERVAL", "HEAP_PROFILE_ALLOCATION_INTERVAL");
-	const char *sig = kiln_agent_env2("KILN_HEAP_SIGNAL", "HEAPPROFILESIGNAL");
-	const char *first = getenv("KILN_HEAP_DUMP_OWNER");
-	uint64_t v;
+	const struct kiln_env *e = kiln_env();
 	int err;
 
 	kiln_agent_log_init();
-	if (!pre)
+	if (!e->heap.base)
 		return;
 	kiln_heap_quiet_begin();
 	owner = getpid();
-	/* Resolved now, for this process and (through the variable) the
-	 * programs it starts: a chdir() changes nothing. */
-	{
-		char *abs = kiln_agent_abspath(pre);
+	prefix = e->heap.path ? strdup(e->heap.path) : NULL;
+	/* This very process after an exec: its earlier images' dumps stay;
+	 * numbering goes on after the last one. */
+	if (prefix && e->heap.again) {
+		char name[4096];
+		struct stat st;
 
-		if (abs && strcmp(abs, pre)) {
-			const char *k = getenv("KILN_HEAP");
-
-			setenv(k && *k ? "KILN_HEAP" : "HEAPPROFILE", abs, 1);
-			pre = abs;	/* kept: the process's life */
+		for (;;) {
+			snprintf(name, sizeof(name), "%s.%04u.heap", prefix, seq + 1);
+			if (stat(name, &st))
+				break;
+			seq++;
 		}
 	}
-	/* A program exec'd by the profiled one dumps to PREFIX.PID.NNNN. */
-	if (first && atoi(first) != (int)getpid()) {
-		size_t n = strlen(pre) + 32;
-
-		prefix = malloc(n);
-		if (prefix)
-			snprintf(prefix, n, "%s.%d", pre, (int)getpid());
-	} else {
-		char pid[32];
-
-		prefix = strdup(pre);
-		snprintf(pid, sizeof(pid), "%d", (int)getpid());
-		setenv("KILN_HEAP_DUMP_OWNER", pid, 1);
-		/* This very process after an exec: its earlier images' dumps
-		 * stay; numbering goes on after the last one. */
-		if (prefix && first && atoi(first) == (int)getpid()) {
-			char name[4096];
-			struct stat st;
-
-			for (;;) {
-				snprintf(name, sizeof(name), "%s.%04u.heap", prefix, seq + 1);
-				if (stat(name, &st))
-					break;
-				seq++;
-			}
-		}
-	}
-	interval = DEFAULT_INTERVAL;
-	if (iv && parse_u64(iv, &interval)) {
-		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_INTERVAL/"
-			       "HEAP_PROFILE_ALLOCATION_INTERVAL '%s': using %llu",
-			       iv, (unsigned long long)DEFAULT_INTERVAL);
-		interval = DEFAULT_INTERVAL;
-	}
-	if (sig && (parse_u64(sig, &v) || v < 1 || v > (uint64_t)SIGRTMAX ||
-		    v == SIGKILL || v == SIGSTOP)) {
-		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SIGNAL/HEAPPROFILESIGNAL "
-			       "'%s': ignored", sig);
-		sig = NULL;
-	}
+	interval = e->heap_interval;
 	if (!prefix) {
 		kiln_agent_log(KILN_LOG_ERROR, "heap profile: out of memory");
 		goto out;
@@ -362,17 +286,20 @@ void kiln_heapdump_load(void)
 	if (err)
 		goto out;	/* said why */
 	dump_forks = true;	/* kiln_heapdump_fork_child() from now on */
-	if ((interval || sig) && (err = start_dumper())) {
+	if ((interval && (err = kiln_relay_set(KILN_RELAY_HEAP_INTERVAL,
+						interval_job))) ||
+	    (e->heap_signal &&
+	     (err = kiln_relay_set(KILN_RELAY_HEAP_SIGNAL, signal_job)))) {
 		kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on signal or "
 			       "interval: %s", strerror(-err));
 		goto announce;
 	}
 	if (interval)
 		kiln_heap_on_interval(interval, on_interval);
-	if (sig) {
+	if (e->heap_signal) {
 		struct sigaction sa;
 
-		dump_sig = (int)v;
+		dump_sig = e->heap_signal;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_dump_signal;
 		sa.sa_flags = SA_RESTART;
@@ -400,4 +327,29 @@ void kiln_heapdump_fini(void)
 	kiln_heap_stop();
 	dump_next("exit");
 	kiln_heap_quiet_end();
+}
+
+/*
+ * ---- the embedding API: heap profiles (kiln/kiln.h) ----
+ * On the caller's thread, quiet: kiln's own allocations are not the
+ * program's.
+ */
+
+__attribute__((visibility("default")))
+int kiln_heap_start(void)
+{
+	int err;
+
+	kiln_heap_quiet_begin();
+	err = kiln_heap_profile_start();
+	kiln_heap_quiet_end();
+	return err;
+}
+
+__attribute__((visibility("default")))
+int kiln_heap_write(const char *path)
+{
+	if (!path || !*path)
+		return -EINVAL;
+	return kiln_agent_heap_write(path);
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/env.h"
 
 static int log_level = -1;
 static bool err_known;		/* fd 2 was open when the agent loaded */
@@ -54,20 +55,8 @@ static bool stderr_ok(void)
 
 static int level(void)
 {
-	if (log_level < 0) {
-		const char *v = getenv("KILN_LOG");
-
-		if (!v || !*v || !strcmp(v, "error"))
-			log_level = KILN_LOG_ERROR;
-		else if (!strcmp(v, "quiet") || !strcmp(v, "none"))
-			log_level = KILN_LOG_ERROR - 1;
-		else if (!strcmp(v, "debug"))
-			log_level = KILN_LOG_DEBUG;
-		else if (!strcmp(v, "info"))
-			log_level = KILN_LOG_INFO;
-		else
-			log_level = KILN_LOG_ERROR;
-	}
+	if (log_level < 0)
+		log_level = kiln_env()->log_level;	/* KILN_LOG */
 	return log_level;
 }
 
@@ -89,31 +78,4 @@ void kiln_agent_log(int lvl, const char *fmt, ...)
 	/* One write(2): lines of several threads do not mix. */
 	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
 		return;
-}
-
-const char *kiln_agent_env2(const char *a, const char *b)
-{
-	const char *v = getenv(a);
-
-	if (v && *v)
-		return v;
-	v = getenv(b);
-	return v && *v ? v : NULL;
-}
-
-char *kiln_agent_abspath(const char *path)
-{
-	char cwd[4096];
-	size_t n;
-	char *out;
-
-	if (!path)
-		return NULL;
-	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		return strdup(path);
-	n = strlen(cwd) + strlen(path) + 2;
-	out = malloc(n);
-	if (out)
-		snprintf(out, n, "%s/%s", strcmp(cwd, "/") ? cwd : "", path);
-	return out;
 }

@@ -1,21 +1,21 @@
 /*
- * The LD_PRELOAD agent (agent stage): reads kiln's variables (and their
- * gperftools aliases) when libkiln.so loads, starts CPU profiling or the
- * HTTP endpoints, toggles profiling on a signal, and writes the profile at
- * exit, on SIGTERM/SIGINT and on fatal signals.
+ * The CPU agent (agent stage): acts on kiln's CPU variables (and their
+ * gperftools aliases, parsed by runtime/env.c) when libkiln.so loads:
+ * starts CPU profiling, toggles it on a signal, and writes the profile at
+ * exit, on SIGTERM/SIGINT and on fatal signals.  (KILN_HTTP's server is
+ * http/envserve.c's.)
  *
  *   KILN_CPU=PATH        (CPUPROFILE)            profile, written at exit
  *   KILN_CPU_SIGNAL=N    (CPUPROFILESIGNAL)      signal N toggles; PATH.0, PATH.1, ...
  *   KILN_CPU_HZ=N        (CPUPROFILE_FREQUENCY)  default 99
  *   KILN_CPU_MODE=wall   (CPUPROFILE_REALTIME=1) every thread, wall time
- *   KILN_HTTP=ADDR                               /debug/pprof endpoints
  *   KILN_LOG=quiet|error|info|debug              default: errors only
  *
- * Signal handlers only ring a doorbell (a futex word: bell.h, no fd the
- * program could close and reuse); a control thread of kiln's own does the
- * work (symbolizing and writing need malloc and libdw), and a handler that
- * must wait for it (a terminating signal) waits at most a few seconds, so
- * the agent can never hang the program.
+ * Signal handlers only ask kiln's relay (relay.h: a futex word, no fd the
+ * program could close and reuse); its thread does the work (symbolizing
+ * and writing need malloc and libdw), and a handler that must wait for it
+ * (a terminating signal) waits at most a few seconds, so the agent can
+ * never hang the program.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,8 +33,9 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "runtime/env.h"
 #include "runtime/runtime.h"
-#include "agent/bell.h"
+#include "agent/relay.h"
 #include "agent/kfd.h"
 #include "format/format.h"
 #include "heap/heap.h"
@@ -50,19 +51,8 @@ static bool cpu_wall;	/* KILN_CPU_MODE=wall, CPUPROFILE_REALTIME */
 static int toggle_sig;		/* KILN_CPU_SIGNAL / CPUPROFILESIGNAL */
 static unsigned toggle_count;	/* next PATH.N */
 static pid_t owner;		/* the process that writes cpu_path */
-/* Handlers -> control thread: CTL_* bits; toggles are counted. */
-static struct kiln_bell ctl_bell = KILN_BELL_INIT;
+/* Toggle signals not yet acted on (the relay runs one job for several). */
 static _Atomic unsigned toggles_pending;
-/* Control thread -> a terminating handler: the profile is written. */
-static struct kiln_bell ack_bell = KILN_BELL_INIT;
-enum { CTL_TOGGLE = 1, CTL_EXIT = 2 };
-static pthread_t ctl_thread;
-static bool ctl_running;
-static struct kiln_http *http_srv;
-/* The process serving KILN_HTTP (its address below), inherited by the
- * children it forks: they take over when it is gone (a daemon). */
-static pid_t http_server_pid;
-static char *http_addr;
 static _Atomic bool exiting;
 
 static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
@@ -252,36 +242,20 @@ static void toggle(void)
 			       toggle_sig);
 }
 
-static void *control(void *arg)
+/* The relay's job for toggle signals. */
+static void toggle_job(void)
 {
-	for (;;) {
-		uint32_t bits = kiln_bell_take(&ctl_bell, -1);
-
-		/* Writing a profile allocates: never while the program
-		 * forks. */
-		while (atomic_load(&toggles_pending)) {
-			atomic_fetch_sub(&toggles_pending, 1);
-			if (cpu_path) {
-				kiln_agent_busy_begin();
-				toggle();
-				kiln_agent_busy_end();
-			}
-		}
-		if (bits & CTL_EXIT) {
-			kiln_agent_busy_begin();
-			write_final();
-			kiln_agent_busy_end();
-			kiln_bell_ring(&ack_bell, 1);
-		}
+	while (atomic_load(&toggles_pending)) {
+		atomic_fetch_sub(&toggles_pending, 1);
+		toggle();
 	}
-	return NULL;
 }
 
 /* Async-signal-safe. */
 static void on_toggle(int sig)
 {
 	atomic_fetch_add(&toggles_pending, 1);
-	kiln_bell_ring(&ctl_bell, CTL_TOGGLE);
+	kiln_relay_ask(KILN_RELAY_CPU_TOGGLE);
 }
 
 /*
@@ -311,10 +285,8 @@ static void default_action(int sig)
  */
 static void on_terminate(int sig, siginfo_t *si, void *uc)
 {
-	if (!atomic_exchange(&exiting, true) && getpid() == owner && ctl_running) {
-		kiln_bell_ring(&ctl_bell, CTL_EXIT);
-		kiln_bell_take(&ack_bell, 3000);
-	}
+	if (!atomic_exchange(&exiting, true) && getpid() == owner)
+		kiln_relay_ask_wait(KILN_RELAY_CPU_EXIT, 3000);
 	default_action(sig);
 	/* A real fault happens again when the handler returns; a signal
 	 * sent by a process (kill, raise, abort) is sent again. */
@@ -329,52 +301,12 @@ static void at_exit(void)
 	write_final();
 }
 
-/*
- * In a forked child of the served process: a daemon forks away from it
- * and the first process exits (twice over, with setsid between), leaving
- * the child that does the work without a server.  This thread of kiln's
- * waits until the serving process is gone and then serves the same
- * address from here (a sibling that got there first keeps it: the port
- * is the arbiter, tried every second).  A child that execs or exits
- * first takes it along.
- */
-static void *http_heir(void *arg)
-{
-	struct timespec pause = { 0, 200000000 };
-	struct kiln_http *srv;
-	int err;
-
-	(void)arg;
-	for (;;) {
-		nanosleep(&pause, NULL);
-		if (!kill(http_server_pid, 0) || errno != ESRCH)
-			continue;
-		pause.tv_sec = 1;
-		pause.tv_nsec = 0;
-		err = kiln_http_start(http_addr, &srv);
-		if (!err) {
-			http_srv = srv;
-			http_server_pid = getpid();
-			kiln_agent_log(KILN_LOG_INFO, "http: serving here: process %d, "
-				       "which served, is gone", (int)http_server_pid);
-			return NULL;
-		}
-		if (err != -EADDRINUSE) {
-			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s' after "
-				       "the serving process: %s", http_addr,
-				       strerror(-err));
-			return NULL;
-		}
-	}
-}
-
 void kiln_agent_fork_child(void)
 {
-	pthread_t heir;
-
-	/* The child has no control thread and must not write the parent's
-	 * file: owner stays the parent's pid. */
-	ctl_running = false;
+	/* The child must not write the parent's file (owner stays the
+	 * parent's pid) nor toggle its profile. */
+	kiln_relay_set(KILN_RELAY_CPU_TOGGLE, NULL);
+	kiln_relay_set(KILN_RELAY_CPU_EXIT, NULL);
 	/* The parent's output: its fds are closed here (the child's copies),
 	 * its temporary left to the parent. */
 	if (cpu_out_open) {
@@ -383,25 +315,7 @@ void kiln_agent_fork_child(void)
 		kiln_kfd_close(&cpu_dir);
 		cpu_out = (struct kiln_out)KILN_OUT_INIT;
 	}
-	atomic_store(&ctl_bell.bits, 0);
-	atomic_store(&ack_bell.bits, 0);
 	atomic_store(&toggles_pending, 0);
-	/* The parent's server is not this process's: its heir, perhaps. */
-	http_srv = NULL;
-	if (http_server_pid && http_addr)
-		kiln_agent_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
-}
-
-static int start_control(void)
-{
-	int err;
-
-	/* A program may fork at once, while the thread is being set up. */
-	err = kiln_agent_thread_start(&ctl_thread, "kiln-control", control, NULL, true);
-	if (err)
-		return err;
-	ctl_running = true;
-	return 0;
 }
 
 static void install_terminate_handlers(void)
@@ -430,10 +344,8 @@ static void install_terminate_handlers(void)
  */
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
-typedef void (*exit_fn)(int) __attribute__((noreturn));
 static sigaction_fn real_sigaction;
 static signal_fn real_signal;
-static exit_fn real__exit, real__Exit;
 
 static void resolve_reals(void)
 {
@@ -441,33 +353,11 @@ static void resolve_reals(void)
 		real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
 	if (!real_signal)
 		real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
-	if (!real__exit)
-		real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
-	if (!real__Exit)
-		real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi)
-		return -EINVAL;
-	*out = (int)v;
-	return 0;
 }
 
 static void agent_load(void)
 {
-	const char *path = kiln_agent_env2("KILN_CPU", "CPUPROFILE");
-	const char *hz = kiln_agent_env2("KILN_CPU_HZ", "CPUPROFILE_FREQUENCY");
-	const char *sig = kiln_agent_env2("KILN_CPU_SIGNAL", "CPUPROFILESIGNAL");
-	const char *mode = getenv("KILN_CPU_MODE");
-	const char *rt = getenv("CPUPROFILE_REALTIME");
-	const char *http = getenv("KILN_HTTP");
+	const struct kiln_env *e = kiln_env();
 	int err;
 
 	kiln_agent_log_init();
@@ -484,55 +374,13 @@ static void agent_load(void)
 	}
 	kiln_agent_cpu_init();
 	owner = getpid();
-	if (hz && parse_int(hz, 1, 100000, &cpu_hz)) {
-		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_HZ/CPUPROFILE_FREQUENCY "
-			       "'%s': using 99", hz);
-		cpu_hz = 99;
-	}
-	/* gperftools samples wall time with CPUPROFILE_REALTIME set (to
-	 * anything but 0 here); KILN_CPU_MODE says it in words and wins. */
-	if (mode && *mode) {
-		if (!strcmp(mode, "wall"))
-			cpu_wall = true;
-		else if (strcmp(mode, "cpu"))
-			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_MODE '%s' (cpu or "
-				       "wall): using cpu", mode);
-	} else if (rt && *rt && strcmp(rt, "0")) {
-		cpu_wall = true;
-	}
-	if (sig && parse_int(sig, 1, SIGRTMAX, &toggle_sig)) {
-		kiln_agent_log(KILN_LOG_ERROR, "bad KILN_CPU_SIGNAL/CPUPROFILESIGNAL "
-			       "'%s': ignored", sig);
-		toggle_sig = 0;
-	}
-	if (path) {
-		/*
-		 * A program started by the profiled one inherits the variable:
-		 * it writes PATH.PID, never the first process's file.
-		 */
-		const char *first = getenv("KILN_CPU_OWNER");
-		char pid[32], *abs = kiln_agent_abspath(path);
-
-		/* Resolved now, for this process and (through the variable)
-		 * the programs it starts: a chdir() changes nothing. */
-		if (abs && strcmp(abs, path)) {
-			setenv(getenv("KILN_CPU") && *getenv("KILN_CPU") ?
-			       "KILN_CPU" : "CPUPROFILE", abs, 1);
-			path = abs;
-		}
-		if (first && atoi(first) != (int)getpid()) {
-			size_t n = strlen(path) + 32;
-
-			cpu_path = malloc(n);
-			if (cpu_path)
-				snprintf(cpu_path, n, "%s.%d", path, (int)getpid());
-		} else {
-			cpu_path = strdup(path);
-			snprintf(pid, sizeof(pid), "%d", (int)getpid());
-			setenv("KILN_CPU_OWNER", pid, 1);
-		}
-	}
-	if ((cpu_path || toggle_sig) && (err = start_control())) {
+	cpu_hz = e->cpu_hz;
+	cpu_wall = e->cpu_wall;
+	toggle_sig = e->cpu_signal;
+	cpu_path = e->cpu.path;
+	if (cpu_path && ((err = kiln_relay_set(KILN_RELAY_CPU_EXIT, write_final)) ||
+			 (toggle_sig &&
+			  (err = kiln_relay_set(KILN_RELAY_CPU_TOGGLE, toggle_job))))) {
 		kiln_agent_log(KILN_LOG_ERROR, "cannot start: %s", strerror(-err));
 		return;
 	}
@@ -567,36 +415,6 @@ static void agent_load(void)
 	if (cpu_path) {
 		atexit(at_exit);
 		install_terminate_handlers();
-	}
-	if (http) {
-		/*
-		 * A program started by the served one inherits the variable and
-		 * would try the same port ("Address already in use"): only the
-		 * process that set KILN_HTTP_OWNER serves (the same after an
-		 * exec of its own), unless KILN_HTTP_INHERIT=1 asks every
-		 * program to (give them port 0 then).
-		 */
-		const char *first = getenv("KILN_HTTP_OWNER");
-		const char *inherit = getenv("KILN_HTTP_INHERIT");
-		char pid[32];
-
-		if (first && atoi(first) != (int)getpid() &&
-		    !(inherit && !strcmp(inherit, "1"))) {
-			kiln_agent_log(KILN_LOG_INFO, "not serving HTTP: KILN_HTTP is "
-				       "process %s's (KILN_HTTP_INHERIT=1 serves "
-				       "here too)", first);
-		} else {
-			snprintf(pid, sizeof(pid), "%d", (int)getpid());
-			setenv("KILN_HTTP_OWNER", pid, 1);
-			err = kiln_http_start(http, &http_srv);
-			if (err) {
-				kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
-					       http, strerror(-err));
-			} else {
-				http_server_pid = getpid();
-				http_addr = strdup(http);
-			}
-		}
 	}
 }
 
@@ -672,236 +490,31 @@ sighandler_t signal(int sig, sighandler_t handler)
 }
 
 /*
- * Programs that end with _exit() (shells do, and forked children) skip
- * atexit handlers and destructors: the profile and the heap trace are
- * written first.  Only by the process that owns the file, so a
- * child after fork or vfork never writes (and never touches a vfork
- * parent's memory).
+ * exec and _exit (runtime/process.c's interposers call these first):
+ * the profile so far is written, by the process that owns the file only
+ * (never a fork or vfork child: it never touches a vfork parent's
+ * memory).  A program that ends with _exit() (shells do, and forked
+ * children) skips atexit handlers and destructors; an exec replaces the
+ * image, whose samples and temporary would be lost: the new image, same
+ * pid, starts a profile of its own into PATH, which keeps this one as
+ * PATH.old.
  */
-static void exit_through(exit_fn real, int status)
-	__attribute__((noreturn));
-
-static void exit_through(exit_fn real, int status)
+void kiln_agent_before_exit(void)
 {
-
 	if (cpu_path && getpid() == owner && !atomic_exchange(&exiting, true))
 		write_final();
-	/* The heap trace is streamed: what is still in the rings (all of a
-	 * short child's work) is written now, or never. */
-	kiln_heap_exit_flush();
-	if (real)
-		real(status);
-	syscall(SYS_exit_group, status);
-	for (;;)
-		;
 }
 
-__attribute__((visibility("default"), noreturn))
-void _exit(int status)
-{
-	if (!real__exit)
-		resolve_reals();
-	exit_through(real__exit, status);
-}
-
-__attribute__((visibility("default"), noreturn))
-void _Exit(int status)
-{
-	if (!real__Exit)
-		resolve_reals();
-	exit_through(real__Exit, status);
-}
-
-/*
- * exec replaces the image: the profile so far is written first (else its
- * samples, and the temporary opened at the start, are lost), by the
- * process that owns it only (never a vfork child).  The new image, same
- * pid, starts a profile of its own into PATH, which keeps this one as
- * PATH.old.  The heap trace's last events are written too, and the new
- * image keeps the trace as PATH.old (src/heap/trace.c).  execl, execlp
- * and execle (which glibc runs on its internal execve) come here through
- * the interposers below; so do fexecve and execveat (glibc's call the
- * system call itself).
- */
-typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execvp_fn)(const char *, char *const[]);
-typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
-
-static void before_exec(void)
+void kiln_agent_before_exec(void)
 {
 	if (cpu_path && getpid() == owner && kiln_agent_cpu_running()) {
 		kiln_agent_log(KILN_LOG_DEBUG, "exec: writing the CPU profile first");
 		write_final();
 	}
-	/* The heap trace is streamed: what the rings still hold is written
-	 * now, or lost with the image. */
-	kiln_heap_exec_flush();
-	/* Heap dumps (KILN_HEAP): the image's last one. */
-	kiln_heapdump_before_exec();
-}
-
-__attribute__((visibility("default")))
-int execve(const char *path, char *const argv[], char *const envp[])
-{
-	static execve_fn real;
-
-	if (!real)
-		real = (execve_fn)dlsym(RTLD_NEXT, "execve");
-	before_exec();
-	return real ? real(path, argv, envp) : (errno = ENOSYS, -1);
-}
-
-typedef int (*fexecve_fn)(int, char *const[], char *const[]);
-typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
-
-__attribute__((visibility("default")))
-int fexecve(int fd, char *const argv[], char *const envp[])
-{
-	static fexecve_fn real;
-
-	if (!real)
-		real = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
-	before_exec();
-	return real ? real(fd, argv, envp) : (errno = ENOSYS, -1);
-}
-
-__attribute__((visibility("default")))
-int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
-	     int flags)
-{
-	static execveat_fn real;
-
-	if (!real)
-		real = (execveat_fn)dlsym(RTLD_NEXT, "execveat");
-	before_exec();
-	return real ? real(dirfd, path, argv, envp, flags) : (errno = ENOSYS, -1);
-}
-
-__attribute__((visibility("default")))
-int execv(const char *path, char *const argv[])
-{
-	static execvp_fn real;
-
-	if (!real)
-		real = (execvp_fn)dlsym(RTLD_NEXT, "execv");
-	before_exec();
-	return real ? real(path, argv) : (errno = ENOSYS, -1);
-}
-
-__attribute__((visibility("default")))
-int execvp(const char *file, char *const argv[])
-{
-	static execvp_fn real;
-
-	if (!real)
-		real = (execvp_fn)dlsym(RTLD_NEXT, "execvp");
-	before_exec();
-	return real ? real(file, argv) : (errno = ENOSYS, -1);
-}
-
-__attribute__((visibility("default")))
-int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	static execvpe_fn real;
-
-	if (!real)
-		real = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
-	before_exec();
-	return real ? real(file, argv, envp) : (errno = ENOSYS, -1);
 }
 
 /*
- * execl, execlp and execle: glibc's call its internal execve, past the
- * interposers above, so they are interposed too: the arguments gathered
- * on the stack (as glibc does) and handed to execv, execvp and execve.
- */
-
-/* How many arguments execl's list holds, arg included (not the NULL). */
-static size_t execl_count(const char *arg, va_list *ap)
-{
-	size_t n = 0;
-
-	if (arg)
-		for (n = 1; va_arg(*ap, char *); n++)
-			;
-	return n;
-}
-
-/* argv[0..n): arg and the n - 1 after it; argv[n] NULL; *ap is left
- * after the list's NULL. */
-static void execl_fill(char **argv, size_t n, const char *arg, va_list *ap)
-{
-	size_t i;
-
-	argv[0] = (char *)arg;
-	for (i = 1; i < n; i++)
-		argv[i] = va_arg(*ap, char *);
-	if (n)
-		(void)va_arg(*ap, char *);
-	argv[n] = NULL;
-}
-
-__attribute__((visibility("default")))
-int execl(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = execl_count(arg, &ap);
-	va_end(ap);
-	{
-		char *argv[n + 1];
-
-		va_start(ap, arg);
-		execl_fill(argv, n, arg, &ap);
-		va_end(ap);
-		return execv(path, argv);
-	}
-}
-
-__attribute__((visibility("default")))
-int execlp(const char *file, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = execl_count(arg, &ap);
-	va_end(ap);
-	{
-		char *argv[n + 1];
-
-		va_start(ap, arg);
-		execl_fill(argv, n, arg, &ap);
-		va_end(ap);
-		return execvp(file, argv);
-	}
-}
-
-__attribute__((visibility("default")))
-int execle(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = execl_count(arg, &ap);
-	va_end(ap);
-	{
-		char *argv[n + 1];
-		char *const *envp;
-
-		va_start(ap, arg);
-		execl_fill(argv, n, arg, &ap);
-		envp = va_arg(ap, char *const *);
-		va_end(ap);
-		return execve(path, argv, envp);
-	}
-}
-
-/*
- * ---- the embedding API ----
+ * ---- the embedding API: CPU (heap: heapdump.c) ----
  * kiln's work on the caller's thread: what it allocates (the unwinder's
  * tables, the profile, the symbolizer, the collector thread's record) is
  * not the program's, and never in its heap profile.
@@ -936,23 +549,4 @@ __attribute__((visibility("default")))
 int kiln_cpu_running(void)
 {
 	return kiln_agent_cpu_running();
-}
-
-__attribute__((visibility("default")))
-int kiln_heap_start(void)
-{
-	int err;
-
-	kiln_heap_quiet_begin();
-	err = kiln_heap_profile_start();
-	kiln_heap_quiet_end();
-	return err;
-}
-
-__attribute__((visibility("default")))
-int kiln_heap_write(const char *path)
-{
-	if (!path || !*path)
-		return -EINVAL;
-	return kiln_agent_heap_write(path);
 }

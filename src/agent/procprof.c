@@ -57,31 +57,11 @@ int kiln_agent_proc_openat(struct kiln_kfd *k, const char *rel, int flags)
 /* /proc/self/maps, by the held folder when it is this process's. */
 static int read_maps(struct kiln_buf *b)
 {
-	int fd = -1, err = 0;
-
-	if (proc_pid == getpid() && kiln_kfd_ours(&proc_dir))
-		fd = openat(proc_dir.fd, "maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		err = kiln_buf_grow(b, 65536);
-		if (err)
-			break;
-		n = read(fd, b->data + b->len, 65536);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			err = -errno;
-		if (n <= 0)
-			break;
-		b->len += (size_t)n;
-	}
-	close(fd);
-	return err;
+	if (proc_pid == getpid() && kiln_kfd_ours(&proc_dir) &&
+	    !kiln_read_proc(proc_dir.fd, "maps", b))
+		return 0;
+	kiln_buf_reset(b);
+	return kiln_read_proc(AT_FDCWD, "/proc/self/maps", b);
 }
 
 int kiln_agent_maps_load_from(struct kiln_agent_maps *m, struct kiln_prof *p,

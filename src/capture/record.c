@@ -22,6 +22,8 @@
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/htab.h"
+#include "util/file.h"
+#include "util/maps.h"
 
 struct rmap {
 	uint64_t start, end, pgoff;
@@ -93,6 +95,12 @@ struct stack_ent {
 	uint64_t *ips;		/* the chain, then the nu unwound frames */
 	uint32_t *locs;
 	size_t ips_alloc, locs_alloc;
+	/* The profile sample these locations were last added to, with
+	 * label set memo_lset: the next sample of this stack with the same
+	 * labels adds to it without hashing the stack again. */
+	bool memo;
+	uint32_t memo_lset;
+	size_t memo_sample;
 };
 
 struct kiln_rec {
@@ -137,6 +145,9 @@ struct kiln_rec {
 	 * processes): what the caches below were filled under. */
 	uint32_t epoch;
 	struct stack_ent *stacks;	/* STACK_CACHE of them, offline */
+	/* The entry whose locations kiln_rec_stack() just gave (in r->locs),
+	 * for the kiln_rec_add() of the same sample; else NULL. */
+	struct stack_ent *cur_stack;
 	struct {			/* the last labels of kiln_rec_add() */
 		bool valid;
 		uint32_t pid, tid, epoch, lset;
@@ -385,25 +396,26 @@ static void set_comm(struct kiln_rec *r, uint32_t pid, uint32_t tid,
  */
 static const char *vdso_copy(struct kiln_rec *r)
 {
-	if (!r->vdso_tried) {
-		FILE *f = fopen("/proc/self/maps", "r");
-		char line[512];
-		unsigned long long a, b;
+	struct kiln_maps_iter it;
+	struct kiln_maps_entry e;
 
+	if (!r->vdso_tried) {
 		r->vdso_tried = true;
-		while (f && fgets(line, sizeof(line), f)) {
+		if (kiln_maps_open(&it, AT_FDCWD, "/proc/self/maps"))
+			return NULL;
+		while (kiln_maps_next(&it, &e) > 0) {
+			uint64_t len = e.end - e.start;
 			int fd;
 
-			if (!strstr(line, "[vdso]") ||
-			    sscanf(line, "%llx-%llx", &a, &b) != 2 || b <= a)
+			if (e.pathlen != 6 || memcmp(e.path, "[vdso]", 6))
 				continue;
 			snprintf(r->vdso_path, sizeof(r->vdso_path),
 				 "/tmp/kiln-vdso.XXXXXX");
 			fd = mkostemp(r->vdso_path, O_CLOEXEC);
 			if (fd < 0)
 				break;
-			if (write(fd, (const void *)(uintptr_t)a, (size_t)(b - a)) !=
-			    (ssize_t)(b - a)) {
+			if (write(fd, (const void *)(uintptr_t)e.start, len) !=
+			    (ssize_t)len) {
 				unlink(r->vdso_path);
 				close(fd);
 				break;
@@ -412,8 +424,7 @@ static const char *vdso_copy(struct kiln_rec *r)
 			r->vdso_ok = true;
 			break;
 		}
-		if (f)
-			fclose(f);
+		kiln_maps_close(&it);
 	}
 	return r->vdso_ok ? r->vdso_path : NULL;
 }
@@ -1163,6 +1174,7 @@ static void stack_keep(struct stack_ent *e, uint64_t hash, uint32_t epoch,
 	if (unwound(nu))
 		copy(e->ips + s->nr, ubuf, unwound(nu) * sizeof(*ubuf));
 	copy(e->locs, locs, n * sizeof(*locs));
+	e->memo = false;
 	e->hash = hash;
 	e->pid = s->pid;
 	e->epoch = epoch;
@@ -1207,6 +1219,7 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 	long n, nu;
 
 	*locs = r->locs;
+	r->cur_stack = NULL;
 	if (r->o.self_pid && s->pid == r->o.self_pid) {
 		r->nself++;
 		return 0;
@@ -1241,23 +1254,55 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 		r->nsamples++;
 		copy(r->locs, e->locs, e->nlocs * sizeof(*e->locs));
 		*locs = r->locs;
+		r->cur_stack = e;
 		return (long)e->nlocs;
 	}
 	n = stack_of(r, s, locs, nu);
-	if (n >= 0 && !r->err)
+	if (n >= 0 && !r->err) {
 		stack_keep(e, hash, r->epoch, s, nu, r->ubuf, *locs, (uint32_t)n);
+		if (e->used && *locs == r->locs)
+			r->cur_stack = e;
+	}
 	return n;
+}
+
+/*
+ * kiln_prof_add_sample(), through the memo of the stack cache entry that
+ * gave locs when there is one (cur: r->cur_stack, taken by the caller):
+ * the same locations (the entry's, still in r->locs) and the same label
+ * set are the same profile sample.
+ */
+static void add_sample(struct kiln_rec *r, struct stack_ent *cur,
+		       const uint32_t *locs, uint32_t n, const int64_t *values,
+		       uint32_t lset)
+{
+	long idx;
+
+	if (cur && (locs != r->locs || n != cur->nlocs))
+		cur = NULL;
+	if (cur && cur->memo && cur->memo_lset == lset) {
+		kiln_prof_add_to_sample(r->p, cur->memo_sample, values);
+		return;
+	}
+	idx = kiln_prof_add_sample(r->p, locs, n, values, lset);
+	if (cur && idx >= 0) {
+		cur->memo = true;
+		cur->memo_lset = lset;
+		cur->memo_sample = (size_t)idx;
+	}
 }
 
 void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		  uint64_t time, const uint32_t *locs, uint32_t n,
 		  int64_t value, const char *state)
 {
+	struct stack_ent *cur = r->cur_stack;
 	struct thread *t, *leader;
 	struct kiln_label labels[6];
 	uint32_t nl = 0, lset;
 	int64_t values[2] = { 1, value }, bucket;
 
+	r->cur_stack = NULL;
 	if (!r->o.start_ns)
 		r->o.start_ns = time;
 	bucket = (int64_t)((time > r->o.start_ns ? time - r->o.start_ns : 0) /
@@ -1267,7 +1312,7 @@ void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 	if (!state && r->last_labels.valid && r->last_labels.pid == pid &&
 	    r->last_labels.tid == tid && r->last_labels.bucket == bucket &&
 	    r->last_labels.epoch == r->epoch) {
-		kiln_prof_add_sample(r->p, locs, n, values, r->last_labels.lset);
+		add_sample(r, cur, locs, n, values, r->last_labels.lset);
 		return;
 	}
 	t = find_thread(r, tid, pid, true);
@@ -1294,7 +1339,7 @@ void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 	r->last_labels.bucket = bucket;
 	r->last_labels.epoch = r->epoch;
 	r->last_labels.lset = lset;
-	kiln_prof_add_sample(r->p, locs, n, values, lset);
+	add_sample(r, cur, locs, n, values, lset);
 }
 
 static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
@@ -1369,23 +1414,9 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
 		return -ENOMEM;
 	c.pr->known = true;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	for (;;) {
-		size_t got;
-
-		err = kiln_buf_grow(&text, 65536);
-		if (err)
-			break;
-		got = fread(text.data + text.len, 1, 65536, f);
-		text.len += got;
-		if (got < 65536)
-			break;
-	}
-	fclose(f);
+	err = kiln_read_proc(AT_FDCWD, path, &text);
 	if (!err)
-		err = kiln_sym_parse_maps(text.data, text.len, seed_entry, &c);
+		err = kiln_maps_parse(text.data, text.len, seed_entry, &c);
 	kiln_buf_release(&text);
 	if (err)
 		return err;

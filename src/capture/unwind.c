@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capture/perf.h"
+#include "symbolize/symbolize.h"
 
 #if defined(__x86_64__)
 #define NREGS 17		/* DWARF registers libdwfl unwinds: rax..r15, rip */
@@ -41,11 +42,15 @@ enum {
 struct rule {
 	uint64_t pc;		/* the lookup address */
 	bool used, simple, signal;
+	bool in_place;		/* no R_REG entry reads a register an entry
+				 * before it gives the caller */
 	bool ra_undef;		/* the return address is undefined: the end */
 	uint8_t ra;		/* return address register */
 	uint8_t cfa_reg;
 	int32_t cfa_off;
-	uint8_t nregs;		/* registers the caller gets a value for */
+	uint32_t same;		/* R_SAME registers, a bit each */
+	uint8_t nregs;		/* the other registers the caller gets a
+				 * value for (not R_SAME), by number */
 	struct {
 		uint8_t regno, kind, src;	/* src: R_REG's register */
 		int32_t off;
@@ -75,7 +80,9 @@ static char *debuginfo_path;
 
 static const Dwfl_Callbacks dwfl_cbs = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	/* As the symbolizer finds them: .debug_frame, where .eh_frame has
+	 * no row, from the debug file cache's decompressed copy. */
+	.find_debuginfo = kiln_sym_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -326,8 +333,9 @@ static bool reg_rule(struct rule *r, int regno, int err, const Dwarf_Op *mem,
 		kind = ops == mem ? R_UNDEF : !ops ? R_SAME : R_UNSET;
 		if (kind == R_UNDEF && regno == r->ra)
 			r->ra_undef = true;
-		if (kind != R_SAME)
-			return true;
+		if (kind == R_SAME)
+			r->same |= 1u << regno;
+		return true;
 	} else if (ops[0].atom == DW_OP_bregx && nops == 2 &&
 		   ops[1].atom == DW_OP_stack_value && ops[0].number < NREGS) {
 		kind = R_REG;
@@ -396,6 +404,15 @@ static void make_rule(struct kiln_unwind *u, struct rule *r, uint64_t pc)
 			goto out;
 	}
 	r->simple = true;
+	r->in_place = true;
+	for (regno = 0; regno < r->nregs; regno++) {
+		int j;
+
+		for (j = 0; j < regno; j++)
+			if (r->reg[regno].kind == R_REG &&
+			    r->reg[j].regno == r->reg[regno].src)
+				r->in_place = false;
+	}
 out:
 	free(frame);
 }
@@ -427,20 +444,25 @@ static const struct rule *rule_for(struct kiln_unwind *u, uint64_t pc)
 static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 			uint64_t *out, size_t max)
 {
-	static const int from_perf[NREGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17,
-					      18, 19, 20, 21, 22, 23, 8 };
-	uint64_t reg[NREGS], next[NREGS], pc;
+	/* The sample's registers (kiln's compacted perf order, perf_idx())
+	 * for DWARF's rax..r15, rip. */
+	static const uint8_t from_perf[NREGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 12,
+						  13, 14, 15, 16, 17, 18, 19,
+						  8 };
+	const uint64_t sp = s->regs[perf_idx(PERF_SP)], dyn = s->stack_dyn;
+	uint64_t reg[NREGS], val[NREGS], pc;
 	uint32_t set = (1u << NREGS) - 1, nset;
 	bool first = true, signal = false;
 	size_t n = 0;
-	int i;
+	int i, k;
 
 	for (i = 0; i < NREGS; i++)
-		reg[i] = s->regs[perf_idx(from_perf[i])];
+		reg[i] = s->regs[from_perf[i]];
 	pc = s->regs[perf_idx(PERF_IP)];
 	for (;;) {
 		const struct rule *r;
 		uint64_t cfa = 0, v;
+		uint32_t got = 0;
 		bool cfa_ok;
 
 		if (!pc)
@@ -454,20 +476,27 @@ static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 		cfa_ok = (set >> r->cfa_reg) & 1;
 		if (cfa_ok)
 			cfa = reg[r->cfa_reg] + (uint64_t)(int64_t)r->cfa_off;
-		nset = 0;
-		for (i = 0; i < r->nregs; i++) {
-			int regno = r->reg[i].regno;
-			uint64_t off = (uint64_t)(int64_t)r->reg[i].off;
+		/*
+		 * The caller's registers are updated in place: an R_SAME one
+		 * keeps its value (and stays known if it was); the others
+		 * are computed from this frame's values, and stored as they
+		 * come where no later entry reads one stored before it (else
+		 * all are computed first, in val[]).  A register not in the
+		 * new set is never read.
+		 */
+		nset = r->same & set;
+		for (k = 0; k < r->nregs; k++) {
+			uint64_t off = (uint64_t)(int64_t)r->reg[k].off, a;
 
-			switch (r->reg[i].kind) {
-			case R_SAME:
-				if (!((set >> regno) & 1))
-					continue;
-				v = reg[regno];
-				break;
+			switch (r->reg[k].kind) {
 			case R_AT_CFA:
-				if (!cfa_ok || !read_word(s, cfa + off, &v))
+				/* A word of the stack copy (compared as
+				 * offsets: a + 8 may wrap). */
+				a = cfa + off;
+				if (!cfa_ok || a < sp || dyn < sizeof(v) ||
+				    a - sp > dyn - sizeof(v))
 					continue;
+				memcpy(&v, s->stack + (a - sp), sizeof(v));
 				break;
 			case R_CFA:
 				if (!cfa_ok)
@@ -475,21 +504,30 @@ static long fast_unwind(struct kiln_unwind *u, const struct kiln_perf_sample *s,
 				v = cfa + off;
 				break;
 			case R_REG:
-				if (!((set >> r->reg[i].src) & 1))
+				if (!((set >> r->reg[k].src) & 1))
 					continue;
-				v = reg[r->reg[i].src] + off;
+				v = reg[r->reg[k].src] + off;
 				break;
 			default:
 				continue;
 			}
-			next[regno] = v;
-			nset |= 1u << regno;
+			if (r->in_place) {
+				reg[r->reg[k].regno] = v;
+				nset |= 1u << r->reg[k].regno;
+			} else {
+				val[k] = v;
+				got |= 1u << k;
+			}
 		}
+		for (k = 0; got && k < r->nregs; k++)
+			if ((got >> k) & 1) {
+				reg[r->reg[k].regno] = val[k];
+				nset |= 1u << r->reg[k].regno;
+			}
 		/* The walk goes on only with the return address known. */
-		if (r->ra_undef || !((nset >> r->ra) & 1) || !next[r->ra])
+		if (r->ra_undef || !((nset >> r->ra) & 1) || !reg[r->ra])
 			break;
-		pc = next[r->ra];
-		memcpy(reg, next, sizeof(reg));
+		pc = reg[r->ra];
 		set = nset;
 		first = false;
 		signal = r->signal;

@@ -32,6 +32,7 @@
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/diag.h"
+#include "util/maps.h"
 
 /* gperftools keeps 64 frames (kMaxStackDepth); a bound well above it. */
 #define MAX_DEPTH 4096
@@ -207,7 +208,7 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	{
 		size_t maps_at = r.pos + 3 * w;
 
-		err = kiln_sym_parse_maps(data + maps_at, len - maps_at,
+		err = kiln_maps_parse(data + maps_at, len - maps_at,
 					  add_gmap, &mc);
 		if (err)
 			goto out;

@@ -378,29 +378,28 @@ static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
 	if (st & PERF_SAMPLE_REGS_USER) {
 		TAKE(s->abi);
 		if (s->abi) {
-			size_t n = (size_t)__builtin_popcountll(a->regs_user);
-			uint64_t want, below;
-			size_t j = 0;
-			int bit;
+			size_t n = a->nregs_user, j;
 
 			if (n > (size_t)(end - p) / 8)
 				goto short_rec;
-			/* Into the layout kiln's unwinder reads: the registers
-			 * of kiln's mask, in order (zero where the file has
-			 * none; no sp or ip: nothing to unwind from).  A
-			 * register's place in the file: the file's registers
-			 * below it. */
-			for (want = kiln_perf_regs_mask(); want; want &= want - 1) {
-				bit = __builtin_ctzll(want);
-				below = a->regs_user & ((1ull << bit) - 1);
-				regs[j++] = (a->regs_user >> bit) & 1 ?
-					    u64(p + 8 * (size_t)__builtin_popcountll(below)) : 0;
-			}
+			/* Into the layout kiln's unwinder reads (reg_layout():
+			 * zero where the file has none; no sp or ip: nothing to
+			 * unwind from). */
+			const uint64_t *in = regs;
+
+			/* perf's mask is kiln's: the file's registers as they
+			 * are, where aligned (a record starts 8-aligned). */
+			if (a->regs_as_is && !((uintptr_t)p & 7))
+				in = (const uint64_t *)(const void *)p;
+			else
+				for (j = 0; j < a->nwant; j++)
+					regs[j] = a->regpos[j] >= 0 ?
+						  u64(p + 8 * (size_t)a->regpos[j]) : 0;
 			p += 8 * n;
 #if defined(__x86_64__)
 			if (s->abi == PERF_SAMPLE_REGS_ABI_64 &&
 			    ((a->regs_user >> 7) & 1) && ((a->regs_user >> 8) & 1))
-				s->regs = regs;
+				s->regs = in;
 #endif
 		}
 	}

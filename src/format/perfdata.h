@@ -31,6 +31,13 @@ struct attr {
 	uint64_t sample_type, read_format;
 	uint64_t branch_sample_type;
 	uint64_t regs_user, regs_intr;
+	/* Where each register of kiln's mask (kiln_perf_regs_mask(), in
+	 * order) sits among the file's regs_user: an index, or -1 where the
+	 * file has none; nregs_user: how many the file records.  Computed
+	 * once per attr, not per sample. */
+	int8_t regpos[64];
+	uint8_t nwant, nregs_user;
+	bool regs_as_is;	/* regpos[j] == j: the file's layout is kiln's */
 	uint64_t *ids;
 	size_t nids;
 	char *name;		/* from EVENT_DESC, may be NULL */
@@ -47,10 +54,12 @@ struct bid {
 /* A record of the data, to be replayed in time order. */
 struct rref {
 	uint64_t time;
-	size_t off;		/* of its header in the file */
-	uint32_t seq;		/* file order, for a stable sort */
-	uint32_t attr;		/* index of its attr */
+	uint64_t off : 48;	/* of its header in the file (and its file
+				 * order, for a stable sort) */
+	uint64_t attr : 16;	/* index of its attr (MAX_ATTRS) */
 };
+
+#define MAX_ATTRS 65535	/* event attributes a file may have */
 
 struct pd {
 	const char *data;

@@ -82,21 +82,16 @@ bool kiln_heap_profiling(void);
 void kiln_heap_stop(void);
 
 /*
- * The process ends without its destructors (_exit, _Exit: a forked
+ * kiln_heap_exit_flush() and kiln_heap_exec_flush(), runtime.h's hooks:
+ * the process ends without its destructors (_exit, _Exit: a forked
  * snapshot child, a shell): the writer drains every thread, writes the
- * end record and stops (2 s at most), as at a normal exit.  Only the
- * process that writes the trace does anything (never a vfork child).
+ * end record and stops (2 s at most), as at a normal exit; the process
+ * is about to exec: the writer's lock is taken (2 s at most) and
+ * everything the threads recorded is written, without the end record;
+ * tracing goes on (if exec fails).  The new image, same pid, keeps this
+ * trace as PATH.old (docs/agent.md) and starts its own.  Only the process
+ * that writes the trace does anything (never a vfork child).
  */
-void kiln_heap_exit_flush(void);
-
-/*
- * The process is about to exec: the writer's lock is taken (2 s at most)
- * and everything the threads recorded is written, without the end
- * record; tracing goes on (if exec fails).  The new image, same pid,
- * keeps this trace as PATH.old (docs/agent.md) and starts its own.  Only
- * the process that writes the trace does anything (never a vfork child).
- */
-void kiln_heap_exec_flush(void);
 
 /* One stack's counters: estimates when sampling, exact otherwise. */
 struct kiln_heap_counts {

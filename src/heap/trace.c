@@ -37,6 +37,7 @@
 #include <zstd.h>
 
 #include "agent/agent.h"
+#include "runtime/env.h"
 #include "runtime/runtime.h"
 #include "agent/kfd.h"
 #include "format/heapenc.h"
@@ -47,6 +48,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/htab.h"
+#include "util/maps.h"
 
 #define FLUSH_NS 100000000ull		/* at most this long between frames */
 #define FLUSH_RECORDS (1u << 18)	/* ... or this many records pending */
@@ -198,54 +200,6 @@ static void *map_table(size_t n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/*
- * The mapping of /proc/self/maps holding addr, read with plain syscalls
- * (no stdio: callable from a hook).  0 or -errno / -ENOENT.
- */
-static int maps_find(uint64_t addr, uint64_t *lo, uint64_t *hi)
-{
-	char buf[4096];
-	size_t have = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	int err = -ENOENT;
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		char *line = buf, *nl;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		while ((nl = strchr(line, '\n'))) {
-			char *end;
-			uint64_t a = strtoull(line, &end, 16), b;
-
-			if (*end == '-') {
-				b = strtoull(end + 1, NULL, 16);
-				if (addr >= a && addr < b) {
-					*lo = a;
-					*hi = b;
-					err = 0;
-					goto out;
-				}
-			}
-			line = nl + 1;
-		}
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1)
-			have = 0;	/* a line longer than the buffer */
-	}
-out:
-	close(fd);
-	return err;
-}
-
 /* ---- thread rings ---- */
 
 static void on_thread_exit(void *arg)
@@ -273,7 +227,7 @@ static uint64_t stack_top(pid_t tid)
 	 * [sp, self) is the thread's mapped stack. */
 	if (tid != main_tid && self > sp && self - sp < (1ull << 30))
 		return self;
-	if (!maps_find(sp, &lo, &hi))
+	if (!kiln_maps_find(sp, &lo, &hi))
 		return hi;
 	return 0;
 }
@@ -615,49 +569,22 @@ static void ok(int err)
 		w_nomem = true;
 }
 
-static int slurp(const char *path, struct kiln_buf *b)
+static int keep_exec(const struct kiln_maps_entry *e, void *arg)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		err = kiln_buf_grow(b, 65536);
-		if (err)
-			break;
-		n = read(fd, b->data + b->len, 65536);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : 0;
-			break;
-		}
-		b->len += (size_t)n;
+	if (e->perms[2] == 'x') {
+		put(arg, e->line, e->linelen);
+		put(arg, "\n", 1);
 	}
-	close(fd);
-	return err;
+	return 0;
 }
 
 /* 'P': the executable mappings of /proc/self/maps. */
 static void put_maps(struct kiln_hcols *out)
 {
 	struct kiln_buf raw = KILN_BUF_INIT, keep = KILN_BUF_INIT;
-	size_t i = 0;
 
-	if (slurp("/proc/self/maps", &raw) == 0) {
-		while (i < raw.len) {
-			const char *line = raw.data + i;
-			const char *nl = memchr(line, '\n', raw.len - i);
-			size_t n = nl ? (size_t)(nl - line) + 1 : raw.len - i;
-			const char *sp = memchr(line, ' ', n);
-
-			if (sp && sp + 3 < line + n && sp[3] == 'x')
-				put(&keep, line, n);
-			i += n;
-		}
-	}
+	if (kiln_read_proc(AT_FDCWD, "/proc/self/maps", &raw) == 0)
+		kiln_maps_parse(raw.data, raw.len, keep_exec, &keep);
 	ok(kiln_hcols_maps(out, keep.data ? keep.data : "", keep.len));
 	kiln_buf_release(&raw);
 	kiln_buf_release(&keep);
@@ -669,7 +596,7 @@ static void put_header(struct kiln_hcols *out)
 	struct timespec rt;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
-	slurp("/proc/self/cmdline", &cmd);
+	kiln_read_proc(AT_FDCWD, "/proc/self/cmdline", &cmd);
 	if (cmd.len && !cmd.data[cmd.len - 1])
 		cmd.len--;	/* NUL-separated, no final NUL */
 	ok(kiln_hcols_header(out, (uint64_t)getpid(), (uint64_t)getppid(),
@@ -1019,7 +946,7 @@ static void *write_loop(void *arg)
 
 /* ---- start, fork, exit ---- */
 
-static char *base_path;		/* KILN_HEAP_TRACE as given */
+static const char *base_path;	/* KILN_HEAP_TRACE, absolute */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool env_read, start_tried;	/* under start_lock */
 static int start_err;
@@ -1443,32 +1370,13 @@ static void check_allocator(void)
 		       "statically into '%s'", exe);
 }
 
-/*
- * KILN_HEAP_SAMPLE, or def when unset (0 with a trace: every allocation;
- * KILN_HEAP_DEFAULT_SAMPLE for a heap profile alone).
- */
+/* KILN_HEAP_SAMPLE, or def when unset (0 with a trace: every allocation;
+ * KILN_HEAP_DEFAULT_SAMPLE for a heap profile alone). */
 static void read_sample(uint64_t def)
 {
-	const char *smp = getenv("KILN_HEAP_SAMPLE");
-	char *end;
-	unsigned long long v;
+	const struct kiln_env *e = kiln_env();
 
-	kheap_sample = def;
-	if (!smp || !*smp)
-		return;
-	errno = 0;
-	v = strtoull(smp, &end, 10);
-	if (errno || *end || smp[0] == '-') {
-		if (def)
-			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SAMPLE '%s': "
-				       "sampling every %llu bytes", smp,
-				       (unsigned long long)def);
-		else
-			kiln_agent_log(KILN_LOG_ERROR, "bad KILN_HEAP_SAMPLE '%s': "
-				       "tracing every allocation", smp);
-	} else {
-		kheap_sample = v;
-	}
+	kheap_sample = e->heap_sample_set ? e->heap_sample : def;
 }
 
 /*
@@ -1508,8 +1416,6 @@ static void say_no_interposer(const char *path)
  */
 static int start(const char *path)
 {
-	const char *first = getenv("KILN_HEAP_OWNER");
-	char pid[32];
 	int err;
 
 	kheap_guard++;
@@ -1521,29 +1427,11 @@ static int start(const char *path)
 	interposer->real_malloc();
 	check_allocator();
 	if (path) {
-		/* Resolved now, for this process and (through the variable)
-		 * the programs it starts: a chdir() changes nothing. */
-		base_path = kiln_agent_abspath(path);
-		if (!base_path) {
-			err = -ENOMEM;
-			goto fail;
-		}
-		if (strcmp(base_path, path))
-			setenv("KILN_HEAP_TRACE", base_path, 1);
-		path = base_path;
-		/* A program exec'd by the traced one writes PATH.PID. */
-		if (first && atoi(first) != (int)getpid()) {
-			size_t n = strlen(path) + 32;
-
-			trace_path = malloc(n);
-			if (trace_path)
-				snprintf(trace_path, n, "%s.%d", path, (int)getpid());
-		} else {
-			trace_path = strdup(path);
-			snprintf(pid, sizeof(pid), "%d", (int)getpid());
-			setenv("KILN_HEAP_OWNER", pid, 1);
-		}
-		if (!base_path || !trace_path) {
+		/* Resolved at load, PATH.PID in a program the traced one
+		 * started (runtime/env.c). */
+		base_path = kiln_env()->trace.base;
+		trace_path = strdup(kiln_env()->trace.path);
+		if (!trace_path) {
 			err = -ENOMEM;
 			goto fail;
 		}
@@ -1557,8 +1445,8 @@ static int start(const char *path)
 	if (gettid_() == main_tid) {
 		uint64_t lo, hi;
 
-		if (!maps_find((uint64_t)(uintptr_t)__builtin_frame_address(0),
-			       &lo, &hi))
+		if (!kiln_maps_find((uint64_t)(uintptr_t)__builtin_frame_address(0),
+				    &lo, &hi))
 			main_stack_hi = hi;
 	}
 	cfi = kiln_cfi_new();
@@ -1624,12 +1512,12 @@ fail:
 
 void kiln_heap_init(void)
 {
-	const char *path = getenv("KILN_HEAP_TRACE");
+	const char *path = kiln_env()->trace.path;
 
 	pthread_mutex_lock(&start_lock);
 	if (!env_read) {
 		env_read = true;
-		if (path && *path) {
+		if (path) {
 			read_sample(0);
 			start_err = start(path);
 			start_tried = true;

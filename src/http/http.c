@@ -60,10 +60,11 @@
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "web/web.h"
+#include "runtime/env.h"
 #include "profile/top.h"
 #include "render/flame.h"
 #include "symbolize/symbolize.h"
-#include "util/buf.h"
+#include "util/file.h"
 
 #define KILN_API __attribute__((visibility("default")))
 
@@ -1196,40 +1197,11 @@ static enum MHD_Result do_goroutine(struct MHD_Connection *c)
 	return queue(c, MHD_HTTP_OK, r);
 }
 
-static int read_proc(const char *path, struct kiln_buf *b)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		err = kiln_buf_grow(b, 4096);
-		if (err)
-			break;
-		n = read(fd, b->data + b->len, b->cap - b->len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (!n)
-			break;
-		b->len += (size_t)n;
-		b->data[b->len] = '\0';
-	}
-	close(fd);
-	return err;
-}
-
 /* Go's answer: os.Args joined with NUL bytes (no NUL at the end). */
 static enum MHD_Result do_cmdline(struct MHD_Connection *c)
 {
 	struct kiln_buf b = KILN_BUF_INIT;
-	int err = read_proc("/proc/self/cmdline", &b);
+	int err = kiln_read_proc(AT_FDCWD, "/proc/self/cmdline", &b);
 
 	if (err) {
 		kiln_buf_release(&b);
@@ -1291,7 +1263,7 @@ static enum MHD_Result do_symbol(struct MHD_Connection *c, struct req *rq,
 	kiln_buf_adds(&out, "num_symbols: 1\n");
 	if (inlen) {
 		s = kiln_sym_new(&so);
-		err = s ? read_proc("/proc/self/maps", &maps) : -ENOMEM;
+		err = s ? kiln_read_proc(AT_FDCWD, "/proc/self/maps", &maps) : -ENOMEM;
 		if (!err)
 			err = kiln_sym_add_maps(s, maps.data, maps.len);
 		if (!err)
@@ -1804,7 +1776,7 @@ static int open_listener(struct kiln_http *srv, const char *addr)
 static int http_start(const char *addr, struct kiln_http **out)
 {
 	struct kiln_http *srv;
-	const char *tok = getenv("KILN_HTTP_TOKEN");
+	const char *tok = kiln_env_http_token();
 	sigset_t all, old;
 	int fd, mfd, err;
 

@@ -206,6 +206,23 @@ int kiln_prof_set_types_str(struct kiln_prof *p, const char *const *pairs,
 long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
 			  uint32_t depth, const int64_t *values,
 			  uint32_t labelset);
+/*
+ * Adds values (ntypes entries) to sample idx, a value
+ * kiln_prof_add_sample() returned: what adding that sample's stack and
+ * label set again does, without looking them up.
+ */
+static inline void kiln_prof_add_to_sample(struct kiln_prof *p, size_t idx,
+					   const int64_t *values)
+{
+	int64_t *v = p->values + idx * p->ntypes;
+	size_t i;
+
+	if (p->err)
+		return;
+	/* Wrapping, not undefined, on absurd inputs. */
+	for (i = 0; i < p->ntypes; i++)
+		v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
+}
 
 /* A sample's location ids; NULL for a sample without frames (before any
  * stack is stored the stack array is NULL, and NULL + 0 is undefined). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "util/buf.h"
 #include "util/htab.h"
 
 struct row_key {
@@ -57,11 +58,67 @@ static int cmp_rows(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* The rows of each location's frames, found once (see kiln_top_build()). */
+struct loc_rows {
+	uint32_t *first;	/* by location id: index in ids, + 1 (0: not yet) */
+	uint32_t *count;	/* by location id */
+	uint32_t *ids;		/* row ids */
+	size_t nids, ids_alloc;
+};
+
+/* The row of frame f (added when new); 0 when out of memory. */
+static uint32_t row_of(struct kiln_top *t, struct kiln_prof *p,
+		       struct kiln_htab *index, uint32_t **seen, size_t *alloc,
+		       const struct kiln_frame *f, bool by_line)
+{
+	struct row_key k = { t->rows, f->name, 0, 0 };
+	uint32_t hash, id;
+
+	if (by_line) {
+		k.file = f->function ? p->functions[f->function].filename : 0;
+		k.line = f->line;
+	}
+	hash = (uint32_t)kiln_hash(&k.name, sizeof(k.name) * 2) ^
+	       (uint32_t)(k.line * 2654435761u);
+	id = kiln_htab_find(index, hash, row_eq, &k);
+	if (id)
+		return id;
+	if (t->n == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 256;
+		struct kiln_top_row *r;
+		uint32_t *sn;
+
+		r = realloc(t->rows, na * sizeof(*r));
+		if (!r)
+			return 0;
+		t->rows = r;
+		sn = realloc(*seen, na * sizeof(*sn));
+		if (!sn)
+			return 0;
+		*seen = sn;
+		*alloc = na;
+	}
+	id = (uint32_t)++t->n;
+	t->rows[id - 1] = (struct kiln_top_row){ k.name, k.file, k.line, 0, 0 };
+	(*seen)[id - 1] = 0;
+	if (kiln_htab_insert(index, hash, id))
+		return 0;
+	return id;
+}
+
+/*
+ * Every sample's value goes to the rows of its frames: flat to its leaf's,
+ * cum to each row once.  A location's frames (and so its rows) are the
+ * same in every sample: they are expanded and looked up once per location,
+ * not once per sample (a perf.data's thousands of samples share a few
+ * hundred locations).
+ */
 int kiln_top_build(struct kiln_top *t, struct kiln_prof *p, int type,
 		   bool by_line, bool by_cum)
 {
 	struct kiln_htab index = KILN_HTAB_INIT;
 	struct kiln_frame *frames = NULL;
+	struct loc_rows lr = { 0 };
 	uint32_t *seen = NULL;	/* row id -> last sample that counted it */
 	size_t cap = 0, alloc = 0, i;
 	int err = 0;
@@ -69,66 +126,69 @@ int kiln_top_build(struct kiln_top *t, struct kiln_prof *p, int type,
 	t->rows = NULL;
 	t->n = 0;
 	t->total = 0;
+	lr.first = calloc(p->nlocations + 1, sizeof(*lr.first));
+	lr.count = calloc(p->nlocations + 1, sizeof(*lr.count));
+	if (!lr.first || !lr.count) {
+		err = -ENOMEM;
+		goto out_free;
+	}
 	for (i = 0; i < p->nsamples; i++) {
 		int64_t v = kiln_prof_value(p, i, (size_t)type);
-		long nf, j;
+		const struct kiln_sample *smp = &p->samples[i];
+		bool leaf = true;
+		uint32_t d;
 
 		if (!v)
 			continue;
 		t->total += v;
-		nf = kiln_prof_frames(p, &p->samples[i], &frames, &cap);
-		if (nf < 0) {
-			err = (int)nf;
-			goto out_free;
-		}
-		for (j = 0; j < nf; j++) {
-			const struct kiln_frame *f = &frames[j];
-			struct row_key k = { t->rows, f->name, 0, 0 };
-			uint32_t hash, id;
+		for (d = 0; d < smp->depth; d++) {
+			uint32_t loc = p->stacks[smp->stack + d], c;
 
-			if (by_line) {
-				k.file = f->function ?
-					p->functions[f->function].filename : 0;
-				k.line = f->line;
+			if (loc > p->nlocations) {
+				err = -EINVAL;
+				goto out_free;
 			}
-			hash = (uint32_t)kiln_hash(&k.name, sizeof(k.name) * 2) ^
-			       (uint32_t)(k.line * 2654435761u);
-			id = kiln_htab_find(&index, hash, row_eq, &k);
-			if (!id) {
-				if (t->n == alloc) {
-					size_t na = alloc ? alloc * 2 : 256;
-					struct kiln_top_row *r;
-					uint32_t *s;
+			if (!lr.first[loc]) {
+				struct kiln_sample one = { smp->stack + d, 1, 0 };
+				long nf = kiln_prof_frames(p, &one, &frames, &cap);
+				long j;
 
-					r = realloc(t->rows, na * sizeof(*r));
-					if (!r) {
-						err = -ENOMEM;
-						goto out_free;
-					}
-					t->rows = r;
-					s = realloc(seen, na * sizeof(*s));
-					if (!s) {
-						err = -ENOMEM;
-						goto out_free;
-					}
-					seen = s;
-					alloc = na;
+				if (nf < 0) {
+					err = (int)nf;
+					goto out_free;
 				}
-				id = (uint32_t)++t->n;
-				t->rows[id - 1] = (struct kiln_top_row){
-					k.name, k.file, k.line, 0, 0 };
-				seen[id - 1] = 0;
-				if (kiln_htab_insert(&index, hash, id)) {
+				if (kiln_array_grow((void **)&lr.ids, &lr.ids_alloc,
+						    lr.nids + (size_t)nf,
+						    sizeof(*lr.ids))) {
 					err = -ENOMEM;
 					goto out_free;
 				}
+				for (j = 0; j < nf; j++) {
+					uint32_t id = row_of(t, p, &index, &seen,
+							     &alloc, &frames[j],
+							     by_line);
+
+					if (!id) {
+						err = -ENOMEM;
+						goto out_free;
+					}
+					lr.ids[lr.nids + (size_t)j] = id;
+				}
+				lr.first[loc] = (uint32_t)lr.nids + 1;
+				lr.count[loc] = (uint32_t)nf;
+				lr.nids += (size_t)nf;
 			}
-			if (j == 0)
-				t->rows[id - 1].flat += v;
-			/* Recursion: count a sample once per row. */
-			if (seen[id - 1] != i + 1) {
-				seen[id - 1] = (uint32_t)(i + 1);
-				t->rows[id - 1].cum += v;
+			for (c = 0; c < lr.count[loc]; c++) {
+				uint32_t id = lr.ids[lr.first[loc] - 1 + c];
+
+				if (leaf)
+					t->rows[id - 1].flat += v;
+				leaf = false;
+				/* Recursion: count a sample once per row. */
+				if (seen[id - 1] != i + 1) {
+					seen[id - 1] = (uint32_t)(i + 1);
+					t->rows[id - 1].cum += v;
+				}
 			}
 		}
 	}
@@ -142,6 +202,9 @@ out_free:
 	kiln_htab_release(&index);
 	free(frames);
 	free(seen);
+	free(lr.first);
+	free(lr.count);
+	free(lr.ids);
 	return err;
 }
 

@@ -1,15 +1,19 @@
 /*
  * The one owner of libkiln.so's process-wide life (runtime stage): its
  * only constructor, its only destructor and its only pthread_atfork
- * triple.  The parts of the runtime (CPU sampler, heap hooks and trace,
- * heap dumps, HTTP server) expose hooks (runtime.h) and never register
- * their own, so the order below is the order, whatever the link order of
+ * triple; the variables are parsed by env.c; _exit and exec, which pass
+ * no destructor, are interposed by process.c, which calls the parts'
+ * hooks in the order it states.  The parts of the runtime
+ * (CPU sampler, heap hooks and trace, heap dumps, HTTP server) expose
+ * hooks (runtime.h) and never register their own, so the order below is the order, whatever the link order of
  * the files.  See docs/design.md.
  */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "agent/agent.h"
+#include "agent/relay.h"
+#include "runtime/env.h"
 #include "runtime/runtime.h"
 #include "symbolize/symbolize.h"
 
@@ -39,22 +43,28 @@ static void parent(void)
 static void child(void)
 {
 	/* The gate first: every hook below that starts a thread of kiln's
-	 * (the heap dumper, KILN_HTTP's heir, the heap writer) passes it
+	 * (the relay, KILN_HTTP's heir, the heap writer) passes it
 	 * (kiln_agent_thread_start()), and it writes nothing.  Then dumps:
 	 * their prefix becomes the child's before anything else could write
-	 * one (the heap writer's interval dumps, the heir's server). */
+	 * one (the heap writer's interval dumps, the heir's server).  The
+	 * relay after the parts that clear the jobs a child must not run
+	 * (the CPU profile's toggle and exit write: the parent's file), and
+	 * before the heap writer, which may ask it for an interval dump. */
 	kiln_agent_gate_child();
 	kiln_heapdump_fork_child();
 	kiln_agent_cpu_fork_child();
 	kiln_agent_fork_child();
+	kiln_http_fork_child();
+	kiln_relay_fork_child();
 	kiln_heap_fork_child();
 }
 
 /*
- * Load order: heap dumps, then the agent (CPU profile, HTTP; it
- * registers the calling thread with the sampler), then the heap hooks
- * and trace -- the order the three constructors ran in before they were
- * one (link order), kept.  The fork handlers are registered before any
+ * Load order: heap dumps, then the CPU agent (it registers the calling
+ * thread with the sampler), the KILN_HTTP server (after the sampler: a
+ * profile request may come at once), then the heap hooks and trace --
+ * the order the three constructors ran in before they were one (link
+ * order), kept.  The fork handlers are registered before any
  * of them can start a thread of kiln's.
  */
 __attribute__((constructor)) static void kiln_runtime_load(void)
@@ -77,9 +87,14 @@ __attribute__((constructor)) static void kiln_runtime_load(void)
 
 	free(first);
 	kiln_agent_log_init();
+	/* Every variable parsed (and a bad one said) before any part acts
+	 * on one. */
+	kiln_env();
+	kiln_process_load();
 	pthread_atfork(prepare, parent, child);
 	kiln_heapdump_load();
 	kiln_agent_load();
+	kiln_http_load();
 	kiln_heap_load();
 }
 

@@ -4,12 +4,16 @@
 #include "symbolize/kallsyms.h"
 
 #include <errno.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/htab.h"
 
 struct ksym {
 	uint64_t addr;
@@ -20,16 +24,24 @@ struct ksym {
 /*
  * The text symbols point into the text they were parsed from; a name is
  * copied out (NUL-terminated, its module's tab made a space) the first
- * time a lookup lands on it.  Copying all 100,000 names up front cost a
- * third of the parse and a few megabytes of fresh memory, of which a
- * profile needs a few hundred names.
+ * time a lookup lands on it, and kept in a small index by symbol.
+ * Copying all 100,000 names up front cost a third of the parse and a few
+ * megabytes of fresh memory, of which a profile needs a few hundred
+ * names (as did an array of 100,000 name pointers, zeroed).
  */
+struct kname {
+	size_t sym;
+	char *name;
+};
+
 struct kiln_kallsyms {
 	struct ksym *syms;
 	size_t n;
 	const char *text;
 	struct kiln_map own;	/* the text, when kiln_kallsyms_load() read it */
-	char **names;		/* n of them, lazily */
+	struct kname *names;	/* copied names, nnames of them */
+	size_t nnames, names_alloc;
+	struct kiln_htab name_index;	/* symbol -> names[id - 1] */
 };
 
 static int cmp_ksym(const void *a, const void *b)
@@ -47,11 +59,64 @@ static const unsigned char hexval[256] = {
 	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
 
+/*
+ * The value of the 16 hexadecimal digits at p (either case), as the
+ * digit-by-digit loop below gives it, 16 bytes at a time; false when one
+ * of them is not a digit.  A 64-bit kernel writes every address so, and
+ * the loop was most of the parse.
+ */
+#if defined(__SSE2__)
+static bool hex16(const char *p, uint64_t *out)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
+	/* Signed compares: bytes of 0x80 and up are neither. */
+	__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
+				      _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+	__m128i letter = _mm_and_si128(
+		_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
+		_mm_cmplt_epi8(lower, _mm_set1_epi8('f' + 1)));
+	__m128i v, pairs;
+	uint64_t packed;
+
+	if (_mm_movemask_epi8(_mm_or_si128(digit, letter)) != 0xffff)
+		return false;
+	/* Each byte its value; then each pair of bytes (first digit, low
+	 * address) one byte, digit << 4 | next; the 8 bytes, first the most
+	 * significant, big-endian. */
+	v = _mm_or_si128(_mm_and_si128(digit, _mm_sub_epi8(x, _mm_set1_epi8('0'))),
+			 _mm_and_si128(letter, _mm_sub_epi8(lower,
+							    _mm_set1_epi8('a' - 10))));
+	pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(v, 4),
+					   _mm_srli_epi16(v, 8)),
+			      _mm_set1_epi16(0xff));
+	packed = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs));
+	*out = __builtin_bswap64(packed);
+	return true;
+}
+#else
+static bool hex16(const char *p, uint64_t *out)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		unsigned d = hexval[(unsigned char)p[i]];
+
+		if (!d)
+			return false;
+		v = v << 4 | (d - 1);
+	}
+	*out = v;
+	return true;
+}
+#endif
+
 struct kiln_kallsyms *kiln_kallsyms_parse(const char *text, size_t len)
 {
 	struct kiln_kallsyms *k = calloc(1, sizeof(*k));
 	const char *p = text, *end = text + len;
-	size_t alloc = 0;
+	size_t alloc;
 	bool nonzero = false, sorted = true;
 
 	if (!k)
@@ -62,27 +127,40 @@ struct kiln_kallsyms *kiln_kallsyms_parse(const char *text, size_t len)
 		return NULL;
 	}
 	k->text = text;
+	kiln_htab_init(&k->name_index);
+	/* Lines of a 64-bit kernel are 21 bytes or more ("ADDR t x\n", 16
+	 * digits): room for each, so that the array is not copied as it
+	 * grows (pages never written cost nothing). */
+	alloc = len / 21 + 1;
+	k->syms = malloc(alloc * sizeof(*k->syms));
+	if (!k->syms)
+		goto out_free;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *e = nl ? nl : end, *q;
-		unsigned long long addr = 0;
+		uint64_t addr = 0;
 		char type;
 
-		for (q = p; q < e; q++) {
-			unsigned v = hexval[(unsigned char)*q];
+		if (e - p >= 20 && p[16] == ' ' && p[18] == ' ' &&
+		    hex16(p, &addr)) {
+			q = p + 16;
+		} else {
+			for (q = p; q < e; q++) {
+				unsigned v = hexval[(unsigned char)*q];
 
-			if (!v)
-				break;
-			addr = addr << 4 | (v - 1);
+				if (!v)
+					break;
+				addr = addr << 4 | (v - 1);
+			}
+			if (q + 3 >= e || *q != ' ' || q[2] != ' ')
+				goto next;
 		}
-		if (q + 3 >= e || *q != ' ' || q[2] != ' ')
-			goto next;
 		type = q[1];
 		q += 3;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			goto next;
 		if (k->n == alloc) {
-			size_t na = alloc ? alloc * 2 : 65536;
+			size_t na = alloc * 2;
 			struct ksym *s = realloc(k->syms, na * sizeof(*s));
 
 			if (!s)
@@ -144,14 +222,26 @@ void kiln_kallsyms_free(struct kiln_kallsyms *k)
 
 	if (!k)
 		return;
-	if (k->names)
-		for (i = 0; i < k->n; i++)
-			free(k->names[i]);
+	for (i = 0; i < k->nnames; i++)
+		free(k->names[i].name);
 	free(k->names);
+	kiln_htab_release(&k->name_index);
 	free(k->syms);
 	if (k->own.data)
 		kiln_map_release(&k->own);
 	free(k);
+}
+
+struct name_key {
+	const struct kiln_kallsyms *k;
+	size_t sym;
+};
+
+static bool name_eq(const void *ctx, uint32_t id)
+{
+	const struct name_key *key = ctx;
+
+	return key->k->names[id - 1].sym == key->sym;
 }
 
 /* The name of symbol i: "name" or "name [module]".  NULL: out of memory. */
@@ -159,15 +249,23 @@ static const char *name_of(struct kiln_kallsyms *k, size_t i)
 {
 	const struct ksym *s = &k->syms[i];
 	const char *q = k->text + s->name, *tab;
+	struct name_key key = { k, i };
+	uint64_t i64 = i;
+	uint32_t hash = (uint32_t)kiln_hash(&i64, sizeof(i64)), id;
 	char *n;
 
-	if (!k->names) {
-		k->names = calloc(k->n, sizeof(*k->names));
-		if (!k->names)
+	id = kiln_htab_find(&k->name_index, hash, name_eq, &key);
+	if (id)
+		return k->names[id - 1].name;
+	if (k->nnames == k->names_alloc) {
+		size_t na = k->names_alloc ? 2 * k->names_alloc : 64;
+		struct kname *nn = realloc(k->names, na * sizeof(*nn));
+
+		if (!nn)
 			return NULL;
+		k->names = nn;
+		k->names_alloc = na;
 	}
-	if (k->names[i])
-		return k->names[i];
 	n = malloc((size_t)s->len + 1);
 	if (!n)
 		return NULL;
@@ -177,7 +275,13 @@ static const char *name_of(struct kiln_kallsyms *k, size_t i)
 	tab = memchr(n, '\t', s->len);
 	if (tab)
 		n[tab - n] = ' ';
-	k->names[i] = n;
+	if (kiln_htab_insert(&k->name_index, hash, (uint32_t)k->nnames + 1)) {
+		free(n);
+		return NULL;
+	}
+	k->names[k->nnames].sym = i;
+	k->names[k->nnames].name = n;
+	k->nnames++;
 	return n;
 }
 

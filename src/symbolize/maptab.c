@@ -11,6 +11,7 @@
 
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
+#include "util/maps.h"
 
 struct add_ctx {
 	struct kiln_maptab *m;
@@ -43,7 +44,7 @@ int kiln_maptab_add_text(struct kiln_maptab *m, struct kiln_prof *p,
 {
 	struct add_ctx c = { m, p };
 
-	return kiln_sym_parse_maps(text, len, add_one, &c);
+	return kiln_maps_parse(text, len, add_one, &c);
 }
 
 int kiln_maptab_add(struct kiln_maptab *m, struct kiln_prof *p,

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,13 @@
 
 #include "profile/profile.h"
 #include "symbolize/debugcache.h"
+#include "symbolize/debugsearch.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
 #include "util/htab.h"
+#include "util/maps.h"
+#include "util/sort.h"
 
 /* ---- an arena of strings and frame arrays that never move ---- */
 
@@ -91,6 +95,27 @@ struct sym_cache {
 	uint8_t *known;		/* whether name[i] was asked yet */
 };
 
+/*
+ * A module's symbol table as libdwfl hands it out (dwfl_module_getsym_info),
+ * read once: the interval bounds, the aliases and the names of addresses
+ * come from this copy instead of a libdwfl scan of the table each.
+ */
+struct symtab_ent {
+	uint64_t addr;		/* st_value adjusted (bias) */
+	uint64_t size;
+	const char *name;	/* NULL: libdwfl gave none */
+	uint8_t info;		/* st_info */
+	bool eligible;		/* one dwfl_module_addrinfo() may return */
+	bool global_part;	/* at or after the first global's index */
+};
+
+/* A named symbol of the table, in the order of addresses. */
+struct sym_by_addr {
+	uint64_t addr;
+	uint64_t max_end;	/* the largest end of an eligible one up to here */
+	uint32_t ndx;		/* into the table */
+};
+
 /* A function symbol of a module, for choosing among aliases. */
 struct alias {
 	uint64_t addr;
@@ -114,6 +139,12 @@ struct mod {
 	struct alias *aliases;	/* function symbols by address (see pick_alias) */
 	size_t naliases;
 	bool aliases_built;
+	struct symtab_ent *tab;	/* see symtab_ent; NULL until read (or none) */
+	size_t ntab;
+	bool tab_read;
+	bool fast_ok;		/* sym_fast() may answer (see there) */
+	struct sym_by_addr *by_addr;	/* named symbols by address, stably */
+	size_t nby_addr;
 };
 
 struct entry {
@@ -284,10 +315,10 @@ static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
 						  debuglink_crc,
 						  debuginfo_file_name);
 	else
-		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
-						  file_name, debuglink_file,
-						  debuglink_crc,
-						  debuginfo_file_name);
+		fd = kiln_debugsearch_standard(mod, userdata, modname, base,
+					       file_name, debuglink_file,
+					       debuglink_crc,
+					       debuginfo_file_name);
 	if (fd >= 0 && main_file) {
 		*userdata = &main_debug_found;
 		/* This run reads the original, as it is already open (libdwfl
@@ -298,10 +329,10 @@ static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
 	return fd;
 }
 
-static int find_debuginfo(Dwfl_Module *mod, void **userdata,
-			  const char *modname, Dwarf_Addr base,
-			  const char *file_name, const char *debuglink_file,
-			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+int kiln_sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
+			    const char *modname, Dwarf_Addr base,
+			    const char *file_name, const char *debuglink_file,
+			    GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	return find_debuginfo_cached(false, mod, userdata, modname, base,
 				     file_name, debuglink_file, debuglink_crc,
@@ -315,7 +346,7 @@ static const Dwfl_Callbacks callbacks = {
 	 * yyyy.debug under /usr/lib/debug, .gnu_debuglink next to the file,
 	 * in its .debug/ and under /usr/lib/debug, then debuginfod if
 	 * configured. */
-	.find_debuginfo = find_debuginfo,
+	.find_debuginfo = kiln_sym_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -424,6 +455,8 @@ void kiln_sym_free(struct kiln_sym *s)
 		}
 		free(s->mods[i].cus);
 		free(s->mods[i].aliases);
+		free(s->mods[i].tab);
+		free(s->mods[i].by_addr);
 		if (s->mods[i].syms) {
 			free(s->mods[i].syms->bounds);
 			free(s->mods[i].syms->name);
@@ -502,109 +535,6 @@ int kiln_sym_add_mapping(struct kiln_sym *s, const char *path, uint64_t start,
 	return r < 0 ? (int)r : 0;
 }
 
-static uint64_t hexnum(const char **p, const char *end, bool *ok)
-{
-	uint64_t v = 0;
-	const char *q = *p;
-
-	while (q < end) {
-		int c = *q, d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		if (v >> 60)
-			*ok = false;
-		v = v << 4 | (uint64_t)d;
-		q++;
-	}
-	if (q == *p)
-		*ok = false;
-	*p = q;
-	return v;
-}
-
-static const char *skip_blank(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	return p;
-}
-
-static const char *skip_field(const char *p, const char *end)
-{
-	while (p < end && *p != ' ' && *p != '\t')
-		p++;
-	return p;
-}
-
-/* Parses "START-END PERMS OFFSET DEV INODE [PATH]"; false if it is not. */
-static bool parse_maps_line(const char *p, const char *end,
-			    struct kiln_maps_entry *e)
-{
-	bool ok = true;
-	const char *f;
-	size_t i;
-
-	e->start = hexnum(&p, end, &ok);
-	if (!ok || p >= end || *p != '-')
-		return false;
-	p++;
-	e->end = hexnum(&p, end, &ok);
-	if (!ok || p >= end || (*p != ' ' && *p != '\t'))
-		return false;
-	p = skip_blank(p, end);
-	f = skip_field(p, end);
-	if (f - p < 4)
-		return false;
-	for (i = 0; i < 4; i++)
-		e->perms[i] = p[i];
-	e->perms[4] = '\0';
-	p = skip_blank(f, end);
-	e->offset = hexnum(&p, end, &ok);
-	if (!ok)
-		return false;
-	/* Device and inode. */
-	p = skip_blank(p, end);
-	p = skip_field(p, end);
-	p = skip_blank(p, end);
-	p = skip_field(p, end);
-	p = skip_blank(p, end);
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t' ||
-			   end[-1] == '\r'))
-		end--;
-	e->path = p;
-	e->pathlen = (size_t)(end - p);
-	return e->end > e->start;
-}
-
-int kiln_sym_parse_maps(const char *text, size_t len,
-			int (*fn)(const struct kiln_maps_entry *e, void *ctx),
-			void *ctx)
-{
-	const char *p = text, *end = text + len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		struct kiln_maps_entry e;
-
-		if (parse_maps_line(p, le, &e)) {
-			int r = fn(&e, ctx);
-
-			if (r)
-				return r;
-		}
-		p = le + 1;
-	}
-	return 0;
-}
-
 static int add_maps_entry(const struct kiln_maps_entry *e, void *ctx)
 {
 	struct kiln_sym *s = ctx;
@@ -618,7 +548,7 @@ static int add_maps_entry(const struct kiln_maps_entry *e, void *ctx)
 
 int kiln_sym_add_maps(struct kiln_sym *s, const char *text, size_t len)
 {
-	return kiln_sym_parse_maps(text, len, add_maps_entry, s);
+	return kiln_maps_parse(text, len, add_maps_entry, s);
 }
 
 static int cmp_order(const void *a, const void *b, void *ctx)
@@ -1301,34 +1231,110 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Builds md's sym_cache (see there); NULL when the table is small or
- * memory is short (then libdwfl is asked every time). */
-static struct sym_cache *sym_cache_build(struct mod *md)
+/*
+ * Reads md's symbol table once (see symtab_ent) and sorts its named
+ * symbols by address, stably (aliases_build, sym_fast); on ENOMEM,
+ * nothing.
+ */
+static void symtab_read(struct mod *md)
 {
 	int nsyms = dwfl_module_getsymtab(md->dwmod);
-	struct sym_cache *c;
+	int first_global = dwfl_module_getsymtab_first_global(md->dwmod);
 	GElf_Addr bias;
-	Elf *elf;
-	size_t n = 0, cap;
+	Elf *elf = dwfl_module_getelf(md->dwmod, &bias);
+	GElf_Ehdr eh;
+	size_t n = 0;
 
-	if (nsyms < SYM_CACHE_MIN_SYMS)
-		return NULL;
-	c = calloc(1, sizeof(*c));
-	cap = 2 * (size_t)nsyms + 256;
-	if (!c || !(c->bounds = malloc(cap * sizeof(*c->bounds))))
-		goto fail;
+	md->tab_read = true;
+	if (nsyms <= 0)
+		return;
+	md->tab = malloc((size_t)nsyms * sizeof(*md->tab));
+	if (!md->tab)
+		return;
 	for (int i = 0; i < nsyms; i++) {
+		struct symtab_ent *t = &md->tab[i];
 		GElf_Sym sym;
 		GElf_Addr a;
 		GElf_Word shndx;
 		Elf *e;
 		Dwarf_Addr b;
+		const char *name = dwfl_module_getsym_info(md->dwmod, i, &sym,
+							   &a, &shndx, &e, &b);
+		int type = name ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
 
-		if (!dwfl_module_getsym_info(md->dwmod, i, &sym, &a, &shndx,
-					     &e, &b))
+		t->addr = name ? a : 0;
+		t->size = name ? sym.st_size : 0;
+		t->name = name;
+		t->info = name ? sym.st_info : 0;
+		/* libdwfl searches the globals from first_global on, then
+		 * the locals from index 1 (index 0 only when all are
+		 * globals). */
+		t->global_part = i >= first_global;
+		t->eligible = name && *name && sym.st_shndx != SHN_UNDEF &&
+			      type != STT_SECTION && type != STT_FILE &&
+			      type != STT_TLS && (i > 0 || first_global == 0);
+		n += name != NULL;
+	}
+	md->by_addr = malloc((n ? n : 1) * sizeof(*md->by_addr));
+	if (!md->by_addr)
+		goto fail;
+	n = 0;
+	for (int i = 0; i < nsyms; i++)
+		if (md->tab[i].name)
+			md->by_addr[n++] = (struct sym_by_addr){
+				md->tab[i].addr, 0, (uint32_t)i };
+	/* Stably, as qsort's merge sort did: aliases at one address stay
+	 * in table order. */
+	if (kiln_sort_by_u64(md->by_addr, n, sizeof(*md->by_addr),
+			     offsetof(struct sym_by_addr, addr)))
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		const struct symtab_ent *t = &md->tab[md->by_addr[i].ndx];
+		uint64_t end = t->eligible ? t->addr + t->size : 0;
+		uint64_t prev = i ? md->by_addr[i - 1].max_end : 0;
+
+		md->by_addr[i].max_end = end > prev ? end : prev;
+	}
+	md->ntab = (size_t)nsyms;
+	md->nby_addr = n;
+	/*
+	 * libdwfl also tries a symbol's st_value resolved through a
+	 * function descriptor (ppc64's .opd): machines without them only.
+	 */
+	md->fast_ok = first_global >= 0 && elf && gelf_getehdr(elf, &eh) &&
+		      eh.e_type != ET_REL &&
+		      (eh.e_machine == EM_X86_64 || eh.e_machine == EM_386 ||
+		       eh.e_machine == EM_AARCH64);
+	return;
+fail:
+	free(md->tab);
+	free(md->by_addr);
+	md->tab = NULL;
+	md->by_addr = NULL;
+}
+
+/* Builds md's sym_cache (see there); NULL when the table is small or
+ * memory is short (then libdwfl is asked every time). */
+static struct sym_cache *sym_cache_build(struct mod *md)
+{
+	struct sym_cache *c;
+	GElf_Addr bias;
+	Elf *elf;
+	size_t n = 0, cap;
+
+	if (!md->tab_read)
+		symtab_read(md);
+	if (!md->tab || md->ntab < SYM_CACHE_MIN_SYMS)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	cap = 2 * md->ntab + 256;
+	if (!c || !(c->bounds = malloc(cap * sizeof(*c->bounds))))
+		goto fail;
+	for (size_t i = 0; i < md->ntab; i++) {
+		if (!md->tab[i].name)
 			continue;
-		c->bounds[n++] = a;
-		c->bounds[n++] = a + sym.st_size;
+		c->bounds[n++] = md->tab[i].addr;
+		c->bounds[n++] = md->tab[i].addr + md->tab[i].size;
 	}
 	/* Sections: a sizeless label counts only in its own section. */
 	elf = dwfl_module_getelf(md->dwmod, &bias);
@@ -1347,7 +1353,10 @@ static struct sym_cache *sym_cache_build(struct mod *md)
 			c->bounds[n++] = sh.sh_addr + bias + sh.sh_size;
 		}
 	}
-	qsort(c->bounds, n, sizeof(*c->bounds), cmp_u64);
+	/* (Tens of thousands of addresses in libc: a radix sort, not qsort's
+	 * calls to cmp_u64().) */
+	if (kiln_sort_by_u64(c->bounds, n, sizeof(*c->bounds), 0))
+		qsort(c->bounds, n, sizeof(*c->bounds), cmp_u64);
 	{
 		size_t k = 0;
 
@@ -1372,44 +1381,34 @@ fail:
 	return NULL;
 }
 
-static int cmp_alias(const void *a, const void *b)
-{
-	const struct alias *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /* Collects md's function symbols by address, once; none on ENOMEM. */
 static void aliases_build(struct mod *md)
 {
-	int nsyms = dwfl_module_getsymtab(md->dwmod);
 	size_t n = 0;
 
 	md->aliases_built = true;
-	if (nsyms <= 0)
+	if (!md->tab_read)
+		symtab_read(md);
+	if (!md->tab)
 		return;
-	md->aliases = malloc((size_t)nsyms * sizeof(*md->aliases));
+	md->aliases = malloc(md->nby_addr * sizeof(*md->aliases) + 1);
 	if (!md->aliases)
 		return;
-	for (int i = 0; i < nsyms; i++) {
-		GElf_Sym sym;
-		GElf_Addr a;
-		GElf_Word shndx;
-		Elf *e;
-		Dwarf_Addr b;
-		const char *name = dwfl_module_getsym_info(md->dwmod, i, &sym,
-							   &a, &shndx, &e, &b);
-		int type = GELF_ST_TYPE(sym.st_info);
-		int bind = GELF_ST_BIND(sym.st_info);
+	/* (by_addr is in the order of addresses, and at one address in
+	 * table order: symtab_read() sorted it stably.) */
+	for (size_t i = 0; i < md->nby_addr; i++) {
+		const struct symtab_ent *t = &md->tab[md->by_addr[i].ndx];
+		const char *name = t->name;
+		int type = GELF_ST_TYPE(t->info);
+		int bind = GELF_ST_BIND(t->info);
 
 		if (!name || !*name || (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
-		md->aliases[n].addr = a;
+		md->aliases[n].addr = t->addr;
 		md->aliases[n].name = name;
 		md->aliases[n].rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		n++;
 	}
-	qsort(md->aliases, n, sizeof(*md->aliases), cmp_alias);
 	md->naliases = n;
 }
 
@@ -1449,15 +1448,11 @@ static bool better_alias(const struct alias *x, const struct alias *y)
  * binding reads the same in .symtab and .dynsym: the same name whichever
  * table was found.
  */
-static const char *pick_alias(struct mod *md, uint64_t symaddr,
-			      const GElf_Sym *sym, const char *name)
+static const struct alias *best_alias(struct mod *md, uint64_t symaddr)
 {
-	int type = GELF_ST_TYPE(sym->st_info);
 	const struct alias *best = NULL;
 	size_t lo = 0, hi;
 
-	if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC))
-		return name;
 	if (!md->aliases_built)
 		aliases_build(md);
 	hi = md->naliases;
@@ -1472,7 +1467,100 @@ static const char *pick_alias(struct mod *md, uint64_t symaddr,
 	for (; lo < md->naliases && md->aliases[lo].addr == symaddr; lo++)
 		if (!best || better_alias(&md->aliases[lo], best))
 			best = &md->aliases[lo];
+	return best;
+}
+
+static const char *pick_alias(struct mod *md, uint64_t symaddr,
+			      const GElf_Sym *sym, const char *name)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	const struct alias *best;
+
+	if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC))
+		return name;
+	best = best_alias(md, symaddr);
 	return best ? best->name : name;
+}
+
+/*
+ * What sym_name() answers for addr, from md's own copy of the table, where
+ * that answer does not depend on the order of libdwfl's search: true with
+ * *name set (NULL: no symbol), false where libdwfl must be asked.
+ *
+ * libdwfl (__libdwfl_addrsym) searches the globals, then, when it found
+ * no symbol with a size covering addr (and no global label sits at addr
+ * itself), the locals.  Of the covering symbols it keeps the closest
+ * start, and among those the table's order and the bindings decide: where
+ * every covering symbol of the part searched starts at one address and
+ * is a function, pick_alias() gives the same alias of them all.  Without
+ * a covering symbol, it falls back to a label (a symbol without a size)
+ * that starts at or after the end of every symbol below addr: where no
+ * label starts at the highest start below addr, there is none, and no
+ * name.
+ */
+static bool sym_fast(struct mod *md, uint64_t addr, const char **name)
+{
+	const struct alias *best;
+	size_t lo = 0, hi = md->nby_addr;
+	uint64_t gv = 0, lv = 0, top_end;
+	bool gfound = false, lfound = false, gbad = false, lbad = false;
+	bool glabel = false, label = false;
+
+	if (!md->fast_ok)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (md->by_addr[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* The end of the symbols at or below addr: a label there is the
+	 * fallback's candidate. */
+	top_end = lo ? md->by_addr[lo - 1].max_end : 0;
+	/* Down from the last symbol at or below addr, while one may cover
+	 * it (max_end), start at addr or start at top_end. */
+	while (lo-- > 0) {
+		const struct sym_by_addr *e = &md->by_addr[lo];
+		const struct symtab_ent *t = &md->tab[e->ndx];
+		int type = GELF_ST_TYPE(t->info);
+		bool fn = type == STT_FUNC || type == STT_GNU_IFUNC;
+
+		if (e->addr < addr && e->addr < top_end && e->max_end <= addr)
+			break;
+		if (!t->eligible)
+			continue;
+		if (!t->size) {
+			label |= e->addr == top_end;
+			glabel |= e->addr == addr && t->global_part;
+			continue;
+		}
+		if (addr - e->addr >= t->size)
+			continue;
+		if (t->global_part) {
+			gbad |= !fn || (gfound && gv != e->addr);
+			gv = e->addr;
+			gfound = true;
+		} else {
+			lbad |= !fn || (lfound && lv != e->addr);
+			lv = e->addr;
+			lfound = true;
+		}
+	}
+	if (!gfound && !lfound) {
+		if (label)
+			return false;
+		*name = NULL;
+		return true;
+	}
+	if (gfound ? gbad : lbad || glabel)
+		return false;
+	best = best_alias(md, gfound ? gv : lv);
+	if (!best)
+		return false;
+	*name = best->name;
+	return true;
 }
 
 /*
@@ -1487,10 +1575,14 @@ static const char *sym_name(struct mod *md, uint64_t addr)
 	size_t lo = 0, hi;
 	const char *name;
 
+	if (!md->tab_read)
+		symtab_read(md);
 	if (!md->syms && ++md->lookups == SYM_CACHE_AFTER)
 		md->syms = sym_cache_build(md);
 	c = md->syms;
 	if (!c) {
+		if (sym_fast(md, addr, &name))
+			return name;
 		name = dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL,
 					    NULL, NULL);
 		return pick_alias(md, addr - off, &sym, name);
@@ -1507,9 +1599,11 @@ static const char *sym_name(struct mod *md, uint64_t addr)
 	}
 	if (c->known[lo])
 		return c->name[lo];
-	name = dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL, NULL,
-				    NULL);
-	name = pick_alias(md, addr - off, &sym, name);
+	if (!sym_fast(md, addr, &name)) {
+		name = dwfl_module_addrinfo(md->dwmod, addr, &off, &sym, NULL,
+					    NULL, NULL);
+		name = pick_alias(md, addr - off, &sym, name);
+	}
 	c->name[lo] = name;
 	c->known[lo] = 1;
 	return name;
@@ -1797,7 +1891,7 @@ int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
 		struct jit *j;
 
 		lineno++;
-		q = skip_blank(p, le);
+		q = kiln_scan_blank(p, le);
 		while (le > q && (le[-1] == '\r' || le[-1] == ' '))
 			le--;
 		if (q == le) {
@@ -1806,19 +1900,19 @@ int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
 		}
 		if (le - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 			q += 2;
-		start = hexnum(&q, le, &ok);
+		start = kiln_scan_hex(&q, le, &ok);
 		if (!ok || q == le || (*q != ' ' && *q != '\t'))
 			return kiln_diag(d, "line %zu: expected \"START SIZE "
 					 "name\" in hexadecimal", lineno);
-		q = skip_blank(q, le);
+		q = kiln_scan_blank(q, le);
 		if (le - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 			q += 2;
-		size = hexnum(&q, le, &ok);
+		size = kiln_scan_hex(&q, le, &ok);
 		if (!ok || q == le || (*q != ' ' && *q != '\t'))
 			return kiln_diag(d, "line %zu: expected a hexadecimal "
 					 "size and a name after the start",
 					 lineno);
-		q = skip_blank(q, le);
+		q = kiln_scan_blank(q, le);
 		if (!size || start + size < start)
 			return kiln_diag(d, "line %zu: bad size 0x%" PRIx64,
 					 lineno, size);

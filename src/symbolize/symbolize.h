@@ -95,6 +95,20 @@ bool kiln_sym_no_local(void);
  * string is copied.  0 or -ENOMEM.
  */
 int kiln_sym_set_debug_cache(const char *dir, bool writable);
+
+struct Dwfl_Module;
+/*
+ * libdwfl's find_debuginfo callback as kiln's symbol sessions use it:
+ * the debug file cache first, then elfutils' standard search (a file it
+ * finds with compressed sections is added to the cache for the next run).
+ * For other libdwfl sessions over the same files (the DWARF unwinder's:
+ * .debug_frame comes from the same decompressed copy, not inflated again).
+ * The module's userdata must be NULL when it is reported.
+ */
+int kiln_sym_find_debuginfo(struct Dwfl_Module *mod, void **userdata,
+			    const char *modname, uint64_t base,
+			    const char *file_name, const char *debuglink_file,
+			    uint32_t debuglink_crc, char **debuginfo_file_name);
 /*
  * The cache folder the environment names: $KILN_CACHE_DIR (set and empty:
  * none), else $XDG_CACHE_HOME/kiln/debug, else $HOME/.cache/kiln/debug.
@@ -124,23 +138,6 @@ void kiln_sym_free(struct kiln_sym *s);
  */
 int kiln_sym_add_mapping(struct kiln_sym *s, const char *path, uint64_t start,
 			 uint64_t end, uint64_t offset);
-
-/* One line of a /proc/PID/maps text. */
-struct kiln_maps_entry {
-	uint64_t start, end, offset;
-	char perms[5];		/* "r-xp" */
-	const char *path;	/* not NUL-terminated; pathlen bytes, may be 0 */
-	size_t pathlen;
-};
-
-/*
- * Calls fn for each line of a /proc/PID/maps text that parses, in order
- * (other lines are skipped, as pprof does).  Stops at and returns fn's
- * first non-zero return value; 0 otherwise.
- */
-int kiln_sym_parse_maps(const char *text, size_t len,
-			int (*fn)(const struct kiln_maps_entry *e, void *ctx),
-			void *ctx);
 
 /* Adds every executable mapping of a /proc/PID/maps text.  0 or -ENOMEM. */
 int kiln_sym_add_maps(struct kiln_sym *s, const char *text, size_t len);

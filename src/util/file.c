@@ -101,6 +101,32 @@ void kiln_map_release(struct kiln_map *m)
 	m->mapped = false;
 }
 
+int kiln_read_proc(int dirfd, const char *path, struct kiln_buf *out)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		err = kiln_buf_grow(out, 65536);
+		if (err)
+			break;
+		n = read(fd, out->data + out->len, 65536);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		out->len += (size_t)n;
+		out->data[out->len] = '\0';
+	}
+	close(fd);
+	return err;
+}
+
 static int write_fd(int fd, const char *p, size_t len)
 {
 	while (len) {

@@ -22,6 +22,14 @@ int kiln_map_open(struct kiln_map *m, const char *path);
 void kiln_map_release(struct kiln_map *m);
 
 /*
+ * Reads a file of /proc (whose size stat() gives as 0: maps, cmdline,
+ * status) whole by read(2), appended to out (NUL-terminated); path is
+ * relative to dirfd (AT_FDCWD: as open(2)).  No stdio: the agent uses it
+ * in the host's process.  0 or -errno.
+ */
+int kiln_read_proc(int dirfd, const char *path, struct kiln_buf *out);
+
+/*
  * An output file being written.  Where it goes depends on what the path
  * names when it is opened:
  *   - "-": standard output, written in place;

@@ -15,13 +15,14 @@ gcc -O1 -g -fsanitize=thread -o "$T/hostile-tsan" "$KILN_SRC/tests/workloads/hos
     -ldl -lpthread 2>"$T/gcc.err" || skip "cannot build with -fsanitize=thread: $(head -1 "$T/gcc.err")"
 "$T/hostile-tsan" "$WL/libplugin.so" > "$T/bare.txt" 2>"$T/bare.err" ||
     skip "the TSan build does not run here: $(head -1 "$T/bare.err")"
-# One report is TSan's blind spot, suppressed by name: the agent's
-# note_one() (src/agent/modules.c) reads each library's name inside
-# dl_iterate_phdr's callback, under the loader's lock, which TSan does not
-# see, against the strdup() dlopen made of it before taking that lock to
-# publish the library; it came and went with the length of the plugin's
-# path.
-echo "race:note_one" > "$T/tsan.supp"
+# Two reports are TSan's blind spot, suppressed by name: the agent's
+# note_one() (src/agent/modules.c) and the unwinder's same_object()
+# (src/capture/cfi.c) read each library's name inside dl_iterate_phdr's
+# callback, under the loader's lock, which TSan does not see, against the
+# strdup() dlopen made of it before taking that lock to publish the
+# library; they come and go with the length of the plugin's path (the
+# build folder's).
+printf 'race:note_one\nrace:same_object\n' > "$T/tsan.supp"
 TSAN_OPTIONS="suppressions=$T/tsan.supp" \
 LD_PRELOAD="$tsan $KILN_LIB" KILN_CPU=$T/h.pb.gz KILN_CPU_HZ=250 \
     "$T/hostile-tsan" "$WL/libplugin.so" > "$T/agent.txt" 2> "$T/agent.err" ||

@@ -33,20 +33,27 @@ hot() {
 # samples, never of perf's, which samples inside the kernel.  It is a
 # difference of where samples fall, not of names: left out of both.)
 
-expect_status 0 "$KILN" record -q -F 499 -o "$T/rec.pb.gz" -- "$WL/syswrite" 1.5
-LD_PRELOAD=$KILN_LIB CPUPROFILE=$T/ag.prof CPUPROFILE_FREQUENCY=250 \
-    "$WL/syswrite" 1.5 > /dev/null || fail "syswrite failed under the agent"
-hot "$T/rec.pb.gz" > "$T/rec.hot"
-hot "$T/ag.prof" > "$T/ag.hot"
-# Both saw the program's functions and libc's write, named alike.
-for f in "$T/rec.hot" "$T/ag.hot"; do
-    has "$f" '^burn \(.*/syswrite\)$'
-    has "$f" '^write_loop \(.*/syswrite\)$'
-    has "$f" '^write \(.*/libc\.so\.6\)$'
-    hasnt "$f" '__libc_write|__write|__GI_|\+0x'
-done
-diff -u "$T/rec.hot" "$T/ag.hot" >&2 ||
-    fail "the hot frames of kiln record and of the agent differ (names or mapping files)"
+# Both profiles and their comparison (run again once if it fails: twice
+# in lib.sh; under a clean-clone CI beside other jobs the agent's profile
+# once had write and write_loop under 8%, not reproduced in 8 runs; a
+# naming difference fails both runs).
+compare_run() {
+    expect_status 0 "$KILN" record -q -F 499 -o "$T/rec.pb.gz" -- "$WL/syswrite" 1.5
+    LD_PRELOAD=$KILN_LIB CPUPROFILE=$T/ag.prof CPUPROFILE_FREQUENCY=250 \
+        "$WL/syswrite" 1.5 > /dev/null || fail "syswrite failed under the agent"
+    hot "$T/rec.pb.gz" > "$T/rec.hot"
+    hot "$T/ag.prof" > "$T/ag.hot"
+    # Both saw the program's functions and libc's write, named alike.
+    for f in "$T/rec.hot" "$T/ag.hot"; do
+        has "$f" '^burn \(.*/syswrite\)$'
+        has "$f" '^write_loop \(.*/syswrite\)$'
+        has "$f" '^write \(.*/libc\.so\.6\)$'
+        hasnt "$f" '__libc_write|__write|__GI_|\+0x'
+    done
+    diff -u "$T/rec.hot" "$T/ag.hot" >&2 ||
+        fail "the hot frames of kiln record and of the agent differ (names or mapping files)"
+}
+twice compare_run
 
 # File and line: the program's own functions (DWARF in the binary) have
 # them in both.

@@ -4,8 +4,8 @@
  * of tests/workloads/inlined.c, a function's split-off part inlined back
  * into it (splitpart.c), C++ names of tests/workloads/cxxnames.cc,
  * this process through /proc/self/maps,
- * demangling of C++ and Rust names, perf JIT maps, /proc/PID/maps
- * parsing, and symbolizing a whole profile in place.
+ * demangling of C++ and Rust names, perf JIT maps, and symbolizing a
+ * whole profile in place.
  *
  * The workloads are found next to this test: <build>/workloads/NAME.
  */
@@ -655,50 +655,7 @@ static void test_matches_libdw(void **state)
 	}
 }
 
-/* ---- maps and perf maps ---- */
-
-struct maps_seen {
-	int n;
-	struct kiln_maps_entry e[8];
-	char path[8][128];
-};
-
-static int collect(const struct kiln_maps_entry *e, void *ctx)
-{
-	struct maps_seen *m = ctx;
-
-	m->e[m->n] = *e;
-	snprintf(m->path[m->n], sizeof(m->path[0]), "%.*s", (int)e->pathlen,
-		 e->path);
-	m->n++;
-	return 0;
-}
-
-static void test_parse_maps(void **state)
-{
-	static const char text[] =
-		"55d0c0a00000-55d0c0a01000 r--p 00000000 08:01 1234   /usr/bin/x\n"
-		"55d0c0a01000-55d0c0a05000 r-xp 00001000 08:01 1234   /usr/bin/x\n"
-		"garbage line\n"
-		"\n"
-		"7f00aa000000-7f00aa100000 r-xp 0002a000 08:01 99 /opt/my app/lib.so (deleted)\n"
-		"7ffd1000-7ffd2000 rw-p 00000000 00:00 0          [stack]\n"
-		"7fff0000-7fff1000 r-xp 00000000 00:00 0\r\n";
-	struct maps_seen m = { 0 };
-
-	assert_int_equal(kiln_sym_parse_maps(text, sizeof(text) - 1, collect,
-					     &m), 0);
-	assert_int_equal(m.n, 5);
-	assert_int_equal(m.e[1].start, 0x55d0c0a01000ull);
-	assert_int_equal(m.e[1].end, 0x55d0c0a05000ull);
-	assert_int_equal(m.e[1].offset, 0x1000);
-	assert_string_equal(m.e[1].perms, "r-xp");
-	assert_string_equal(m.path[1], "/usr/bin/x");
-	assert_string_equal(m.path[2], "/opt/my app/lib.so (deleted)");
-	assert_int_equal(m.e[2].offset, 0x2a000);
-	assert_string_equal(m.path[3], "[stack]");
-	assert_string_equal(m.path[4], "");
-}
+/* ---- perf maps ---- */
 
 static void test_perfmap(void **state)
 {
@@ -879,7 +836,6 @@ int main(void)
 		cmocka_unit_test(test_self_maps),
 		cmocka_unit_test(test_alias_names),
 		cmocka_unit_test(test_matches_libdw),
-		cmocka_unit_test(test_parse_maps),
 		cmocka_unit_test(test_perfmap),
 		cmocka_unit_test(test_profile_in_place),
 		cmocka_unit_test(test_not_elf),

@@ -1,0 +1,132 @@
+/*
+ * The CPU sampler's shared state (agent stage), between the registry and
+ * collector (cpu.c, normal context) and the SIGPROF handler (sigprof.c,
+ * a file that holds the handler and what it calls, nothing else).  Only
+ * those two files include it.
+ */
+#ifndef KILN_AGENT_CPUINT_H
+#define KILN_AGENT_CPUINT_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+
+#define MAX_THREADS 8192
+/* Frames a sample keeps: a queue slot is then exactly 1 KiB. */
+#define MAX_DEPTH KILN_AGENT_MAX_DEPTH
+/*
+ * Queue slots (a power of two).  The collector drains it when it fills
+ * by a quarter and every 100 ms: 1024 slots hold 64 ms of samples at the
+ * most CPU-time timers can give 64 busy threads (250 a second each);
+ * beyond that samples are dropped and counted.  Kept small: every page
+ * of it must be made present, which costs several microseconds a page
+ * in a VM whose memory the host backs on first touch.
+ */
+#define RING_SLOTS 1024
+#define RING_BYTES ((size_t)RING_SLOTS * 1024)
+
+/* A thread the sampler knows.  Slots are reused; tid 0 means free. */
+struct kthread {
+	_Atomic int tid;
+	timer_t timer;
+	_Atomic bool armed;
+	_Atomic uint64_t stack_hi;	/* top of its stack, 0: not known yet */
+	_Atomic uint64_t sp_seen;	/* a sp the handler saw, to find it */
+	_Atomic uint64_t owed;		/* wall ns of ticks its signal is for */
+	bool internal;			/* kiln's own thread: never sampled */
+};
+
+/*
+ * A slot of the sample queue (Vyukov's bounded MPMC queue).  Its
+ * sequence number is stored minus the slot's index, so that the queue
+ * starts as all zeros: a fresh (populated) mmap needs no initialising
+ * pass (4 MiB of slots written one by one cost a thousand page faults
+ * at every start).
+ */
+struct rec {
+	_Atomic uint64_t seq;		/* sequence - index of the slot */
+	uint32_t tid;
+	uint16_t n;
+	uint8_t state;			/* enum kiln_agent_wall_state */
+	uint8_t pad;
+	uint64_t weight;		/* samples; wall mode: nanoseconds */
+	uint64_t pcs[MAX_DEPTH];
+};
+_Static_assert(sizeof(struct rec) == 1024,
+	       "a queue slot is 1 KiB: every page holds the start of a slot "
+	       "(populate_ring())");
+
+/*
+ * A snapshot of every thread's stack (kiln_agent_threads_snapshot(), Go's
+ * goroutine endpoint): a running thread is sent SIGPROF with SNAP_MAGIC
+ * and the snapshot's generation as the value, and its handler unwinds
+ * into the next free record.  A record counts for the snapshot whose
+ * generation it carries (a signal delivered after its snapshot gave up
+ * waiting lands in none).
+ */
+#define SNAP_MAGIC 0x6b736e00u	/* "ksn" and a generation byte */
+#define SNAP_MAX 512
+
+struct snap_rec {
+	_Atomic uint32_t gen;	/* 0: not filled */
+	uint32_t tid;
+	uint32_t n;
+	uint64_t pcs[MAX_DEPTH];
+};
+
+/* ---- state: defined in cpu.c, written there under its locks ---- */
+
+extern struct kthread kcpu_threads[MAX_THREADS];
+/* One past the highest slot ever taken: the loops over slots stop there
+ * (the table is 320 KiB, mostly never touched). */
+extern _Atomic size_t kcpu_threads_hw;
+/* The calling thread's slot, found once (NULL: not yet). */
+extern __thread struct kthread *kcpu_self __attribute__((tls_model("initial-exec")));
+extern _Atomic bool kcpu_active;	/* samples are taken */
+/*
+ * Handlers running now (low 32 bits) and an epoch (high 32 bits).  A
+ * handler leaves by a decrement only if the epoch is the one it entered
+ * under: a handler the program jumped out of (its own SIGSEGV handler
+ * siglongjmp'ing out of a fault taken inside ours) never leaves, and the
+ * stop, after waiting a while for the count to drop, starts a new epoch
+ * at 0 instead of waiting for ever.  The queue stays mapped for the life
+ * of the process, so a handler still running then writes into valid
+ * memory.
+ */
+extern _Atomic uint64_t kcpu_in_handler;
+extern _Atomic uint64_t kcpu_dropped;	/* samples the full queue refused */
+extern bool kcpu_wall;			/* KILN_CPU_MODE=wall (wall.c ticks) */
+extern pid_t kcpu_own_pid;		/* the process the profile runs in */
+extern struct rec *kcpu_ring;		/* RING_SLOTS slots, mapped for good */
+extern _Atomic uint64_t kcpu_enq_pos;
+extern struct kiln_cfi *kcpu_cfi;	/* the unwinder's tables */
+extern _Atomic uint32_t kcpu_collector_stop;	/* a futex word: 1 stops it */
+extern struct snap_rec *kcpu_snaps;	/* mapped at the first snapshot, kept */
+extern _Atomic uint32_t kcpu_snap_next;
+extern _Atomic uint32_t kcpu_snap_gen;	/* the snapshot being taken, 0: none */
+extern _Atomic bool kcpu_snap_unknown_top;	/* a stack top was not known yet */
+
+static inline pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* ---- sigprof.c: async-signal-safe ---- */
+
+/* Wakes the collector before its period ends. */
+void kcpu_wake_collector(void *arg);
+/* Queues a sample; false when the queue is full. */
+bool kcpu_ring_push(uint32_t tid, uint8_t state, uint64_t weight,
+		    const uint64_t *pcs, int n);
+/* The slot of tid, NULL if none. */
+struct kthread *kcpu_find_slot(pid_t tid);
+/* The SIGPROF handler (SA_SIGINFO | SA_ONSTACK | SA_RESTART). */
+void kcpu_on_sigprof(int sig, siginfo_t *si, void *ucv);
+
+#endif

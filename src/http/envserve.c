@@ -1,0 +1,96 @@
+/*
+ * KILN_HTTP: the server libkiln.so starts from the variable at load, and
+ * its heir in a daemon's child (http stage).  The endpoints are http.c's.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "heap/heap.h"
+#include "kiln/kiln.h"
+#include "runtime/env.h"
+#include "runtime/runtime.h"
+
+static struct kiln_http *http_srv;
+/* The process serving KILN_HTTP (its address below), inherited by the
+ * children it forks: they take over when it is gone (a daemon). */
+static pid_t http_server_pid;
+static char *http_addr;
+
+/*
+ * In a forked child of the served process: a daemon forks away from it
+ * and the first process exits (twice over, with setsid between), leaving
+ * the child that does the work without a server.  This thread of kiln's
+ * waits until the serving process is gone and then serves the same
+ * address from here (a sibling that got there first keeps it: the port
+ * is the arbiter, tried every second).  A child that execs or exits
+ * first takes it along.
+ */
+static void *http_heir(void *arg)
+{
+	struct timespec pause = { 0, 200000000 };
+	struct kiln_http *srv;
+	int err;
+
+	(void)arg;
+	for (;;) {
+		nanosleep(&pause, NULL);
+		if (!kill(http_server_pid, 0) || errno != ESRCH)
+			continue;
+		pause.tv_sec = 1;
+		pause.tv_nsec = 0;
+		err = kiln_http_start(http_addr, &srv);
+		if (!err) {
+			http_srv = srv;
+			http_server_pid = getpid();
+			kiln_agent_log(KILN_LOG_INFO, "http: serving here: process %d, "
+				       "which served, is gone", (int)http_server_pid);
+			return NULL;
+		}
+		if (err != -EADDRINUSE) {
+			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s' after "
+				       "the serving process: %s", http_addr,
+				       strerror(-err));
+			return NULL;
+		}
+	}
+}
+
+void kiln_http_load(void)
+{
+	const struct kiln_env *e = kiln_env();
+	int err;
+
+	/* kiln's own work on the program's thread: not in its heap profile. */
+	kiln_heap_quiet_begin();
+	if (e->http_owner) {
+		kiln_agent_log(KILN_LOG_INFO, "not serving HTTP: KILN_HTTP is "
+			       "process %d's (KILN_HTTP_INHERIT=1 serves here too)",
+			       (int)e->http_owner);
+	} else if (e->http) {
+		err = kiln_http_start(e->http, &http_srv);
+		if (err) {
+			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
+				       e->http, strerror(-err));
+		} else {
+			http_server_pid = getpid();
+			http_addr = strdup(e->http);
+		}
+	}
+	kiln_heap_quiet_end();
+}
+
+void kiln_http_fork_child(void)
+{
+	pthread_t heir;
+
+	/* The parent's server is not this process's: its heir, perhaps. */
+	http_srv = NULL;
+	if (http_server_pid && http_addr)
+		kiln_agent_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
+}
