@@ -49,6 +49,17 @@ struct kiln_sym_opts {
 	 * file get names from their symbol tables, which costs a fraction.
 	 */
 	bool light;
+	/*
+	 * With light, for a session kept while a program runs (the agent's
+	 * CPU profile): lines and inlined frames that only the debug file
+	 * cache's decompressed copies hold are not read when an address is
+	 * looked up (its name then comes from the symbol table) but by
+	 * kiln_sym_fill_lines(), in a libdwfl session that ends there: the
+	 * session keeps the answers, not libdw's tables for the copy (about
+	 * 2.3 MB for libc) or the copy's mapped pages, which the kernel
+	 * would otherwise free at the program's exit.
+	 */
+	bool defer_cached_lines;
 };
 
 /* One frame of a symbolized address; strings are owned by the session. */
@@ -167,6 +178,42 @@ int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
  */
 int kiln_sym_lookup(struct kiln_sym *s, uint64_t addr,
 		    struct kiln_sym_info *out);
+
+/*
+ * For a session with defer_cached_lines: reads the lines and inlined
+ * frames of every address it has looked up since the last call (and never
+ * tried) in a library whose DWARF the debug file cache holds, through a
+ * light session of its own, ended before this returns, and puts them in
+ * the session's per-address cache as a session without the option would
+ * have answered them (names do not change).  Each address is tried once;
+ * one looked up later has no lines until the next call.  The number of
+ * addresses given lines, 0 when nothing was to be read (no session is
+ * then opened), or -ENOMEM.
+ */
+int kiln_sym_fill_lines(struct kiln_sym *s);
+
+/* Whether kiln_sym_fill_lines() has anything to read. */
+bool kiln_sym_lines_pending(const struct kiln_sym *s);
+
+/*
+ * kiln_sym_fill_lines() in two steps, so that the reading can be done on a
+ * thread of its own while s is not used: then libdw's memory for the copy
+ * (2-4 MB for libc, freed in small pieces that glibc keeps in the freeing
+ * thread's cache) is all in that thread's malloc arena, and all free at
+ * once when the thread ends, instead of holes between s's own memory that
+ * stay resident until the exit.  kiln_sym_lines_read() looks the pending
+ * addresses up and carries the answers in *l (mapped outside the heap: it
+ * allocates nothing else), 0 or -ENOMEM; kiln_sym_lines_take(), on the
+ * thread that uses s, puts them in s and releases *l, returning as
+ * kiln_sym_fill_lines() does.  *l starts zeroed.
+ */
+struct kiln_sym_lines {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+int kiln_sym_lines_read(struct kiln_sym *s, struct kiln_sym_lines *l);
+int kiln_sym_lines_take(struct kiln_sym *s, struct kiln_sym_lines *l);
 
 /* kiln_sym_prof() flags. */
 enum {
