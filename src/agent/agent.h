@@ -255,12 +255,14 @@ int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags);
  * The same with session warm, which is kept (its modules stay reported
  * and its lookups cached: a profile written at exit then only looks up
  * what is new); NULL: a session of its own.  kiln_agent_sym_new() makes
- * one with the agent's options (light).
+ * one with the agent's options (light); kept: a session kept while the
+ * program runs, whose lines from the debug file cache are read by
+ * kiln_sym_fill_lines() (defer_cached_lines, symbolize.h).
  */
 struct kiln_sym;
 int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
 				struct kiln_sym *warm);
-struct kiln_sym *kiln_agent_sym_new(void);
+struct kiln_sym *kiln_agent_sym_new(bool kept);
 
 /* ---- heap profiles (heapdump.c) ---- */
 

@@ -687,6 +687,18 @@ static void populate_ring(void)
 static struct kiln_sym *warm;
 static uint32_t warmed;		/* agg's locations [1, warmed] looked up */
 static struct kiln_buf warm_maps;	/* the maps text warm_up() read last */
+/*
+ * Lines from the debug file cache (libc's, from libc6-dbg as kiln record
+ * decompressed it) are read apart, by kiln_sym_fill_lines(), whose libdw
+ * session ends there: the exit then frees none of libdw's tables for the
+ * copy nor its mapped pages (0.2-0.3 ms of a program's exit when warm kept
+ * them).  Reading libc's copy again costs the collector about 10 ms, so
+ * the fills come at the warm-ups numbered 1, 2, 4, 8, 16 and then every
+ * 16th (about 16 s): addresses first seen since the last fill keep their
+ * names without lines.
+ */
+static unsigned warm_ups, fill_at = 1, fill_gap = 1;
+#define FILL_GAP_MAX 16
 
 static void warm_up(void)
 {
@@ -696,7 +708,7 @@ static void warm_up(void)
 
 	if (n <= warmed)
 		return;
-	if (!warm && !(warm = kiln_agent_sym_new()))
+	if (!warm && !(warm = kiln_agent_sym_new(true)))
 		return;
 	p = kiln_prof_new();
 	if (!p)
@@ -722,6 +734,47 @@ static void warm_up(void)
 	}
 	kiln_agent_maps_release(&c);
 	kiln_prof_free(p);
+}
+
+static void *read_lines(void *arg)
+{
+	kiln_sym_lines_read(warm, arg);
+	return NULL;
+}
+
+/*
+ * Once per warm-up: the lines of the debug file cache when they are due,
+ * read on a thread of its own (libdw's memory in its malloc arena, given
+ * back when it ends; see kiln_sym_lines_read()) while the collector waits.
+ */
+static void fill_lines(void)
+{
+	struct kiln_sym_lines l = { 0 };
+	struct timespec t0, t1;
+	pthread_t t;
+	int n;
+
+	if (++warm_ups < fill_at || !warm)
+		return;
+	fill_at = warm_ups + fill_gap;
+	if (fill_gap < FILL_GAP_MAX)
+		fill_gap *= 2;
+	if (!kiln_sym_lines_pending(warm)) {
+		kiln_agent_log(KILN_LOG_DEBUG, "no address waits for lines from "
+			       "the debug file cache");
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (kiln_agent_thread_start(&t, "kiln-lines", read_lines, &l, false))
+		return;
+	kiln_agent_thread_join(t);
+	n = kiln_sym_lines_take(warm, &l);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	kiln_agent_log(KILN_LOG_DEBUG, "lines from the debug file cache: %d "
+		       "addresses given lines in %.1f ms%s", n < 0 ? 0 : n,
+		       (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+		       n < 0 ? " (out of memory)" : "");
 }
 
 static void *collect(void *arg)
@@ -763,8 +816,10 @@ static void *collect(void *arg)
 			}
 			if (engine == KILN_ENGINE_THREAD_TIMERS && tick % 5 == 4)
 				scan_tasks();
-			if (tick % 10 == 2)
+			if (tick % 10 == 2) {
 				warm_up();
+				fill_lines();
+			}
 			tick++;
 		}
 		kiln_agent_busy_end();

@@ -40,6 +40,7 @@
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
+#include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "kiln/kiln.h"
@@ -201,6 +202,11 @@ static void write_final(void)
 {
 	if (!cpu_path || getpid() != owner)
 		return;
+	/* Light at the end (exit, _exit, exec, a fatal signal, stepping
+	 * aside): libraries are named with the DWARF the collector read
+	 * while the program ran; none is opened from the debug file cache
+	 * now (libc's: ~10 ms the exit would wait for). */
+	kiln_sym_close_debug_cache();
 	if (!kiln_agent_cpu_running()) {
 		/* Never started, or stopped through the API: no temporary
 		 * is left behind. */
@@ -356,6 +362,16 @@ static void agent_load(void)
 
 	kiln_agent_log_init();
 	resolve_reals();
+	/* System libraries' file:line from the debug file cache kiln record
+	 * fills (decompressed copies, by build ID): read, never written, by
+	 * the collector's session as the program's samples reach a library
+	 * (docs/symbols.md).  Only the folder's name is taken now. */
+	{
+		char *dc = kiln_sym_debug_cache_env();
+
+		kiln_sym_set_debug_cache(dc, false);
+		free(dc);
+	}
 	kiln_agent_cpu_init();
 	owner = getpid();
 	cpu_hz = e->cpu_hz;

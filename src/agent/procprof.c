@@ -100,11 +100,12 @@ void kiln_agent_maps_release(struct kiln_agent_maps *m)
 	kiln_maptab_release(&m->t);
 }
 
-struct kiln_sym *kiln_agent_sym_new(void)
+struct kiln_sym *kiln_agent_sym_new(bool kept)
 {
 	struct kiln_sym_opts so = { 0 };
 
 	so.light = true;
+	so.defer_cached_lines = kept;
 	return kiln_sym_new(&so);
 }
 
@@ -113,7 +114,7 @@ int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
 {
 	struct kiln_buf cmd = KILN_BUF_INIT;
 	struct kiln_map raw;
-	struct kiln_sym *sym = warm ? warm : kiln_agent_sym_new();
+	struct kiln_sym *sym = warm ? warm : kiln_agent_sym_new(false);
 	size_t i;
 	int err;
 

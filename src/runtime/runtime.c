@@ -15,6 +15,7 @@
 #include "agent/relay.h"
 #include "runtime/env.h"
 #include "runtime/runtime.h"
+#include "symbolize/symbolize.h"
 
 /* fork(), in the forking thread, before the copy. */
 static void prepare(void)
@@ -101,6 +102,9 @@ __attribute__((constructor)) static void kiln_runtime_load(void)
  * destructors ran in: last-linked first). */
 __attribute__((destructor)) static void kiln_runtime_fini(void)
 {
+	/* Light at exit: the last heap dump reads no DWARF from the debug
+	 * file cache that its session had not read before. */
+	kiln_sym_close_debug_cache();
 	kiln_heap_fini();
 	kiln_heapdump_fini();
 }

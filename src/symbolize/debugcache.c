@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 static char *cache_dir;		/* NULL: no cache */
 static bool cache_writable;
+static atomic_bool cache_closed;	/* kiln_sym_close_debug_cache() */
 
 int kiln_sym_set_debug_cache(const char *dir, bool writable)
 {
@@ -33,6 +35,11 @@ int kiln_sym_set_debug_cache(const char *dir, bool writable)
 	cache_dir = copy;
 	cache_writable = writable;
 	return 0;
+}
+
+void kiln_sym_close_debug_cache(void)
+{
+	atomic_store(&cache_closed, true);
 }
 
 static char *join(const char *a, const char *b)
@@ -148,11 +155,11 @@ out:
 
 int kiln_debugcache_open(const unsigned char *id, size_t len, char **path)
 {
-	char *p = entry_path(id, len);
 	struct stat st;
+	char *p;
 	int fd;
 
-	if (!p)
+	if (atomic_load(&cache_closed) || !(p = entry_path(id, len)))
 		return -1;
 	elf_version(EV_CURRENT);
 	fd = kiln_open_regular(p);

@@ -20,7 +20,7 @@
  * passes the checks (a regular ELF file, every section inside the file,
  * none compressed, its build ID note equal to id).  A descriptor and, in
  * *path when path is not NULL, its malloc'ed name; -1 when there is no
- * usable copy (or no cache).
+ * usable copy (or no cache, or kiln_sym_close_debug_cache() was called).
  */
 int kiln_debugcache_open(const unsigned char *id, size_t len, char **path);
 

@@ -49,6 +49,17 @@ struct kiln_sym_opts {
 	 * file get names from their symbol tables, which costs a fraction.
 	 */
 	bool light;
+	/*
+	 * With light, for a session kept while a program runs (the agent's
+	 * CPU profile): lines and inlined frames that only the debug file
+	 * cache's decompressed copies hold are not read when an address is
+	 * looked up (its name then comes from the symbol table) but by
+	 * kiln_sym_fill_lines(), in a libdwfl session that ends there: the
+	 * session keeps the answers, not libdw's tables for the copy (about
+	 * 2.3 MB for libc) or the copy's mapped pages, which the kernel
+	 * would otherwise free at the program's exit.
+	 */
+	bool defer_cached_lines;
 };
 
 /* One frame of a symbolized address; strings are owned by the session. */
@@ -115,6 +126,15 @@ int kiln_sym_find_debuginfo(struct Dwfl_Module *mod, void **userdata,
  * Malloc'ed; NULL for none (or out of memory).
  */
 char *kiln_sym_debug_cache_env(void);
+/*
+ * Process-wide, from any thread: from now on no session opens a copy from
+ * the debug file cache (what sessions read from it before stays theirs).
+ * Light sessions then read no separate debug file's DWARF for modules
+ * they report later: those are named from their symbol tables.  The agent
+ * calls it at the program's exit, so that the profile written then reads
+ * only the DWARF its collector read while the program ran.
+ */
+void kiln_sym_close_debug_cache(void);
 
 /* A new session (opts may be NULL).  NULL with errno set on failure. */
 struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts);
@@ -158,6 +178,42 @@ int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
  */
 int kiln_sym_lookup(struct kiln_sym *s, uint64_t addr,
 		    struct kiln_sym_info *out);
+
+/*
+ * For a session with defer_cached_lines: reads the lines and inlined
+ * frames of every address it has looked up since the last call (and never
+ * tried) in a library whose DWARF the debug file cache holds, through a
+ * light session of its own, ended before this returns, and puts them in
+ * the session's per-address cache as a session without the option would
+ * have answered them (names do not change).  Each address is tried once;
+ * one looked up later has no lines until the next call.  The number of
+ * addresses given lines, 0 when nothing was to be read (no session is
+ * then opened), or -ENOMEM.
+ */
+int kiln_sym_fill_lines(struct kiln_sym *s);
+
+/* Whether kiln_sym_fill_lines() has anything to read. */
+bool kiln_sym_lines_pending(const struct kiln_sym *s);
+
+/*
+ * kiln_sym_fill_lines() in two steps, so that the reading can be done on a
+ * thread of its own while s is not used: then libdw's memory for the copy
+ * (2-4 MB for libc, freed in small pieces that glibc keeps in the freeing
+ * thread's cache) is all in that thread's malloc arena, and all free at
+ * once when the thread ends, instead of holes between s's own memory that
+ * stay resident until the exit.  kiln_sym_lines_read() looks the pending
+ * addresses up and carries the answers in *l (mapped outside the heap: it
+ * allocates nothing else), 0 or -ENOMEM; kiln_sym_lines_take(), on the
+ * thread that uses s, puts them in s and releases *l, returning as
+ * kiln_sym_fill_lines() does.  *l starts zeroed.
+ */
+struct kiln_sym_lines {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+int kiln_sym_lines_read(struct kiln_sym *s, struct kiln_sym_lines *l);
+int kiln_sym_lines_take(struct kiln_sym *s, struct kiln_sym_lines *l);
 
 /* kiln_sym_prof() flags. */
 enum {

@@ -25,6 +25,7 @@
 #include <inttypes.h>
 #include <link.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,82 @@ static void garble_build_id(const char *path)
 	free(data);
 }
 
+/* Looks addrs[i] up in s as symbolize() does; whether it has a line. */
+static bool lookup_res(struct kiln_sym *s, size_t i, struct res *r)
+{
+	struct kiln_sym_info in;
+
+	assert_int_equal(kiln_sym_lookup(s, addrs[i] + 4, &in), 0);
+	assert_true(in.nframes >= 1);
+	memset(r, 0, sizeof(*r));
+	r->nframes = in.nframes;
+	snprintf(r->name, sizeof(r->name), "%s", in.frames[0].name);
+	snprintf(r->file, sizeof(r->file), "%s",
+		 in.frames[0].file ? in.frames[0].file : "");
+	r->line = in.frames[0].line;
+	return r->line > 0;
+}
+
+static void *read_lines(void *arg)
+{
+	static struct kiln_sym_lines l;
+
+	kiln_sym_lines_read(arg, &l);
+	return &l;
+}
+
+/*
+ * defer_cached_lines (the agent's CPU collector): a light session reads
+ * no line from the cache's copy when it looks an address up, the same
+ * name; kiln_sym_fill_lines() gives each address looked up before it the
+ * answer a session without the option gives (name, file, line, frames);
+ * an address looked up after it has none until the next fill, here
+ * through kiln_sym_lines_read() on another thread and
+ * kiln_sym_lines_take().
+ */
+static void test_deferred(void **state)
+{
+	struct kiln_sym_opts o = { .light = true, .defer_cached_lines = true };
+	struct res got[NFN], ref_light[NFN];
+	char dir[PATH_MAX];
+	struct kiln_sym *s;
+	size_t half = NFN / 2;
+	pthread_t t;
+	void *lp;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/fresh", tmpdir);	/* written above */
+	assert_int_equal(kiln_sym_set_debug_cache(dir, false), 0);
+	assert_true(symbolize(true, ref_light) > 0);
+	s = kiln_sym_new(&o);
+	assert_non_null(s);
+	assert_int_equal(kiln_sym_add_maps(s, maps, maps_len), 0);
+	assert_false(kiln_sym_lines_pending(s));
+	assert_int_equal(kiln_sym_fill_lines(s), 0);	/* nothing to read */
+	for (size_t i = 0; i < half; i++) {
+		assert_false(lookup_res(s, i, &got[i]));
+		assert_string_equal(got[i].name, ref_light[i].name);
+	}
+	assert_true(kiln_sym_lines_pending(s));
+	assert_int_equal(kiln_sym_fill_lines(s), (int)half);
+	assert_false(kiln_sym_lines_pending(s));
+	assert_int_equal(kiln_sym_fill_lines(s), 0);
+	for (size_t i = half; i < NFN; i++) {
+		assert_false(lookup_res(s, i, &got[i]));
+		assert_string_equal(got[i].name, ref_light[i].name);
+	}
+	assert_true(kiln_sym_lines_pending(s));
+	assert_int_equal(pthread_create(&t, NULL, read_lines, s), 0);
+	assert_int_equal(pthread_join(t, &lp), 0);
+	assert_int_equal(kiln_sym_lines_take(s, lp), (int)(NFN - half));
+	assert_false(kiln_sym_lines_pending(s));
+	for (size_t i = 0; i < NFN; i++)
+		lookup_res(s, i, &got[i]);
+	assert_same(got, ref_light);
+	kiln_sym_free(s);
+	assert_int_equal(kiln_sym_set_debug_cache(NULL, false), 0);
+}
+
 /*
  * A copy cut short, garbage, or another build's file under libc's name:
  * not used (a light session finds no lines in it, a full one gives the
@@ -411,13 +488,60 @@ static int libc_build_id(const char *path)
 	return r;
 }
 
+/*
+ * kiln_sym_close_debug_cache() (the agent at a program's exit): a light
+ * session that read libc's copy before keeps its lines; one that reports
+ * libc after reads no copy (the same names, no line).  Last: the close is
+ * for the process's life.
+ */
+static void test_closed(void **state)
+{
+	struct kiln_sym_opts o = { .light = true };
+	struct res after[NFN];
+	char dir[PATH_MAX];
+	struct kiln_sym *warm;
+	int lines = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/fresh", tmpdir);	/* written above */
+	assert_int_equal(kiln_sym_set_debug_cache(dir, false), 0);
+	warm = kiln_sym_new(&o);
+	assert_non_null(warm);
+	assert_int_equal(kiln_sym_add_maps(warm, maps, maps_len), 0);
+	/* The collector's session: libc reported while the program runs. */
+	{
+		struct kiln_sym_info in;
+
+		assert_int_equal(kiln_sym_lookup(warm, addrs[0] + 4, &in), 0);
+		assert_true(in.nframes >= 1 && in.frames[0].line > 0);
+	}
+	kiln_sym_close_debug_cache();
+	for (size_t i = 0; i < NFN; i++) {
+		struct kiln_sym_info in;
+
+		assert_int_equal(kiln_sym_lookup(warm, addrs[i] + 4, &in), 0);
+		assert_true(in.nframes >= 1);
+		assert_string_equal(in.frames[0].name, ref[i].name);
+		lines += in.frames[0].line > 0;
+	}
+	assert_true(lines > 0);
+	kiln_sym_free(warm);
+	/* Reported after the close: the symbol table only. */
+	assert_int_equal(symbolize(true, after), 0);
+	for (size_t i = 0; i < NFN; i++)
+		assert_string_equal(after[i].name, ref[i].name);
+	assert_int_equal(kiln_sym_set_debug_cache(NULL, false), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_then_read),
+		cmocka_unit_test(test_deferred),
 		cmocka_unit_test(test_one_name),
 		cmocka_unit_test(test_unwritable),
 		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_closed),	/* last: closes the cache */
 	};
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	char debug[PATH_MAX + 64], cmd[sizeof(tmpdir) + 16];
