@@ -394,15 +394,54 @@ static void suspend(struct kiln_http *srv, struct MHD_Connection *c,
 	MHD_suspend_connection(c);
 }
 
+/*
+ * Hands job j (kind, hz, base set by the caller) to a worker thread of its
+ * own, with request rq suspended until it answers: 0, or -errno when no
+ * thread started (the caller frees what j holds, then job_failed()).
+ */
+static int start_job(struct kiln_http *srv, struct MHD_Connection *c,
+		     struct req *rq, struct job *j, long seconds,
+		     enum out_fmt fmt)
+{
+	const union MHD_ConnectionInfo *ci;
+	pthread_t t;
+
+	khttp_conn_extend(c, seconds);
+	j->srv = srv;
+	j->conn = c;
+	j->req = rq;
+	j->seconds = (int)seconds;
+	j->fmt = fmt;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	j->client_fd = ci ? ci->connect_fd : -1;
+	/* No idle timeout while the profile runs; the answer still has to go
+	 * out after it. */
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
+	suspend(srv, c, rq);
+	return kiln_agent_thread_start(&t, "kiln-http-job", job_main, j, true);
+}
+
+/* A job whose thread did not start: a 500 for its suspended request. */
+static void job_failed(struct kiln_http *srv, struct MHD_Connection *c,
+		       struct req *rq, int err)
+{
+	rq->resp = khttp_text_response("cannot start a thread: %s", strerror(-err));
+	rq->code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+	pthread_mutex_lock(&srv->lock);
+	if (!--srv->jobs)
+		pthread_cond_broadcast(&srv->idle);
+	pthread_mutex_unlock(&srv->lock);
+	MHD_resume_connection(c);
+}
+
 /* /debug/pprof/profile */
 enum MHD_Result khttp_do_profile(struct kiln_http *srv, struct MHD_Connection *c,
 				  struct req *rq)
 {
 	struct MHD_Response *r = NULL;
-	const union MHD_ConnectionInfo *ci;
 	enum out_fmt fmt = OUT_PPROF;
 	long seconds, hz, debug;
-	pthread_t t;
 	struct job *j;
 	int err;
 
@@ -451,34 +490,15 @@ enum MHD_Result khttp_do_profile(struct kiln_http *srv, struct MHD_Connection *c
 	}
 	kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile for %ld s at %ld Hz",
 		       seconds, hz);
-	khttp_conn_extend(c, seconds);
-	j->srv = srv;
-	j->conn = c;
-	j->req = rq;
-	j->seconds = (int)seconds;
 	j->hz = (int)hz;
-	j->fmt = fmt;
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	j->client_fd = ci ? ci->connect_fd : -1;
-	/* No idle timeout while the profile runs; the answer still has to go
-	 * out after it. */
-	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
-				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
-	suspend(srv, c, rq);
-	err = -kiln_agent_thread_start(&t, "kiln-http-job", job_main, j, true);
+	err = start_job(srv, c, rq, j, seconds, fmt);
 	if (err) {
 		struct kiln_prof *p = NULL;
 
 		kiln_agent_cpu_end(&p);
 		kiln_prof_free(p);
 		free(j);
-		rq->resp = khttp_text_response("cannot start a thread: %s", strerror(err));
-		rq->code = MHD_HTTP_INTERNAL_SERVER_ERROR;
-		pthread_mutex_lock(&srv->lock);
-		if (!--srv->jobs)
-			pthread_cond_broadcast(&srv->idle);
-		pthread_mutex_unlock(&srv->lock);
-		MHD_resume_connection(c);
+		job_failed(srv, c, rq, err);
 	}
 	return MHD_YES;
 }
@@ -494,10 +514,8 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 			       struct req *rq, const char *what)
 {
 	struct MHD_Response *r = NULL;
-	const union MHD_ConnectionInfo *ci;
 	enum out_fmt fmt;
 	long seconds, debug;
-	pthread_t t;
 	struct job *j;
 	int err;
 
@@ -539,28 +557,11 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	srv->jobs++;
 	pthread_mutex_unlock(&srv->lock);
 	kiln_agent_log(KILN_LOG_DEBUG, "http: %s profile, %ld s", what, seconds);
-	khttp_conn_extend(c, seconds);
-	j->srv = srv;
-	j->conn = c;
-	j->req = rq;
-	j->seconds = (int)seconds;
-	j->fmt = fmt;
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	j->client_fd = ci ? ci->connect_fd : -1;
-	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
-				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
-	suspend(srv, c, rq);
-	err = -kiln_agent_thread_start(&t, "kiln-http-job", job_main, j, true);
+	err = start_job(srv, c, rq, j, seconds, fmt);
 	if (err) {
 		kiln_heap_snap_release(&j->base);
 		free(j);
-		rq->resp = khttp_text_response("cannot start a thread: %s", strerror(err));
-		rq->code = MHD_HTTP_INTERNAL_SERVER_ERROR;
-		pthread_mutex_lock(&srv->lock);
-		if (!--srv->jobs)
-			pthread_cond_broadcast(&srv->idle);
-		pthread_mutex_unlock(&srv->lock);
-		MHD_resume_connection(c);
+		job_failed(srv, c, rq, err);
 	}
 	return MHD_YES;
 }
