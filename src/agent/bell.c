@@ -51,3 +51,18 @@ uint32_t kiln_bell_take(struct kiln_bell *b, int timeout_ms)
 	errno = saved;
 	return v;
 }
+
+bool kiln_bell_wait_bit(struct kiln_bell *b, uint32_t bit, int timeout_ms)
+{
+	int64_t end = now_ns() + (int64_t)timeout_ms * 1000000;
+
+	for (;;) {
+		int64_t left = end - now_ns();
+
+		if (left <= 0)
+			return false;
+		/* Rounded up: a wait of 0 ms would not wait. */
+		if (kiln_bell_take(b, (int)((left + 999999) / 1000000)) & bit)
+			return true;
+	}
+}

@@ -10,6 +10,7 @@
 #define KILN_AGENT_BELL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct kiln_bell {
@@ -26,5 +27,12 @@ void kiln_bell_ring(struct kiln_bell *b, uint32_t bits);
  * futex and clock_gettime), so a handler may wait for an answer with it.
  */
 uint32_t kiln_bell_take(struct kiln_bell *b, int timeout_ms);
+
+/*
+ * Waits until bit is set, at most timeout_ms from now (>= 0), taking
+ * every bit set meanwhile (other bits are dropped: for a bell only one
+ * waiter uses).  Whether bit came.  Async-signal-safe.
+ */
+bool kiln_bell_wait_bit(struct kiln_bell *b, uint32_t bit, int timeout_ms);
 
 #endif

@@ -8,7 +8,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -71,31 +70,14 @@ void kiln_relay_ask(enum kiln_relay_job job)
 	kiln_bell_ring(&asked, 1u << job);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 bool kiln_relay_ask_wait(enum kiln_relay_job job, int timeout_ms)
 {
-	int64_t end = now_ms() + timeout_ms;
-
 	if (!atomic_load(&running))
 		return false;
 	atomic_fetch_and(&done.bits, ~(1u << job));	/* an earlier run's */
 	kiln_relay_ask(job);
-	for (;;) {
-		int64_t left = end - now_ms();
-
-		if (left <= 0)
-			return false;
-		/* Another job's bit is dropped: nothing else waits. */
-		if (kiln_bell_take(&done, (int)left) & 1u << job)
-			return true;
-	}
+	/* Another job's bit is dropped: nothing else waits. */
+	return kiln_bell_wait_bit(&done, 1u << job, timeout_ms);
 }
 
 void kiln_relay_fork_child(void)

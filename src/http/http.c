@@ -24,95 +24,28 @@
  *   host's work), and a SIGPIPE from a socket whose peer left (MHD sends
  *   with MSG_NOSIGNAL anyway) can never kill the process;
  * - the listening socket is close-on-exec.
+ *
+ * This file holds the server; the endpoints are in profile.c (answered by
+ * a worker thread) and endpoints.c, their answers built with respond.c
+ * (httpint.h).
  */
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <microhttpd.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "kiln/kiln.h"
 #include "agent/agent.h"
-#include "agent/kfd.h"
-#include "format/format.h"
-#include "heap/heap.h"
 #include "http/parse.h"
-#include "profile/profile.h"
-#include "util/buf.h"
-#include "web/web.h"
 #include "runtime/env.h"
-#include "profile/top.h"
-#include "render/flame.h"
-#include "symbolize/symbolize.h"
-#include "util/file.h"
+#include "http/httpint.h"
 
-#define KILN_API __attribute__((visibility("default")))
-
-#define HTTP_CONN_LIMIT 64
-#define HTTP_IDLE_TIMEOUT 30		/* seconds */
-/* Seconds a connection has to send a whole request (headers and body),
- * and to read an answer, however slowly it trickles. */
-#define HTTP_REQUEST_DEADLINE 20
-/* Connections that have waited over HTTP_GRACE_MS without an authorized
- * request (clients still sending headers, kept-alive or refused ones)
- * kept at once; all loopback clients share one address, so a
- * per-address limit would not separate them.  A burst of fast clients is
- * younger than the grace and never shed. */
-#define HTTP_UNPROVEN_QUOTA 8
-#define HTTP_GRACE_MS 1000
-#define HTTP_BODY_MAX (4u << 20)	/* symbol lookups: ~250k addresses */
-#define HTTP_TOP_ROWS 200		/* rows of the ?debug=1 table */
-/* How long kiln_http_stop() lets the answers of suspended requests go
- * out (a 503 is small; a profile finished just then, to a slow reader,
- * may not make it). */
-#define HTTP_STOP_FLUSH_MS 3000
-
-/*
- * libmicrohttpd is loaded when the first server starts, not with
- * libkiln.so: Debian's build brings GnuTLS, p11-kit and eight more
- * libraries, whose constructors and destructors would otherwise run in
- * every program the agent is preloaded into, HTTP or not.  The functions
- * are called through this table; the macros keep the code reading as
- * plain MHD calls.
- */
-#define MHD_SONAME "libmicrohttpd.so.12"
-
-static struct {
-	__typeof__(MHD_start_daemon) *start_daemon;
-	__typeof__(MHD_stop_daemon) *stop_daemon;
-	__typeof__(MHD_quiesce_daemon) *quiesce_daemon;
-	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
-	__typeof__(MHD_add_response_header) *add_response_header;
-	__typeof__(MHD_destroy_response) *destroy_response;
-	__typeof__(MHD_queue_response) *queue_response;
-	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
-	__typeof__(MHD_get_connection_values) *get_connection_values;
-	__typeof__(MHD_get_connection_info) *get_connection_info;
-	__typeof__(MHD_set_connection_option) *set_connection_option;
-	__typeof__(MHD_suspend_connection) *suspend_connection;
-	__typeof__(MHD_resume_connection) *resume_connection;
-} mhd;
-
+struct khttp_mhd khttp_mhd;
 static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
 static int mhd_err;
 
@@ -127,7 +60,7 @@ static void mhd_load(void)
 		return;
 	}
 #define LOAD(f) \
-	if (!(*(void **)&mhd.f = dlsym(h, "MHD_" #f))) { \
+	if (!(*(void **)&khttp_mhd.f = dlsym(h, "MHD_" #f))) { \
 		kiln_agent_log(KILN_LOG_ERROR, "http: no MHD_" #f " in %s", MHD_SONAME); \
 		mhd_err = -ELIBBAD; \
 		return; \
@@ -148,50 +81,6 @@ static void mhd_load(void)
 #undef LOAD
 	/* never closed: its threads and callbacks may outlive any server */
 }
-
-#define MHD_start_daemon mhd.start_daemon
-#define MHD_stop_daemon mhd.stop_daemon
-#define MHD_quiesce_daemon mhd.quiesce_daemon
-#define MHD_create_response_from_buffer mhd.create_response_from_buffer
-#define MHD_add_response_header mhd.add_response_header
-#define MHD_destroy_response mhd.destroy_response
-#define MHD_queue_response mhd.queue_response
-#define MHD_lookup_connection_value mhd.lookup_connection_value
-#define MHD_get_connection_values mhd.get_connection_values
-#define MHD_get_connection_info mhd.get_connection_info
-#define MHD_set_connection_option mhd.set_connection_option
-#define MHD_suspend_connection mhd.suspend_connection
-#define MHD_resume_connection mhd.resume_connection
-
-struct kiln_http {
-	struct MHD_Daemon *mhd;
-	int port;
-	char name[INET6_ADDRSTRLEN + 16];	/* "127.0.0.1:6060", "[::1]:6060" */
-	char *token;				/* KILN_HTTP_TOKEN, or NULL */
-	size_t token_len;
-	/* eventfd: readable once the server stops (kiln's fd, checked) */
-	struct kiln_kfd wake;
-	struct kiln_kfd listen;	/* the socket MHD got: closed if still ours */
-	pthread_mutex_t lock;
-	pthread_cond_t idle;	/* CLOCK_MONOTONIC; jobs or suspended dropped to 0 */
-	unsigned jobs;		/* CPU profile workers still running */
-	/* Requests suspended for a worker and not yet completed by MHD
-	 * (their answer sent, or their connection gone). */
-	unsigned suspended;
-	bool stopping;
-	/* Every open connection, oldest first (the connection guard's),
-	 * under glock.  MHD's thread adds and removes them; the guard thread
-	 * sheds them every second, since a server full of slow clients
-	 * accepts no connection that would run the shedding on MHD's side. */
-	pthread_mutex_t glock;
-	struct conn *conns_head, *conns_tail;
-	unsigned unproven;	/* connections with proven == false */
-	pthread_t guard;
-	bool guard_on;
-	pthread_cond_t guard_cv;	/* CLOCK_MONOTONIC; signalled at stop */
-	pid_t pid;		/* the process whose threads serve */
-	struct kiln_http *next;	/* running servers (servers_lock) */
-};
 
 /*
  * The servers running, stopped when the process exits so that requests
@@ -246,1066 +135,6 @@ static void servers_del(struct kiln_http *srv)
 	pthread_mutex_unlock(&servers_lock);
 }
 
-/*
- * A connection as the guard sees it (MHD's socket context), under the
- * server's glock.  libmicrohttpd closes a connection's socket only after
- * its NOTIFY_CLOSED callback, which takes glock to unlist it: while it is
- * listed, and glock held, its socket is still the connection's, so
- * shutting it down never reaches a descriptor the host has reused.
- */
-struct conn {
-	struct kiln_http *srv;
-	struct conn *prev, *next;
-	int fd;
-	dev_t dev;		/* the socket's identity, checked before */
-	ino_t ino;		/* a shutdown (a host may close any fd) */
-	int64_t deadline_ms;	/* CLOCK_MONOTONIC: shut down after this */
-	int64_t waiting_ms;	/* when it last became unproven */
-	bool proven;		/* an authorized request is being answered */
-};
-
-static void conn_extend(struct MHD_Connection *c, long seconds);
-
-enum req_state { REQ_NEW, REQ_SUSPENDED };
-
-/* One request (MHD's per-connection request context). */
-struct req {
-	enum req_state state;
-	struct kiln_buf body;		/* POST body (symbol lookups) */
-	bool body_too_big;
-	/* Set by a CPU profile worker before it resumes the connection. */
-	struct MHD_Response *resp;
-	unsigned code;
-};
-
-/* How a CPU profile is answered. */
-enum out_fmt { OUT_PPROF, OUT_TEXT, OUT_HTML, OUT_SVG };
-
-/* What a suspended request waits for. */
-enum job_kind {
-	JOB_CPU,	/* a CPU profile over seconds */
-	JOB_HEAP,	/* /heap: in-use now, or the difference over seconds */
-	JOB_ALLOCS,	/* /allocs: since start, or during the next seconds */
-};
-
-/* A profile being taken for a suspended request. */
-struct job {
-	struct kiln_http *srv;
-	struct MHD_Connection *conn;
-	struct req *req;
-	enum job_kind kind;
-	int seconds;		/* heap, allocs: 0 for none */
-	int hz;
-	enum out_fmt fmt;
-	int client_fd;
-	struct kiln_heap_snap base;	/* heap, allocs with seconds */
-};
-
-/* ---- responses ---- */
-
-static struct MHD_Response *response_take(struct kiln_buf *b, const char *ctype)
-{
-	struct MHD_Response *r;
-	size_t len = b->len;
-	char *data = kiln_buf_detach(b, NULL);
-
-	if (!data && len)
-		return NULL;
-	r = MHD_create_response_from_buffer(len, data ? data : (char *)"",
-					    data ? MHD_RESPMEM_MUST_FREE :
-					    MHD_RESPMEM_PERSISTENT);
-	if (!r) {
-		free(data);
-		return NULL;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	return r;
-}
-
-/* A plain-text answer (errors and small pages): "message\n". */
-static struct MHD_Response *text_response(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-static struct MHD_Response *text_response(const char *fmt, ...)
-{
-	struct kiln_buf b = KILN_BUF_INIT;
-	struct MHD_Response *r;
-	va_list ap;
-
-	va_start(ap, fmt);
-	kiln_buf_vaddf(&b, fmt, ap);
-	va_end(ap);
-	kiln_buf_addc(&b, '\n');
-	r = response_take(&b, "text/plain; charset=utf-8");
-	kiln_buf_release(&b);
-	return r;
-}
-
-static enum MHD_Result queue(struct MHD_Connection *c, unsigned code,
-			     struct MHD_Response *r)
-{
-	enum MHD_Result ret;
-
-	if (!r)
-		return MHD_NO;	/* out of memory: MHD closes the connection */
-	ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-/*
- * Copies a client-supplied value for an error message: at most 64 bytes,
- * anything but printable ASCII shown as '?'.
- */
-static const char *quote(const char *v, char *out, size_t n)
-{
-	size_t i;
-
-	for (i = 0; v[i] && i + 1 < n && i < 64; i++)
-		out[i] = (v[i] >= 0x20 && v[i] < 0x7f) ? v[i] : '?';
-	out[i] = '\0';
-	return out;
-}
-
-/* ---- parameters ---- */
-
-static const char *arg(struct MHD_Connection *c, const char *key)
-{
-	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
-}
-
-/*
- * Parses a decimal integer parameter in [lo, hi]; def when absent.
- * 0, or -EINVAL with *resp set to the 400 answer naming the parameter.
- */
-static int int_arg(struct MHD_Connection *c, const char *key, long lo, long hi,
-		   long def, const char *what, long *out, struct MHD_Response **resp)
-{
-	const char *v = arg(c, key);
-	char q[80];
-	char *end;
-	long x;
-
-	if (!v) {
-		*out = def;
-		return 0;
-	}
-	errno = 0;
-	x = strtol(v, &end, 10);
-	if (!*v || *end || errno || x < lo || x > hi || !isdigit((unsigned char)*v)) {
-		*resp = text_response("bad %s '%s': want %s from %ld to %ld",
-				      key, quote(v, q, sizeof(q)), what, lo, hi);
-		return -EINVAL;
-	}
-	*out = x;
-	return 0;
-}
-
-/* ---- the CPU profile: rendering ---- */
-
-/* The sample type shown: "cpu", else the profile's default type. */
-static int shown_type(const struct kiln_prof *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->ntypes; i++)
-		if (!strcmp(kiln_prof_str(p, p->types[i].type), "cpu"))
-			return (int)i;
-	for (i = 0; i < p->ntypes; i++)
-		if (p->default_type && p->types[i].type == p->default_type)
-			return (int)i;
-	return p->ntypes ? (int)p->ntypes - 1 : -1;
-}
-
-/* The table of `kiln top` (flat, flat%, sum%, cum, cum%, name). */
-static int render_text(struct kiln_prof *p, int type, struct kiln_buf *out)
-{
-	struct kiln_top t = KILN_TOP_INIT;
-	const char *unit = kiln_prof_str(p, p->types[type].unit);
-	char a[32], b[32], c[32];
-	int64_t shown = 0, sum = 0;
-	size_t i, n;
-	double total;
-	int err;
-
-	err = kiln_top_build(&t, p, type, false, false);
-	if (err)
-		return err;
-	n = t.n < HTTP_TOP_ROWS ? t.n : HTTP_TOP_ROWS;
-	total = t.total ? (double)t.total : 1.0;
-	for (i = 0; i < n; i++)
-		shown += t.rows[i].flat;
-	kiln_buf_addf(out, "Type: %s\n", kiln_prof_str(p, p->types[type].type));
-	kiln_value_str(p->duration_nanos, "nanoseconds", a, sizeof(a));
-	kiln_value_str(t.total, unit, b, sizeof(b));
-	if (!strcmp(kiln_prof_str(p, p->period_type.type), "space")) {
-		/* A heap profile: no rate; a duration only for a difference. */
-		if (p->duration_nanos)
-			kiln_buf_addf(out, "Duration: %s, ", a);
-		kiln_buf_addf(out, "Total = %s (%zu stacks, one sample per %lld bytes)\n",
-			      b, p->nsamples, (long long)p->period);
-	} else {
-		kiln_buf_addf(out, "Duration: %s, Total samples = %s (%zu samples, %lld Hz)\n",
-			      a, b, p->nsamples ? p->nsamples : (size_t)0,
-			      p->period > 0 ? (long long)(1000000000 / p->period) : 0LL);
-	}
-	kiln_value_str(shown, unit, a, sizeof(a));
-	kiln_buf_addf(out, "Showing nodes accounting for %s, %.2f%% of %s total\n",
-		      a, 100.0 * (double)shown / total, b);
-	if (n < t.n)
-		kiln_buf_addf(out, "Dropped %zu nodes\n", t.n - n);
-	kiln_buf_addf(out, "%10s %6s %6s %10s %6s\n", "flat", "flat%", "sum%",
-		      "cum", "cum%");
-	for (i = 0; i < n; i++) {
-		const struct kiln_top_row *r = &t.rows[i];
-
-		sum += r->flat;
-		kiln_value_str(r->flat, unit, a, sizeof(a));
-		kiln_value_str(r->cum, unit, c, sizeof(c));
-		kiln_buf_addf(out, "%10s %5.2f%% %5.2f%% %10s %5.2f%%  %s\n", a,
-			      100.0 * (double)r->flat / total,
-			      100.0 * (double)sum / total, c,
-			      100.0 * (double)r->cum / total,
-			      kiln_prof_str(p, r->name));
-	}
-	kiln_top_release(&t);
-	return out->cap ? 0 : -ENOMEM;
-}
-
-/* The program's name for titles: the basename of argv[0]. */
-static void program_name(char *out, size_t n)
-{
-	char buf[512];
-	const char *base;
-	ssize_t len;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-
-	snprintf(out, n, "pid %d", (int)getpid());
-	if (fd < 0)
-		return;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return;
-	buf[len] = '\0';
-	base = strrchr(buf, '/');
-	base = base ? base + 1 : buf;
-	if (*base)
-		snprintf(out, n, "%.200s (pid %d)", base, (int)getpid());
-}
-
-/* The flame graph SVG (?format=svg). */
-static int render_flame(struct kiln_prof *p, int type, const struct job *j,
-			struct kiln_buf *out)
-{
-	struct kiln_flame_opts o = { 0 };
-	char prog[300], title[400];
-
-	program_name(prog, sizeof(prog));
-	if (j->kind == JOB_CPU)
-		snprintf(title, sizeof(title), "CPU Flame Graph: %s, %d s", prog,
-			 j->seconds);
-	else if (j->seconds)
-		snprintf(title, sizeof(title), "Heap Flame Graph (%s, %s %d s): %s",
-			 kiln_prof_str(p, p->types[type].type),
-			 j->kind == JOB_HEAP ? "change over" : "during", j->seconds,
-			 prog);
-	else
-		snprintf(title, sizeof(title), "Heap Flame Graph (%s): %s",
-			 kiln_prof_str(p, p->types[type].type), prog);
-	o.title = title;
-	return kiln_flame_svg(p, type, &o, out);
-}
-
-static const char *page_arg(void *ctx, const char *key)
-{
-	return !strcmp(key, "type") ? ctx : NULL;
-}
-
-/*
- * A browser's answer: kiln serve's page, saved with the profile's data in
- * it (kiln_web_save_html), so the same page serves a profile file and a
- * live process: flame graph and icicle, search, the top table.  No call
- * graph (graphviz is never loaded into the program).
- */
-static int render_page(struct kiln_prof *p, int type, const struct job *j,
-		       struct kiln_buf *out)
-{
-	struct kiln_buf msg = KILN_BUF_INIT;
-	struct kiln_web_req r = { "/api/download", page_arg, NULL, NULL, "" };
-	struct kiln_prof *copy = kiln_prof_new();
-	struct kiln_web_model *m;
-	const char *name, *fmt = "pprof";
-	char prog[300], title[400], ts[16];
-	int status, err;
-
-	if (!copy)
-		return -ENOMEM;
-	err = kiln_prof_merge(copy, p, NULL);
-	if (err) {
-		kiln_prof_free(copy);
-		return err;
-	}
-	program_name(prog, sizeof(prog));
-	if (j->kind == JOB_CPU)
-		snprintf(title, sizeof(title), "CPU profile of %s over %d s", prog,
-			 j->seconds);
-	else if (j->seconds)
-		snprintf(title, sizeof(title), "Heap profile (%s %s %d s) of %s",
-			 j->kind == JOB_HEAP ? "change over" : "allocations during",
-			 kiln_prof_str(p, p->types[type].type), j->seconds, prog);
-	else
-		snprintf(title, sizeof(title), "Heap profile (%s) of %s",
-			 kiln_prof_str(p, p->types[type].type), prog);
-	name = title;
-	m = kiln_web_model_new(&copy, &name, &fmt, 1);	/* takes copy */
-	if (!m)
-		return -ENOMEM;
-	snprintf(ts, sizeof(ts), "%d", type);
-	r.ctx = ts;
-	status = kiln_web_save_html(m, &r, out, &msg);
-	kiln_web_model_free(m);
-	kiln_buf_release(&msg);
-	return status == 200 ? 0 : status == 500 ? -ENOMEM : -EINVAL;
-}
-
-/* Builds the answer for a finished CPU profile; *code receives the status. */
-static struct MHD_Response *profile_response(struct kiln_prof *p,
-					     const struct job *j, unsigned *code)
-{
-	struct kiln_buf b = KILN_BUF_INIT;
-	struct MHD_Response *r = NULL;
-	const char *ctype = "application/octet-stream";
-	int type = shown_type(p), err;
-
-	*code = MHD_HTTP_OK;
-	switch (j->fmt) {
-	case OUT_PPROF:
-		err = kiln_pprof_write(p, &b, true);
-		break;
-	case OUT_TEXT:
-		err = type < 0 ? -EINVAL : render_text(p, type, &b);
-		ctype = "text/plain; charset=utf-8";
-		break;
-	case OUT_HTML:
-		err = type < 0 ? -EINVAL : render_page(p, type, j, &b);
-		ctype = "text/html; charset=utf-8";
-		break;
-	default:
-		err = type < 0 ? -EINVAL : render_flame(p, type, j, &b);
-		ctype = "image/svg+xml";
-		break;
-	}
-	if (!err) {
-		r = response_take(&b, ctype);
-		if (r && j->fmt == OUT_PPROF)
-			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
-						j->kind == JOB_HEAP ? "attachment; filename=\"heap\"" :
-						j->kind == JOB_ALLOCS ? "attachment; filename=\"allocs\"" :
-						"attachment; filename=\"profile\"");
-	} else {
-		*code = MHD_HTTP_INTERNAL_SERVER_ERROR;
-		r = text_response("could not write the profile: %s", strerror(-err));
-	}
-	kiln_buf_release(&b);
-	return r;
-}
-
-/* ---- the CPU profile: the worker ---- */
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * The answer of a heap or allocs request once its seconds are over: a
- * snapshot of the heap profiler's aggregate, minus the one taken when the
- * request came when it asked for seconds.
- */
-static void heap_answer(struct job *j, bool gone, bool stopped)
-{
-	struct kiln_heap_snap now;
-	struct kiln_prof *p = NULL;
-	unsigned code = MHD_HTTP_OK;
-	struct MHD_Response *r;
-	int err;
-
-	if (gone || stopped) {
-		j->req->code = MHD_HTTP_SERVICE_UNAVAILABLE;
-		j->req->resp = text_response("the heap profile was cut short: %s",
-					     gone ? "the client went away" :
-					     "the server stops");
-		return;
-	}
-	kiln_heap_quiet_begin();
-	err = kiln_heap_snap_take(&now);
-	if (!err)
-		err = kiln_agent_heap_prof(&now, j->seconds ? &j->base : NULL,
-					   j->kind == JOB_ALLOCS, &p);
-	if (err) {
-		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
-		r = text_response("could not take the heap profile: %s", strerror(-err));
-	} else {
-		r = profile_response(p, j, &code);
-	}
-	kiln_prof_free(p);
-	kiln_heap_snap_release(&now);
-	kiln_heap_quiet_end();
-	j->req->resp = r;
-	j->req->code = code;
-}
-
-/*
- * Waits out the profile's seconds, or less when the server stops or the
- * client goes away (as Go's handler does), then takes the profile,
- * renders it and resumes the connection with the answer.
- */
-static void *job_main(void *arg)
-{
-	struct job *j = arg;
-	struct kiln_http *srv = j->srv;
-	struct kiln_prof *p = NULL;
-	struct MHD_Response *r;
-	int64_t deadline = now_ms() + (int64_t)j->seconds * 1000;
-	bool gone = false, stopped = false;
-	unsigned code;
-	int err;
-
-	for (;;) {
-		struct pollfd fds[2] = {
-			{ .fd = srv->wake.fd, .events = POLLIN },
-			{ .fd = j->client_fd, .events = POLLRDHUP },
-		};
-		int64_t left = deadline - now_ms();
-		int n;
-
-		if (left <= 0)
-			break;
-		n = poll(fds, j->client_fd >= 0 ? 2 : 1,
-			 left > INT_MAX ? INT_MAX : (int)left);
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n <= 0)
-			continue;
-		if (fds[0].revents) {
-			stopped = true;
-			break;
-		}
-		if (fds[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) {
-			gone = true;
-			break;
-		}
-	}
-	if (j->kind != JOB_CPU) {
-		heap_answer(j, gone, stopped);
-		goto resume;
-	}
-	err = kiln_agent_cpu_end(&p);
-	if (gone || stopped) {
-		kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile cut short (%s)",
-			       gone ? "the client went away" : "the server stops");
-		code = MHD_HTTP_SERVICE_UNAVAILABLE;
-		r = text_response("the CPU profile was cut short: %s",
-				  gone ? "the client went away" : "the server stops");
-	} else if (err == -ENOENT) {
-		/* Someone else ended it: the program installed its own SIGPROF
-		 * handler meanwhile (the agent steps aside), or stopped it. */
-		code = MHD_HTTP_SERVICE_UNAVAILABLE;
-		r = text_response("the CPU profile was stopped in the program before "
-				  "its end (its own SIGPROF handler?)");
-	} else if (err) {
-		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
-		r = text_response("could not take the CPU profile: %s", strerror(-err));
-	} else {
-		r = profile_response(p, j, &code);
-	}
-	kiln_prof_free(p);
-	j->req->resp = r;
-	j->req->code = code;
-resume:
-	/* From here on the request may be answered and freed at any time. */
-	MHD_resume_connection(j->conn);
-	kiln_heap_snap_release(&j->base);
-	free(j);
-	pthread_mutex_lock(&srv->lock);
-	if (!--srv->jobs)
-		pthread_cond_broadcast(&srv->idle);
-	pthread_mutex_unlock(&srv->lock);
-	return NULL;
-}
-
-/*
- * The answer's format: ?format= wins over ?debug=, which wins over the
- * Accept header.  0, or -EINVAL with *resp set to the 400 answer.
- */
-static int out_format(struct MHD_Connection *c, long debug, enum out_fmt *fmt,
-		      struct MHD_Response **resp)
-{
-	const char *v = arg(c, "format");
-	char q[80];
-
-	*fmt = OUT_PPROF;
-	if (v) {
-		if (!strcmp(v, "pprof") || !strcmp(v, "proto"))
-			*fmt = OUT_PPROF;
-		else if (!strcmp(v, "text"))
-			*fmt = OUT_TEXT;
-		else if (!strcmp(v, "html"))
-			*fmt = OUT_HTML;
-		else if (!strcmp(v, "svg"))
-			*fmt = OUT_SVG;
-		else {
-			*resp = text_response("bad format '%s': want pprof, text, html or svg",
-					      quote(v, q, sizeof(q)));
-			return -EINVAL;
-		}
-	} else if (debug > 0) {
-		*fmt = OUT_TEXT;
-	} else if (kiln_http_prefers_html(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-							    MHD_HTTP_HEADER_ACCEPT))) {
-		*fmt = OUT_HTML;
-	}
-	return 0;
-}
-
-/*
- * Suspends request rq until a worker resumes it with the answer; counted
- * until on_completed(), so that kiln_http_stop() can let the answer out.
- */
-static void suspend(struct kiln_http *srv, struct MHD_Connection *c,
-		    struct req *rq)
-{
-	pthread_mutex_lock(&srv->lock);
-	srv->suspended++;
-	pthread_mutex_unlock(&srv->lock);
-	rq->state = REQ_SUSPENDED;
-	MHD_suspend_connection(c);
-}
-
-/* /debug/pprof/profile */
-static enum MHD_Result do_profile(struct kiln_http *srv, struct MHD_Connection *c,
-				  struct req *rq)
-{
-	struct MHD_Response *r = NULL;
-	const union MHD_ConnectionInfo *ci;
-	enum out_fmt fmt = OUT_PPROF;
-	long seconds, hz, debug;
-	pthread_t t;
-	struct job *j;
-	int err;
-
-	if (int_arg(c, "seconds", 1, 3600, 30, "a whole number of seconds", &seconds, &r) ||
-	    int_arg(c, "frequency", 1, 100000, 99, "samples per second", &hz, &r) ||
-	    int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r))
-		return queue(c, MHD_HTTP_BAD_REQUEST, r);
-	if (out_format(c, debug, &fmt, &r))
-		return queue(c, MHD_HTTP_BAD_REQUEST, r);
-
-	j = calloc(1, sizeof(*j));
-	if (!j)
-		return MHD_NO;
-	pthread_mutex_lock(&srv->lock);
-	if (srv->stopping) {
-		pthread_mutex_unlock(&srv->lock);
-		free(j);
-		return queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			     text_response("the server is stopping"));
-	}
-	err = kiln_agent_cpu_begin((int)hz, false);
-	if (!err)
-		srv->jobs++;
-	pthread_mutex_unlock(&srv->lock);
-	switch (err) {
-	case 0:
-		break;
-	case -EBUSY:
-		free(j);
-		return queue(c, MHD_HTTP_CONFLICT,
-			     text_response("a CPU profile is already being taken in this "
-					   "process; try again when it ends"));
-	case -EEXIST:
-		free(j);
-		return queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			     text_response("CPU profiling is not available: the program "
-					   "has its own SIGPROF handler"));
-	case -EINVAL:
-		free(j);
-		return queue(c, MHD_HTTP_BAD_REQUEST,
-			     text_response("bad frequency '%ld': the sampler refuses it", hz));
-	default:
-		free(j);
-		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			     text_response("cannot start a CPU profile: %s", strerror(-err)));
-	}
-	kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile for %ld s at %ld Hz",
-		       seconds, hz);
-	conn_extend(c, seconds);
-	j->srv = srv;
-	j->conn = c;
-	j->req = rq;
-	j->seconds = (int)seconds;
-	j->hz = (int)hz;
-	j->fmt = fmt;
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	j->client_fd = ci ? ci->connect_fd : -1;
-	/* No idle timeout while the profile runs; the answer still has to go
-	 * out after it. */
-	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
-				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
-	suspend(srv, c, rq);
-	err = -kiln_agent_thread_start(&t, "kiln-http-job", job_main, j, true);
-	if (err) {
-		struct kiln_prof *p = NULL;
-
-		kiln_agent_cpu_end(&p);
-		kiln_prof_free(p);
-		free(j);
-		rq->resp = text_response("cannot start a thread: %s", strerror(err));
-		rq->code = MHD_HTTP_INTERNAL_SERVER_ERROR;
-		pthread_mutex_lock(&srv->lock);
-		if (!--srv->jobs)
-			pthread_cond_broadcast(&srv->idle);
-		pthread_mutex_unlock(&srv->lock);
-		MHD_resume_connection(c);
-	}
-	return MHD_YES;
-}
-
-/* ---- the other endpoints ---- */
-
-static enum MHD_Result do_index(struct MHD_Connection *c)
-{
-	static const char page[] =
-		"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
-		"<title>/debug/pprof/</title>\n"
-		"<style>body{font-family:sans-serif} td{padding:2px 8px} "
-		"code{background:#eee}</style>\n</head><body>\n"
-		"<h1>/debug/pprof/</h1>\n"
-		"<p>Profiles of this process, served by kiln "
-		"(<code>LD_PRELOAD=libkiln.so</code>, <code>KILN_HTTP</code>).</p>\n"
-		"<table>\n"
-		"<tr><td><a href=\"profile?seconds=30\">profile</a></td>"
-		"<td>CPU profile over 30 seconds, gzipped pprof "
-		"(<code>?seconds=N</code> up to 3600, <code>&amp;frequency=HZ</code>)</td></tr>\n"
-		"<tr><td><a href=\"profile?seconds=10&amp;format=html\">flame graph</a></td>"
-		"<td>CPU flame graph over 10 seconds</td></tr>\n"
-		"<tr><td><a href=\"profile?seconds=10&amp;debug=1\">top</a></td>"
-		"<td>CPU profile over 10 seconds as a text table</td></tr>\n"
-		"<tr><td><a href=\"heap\">heap</a></td>"
-		"<td>live heap now, pprof (<code>?seconds=N</code>: its change over "
-		"N seconds; <a href=\"heap?format=html\">flame graph</a>, "
-		"<a href=\"heap?debug=1\">top</a>)</td></tr>\n"
-		"<tr><td><a href=\"allocs\">allocs</a></td>"
-		"<td>allocations since heap profiling started, pprof "
-		"(<code>?seconds=N</code>: during the next N seconds; "
-		"<a href=\"allocs?format=html\">flame graph</a>, "
-		"<a href=\"allocs?debug=1\">top</a>)</td></tr>\n"
-		"<tr><td><a href=\"goroutine?debug=1\">goroutine</a></td>"
-		"<td>every thread's stack now</td></tr>\n"
-		"<tr><td><a href=\"mutex?debug=1\">mutex</a>, "
-		"<a href=\"block?debug=1\">block</a></td>"
-		"<td>valid empty profiles (C programs have no runtime that counts "
-		"lock contention), for scrapers that ask</td></tr>\n"
-		"<tr><td><a href=\"cmdline\">cmdline</a></td>"
-		"<td>the command line, arguments separated by NUL bytes</td></tr>\n"
-		"<tr><td><a href=\"symbol\">symbol</a></td>"
-		"<td>address to function name lookups (POST 0xA+0xB)</td></tr>\n"
-		"</table>\n"
-		"<p>From another terminal: <code>go tool pprof "
-		"http://HOST:PORT/debug/pprof/profile?seconds=30</code></p>\n"
-		"</body></html>\n";
-	struct kiln_buf b = KILN_BUF_INIT;
-
-	kiln_buf_adds(&b, page);
-	return queue(c, MHD_HTTP_OK, response_take(&b, "text/html; charset=utf-8"));
-}
-
-/*
- * /debug/pprof/heap and /debug/pprof/allocs: answered by a worker thread
- * (symbolizing takes a while; with ?seconds=N it first waits them out),
- * like a CPU profile.  Without the malloc interposer an empty profile
- * (do_heap_off()); 501 when the heap profiler cannot start otherwise.
- */
-static enum MHD_Result do_heap(struct kiln_http *srv, struct MHD_Connection *c,
-			       struct req *rq, const char *what)
-{
-	struct MHD_Response *r = NULL;
-	const union MHD_ConnectionInfo *ci;
-	enum out_fmt fmt;
-	long seconds, debug;
-	pthread_t t;
-	struct job *j;
-	int err;
-
-	/* gc=1 (Go runs a collection first) means nothing here. */
-	if (int_arg(c, "seconds", 1, 3600, 0, "a whole number of seconds", &seconds, &r) ||
-	    int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r))
-		return queue(c, MHD_HTTP_BAD_REQUEST, r);
-	if (out_format(c, debug, &fmt, &r))
-		return queue(c, MHD_HTTP_BAD_REQUEST, r);
-	err = kiln_heap_profile_start();
-	if (err)
-		return queue(c, MHD_HTTP_NOT_IMPLEMENTED,
-			     text_response("/debug/pprof/%s: the heap profiler could not "
-					   "start in this process: %s", what,
-					   strerror(-err)));
-	j = calloc(1, sizeof(*j));
-	if (!j)
-		return MHD_NO;
-	j->kind = !strcmp(what, "heap") ? JOB_HEAP : JOB_ALLOCS;
-	if (seconds) {
-		kiln_heap_quiet_begin();
-		err = kiln_heap_snap_take(&j->base);
-		kiln_heap_quiet_end();
-		if (err) {
-			free(j);
-			return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				     text_response("could not take the heap profile: %s",
-						   strerror(-err)));
-		}
-	}
-	pthread_mutex_lock(&srv->lock);
-	if (srv->stopping) {
-		pthread_mutex_unlock(&srv->lock);
-		kiln_heap_snap_release(&j->base);
-		free(j);
-		return queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			     text_response("the server is stopping"));
-	}
-	srv->jobs++;
-	pthread_mutex_unlock(&srv->lock);
-	kiln_agent_log(KILN_LOG_DEBUG, "http: %s profile, %ld s", what, seconds);
-	conn_extend(c, seconds);
-	j->srv = srv;
-	j->conn = c;
-	j->req = rq;
-	j->seconds = (int)seconds;
-	j->fmt = fmt;
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	j->client_fd = ci ? ci->connect_fd : -1;
-	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
-				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
-	suspend(srv, c, rq);
-	err = -kiln_agent_thread_start(&t, "kiln-http-job", job_main, j, true);
-	if (err) {
-		kiln_heap_snap_release(&j->base);
-		free(j);
-		rq->resp = text_response("cannot start a thread: %s", strerror(err));
-		rq->code = MHD_HTTP_INTERNAL_SERVER_ERROR;
-		pthread_mutex_lock(&srv->lock);
-		if (!--srv->jobs)
-			pthread_cond_broadcast(&srv->idle);
-		pthread_mutex_unlock(&srv->lock);
-		MHD_resume_connection(c);
-	}
-	return MHD_YES;
-}
-
-/*
- * A valid profile with these sample types and no samples, for a path
- * whose data this process does not have (why: the ?debug=1 text, comment
- * lines).  Continuous profilers (Grafana Alloy, Parca) scrape such paths
- * by default and log an error on anything but 200.
- */
-static enum MHD_Result empty_profile(struct MHD_Connection *c, const char *what,
-				     const char *const *types, size_t ntypes,
-				     const char *why)
-{
-	struct MHD_Response *r = NULL;
-	struct kiln_buf b = KILN_BUF_INIT;
-	struct kiln_prof *p;
-	long debug, seconds;
-	int err;
-
-	if (int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r) ||
-	    int_arg(c, "seconds", 0, 3600, 0, "a whole number of seconds", &seconds, &r))
-		return queue(c, MHD_HTTP_BAD_REQUEST, r);
-	if (debug > 0) {
-		kiln_buf_addf(&b, "--- %s:\n%s", what, why);
-		return queue(c, MHD_HTTP_OK, response_take(&b, "text/plain; charset=utf-8"));
-	}
-	p = kiln_prof_new();
-	if (!p)
-		return MHD_NO;
-	err = kiln_prof_set_types_str(p, types, ntypes);
-	if (!err) {
-		p->period_type = p->types[0];
-		p->period = 1;
-		err = kiln_pprof_write(p, &b, true);
-	}
-	kiln_prof_free(p);
-	if (err) {
-		kiln_buf_release(&b);
-		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			     text_response("could not write the profile: %s",
-					   strerror(-err)));
-	}
-	r = response_take(&b, "application/octet-stream");
-	if (r) {
-		char disp[64];
-
-		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", what);
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
-	}
-	return queue(c, MHD_HTTP_OK, r);
-}
-
-/*
- * /debug/pprof/mutex and /debug/pprof/block: Go's runtime counts lock
- * contention and blocking in its own scheduler; a C or C++ program has no
- * such hooks, so kiln answers a valid profile with Go's sample types and
- * no samples, and says why with ?debug=1.
- */
-static enum MHD_Result do_contention(struct MHD_Connection *c, const char *what)
-{
-	static const char *const types[] = { "contentions/count", "delay/nanoseconds" };
-	bool mutex = !strcmp(what, "mutex");
-	char why[512];
-
-	snprintf(why, sizeof(why),
-		 "# kiln records no %s: C, C++ and Rust programs have no\n"
-		 "# runtime that counts lock contention or blocking, as Go's\n"
-		 "# does.  This profile is valid and empty so that scrapers\n"
-		 "# (Grafana Alloy, Parca) work.  For time spent waiting, record\n"
-		 "# off-CPU time: kiln record --off-cpu -p PID.\n",
-		 mutex ? "mutex contention" : "blocking events");
-	return empty_profile(c, what, types, 2, why);
-}
-
-/*
- * /debug/pprof/heap and /debug/pprof/allocs in a process without the
- * malloc interposer (libkiln.so preloaded alone: CPU profiling, no kiln
- * code on allocations): valid and empty, ?debug=1 says how to get data.
- */
-static enum MHD_Result do_heap_off(struct MHD_Connection *c, const char *what)
-{
-	static const char *const types[] = {
-		"alloc_objects/count", "alloc_space/bytes",
-		"inuse_objects/count", "inuse_space/bytes" };
-
-	return empty_profile(c, what, types, 4,
-		"# heap profiling is off in this process: kiln's malloc\n"
-		"# interposer is not loaded (libkiln.so alone sees no\n"
-		"# allocation, and costs them nothing).  Preload\n"
-		"# libkiln-malloc.so instead of libkiln.so (it loads\n"
-		"# libkiln.so), or link -lkiln-malloc.  This profile is valid\n"
-		"# and empty so that scrapers work.\n");
-}
-
-/* A label of sample s: its string (NULL: none) or its number in *num. */
-static const char *label_of(struct kiln_prof *p, const struct kiln_sample *s,
-			    const char *key, int64_t *num)
-{
-	const struct kiln_labelset *ls = &p->labelsets[s->labels];
-	uint32_t i;
-
-	for (i = 0; s->labels && i < ls->n; i++) {
-		const struct kiln_label *l = &p->labels[ls->first + i];
-
-		if (strcmp(kiln_prof_str(p, l->key), key))
-			continue;
-		if (num)
-			*num = l->num;
-		return l->str ? kiln_prof_str(p, l->str) : "";
-	}
-	return NULL;
-}
-
-/*
- * ?debug=1 and 2 of /debug/pprof/goroutine: every thread's stack, as
- * Go's debug=2 dump lists its goroutines.
- */
-static int dump_threads(struct kiln_prof *p, struct kiln_buf *b)
-{
-	struct kiln_frame *fr = NULL;
-	size_t i, cap = 0;
-	long n, k;
-	int err = 0;
-
-	err |= kiln_buf_addf(b, "threads: total %zu\n\n", p->nsamples);
-	for (i = 0; i < p->nsamples; i++) {
-		const struct kiln_sample *s = &p->samples[i];
-		const char *name = label_of(p, s, "thread_name", NULL);
-		const char *state = label_of(p, s, "state", NULL);
-		int64_t tid = 0;
-
-		label_of(p, s, "thread", &tid);
-		err |= kiln_buf_addf(b, "thread %lld \"%s\" [%s]:\n", (long long)tid,
-			      name ? name : "", state ? state : "unknown");
-		n = kiln_prof_frames(p, s, &fr, &cap);
-		if (n < 0) {
-			free(fr);
-			return (int)n;
-		}
-		if (!n)
-			err |= kiln_buf_adds(b, "\t(no stack: running, and SIGPROF is "
-					     "the program's)\n");
-		for (k = 0; k < n; k++) {
-			const struct kiln_function *f = fr[k].function ?
-				&p->functions[fr[k].function] : NULL;
-			const char *file = f ? kiln_prof_str(p, f->filename) : "";
-
-			err |= kiln_buf_addf(b, "%s\n", kiln_prof_str(p, fr[k].name));
-			if (*file && fr[k].line > 0)
-				err |= kiln_buf_addf(b, "\t%s:%lld\n", file,
-						     (long long)fr[k].line);
-			else if (*file)
-				err |= kiln_buf_addf(b, "\t%s\n", file);
-		}
-		err |= kiln_buf_adds(b, "\n");
-	}
-	free(fr);
-	return err ? -ENOMEM : 0;
-}
-
-/*
- * /debug/pprof/goroutine: Go's goroutines are a C program's threads.
- * One sample per thread with its current stack (goroutine/count, labels
- * thread, thread_name, state), the way Grafana Alloy and Parca scrape
- * it; ?debug=1 or 2 lists them as text.
- */
-static enum MHD_Result do_goroutine(struct MHD_Connection *c)
-{
-	struct MHD_Response *r = NULL;
-	struct kiln_buf b = KILN_BUF_INIT;
-	struct kiln_prof *p = NULL;
-	long debug;
-	int err;
-
-	if (int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r))
-		return queue(c, MHD_HTTP_BAD_REQUEST, r);
-	err = kiln_agent_threads_snapshot(&p);
-	if (!err)
-		err = debug > 0 ? dump_threads(p, &b) : kiln_pprof_write(p, &b, true);
-	kiln_prof_free(p);
-	if (err) {
-		kiln_buf_release(&b);
-		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			     text_response("could not take the threads' stacks: %s",
-					   strerror(-err)));
-	}
-	r = response_take(&b, debug > 0 ? "text/plain; charset=utf-8" :
-			  "application/octet-stream");
-	if (r && !debug)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
-					"attachment; filename=\"goroutine\"");
-	return queue(c, MHD_HTTP_OK, r);
-}
-
-/* Go's answer: os.Args joined with NUL bytes (no NUL at the end). */
-static enum MHD_Result do_cmdline(struct MHD_Connection *c)
-{
-	struct kiln_buf b = KILN_BUF_INIT;
-	int err = kiln_read_proc(AT_FDCWD, "/proc/self/cmdline", &b);
-
-	if (err) {
-		kiln_buf_release(&b);
-		return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			     text_response("cannot read /proc/self/cmdline: %s",
-					   strerror(-err)));
-	}
-	if (b.len && b.data[b.len - 1] == '\0')
-		b.len--;
-	return queue(c, MHD_HTTP_OK, response_take(&b, "text/plain; charset=utf-8"));
-}
-
-/* Symbolizes one word of a symbol request (Go: strconv.ParseUint(w, 0, 64)). */
-static void symbol_word(struct kiln_sym *s, const char *w, size_t len,
-			struct kiln_buf *out)
-{
-	char num[32], *end;
-	struct kiln_sym_info info;
-	unsigned long long pc;
-
-	while (len && isspace((unsigned char)*w))
-		w++, len--;
-	while (len && isspace((unsigned char)w[len - 1]))
-		len--;
-	if (!len || len >= sizeof(num))
-		return;
-	memcpy(num, w, len);
-	num[len] = '\0';
-	errno = 0;
-	pc = strtoull(num, &end, 0);
-	if (*end || errno || !pc || num[0] == '-')
-		return;
-	if (kiln_sym_lookup(s, (uint64_t)pc, &info) || !info.nframes)
-		return;
-	/* The innermost function, as Go's runtime.FuncForPC names it. */
-	kiln_buf_addf(out, "%#llx %s\n", pc, info.frames[0].name);
-}
-
-/*
- * Go's symbol protocol: "num_symbols: 1" (pprof only asks whether symbols
- * exist), then "0xADDR name" for each address of the request that names a
- * function: from the POST body, or the query string of a GET, addresses
- * separated by '+'.
- */
-static enum MHD_Result do_symbol(struct MHD_Connection *c, struct req *rq,
-				 const char *query)
-{
-	struct kiln_buf out = KILN_BUF_INIT, maps = KILN_BUF_INIT;
-	struct kiln_sym_opts so = { .pid = getpid() };
-	struct kiln_sym *s = NULL;
-	const char *in = rq->body.len ? rq->body.data : query;
-	size_t inlen = rq->body.len ? rq->body.len : strlen(query);
-	size_t i, start = 0;
-	int err;
-
-	if (rq->body_too_big)
-		return queue(c, MHD_HTTP_CONTENT_TOO_LARGE,
-			     text_response("request body over %u bytes", HTTP_BODY_MAX));
-	kiln_buf_adds(&out, "num_symbols: 1\n");
-	if (inlen) {
-		s = kiln_sym_new(&so);
-		err = s ? kiln_read_proc(AT_FDCWD, "/proc/self/maps", &maps) : -ENOMEM;
-		if (!err)
-			err = kiln_sym_add_maps(s, maps.data, maps.len);
-		if (!err)
-			kiln_sym_load_perfmap(s, getpid(), NULL);
-		if (err) {
-			kiln_sym_free(s);
-			kiln_buf_release(&maps);
-			kiln_buf_release(&out);
-			return queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				     text_response("cannot read the address space: %s",
-						   strerror(-err)));
-		}
-		for (i = 0; i <= inlen; i++) {
-			if (i == inlen || in[i] == '+' || in[i] == ' ') {
-				symbol_word(s, in + start, i - start, &out);
-				start = i + 1;
-			}
-		}
-		kiln_sym_free(s);
-	}
-	kiln_buf_release(&maps);
-	if (!out.cap)
-		return MHD_NO;
-	return queue(c, MHD_HTTP_OK, response_take(&out, "text/plain; charset=utf-8"));
-}
-
-/* Collects the query string of a GET symbol request ("?0xA+0xB"). */
-static enum MHD_Result add_query_key(void *cls, enum MHD_ValueKind kind,
-				     const char *key, const char *value)
-{
-	struct kiln_buf *b = cls;
-
-	/* MHD turns the '+' of the query into spaces: both separate. */
-	kiln_buf_adds(b, key);
-	kiln_buf_addc(b, '+');
-	if (value) {
-		kiln_buf_adds(b, value);
-		kiln_buf_addc(b, '+');
-	}
-	return MHD_YES;
-}
-
 /* ---- the connection guard ---- */
 
 static void conn_unlink(struct kiln_http *srv, struct conn *k)
@@ -1324,7 +153,7 @@ static void conn_set_proven(struct kiln_http *srv, struct conn *k, bool proven)
 		srv->unproven--;
 	} else {
 		srv->unproven++;
-		k->waiting_ms = now_ms();
+		k->waiting_ms = khttp_now_ms();
 	}
 }
 
@@ -1341,7 +170,7 @@ static bool conn_stale(const struct conn *k, int64_t now)
  */
 static void conn_shed(struct kiln_http *srv, unsigned quota)
 {
-	int64_t now = now_ms();
+	int64_t now = khttp_now_ms();
 	unsigned stale = 0, over;
 	struct conn *k, *next;
 
@@ -1407,7 +236,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 			k->ino = st.st_ino;
 		}
 		k->srv = srv;
-		k->deadline_ms = now_ms() + HTTP_REQUEST_DEADLINE * 1000;
+		k->deadline_ms = khttp_now_ms() + HTTP_REQUEST_DEADLINE * 1000;
 		k->proven = true;
 		pthread_mutex_lock(&srv->glock);
 		conn_set_proven(srv, k, false);
@@ -1436,7 +265,7 @@ static struct conn *conn_of(struct MHD_Connection *c)
 
 /* A request that waits seconds for its answer (a profile over time) gets
  * them on top of its deadline. */
-static void conn_extend(struct MHD_Connection *c, long seconds)
+void khttp_conn_extend(struct MHD_Connection *c, long seconds)
 {
 	struct conn *k = conn_of(c);
 
@@ -1485,15 +314,31 @@ static void guard_stop(struct kiln_http *srv)
 
 /* ---- dispatch ---- */
 
+/* Collects the query string of a GET symbol request ("?0xA+0xB"). */
+static enum MHD_Result add_query_key(void *cls, enum MHD_ValueKind kind,
+				     const char *key, const char *value)
+{
+	struct kiln_buf *b = cls;
+
+	/* MHD turns the '+' of the query into spaces: both separate. */
+	kiln_buf_adds(b, key);
+	kiln_buf_addc(b, '+');
+	if (value) {
+		kiln_buf_adds(b, value);
+		kiln_buf_addc(b, '+');
+	}
+	return MHD_YES;
+}
+
 static enum MHD_Result refuse_unauthorized(struct MHD_Connection *c)
 {
-	struct MHD_Response *r = text_response("unauthorized: this server wants "
+	struct MHD_Response *r = khttp_text_response("unauthorized: this server wants "
 					       "'Authorization: Bearer TOKEN' (KILN_HTTP_TOKEN)");
 
 	if (r)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"kiln\"");
-	return queue(c, MHD_HTTP_UNAUTHORIZED, r);
+	return khttp_queue(c, MHD_HTTP_UNAUTHORIZED, r);
 }
 
 /* Constant-time comparison of an "Authorization: Bearer TOKEN" header. */
@@ -1547,7 +392,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			pthread_mutex_lock(&srv->glock);
 			conn_set_proven(srv, k, true);
 			/* a profile's own seconds are added by its handler */
-			k->deadline_ms = now_ms() + HTTP_REQUEST_DEADLINE * 1000;
+			k->deadline_ms = khttp_now_ms() + HTTP_REQUEST_DEADLINE * 1000;
 			pthread_mutex_unlock(&srv->glock);
 		}
 		return MHD_YES;
@@ -1559,7 +404,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		rq->resp = NULL;
 		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
 					  HTTP_IDLE_TIMEOUT);
-		return queue(c, rq->code, r);
+		return khttp_queue(c, rq->code, r);
 	}
 	if (*upload_size) {
 		struct conn *k = conn_of(c);
@@ -1570,7 +415,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			pthread_mutex_lock(&srv->glock);
 			deadline = k->deadline_ms;
 			pthread_mutex_unlock(&srv->glock);
-			if (now_ms() > deadline)
+			if (khttp_now_ms() > deadline)
 				return MHD_NO;	/* a body trickled past it */
 		}
 		/* Only symbol lookups have a body worth keeping. */
@@ -1604,39 +449,39 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		if (!post)
 			MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_query_key,
 						  &query);
-		ret = do_symbol(c, rq, query.data ? query.data : "");
+		ret = khttp_do_symbol(c, rq, query.data ? query.data : "");
 		kiln_buf_release(&query);
 		return ret;
 	}
 	if (!get)
 		goto bad_method;
 	if (!*path)
-		return do_index(c);
+		return khttp_do_index(c);
 	if (!strcmp(path, "profile"))
-		return do_profile(srv, c, rq);
+		return khttp_do_profile(srv, c, rq);
 	if ((!strcmp(path, "heap") || !strcmp(path, "allocs")) && !kiln_heap_available())
-		return do_heap_off(c, path);
+		return khttp_do_heap_off(c, path);
 	if (!strcmp(path, "heap") || !strcmp(path, "allocs"))
-		return do_heap(srv, c, rq, path);
+		return khttp_do_heap(srv, c, rq, path);
 	if (!strcmp(path, "cmdline"))
-		return do_cmdline(c);
+		return khttp_do_cmdline(c);
 	if (!strcmp(path, "mutex") || !strcmp(path, "block"))
-		return do_contention(c, path);
+		return khttp_do_contention(c, path);
 	if (!strcmp(path, "goroutine") || !strcmp(path, "threadcreate"))
-		return do_goroutine(c);
+		return khttp_do_goroutine(c);
 not_found:
-	return queue(c, MHD_HTTP_NOT_FOUND,
-		     text_response("404 page not found: %s (the profiles are under "
+	return khttp_queue(c, MHD_HTTP_NOT_FOUND,
+		     khttp_text_response("404 page not found: %s (the profiles are under "
 				   "/debug/pprof/)", url));
 bad_method:
 	{
-		struct MHD_Response *r = text_response("method %s not allowed here", method);
+		struct MHD_Response *r = khttp_text_response("method %s not allowed here", method);
 
 		if (r)
 			MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
 						!strcmp(path, "symbol") ?
 						"GET, HEAD, POST" : "GET, HEAD");
-		return queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+		return khttp_queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
 	}
 }
 
@@ -1657,7 +502,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 			pthread_mutex_lock(&srv->glock);
 			if (k->fd >= 0) {
 				conn_set_proven(srv, k, false);
-				k->deadline_ms = now_ms() +
+				k->deadline_ms = khttp_now_ms() +
 						 HTTP_REQUEST_DEADLINE * 1000;
 			}
 			pthread_mutex_unlock(&srv->glock);
@@ -1877,7 +722,7 @@ static int http_start(const char *addr, struct kiln_http **out)
 		       srv->token ? " (bearer token required)" : "");
 	/* /debug/pprof/heap answers from the start, as Go's does: heap
 	 * profiling in sampling mode unless it is on already; without the
-	 * malloc interposer the heap paths answer empty (do_heap_off()). */
+	 * malloc interposer the heap paths answer empty (khttp_do_heap_off()). */
 	if (kiln_heap_available())
 		kiln_heap_profile_start();
 	else
@@ -2001,3 +846,4 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 	kiln_heap_quiet_end();
 	return err;
 }
+

@@ -1,0 +1,175 @@
+/*
+ * JIT code for the symbolizer (symint.h): perf's /tmp/perf-PID.map files,
+ * read whole or as they grow.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize/symint.h"
+#include "util/diag.h"
+#include "util/maps.h"
+#include "util/file.h"
+
+/* ---- JIT symbol maps ---- */
+
+static int cmp_jit(const void *a, const void *b)
+{
+	const struct jit *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+const struct jit *ksym_find_jit(struct kiln_sym *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->njits;
+
+	if (!s->njits)
+		return NULL;
+	if (!s->jits_sorted) {
+		qsort(s->jits, s->njits, sizeof(*s->jits), cmp_jit);
+		s->jits_sorted = true;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->jits[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= s->jits[lo - 1].end)
+		return NULL;
+	return &s->jits[lo - 1];
+}
+
+/* ---- JIT symbol maps ---- */
+
+int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
+			 struct kiln_diag *d)
+{
+	const char *p = text, *end = text + len;
+	size_t lineno = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *q;
+		uint64_t start, size;
+		bool ok = true;
+		struct jit *j;
+
+		lineno++;
+		q = kiln_scan_blank(p, le);
+		while (le > q && (le[-1] == '\r' || le[-1] == ' '))
+			le--;
+		if (q == le) {
+			p = (nl ? nl : end) + 1;
+			continue;
+		}
+		if (le - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+			q += 2;
+		start = kiln_scan_hex(&q, le, &ok);
+		if (!ok || q == le || (*q != ' ' && *q != '\t'))
+			return kiln_diag(d, "line %zu: expected \"START SIZE "
+					 "name\" in hexadecimal", lineno);
+		q = kiln_scan_blank(q, le);
+		if (le - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+			q += 2;
+		size = kiln_scan_hex(&q, le, &ok);
+		if (!ok || q == le || (*q != ' ' && *q != '\t'))
+			return kiln_diag(d, "line %zu: expected a hexadecimal "
+					 "size and a name after the start",
+					 lineno);
+		q = kiln_scan_blank(q, le);
+		if (!size || start + size < start)
+			return kiln_diag(d, "line %zu: bad size 0x%" PRIx64,
+					 lineno, size);
+		if (s->njits == s->jits_alloc) {
+			size_t n = s->jits_alloc ? s->jits_alloc * 2 : 64;
+			struct jit *r = realloc(s->jits, n * sizeof(*r));
+
+			if (!r)
+				return -ENOMEM;
+			s->jits = r;
+			s->jits_alloc = n;
+		}
+		j = &s->jits[s->njits];
+		j->start = start;
+		j->end = start + size;
+		j->name = ksym_intern(s, q, (size_t)(le - q));
+		if (!j->name)
+			return -ENOMEM;
+		s->njits++;
+		s->jits_sorted = false;
+		p = (nl ? nl : end) + 1;
+	}
+	return 0;
+}
+
+int kiln_sym_load_perfmap(struct kiln_sym *s, int pid, struct kiln_diag *d)
+{
+	uint64_t off = 0;
+
+	return kiln_sym_load_perfmap_from(s, pid, &off, d);
+}
+
+int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
+			       struct kiln_diag *d)
+{
+	char path[64], *text = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd, err;
+
+	if (kiln_sym_no_local())
+		return 0;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	/* /tmp is everyone's: a FIFO or device there is not a JIT map. */
+	fd = kiln_open_regular(path);
+	if (fd == -EINVAL || fd == -EISDIR || fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	if (*offset && lseek(fd, (off_t)*offset, SEEK_SET) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	for (;;) {
+		if (len == cap) {
+			size_t c = cap ? cap * 2 : 65536;
+			char *t = realloc(text, c);
+
+			if (!t) {
+				err = -ENOMEM;
+				goto out;
+			}
+			text = t;
+			cap = c;
+		}
+		n = read(fd, text + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	/* Only whole lines: a runtime may be writing the last one now. */
+	while (len && text[len - 1] != '\n')
+		len--;
+	*offset += len;
+	s->jit_module = ksym_interns(s, path);
+	err = s->jit_module ? kiln_sym_add_perfmap(s, text, len, d) : -ENOMEM;
+out:
+	free(text);
+	close(fd);
+	return err;
+}
