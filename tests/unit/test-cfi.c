@@ -1,5 +1,5 @@
 /*
- * Unit tests of the in-process unwinder (src/capture/cfi.c), on this very
+ * Unit tests of the in-process unwinder (src/capture/cfi*.c), on this very
  * process: tables of the loaded modules, the rules of hand-written CFI,
  * call chains interrupted by SIGPROF and unwound from the handler
  * (chain_d -> chain_c -> cfi_asm_call -> chain_b -> chain_a -> run_chain,
@@ -34,10 +34,12 @@
 #include <unistd.h>
 
 /*
- * The unwinder's own source, for its static parser (test_parse_mutated);
- * its definitions take the place of kiln_core's copy at link time.
+ * The unwinder's parser, for its statics (test_parse_mutated); its
+ * definitions take the place of kiln_core's copy of cfi-parse.c at link
+ * time.  The table sets and the walk are kiln_core's own (cfi.c,
+ * cfi-walk.c), as libkiln.so has them.
  */
-#include "../../src/capture/cfi.c"
+#include "../../src/capture/cfi-parse.c"
 #include "symbolize/symbolize.h"
 #include "cfi-chain.h"
 
@@ -934,7 +936,7 @@ static void test_parse_mutated(void **state)
 			}
 		}
 		memset(&mod, 0, sizeof(mod));
-		assert_true(parse_module(&info, &mod));
+		assert_true(kcfi_parse_module(&info, &mod));
 		if (iter == 0)
 			intact = mod.nrows;
 		for (size_t i = 1; i < mod.nrows; i++)
