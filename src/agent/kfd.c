@@ -4,35 +4,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/kfd.h"
-
-/*
- * The base: 64 under the soft RLIMIT_NOFILE, itself counted as at most
- * 1024 (a limit of a million would otherwise make the kernel's fd table
- * of the process that large).  A tiny limit gets its upper half.
- */
-static _Atomic int base;
+#include "util/file.h"
 
 int kiln_kfd_base(void)
 {
-	int b = atomic_load_explicit(&base, memory_order_relaxed);
-	struct rlimit rl;
-	rlim_t lim = 1024;
-
-	if (b)
-		return b;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < lim)
-		lim = rl.rlim_cur;
-	b = lim > 256 ? (int)lim - 64 : (int)lim / 2;
-	if (b < 3)
-		b = 3;
-	atomic_store_explicit(&base, b, memory_order_relaxed);
-	return b;
+	return kiln_fd_high_base();
 }
 
 int kiln_kfd_adopt(struct kiln_kfd *k, int fd)

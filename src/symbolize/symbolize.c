@@ -223,7 +223,7 @@ static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
 						     debuginfo_file_name) : -1;
 		if (fd >= 0) {
 			*userdata = &main_debug_found;
-			return fd;
+			return local ? kiln_fd_raise(fd) : fd;
 		}
 	}
 	if (local)
@@ -243,7 +243,8 @@ static int find_debuginfo_cached(bool local, Dwfl_Module *mod, void **userdata,
 		if (!local && len > 0 && *debuginfo_file_name)
 			kiln_debugcache_add(id, (size_t)len, *debuginfo_file_name);
 	}
-	return fd;
+	/* libdwfl holds it to dwfl_end(): see resolve(). */
+	return local ? kiln_fd_raise(fd) : fd;
 }
 
 int kiln_sym_find_debuginfo(Dwfl_Module *mod, void **userdata,
@@ -681,7 +682,11 @@ static int resolve(struct kiln_sym *s, size_t mi)
 	}
 	/* libdwfl reads the file through fd and closes it at dwfl_end();
 	 * the file name it is given is where .gnu_debuglink files are
-	 * sought.  With add_p_vaddr, the base given is the bias itself. */
+	 * sought.  With add_p_vaddr, the base given is the bias itself.
+	 * Inside someone else's process (light), away from the numbers a
+	 * host reopens after closing every fd (util/file.h). */
+	if (s->light)
+		fd = kiln_fd_raise(fd);
 	dwfl_report_begin_add(s->dwfl);
 	dwmod = dwfl_report_elf(s->dwfl, m->path, name, fd, bias, true);
 	dwfl_report_end(s->dwfl, NULL, NULL);

@@ -2,6 +2,7 @@
 #include "util/file.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -445,4 +447,41 @@ int kiln_keep_earlier_image(const char *path,
 	}
 	*kept = old;
 	return 0;
+}
+
+/*
+ * The base: 64 under the soft RLIMIT_NOFILE, itself counted as at most
+ * 1024 (a limit of a million would otherwise make the kernel's fd table
+ * of the process that large).  A tiny limit gets its upper half.
+ */
+static _Atomic int high_base;
+
+int kiln_fd_high_base(void)
+{
+	int b = atomic_load_explicit(&high_base, memory_order_relaxed);
+	struct rlimit rl;
+	rlim_t lim = 1024;
+
+	if (b)
+		return b;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < lim)
+		lim = rl.rlim_cur;
+	b = lim > 256 ? (int)lim - 64 : (int)lim / 2;
+	if (b < 3)
+		b = 3;
+	atomic_store_explicit(&high_base, b, memory_order_relaxed);
+	return b;
+}
+
+int kiln_fd_raise(int fd)
+{
+	int lo = kiln_fd_high_base() / 2, hi;
+
+	if (fd < 0 || fd >= lo)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, lo);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
 }

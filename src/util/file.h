@@ -116,6 +116,24 @@ int kiln_write_atomic(const char *path, const void *data, size_t len);
  */
 int kiln_open_regular(const char *path);
 
+/*
+ * The first of the high fd numbers kiln keeps its own descriptors at,
+ * inside someone else's process (agent/kfd.h): 64 under the soft
+ * RLIMIT_NOFILE (counted as at most 1024).
+ */
+int kiln_fd_high_base(void);
+/*
+ * fd moved to a number >= kiln_fd_high_base() / 2 (close-on-exec; the low
+ * number closed), for descriptors that a library holds and closes by
+ * number later (libdwfl's, until dwfl_end()), in someone else's process:
+ * a host that closes every fd and opens its own files takes the low
+ * numbers, so a close by number then meets nothing of the host's unless
+ * it opened hundreds.  Below kiln's own range, which they would fill (a
+ * server maps a hundred libraries).  fd itself when no such number is
+ * free (or fd < 0).
+ */
+int kiln_fd_raise(int fd);
+
 /* True when a and b name the same existing file (same device and inode). */
 bool kiln_same_file(const char *a, const char *b);
 

@@ -19,8 +19,12 @@ total_ms() {
                if (m < 0 || v == "") exit 1
                printf "%.3f\n", v * m }'
 }
-# The function names of a -top table (rows after the column header).
-names() { awk 'f && NF >= 6 { print $NF } /flat%/ { f = 1 }' "$1" | sort; }
+# The function names of a -top table (rows after the column header);
+# go tool pprof marks a function inlined into its caller with a last
+# column "(inline)" ("runtime.unlock (inline)": a sample in a runtime
+# lock now and then).
+names() { awk 'f && NF >= 6 { n = $NF; if (n == "(inline)") n = $(NF - 1); print n }
+               /flat%/ { f = 1 }' "$1" | sort; }
 # cum% of function $2 in -top table $1.
 cum_pct() { awk -v f="$2" '$NF == f { gsub("%", "", $5); print $5; exit }' "$1"; }
 

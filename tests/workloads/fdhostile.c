@@ -20,7 +20,16 @@
  *   fdhostile chroot DIR     changes root to DIR (an empty folder; needs
  *                            root), burns CPU and exits: outputs named
  *                            before are still written where they were
+ *   fdhostile late DIR LIB   burns CPU until a descriptor of its own
+ *                            executable is open (an agent's symbolizer
+ *                            holds one; at most ~3 s), then does what
+ *                            closeall does with a dlopen of LIB after
+ *                            opening its pipes and log (a profiler that
+ *                            drops its symbols when libraries change then
+ *                            closes what it held: never the host's)
  */
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -129,13 +138,39 @@ static int check_log(const char *path, int rounds)
 	return 0;
 }
 
+/* Whether a descriptor of this process names its own executable. */
+static int exe_held(void)
+{
+	char exe[4096], link[4096], name[300];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct dirent *e;
+	DIR *d;
+	int held = 0;
+
+	if (n <= 0 || !(d = opendir("/proc/self/fd")))
+		return 0;
+	exe[n] = '\0';
+	while (!held && (e = readdir(d))) {
+		ssize_t m;
+
+		snprintf(name, sizeof(name), "/proc/self/fd/%s", e->d_name);
+		m = readlink(name, link, sizeof(link) - 1);
+		if (m > 0) {
+			link[m] = '\0';
+			held = !strcmp(link, exe);
+		}
+	}
+	closedir(d);
+	return held;
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: fdhostile closeall|stderr|term DIR\n");
+		fprintf(stderr, "usage: fdhostile closeall|stderr|term|chroot DIR | late DIR LIB\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "closeall")) {
@@ -152,6 +187,28 @@ int main(int argc, char **argv)
 		fd_work(30, logfd);
 		bad = check_pipes() + check_log(path, 30);
 		printf("closeall: %s\n", bad ? "damaged" : "pipes and log intact");
+		return bad ? 1 : 0;
+	}
+	if (!strcmp(argv[1], "late") && argc > 3) {
+		int logfd, bad;
+
+		for (int i = 0; i < 100 && !exe_held(); i++)
+			fd_work(1, -1);
+		close_all();
+		open_pipes();
+		snprintf(path, sizeof(path), "%s/log", argv[2]);
+		logfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+		if (logfd < 0) {
+			perror(path);
+			return 1;
+		}
+		if (!dlopen(argv[3], RTLD_NOW)) {
+			printf("late: %s\n", dlerror());
+			return 1;
+		}
+		fd_work(30, logfd);
+		bad = check_pipes() + check_log(path, 30);
+		printf("late: %s\n", bad ? "damaged" : "pipes and log intact");
 		return bad ? 1 : 0;
 	}
 	if (!strcmp(argv[1], "stderr")) {
