@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,26 +174,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fdhostile closeall|stderr|term|chroot DIR | late DIR LIB\n");
 		return 2;
 	}
-	if (!strcmp(argv[1], "closeall")) {
+	if (!strcmp(argv[1], "closeall") ||
+	    (!strcmp(argv[1], "late") && argc > 3)) {
+		bool late = argv[1][0] == 'l';
 		int logfd, bad;
 
-		close_all();
-		open_pipes();
-		snprintf(path, sizeof(path), "%s/log", argv[2]);
-		logfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-		if (logfd < 0) {
-			perror(path);
-			return 1;
-		}
-		fd_work(30, logfd);
-		bad = check_pipes() + check_log(path, 30);
-		printf("closeall: %s\n", bad ? "damaged" : "pipes and log intact");
-		return bad ? 1 : 0;
-	}
-	if (!strcmp(argv[1], "late") && argc > 3) {
-		int logfd, bad;
-
-		for (int i = 0; i < 100 && !exe_held(); i++)
+		for (int i = 0; late && i < 100 && !exe_held(); i++)
 			fd_work(1, -1);
 		close_all();
 		open_pipes();
@@ -202,13 +189,13 @@ int main(int argc, char **argv)
 			perror(path);
 			return 1;
 		}
-		if (!dlopen(argv[3], RTLD_NOW)) {
+		if (late && !dlopen(argv[3], RTLD_NOW)) {
 			printf("late: %s\n", dlerror());
 			return 1;
 		}
 		fd_work(30, logfd);
 		bad = check_pipes() + check_log(path, 30);
-		printf("late: %s\n", bad ? "damaged" : "pipes and log intact");
+		printf("%s: %s\n", argv[1], bad ? "damaged" : "pipes and log intact");
 		return bad ? 1 : 0;
 	}
 	if (!strcmp(argv[1], "stderr")) {
