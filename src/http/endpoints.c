@@ -101,8 +101,8 @@ static enum MHD_Result empty_profile(struct MHD_Connection *c, const char *what,
 	if (err) {
 		kiln_buf_release(&b);
 		return khttp_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			     khttp_text_response("could not write the profile: %s",
-					   strerror(-err)));
+				   khttp_text_response("could not write the profile: %s",
+						 strerror(-err)));
 	}
 	r = khttp_response_take(&b, "application/octet-stream");
 	if (r) {
@@ -245,8 +245,8 @@ enum MHD_Result khttp_do_goroutine(struct MHD_Connection *c)
 	if (err) {
 		kiln_buf_release(&b);
 		return khttp_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			     khttp_text_response("could not take the threads' stacks: %s",
-					   strerror(-err)));
+				   khttp_text_response("could not take the threads' stacks: %s",
+						 strerror(-err)));
 	}
 	r = khttp_response_take(&b, debug > 0 ? "text/plain; charset=utf-8" :
 			  "application/octet-stream");
@@ -265,8 +265,8 @@ enum MHD_Result khttp_do_cmdline(struct MHD_Connection *c)
 	if (err) {
 		kiln_buf_release(&b);
 		return khttp_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			     khttp_text_response("cannot read /proc/self/cmdline: %s",
-					   strerror(-err)));
+				   khttp_text_response("cannot read /proc/self/cmdline: %s",
+						 strerror(-err)));
 	}
 	if (b.len && b.data[b.len - 1] == '\0')
 		b.len--;
@@ -318,7 +318,7 @@ enum MHD_Result khttp_do_symbol(struct MHD_Connection *c, struct req *rq,
 
 	if (rq->body_too_big)
 		return khttp_queue(c, MHD_HTTP_CONTENT_TOO_LARGE,
-			     khttp_text_response("request body over %u bytes", HTTP_BODY_MAX));
+				   khttp_text_response("request body over %u bytes", HTTP_BODY_MAX));
 	kiln_buf_adds(&out, "num_symbols: 1\n");
 	if (inlen) {
 		s = kiln_sym_new(&so);
@@ -332,8 +332,8 @@ enum MHD_Result khttp_do_symbol(struct MHD_Connection *c, struct req *rq,
 			kiln_buf_release(&maps);
 			kiln_buf_release(&out);
 			return khttp_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				     khttp_text_response("cannot read the address space: %s",
-						   strerror(-err)));
+					   khttp_text_response("cannot read the address space: %s",
+							 strerror(-err)));
 		}
 		for (i = 0; i <= inlen; i++) {
 			if (i == inlen || in[i] == '+' || in[i] == ' ') {

@@ -471,8 +471,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return khttp_do_goroutine(c);
 not_found:
 	return khttp_queue(c, MHD_HTTP_NOT_FOUND,
-		     khttp_text_response("404 page not found: %s (the profiles are under "
-				   "/debug/pprof/)", url));
+			   khttp_text_response("404 page not found: %s (the profiles are under "
+					 "/debug/pprof/)", url));
 bad_method:
 	{
 		struct MHD_Response *r = khttp_text_response("method %s not allowed here", method);

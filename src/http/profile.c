@@ -245,8 +245,8 @@ static void heap_answer(struct job *j, bool gone, bool stopped)
 	if (gone || stopped) {
 		j->req->code = MHD_HTTP_SERVICE_UNAVAILABLE;
 		j->req->resp = khttp_text_response("the heap profile was cut short: %s",
-					     gone ? "the client went away" :
-					     "the server stops");
+						   gone ? "the client went away" :
+						   "the server stops");
 		return;
 	}
 	kiln_heap_quiet_begin();
@@ -318,7 +318,7 @@ static void *job_main(void *arg)
 			       gone ? "the client went away" : "the server stops");
 		code = MHD_HTTP_SERVICE_UNAVAILABLE;
 		r = khttp_text_response("the CPU profile was cut short: %s",
-				  gone ? "the client went away" : "the server stops");
+					gone ? "the client went away" : "the server stops");
 	} else if (err == -ENOENT) {
 		/* Someone else ended it: the program installed its own SIGPROF
 		 * handler meanwhile (the agent steps aside), or stopped it. */
@@ -368,7 +368,7 @@ static int out_format(struct MHD_Connection *c, long debug, enum out_fmt *fmt,
 			*fmt = OUT_SVG;
 		else {
 			*resp = khttp_text_response("bad format '%s': want pprof, text, html or svg",
-					      khttp_quote(v, q, sizeof(q)));
+						    khttp_quote(v, q, sizeof(q)));
 			return -EINVAL;
 		}
 	} else if (debug > 0) {
@@ -460,7 +460,7 @@ enum MHD_Result khttp_do_profile(struct kiln_http *srv, struct MHD_Connection *c
 		pthread_mutex_unlock(&srv->lock);
 		free(j);
 		return khttp_queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			     khttp_text_response("the server is stopping"));
+				   khttp_text_response("the server is stopping"));
 	}
 	err = kiln_agent_cpu_begin((int)hz, false);
 	if (!err)
@@ -472,21 +472,21 @@ enum MHD_Result khttp_do_profile(struct kiln_http *srv, struct MHD_Connection *c
 	case -EBUSY:
 		free(j);
 		return khttp_queue(c, MHD_HTTP_CONFLICT,
-			     khttp_text_response("a CPU profile is already being taken in this "
-					   "process; try again when it ends"));
+				   khttp_text_response("a CPU profile is already being taken in this "
+						 "process; try again when it ends"));
 	case -EEXIST:
 		free(j);
 		return khttp_queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			     khttp_text_response("CPU profiling is not available: the program "
-					   "has its own SIGPROF handler"));
+				   khttp_text_response("CPU profiling is not available: the program "
+						 "has its own SIGPROF handler"));
 	case -EINVAL:
 		free(j);
 		return khttp_queue(c, MHD_HTTP_BAD_REQUEST,
-			     khttp_text_response("bad frequency '%ld': the sampler refuses it", hz));
+				   khttp_text_response("bad frequency '%ld': the sampler refuses it", hz));
 	default:
 		free(j);
 		return khttp_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			     khttp_text_response("cannot start a CPU profile: %s", strerror(-err)));
+				   khttp_text_response("cannot start a CPU profile: %s", strerror(-err)));
 	}
 	kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile for %ld s at %ld Hz",
 		       seconds, hz);
@@ -528,9 +528,9 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	err = kiln_heap_profile_start();
 	if (err)
 		return khttp_queue(c, MHD_HTTP_NOT_IMPLEMENTED,
-			     khttp_text_response("/debug/pprof/%s: the heap profiler could not "
-					   "start in this process: %s", what,
-					   strerror(-err)));
+				   khttp_text_response("/debug/pprof/%s: the heap profiler could not "
+						 "start in this process: %s", what,
+						 strerror(-err)));
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return MHD_NO;
@@ -542,8 +542,8 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 		if (err) {
 			free(j);
 			return khttp_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				     khttp_text_response("could not take the heap profile: %s",
-						   strerror(-err)));
+					   khttp_text_response("could not take the heap profile: %s",
+							 strerror(-err)));
 		}
 	}
 	pthread_mutex_lock(&srv->lock);
@@ -552,7 +552,7 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 		kiln_heap_snap_release(&j->base);
 		free(j);
 		return khttp_queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			     khttp_text_response("the server is stopping"));
+				   khttp_text_response("the server is stopping"));
 	}
 	srv->jobs++;
 	pthread_mutex_unlock(&srv->lock);

@@ -99,7 +99,7 @@ int khttp_int_arg(struct MHD_Connection *c, const char *key, long lo, long hi,
 	x = strtol(v, &end, 10);
 	if (!*v || *end || errno || x < lo || x > hi || !isdigit((unsigned char)*v)) {
 		*resp = khttp_text_response("bad %s '%s': want %s from %ld to %ld",
-				      key, khttp_quote(v, q, sizeof(q)), what, lo, hi);
+					    key, khttp_quote(v, q, sizeof(q)), what, lo, hi);
 		return -EINVAL;
 	}
 	*out = x;

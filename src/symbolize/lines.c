@@ -91,8 +91,8 @@ static struct kiln_sym *lines_session(struct kiln_sym *s)
 	for (size_t i = 0; from && i < s->nmaps; i++) {
 		const struct map *m = &s->maps[i];
 
-		if (ksym_add_map(from, m->path, strlen(m->path), m->start, m->end,
-			    m->offset) < 0) {
+		if (ksym_add_map(from, m->path, strlen(m->path), m->start,
+				 m->end, m->offset) < 0) {
 			kiln_sym_free(from);
 			from = NULL;
 		}
@@ -126,6 +126,7 @@ int kiln_sym_lines_read(struct kiln_sym *s, struct kiln_sym_lines *c)
 		const struct entry *e = &s->entries[i];
 		struct carry_head h = { i, 0 };
 		struct kiln_sym_info info;
+		size_t start = c->len;
 
 		if (!deferred(s, i))
 			continue;
@@ -151,6 +152,9 @@ int kiln_sym_lines_read(struct kiln_sym *s, struct kiln_sym_lines *c)
 			carry_str(c, f->file);
 			carry_str(c, f->func_file);
 		}
+		/* A record cut short by ENOMEM is not carried. */
+		if (c->err)
+			c->len = start;
 	}
 	kiln_sym_free(from);
 	if (!c->err)

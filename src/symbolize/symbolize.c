@@ -436,7 +436,7 @@ int kiln_sym_add_mapping(struct kiln_sym *s, const char *path, uint64_t start,
 			 uint64_t end, uint64_t offset)
 {
 	long r = ksym_add_map(s, path ? path : "", path ? strlen(path) : 0, start,
-			 end, offset);
+			      end, offset);
 
 	return r < 0 ? (int)r : 0;
 }
@@ -930,7 +930,7 @@ int kiln_sym_prof(struct kiln_sym *s, struct kiln_prof *p, unsigned flags)
 		r = s->light ? same_map(s, file, m->start, m->limit, m->offset) : -1;
 		if (r < 0)
 			r = ksym_add_map(s, file, strlen(file), m->start, m->limit,
-				    m->offset);
+					 m->offset);
 		if (r < 0) {
 			err = (int)r;
 			goto out;
