@@ -12,10 +12,11 @@ build_pkgs="cmake make gcc g++ pkg-config libdw-dev libelf-dev
   libgraphviz-dev"
 # Tools the tests compare kiln with or drive: go tool pprof, perf,
 # gperftools' libprofiler, heaptrack, jemalloc, headless chromium;
-# graphviz (dot) for `go tool pprof -svg` and GNU time for peak RSS in bench/.
+# graphviz (dot) for `go tool pprof -svg` and GNU time for peak RSS in bench/;
+# the linkers and the Rust compiler of the toolchain matrix (t515, t516).
 test_pkgs="golang-go linux-perf google-perftools libgoogle-perftools-dev
   heaptrack libjemalloc-dev chromium nodejs npm curl valgrind hyperfine
-  graphviz time"
+  graphviz time lld mold rustc"
 
 case $what in
 build) want=$build_pkgs ;;

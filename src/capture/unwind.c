@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capture/perf.h"
+#include "symbolize/elfbias.h"
 #include "symbolize/symbolize.h"
 
 #if defined(__x86_64__)
@@ -126,27 +127,6 @@ void kiln_unwind_free(struct kiln_unwind *u)
 	free(u);
 }
 
-/* The load bias of an ELF file mapped at start from file offset pgoff. */
-static bool load_bias(Elf *elf, uint64_t start, uint64_t pgoff, uint64_t *bias)
-{
-	size_t i, n;
-
-	if (elf_getphdrnum(elf, &n))
-		return false;
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (pgoff >= (ph.p_offset & ~0xfffull) &&
-		    pgoff < ph.p_offset + ph.p_filesz) {
-			*bias = start - pgoff + ph.p_offset - ph.p_vaddr;
-			return true;
-		}
-	}
-	return false;
-}
-
 int kiln_unwind_add_mapping(struct kiln_unwind *u, const char *path,
 			    uint64_t start, uint64_t end, uint64_t pgoff)
 {
@@ -176,7 +156,7 @@ int kiln_unwind_add_mapping(struct kiln_unwind *u, const char *path,
 			return 0;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || !load_bias(elf, start, pgoff, &bias)) {
+	if (!elf || !kiln_sym_elf_bias(elf, start, pgoff, &bias)) {
 		if (elf)
 			elf_end(elf);
 		close(fd);

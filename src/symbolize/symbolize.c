@@ -24,6 +24,7 @@
 #include "profile/profile.h"
 #include "symbolize/debugcache.h"
 #include "symbolize/debugsearch.h"
+#include "symbolize/elfbias.h"
 #include "symbolize/symint.h"
 #include "util/file.h"
 #include "util/htab.h"
@@ -576,37 +577,19 @@ static int open_own_vdso(const struct map *m)
 }
 
 /*
- * The load bias of the file mapped by m: the PT_LOAD segment holding file
- * offset m->offset is at runtime address m->start (less the page part).
+ * The load bias of the file mapped by m (every mapping a session holds
+ * is executable: kiln_sym_add_maps() keeps only those, and the profiles'
+ * and perf's mappings are code); a mapping outside every segment is taken
+ * to map offsets at their vaddrs.
  */
 static bool elf_bias(Elf *elf, const struct map *m, uint64_t *bias)
 {
 	GElf_Ehdr ehdr;
-	size_t i, phnum;
 
-	if (!gelf_getehdr(elf, &ehdr))
-		return false;
-	if (ehdr.e_type == ET_EXEC) {
-		*bias = 0;
+	if (kiln_sym_elf_bias(elf, m->start, m->offset, bias))
 		return true;
-	}
-	if (ehdr.e_type != ET_DYN || elf_getphdrnum(elf, &phnum))
+	if (!gelf_getehdr(elf, &ehdr) || ehdr.e_type != ET_DYN)
 		return false;
-	for (i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		uint64_t lo;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		lo = ph.p_offset & ~(uint64_t)0xfff;
-		if (m->offset < lo || m->offset >= ph.p_offset + ph.p_filesz)
-			continue;
-		/* File offset x is at vaddr p_vaddr + (x - p_offset) and at
-		 * runtime start + (x - offset). */
-		*bias = m->start - m->offset - ph.p_vaddr + ph.p_offset;
-		return true;
-	}
-	/* A mapping outside every segment: assume offsets are vaddrs. */
 	*bias = m->start - m->offset;
 	return true;
 }

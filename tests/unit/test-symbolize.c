@@ -4,8 +4,9 @@
  * of tests/workloads/inlined.c, a function's split-off part inlined back
  * into it (splitpart.c), C++ names of tests/workloads/cxxnames.cc,
  * this process through /proc/self/maps,
- * demangling of C++ and Rust names, perf JIT maps, and symbolizing a
- * whole profile in place.
+ * demangling of C++ and Rust names, perf JIT maps, symbolizing a
+ * whole profile in place, and the load bias of every linker's layout
+ * (tests/fixtures/elf/).
  *
  * The workloads are found next to this test: <build>/workloads/NAME.
  */
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "profile/profile.h"
+#include "symbolize/elfbias.h"
 #include "symbolize/symbolize.h"
 #include "util/diag.h"
 
@@ -825,6 +827,111 @@ static void test_not_elf(void **state)
 	kiln_sym_free(NULL);
 }
 
+/* ---- load bias over every linker's layout ---- */
+
+/* The fixtures of tests/fixtures/elf/ (README there): golden.c linked by
+ * each linker Debian has, LLD's and mold's code segment starting inside
+ * the read-only segment's last page. */
+static const char *const linked[] = {
+	"golden-bfd", "golden-bfd-noseparate", "golden-gold", "golden-lld",
+	"golden-lld-nopie", "golden-mold", "libgolden-lld.so",
+};
+
+static void fixture(const char *name, char *path, size_t size)
+{
+	const char *dir = getenv("KILN_FIXTURES");
+
+	if (!dir)
+		fail_msg("KILN_FIXTURES is not set (run through ctest)");
+	snprintf(path, size, "%s/elf/%s", dir, name);
+}
+
+/*
+ * Each executable segment of each fixture mapped where the loader maps it
+ * (from its first page, and from a later page as a split mapping would
+ * start): kiln_sym_elf_bias() gives the bias it was placed at.
+ */
+static void test_elf_bias(void **state)
+{
+	size_t f;
+
+	for (f = 0; f < sizeof(linked) / sizeof(linked[0]); f++) {
+		char path[PATH_MAX];
+		GElf_Ehdr eh;
+		uint64_t want, got;
+		size_t i, n, nx = 0;
+		Elf *elf;
+		int fd;
+
+		fixture(linked[f], path, sizeof(path));
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		elf_version(EV_CURRENT);
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		assert_non_null(gelf_getehdr(elf, &eh));
+		want = eh.e_type == ET_DYN ? BASE : 0;
+		assert_int_equal(elf_getphdrnum(elf, &n), 0);
+		for (i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			uint64_t start, off, last;
+
+			assert_non_null(gelf_getphdr(elf, (int)i, &ph));
+			if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+				continue;
+			nx++;
+			start = want + (ph.p_vaddr & ~0xfffull);
+			off = ph.p_offset & ~0xfffull;
+			got = 1;
+			assert_true(kiln_sym_elf_bias(elf, start, off, &got));
+			if (got != want)
+				fail_msg("%s: segment %zu (off 0x%" PRIx64 ")"
+					 ": bias 0x%" PRIx64 ", want 0x%" PRIx64,
+					 linked[f], i, (uint64_t)ph.p_offset,
+					 got, want);
+			last = (ph.p_offset + ph.p_filesz - 1) & ~0xfffull;
+			if (last > off) {
+				got = 1;
+				assert_true(kiln_sym_elf_bias(
+					elf, start + (last - off), last, &got));
+				assert_int_equal(got, want);
+			}
+		}
+		assert_int_equal(nx, 1);
+		/* An offset past every segment's file bytes. */
+		if (eh.e_type == ET_DYN)
+			assert_false(kiln_sym_elf_bias(elf, BASE, 1ull << 40,
+						       &got));
+		elf_end(elf);
+		close(fd);
+	}
+}
+
+/* Names in the code of each fixture mapped as the loader maps it. */
+static void test_linker_names(void **state)
+{
+	static const char *const fns[] = { "leaf", "outer", "work", "main" };
+	size_t f, k;
+
+	for (f = 0; f < sizeof(linked) / sizeof(linked[0]); f++) {
+		char path[PATH_MAX];
+
+		fixture(linked[f], path, sizeof(path));
+		for (k = 0; k < sizeof(fns) / sizeof(fns[0]); k++) {
+			struct kiln_sym *s = kiln_sym_new(NULL);
+			struct kiln_sym_info in;
+			uint64_t bias, value, size;
+
+			assert_non_null(s);
+			map_elf(s, path, fns[k], &bias, &value, &size);
+			assert_int_equal(kiln_sym_lookup(s, bias + value + 1, &in), 0);
+			if (in.nframes != 1 || strcmp(in.frames[0].name, fns[k]))
+				fail_msg("%s: %s+1 named %s", linked[f], fns[k],
+					 in.nframes ? in.frames[0].name : "nothing");
+			kiln_sym_free(s);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -839,6 +946,8 @@ int main(void)
 		cmocka_unit_test(test_perfmap),
 		cmocka_unit_test(test_profile_in_place),
 		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_elf_bias),
+		cmocka_unit_test(test_linker_names),
 	};
 	ssize_t n = readlink("/proc/self/exe", build_dir, sizeof(build_dir) - 1);
 	char *slash;
