@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -162,10 +163,38 @@ static void parse_out(struct kiln_env_out *o, const char *a, const char *b,
 		note("%s: out of memory", a);
 }
 
+/*
+ * Secure execution (a set-user-ID or set-group-ID program, or one with
+ * file capabilities: the loader's AT_SECURE): the environment is the
+ * caller's, and an output path from it would have the program create or
+ * replace files with privileges the caller lacks.  As gperftools does,
+ * nothing is taken from it; the program's own kiln_* calls still work.
+ * Said once when KILN_LOG is set (whatever its value: the caller may
+ * not raise the program's log level either).
+ */
+static void parse_secure(void)
+{
+	const char *v = getenv("KILN_LOG");
+
+	env.secure = true;
+	env.log_level = KILN_LOG_ERROR;
+	env.cpu_hz = 99;
+	env.heap_interval = KILN_ENV_HEAP_INTERVAL;
+	if (v && *v)
+		note("secure-execution mode (set-user-ID, set-group-ID or file "
+		     "capabilities): KILN_*, CPUPROFILE, HEAPPROFILE and the "
+		     "other variables are ignored; the program's own kiln_* "
+		     "calls still work");
+}
+
 static void parse(void)
 {
 	const char *v, *rt;
 
+	if (getauxval(AT_SECURE)) {
+		parse_secure();
+		return;
+	}
 	env.log_level = parse_log();
 
 	parse_out(&env.cpu, "KILN_CPU", "CPUPROFILE", "KILN_CPU_OWNER");
@@ -245,6 +274,8 @@ const struct kiln_env *kiln_env(void)
 	return &env;
 }
 
+/* Read in secure execution too: a token only ever narrows who may ask
+ * (the servers the program starts itself would answer anyone without). */
 const char *kiln_env_http_token(void)
 {
 	return get2("KILN_HTTP_TOKEN", NULL);

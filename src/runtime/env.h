@@ -11,6 +11,10 @@
  * programs this one starts and a later chdir() change nothing); the
  * process that first saw the variable owns the name (KILN_*_OWNER); a
  * program it starts (exec after fork) writes NAME.PID.
+ *
+ * In secure execution (getauxval(AT_SECURE): a set-user-ID program) none
+ * of them is read: the caller's environment names no file, address or
+ * option the program's privileges would act on.
  */
 #ifndef KILN_RUNTIME_ENV_H
 #define KILN_RUNTIME_ENV_H
@@ -28,6 +32,9 @@ struct kiln_env_out {
 };
 
 struct kiln_env {
+	/* Secure execution (AT_SECURE: set-user-ID, set-group-ID, file
+	 * capabilities): nothing below was taken from the environment */
+	bool secure;
 	int log_level;		/* KILN_LOG: quiet, error (default), info, debug */
 	/* KILN_CPU / CPUPROFILE */
 	struct kiln_env_out cpu;

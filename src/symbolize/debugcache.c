@@ -55,17 +55,22 @@ static char *join(const char *a, const char *b)
 	return p;
 }
 
+/*
+ * secure_getenv(): in a set-user-ID program (libkiln.so in one) the
+ * caller's variables would make it parse ELF files of the caller's
+ * choosing with the program's privileges.
+ */
 char *kiln_sym_debug_cache_env(void)
 {
-	const char *v = getenv("KILN_CACHE_DIR");
+	const char *v = secure_getenv("KILN_CACHE_DIR");
 
 	if (v)
 		return *v ? strdup(v) : NULL;
 	/* The XDG spec ignores a relative XDG_CACHE_HOME. */
-	v = getenv("XDG_CACHE_HOME");
+	v = secure_getenv("XDG_CACHE_HOME");
 	if (v && *v == '/')
 		return join(v, "kiln/debug");
-	v = getenv("HOME");
+	v = secure_getenv("HOME");
 	if (v && *v == '/')
 		return join(v, ".cache/kiln/debug");
 	return NULL;

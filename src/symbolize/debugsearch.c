@@ -34,10 +34,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Whether elfutils' debuginfod client has a server to ask. */
+/* Whether elfutils' debuginfod client has a server to ask (none in a
+ * set-user-ID program: the caller's servers are not its to trust). */
 static bool debuginfod_servers(void)
 {
-	const char *urls = getenv("DEBUGINFOD_URLS");
+	const char *urls = secure_getenv("DEBUGINFOD_URLS");
 
 	return urls && urls[0];
 }
