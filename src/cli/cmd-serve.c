@@ -1,6 +1,7 @@
 /*
  * `kiln serve`: a local web UI over profiles read once (cli stage).  The
- * files are read and checked before anything is served (a bad one is
+ * address is taken first (a bad one refused before any input is read),
+ * the files are read and checked before anything is served (a bad one is
  * refused with kiln top's message), then the server runs until Ctrl-C or
  * SIGTERM.
  */
@@ -22,6 +23,7 @@
 static const struct option opts[] = {
 	{ "http", required_argument, NULL, 'H' },
 	{ "diff", required_argument, NULL, 'D' },
+	{ "token", required_argument, NULL, 'T' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -65,9 +67,26 @@ static int read_inputs(char **files, int n, struct kiln_prof **profs,
 	return KILN_EXIT_OK;
 }
 
+/* Beyond loopback: every address it answers on, and a warning. */
+static void say_addresses(const struct kiln_web *w, const char *addr)
+{
+	struct kiln_buf urls = KILN_BUF_INIT;
+
+	if (!kiln_web_urls(w, &urls) && urls.len) {
+		kiln_buf_addc(&urls, '\0');
+		fprintf(stderr, "kiln serve: listening on:\n");
+		for (char *l = strtok(urls.data, "\n"); l; l = strtok(NULL, "\n"))
+			fprintf(stderr, "  %s\n", l);
+	}
+	kiln_buf_release(&urls);
+	fprintf(stderr, "kiln serve: warning: '%s' is not loopback: whoever can "
+		"reach this machine and has the URL's token sees the profiles "
+		"(plain HTTP: the token crosses the network unencrypted)\n", addr);
+}
+
 int kiln_cmd_serve(int argc, char **argv)
 {
-	const char *addr = "127.0.0.1:8080", *diff = NULL;
+	const char *addr = "127.0.0.1:8080", *diff = NULL, *token = NULL;
 	struct kiln_prof *base = NULL;
 	const char *base_fmt = NULL;
 	struct kiln_prof **profs;
@@ -84,6 +103,7 @@ int kiln_cmd_serve(int argc, char **argv)
 		switch (c) {
 		case 'H': addr = optarg; break;
 		case 'D': diff = optarg; break;
+		case 'T': token = optarg; break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("serve", false); return 0;
 		default: return kiln_cli_usage_error("serve", "unknown option");
@@ -92,6 +112,13 @@ int kiln_cmd_serve(int argc, char **argv)
 	if (optind >= argc)
 		return kiln_cli_usage_error("serve", "no input file");
 	n = argc - optind;
+	/* The address first: a bad one (or one in use) is said before the
+	 * inputs are read, which may take long. */
+	err = kiln_web_listen(addr, token, &w, &d);
+	if (err) {
+		kiln_cli_error("%s", d.msg);
+		return err == -EINVAL ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+	}
 	profs = calloc((size_t)n, sizeof(*profs));
 	formats = calloc((size_t)n, sizeof(*formats));
 	traces = calloc((size_t)n, sizeof(*traces));
@@ -143,14 +170,16 @@ int kiln_cmd_serve(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	err = kiln_web_start(m, addr, &w, &d);
+	err = kiln_web_serve(w, m, &d);
 	if (err) {
 		kiln_cli_error("%s", d.msg);
-		rc = err == -EINVAL ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+		rc = KILN_EXIT_FAIL;
 		goto out_mask;
 	}
 	printf("kiln serve: %s\n", kiln_web_url(w));
 	fflush(stdout);
+	if (!kiln_web_loopback(w))
+		say_addresses(w, addr);
 	if (!kiln_cli_quiet)
 		fprintf(stderr, "kiln serve: serving; Ctrl-C stops\n");
 	wait = old;
@@ -161,10 +190,10 @@ int kiln_cmd_serve(int argc, char **argv)
 		sigsuspend(&wait);
 	if (!kiln_cli_quiet)
 		fprintf(stderr, "kiln serve: stopped by signal %d\n", (int)kiln_cli_stop_signal);
-	kiln_web_stop(w);
 out_mask:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out_free:
+	kiln_web_stop(w);
 	kiln_web_model_free(m);
 	if (profs && !m)
 		for (i = 0; i < n; i++)

@@ -318,7 +318,9 @@ enum MHD_Result khttp_do_symbol(struct MHD_Connection *c, struct req *rq,
 
 	if (rq->body_too_big)
 		return khttp_queue(c, MHD_HTTP_CONTENT_TOO_LARGE,
-				   khttp_text_response("request body over %u bytes", HTTP_BODY_MAX));
+				   khttp_text_response("request body over %zu bytes%s",
+						       rq->body_max, rq->body_max < HTTP_BODY_MAX ?
+						       " (KILN_HTTP_TOKEN allows more)" : ""));
 	kiln_buf_adds(&out, "num_symbols: 1\n");
 	if (inlen) {
 		s = kiln_sym_new(&so);

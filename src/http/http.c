@@ -11,13 +11,16 @@
  *   thread of its own waits out the seconds, so a 30 s profile blocks
  *   nothing else;
  * - at most HTTP_CONN_LIMIT connections, idle ones closed after
- *   HTTP_IDLE_TIMEOUT s, request bodies capped at HTTP_BODY_MAX bytes;
+ *   HTTP_IDLE_TIMEOUT s, request bodies capped at HTTP_BODY_MAX bytes
+ *   (HTTP_BODY_MAX_OPEN without a token: anyone may send one);
  * - slow clients cannot lock the others out (see "the connection guard"):
  *   a connection has HTTP_REQUEST_DEADLINE s to send a whole request,
  *   however it trickles its bytes, and at most HTTP_UNPROVEN_QUOTA
  *   connections may wait longer than HTTP_GRACE_MS without having sent
  *   an authorized request: a new one sheds the oldest of them;
- * - the bearer token is checked from the headers, before any body is read;
+ * - the bearer token is checked from the headers, before any body is read,
+ *   and so are Host, Origin and Sec-Fetch-Site (util/origin.h): a
+ *   loopback server answers no DNS-rebound name and no other site's page;
  * - its threads start with every asynchronous signal blocked: the host's
  *   SIGTERM/SIGINT handlers never run on them, SIGPROF timers aimed at
  *   them stay pending (the sampler does not count the server as the
@@ -44,6 +47,7 @@
 #include "http/parse.h"
 #include "runtime/env.h"
 #include "http/httpint.h"
+#include "util/origin.h"
 
 struct khttp_mhd khttp_mhd;
 static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
@@ -341,28 +345,32 @@ static enum MHD_Result refuse_unauthorized(struct MHD_Connection *c)
 	return khttp_queue(c, MHD_HTTP_UNAUTHORIZED, r);
 }
 
-/* Constant-time comparison of an "Authorization: Bearer TOKEN" header. */
+/* Whether the request has the "Authorization: Bearer TOKEN" asked for. */
 static bool authorized(const struct kiln_http *srv, struct MHD_Connection *c)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
-	size_t len, i;
-	unsigned char diff;
 
 	if (!srv->token)
 		return true;
 	if (!h || strncasecmp(h, "Bearer", 6) || (h[6] != ' ' && h[6] != '\t'))
 		return false;
-	h += 7;
-	while (*h == ' ' || *h == '\t')
-		h++;
-	len = strlen(h);
-	while (len && (h[len - 1] == ' ' || h[len - 1] == '\t'))
-		len--;
-	diff = len != srv->token_len;
-	for (i = 0; i < srv->token_len; i++)
-		diff |= (unsigned char)((i < len ? h[i] : 0) ^ srv->token[i]);
-	return !diff;
+	return kiln_origin_token_eq(srv->token, h + 7);
+}
+
+/* Why a browser's request is refused (util/origin.h), NULL if it is not. */
+static const char *origin_refusal(const struct kiln_http *srv,
+				  struct MHD_Connection *c, const char *method)
+{
+	struct kiln_origin_req rq = {
+		method,
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST),
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"),
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site"),
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Mode"),
+	};
+
+	return kiln_origin_refusal(&rq, srv->port, srv->loopback);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -379,13 +387,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 
 	if (!rq) {
 		struct conn *k = conn_of(c);
+		const char *why;
 
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
 		*ctx = rq;
-		/* The headers are in, no byte of a body has been read: a client
-		 * without the token is answered now, its body never buffered. */
+		/* The headers are in, no byte of a body has been read: a page
+		 * of another site (or a DNS-rebound name), and a client without
+		 * the token, are answered now, their bodies never buffered. */
+		why = origin_refusal(srv, c, method);
+		if (why)
+			return khttp_queue(c, MHD_HTTP_FORBIDDEN,
+					   khttp_text_response("refused: %s", why));
 		if (!authorized(srv, c))
 			return refuse_unauthorized(c);
 		if (k) {
@@ -418,10 +432,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			if (khttp_now_ms() > deadline)
 				return MHD_NO;	/* a body trickled past it */
 		}
-		/* Only symbol lookups have a body worth keeping. */
+		/* Only symbol lookups have a body worth keeping; without a
+		 * token anyone may send one, so a small one. */
 		if (post && !rq->body_too_big) {
-			if (rq->body.len + *upload_size > HTTP_BODY_MAX) {
+			if (rq->body.len + *upload_size > khttp_body_max(srv)) {
 				rq->body_too_big = true;
+				rq->body_max = khttp_body_max(srv);
 				kiln_buf_release(&rq->body);
 			} else if (kiln_buf_add(&rq->body, upload, *upload_size)) {
 				return MHD_NO;
@@ -604,12 +620,16 @@ static int open_listener(struct kiln_http *srv, const char *addr)
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 
 		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+		srv->loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+				(IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) &&
+				 a->sin6_addr.s6_addr[12] == 127);
 		srv->port = ntohs(a->sin6_port);
 		snprintf(srv->name, sizeof(srv->name), "[%s]:%d", ip, srv->port);
 	} else {
 		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
 
 		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+		srv->loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
 		srv->port = ntohs(a->sin_port);
 		snprintf(srv->name, sizeof(srv->name), "%s:%d", ip, srv->port);
 	}

@@ -43,6 +43,8 @@
 #define HTTP_UNPROVEN_QUOTA 8
 #define HTTP_GRACE_MS 1000
 #define HTTP_BODY_MAX (4u << 20)	/* symbol lookups: ~250k addresses */
+/* Without a token: ~1,000 addresses, and 60 clients hold 1 MB, not 240. */
+#define HTTP_BODY_MAX_OPEN (16u << 10)
 #define HTTP_TOP_ROWS 200		/* rows of the ?debug=1 table */
 /* How long kiln_http_stop() lets the answers of suspended requests go
  * out (a 503 is small; a profile finished just then, to a slow reader,
@@ -96,6 +98,7 @@ struct kiln_http {
 	int port;
 	char name[INET6_ADDRSTRLEN + 16];	/* "127.0.0.1:6060", "[::1]:6060" */
 	char *token;				/* KILN_HTTP_TOKEN, or NULL */
+	bool loopback;				/* listening on loopback only */
 	size_t token_len;
 	/* eventfd: readable once the server stops (kiln's fd, checked) */
 	struct kiln_kfd wake;
@@ -146,6 +149,7 @@ struct req {
 	enum req_state state;
 	struct kiln_buf body;		/* POST body (symbol lookups) */
 	bool body_too_big;
+	size_t body_max;	/* the cap it went over */
 	/* Set by a CPU profile worker before it resumes the connection. */
 	struct MHD_Response *resp;
 	unsigned code;
@@ -173,6 +177,12 @@ struct job {
 	int client_fd;
 	struct kiln_heap_snap base;	/* heap, allocs with seconds */
 };
+
+/* The most bytes of a request body kept: small where no token is asked. */
+static inline size_t khttp_body_max(const struct kiln_http *srv)
+{
+	return srv->token ? HTTP_BODY_MAX : HTTP_BODY_MAX_OPEN;
+}
 
 static inline int64_t khttp_now_ms(void)
 {

@@ -8,10 +8,19 @@
  * Bounds: at most WEB_CONN_LIMIT connections, idle ones closed after
  * WEB_IDLE_TIMEOUT s; only GET and HEAD.  No per-address limit: every
  * client of a loopback server has the same address.
+ *
+ * Who may ask (util/origin.h): a loopback server answers only Host
+ * values that name loopback (no DNS rebinding) and no page of another
+ * site (Sec-Fetch-Site, Origin).  A server listening beyond loopback
+ * needs a token (given, or made here and put in the printed URL): the
+ * first request brings it as ?token=, an "Authorization: Bearer" header
+ * or the cookie that answer sets, so the page's own requests carry it
+ * without knowing it.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -19,33 +28,71 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "util/buf.h"
 #include "util/diag.h"
+#include "util/origin.h"
 #include "web/web.h"
 
 #define WEB_CONN_LIMIT 128
 #define WEB_IDLE_TIMEOUT 30	/* seconds */
 
+#define WEB_COOKIE "kiln_token"
+
 struct kiln_web {
 	struct MHD_Daemon *mhd;
 	struct kiln_web_model *m;
-	char url[128];
+	int fd;			/* the listening socket until MHD has it */
+	int port;
+	bool loopback;		/* listening on loopback only */
+	bool wildcard;		/* on every address (0.0.0.0, ::) */
+	int family;
+	char host[INET6_ADDRSTRLEN];	/* of the URL */
+	char token[65];		/* "": none asked */
+	char url[256];
 };
+
+/* The states of a request between MHD's calls (*state). */
+static const char st_ok[] = "ok", st_cookie[] = "cookie", st_body[] = "body";
 
 static const char *conn_arg(void *ctx, const char *key)
 {
 	return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
 }
 
-static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status,
+/*
+ * Queues r for conn; a request that brought the token in its URL gets
+ * it back as a cookie, which the page's own requests then carry
+ * (HttpOnly: no script reads it; SameSite=Strict: no other site's page
+ * sends it).
+ */
+static enum MHD_Result queue(const struct kiln_web *w,
+			     struct MHD_Connection *conn, unsigned status,
+			     struct MHD_Response *r, const void *state)
+{
+	enum MHD_Result ret;
+
+	if (state == st_cookie) {
+		char c[sizeof(w->token) + 64];
+
+		snprintf(c, sizeof(c), WEB_COOKIE "=%s; Path=/; HttpOnly; "
+			 "SameSite=Strict", w->token);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, c);
+	}
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result answer(const struct kiln_web *w,
+			      struct MHD_Connection *conn, unsigned status,
 			      const char *type, const void *data, size_t len,
-			      enum MHD_ResponseMemoryMode mode)
+			      enum MHD_ResponseMemoryMode mode, const void *state)
 {
 	struct MHD_Response *r;
-	enum MHD_Result ret;
 
 	r = MHD_create_response_from_buffer(len, (void *)data, mode);
 	if (!r) {
@@ -61,16 +108,75 @@ static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status,
 				"default-src 'self'; img-src 'self' data:; "
 				"frame-ancestors 'none'");
 	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	return queue(w, conn, status, r, state);
 }
 
-static enum MHD_Result text(struct MHD_Connection *conn, unsigned status,
-			    const char *msg)
+static enum MHD_Result text(const struct kiln_web *w,
+			    struct MHD_Connection *conn, unsigned status,
+			    const char *msg, const void *state)
 {
-	return answer(conn, status, "text/plain; charset=utf-8", msg,
-		      strlen(msg), MHD_RESPMEM_MUST_COPY);
+	return answer(w, conn, status, "text/plain; charset=utf-8", msg,
+		      strlen(msg), MHD_RESPMEM_MUST_COPY, state);
+}
+
+static const char *header(struct MHD_Connection *conn, const char *name)
+{
+	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+}
+
+/*
+ * Whether the request carries the server's token: as ?token= (then
+ * *cookie: answer with the cookie), the cookie, or a bearer header.
+ */
+static bool has_token(const struct kiln_web *w, struct MHD_Connection *conn,
+		      bool *cookie)
+{
+	const char *v;
+
+	*cookie = false;
+	if (!w->token[0])
+		return true;
+	v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
+	if (v && kiln_origin_token_eq(w->token, v)) {
+		*cookie = true;
+		return true;
+	}
+	v = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, WEB_COOKIE);
+	if (v && kiln_origin_token_eq(w->token, v))
+		return true;
+	v = header(conn, MHD_HTTP_HEADER_AUTHORIZATION);
+	return v && !strncasecmp(v, "Bearer ", 7) &&
+	       kiln_origin_token_eq(w->token, v + 7);
+}
+
+/* The first call for a request (headers only): *state, or an answer. */
+static enum MHD_Result admit(struct kiln_web *w, struct MHD_Connection *conn,
+			     const char *method, void **state)
+{
+	struct kiln_origin_req rq = {
+		method, header(conn, MHD_HTTP_HEADER_HOST),
+		header(conn, "Origin"), header(conn, "Sec-Fetch-Site"),
+		header(conn, "Sec-Fetch-Mode"),
+	};
+	const char *why = kiln_origin_refusal(&rq, w->port, w->loopback);
+	char msg[320];
+	bool cookie;
+
+	if (why) {
+		snprintf(msg, sizeof(msg), "refused: %s\n", why);
+		return text(w, conn, MHD_HTTP_FORBIDDEN, msg, NULL);
+	}
+	/* Anything but GET and HEAD is refused at once, before any body
+	 * is read. */
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return text(w, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    "only GET and HEAD are served\n", NULL);
+	if (!has_token(w, conn, &cookie))
+		return text(w, conn, MHD_HTTP_UNAUTHORIZED,
+			    "this kiln serve needs its token: open the URL it "
+			    "printed (with ?token=...)\n", NULL);
+	*state = (void *)(cookie ? st_cookie : st_ok);
+	return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
@@ -81,27 +187,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct kiln_web *w = cls;
 	const struct kiln_web_asset *a;
 
-	/* First call: headers only.  Anything but GET and HEAD is refused
-	 * at once, before any body is read. */
-	if (!*state) {
-		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-			return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-				    "only GET and HEAD are served\n");
-		*state = (void *)"";
-		return MHD_YES;
-	}
+	if (!*state)
+		return admit(w, conn, method, state);
 	if (*upload_len) {
 		*upload_len = 0;	/* a GET with a body: dropped, refused below */
-		*state = (void *)"body";
+		*state = (void *)st_body;
 		return MHD_YES;
 	}
-	if (**(const char **)state)
-		return text(conn, MHD_HTTP_BAD_REQUEST, "kiln serve takes no request bodies\n");
+	if (*state == st_body)
+		return text(w, conn, MHD_HTTP_BAD_REQUEST,
+			    "kiln serve takes no request bodies\n", NULL);
 	if (!strncmp(url, "/api/", 5)) {
 		struct kiln_web_req req = { url, conn_arg, conn, NULL, "" };
 		struct kiln_buf out = KILN_BUF_INIT;
 		struct MHD_Response *r;
-		enum MHD_Result ret;
 		char disp[200];
 		size_t len;
 		char *body;
@@ -109,14 +208,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 
 		if (status == 500) {
 			kiln_buf_release(&out);
-			return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				    "out of memory\n");
+			return text(w, conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				    "out of memory\n", *state);
 		}
 		body = kiln_buf_detach(&out, &len);
 		if (!req.type)
-			return answer(conn, (unsigned)status, "application/json",
+			return answer(w, conn, (unsigned)status, "application/json",
 				      body ? body : "", len,
-				      body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+				      body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT,
+				      *state);
 		/* Another type (the call graph's SVG), or a download: saved
 		 * under the name the API chose. */
 		r = MHD_create_response_from_buffer(len, body ? body : (char *)"",
@@ -135,19 +235,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		}
 		MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-		ret = MHD_queue_response(conn, (unsigned)status, r);
-		MHD_destroy_response(r);
-		return ret;
+		return queue(w, conn, (unsigned)status, r, *state);
 	}
 	a = kiln_web_asset(url);
 	if (a)
-		return answer(conn, MHD_HTTP_OK, a->type, a->data, a->len,
-			      MHD_RESPMEM_PERSISTENT);
-	return text(conn, MHD_HTTP_NOT_FOUND,
-		    "not found: kiln serve answers /, its page's files and /api/\n");
+		return answer(w, conn, MHD_HTTP_OK, a->type, a->data, a->len,
+			      MHD_RESPMEM_PERSISTENT, *state);
+	return text(w, conn, MHD_HTTP_NOT_FOUND,
+		    "not found: kiln serve answers /, its page's files and /api/\n",
+		    *state);
 }
 
-/* Parses addr into host (empty: every address) and port. */
+/*
+ * Parses addr into host and port as pprof's -http does: "HOST:PORT",
+ * "[V6]:PORT", "PORT", ":PORT" and ":" (loopback; an empty port is 0,
+ * any free one).  Every address is asked for by name: 0.0.0.0, [::].
+ */
 static int parse_addr(const char *addr, char *host, size_t hostsz,
 		      char *port, size_t portsz)
 {
@@ -181,13 +284,44 @@ static int parse_addr(const char *addr, char *host, size_t hostsz,
 			return -EINVAL;
 		memcpy(host, addr, hl);
 		host[hl] = '\0';
+		if (!hl)
+			snprintf(host, hostsz, "127.0.0.1");
 		p = colon + 1;
 	}
-	if (!*p || strlen(p) >= portsz || strspn(p, "0123456789") != strlen(p) ||
+	if (strlen(p) >= portsz || strspn(p, "0123456789") != strlen(p) ||
 	    atol(p) > 65535)
 		return -EINVAL;
-	snprintf(port, portsz, "%s", p);
+	snprintf(port, portsz, "%s", *p ? p : "0");
 	return 0;
+}
+
+/* Whether the bound address ss is loopback, or every address. */
+static void classify(struct kiln_web *w, const struct sockaddr_storage *ss)
+{
+	w->family = ss->ss_family;
+	if (ss->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+		w->port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+		w->wildcard = IN6_IS_ADDR_UNSPECIFIED(a);
+		w->loopback = IN6_IS_ADDR_LOOPBACK(a) ||
+			      (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	} else {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+
+		w->port = ntohs(a->sin_port);
+		w->wildcard = a->sin_addr.s_addr == htonl(INADDR_ANY);
+		w->loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	}
+}
+
+/* "http://HOST:PORT/" for address ip of family af, with the token. */
+static void make_url(const struct kiln_web *w, int af, const char *ip,
+		     char *url, size_t n)
+{
+	snprintf(url, n, af == AF_INET6 ? "http://[%s]:%d/%s%s" :
+		 "http://%s:%d/%s%s", ip, w->port, w->token[0] ? "?token=" : "",
+		 w->token);
 }
 
 static int listen_on(struct kiln_web *w, const char *addr, struct kiln_diag *d)
@@ -202,8 +336,9 @@ static int listen_on(struct kiln_web *w, const char *addr, struct kiln_diag *d)
 
 	if (parse_addr(addr, host, sizeof(host), port, sizeof(port)))
 		return kiln_diag(d, "bad address '%s': want HOST:PORT, [IPV6]:PORT, "
-				 ":PORT (every address) or PORT (loopback)", addr);
-	rc = getaddrinfo(*host ? host : NULL, port, &hints, &res);
+				 "PORT or :PORT (loopback), 0.0.0.0:PORT (every "
+				 "address); port 0 or none: any free one", addr);
+	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc)
 		return kiln_diag(d, "bad address '%s': %s", addr, gai_strerror(rc));
 	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
@@ -232,21 +367,18 @@ static int listen_on(struct kiln_web *w, const char *addr, struct kiln_diag *d)
 		kiln_diag(d, "cannot listen on '%s': %s", addr, strerror(-err));
 		return err;
 	}
-	if (ss.ss_family == AF_INET6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-
-		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
-		snprintf(w->url, sizeof(w->url), "http://[%s]:%d/",
-			 IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr) ? "::1" : ip,
-			 ntohs(a->sin6_port));
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
-		snprintf(w->url, sizeof(w->url), "http://%s:%d/",
-			 a->sin_addr.s_addr == htonl(INADDR_ANY) ? "127.0.0.1" : ip,
-			 ntohs(a->sin_port));
-	}
+	classify(w, &ss);
+	if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, ip,
+			  sizeof(ip));
+	else
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, ip,
+			  sizeof(ip));
+	/* Every address: the URL names loopback, the others are listed by
+	 * kiln_web_urls(). */
+	if (w->wildcard)
+		snprintf(ip, sizeof(ip), ss.ss_family == AF_INET6 ? "::1" : "127.0.0.1");
+	snprintf(w->host, sizeof(w->host), "%s", ip);
 	return fd;
 }
 
@@ -256,22 +388,60 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	 * print: the library never prints. */
 }
 
-int kiln_web_start(struct kiln_web_model *m, const char *addr,
-		   struct kiln_web **out, struct kiln_diag *d)
+int kiln_web_listen(const char *addr, const char *token, struct kiln_web **out,
+		    struct kiln_diag *d)
 {
 	struct kiln_web *w = calloc(1, sizeof(*w));
-	sigset_t all, old;
-	int fd, err;
+	unsigned char rnd[16];
+	int fd;
 
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
-	w->m = m;
+	if (token && *token) {
+		if (strlen(token) >= sizeof(w->token) ||
+		    strspn(token, "0123456789abcdefghijklmnopqrstuvwxyz"
+			   "ABCDEFGHIJKLMNOPQRSTUVWXYZ-._~") != strlen(token)) {
+			free(w);
+			return kiln_diag(d, "bad token: at most 64 letters, digits "
+					 "and '-._~' (it goes in the URL)");
+		}
+		snprintf(w->token, sizeof(w->token), "%s", token);
+	}
 	fd = listen_on(w, addr, d);
 	if (fd < 0) {
 		free(w);
 		return fd;
 	}
+	/* Beyond loopback, anyone who reaches the port would see the
+	 * profiles: a token of 128 random bits unless one was given. */
+	if (!w->loopback && !w->token[0]) {
+		size_t i;
+
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+			int err = -errno;
+
+			close(fd);
+			free(w);
+			kiln_diag(d, "cannot make a token: %s", strerror(-err));
+			return err;
+		}
+		for (i = 0; i < sizeof(rnd); i++)
+			snprintf(w->token + 2 * i, 3, "%02x", rnd[i]);
+	}
+	make_url(w, w->family, w->host, w->url, sizeof(w->url));
+	w->fd = fd;
+	*out = w;
+	return 0;
+}
+
+int kiln_web_serve(struct kiln_web *w, struct kiln_web_model *m,
+		   struct kiln_diag *d)
+{
+	sigset_t all, old;
+	int err;
+
+	w->m = m;
 	/* The polling thread inherits this mask: Ctrl-C reaches the thread
 	 * that waits for it, never the server's. */
 	sigfillset(&all);
@@ -280,22 +450,59 @@ int kiln_web_start(struct kiln_web_model *m, const char *addr,
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
 		0, NULL, NULL, on_request, w,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, w,
-		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)w->fd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEB_CONN_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEB_IDLE_TIMEOUT,
 		MHD_OPTION_END);
 	err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!w->mhd) {
-		close(fd);
-		free(w);
 		err = err ? -err : -EIO;
-		kiln_diag(d, "cannot start the HTTP server on '%s': %s", addr,
-			  strerror(-err));
+		kiln_diag(d, "cannot start the HTTP server: %s", strerror(-err));
 		return err;
 	}
-	*out = w;
+	w->fd = -1;	/* MHD's: closed when it stops */
 	return 0;
+}
+
+bool kiln_web_loopback(const struct kiln_web *w)
+{
+	return w->loopback;
+}
+
+int kiln_web_urls(const struct kiln_web *w, struct kiln_buf *out)
+{
+	struct ifaddrs *ifs, *i;
+	char ip[INET6_ADDRSTRLEN], url[256];
+	int err = 0;
+
+	if (!w->wildcard)
+		return kiln_buf_addf(out, "%s\n", w->url);
+	if (getifaddrs(&ifs))
+		return -errno;
+	for (i = ifs; i && !err; i = i->ifa_next) {
+		const void *a;
+		int af;
+
+		if (!i->ifa_addr)
+			continue;
+		af = i->ifa_addr->sa_family;
+		/* An IPv4 socket takes IPv4 only; an IPv6 one takes both
+		 * unless the system says v6only (Linux does not by default). */
+		if (af == AF_INET)
+			a = &((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+		else if (af == AF_INET6 && w->family == AF_INET6)
+			a = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+		else
+			continue;
+		if (af == AF_INET6 && IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)a))
+			continue;	/* needs a zone to be reached */
+		inet_ntop(af, a, ip, sizeof(ip));
+		make_url(w, af, ip, url, sizeof(url));
+		err = kiln_buf_addf(out, "%s\n", url);
+	}
+	freeifaddrs(ifs);
+	return err;
 }
 
 const char *kiln_web_url(const struct kiln_web *w)
@@ -307,6 +514,9 @@ void kiln_web_stop(struct kiln_web *w)
 {
 	if (!w)
 		return;
-	MHD_stop_daemon(w->mhd);	/* closes the listening socket */
+	if (w->mhd)
+		MHD_stop_daemon(w->mhd);	/* closes the listening socket */
+	else if (w->fd >= 0)
+		close(w->fd);
 	free(w);
 }

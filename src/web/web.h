@@ -110,16 +110,32 @@ struct kiln_web_asset {
 const struct kiln_web_asset *kiln_web_asset(const char *path);
 
 /*
- * Starts serving model m (which must outlive the server) on addr:
- * "HOST:PORT", "[V6]:PORT", ":PORT" (every address) or "PORT" (loopback);
- * port 0 picks a free one.  One thread serves every connection.  On
- * success *out is the server; kiln_web_url() says where it listens.
- * 0, -EINVAL (bad addr, d filled), or -errno (d filled).
+ * Listens on addr, as pprof's -http takes it: "HOST:PORT", "[V6]:PORT",
+ * "PORT", ":PORT" or ":" (loopback), "0.0.0.0:PORT" or "[::]:PORT" (every
+ * address); port 0 or none picks a free one.  token (NULL: none) is
+ * demanded of every request; a server not on loopback makes one when
+ * none is given (in its URL).  Nothing is answered before
+ * kiln_web_serve().  On success *out is the server, kiln_web_url() says
+ * where it listens.  0, -EINVAL (bad addr or token, d filled), or -errno
+ * (d filled).
  */
-int kiln_web_start(struct kiln_web_model *m, const char *addr,
-		   struct kiln_web **out, struct kiln_diag *d);
-/* "http://127.0.0.1:8080/" */
+int kiln_web_listen(const char *addr, const char *token, struct kiln_web **out,
+		    struct kiln_diag *d);
+/*
+ * Serves model m (which must outlive the server) on w: one thread serves
+ * every connection.  0 or -errno (d filled).
+ */
+int kiln_web_serve(struct kiln_web *w, struct kiln_web_model *m,
+		   struct kiln_diag *d);
+/* "http://127.0.0.1:8080/", with "?token=..." where one is demanded. */
 const char *kiln_web_url(const struct kiln_web *w);
+/* Whether w listens on loopback only. */
+bool kiln_web_loopback(const struct kiln_web *w);
+/*
+ * Appends a URL line for every address w answers on (each interface's
+ * for 0.0.0.0 and ::; kiln_web_url() otherwise).  0 or -errno.
+ */
+int kiln_web_urls(const struct kiln_web *w, struct kiln_buf *out);
 /* Stops the server and frees it (NULL is fine); the model stays. */
 void kiln_web_stop(struct kiln_web *w);
 

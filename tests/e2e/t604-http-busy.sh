@@ -34,7 +34,7 @@ curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/debug/pprof/profile?se
 python3 - "$PORT" "$T/s.err" <<'PY' || fail "python client"
 import socket, struct, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"GET /debug/pprof/profile?seconds=61 HTTP/1.1\r\nHost: x\r\n\r\n")
+s.sendall(b"GET /debug/pprof/profile?seconds=61 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % int(sys.argv[1]))
 # Until its profile has begun (bounded generously: the test then fails).
 for _ in range(600):
     with open(sys.argv[2], errors="replace") as f:

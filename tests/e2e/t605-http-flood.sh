@@ -31,7 +31,7 @@ def work_count():
 
 def get(path, timeout=10):
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path).encode())
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (path, port)).encode())
     data = b""
     while True:
         d = s.recv(65536)
@@ -45,7 +45,7 @@ def half_open(n):
     socks = []
     for _ in range(n):
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        s.sendall(b"GET /debug/pprof/ HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        s.sendall(b"GET /debug/pprof/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Slow: " % port)
         socks.append(s)
     return socks
 
@@ -79,7 +79,7 @@ for _ in range(500):
     s.settimeout(10)
     try:
         s.connect(("127.0.0.1", port))
-        s.sendall(b"GET /debug/pprof/cmdline HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        s.sendall(b"GET /debug/pprof/cmdline HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % port)
     except OSError:
         pass
     s.setblocking(False)

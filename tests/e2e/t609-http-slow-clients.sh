@@ -28,7 +28,7 @@ def check(ok, what):
 def get(path):
     try:
         s = socket.create_connection(("127.0.0.1", port), timeout=30)
-        s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path).encode())
+        s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (path, port)).encode())
         data = b""
         while True:
             d = s.recv(65536)
@@ -48,7 +48,7 @@ lock = threading.Lock()
 def trickle():
     try:
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        s.sendall(b"GET /debug/pprof/cmdline HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        s.sendall(b"GET /debug/pprof/cmdline HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Slow: " % port)
         while not stop.is_set():
             s.sendall(b"a")
             s.settimeout(1)
@@ -103,9 +103,9 @@ def post():
     code = 0
     try:
         s = socket.create_connection(("127.0.0.1", port), timeout=30)
-        s.sendall(b"POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\n"
+        s.sendall(b"POST /debug/pprof/symbol HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
                   b"Authorization: Bearer wrong\r\n"
-                  b"Content-Length: %d\r\n\r\n" % len(body))
+                  b"Content-Length: %d\r\n\r\n" % (port, len(body)))
         try:
             s.sendall(body)
         except OSError:
