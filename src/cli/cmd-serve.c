@@ -24,6 +24,8 @@ static const struct option opts[] = {
 	{ "http", required_argument, NULL, 'H' },
 	{ "diff", required_argument, NULL, 'D' },
 	{ "token", required_argument, NULL, 'T' },
+	{ "source-path", required_argument, NULL, 'S' },
+	{ "trim-path", required_argument, NULL, 'R' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -87,6 +89,7 @@ static void say_addresses(const struct kiln_web *w, const char *addr)
 int kiln_cmd_serve(int argc, char **argv)
 {
 	const char *addr = "127.0.0.1:8080", *diff = NULL, *token = NULL;
+	const char *source_path = NULL, *trim_path = NULL;
 	struct kiln_prof *base = NULL;
 	const char *base_fmt = NULL;
 	struct kiln_prof **profs;
@@ -104,6 +107,8 @@ int kiln_cmd_serve(int argc, char **argv)
 		case 'H': addr = optarg; break;
 		case 'D': diff = optarg; break;
 		case 'T': token = optarg; break;
+		case 'S': source_path = optarg; break;
+		case 'R': trim_path = optarg; break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("serve", false); return 0;
 		default: return kiln_cli_usage_error("serve", "unknown option");
@@ -136,6 +141,11 @@ int kiln_cmd_serve(int argc, char **argv)
 	m = kiln_web_model_new(profs, (const char *const *)argv + optind,
 			       formats, (size_t)n);
 	if (!m) {
+		kiln_cli_error("out of memory");
+		rc = KILN_EXIT_FAIL;
+		goto out_free;
+	}
+	if (kiln_web_model_set_source(m, source_path, trim_path)) {
 		kiln_cli_error("out of memory");
 		rc = KILN_EXIT_FAIL;
 		goto out_free;

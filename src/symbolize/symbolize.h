@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 struct kiln_prof;
+struct kiln_buf;
 struct kiln_diag;
 struct kiln_sym;
 
@@ -135,6 +136,16 @@ char *kiln_sym_debug_cache_env(void);
  * only the DWARF its collector read while the program ran.
  */
 void kiln_sym_close_debug_cache(void);
+
+/*
+ * Appends to files the absolute source file names of the line tables of
+ * ELF file path's debug info (its own or its separate debug file's), and
+ * to dirs the units' absolute compile directories (DW_AT_comp_dir), each
+ * NUL-terminated, repeats and all.  A file without debug info adds
+ * nothing.  0 or -ENOMEM.  srcfiles.c.
+ */
+int kiln_sym_debug_sources(const char *path, struct kiln_buf *files,
+			   struct kiln_buf *dirs);
 
 /* A new session (opts may be NULL).  NULL with errno set on failure. */
 struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts);

@@ -6,10 +6,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
 #include <math.h>
 #include <regex.h>
 
@@ -334,16 +334,19 @@ static void src_file(struct call *c, const struct web_view *v,
 	int64_t last = 0, tail = 0, flat = 0, l;
 	size_t i, sent = 0;
 	bool first = true;
-	int err = *path ? kiln_web_source_read(path, &src, &why) : 0;
+	char found[PATH_MAX];
+	int err = *path ? kiln_web_source_find(c->m, path, found, &why) : 0;
+
+	memset(&src, 0, sizeof(src));
+	if (!err && *path && !why)
+		err = kiln_web_source_read(found, &src, &why);
 
 	if (err) {
 		c->err = err;
 		return;
 	}
-	if (!*path) {
-		memset(&src, 0, sizeof(src));
+	if (!*path)
 		why = "no file name in the profile";
-	}
 	for (i = 0; i < n; i++)
 		flat += tl->rows[rows[i]].flat;
 	call_add(c, "{\"file\":");

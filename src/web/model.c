@@ -78,6 +78,7 @@ void kiln_web_model_free(struct kiln_web_model *m)
 		return;
 	for (i = 0; i < WEB_VIEWS; i++)
 		view_release(&m->views[i]);
+	kiln_web_srcpol_release(&m->src);
 	for (i = 0; m->in && i < m->n; i++) {
 		kiln_prof_free(m->in[i].prof);
 		free(m->in[i].trace);

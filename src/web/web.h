@@ -110,6 +110,16 @@ struct kiln_web_asset {
 const struct kiln_web_asset *kiln_web_asset(const char *path);
 
 /*
+ * Where the source view may read files (docs/kiln-serve.md "Source"):
+ * the working directory now, the folders of the colon-separated
+ * source_path (NULL: none), and the compile folders of the programs the
+ * inputs map; paths with a trim_path prefix (colon-separated, NULL: none)
+ * are looked for under the roots without it.  0 or -ENOMEM.
+ */
+int kiln_web_model_set_source(struct kiln_web_model *m, const char *source_path,
+			      const char *trim_path);
+
+/*
  * Listens on addr, as pprof's -http takes it: "HOST:PORT", "[V6]:PORT",
  * "PORT", ":PORT" or ":" (loopback), "0.0.0.0:PORT" or "[::]:PORT" (every
  * address); port 0 or none picks a free one.  token (NULL: none) is

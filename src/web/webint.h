@@ -10,6 +10,7 @@
 
 #include "profile/top.h"
 #include "profile/tree.h"
+#include "util/buf.h"
 
 struct kiln_diag;
 
@@ -77,9 +78,25 @@ struct web_view {
 	unsigned long tick;		/* last use, for eviction */
 };
 
+/* Where source files may be read from (source.c). */
+struct web_srcpol {
+	struct kiln_buf roots;		/* NUL-separated, resolved: the working
+					 * directory, --source-path folders */
+	struct kiln_buf trims;		/* --trim-path prefixes */
+	/* What the inputs' programs' debug info names (made on first use):
+	 * their source files, sorted, each once, in filebuf; their compile
+	 * folders (NUL-separated) */
+	struct kiln_buf filebuf;
+	char **files;
+	size_t nfiles;
+	struct kiln_buf compdirs;
+	bool sources_done;
+};
+
 struct kiln_web_model {
 	struct web_input *in;
 	size_t n;
+	struct web_srcpol src;
 	struct web_input base;		/* --diff BASE; prof NULL when none */
 	struct web_view views[WEB_VIEWS];
 	unsigned long tick;
@@ -147,10 +164,20 @@ struct web_source {
 };
 
 /*
- * Reads the source file path for the source view: an absolute path to a
- * regular text file (no NUL bytes) of at most 8 MiB.  0 with the text, or
- * 0 with *why saying why there is none ("not readable on this machine",
- * ...), or -ENOMEM.
+ * Finds the profile's source file `file` where the model's policy allows
+ * reading it (source.c's header): 0 with its resolved path in out
+ * (PATH_MAX bytes), or 0 with *why saying why there is none and which
+ * option would help, or -ENOMEM.
+ */
+int kiln_web_source_find(struct kiln_web_model *m, const char *file,
+			 char *out, const char **why);
+void kiln_web_srcpol_release(struct web_srcpol *sp);
+
+/*
+ * Reads the source file path (found by kiln_web_source_find()) for the
+ * source view: a regular text file (no NUL bytes) of at most 8 MiB.  0
+ * with the text, or 0 with *why saying why there is none ("not readable
+ * on this machine", ...), or -ENOMEM.
  */
 int kiln_web_source_read(const char *path, struct web_source *src,
 			 const char **why);
