@@ -22,6 +22,12 @@
  * instruction.  The executable mappings of the maps text become the
  * profile's mappings, and the profile is symbolized from the files they
  * name when those are on this machine (they are right after profiling).
+ *
+ * Version 1 of the header is a Java CPU profile (pprof's
+ * legacy_java_profile.go): the words are the same, but the "addresses"
+ * are ids, named by the text after the trailer ("0x0000003 GC", "0x06
+ * com.example.f (source.java:6)", format/legacy.h), none adjusted, and a
+ * record with a count of 0 is a sample unless it is the trailer.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +35,7 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "format/legacy.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/diag.h"
@@ -143,10 +150,12 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	static const char *const types[] = { "samples/count", "cpu/nanoseconds" };
 	struct reader r = { (const unsigned char *)data, len, 0, 0, false };
 	struct maps_ctx mc = { p, NULL, 0, 0 };
+	struct kiln_legacy_names names = { NULL, 0 };
 	uint32_t *locs = NULL;
 	uint64_t hdr_words, period_us;
 	size_t w, recs;
 	struct kiln_sym *sym;
+	bool java;
 	int err;
 
 	if (!detect(&r))
@@ -159,9 +168,11 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	if (len < hdr_words * w)
 		return kiln_diag(d, "byte %zu: header truncated: %zu bytes of "
 				 "%" PRIu64, len, len, hdr_words * w);
-	if (word_at(&r, 2 * w) != 0)
+	if (word_at(&r, 2 * w) > 1)
 		return kiln_diag(d, "byte %zu: unknown format version %" PRIu64
-				 " (only 0 exists)", 2 * w, word_at(&r, 2 * w));
+				 " (0 for C/C++, 1 for Java)", 2 * w,
+				 word_at(&r, 2 * w));
+	java = word_at(&r, 2 * w) == 1;
 	period_us = word_at(&r, 3 * w);
 	if (!period_us || period_us > 60ull * 1000 * 1000)
 		return kiln_diag(d, "byte %zu: bad sampling period %" PRIu64
@@ -193,6 +204,11 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 					 PRIu64 " addresses announced, %zu "
 					 "bytes left", r.pos, depth,
 					 r.len - r.pos - 2 * w);
+		if (count == 0 && java &&
+		    (depth != 1 || word_at(&r, r.pos + 2 * w) != 0)) {
+			r.pos += (2 + depth) * w;
+			continue;
+		}
 		if (count == 0) {
 			if (depth != 1 || word_at(&r, r.pos + 2 * w) != 0)
 				return kiln_diag(d, "byte %zu: bad end-of-data "
@@ -208,8 +224,12 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	{
 		size_t maps_at = r.pos + 3 * w;
 
-		err = kiln_maps_parse(data + maps_at, len - maps_at,
-					  add_gmap, &mc);
+		if (java)
+			err = kiln_legacy_java_names(p, data + maps_at,
+						     len - maps_at, &names);
+		else
+			err = kiln_maps_parse(data + maps_at, len - maps_at,
+					      add_gmap, &mc);
 		if (err)
 			goto out;
 		if (mc.n)
@@ -231,6 +251,10 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 		for (i = 0; i < depth; i++) {
 			uint64_t pc = word_at(&r, r.pos + (2 + i) * w);
 
+			if (java) {
+				locs[i] = kiln_legacy_names_loc(p, &names, pc);
+				continue;
+			}
 			/* Callers hold return addresses. */
 			if (i && pc)
 				pc--;
@@ -244,8 +268,13 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 		r.pos += (2 + (size_t)depth) * w;
 	}
 	err = kiln_prof_error(p);
-	if (err)
+	if (err || java) {
+		if (java) {
+			kiln_legacy_frame_info(p);
+			err = kiln_prof_error(p);
+		}
 		goto out;
+	}
 
 	/* Names, files, lines and inline frames from the mapped files. */
 	sym = kiln_sym_new(NULL);
@@ -256,6 +285,7 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	err = kiln_sym_prof(sym, p, 0);
 	kiln_sym_free(sym);
 out:
+	kiln_legacy_names_release(&names);
 	free(locs);
 	free(mc.maps);
 	return err;
