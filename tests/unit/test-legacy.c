@@ -386,6 +386,201 @@ static void test_cpu(void **state)
 	check_file("gobench.cpu", KILN_FMT_GPERFTOOLS);
 }
 
+/* ---- inputs made here ---- */
+
+static struct kiln_prof *read_text(const char *text, int want_err,
+				   const char *want_msg)
+{
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_diag d = { "" };
+	int err = kiln_legacy_read(p, text, strlen(text), &d);
+
+	if (err != want_err)
+		fail_msg("error %d (%s), expected %d", err, d.msg, want_err);
+	if (want_msg && strcmp(d.msg, want_msg))
+		fail_msg("message '%s', expected '%s'", d.msg, want_msg);
+	if (err) {
+		kiln_prof_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* heap_v2: each sample divided by 1-exp(-avgsize/rate), as pprof does. */
+static void test_unsampling(void **state)
+{
+	static const char text[] =
+		"heap profile: 3: 300 [ 10: 4000000] @ heap_v2/524288\n"
+		"  1: 100 [ 2: 200] @ 0x1000 0x2001\n"
+		"  2: 200 [ 8: 3999800] @ 0x3000\n";
+	struct kiln_prof *p;
+	double sc1 = 1 / (1 - exp(-100.0 / 524288));
+	double sc1a = 1 / (1 - exp(-100.0 / 524288));
+	double sc2a = 1 / (1 - exp(-(3999800.0 / 8) / 524288));
+	size_t i;
+
+	(void)state;
+	assert_int_equal(kiln_fmt_detect(text, strlen(text)),
+			 KILN_FMT_LEGACY_HEAP);
+	p = read_text(text, 0, NULL);
+	assert_int_equal(p->ntypes, 4);
+	assert_string_equal(kiln_prof_str(p, p->types[3].type), "inuse_space");
+	assert_string_equal(kiln_prof_str(p, p->period_type.type), "space");
+	assert_int_equal(p->period, 524288);
+	assert_int_equal(p->nsamples, 2);
+	for (i = 0; i < 2; i++) {
+		const uint32_t *l = kiln_prof_sample_locs(p, &p->samples[i]);
+
+		if (p->samples[i].depth == 2) {
+			/* Every address minus 1, the leaf too. */
+			assert_int_equal(p->locations[l[0]].address, 0xfff);
+			assert_int_equal(p->locations[l[1]].address, 0x2000);
+			assert_int_equal(kiln_prof_value(p, i, 0),
+					 (int64_t)(2 * sc1a));
+			assert_int_equal(kiln_prof_value(p, i, 1),
+					 (int64_t)(200 * sc1a));
+			assert_int_equal(kiln_prof_value(p, i, 2),
+					 (int64_t)(1 * sc1));
+			assert_int_equal(kiln_prof_value(p, i, 3),
+					 (int64_t)(100 * sc1));
+		} else {
+			/* Large blocks are (nearly) always sampled. */
+			assert_int_equal(kiln_prof_value(p, i, 0),
+					 (int64_t)(8 * sc2a));
+			assert_int_equal(kiln_prof_value(p, i, 1),
+					 (int64_t)(3999800 * sc2a));
+		}
+	}
+	kiln_prof_free(p);
+}
+
+/* The memory map: only executable mappings, $NAME, the brief form; the
+ * same profile with a BOM, CRLF and comments. */
+static void test_maps_and_text(void **state)
+{
+	static const char plain[] =
+		"heap profile:    2:      300 [     2:      300] @ heapprofile\n"
+		"     1:      100 [     1:      100] @ 0x401235 0x7f0000001801\n"
+		"     1:      200 [     1:      200] @ 0x9999\n"
+		"\n"
+		"MAPPED_LIBRARIES:\n"
+		"00400000-00401000 r--p 00000000 08:01 11 /bin/prog\n"
+		"00401000-00402000 r-xp 00001000 08:01 11 /bin/prog\n"
+		"lib=/usr/lib\n"
+		"7f0000001000-7f0000002000: $lib/libx.so.1\n";
+	static const char dressed[] =
+		"\xef\xbb\xbf# a comment\r\n"
+		"heap profile:    2:      300 [     2:      300] @ heapprofile\r\n"
+		"     1:      100 [     1:      100] @ 0x401235 0x7f0000001801\r\n"
+		"# another\r\n"
+		"     1:      200 [     1:      200] @ 0x9999\r\n"
+		"MAPPED_LIBRARIES:\r\n"
+		"00400000-00401000 r--p 00000000 08:01 11 /bin/prog\r\n"
+		"00401000-00402000 r-xp 00001000 08:01 11 /bin/prog\r\n"
+		"lib=/usr/lib\r\n"
+		"7f0000001000-7f0000002000: $lib/libx.so.1\r\n";
+	const char *texts[] = { plain, dressed };
+	size_t k, i;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		struct kiln_prof *p;
+
+		assert_int_equal(kiln_fmt_detect(texts[k], strlen(texts[k])),
+				 KILN_FMT_LEGACY_HEAP);
+		p = read_text(texts[k], 0, NULL);
+		/* Equal in-use and allocated columns: two types. */
+		assert_int_equal(p->ntypes, 2);
+		assert_string_equal(kiln_prof_str(p, p->types[1].type), "space");
+		assert_int_equal(p->period, 1);
+		assert_int_equal(p->nmappings, 2);
+		/* The main program first, at 0x400000 less its offset. */
+		assert_string_equal(kiln_prof_str(p, p->mappings[1].file),
+				    "/bin/prog");
+		assert_int_equal(p->mappings[1].start, 0x400000);
+		assert_int_equal(p->mappings[1].offset, 0);
+		assert_string_equal(kiln_prof_str(p, p->mappings[2].file),
+				    "/usr/lib/libx.so.1");
+		for (i = 0; i < p->nsamples; i++) {
+			const uint32_t *l = kiln_prof_sample_locs(p, &p->samples[i]);
+
+			if (p->samples[i].depth == 2) {
+				assert_int_equal(p->locations[l[0]].mapping, 1);
+				assert_int_equal(p->locations[l[1]].mapping, 2);
+				assert_int_equal(p->locations[l[1]].address,
+						 0x7f0000001800ull);
+				assert_int_equal(kiln_prof_value(p, i, 1), 100);
+			} else {
+				/* In no mapping. */
+				assert_int_equal(p->locations[l[0]].mapping, 0);
+				assert_int_equal(kiln_prof_value(p, i, 1), 200);
+			}
+		}
+		assert_non_null(strstr(kiln_prof_str(p, p->drop_frames),
+				       "tc_malloc"));
+		kiln_prof_free(p);
+	}
+}
+
+static void test_detect(void **state)
+{
+	static const struct { const char *text; enum kiln_fmt fmt; } t[] = {
+		{ "heap profile: 1: 2 [ 3: 4] @ growthz\n", KILN_FMT_LEGACY_HEAP },
+		{ "heap profile: 1: 2 [ 3: 4] @ heap/1048576\n", KILN_FMT_LEGACY_HEAP },
+		{ "goroutine profile: total 3\n3 @ 0x1\n", KILN_FMT_LEGACY_COUNT },
+		{ "--- threadz 1 ---\n", KILN_FMT_LEGACY_THREAD },
+		{ "--- contentionz 1 ---\ncycles/second = 10\n",
+		  KILN_FMT_LEGACY_CONTENTION },
+		{ "--- mutex:\ncycles/second=10\n", KILN_FMT_LEGACY_CONTENTION },
+		{ "--- contentionz 1 ---\nformat = java\n", KILN_FMT_LEGACY_JAVA },
+		{ "--- heapz 1 ---\nformat = java\n", KILN_FMT_LEGACY_JAVA },
+		/* Not legacy: a collapsed stack, perf script. */
+		{ "main;f 3\n", KILN_FMT_COLLAPSED },
+		{ "heap profile 3\n", KILN_FMT_COLLAPSED },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (kiln_fmt_detect(t[i].text, strlen(t[i].text)) != t[i].fmt)
+			fail_msg("'%s' detected as %s", t[i].text,
+				 kiln_fmt_name(kiln_fmt_detect(t[i].text,
+							       strlen(t[i].text))));
+}
+
+/* Where it went wrong: the line, and what was expected. */
+static void test_errors(void **state)
+{
+	(void)state;
+	read_text("heap profile: 1: 2 [ 1: 2] @ heapprofile\n"
+		  "1: 2 [ 1: 2] @ 0x10\n"
+		  "1: 2 [ 1: 2 @ 0x10\n", -EINVAL,
+		  "line 3: heap profile: expected 'COUNT: BYTES [COUNT: BYTES] "
+		  "@ ADDRESS...'");
+	read_text("heap profile: 1: 2 [ 1: 2] @ heapprofile\n"
+		  "0: 2 [ 1: 2] @ 0x10\n", -EINVAL,
+		  "line 2: heap profile: inuse count was 0 but inuse bytes was 2");
+	read_text("heap profile: 1: 2 [ 1: 2] @ heapprofile\n"
+		  "1: 2 [ 1: 2] @ 0x100000000000000000\n", -EINVAL,
+		  "line 2: heap profile: the address '0x100000000000000000' does "
+		  "not fit 64 bits");
+	read_text("--- contentionz 1 ---\ncycles/second = 10\ncolour = blue\n",
+		  -EINVAL, "line 3: contention profile: unknown attribute 'colour'");
+	read_text("--- contentionz 1 ---\nsampling period = 2\n1 2 @ 0x1\n"
+		  "3 x 4 @ 0x2\n", -EINVAL,
+		  "line 4: contention profile: expected 'DELAY COUNT @ ADDRESS...'");
+	read_text("threadcreate profile: total 2\n1 @ 0x10\n1 @ zz\n", -EINVAL,
+		  "line 3: count profile: expected 'COUNT @ 0xADDRESS...'");
+	read_text("--- threadz 1 ---\n--- Thread 1 (name: a/1) stack: ---\n"
+		  "  PC: 0x10\n--- Thread junk\n", -EINVAL,
+		  "line 4: thread profile: expected '--- Thread ID (name: "
+		  "NAME/TID) stack: ---'");
+	read_text("--- heapz 1 ---\nformat = java\n10 1 @ 0x1\n", -EINVAL,
+		  "line 3: Java heap profile: no 'resolution' attribute (the "
+		  "unit of the values)");
+	read_text("\n# nothing\n", -EINVAL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +591,10 @@ int main(void)
 		cmocka_unit_test(test_go),
 		cmocka_unit_test(test_java),
 		cmocka_unit_test(test_cpu),
+		cmocka_unit_test(test_unsampling),
+		cmocka_unit_test(test_maps_and_text),
+		cmocka_unit_test(test_detect),
+		cmocka_unit_test(test_errors),
 	};
 
 	/* The files name binaries of other machines: never look for them. */
