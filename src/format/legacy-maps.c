@@ -30,18 +30,6 @@
 #include "util/buf.h"
 #include "util/maps.h"
 
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static const char *skip_spaces(const char *s, const char *e)
-{
-	while (s < e && is_space(*s))
-		s++;
-	return s;
-}
-
 static const char *skip_field(const char *s, const char *e)
 {
 	while (s < e && !is_space(*s))
