@@ -227,7 +227,8 @@ static void prof_set(struct kiln_prof *p, struct set *s)
 		uint32_t ids[4096], n = sm->depth, k;
 
 		assert_true(n <= 4096);
-		memcpy(ids, locs, n * sizeof(*ids));
+		if (n)
+			memcpy(ids, locs, n * sizeof(*ids));
 		for (k = 0; skip_frames && skip_frames[k]; k++)
 			if (n > 1 && p->locations[ids[1]].address == skip_frames[k]) {
 				memmove(ids + 1, ids + 2, (n - 2) * sizeof(*ids));
