@@ -116,11 +116,15 @@ int kiln_legacy_scan_addrs(struct kiln_legacy_reader *r, const char *s, const ch
 		}
 		for (q = s + 2; q < e && (is_digit(*q) || (*q >= 'a' && *q <= 'f'));
 		     q++) {
-			if (v >> 60)
+			if (v >> 60) {
+				while (q < e && (is_digit(*q) ||
+						 (*q >= 'a' && *q <= 'f')))
+					q++;
 				return kiln_diag(r->d, "line %zu: %s: the address "
 						 "'%.*s' does not fit 64 bits",
 						 r->c.lineno, r->what,
-						 (int)(q - s > 40 ? 40 : e - s), s);
+						 (int)(q - s > 40 ? 40 : q - s), s);
+			}
 			v = v << 4 | (uint64_t)(is_digit(*q) ? *q - '0' :
 						*q - 'a' + 10);
 		}
