@@ -75,6 +75,11 @@ int kiln_cmd_convert(int argc, char **argv)
 				"cannot tell the output format from '%s': use --to pprof|collapsed|speedscope|perf-script or an extension (.pb.gz, .collapsed, .json, .perf)",
 				output);
 	}
+	if (fmt != KILN_FMT_PPROF && fmt != KILN_FMT_COLLAPSED &&
+	    fmt != KILN_FMT_SPEEDSCOPE && fmt != KILN_FMT_PERF_SCRIPT)
+		return kiln_cli_usage_error("convert",
+			"'%s' names a %s file, which kiln reads but does not write: use --to pprof|collapsed|speedscope|perf-script",
+			output, kiln_fmt_name(fmt));
 	rc = kiln_cli_load(argv + optind, argc - optind, &in, &p, &type);
 	if (rc)
 		return rc;

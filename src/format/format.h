@@ -26,6 +26,13 @@ enum kiln_fmt {
 	KILN_FMT_SPEEDSCOPE,
 	KILN_FMT_HEAPTRACE,
 	KILN_FMT_PERF_DATA,
+	/* The legacy text profiles `go tool pprof` reads (format/legacy.c),
+	 * one name each, one reader for all. */
+	KILN_FMT_LEGACY_HEAP,		/* gperftools heap/growth, Go heap */
+	KILN_FMT_LEGACY_COUNT,		/* Go goroutine, threadcreate */
+	KILN_FMT_LEGACY_THREAD,		/* threadz */
+	KILN_FMT_LEGACY_CONTENTION,	/* contentionz, Go mutex/contention */
+	KILN_FMT_LEGACY_JAVA,		/* Java heapz, contentionz text */
 };
 
 /* "pprof", "collapsed", "perf-script", ... */
@@ -69,6 +76,20 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
  * maps records (format/heaptrace.h has the rest). */
 int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 			struct kiln_diag *d);
+
+/*
+ * The legacy text profiles `go tool pprof` reads, by pprof's rules
+ * (legacy_profile.go, legacy_java_profile.go): gperftools/tcmalloc heap
+ * profiles (heapprofile, heap_v2, heapz_v2: unsampled as pprof does),
+ * growth and fragmentation, C++ and Go contention, threadz, Go's heap,
+ * goroutine and threadcreate text, Java heapz and contentionz.  Sample
+ * types are pprof's; the memory map becomes the mappings, symbolized from
+ * the files it names (docs/formats.md).  kiln_legacy_detect() gives the
+ * format of a header, KILN_FMT_UNKNOWN for none.
+ */
+enum kiln_fmt kiln_legacy_detect(const char *data, size_t len);
+int kiln_legacy_read(struct kiln_prof *p, const char *data, size_t len,
+		     struct kiln_diag *d);
 
 /* perf's binary perf.data, file or pipe mode (format/perfdata.c):
  * samples of one event with their processes, threads and mappings,

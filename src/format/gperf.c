@@ -22,6 +22,19 @@
  * instruction.  The executable mappings of the maps text become the
  * profile's mappings, and the profile is symbolized from the files they
  * name when those are on this machine (they are right after profiling).
+ *
+ * pprof also removes the leaf's caller when (nearly) every record has the
+ * same one, taking it for a frame the signal handler pushed (old
+ * gperftools did; cppbench.cpu of pprof's test data has __restore_rt
+ * there).  kiln does not: today's libprofiler skips that frame itself, and
+ * on a profile of one hot loop the rule removes its real caller (main in
+ * t402's).  A leaf repeated as its own caller is dropped, as pprof does.
+ *
+ * Version 1 of the header is a Java CPU profile (pprof's
+ * legacy_java_profile.go): the words are the same, but the "addresses"
+ * are ids, named by the text after the trailer ("0x0000003 GC", "0x06
+ * com.example.f (source.java:6)", format/legacy.h), none adjusted, and a
+ * record with a count of 0 is a sample unless it is the trailer.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +42,7 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "format/legacy.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/diag.h"
@@ -122,6 +136,31 @@ static int cmp_gmap(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/*
+ * The addresses of the record at pos into pcs, as pprof takes them:
+ * callers' return addresses minus 1 (not Java's ids), and a leaf repeated
+ * as its own caller (the signal context's PC, then the same frame
+ * unwound) dropped.  Returns the depth.
+ */
+static uint32_t record_pcs(const struct reader *r, size_t pos, bool java,
+			   uint64_t *pcs)
+{
+	uint32_t depth = (uint32_t)word_at(r, pos + r->wsize), i, n = depth;
+
+	for (i = 0; i < depth; i++) {
+		uint64_t pc = word_at(r, pos + (2 + i) * r->wsize);
+
+		if (i && pc && !java)
+			pc--;
+		pcs[i] = pc;
+	}
+	if (!java && n > 1 && pcs[0] == pcs[1] + 1) {
+		memmove(pcs + 1, pcs + 2, (n - 2) * sizeof(*pcs));
+		n--;
+	}
+	return n;
+}
+
 static uint32_t map_of(const struct maps_ctx *c, uint64_t addr)
 {
 	size_t lo = 0, hi = c->n;
@@ -143,10 +182,12 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	static const char *const types[] = { "samples/count", "cpu/nanoseconds" };
 	struct reader r = { (const unsigned char *)data, len, 0, 0, false };
 	struct maps_ctx mc = { p, NULL, 0, 0 };
+	struct kiln_legacy_names names = { NULL, 0 };
 	uint32_t *locs = NULL;
-	uint64_t hdr_words, period_us;
+	uint64_t hdr_words, period_us, *pcs = NULL;
 	size_t w, recs;
 	struct kiln_sym *sym;
+	bool java;
 	int err;
 
 	if (!detect(&r))
@@ -159,9 +200,11 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	if (len < hdr_words * w)
 		return kiln_diag(d, "byte %zu: header truncated: %zu bytes of "
 				 "%" PRIu64, len, len, hdr_words * w);
-	if (word_at(&r, 2 * w) != 0)
+	if (word_at(&r, 2 * w) > 1)
 		return kiln_diag(d, "byte %zu: unknown format version %" PRIu64
-				 " (only 0 exists)", 2 * w, word_at(&r, 2 * w));
+				 " (0 for C/C++, 1 for Java)", 2 * w,
+				 word_at(&r, 2 * w));
+	java = word_at(&r, 2 * w) == 1;
 	period_us = word_at(&r, 3 * w);
 	if (!period_us || period_us > 60ull * 1000 * 1000)
 		return kiln_diag(d, "byte %zu: bad sampling period %" PRIu64
@@ -193,6 +236,11 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 					 PRIu64 " addresses announced, %zu "
 					 "bytes left", r.pos, depth,
 					 r.len - r.pos - 2 * w);
+		if (count == 0 && java &&
+		    (depth != 1 || word_at(&r, r.pos + 2 * w) != 0)) {
+			r.pos += (2 + depth) * w;
+			continue;
+		}
 		if (count == 0) {
 			if (depth != 1 || word_at(&r, r.pos + 2 * w) != 0)
 				return kiln_diag(d, "byte %zu: bad end-of-data "
@@ -208,8 +256,12 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	{
 		size_t maps_at = r.pos + 3 * w;
 
-		err = kiln_maps_parse(data + maps_at, len - maps_at,
-					  add_gmap, &mc);
+		if (java)
+			err = kiln_legacy_java_names(p, data + maps_at,
+						     len - maps_at, &names);
+		else
+			err = kiln_maps_parse(data + maps_at, len - maps_at,
+					      add_gmap, &mc);
 		if (err)
 			goto out;
 		if (mc.n)
@@ -218,34 +270,36 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 
 	/* Second pass: the samples. */
 	locs = malloc(MAX_DEPTH * sizeof(*locs));
-	if (!locs) {
+	pcs = malloc(MAX_DEPTH * sizeof(*pcs));
+	if (!locs || !pcs) {
 		err = -ENOMEM;
 		goto out;
 	}
 	r.pos = hdr_words * w;
 	for (; recs; recs--) {
 		uint64_t count = word_at(&r, r.pos);
-		uint32_t depth = (uint32_t)word_at(&r, r.pos + w), i;
+		uint32_t depth = (uint32_t)word_at(&r, r.pos + w), i, n;
 		int64_t v[2];
 
-		for (i = 0; i < depth; i++) {
-			uint64_t pc = word_at(&r, r.pos + (2 + i) * w);
-
-			/* Callers hold return addresses. */
-			if (i && pc)
-				pc--;
-			locs[i] = kiln_prof_location(p, map_of(&mc, pc), pc,
-						     NULL, 0);
-		}
+		n = record_pcs(&r, r.pos, java, pcs);
+		for (i = 0; i < n; i++)
+			locs[i] = java ? kiln_legacy_names_loc(p, &names, pcs[i]) :
+				  kiln_prof_location(p, map_of(&mc, pcs[i]),
+						     pcs[i], NULL, 0);
 		v[0] = (int64_t)count;
 		v[1] = (int64_t)count * (int64_t)period_us * 1000;
-		if (kiln_prof_add_sample(p, locs, depth, v, 0) < 0)
+		if (kiln_prof_add_sample(p, locs, n, v, 0) < 0)
 			break;
 		r.pos += (2 + (size_t)depth) * w;
 	}
 	err = kiln_prof_error(p);
-	if (err)
+	if (err || java) {
+		if (java) {
+			kiln_legacy_frame_info(p);
+			err = kiln_prof_error(p);
+		}
 		goto out;
+	}
 
 	/* Names, files, lines and inline frames from the mapped files. */
 	sym = kiln_sym_new(NULL);
@@ -256,6 +310,8 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	err = kiln_sym_prof(sym, p, 0);
 	kiln_sym_free(sym);
 out:
+	kiln_legacy_names_release(&names);
+	free(pcs);
 	free(locs);
 	free(mc.maps);
 	return err;

@@ -25,6 +25,11 @@ static const char *const names[] = {
 	[KILN_FMT_SPEEDSCOPE] = "speedscope",
 	[KILN_FMT_HEAPTRACE] = "heap-trace",
 	[KILN_FMT_PERF_DATA] = "perf.data",
+	[KILN_FMT_LEGACY_HEAP] = "legacy-heap",
+	[KILN_FMT_LEGACY_COUNT] = "legacy-count",
+	[KILN_FMT_LEGACY_THREAD] = "legacy-thread",
+	[KILN_FMT_LEGACY_CONTENTION] = "legacy-contention",
+	[KILN_FMT_LEGACY_JAVA] = "legacy-java",
 };
 
 const char *kiln_fmt_name(enum kiln_fmt f)
@@ -66,6 +71,13 @@ enum kiln_fmt kiln_fmt_from_ext(const char *path)
 	if (ends_with(path, ".perf") || ends_with(path, ".perf-script") ||
 	    ends_with(path, ".script"))
 		return KILN_FMT_PERF_SCRIPT;
+	/* Read only: named so that a writer can refuse them by name. */
+	if (ends_with(path, ".heap") || ends_with(path, ".growth"))
+		return KILN_FMT_LEGACY_HEAP;
+	if (ends_with(path, ".contention"))
+		return KILN_FMT_LEGACY_CONTENTION;
+	if (ends_with(path, ".thread"))
+		return KILN_FMT_LEGACY_THREAD;
 	return KILN_FMT_UNKNOWN;
 }
 
@@ -138,6 +150,7 @@ static bool has_time_stamp(const char *line, size_t ll)
 
 enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
 {
+	enum kiln_fmt legacy;
 	const char *line, *nl;
 	size_t ll;
 
@@ -165,6 +178,12 @@ enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
 			return KILN_FMT_PPROF;
 		return KILN_FMT_UNKNOWN;
 	}
+	/* Before the guesses below: "heap profile: 1: 2 [ 3: 4] @ ..." has
+	 * the ':' and '[' of a perf script line, "threadcreate profile:
+	 * total 7" the count of a collapsed one. */
+	legacy = kiln_legacy_detect(data, len);
+	if (legacy != KILN_FMT_UNKNOWN)
+		return legacy;
 	line = first_line(data, len, &ll);
 	if (!line)
 		return KILN_FMT_UNKNOWN;
@@ -393,12 +412,18 @@ int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 	case KILN_FMT_GPERFTOOLS: rd = kiln_gperf_read; break;
 	case KILN_FMT_HEAPTRACE: rd = kiln_heaptrace_read; break;
 	case KILN_FMT_PERF_DATA: rd = kiln_perfdata_read; break;
+	case KILN_FMT_LEGACY_HEAP:
+	case KILN_FMT_LEGACY_COUNT:
+	case KILN_FMT_LEGACY_THREAD:
+	case KILN_FMT_LEGACY_CONTENTION:
+	case KILN_FMT_LEGACY_JAVA: rd = kiln_legacy_read; break;
 	default: break;
 	}
 	if (!rd) {
 		err = kiln_diag(d, "'%s': unknown format: not pprof, perf script "
 				"text, perf.data, collapsed stacks, a gperftools CPU "
-				"profile or a kiln heap trace (first byte 0x%02x)%s", path,
+				"profile, a legacy text profile (heap, contention, "
+				"thread) or a kiln heap trace (first byte 0x%02x)%s", path,
 				(unsigned char)data[0],
 				fmt == KILN_FMT_SPEEDSCOPE ?
 				"; speedscope JSON is written, not read" : "");

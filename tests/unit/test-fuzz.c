@@ -139,6 +139,11 @@ static reader_fn reader_for(enum kiln_fmt f)
 	case KILN_FMT_PERF_SCRIPT: return kiln_perfscript_read;
 	case KILN_FMT_GPERFTOOLS: return kiln_gperf_read;
 	case KILN_FMT_HEAPTRACE: return kiln_heaptrace_read;
+	case KILN_FMT_LEGACY_HEAP:
+	case KILN_FMT_LEGACY_COUNT:
+	case KILN_FMT_LEGACY_THREAD:
+	case KILN_FMT_LEGACY_CONTENTION:
+	case KILN_FMT_LEGACY_JAVA: return kiln_legacy_read;
 	default: return NULL;
 	}
 }
@@ -196,7 +201,7 @@ static void test_fuzz_fixtures(void **state)
 	const char *it = getenv("KILN_FUZZ_ITERS");
 	long iters = it ? atol(it) : 300;
 	static const char *const dirs[] = { "perfscript", "collapsed", "pprof",
-					    "gperf", "demo" };
+					    "pprof/legacy", "gperf", "demo" };
 	size_t i, nfiles = 0;
 
 	if (!root)
@@ -214,8 +219,11 @@ static void test_fuzz_fixtures(void **state)
 			char path[2048];
 			size_t n = strlen(de->d_name);
 
+			/* Folders (pprof/gen, pprof/legacy: listed on their
+			 * own) and pprof's parses of its legacy files. */
 			if (de->d_name[0] == '.' || !strcmp(de->d_name, "README.md") ||
-			    !strcmp(de->d_name, "gen") || n < 3)
+			    de->d_type == DT_DIR || !strcmp(de->d_name, "gen") ||
+			    n < 3 || (n > 7 && !strcmp(de->d_name + n - 7, ".string")))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 			fuzz_file(path, iters);

@@ -324,7 +324,7 @@ static void expect_error(const uint64_t *w, size_t n, const char *msg)
 
 static void test_malformed(void **state)
 {
-	const uint64_t version[] = { 0, 3, 1, 10000, 0, 0, 1, 0 };
+	const uint64_t version[] = { 0, 3, 2, 10000, 0, 0, 1, 0 };
 	const uint64_t period[] = { 0, 3, 0, 0, 0, 0, 1, 0 };
 	const uint64_t trailer[] = { 0, 3, 0, 10000, 0, 0, 2, 0, 0 };
 	const uint64_t deep[] = { 0, 3, 0, 10000, 0, 1, 1000000, 0, 0 };
@@ -332,8 +332,8 @@ static void test_malformed(void **state)
 	const uint64_t header[] = { 0, 3, 0, 10000 };
 	const uint64_t noend[] = { 0, 3, 0, 10000, 0, 1, 1, 0x10 };
 
-	expect_error(version, 8, "byte 16: unknown format version 1 "
-				 "(only 0 exists)");
+	expect_error(version, 8, "byte 16: unknown format version 2 "
+		     "(0 for C/C++, 1 for Java)");
 	expect_error(period, 8, "byte 24: bad sampling period 0 microseconds");
 	expect_error(trailer, 9, "byte 40: bad end-of-data trailer "
 				 "(expected 0, 1, 0)");
