@@ -466,8 +466,24 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
 		size_t fixed = type == PERF_RECORD_MMAP ? 8 + 32 : 8 + 64;
+		bool old2 = false;
 		const char *path;
 
+		/*
+		 * MMAP2 as kernels before 3.16 wrote it (and RHEL 7's 3.10,
+		 * which has MMAP2 backported) has no prot and flags: the name
+		 * starts at byte 64.  The kernel reports prot as PROT_READ,
+		 * WRITE and EXEC only, so a "prot" with other bits is the
+		 * name's first bytes; a body with no room for a name after
+		 * prot and flags (the kernel pads a name to 8 bytes at least)
+		 * is an old record with an empty name.  perf 6.1 reads such a
+		 * record's trailer as its name.
+		 */
+		if (type == PERF_RECORD_MMAP2 && end - rec >= 8 + 56 + 8 &&
+		    ((u32(rec + 64) & ~7u) || end - rec <= 8 + 64)) {
+			old2 = true;
+			fixed = 8 + 56;
+		}
 		if (end - rec < (ptrdiff_t)fixed)
 			return bad(pd, rr->off, "a mapping record of %u bytes is "
 				   "too short", size);
@@ -487,7 +503,7 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 		ev.mmap.pgoff = u64(rec + 32);
 		if (ev.mmap.len == 0 || ev.mmap.start + ev.mmap.len < ev.mmap.start)
 			return 0;
-		if (type == PERF_RECORD_MMAP)
+		if (type == PERF_RECORD_MMAP || old2)
 			ev.mmap.prot = misc & PERF_RECORD_MISC_MMAP_DATA ? 1 : 5;
 		else
 			ev.mmap.prot = u32(rec + 64);
