@@ -301,7 +301,7 @@ static const uint64_t *aligned(struct pd *pd, const char *p, size_t n,
 static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
 			struct kiln_perf_sample *s, uint64_t *regs)
 {
-	const char *rec = pd->data + off;
+	const char *rec = at(pd, off);
 	uint16_t size = u16(rec + 6), misc = u16(rec + 4);
 	const char *p = rec + 8, *end = rec + size;
 	uint64_t st = a->sample_type, v;
@@ -440,7 +440,7 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 			 uint64_t *regs)
 {
 	const struct rref *rr = &pd->recs[i];
-	const char *rec = pd->data + rr->off;
+	const char *rec = at(pd, rr->off);
 	const struct attr *a = &pd->attrs[rr->attr];
 	uint32_t type = u32(rec);
 	uint16_t misc = u16(rec + 4), size = u16(rec + 6);

@@ -43,6 +43,7 @@ enum {
 	REC_AUXTRACE = 71,
 	REC_HEADER_FEATURE = 80,
 	REC_COMPRESSED = 81,
+	REC_COMPRESSED2 = 83,	/* perf 6.15: with the payload's length */
 };
 
 /* Feature bits (tools/perf/util/header.h). */
@@ -486,7 +487,7 @@ static uint64_t trailer_time(const struct attr *a, const char *rec,
 static int note_record(struct pd *pd, size_t off, uint32_t type,
 		       uint16_t size, uint64_t *last_time)
 {
-	const char *rec = pd->data + off;
+	const char *rec = at(pd, off);
 	struct attr *a;
 	uint32_t idx;
 	uint64_t t = *last_time;
@@ -660,40 +661,79 @@ static void prefetch_head(const char *p, size_t size)
 		__builtin_prefetch(p + k);
 }
 
-/* Walks the records of [off, end); with st on, replays them too. */
-static int read_records(struct pd *pd, size_t off, size_t end,
-			struct stream *st)
+static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
+		struct stream *st, uint64_t *last_time, size_t *stop);
+
+/*
+ * The compressed record at file offset off: inflated onto pd->unz, and
+ * the records it completes walked (a record cut at the end of its bytes
+ * waits for the next compressed record).
+ */
+static int compressed(struct pd *pd, size_t off, uint32_t type, uint16_t size,
+		      struct stream *st, uint64_t *last_time)
 {
-	uint64_t last_time = 0;
+	size_t stop;
+	int err;
+
+	err = kiln_perfdata_inflate(pd, off, type, size);
+	if (err)
+		return err;
+	err = walk(pd, pd->len + pd->unz_walked, pd->len + pd->unz.len, true, st,
+		   last_time, &stop);
+	if (!err)
+		pd->unz_walked = stop - pd->len;
+	return err;
+}
+
+/*
+ * Walks the records of [off, end) (record offsets, at()); with st on,
+ * replays them too.  In the inflated records (inflated), a record cut
+ * short at the end is left for later: *stop says where it starts.
+ */
+static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
+		struct stream *st, uint64_t *last_time, size_t *stop)
+{
 	int err;
 
 	while (off < end) {
+		const char *rec = at(pd, off);
 		uint32_t type;
 		uint16_t size;
 		size_t skip = 0;
 
-		if (end - off < 8)
+		if (end - off < 8) {
+			if (inflated)
+				break;
 			return bad(pd, off, "a record header is cut short (%zu of "
 				   "8 bytes: file cut short?)", end - off);
-		type = u32(pd->data + off);
-		size = u16(pd->data + off + 6);
+		}
+		type = u32(rec);
+		size = u16(rec + 6);
 		/* Records of one kind tend to have one size (a stack copy
 		 * each: kilobytes): where the one four ahead would start. */
 		if (4 * (size_t)size < end - off)
-			__builtin_prefetch(pd->data + off + 4 * (size_t)size);
+			__builtin_prefetch(rec + 4 * (size_t)size);
 		if (size < 8)
 			return bad(pd, off, "a record of %u bytes (type %" PRIu32
 				   ")", size, type);
-		if (size > end - off)
+		if (size > end - off) {
+			if (inflated)
+				break;
 			return bad(pd, off, "a record of %u bytes (type %" PRIu32
 				   ") runs past the end of the data (%zu bytes "
 				   "left: file cut short?)", size, type, end - off);
-		if (type == REC_COMPRESSED)
-			return bad(pd, off, "zstd-compressed records (perf record "
-				   "-z) are not supported: record without -z, or "
-				   "run 'perf inject -i FILE -o PLAIN'");
-		if (type >= REC_HEADER_ATTR) {
-			if (pd->pipe) {
+		}
+		if (type == REC_COMPRESSED || type == REC_COMPRESSED2) {
+			if (inflated)
+				return bad(pd, off, "a compressed record inside "
+					   "compressed records");
+			err = compressed(pd, off, type, size, st, last_time);
+			if (err)
+				return err;
+		} else if (type >= REC_HEADER_ATTR) {
+			/* perf compresses what the kernel wrote, never its own
+			 * records: inside, they are passed over. */
+			if (pd->pipe && !inflated) {
 				err = pipe_record(pd, off, type, size, &skip);
 				if (err)
 					return err;
@@ -705,7 +745,7 @@ static int read_records(struct pd *pd, size_t off, size_t end,
 		} else {
 			size_t n = pd->nrecs;
 
-			err = note_record(pd, off, type, size, &last_time);
+			err = note_record(pd, off, type, size, last_time);
 			if (err)
 				return err;
 			if (st && st->on && pd->nrecs > n) {
@@ -715,17 +755,35 @@ static int read_records(struct pd *pd, size_t off, size_t end,
 				 * 108 ms, 6 records 117 ms, the next 103 ms on a
 				 * 1 GB dwarf file). */
 				if ((size_t)size < end - off)
-					prefetch_head(pd->data + off + size,
+					prefetch_head(rec + size,
 						      size < end - off - size ?
 						      size : end - off - size);
 				if (2 * (size_t)size < end - off)
-					__builtin_prefetch(pd->data + off +
-							   2 * (size_t)size - 8);
+					__builtin_prefetch(rec + 2 * (size_t)size - 8);
 				stream_record(pd, st, n);
 			}
 		}
 		off += size + skip;
 	}
+	*stop = off;
+	return 0;
+}
+
+/* Walks the data section [off, end) of the file. */
+static int read_records(struct pd *pd, size_t off, size_t end,
+			struct stream *st)
+{
+	uint64_t last_time = 0;
+	size_t stop;
+	int err;
+
+	err = walk(pd, off, end, false, st, &last_time, &stop);
+	if (err)
+		return err;
+	if (pd->unz_walked < pd->unz.len)
+		return bad(pd, pd->len + pd->unz_walked, "the compressed records "
+			   "end inside a record (%zu bytes of it: file cut "
+			   "short?)", pd->unz.len - pd->unz_walked);
 	return 0;
 }
 
@@ -909,6 +967,7 @@ static void pd_release(struct pd *pd)
 	free(pd->cmdline);
 	free(pd->recs);
 	free(pd->bid_dir);
+	kiln_perfdata_inflate_release(pd);
 	kiln_buf_release(&pd->scratch);
 	kiln_buf_release(&pd->path);
 	if (pd->ksyms.data)
@@ -1046,12 +1105,13 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 		 * copy was 60% of the unwinder's time in cache misses.
 		 */
 		if (i + 6 < pd.nrecs) {
-			size_t sz = u16(pd.data + pd.recs[i + 4].off + 6);
+			const char *ahead = at(&pd, pd.recs[i + 4].off);
+			size_t sz = u16(ahead + 6);
 
 			/* (Its own size would be one more miss to wait for:
 			 * records of one kind tend to have one size.) */
-			prefetch_head(pd.data + pd.recs[i + 6].off, sz);
-			__builtin_prefetch(pd.data + pd.recs[i + 4].off + sz - 8);
+			prefetch_head(at(&pd, pd.recs[i + 6].off), sz);
+			__builtin_prefetch(ahead + sz - 8);
 		}
 		err = kiln_perfdata_replay(&pd, r, i, regs);
 	}
