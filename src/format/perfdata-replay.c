@@ -242,11 +242,20 @@ const char *kiln_perfdata_event_name(const struct attr *a, char *buf, size_t n)
 		"ref-cycles" };
 
 	if (a->name && a->name[0]) {
+		const char *slash = strchr(a->name, '/');
+
 		snprintf(buf, n, "%s", a->name);
 		buf[strcspn(buf, ":/")] = '\0';
 		/* "group:name" tracepoints keep their group. */
 		if (a->type == PERF_TYPE_TRACEPOINT)
 			snprintf(buf, n, "%s", a->name);
+		/* A PMU's event ("cpu_core/cycles:Pu/", hybrid CPUs have one
+		 * per core type) keeps its PMU, less the modifiers. */
+		else if (slash && slash != a->name &&
+			 strcspn(slash + 1, ":/,"))
+			snprintf(buf, n, "%.*s/%.*s", (int)(slash - a->name),
+				 a->name, (int)strcspn(slash + 1, ":/,"),
+				 slash + 1);
 		if (buf[0])
 			return buf;
 	}
@@ -456,12 +465,14 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 	ev.time = rr->time;
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
-		if (is_dummy(a))
+		/* A dummy's, or not of the --event asked for. */
+		if (is_dummy(a) || a->col < 0)
 			return 0;
 		ev.kind = KILN_PERF_SAMPLE;
 		err = parse_sample(pd, a, rr->off, &ev.sample, regs);
 		if (err)
 			return err;
+		ev.sample.column = (uint32_t)a->col;
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
