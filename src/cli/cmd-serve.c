@@ -22,6 +22,7 @@
 static const struct option opts[] = {
 	{ "http", required_argument, NULL, 'H' },
 	{ "diff", required_argument, NULL, 'D' },
+	{ "event", required_argument, NULL, 'E' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -84,6 +85,7 @@ int kiln_cmd_serve(int argc, char **argv)
 		switch (c) {
 		case 'H': addr = optarg; break;
 		case 'D': diff = optarg; break;
+		case 'E': kiln_perfdata_set_event(optarg); break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("serve", false); return 0;
 		default: return kiln_cli_usage_error("serve", "unknown option");
