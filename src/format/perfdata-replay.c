@@ -346,11 +346,13 @@ static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
 	}
 	if (st & PERF_SAMPLE_PERIOD)
 		TAKE(s->period);
+	pd->read_at = NULL;
 	if (st & PERF_SAMPLE_READ) {
 		size_t n = read_size(a->read_format, p, end, &ok);
 
 		if (!ok || n > (size_t)(end - p))
 			goto short_rec;
+		pd->read_at = p;
 		p += n;
 	}
 	if (st & PERF_SAMPLE_CALLCHAIN) {
@@ -439,6 +441,76 @@ short_rec:
 		   (size_t)(p - rec));
 }
 
+void kiln_perfdata_forget_counts(struct pd *pd)
+{
+	size_t i;
+
+	for (i = 0; i < pd->nattrs; i++) {
+		free(pd->attrs[i].last);
+		pd->attrs[i].last = NULL;
+	}
+}
+
+/*
+ * A sample that carries the counts of events (PERF_SAMPLE_READ: perf
+ * record's leader sampling, `-e '{cycles,instructions}:S'`), as perf
+ * report takes it (session.c, deliver_sample_value()): one sample for
+ * each event counted, weighing what its count grew by since the last
+ * sample of its id (an id per event and CPU or thread), none where it
+ * did not grow.  ev holds the parsed sample.  false: the counts carry no
+ * ids to tell their events by; the sample is taken as it is.
+ */
+static int read_counts(struct pd *pd, struct kiln_rec *r,
+		       const struct attr *a, struct kiln_perf_event *ev,
+		       bool *done)
+{
+	uint64_t rf = a->read_format, nr = 1, k;
+	size_t head = 8 * (!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			   !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING));
+	size_t per = 8 * (1 + !!(rf & PERF_FORMAT_ID) + !!(rf & (1u << 4)));
+	const char *p = pd->read_at, *v;
+
+	*done = false;
+	if (!p || !(rf & PERF_FORMAT_ID))
+		return 0;
+	*done = true;
+	/* read_size() checked that the values lie inside the record. */
+	if (rf & PERF_FORMAT_GROUP) {
+		nr = u64(p);
+		v = p + 8 + head;
+	} else {
+		v = p;
+		per = 0;
+	}
+	for (k = 0; k < nr; k++, v += per) {
+		uint64_t val = u64(v), id = u64(v + (rf & PERF_FORMAT_GROUP ?
+						      8 : 8 + head));
+		struct attr *t = NULL;
+		size_t i, j = 0;
+
+		for (i = 0; i < pd->nattrs && !t; i++)
+			for (j = 0; j < pd->attrs[i].nids; j++)
+				if (pd->attrs[i].ids[j] == id) {
+					t = &pd->attrs[i];
+					break;
+				}
+		if (!t)
+			continue;
+		if (!t->last) {
+			t->last = calloc(t->nids, sizeof(*t->last));
+			if (!t->last)
+				return -ENOMEM;
+		}
+		ev->sample.period = val - t->last[j];
+		t->last[j] = val;
+		if (!ev->sample.period || t->col < 0 || is_dummy(t))
+			continue;
+		ev->sample.column = (uint32_t)t->col;
+		kiln_rec_event(r, ev);
+	}
+	return 0;
+}
+
 /* A NUL-terminated name in [p, end), or NULL. */
 static const char *name_in(const char *p, const char *end)
 {
@@ -464,16 +536,24 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 	memset(&ev, 0, sizeof(ev));
 	ev.time = rr->time;
 	switch (type) {
-	case PERF_RECORD_SAMPLE:
-		/* A dummy's, or not of the --event asked for. */
-		if (is_dummy(a) || a->col < 0)
+	case PERF_RECORD_SAMPLE: {
+		bool done;
+
+		if (is_dummy(a))
 			return 0;
 		ev.kind = KILN_PERF_SAMPLE;
 		err = parse_sample(pd, a, rr->off, &ev.sample, regs);
 		if (err)
 			return err;
+		err = read_counts(pd, r, a, &ev, &done);
+		if (err || done)
+			return err;
+		/* Not of the --event asked for. */
+		if (a->col < 0)
+			return 0;
 		ev.sample.column = (uint32_t)a->col;
 		break;
+	}
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
 		size_t fixed = type == PERF_RECORD_MMAP ? 8 + 32 : 8 + 64;

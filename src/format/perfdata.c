@@ -634,6 +634,7 @@ static void stream_stop(struct pd *pd, struct stream *st)
 	size_t i;
 
 	st->on = false;
+	kiln_perfdata_forget_counts(pd);
 	kiln_rec_free(st->r);
 	st->r = kiln_rec_new(st->o);
 	for (i = st->nbids; i < pd->nbids; i++)
@@ -957,6 +958,7 @@ static void pd_release(struct pd *pd)
 
 	for (i = 0; i < pd->nattrs; i++) {
 		free(pd->attrs[i].ids);
+		free(pd->attrs[i].last);
 		free(pd->attrs[i].name);
 	}
 	free(pd->attrs);

@@ -41,6 +41,8 @@ struct attr {
 	bool regs_as_is;	/* regpos[j] == j: the file's layout is kiln's */
 	uint64_t *ids;
 	size_t nids;
+	uint64_t *last;		/* PERF_SAMPLE_READ: each id's last count
+				 * (NULL: none yet) */
 	char *name;		/* from EVENT_DESC, may be NULL */
 	/* Which value column of the profile its samples add to (each
 	 * event sampled has one, see kiln_perfdata_read()); -1: its
@@ -86,6 +88,8 @@ struct pd {
 	size_t nrecs, recs_alloc;
 	uint64_t lost, unsupported;
 	struct kiln_buf scratch;	/* aligned copies of sample arrays */
+	const char *read_at;		/* the last sample's PERF_SAMPLE_READ
+					 * values, NULL: none */
 	struct kiln_buf path;		/* resolved file names */
 	struct kiln_map ksyms;		/* kallsyms text (data NULL: none) */
 	char *bid_dir;			/* perf's build-id cache */
@@ -182,6 +186,10 @@ static inline bool is_dummy(const struct attr *a)
  */
 int kiln_perfdata_inflate(struct pd *pd, size_t off, uint32_t type,
 			  uint16_t size);
+/* Forgets the counts of PERF_SAMPLE_READ samples replayed so far (for
+ * a replay that starts again). */
+void kiln_perfdata_forget_counts(struct pd *pd);
+
 /* Frees what kiln_perfdata_inflate() made. */
 void kiln_perfdata_inflate_release(struct pd *pd);
 
