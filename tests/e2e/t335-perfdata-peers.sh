@@ -28,15 +28,18 @@ command -v perf >/dev/null 2>&1 || skip "perf is not installed: read all 12, com
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
 
 # perf report's tables of $1, one line per row of each event's table:
-# "EVENT|PCT|SAMPLES|NAME", and "EVENT|total|SAMPLES|EVENT_COUNT" per event.
+# "EVENT|PCT|SAMPLES|NAME", and "EVENT|total|SAMPLES|EVENT_COUNT" per event
+# (its samples summed over its rows: the header says "1K" from 1000 on).
 perf_tables() {
     perf report -i "$1" --stdio --no-children -n --sort sym -g none \
         --no-group 2>/dev/null | awk '
         /^# Samples: / { ev = $0; sub(/.* of events? \047/, "", ev)
-                         sub(/\047$/, "", ev); n = $3 }
-        /^# Event count/ { print ev "|total|" n "|" $NF }
-        $1 ~ /%$/ && $2 ~ /^[0-9]+$/ { p = $1; sub("%", "", p); s = $2
-                         $1 = $2 = $3 = ""; sub("^ +", ""); print ev "|" p "|" s "|" $0 }'
+                         sub(/\047$/, "", ev); order[++k] = ev }
+        /^# Event count/ { count[ev] = $NF }
+        $1 ~ /%$/ && $2 ~ /^[0-9]+$/ { p = $1; sub("%", "", p); s = $2; n[ev] += s
+                         $1 = $2 = $3 = ""; sub("^ +", ""); print ev "|" p "|" s "|" $0 }
+        END { for (i = 1; i <= k; i++)
+                  print order[i] "|total|" n[order[i]] + 0 "|" count[order[i]] }'
 }
 
 # kiln top's rows of $1 keyed as perf names them: "KEY VALUE", the value
