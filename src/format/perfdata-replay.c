@@ -433,6 +433,9 @@ static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
 		s->abi = 0;
 	if (!(st & PERF_SAMPLE_PERIOD))
 		s->period = a->freq ? 0 : a->period;
+	if (s->period > MAX_PERIOD)
+		return bad(pd, off, "a sample's period of %" PRIu64 " is more "
+			   "than 2^48 (file damaged?)", s->period);
 	s->user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
 	return 0;
 short_rec:
@@ -457,10 +460,10 @@ void kiln_perfdata_forget_counts(struct pd *pd)
  * report takes it (session.c, deliver_sample_value()): one sample for
  * each event counted, weighing what its count grew by since the last
  * sample of its id (an id per event and CPU or thread), none where it
- * did not grow.  ev holds the parsed sample.  false: the counts carry no
+ * did not grow.  ev holds the parsed sample of the record at off.  false: the counts carry no
  * ids to tell their events by; the sample is taken as it is.
  */
-static int read_counts(struct pd *pd, struct kiln_rec *r,
+static int read_counts(struct pd *pd, struct kiln_rec *r, size_t off,
 		       const struct attr *a, struct kiln_perf_event *ev,
 		       bool *done)
 {
@@ -501,6 +504,9 @@ static int read_counts(struct pd *pd, struct kiln_rec *r,
 			if (!t->last)
 				return -ENOMEM;
 		}
+		if (val < t->last[j] || val - t->last[j] > MAX_PERIOD)
+			return bad(pd, off, "a sample's count of an event goes from %"
+				   PRIu64 " to %" PRIu64 " (file damaged?)", t->last[j], val);
 		ev->sample.period = val - t->last[j];
 		t->last[j] = val;
 		if (!ev->sample.period || t->col < 0 || is_dummy(t))
@@ -545,7 +551,7 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 		err = parse_sample(pd, a, rr->off, &ev.sample, regs);
 		if (err)
 			return err;
-		err = read_counts(pd, r, a, &ev, &done);
+		err = read_counts(pd, r, rr->off, a, &ev, &done);
 		if (err || done)
 			return err;
 		/* Not of the --event asked for. */

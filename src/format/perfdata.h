@@ -67,6 +67,10 @@ struct rref {
 };
 
 #define MAX_ATTRS 65535	/* event attributes a file may have */
+/* The largest period a sample may weigh: 2^48 nanoseconds are 78 hours,
+ * 2^48 cycles as long at 1 GHz.  Above it a profile's totals could pass
+ * 2^63 in a few thousand samples, which no pprof reader takes. */
+#define MAX_PERIOD (1ull << 48)
 
 /* Where the inflated bytes of a compressed record begin (for messages). */
 struct zseg {
