@@ -46,6 +46,8 @@ struct kiln_perf_sample {
 	bool user;			/* the sample hit user code */
 	uint32_t raw_size;		/* PERF_SAMPLE_RAW bytes, 0: none */
 	const char *raw;
+	uint32_t column;		/* the value column of its event
+					 * (kiln_rec_opts.columns), 0: the one */
 };
 
 enum kiln_perf_kind {

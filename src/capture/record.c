@@ -153,6 +153,11 @@ struct kiln_rec {
 		uint32_t pid, tid, epoch, lset;
 		int64_t bucket;
 	} last_labels;
+	/* A sample's values: 1 sample, then one per value column (one, or
+	 * o.ncolumns); all but the first are 0 between samples. */
+	int64_t *values;
+	uint32_t ncols;
+	bool col_ns[KILN_REC_MAX_COLUMNS];	/* the column is a clock's */
 };
 
 static bool grow(void **arr, size_t *alloc, size_t need, size_t size)
@@ -178,24 +183,48 @@ static bool grow(void **arr, size_t *alloc, size_t need, size_t size)
 struct kiln_rec *kiln_rec_new(const struct kiln_rec_opts *o)
 {
 	struct kiln_rec *r = calloc(1, sizeof(*r));
-	const char *types[2];
+	const char *types[1 + KILN_REC_MAX_COLUMNS];
 	char second[128];
+	uint32_t i;
 
 	if (!r)
 		return NULL;
 	r->o = *o;
+	r->o.columns = NULL;	/* the caller's strings: interned below */
 	r->p = kiln_prof_new();
 	if (!r->p)
 		goto out_free;
 	types[0] = "samples/count";
-	if (o->value_type)
-		snprintf(second, sizeof(second), "%s", o->value_type);
-	else if (o->ns_values)
-		snprintf(second, sizeof(second), "cpu/nanoseconds");
-	else
-		snprintf(second, sizeof(second), "%s/count", o->event);
-	types[1] = second;
-	if (kiln_prof_set_types_str(r->p, types, 2))
+	if (o->ncolumns > 1) {
+		if (o->ncolumns > KILN_REC_MAX_COLUMNS) {
+			kiln_rec_free(r);
+			errno = EINVAL;
+			return NULL;
+		}
+		r->ncols = o->ncolumns;
+		for (i = 0; i < r->ncols; i++) {
+			const char *u = strrchr(o->columns[i], '/');
+
+			types[1 + i] = o->columns[i];
+			r->col_ns[i] = u && !strcmp(u, "/nanoseconds");
+		}
+	} else {
+		if (o->ncolumns == 1)
+			snprintf(second, sizeof(second), "%s", o->columns[0]);
+		else if (o->value_type)
+			snprintf(second, sizeof(second), "%s", o->value_type);
+		else if (o->ns_values)
+			snprintf(second, sizeof(second), "cpu/nanoseconds");
+		else
+			snprintf(second, sizeof(second), "%s/count", o->event);
+		types[1] = second;
+		r->ncols = 1;
+		r->col_ns[0] = o->ns_values;
+	}
+	r->values = calloc(1 + r->ncols, sizeof(*r->values));
+	if (!r->values)
+		goto out_free;
+	if (kiln_prof_set_types_str(r->p, types, 1 + r->ncols))
 		goto out_free;
 	r->p->period_type = r->p->types[1];
 	r->p->period = (int64_t)o->period_ns;
@@ -256,6 +285,7 @@ void kiln_rec_free(struct kiln_rec *r)
 		free(r->stacks);
 	}
 	kiln_prof_free(r->p);
+	free(r->values);
 	if (r->vdso_ok)
 		unlink(r->vdso_path);
 	free(r);
@@ -1292,15 +1322,21 @@ static void add_sample(struct kiln_rec *r, struct stack_ent *cur,
 	}
 }
 
-void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
-		  uint64_t time, const uint32_t *locs, uint32_t n,
-		  int64_t value, const char *state)
+/* kiln_rec_add() of a value in column col. */
+static void add_col(struct kiln_rec *r, uint32_t pid, uint32_t tid,
+		    uint64_t time, const uint32_t *locs, uint32_t n,
+		    uint32_t col, int64_t value, const char *state)
 {
 	struct stack_ent *cur = r->cur_stack;
 	struct thread *t, *leader;
 	struct kiln_label labels[6];
 	uint32_t nl = 0, lset;
-	int64_t values[2] = { 1, value }, bucket;
+	int64_t *values = r->values, bucket;
+
+	if (col >= r->ncols)
+		col = 0;
+	values[0] = 1;
+	values[1 + col] = value;
 
 	r->cur_stack = NULL;
 	if (!r->o.start_ns)
@@ -1313,6 +1349,7 @@ void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 	    r->last_labels.tid == tid && r->last_labels.bucket == bucket &&
 	    r->last_labels.epoch == r->epoch) {
 		add_sample(r, cur, locs, n, values, r->last_labels.lset);
+		values[1 + col] = 0;
 		return;
 	}
 	t = find_thread(r, tid, pid, true);
@@ -1340,18 +1377,27 @@ void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 	r->last_labels.epoch = r->epoch;
 	r->last_labels.lset = lset;
 	add_sample(r, cur, locs, n, values, lset);
+	values[1 + col] = 0;
+}
+
+void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
+		  uint64_t time, const uint32_t *locs, uint32_t n,
+		  int64_t value, const char *state)
+{
+	add_col(r, pid, tid, time, locs, n, 0, value, state);
 }
 
 static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 {
 	const uint32_t *locs;
 	long n = kiln_rec_stack(r, s, &locs);
+	uint32_t col = s->column < r->ncols ? s->column : 0;
 
 	if (n <= 0)
 		return;
-	kiln_rec_add(r, s->pid, s->tid, s->time, locs, (uint32_t)n,
-		     r->o.ns_values || s->period ? (int64_t)s->period : 1,
-		     r->o.wall ? "running" : NULL);
+	add_col(r, s->pid, s->tid, s->time, locs, (uint32_t)n, col,
+		r->col_ns[col] || s->period ? (int64_t)s->period : 1,
+		r->o.wall ? "running" : NULL);
 }
 
 void kiln_rec_event(void *ctx, const struct kiln_perf_event *ev)

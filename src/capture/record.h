@@ -39,6 +39,16 @@ struct kiln_rec_opts {
 	uint32_t self_pid;	/* samples of this process are left out (kiln) */
 	const char *value_type;	/* "type/unit" of the value, NULL: from the
 				 * event ("cpu/nanoseconds", "EVENT/count") */
+	/*
+	 * Several events in one profile (a perf.data of `perf record -e
+	 * A,B`): ncolumns "type/unit" value types after samples/count, one
+	 * per event, instead of the one above; a sample adds its period to
+	 * column s->column and 0 to the others.  A unit of "nanoseconds"
+	 * is a clock's (as ns_values).  At most KILN_REC_MAX_COLUMNS; the
+	 * strings are copied.
+	 */
+	const char *const *columns;
+	uint32_t ncolumns;
 	bool wall;		/* samples get the label state=running */
 	uint64_t start_ns;	/* the recording's start on the samples' clock,
 				 * for the time labels (0: the first sample) */
@@ -53,6 +63,8 @@ struct kiln_rec_opts {
 	size_t kallsyms_len;
 };
 
+
+#define KILN_REC_MAX_COLUMNS 64
 
 struct kiln_rec;
 

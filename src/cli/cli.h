@@ -57,6 +57,7 @@ struct kiln_cli_input {
 	const char *focus;		/* --focus */
 	const char *ignore;		/* --ignore */
 	const char *hide;		/* --hide */
+	const char *event;		/* --event: a perf.data's event */
 };
 
 /*

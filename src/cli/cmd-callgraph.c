@@ -14,7 +14,7 @@
 #include "util/buf.h"
 
 enum { OPT_NODE_FRACTION = 256, OPT_EDGE_FRACTION, OPT_LINES, OPT_TYPE,
-       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_DIFF, OPT_FORMAT };
+       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_DIFF, OPT_FORMAT, OPT_EVENT };
 
 static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -28,6 +28,7 @@ static const struct option opts[] = {
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
 	{ "hide", required_argument, NULL, OPT_HIDE },
 	{ "diff", required_argument, NULL, OPT_DIFF },
+	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -144,6 +145,7 @@ int kiln_cmd_callgraph(int argc, char **argv)
 		case OPT_IGNORE: in.ignore = optarg; break;
 		case OPT_HIDE: in.hide = optarg; break;
 		case OPT_DIFF: diff = optarg; break;
+		case OPT_EVENT: in.event = optarg; break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("callgraph", false); return 0;
 		default: return kiln_cli_usage_error("callgraph", "unknown option");

@@ -26,6 +26,7 @@ static const struct option opts[] = {
 	{ "token", required_argument, NULL, 'T' },
 	{ "source-path", required_argument, NULL, 'S' },
 	{ "trim-path", required_argument, NULL, 'R' },
+	{ "event", required_argument, NULL, 'E' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -109,6 +110,7 @@ int kiln_cmd_serve(int argc, char **argv)
 		case 'T': token = optarg; break;
 		case 'S': source_path = optarg; break;
 		case 'R': trim_path = optarg; break;
+		case 'E': kiln_perfdata_set_event(optarg); break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("serve", false); return 0;
 		default: return kiln_cli_usage_error("serve", "unknown option");

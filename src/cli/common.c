@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "format/format.h"
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/diag.h"
@@ -20,6 +21,8 @@ int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
 	int i, rc, err;
 
 	*out = NULL;
+	/* The perf.data reader takes it as --no-local-symbols is taken. */
+	kiln_perfdata_set_event(in->event);
 	for (i = 0; i < nfiles; i++) {
 		struct kiln_prof *q;
 

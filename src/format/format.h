@@ -98,6 +98,15 @@ int kiln_legacy_read(struct kiln_prof *p, const char *data, size_t len,
 bool kiln_perfdata_detect(const char *data, size_t len);
 int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 		       struct kiln_diag *d);
+/*
+ * The event a perf.data is read for (--event): its samples alone, as
+ * the profile's one event; NULL (the default): every event the file
+ * samples, each its own sample type ("task-clock/nanoseconds",
+ * "page-faults/count") where there are several.  A file without it is
+ * refused, naming the events it has.  For the whole process; the string
+ * must outlive the reading.
+ */
+void kiln_perfdata_set_event(const char *name);
 
 /* Writes the whole profile; gzip-compressed when compress is set. */
 int kiln_pprof_write(const struct kiln_prof *p, struct kiln_buf *out,

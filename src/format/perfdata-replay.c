@@ -242,11 +242,20 @@ const char *kiln_perfdata_event_name(const struct attr *a, char *buf, size_t n)
 		"ref-cycles" };
 
 	if (a->name && a->name[0]) {
+		const char *slash = strchr(a->name, '/');
+
 		snprintf(buf, n, "%s", a->name);
 		buf[strcspn(buf, ":/")] = '\0';
 		/* "group:name" tracepoints keep their group. */
 		if (a->type == PERF_TYPE_TRACEPOINT)
 			snprintf(buf, n, "%s", a->name);
+		/* A PMU's event ("cpu_core/cycles:Pu/", hybrid CPUs have one
+		 * per core type) keeps its PMU, less the modifiers. */
+		else if (slash && slash != a->name &&
+			 strcspn(slash + 1, ":/,"))
+			snprintf(buf, n, "%.*s/%.*s", (int)(slash - a->name),
+				 a->name, (int)strcspn(slash + 1, ":/,"),
+				 slash + 1);
 		if (buf[0])
 			return buf;
 	}
@@ -301,7 +310,7 @@ static const uint64_t *aligned(struct pd *pd, const char *p, size_t n,
 static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
 			struct kiln_perf_sample *s, uint64_t *regs)
 {
-	const char *rec = pd->data + off;
+	const char *rec = at(pd, off);
 	uint16_t size = u16(rec + 6), misc = u16(rec + 4);
 	const char *p = rec + 8, *end = rec + size;
 	uint64_t st = a->sample_type, v;
@@ -337,11 +346,13 @@ static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
 	}
 	if (st & PERF_SAMPLE_PERIOD)
 		TAKE(s->period);
+	pd->read_at = NULL;
 	if (st & PERF_SAMPLE_READ) {
 		size_t n = read_size(a->read_format, p, end, &ok);
 
 		if (!ok || n > (size_t)(end - p))
 			goto short_rec;
+		pd->read_at = p;
 		p += n;
 	}
 	if (st & PERF_SAMPLE_CALLCHAIN) {
@@ -422,12 +433,88 @@ static int parse_sample(struct pd *pd, const struct attr *a, size_t off,
 		s->abi = 0;
 	if (!(st & PERF_SAMPLE_PERIOD))
 		s->period = a->freq ? 0 : a->period;
+	if (s->period > MAX_PERIOD)
+		return bad(pd, off, "a sample's period of %" PRIu64 " is more "
+			   "than 2^48 (file damaged?)", s->period);
 	s->user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
 	return 0;
 short_rec:
 	return bad(pd, off, "a sample of %u bytes is too short for the fields "
 		   "its event records (byte %zu of it)", size,
 		   (size_t)(p - rec));
+}
+
+void kiln_perfdata_forget_counts(struct pd *pd)
+{
+	size_t i;
+
+	for (i = 0; i < pd->nattrs; i++) {
+		free(pd->attrs[i].last);
+		pd->attrs[i].last = NULL;
+	}
+}
+
+/*
+ * A sample that carries the counts of events (PERF_SAMPLE_READ: perf
+ * record's leader sampling, `-e '{cycles,instructions}:S'`), as perf
+ * report takes it (session.c, deliver_sample_value()): one sample for
+ * each event counted, weighing what its count grew by since the last
+ * sample of its id (an id per event and CPU or thread), none where it
+ * did not grow.  ev holds the parsed sample of the record at off.  false: the counts carry no
+ * ids to tell their events by; the sample is taken as it is.
+ */
+static int read_counts(struct pd *pd, struct kiln_rec *r, size_t off,
+		       const struct attr *a, struct kiln_perf_event *ev,
+		       bool *done)
+{
+	uint64_t rf = a->read_format, nr = 1, k;
+	size_t head = 8 * (!!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			   !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING));
+	size_t per = 8 * (1 + !!(rf & PERF_FORMAT_ID) + !!(rf & (1u << 4)));
+	const char *p = pd->read_at, *v;
+
+	*done = false;
+	if (!p || !(rf & PERF_FORMAT_ID))
+		return 0;
+	*done = true;
+	/* read_size() checked that the values lie inside the record. */
+	if (rf & PERF_FORMAT_GROUP) {
+		nr = u64(p);
+		v = p + 8 + head;
+	} else {
+		v = p;
+		per = 0;
+	}
+	for (k = 0; k < nr; k++, v += per) {
+		uint64_t val = u64(v), id = u64(v + (rf & PERF_FORMAT_GROUP ?
+						      8 : 8 + head));
+		struct attr *t = NULL;
+		size_t i, j = 0;
+
+		for (i = 0; i < pd->nattrs && !t; i++)
+			for (j = 0; j < pd->attrs[i].nids; j++)
+				if (pd->attrs[i].ids[j] == id) {
+					t = &pd->attrs[i];
+					break;
+				}
+		if (!t)
+			continue;
+		if (!t->last) {
+			t->last = calloc(t->nids, sizeof(*t->last));
+			if (!t->last)
+				return -ENOMEM;
+		}
+		if (val < t->last[j] || val - t->last[j] > MAX_PERIOD)
+			return bad(pd, off, "a sample's count of an event goes from %"
+				   PRIu64 " to %" PRIu64 " (file damaged?)", t->last[j], val);
+		ev->sample.period = val - t->last[j];
+		t->last[j] = val;
+		if (!ev->sample.period || t->col < 0 || is_dummy(t))
+			continue;
+		ev->sample.column = (uint32_t)t->col;
+		kiln_rec_event(r, ev);
+	}
+	return 0;
 }
 
 /* A NUL-terminated name in [p, end), or NULL. */
@@ -440,7 +527,7 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 			 uint64_t *regs)
 {
 	const struct rref *rr = &pd->recs[i];
-	const char *rec = pd->data + rr->off;
+	const char *rec = at(pd, rr->off);
 	const struct attr *a = &pd->attrs[rr->attr];
 	uint32_t type = u32(rec);
 	uint16_t misc = u16(rec + 4), size = u16(rec + 6);
@@ -455,19 +542,45 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 	memset(&ev, 0, sizeof(ev));
 	ev.time = rr->time;
 	switch (type) {
-	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_SAMPLE: {
+		bool done;
+
 		if (is_dummy(a))
 			return 0;
 		ev.kind = KILN_PERF_SAMPLE;
 		err = parse_sample(pd, a, rr->off, &ev.sample, regs);
 		if (err)
 			return err;
+		err = read_counts(pd, r, rr->off, a, &ev, &done);
+		if (err || done)
+			return err;
+		/* Not of the --event asked for. */
+		if (a->col < 0)
+			return 0;
+		ev.sample.column = (uint32_t)a->col;
 		break;
+	}
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
 		size_t fixed = type == PERF_RECORD_MMAP ? 8 + 32 : 8 + 64;
+		bool old2 = false;
 		const char *path;
 
+		/*
+		 * MMAP2 as kernels before 3.16 wrote it (and RHEL 7's 3.10,
+		 * which has MMAP2 backported) has no prot and flags: the name
+		 * starts at byte 64.  The kernel reports prot as PROT_READ,
+		 * WRITE and EXEC only, so a "prot" with other bits is the
+		 * name's first bytes; a body with no room for a name after
+		 * prot and flags (the kernel pads a name to 8 bytes at least)
+		 * is an old record with an empty name.  perf 6.1 reads such a
+		 * record's trailer as its name.
+		 */
+		if (type == PERF_RECORD_MMAP2 && end - rec >= 8 + 56 + 8 &&
+		    ((u32(rec + 64) & ~7u) || end - rec <= 8 + 64)) {
+			old2 = true;
+			fixed = 8 + 56;
+		}
 		if (end - rec < (ptrdiff_t)fixed)
 			return bad(pd, rr->off, "a mapping record of %u bytes is "
 				   "too short", size);
@@ -487,7 +600,7 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 		ev.mmap.pgoff = u64(rec + 32);
 		if (ev.mmap.len == 0 || ev.mmap.start + ev.mmap.len < ev.mmap.start)
 			return 0;
-		if (type == PERF_RECORD_MMAP)
+		if (type == PERF_RECORD_MMAP || old2)
 			ev.mmap.prot = misc & PERF_RECORD_MISC_MMAP_DATA ? 1 : 5;
 		else
 			ev.mmap.prot = u32(rec + 64);

@@ -29,6 +29,7 @@
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/sort.h"
+#include "util/diag.h"
 
 #define MAGIC 0x32454c4946524550ull	/* "PERFILE2" little-endian */
 #define MAGIC_SWAPPED 0x50455246494c4532ull
@@ -43,6 +44,7 @@ enum {
 	REC_AUXTRACE = 71,
 	REC_HEADER_FEATURE = 80,
 	REC_COMPRESSED = 81,
+	REC_COMPRESSED2 = 83,	/* perf 6.15: with the payload's length */
 };
 
 /* Feature bits (tools/perf/util/header.h). */
@@ -486,7 +488,7 @@ static uint64_t trailer_time(const struct attr *a, const char *rec,
 static int note_record(struct pd *pd, size_t off, uint32_t type,
 		       uint16_t size, uint64_t *last_time)
 {
-	const char *rec = pd->data + off;
+	const char *rec = at(pd, off);
 	struct attr *a;
 	uint32_t idx;
 	uint64_t t = *last_time;
@@ -632,6 +634,7 @@ static void stream_stop(struct pd *pd, struct stream *st)
 	size_t i;
 
 	st->on = false;
+	kiln_perfdata_forget_counts(pd);
 	kiln_rec_free(st->r);
 	st->r = kiln_rec_new(st->o);
 	for (i = st->nbids; i < pd->nbids; i++)
@@ -660,40 +663,79 @@ static void prefetch_head(const char *p, size_t size)
 		__builtin_prefetch(p + k);
 }
 
-/* Walks the records of [off, end); with st on, replays them too. */
-static int read_records(struct pd *pd, size_t off, size_t end,
-			struct stream *st)
+static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
+		struct stream *st, uint64_t *last_time, size_t *stop);
+
+/*
+ * The compressed record at file offset off: inflated onto pd->unz, and
+ * the records it completes walked (a record cut at the end of its bytes
+ * waits for the next compressed record).
+ */
+static int compressed(struct pd *pd, size_t off, uint32_t type, uint16_t size,
+		      struct stream *st, uint64_t *last_time)
 {
-	uint64_t last_time = 0;
+	size_t stop;
+	int err;
+
+	err = kiln_perfdata_inflate(pd, off, type, size);
+	if (err)
+		return err;
+	err = walk(pd, pd->len + pd->unz_walked, pd->len + pd->unz.len, true, st,
+		   last_time, &stop);
+	if (!err)
+		pd->unz_walked = stop - pd->len;
+	return err;
+}
+
+/*
+ * Walks the records of [off, end) (record offsets, at()); with st on,
+ * replays them too.  In the inflated records (inflated), a record cut
+ * short at the end is left for later: *stop says where it starts.
+ */
+static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
+		struct stream *st, uint64_t *last_time, size_t *stop)
+{
 	int err;
 
 	while (off < end) {
+		const char *rec = at(pd, off);
 		uint32_t type;
 		uint16_t size;
 		size_t skip = 0;
 
-		if (end - off < 8)
+		if (end - off < 8) {
+			if (inflated)
+				break;
 			return bad(pd, off, "a record header is cut short (%zu of "
 				   "8 bytes: file cut short?)", end - off);
-		type = u32(pd->data + off);
-		size = u16(pd->data + off + 6);
+		}
+		type = u32(rec);
+		size = u16(rec + 6);
 		/* Records of one kind tend to have one size (a stack copy
 		 * each: kilobytes): where the one four ahead would start. */
 		if (4 * (size_t)size < end - off)
-			__builtin_prefetch(pd->data + off + 4 * (size_t)size);
+			__builtin_prefetch(rec + 4 * (size_t)size);
 		if (size < 8)
 			return bad(pd, off, "a record of %u bytes (type %" PRIu32
 				   ")", size, type);
-		if (size > end - off)
+		if (size > end - off) {
+			if (inflated)
+				break;
 			return bad(pd, off, "a record of %u bytes (type %" PRIu32
 				   ") runs past the end of the data (%zu bytes "
 				   "left: file cut short?)", size, type, end - off);
-		if (type == REC_COMPRESSED)
-			return bad(pd, off, "zstd-compressed records (perf record "
-				   "-z) are not supported: record without -z, or "
-				   "run 'perf inject -i FILE -o PLAIN'");
-		if (type >= REC_HEADER_ATTR) {
-			if (pd->pipe) {
+		}
+		if (type == REC_COMPRESSED || type == REC_COMPRESSED2) {
+			if (inflated)
+				return bad(pd, off, "a compressed record inside "
+					   "compressed records");
+			err = compressed(pd, off, type, size, st, last_time);
+			if (err)
+				return err;
+		} else if (type >= REC_HEADER_ATTR) {
+			/* perf compresses what the kernel wrote, never its own
+			 * records: inside, they are passed over. */
+			if (pd->pipe && !inflated) {
 				err = pipe_record(pd, off, type, size, &skip);
 				if (err)
 					return err;
@@ -705,7 +747,7 @@ static int read_records(struct pd *pd, size_t off, size_t end,
 		} else {
 			size_t n = pd->nrecs;
 
-			err = note_record(pd, off, type, size, &last_time);
+			err = note_record(pd, off, type, size, last_time);
 			if (err)
 				return err;
 			if (st && st->on && pd->nrecs > n) {
@@ -715,17 +757,35 @@ static int read_records(struct pd *pd, size_t off, size_t end,
 				 * 108 ms, 6 records 117 ms, the next 103 ms on a
 				 * 1 GB dwarf file). */
 				if ((size_t)size < end - off)
-					prefetch_head(pd->data + off + size,
+					prefetch_head(rec + size,
 						      size < end - off - size ?
 						      size : end - off - size);
 				if (2 * (size_t)size < end - off)
-					__builtin_prefetch(pd->data + off +
-							   2 * (size_t)size - 8);
+					__builtin_prefetch(rec + 2 * (size_t)size - 8);
 				stream_record(pd, st, n);
 			}
 		}
 		off += size + skip;
 	}
+	*stop = off;
+	return 0;
+}
+
+/* Walks the data section [off, end) of the file. */
+static int read_records(struct pd *pd, size_t off, size_t end,
+			struct stream *st)
+{
+	uint64_t last_time = 0;
+	size_t stop;
+	int err;
+
+	err = walk(pd, off, end, false, st, &last_time, &stop);
+	if (err)
+		return err;
+	if (pd->unz_walked < pd->unz.len)
+		return bad(pd, pd->len + pd->unz_walked, "the compressed records "
+			   "end inside a record (%zu bytes of it: file cut "
+			   "short?)", pd->unz.len - pd->unz_walked);
 	return 0;
 }
 
@@ -898,6 +958,7 @@ static void pd_release(struct pd *pd)
 
 	for (i = 0; i < pd->nattrs; i++) {
 		free(pd->attrs[i].ids);
+		free(pd->attrs[i].last);
 		free(pd->attrs[i].name);
 	}
 	free(pd->attrs);
@@ -909,6 +970,7 @@ static void pd_release(struct pd *pd)
 	free(pd->cmdline);
 	free(pd->recs);
 	free(pd->bid_dir);
+	kiln_perfdata_inflate_release(pd);
 	kiln_buf_release(&pd->scratch);
 	kiln_buf_release(&pd->path);
 	if (pd->ksyms.data)
@@ -932,40 +994,124 @@ bool kiln_perfdata_detect(const char *data, size_t len)
 	return len >= 8 && (u64(data) == MAGIC || u64(data) == MAGIC_SWAPPED);
 }
 
-/*
- * The event the file samples (its first attr that is not a dummy) and
- * how many other events it samples.
- */
-static const struct attr *sampled_event(const struct pd *pd, size_t *others)
-{
-	const struct attr *ev = NULL;
-	size_t i;
+static const char *want_event;	/* kiln_perfdata_set_event() */
 
-	*others = 0;
+void kiln_perfdata_set_event(const char *name)
+{
+	want_event = name && *name ? name : NULL;
+}
+
+/* The events a file samples: one value column of the profile each. */
+struct cols {
+	const struct attr *first[KILN_REC_MAX_COLUMNS];	/* an attr of each */
+	char type[KILN_REC_MAX_COLUMNS][160];		/* "name/unit" */
+	const char *ptr[KILN_REC_MAX_COLUMNS];		/* type[i], for opts */
+	uint32_t n;
+};
+
+/* cpu-clock and task-clock count nanoseconds. */
+static bool clock_event(const struct attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_CPU_CLOCK ||
+		a->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/*
+ * Gives each attr its value column (attr.col): the attrs of one event
+ * (one name: perf writes an attr per event, sometimes several) share
+ * one; dummies and, with --event, the other events get none.  c gets
+ * the columns' names.  0, or -EINVAL with pd->d filled.
+ */
+static int pick_events(struct pd *pd, struct cols *c)
+{
+	char name[128], known[512];
+	size_t i, kl = 0;
+	uint32_t k, want = UINT32_MAX;
+
+	c->n = 0;
 	for (i = 0; i < pd->nattrs; i++) {
-		if (is_dummy(&pd->attrs[i]))
+		struct attr *a = &pd->attrs[i];
+		const char *nm;
+
+		a->col = -1;
+		if (is_dummy(a))
 			continue;
-		if (!ev)
-			ev = &pd->attrs[i];
-		else if (pd->attrs[i].type != ev->type ||
-			 pd->attrs[i].config != ev->config)
-			(*others)++;
+		nm = kiln_perfdata_event_name(a, name, sizeof(name));
+		for (k = 0; k < c->n; k++)
+			if (!strncmp(c->type[k], nm, strlen(nm)) &&
+			    c->type[k][strlen(nm)] == '/')
+				break;
+		if (k == c->n) {
+			if (c->n == KILN_REC_MAX_COLUMNS)
+				return bad(pd, 0, "more than %d events sampled: "
+					   "pick one with --event",
+					   KILN_REC_MAX_COLUMNS);
+			snprintf(c->type[k], sizeof(c->type[k]), "%s/%s", nm,
+				 clock_event(a) ? "nanoseconds" : "count");
+			c->first[k] = a;
+			c->ptr[k] = c->type[k];
+			c->n++;
+		}
+		a->col = (int)k;
+		/* --event NAME: the name kiln gives it or the file's own
+		 * ("cycles:u"). */
+		if (want_event && want == UINT32_MAX &&
+		    (!strcmp(nm, want_event) ||
+		     (a->name && !strcmp(a->name, want_event))))
+			want = k;
 	}
-	return ev ? ev : pd->nattrs ? &pd->attrs[0] : NULL;
+	if (!c->n && pd->nattrs) {
+		/* Only dummies: a profile of none of their samples. */
+		snprintf(c->type[0], sizeof(c->type[0]), "%s/count",
+			 kiln_perfdata_event_name(&pd->attrs[0], name,
+						  sizeof(name)));
+		c->first[0] = &pd->attrs[0];
+		c->ptr[0] = c->type[0];
+		c->n = 1;
+	}
+	if (!want_event)
+		return 0;
+	if (want == UINT32_MAX) {
+		known[0] = '\0';
+		for (k = 0; k < c->n && kl < sizeof(known) - 1; k++) {
+			int w = snprintf(known + kl, sizeof(known) - kl, "%s%.*s",
+					 k ? ", " : "",
+					 (int)strcspn(c->type[k], "/"), c->type[k]);
+
+			if (w < 0)
+				break;
+			kl += (size_t)w;
+		}
+		return kiln_diag(pd->d, "no event '%s' in the file (it samples %s)",
+				 want_event, c->n ? known : "none");
+	}
+	for (i = 0; i < pd->nattrs; i++)
+		pd->attrs[i].col = pd->attrs[i].col == (int)want ? 0 : -1;
+	c->first[0] = c->first[want];
+	memmove(c->type[0], c->type[want], sizeof(c->type[0]));
+	c->n = 1;
+	return 0;
 }
 
 /* Finds the kernel symbols and fills o for replaying pd's records of
- * event ev (name: room for its name). */
-static void replay_setup(struct pd *pd, const struct attr *ev,
+ * the events c (its first one gives the profile's period). */
+static void replay_setup(struct pd *pd, const struct cols *c,
 			 struct kiln_rec_opts *o, char *name, size_t n)
 {
+	const struct attr *ev = c->first[0];
+
 	pd->bid_dir = buildid_dir();
 	if (!kiln_sym_no_local())
 		kiln_perfdata_load_kallsyms(pd);
 	o->event = kiln_perfdata_event_name(ev, name, n);
-	o->ns_values = ev->type == PERF_TYPE_SOFTWARE &&
-		       (ev->config == PERF_COUNT_SW_CPU_CLOCK ||
-			ev->config == PERF_COUNT_SW_TASK_CLOCK);
+	o->ns_values = clock_event(ev);
+	/* One event: its sample type as before ("cpu/nanoseconds",
+	 * "EVENT/count"); several: each by its name. */
+	if (c->n > 1) {
+		o->columns = c->ptr;
+		o->ncolumns = c->n;
+	}
 	o->period_ns = ev->freq ? (ev->period ? 1000000000ull / ev->period : 0) :
 		       ev->period;
 	o->callgraph = ev->sample_type & PERF_SAMPLE_STACK_USER ? KILN_CG_DWARF :
@@ -983,24 +1129,28 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 	struct kiln_rec_opts o = { 0 };
 	struct kiln_rec *r = NULL;
 	struct kiln_prof *got, tmp;
-	const struct attr *ev;
+	struct cols *c;
 	char name[128];
 	uint64_t regs[64];
 	struct stream st = { .o = &o, .regs = regs };
-	size_t doff = 0, dend = 0, i, nsampling = 0;
+	size_t doff = 0, dend = 0, i;
 	int err;
 
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
 	err = read_header(&pd, &doff, &dend);
 	if (err)
 		goto out;
 	/*
 	 * A file (not a pipe) describes its events and build IDs before its
-	 * records: the replay can start with the reading, unless the file
-	 * is one kiln rejects after reading it (then it does so as before).
+	 * records: the replay can start with the reading.
 	 */
-	ev = sampled_event(&pd, &nsampling);
-	if (!pd.pipe && ev && !nsampling) {
-		replay_setup(&pd, ev, &o, name, sizeof(name));
+	if (!pd.pipe && pd.nattrs) {
+		err = pick_events(&pd, c);
+		if (err)
+			goto out;
+		replay_setup(&pd, c, &o, name, sizeof(name));
 		st.r = kiln_rec_new(&o);
 		if (!st.r) {
 			err = -ENOMEM;
@@ -1017,15 +1167,12 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 		err = bad(&pd, pd.len, "no event attribute in the file");
 		goto out;
 	}
-	ev = sampled_event(&pd, &nsampling);
-	if (nsampling) {
-		err = bad(&pd, 0, "the file holds samples of %zu events; kiln reads "
-			  "one event per profile: record one event per file "
-			  "(perf record -e EVENT)", nsampling + 1);
-		goto out;
-	}
-	if (!r && !st.o->event) {
-		replay_setup(&pd, ev, &o, name, sizeof(name));
+	if (!r) {
+		/* A pipe: its attrs came among its records. */
+		err = pick_events(&pd, c);
+		if (err)
+			goto out;
+		replay_setup(&pd, c, &o, name, sizeof(name));
 		r = kiln_rec_new(&o);
 	}
 	if (!r) {
@@ -1046,12 +1193,13 @@ int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
 		 * copy was 60% of the unwinder's time in cache misses.
 		 */
 		if (i + 6 < pd.nrecs) {
-			size_t sz = u16(pd.data + pd.recs[i + 4].off + 6);
+			const char *ahead = at(&pd, pd.recs[i + 4].off);
+			size_t sz = u16(ahead + 6);
 
 			/* (Its own size would be one more miss to wait for:
 			 * records of one kind tend to have one size.) */
-			prefetch_head(pd.data + pd.recs[i + 6].off, sz);
-			__builtin_prefetch(pd.data + pd.recs[i + 4].off + sz - 8);
+			prefetch_head(at(&pd, pd.recs[i + 6].off), sz);
+			__builtin_prefetch(ahead + sz - 8);
 		}
 		err = kiln_perfdata_replay(&pd, r, i, regs);
 	}
@@ -1068,6 +1216,14 @@ replayed:
 	*p = *got;
 	*got = tmp;
 	kiln_prof_free(got);
+	/* Several events: the first that has samples is shown by default
+	 * (a hybrid CPU's `-e cycles` is two events, cpu_atom's often with
+	 * none). */
+	for (i = 1; c->n > 1 && i < p->ntypes; i++)
+		if (kiln_prof_total(p, i)) {
+			p->default_type = p->types[i].type;
+			break;
+		}
 	if (pd.cmdline)
 		kiln_prof_add_comment(p, pd.cmdline);
 	if (pd.hostname) {
@@ -1088,5 +1244,6 @@ replayed:
 out:
 	kiln_rec_free(r);
 	pd_release(&pd);
+	free(c);
 	return err;
 }

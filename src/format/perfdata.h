@@ -1,9 +1,10 @@
 /*
- * perf.data reader (format stage), the part its two files share:
- * perfdata.c reads the file (header, event attributes, feature sections,
- * the records in time order) and drives the whole; perfdata-replay.c finds
- * the binaries and kernel symbols the file names and replays each record
- * through capture/record.c.  Private to those two files.
+ * perf.data reader (format stage), the part its files share: perfdata.c
+ * reads the file (header, event attributes, feature sections, the records
+ * in time order) and drives the whole; perfdata-zstd.c inflates the
+ * records `perf record -z` compressed; perfdata-replay.c finds the
+ * binaries and kernel symbols the file names and replays each record
+ * through capture/record.c.  Private to those files.
  */
 #ifndef KILN_FORMAT_PERFDATA_H
 #define KILN_FORMAT_PERFDATA_H
@@ -40,7 +41,13 @@ struct attr {
 	bool regs_as_is;	/* regpos[j] == j: the file's layout is kiln's */
 	uint64_t *ids;
 	size_t nids;
+	uint64_t *last;		/* PERF_SAMPLE_READ: each id's last count
+				 * (NULL: none yet) */
 	char *name;		/* from EVENT_DESC, may be NULL */
+	/* Which value column of the profile its samples add to (each
+	 * event sampled has one, see kiln_perfdata_read()); -1: its
+	 * samples are left out (a dummy, or not the --event asked for). */
+	int col;
 };
 
 struct bid {
@@ -60,6 +67,16 @@ struct rref {
 };
 
 #define MAX_ATTRS 65535	/* event attributes a file may have */
+/* The largest period a sample may weigh: 2^48 nanoseconds are 78 hours,
+ * 2^48 cycles as long at 1 GHz.  Above it a profile's totals could pass
+ * 2^63 in a few thousand samples, which no pprof reader takes. */
+#define MAX_PERIOD (1ull << 48)
+
+/* Where the inflated bytes of a compressed record begin (for messages). */
+struct zseg {
+	size_t unz;		/* offset in pd->unz */
+	size_t file;		/* the compressed record's offset in the file */
+};
 
 struct pd {
 	const char *data;
@@ -75,23 +92,52 @@ struct pd {
 	size_t nrecs, recs_alloc;
 	uint64_t lost, unsupported;
 	struct kiln_buf scratch;	/* aligned copies of sample arrays */
+	const char *read_at;		/* the last sample's PERF_SAMPLE_READ
+					 * values, NULL: none */
 	struct kiln_buf path;		/* resolved file names */
 	struct kiln_map ksyms;		/* kallsyms text (data NULL: none) */
 	char *bid_dir;			/* perf's build-id cache */
+	/*
+	 * PERF_RECORD_COMPRESSED (perf record -z): what the compressed
+	 * records inflate to, one after another (perf compresses the ring
+	 * buffers as one zstd stream, and a record may be cut between two
+	 * compressed records).  A record offset at or past len is one in
+	 * here, at off - len (see at()).
+	 */
+	struct kiln_buf unz;
+	size_t unz_walked;		/* records before it have been noted */
+	void *zctx;			/* the ZSTD_DCtx of that stream */
+	struct zseg *zsegs;
+	size_t nzsegs, zsegs_alloc;
 };
+
+/* The bytes at record offset off: the file's or the inflated records'. */
+static inline const char *at(const struct pd *pd, uint64_t off)
+{
+	return off < pd->len ? pd->data + off : pd->unz.data + (off - pd->len);
+}
+
+/*
+ * "byte N" for record offset off, for messages; for a byte of the
+ * inflated records, N is the compressed record's that holds its start.
+ * Returns buf.
+ */
+const char *kiln_perfdata_where(const struct pd *pd, size_t off, char *buf,
+				size_t n);
 
 static inline int bad(struct pd *pd, size_t off, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static inline int bad(struct pd *pd, size_t off, const char *fmt, ...)
 {
-	char why[512];
+	char why[512], where[160];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	return kiln_diag(pd->d, "byte %zu: %s", off, why);
+	return kiln_diag(pd->d, "%s: %s",
+			 kiln_perfdata_where(pd, off, where, sizeof(where)), why);
 }
 
 static inline uint64_t u64(const char *p)
@@ -135,6 +181,21 @@ static inline bool is_dummy(const struct attr *a)
 {
 	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY;
 }
+
+/*
+ * Inflates the compressed record (PERF_RECORD_COMPRESSED or COMPRESSED2)
+ * of size bytes at file offset off onto pd->unz, in one stream with the
+ * ones before it.  0, -ENOMEM, or -EINVAL (pd->d says why: it does not
+ * inflate, or past kiln_input_limit() bytes in all).
+ */
+int kiln_perfdata_inflate(struct pd *pd, size_t off, uint32_t type,
+			  uint16_t size);
+/* Forgets the counts of PERF_SAMPLE_READ samples replayed so far (for
+ * a replay that starts again). */
+void kiln_perfdata_forget_counts(struct pd *pd);
+
+/* Frees what kiln_perfdata_inflate() made. */
+void kiln_perfdata_inflate_release(struct pd *pd);
 
 /* The event's name for the profile's sample type (buf holds n bytes). */
 const char *kiln_perfdata_event_name(const struct attr *a, char *buf, size_t n);

@@ -450,7 +450,9 @@ int kiln_prof_set_types_str(struct kiln_prof *p, const char *const *pairs,
 	if (!t)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		const char *slash = strchr(pairs[i], '/');
+		/* The last '/': a type may hold one (perf's PMU events,
+		 * "cpu_core/cycles/count"). */
+		const char *slash = strrchr(pairs[i], '/');
 		size_t tl = slash ? (size_t)(slash - pairs[i]) : strlen(pairs[i]);
 
 		t[i].type = kiln_prof_intern(p, pairs[i], tl);
