@@ -69,6 +69,14 @@ void kiln_agent_cpu_init(void);
  * fn's return until kiln_agent_thread_join() (it tears the thread down),
  * which such a thread needs.  0 or -errno.
  */
+/*
+ * Called by a thread of the program as it ends (pthread_exit(), the end
+ * of a thread kiln's pthread_create started): when it is the program's
+ * last, the process exits as it would without kiln's threads
+ * (lastthread.c).  Never from kiln's own threads (they return at once).
+ */
+void kiln_agent_thread_ending(void);
+
 int kiln_agent_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
 			    void *arg, bool detached);
 

@@ -269,6 +269,8 @@ static void unregister_self(void *arg)
 	struct kthread *t = arg;
 
 	kiln_agent_altstack_release();
+	if (t && !t->internal)
+		kiln_agent_thread_ending();
 	if (!t)
 		return;
 	disarm(t);
