@@ -395,13 +395,22 @@ int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
 	return KILN_EXIT_USAGE;
 }
 
+void kiln_cli_read_warning(const struct kiln_diag *d)
+{
+	/* Even with -q: it is about the data, not progress. */
+	if (d->warn[0])
+		fprintf(stderr, "kiln: warning: %s\n", d->warn);
+}
+
 int kiln_cli_read(const char *path, struct kiln_prof **out)
 {
 	struct kiln_diag d = { "" };
 	int err = kiln_read_profile(path, out, NULL, &d);
 
-	if (!err)
+	if (!err) {
+		kiln_cli_read_warning(&d);
 		return KILN_EXIT_OK;
+	}
 	if (err == -EINVAL)
 		kiln_cli_error("%s", d.msg);
 	else if (err == -ENOMEM)
