@@ -176,6 +176,9 @@ static int score_perfscript(const struct fmt_entry *e, const struct sniff *s)
 	 * -g where the header is right-aligned. */
 	if (line[0] == '\t' || has_time_stamp(line, ll))
 		return 70;
+	/* JSON's nesting and "key": [...] look like the shapes below. */
+	if (s->json)
+		return 0;
 	/* A header line, then indented frames. */
 	nl = line + ll;
 	if (nl < end && nl + 1 < end && (nl[1] == '\t' || nl[1] == ' ') &&
@@ -187,7 +190,7 @@ static int score_perfscript(const struct fmt_entry *e, const struct sniff *s)
 	/* A sample without frames (no -g) is one line each. */
 	if (memchr(line, ':', ll) && memchr(line, '[', ll))
 		return 30;
-	return s->json ? 0 : 5;
+	return 5;
 }
 
 /* collapsed: "frame;frame;frame COUNT" */
