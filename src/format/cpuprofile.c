@@ -43,6 +43,7 @@ struct cnode {
 	const json_t *frame;	/* callFrame (the node itself in "head" trees) */
 	uint32_t loc;		/* 0 until first used */
 	int kind;
+	long sample;		/* the model's sample of its stack, -1 none yet */
 };
 
 struct creader {
@@ -78,6 +79,7 @@ static int add_node(struct creader *r, int64_t id, const json_t *frame,
 	c->parent = parent;
 	c->frame = frame;
 	c->loc = 0;
+	c->sample = -1;
 	c->kind = K_FRAME;
 	if (!strcmp(fn, "(root)") || !strcmp(url, "native dummy.js"))
 		c->kind = K_SKIP;
@@ -282,6 +284,14 @@ static int add_sample(struct creader *r, size_t ni, int64_t ns,
 
 	if (r->n[ni].kind == K_IDLE)
 		return 0;
+	if (__builtin_add_overflow(r->total, (uint64_t)ns, &r->total) ||
+	    r->total > INT64_MAX)
+		return kiln_diag(d, "%sthe time adds up past 64 bits", where);
+	/* Most samples repeat a node: its stack is walked once. */
+	if (r->n[ni].sample >= 0) {
+		kiln_prof_add_to_sample(r->p, (size_t)r->n[ni].sample, v);
+		return 0;
+	}
 	for (cur = ni; cur != NONE; cur = r->n[cur].parent) {
 		if (++steps > r->nn)
 			return kiln_diag(d, "%snode %" PRId64 ": its parents make "
@@ -304,11 +314,9 @@ static int add_sample(struct creader *r, size_t ni, int64_t ns,
 	}
 	if (!depth)
 		return 0;
-	if (__builtin_add_overflow(r->total, (uint64_t)ns, &r->total) ||
-	    r->total > INT64_MAX)
-		return kiln_diag(d, "%sthe time adds up past 64 bits", where);
 	/* Walked from the leaf up: leaf first, as the model keeps stacks. */
-	kiln_prof_add_sample(r->p, r->stack, (uint32_t)depth, v, r->lset);
+	r->n[ni].sample = kiln_prof_add_sample(r->p, r->stack, (uint32_t)depth,
+					       v, r->lset);
 	return r->p->err;
 }
 
@@ -437,6 +445,14 @@ static double num(const json_t *obj, const char *key, double def)
 	return json_is_number(j) ? json_number_value(j) : def;
 }
 
+/* An integer member (pid, tid), 0 when it is none or beyond 2^53. */
+static int64_t inum(const json_t *obj, const char *key)
+{
+	int64_t v;
+
+	return kiln_json_int(json_object_get(obj, key), &v) ? v : 0;
+}
+
 static void event_key(const json_t *ev, char *key, size_t n)
 {
 	const json_t *id = json_object_get(ev, "id");
@@ -509,7 +525,13 @@ static int read_trace(struct creader *r, const json_t *events,
 			if (!strcmp(tp[j].key, key))
 				t = &tp[j];
 		if (strcmp(name, "ProfileChunk")) {
-			/* A Profile or CpuProfile (re)starts one. */
+			/* A Profile or CpuProfile (re)starts one.  Bounded:
+			 * each event looks the profiles up. */
+			if (!t && ntp == 4096) {
+				err = kiln_diag(d, "more than 4096 CPU profiles "
+						"in one trace");
+				break;
+			}
 			if (!t) {
 				t = &tp[ntp++];
 				snprintf(t->key, sizeof(t->key), "%s", key);
@@ -521,8 +543,8 @@ static int read_trace(struct creader *r, const json_t *events,
 					break;
 				}
 			}
-			t->pid = (int64_t)num(ev, "pid", 0);
-			t->tid = (int64_t)num(ev, "tid", 0);
+			t->pid = inum(ev, "pid");
+			t->tid = inum(ev, "tid");
 			t->start = num(data, "startTime", num(cp, "startTime", 0));
 			t->end = num(data, "endTime", num(cp, "endTime", 0));
 		}
@@ -552,8 +574,8 @@ static int read_trace(struct creader *r, const json_t *events,
 			const json_t *ev = json_array_get(events, i);
 
 			if (!strcmp(kiln_json_str(ev, "name", ""), "thread_name") &&
-			    (int64_t)num(ev, "pid", -1) == tp[j].pid &&
-			    (int64_t)num(ev, "tid", -1) == tp[j].tid)
+			    inum(ev, "pid") == tp[j].pid &&
+			    inum(ev, "tid") == tp[j].tid)
 				tname = kiln_json_str(json_object_get(ev, "args"),
 						      "name", NULL);
 		}

@@ -222,12 +222,16 @@ static int read_evented(struct sreader *r, const json_t *prof, size_t pi,
 		}
 		/* The stretch since the last event, for the frames open. */
 		if (i && depth) {
-			w = (int64_t)((json_number_value(at) - last) * scale + 0.5);
-			if (w < 0 || (double)w > 4611686018427387904.0) {
+			double x = (json_number_value(at) - last) * scale + 0.5;
+
+			/* Checked before the conversion, which is undefined
+			 * beyond int64_t's range. */
+			if (!(x >= 0 && x <= 4611686018427387904.0)) {
 				err = kiln_diag(d, "%s: a stretch of time beyond "
 						"2^62", where);
 				break;
 			}
+			w = (int64_t)x;
 			err = add(r, open, depth, k, w, d, where);
 			if (err)
 				break;
