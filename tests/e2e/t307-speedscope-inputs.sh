@@ -78,6 +78,13 @@ printf 'a;b 1\nnot a stack\nnor this\n' > "$T/mostly.txt"
 expect_status 2 "$KILN" top "$T/mostly.txt"
 has "$T/err" "read as collapsed: line 2: no count at the end of the line"
 
+# The JSON readers' library stays out of libkiln.so, which is loaded into
+# every profiled process (format/gzip.c is apart from the readers).
+if command -v readelf >/dev/null 2>&1; then
+    readelf -d "$KILN_LIB" > "$T/dyn"
+    hasnt "$T/dyn" 'NEEDED.*jansson'
+fi
+
 # node --cpu-prof of a script with known hot functions: hotAlpha does
 # twice hotBeta's work, both in spin().
 command -v node >/dev/null 2>&1 || skip "node is not installed (the rest passed)"
