@@ -139,6 +139,16 @@ bool kiln_agent_altstack_short(size_t need);
  * mode skips it or not.
  */
 bool kiln_agent_cpu_small_altstack(bool small);
+/*
+ * Stops CPU sampling for good, keeping what was taken (written as
+ * usual): every timer deleted, the wall ticker ended, no thread armed or
+ * given a stack from now on, no new profile started; why is logged and
+ * put in the profile's comment.  seccomp.c calls it before the program
+ * installs a seccomp filter.
+ */
+void kiln_agent_cpu_freeze(const char *why);
+/* Whether kiln_agent_cpu_freeze() was called. */
+bool kiln_agent_cpu_frozen(void);
 /* Threads seen with too small an alternate stack of their own. */
 uint64_t kiln_agent_cpu_small_altstacks(void);
 

@@ -126,8 +126,9 @@ int sigaltstack(const stack_t *ss, stack_t *old)
 		     ss->ss_size < KILN_ALTSTACK_MIN, was = false;
 	int rc, err;
 
-	/* Not signalled any more before the small stack is in place. */
-	if (small)
+	/* Not signalled any more before the small stack is in place
+	 * (none is, under a seccomp filter). */
+	if (small && !kiln_agent_cpu_frozen())
 		was = kiln_agent_cpu_small_altstack(true);
 	rc = sys_sigaltstack(ss, old);
 	err = errno;
@@ -135,7 +136,7 @@ int sigaltstack(const stack_t *ss, stack_t *old)
 		/* Looked at again by the next ensure(): the program's now,
 		 * or none. */
 		alt_checked = false;
-		if (rc ? small && !was : !small)
+		if (!kiln_agent_cpu_frozen() && (rc ? small && !was : !small))
 			kiln_agent_cpu_small_altstack(rc ? was : false);
 	}
 	errno = err;

@@ -98,6 +98,10 @@ static clockid_t thread_cpu_clock(pid_t tid)
 
 /* ---- threads and timers (normal context) ---- */
 
+/* kiln_agent_cpu_freeze(): why, NULL while sampling may go on. */
+static _Atomic(const char *) frozen;
+static bool wall_stopped;
+
 static int arm(struct kthread *t)
 {
 	struct sigevent sev;
@@ -105,7 +109,7 @@ static int arm(struct kthread *t)
 	int tid = atomic_load(&t->tid);
 
 	if (atomic_load(&t->armed) || t->internal || atomic_load(&t->small_alt) ||
-	    engine != KILN_ENGINE_THREAD_TIMERS)
+	    atomic_load(&frozen) || engine != KILN_ENGINE_THREAD_TIMERS)
 		return 0;
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -295,6 +299,10 @@ static void *trampoline(void *p)
 	uint64_t tp = 0;
 
 	start_put(s);
+	/* Under the program's seccomp filter: nothing of kiln's here, not
+	 * even gettid (seccomp.c). */
+	if (atomic_load(&frozen) && !internal)
+		return fn(arg);
 	/* kiln's own thread: its allocations are never the program's
 	 * (for good; the threads it creates are kiln's too). */
 	if (internal)
@@ -937,6 +945,39 @@ uint64_t kiln_agent_cpu_small_altstacks(void)
 	return atomic_load(&small_alts);
 }
 
+void kiln_agent_cpu_freeze(const char *why)
+{
+	const char *none = NULL;
+	size_t i;
+
+	if (!atomic_compare_exchange_strong(&frozen, &none, why))
+		return;
+	pthread_mutex_lock(&state_lock);
+	if (atomic_load(&kcpu_active)) {
+		if (engine == KILN_ENGINE_ITIMER) {
+			struct itimerval zero = { { 0, 0 }, { 0, 0 } };
+
+			setitimer(ITIMER_PROF, &zero, NULL);
+		}
+		if (engine == KILN_ENGINE_WALL && !wall_stopped) {
+			kiln_agent_wall_stop();
+			wall_stopped = true;
+		}
+		pthread_mutex_lock(&reg_lock);
+		for (i = 0; i < atomic_load(&kcpu_threads_hw); i++)
+			disarm(&kcpu_threads[i]);
+		pthread_mutex_unlock(&reg_lock);
+	}
+	pthread_mutex_unlock(&state_lock);
+	kiln_agent_log(KILN_LOG_INFO, "%s: CPU sampling stops here (its system "
+		       "calls could be forbidden); what was taken is kept", why);
+}
+
+bool kiln_agent_cpu_frozen(void)
+{
+	return atomic_load(&frozen) != NULL;
+}
+
 /* Thread tid's slot, taken for it if it has none (a thread kiln did not
  * see start, signalled from outside: its handler learns its stack top). */
 static struct kthread *slot_for(pid_t tid)
@@ -993,6 +1034,10 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 
 	if (hz <= 0 || hz > 100000)
 		return -EINVAL;
+	if (atomic_load(&frozen)) {
+		kiln_agent_log(KILN_LOG_ERROR, "no CPU profile: %s", atomic_load(&frozen));
+		return -EPERM;
+	}
 	pthread_mutex_lock(&state_lock);
 	if (atomic_load(&kcpu_active) || agg) {
 		err = -EBUSY;
@@ -1430,8 +1475,9 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 		setitimer(ITIMER_PROF, &zero, NULL);
 	}
 	/* No tick after this: the ticker's signals stop with it. */
-	if (engine == KILN_ENGINE_WALL)
+	if (engine == KILN_ENGINE_WALL && !wall_stopped)
 		kiln_agent_wall_stop();
+	wall_stopped = false;
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < atomic_load(&kcpu_threads_hw); i++)
 		disarm(&kcpu_threads[i]);
@@ -1459,14 +1505,20 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 			       atomic_load(&kcpu_dropped));
 	/* What the profile misses, said in it too. */
 	note[0] = '\0';
+	if (atomic_load(&frozen))
+		snprintf(note, sizeof(note), "kiln: sampling stopped early: %s",
+			 atomic_load(&frozen));
 	if (atomic_load(&small_alts) || atomic_load(&kcpu_short_stack)) {
-		snprintf(note, sizeof(note), "kiln: not sampled: %" PRIu64 " thread(s) "
+		snprintf(note + strlen(note), sizeof(note) - strlen(note),
+			 "%skiln: not sampled: %" PRIu64 " thread(s) "
 			 "while on an alternate signal stack of their own smaller "
 			 "than %d KiB; %" PRIu64 " sample(s) dropped on one",
-			 atomic_load(&small_alts), KILN_ALTSTACK_MIN / 1024,
+			 note[0] ? "; " : "", atomic_load(&small_alts),
+			 KILN_ALTSTACK_MIN / 1024,
 			 atomic_load(&kcpu_short_stack));
-		kiln_agent_log(KILN_LOG_INFO, "%s", note + 6);
 	}
+	if (note[0])
+		kiln_agent_log(KILN_LOG_INFO, "%s", note + 6);
 	madvise(kcpu_ring, RING_BYTES, MADV_DONTNEED);
 	kiln_htab_release(&tid_index);
 	free(tids);

@@ -151,7 +151,9 @@ void kiln_agent_thread_ending(void)
 	long ours = 0, all;
 	size_t i, hw = atomic_load(&kcpu_threads_hw);
 
-	if (kcpu_self && kcpu_self->internal)
+	/* Under the program's seccomp filter kiln makes no system call in
+	 * its threads (seccomp.c). */
+	if ((kcpu_self && kcpu_self->internal) || kiln_agent_cpu_frozen())
 		return;
 	/* Without a thread of kiln's, glibc's own count does the work. */
 	for (i = 0; i < hw; i++)
