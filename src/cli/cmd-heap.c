@@ -137,7 +137,7 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	struct timespec nap = { 0, 50000000 };
 	struct kiln_buf pre = KILN_BUF_INIT;
 	double t0 = kiln_cli_now();
-	struct sigaction sa, old_int, old_term;
+	struct sigaction sa, old_int, old_term, old_hup;
 	int status = 0;
 	pid_t pid;
 
@@ -151,6 +151,9 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	/* A closed terminal (SIGHUP) ends the program as SIGTERM does, and
+	 * kiln still writes what it traced. */
+	sigaction(SIGHUP, &sa, &old_hup);
 	pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -161,6 +164,7 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	if (pid == 0) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		setenv("LD_PRELOAD", pre.data, 1);
 		setenv("KILN_HEAP_TRACE", trace, 1);
 		setenv("KILN_HEAP_SAMPLE", sample, 1);
@@ -169,6 +173,9 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 		_exit(127);
 	}
 	kiln_buf_release(&pre);
+	/* `kiln heap ... | head`: the summary's reader may go away; the
+	 * files are written all the same (a write to it fails instead). */
+	signal(SIGPIPE, SIG_IGN);
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 
@@ -188,6 +195,7 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 	*secs = kiln_cli_now() - t0;
 	return status;
 }
@@ -552,8 +560,9 @@ static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 			"then '%s.old.N' for N = 2 to %d, in the order they ran\n",
 			execs, trace, trace, execs);
 	if (!quiet)
-		fprintf(stderr, "\nkiln: wrote '%s.heap.pb.gz'%s (trace '%s')\n",
-			prefix, err ? "" : ", timeline in '.heap.svg'", trace);
+		fprintf(stderr, "\nkiln: wrote '%s.heap.pb.gz'%s%s%s (trace '%s')\n",
+			prefix, err ? "" : ", timeline in '", err ? "" : prefix,
+			err ? "" : ".heap.svg'", trace);
 	rc = KILN_EXIT_OK;
 out:
 	free(so);
