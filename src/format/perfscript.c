@@ -119,6 +119,7 @@ struct hdr {
 	size_t ident_len;
 	int64_t pid, tid;
 	bool has_pid, has_tid;
+	bool has_time;		/* perf script -F without time: none */
 	int64_t time_ns;
 	int64_t period;
 	bool has_period;
@@ -180,6 +181,33 @@ static bool is_cpu(const char *s, size_t n)
 	       all_digits(s + 1, n - 2);
 }
 
+/* "2023-01-02" or "10:11:12.123456": perf script -F +tod, before the time. */
+static bool is_tod(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 10 && s[4] == '-' && s[7] == '-')
+		return all_digits(s, 4) && all_digits(s + 5, 2) &&
+		       all_digits(s + 8, 2);
+	if (n < 8 || s[2] != ':' || s[5] != ':')
+		return false;
+	for (i = 0; i < n; i++)
+		if (!is_digit(s[i]) && i != 2 && i != 5 && !(i == 8 && s[i] == '.'))
+			return false;
+	return true;
+}
+
+/* "1234" or "1234/1235": what perf prints for -F pid, tid or both. */
+static bool is_pidtid_tok(const char *s, size_t n)
+{
+	const char *slash = memchr(s, '/', n);
+
+	if (!slash)
+		return all_digits(s, n);
+	return all_digits(s, (size_t)(slash - s)) &&
+	       all_digits(slash + 1, n - (size_t)(slash - s) - 1);
+}
+
 /* "1234" or "1234/1235" */
 static bool is_pidtid(const char *s, size_t n, struct hdr *h)
 {
@@ -198,54 +226,31 @@ static bool is_pidtid(const char *s, size_t n, struct hdr *h)
 	return true;
 }
 
+/* "cycles:", "cpu-clock:pppH:", "sched:sched_switch:": an event name. */
+static bool is_event_tok(const char *s, size_t n)
+{
+	/* "VM:" and "VCPU:" (perf -F +machine_pid,+vcpu) label a number. */
+	if ((n == 3 && !memcmp(s, "VM:", 3)) || (n == 5 && !memcmp(s, "VCPU:", 5)))
+		return false;
+	return n > 1 && s[n - 1] == ':' && !memchr(s, '=', n);
+}
+
 #define MAX_TOKS 64
 
 /*
- * Parses a header line [s, e).  The time stamp is the anchor: the first
- * token "DIGITS.DIGITS:" not at the start; before it an optional "[CPU]"
- * and an optional PID/TID, and the command name is all that comes before
- * (it may contain spaces).  After it an optional period and the event,
- * which ends with ':'.  False if there is no time stamp.
+ * Fills h's comm, pid/tid and ident from the tokens [0, k) that stand
+ * before the cpu, time or event: the last one may be PID[/TID], the command
+ * name is all the rest (it may contain spaces).
  */
-static bool parse_header(const char *s, const char *e, struct hdr *h)
+static void header_start(const char *s, const char **ts, const char **te,
+			 size_t k, struct hdr *h)
 {
-	const char *ts[MAX_TOKS], *te[MAX_TOKS];
-	const char *q = s;
-	size_t nt = 0, i, t = 0, k;
-	bool found = false;
-
-	memset(h, 0, sizeof(*h));
-	/* Tokenize up to the time stamp (the command may have spaces). */
-	while (q < e && nt < MAX_TOKS) {
-		while (q < e && is_ws(*q))
-			q++;
-		if (q == e)
-			break;
-		ts[nt] = q;
-		while (q < e && !is_ws(*q))
-			q++;
-		te[nt] = q;
-		if (is_time(ts[nt], (size_t)(te[nt] - ts[nt]), &h->time_ns)) {
-			t = nt++;
-			found = true;
-			break;
-		}
-		nt++;
-	}
-	if (!found)
-		return false;
-	k = t;
-	if (k > 0 && is_cpu(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])))
+	h->ident = s;
+	h->ident_len = k > 0 ? (size_t)(te[k - 1] - s) : 0;
+	if (k > 0 && is_pidtid(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1]), h))
 		k--;
-	if (k > 0 && is_pidtid(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1]), h)) {
-		k--;
-		h->ident = s;
-		h->ident_len = (size_t)(te[k] - s);
-	} else {
+	else
 		h->has_pid = h->has_tid = false;
-		h->ident = s;
-		h->ident_len = k > 0 ? (size_t)(te[k - 1] - s) : 0;
-	}
 	if (k > 0) {
 		const char *cs = s, *ce = te[k - 1];
 
@@ -254,6 +259,104 @@ static bool parse_header(const char *s, const char *e, struct hdr *h)
 		h->comm = cs;
 		h->comm_len = (size_t)(ce - cs);
 	}
+}
+
+/* Sets h's event from the token [a, b) that ends with ':'. */
+static void set_event(const char *a, const char *b, struct hdr *h)
+{
+	const char *colon;
+
+	b--;
+	/* cpu-clock:pppH -> cpu-clock; sched:sched_switch stays. */
+	colon = memrchr(a, ':', (size_t)(b - a));
+	if (colon && is_modifiers(colon + 1, (size_t)(b - colon - 1)))
+		b = colon;
+	h->event = a;
+	h->event_len = (size_t)(b - a);
+}
+
+/*
+ * Parses a header line [s, e).  perf prints the fields in one order
+ * whatever the order of -F:
+ *
+ *     [COMM] [PID[/TID]] [[CPU]] [DATE CLOCK] [TIME:] [PERIOD] [EVENT:] REST
+ *
+ * The time stamp, "DIGITS.DIGITS:", is the anchor where there is one; the
+ * command name is all that comes before the optional fields (it may
+ * contain spaces).  Without a time (perf script -F without time, perf
+ * before 3.x printed none by default) the event, the first token ending
+ * with ':' after a number or a [CPU], is the anchor; a number just before
+ * it is the period where another number or a [CPU] precedes it, else the
+ * pid.  False if the line has neither.
+ */
+static bool parse_header(const char *s, const char *e, struct hdr *h)
+{
+	const char *ts[MAX_TOKS], *te[MAX_TOKS];
+	const char *q = s;
+	size_t nt = 0, i, t = 0, k;
+	long ev = -1, first_ev = -1;
+	bool found = false;
+
+	memset(h, 0, sizeof(*h));
+	/* Tokenize up to the time stamp or an event after a number. */
+	while (q < e && nt < MAX_TOKS) {
+		size_t n;
+
+		while (q < e && is_ws(*q))
+			q++;
+		if (q == e)
+			break;
+		ts[nt] = q;
+		while (q < e && !is_ws(*q))
+			q++;
+		te[nt] = q;
+		n = (size_t)(te[nt] - ts[nt]);
+		if (is_time(ts[nt], n, &h->time_ns)) {
+			t = nt++;
+			found = true;
+			break;
+		}
+		if (ev < 0 && is_event_tok(ts[nt], n)) {
+			if (nt > 0 && (is_pidtid_tok(ts[nt - 1], (size_t)(te[nt - 1] - ts[nt - 1])) ||
+				       is_cpu(ts[nt - 1], (size_t)(te[nt - 1] - ts[nt - 1]))))
+				ev = (long)nt;
+			else if (first_ev < 0)
+				first_ev = (long)nt;
+		}
+		nt++;
+	}
+	if (!found) {
+		/* No time stamp: the event is the anchor. */
+		if (ev < 0)
+			ev = first_ev;
+		if (ev < 0)
+			return false;
+		k = (size_t)ev;
+		if (k >= 2 && all_digits(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])) &&
+		    (is_cpu(ts[k - 2], (size_t)(te[k - 2] - ts[k - 2])) ||
+		     is_pidtid_tok(ts[k - 2], (size_t)(te[k - 2] - ts[k - 2])))) {
+			if (!parse_dec(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1]),
+				       &h->period))
+				return false;
+			h->has_period = true;
+			k--;
+		}
+		if (k > 0 && is_cpu(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])))
+			k--;
+		header_start(s, ts, te, k, h);
+		set_event(ts[ev], te[ev], h);
+		q = te[ev];
+		goto rest;
+	}
+	h->has_time = true;
+	k = t;
+	/* -F +tod: "2023-01-02 10:11:12.123456" before the time. */
+	for (i = 0; i < 2 && k > 0 &&
+	     is_tod(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])); i++)
+		k--;
+	if (k > 0 && is_cpu(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])))
+		k--;
+	header_start(s, ts, te, k, h);
 	/* After the time: [PERIOD] [EVENT:] REST */
 	q = te[t];
 	for (i = 0; i < 2; i++) {
@@ -273,22 +376,13 @@ static bool parse_header(const char *s, const char *e, struct hdr *h)
 			h->has_period = true;
 			continue;
 		}
-		if (b[-1] == ':' && b - a > 1) {
-			const char *colon;
-
-			b--;
-			/* cpu-clock:pppH -> cpu-clock; sched:sched_switch stays. */
-			colon = memrchr(a, ':', (size_t)(b - a));
-			if (colon && is_modifiers(colon + 1,
-						  (size_t)(b - colon - 1)))
-				b = colon;
-			h->event = a;
-			h->event_len = (size_t)(b - a);
-		} else {
+		if (b[-1] == ':' && b - a > 1)
+			set_event(a, b, h);
+		else
 			q = a;	/* not an event: the rest starts here */
-		}
 		break;
 	}
+rest:
 	while (q < e && is_ws(*q))
 		q++;
 	h->rest = q;
@@ -464,13 +558,18 @@ static inline const char *next_line(const struct reader *r, const char *s,
 	return nl ? nl + 1 : NULL;
 }
 
-/* "file.c:123" or "[kernel.kallsyms][ffffffff81000c82]" (perf -F +srcline). */
+/*
+ * "file.c:123", "??:0" or "[kernel.kallsyms][ffffffff81000c82]": the line
+ * perf -F +srcline prints after a frame.
+ */
 static bool parse_srcline(const char *s, const char *e, const char **file,
 			  size_t *flen, int64_t *line)
 {
 	const char *colon;
 
-	if (s < e && *s == '[' && e[-1] == ']') {
+	/* "[kernel.kallsyms][ffffffff81000c82]", "libc.so.6[27b25]": perf
+	 * found no line, only the module and offset. */
+	if (s < e && e[-1] == ']' && memchr(s, '[', (size_t)(e - s))) {
 		*flen = 0;
 		*line = 0;
 		return true;
@@ -536,6 +635,12 @@ static uint32_t make_location(struct reader *r, const char *s, const char *e,
 
 	if (n > 16)
 		return 0;
+	/* "IP SYM (DSO) => TARGET SYM (DSO)" (branch samples): the sample
+	 * is the branch's source. */
+	q = memmem(s, (size_t)(e - s), " => ", 4);
+	if (q)
+		for (e = q; e > s && is_ws(e[-1]); e--)
+			;
 	for (i = 0; i < n; i++)
 		addr = addr << 4 | (uint64_t)hexval(s[i]);
 	sym = s + n;
@@ -682,28 +787,6 @@ static uint32_t thread_labels(struct reader *r, const struct hdr *h)
 	return id;
 }
 
-/* First pass: the events named by the headers. */
-static int scan_events(struct reader *r)
-{
-	const char *s = r->data, *e, *next;
-	struct hdr h;
-	int err;
-
-	for (; s; s = next) {
-		next = next_line(r, s, &e);
-		if (s == e || *s == '\t' || *s == '#')
-			continue;
-		if (!parse_header(s, e, &h))
-			continue;
-		if (h.time_ns < r->t_min)
-			r->t_min = h.time_ns;
-		err = event_add(&r->ev, &h);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 /*
  * The thread's label set lset with the label time: the header's time
  * since the first sample's, in buckets (docs/formats.md).
@@ -770,18 +853,64 @@ static int flush(struct reader *r, const struct hdr *h, const char *hf,
 		r->p->period = h->period;
 		r->have_period = true;
 	}
-	if (h->time_ns < r->t_min)
-		r->t_min = h->time_ns;
-	if (h->time_ns > r->t_max)
-		r->t_max = h->time_ns;
-	lset = time_labels(r, thread_labels(r, h), h->time_ns);
+	lset = thread_labels(r, h);
+	if (h->has_time) {
+		if (h->time_ns < r->t_min)
+			r->t_min = h->time_ns;
+		if (h->time_ns > r->t_max)
+			r->t_max = h->time_ns;
+		lset = time_labels(r, lset, h->time_ns);
+	}
 	kiln_prof_add_sample(r->p, r->stack, (uint32_t)r->depth, r->values,
 			     lset);
 	r->depth = 0;
 	return r->p->err;
 }
 
-static int read_samples(struct reader *r)
+/*
+ * Lines perf prints inside a sample that are no frame: a branch stack
+ * (-F +brstack: "0x4005b1/0x400577/P/-/-/0 ...", +brstacksym:
+ * "main+0x1a/f+0x0/P/-/-/0 ..."), a branch's target ("=> ...").
+ */
+static bool is_branch_line(const char *q, const char *e)
+{
+	const char *te = q;
+
+	if (e - q >= 2 && q[0] == '=' && q[1] == '>')
+		return true;
+	while (te < e && !is_ws(*te))
+		te++;
+	return (te - q > 2 && q[0] == '0' && q[1] == 'x' &&
+		memchr(q, '/', (size_t)(te - q))) ||
+	       memmem(q, (size_t)(te - q), "/P/", 3) ||
+	       memmem(q, (size_t)(te - q), "/M/", 3) ||
+	       memmem(q, (size_t)(te - q), "/-/-/", 5);
+}
+
+/* A header line with a time stamp: one that no frame line can be. */
+static bool is_time_header(const char *s, const char *e)
+{
+	struct hdr h;
+
+	return parse_header(s, e, &h) && h.has_time;
+}
+
+/*
+ * Reads the samples.  With scan set, the first pass: only the headers'
+ * events and times are gathered (the sample types must be known before
+ * the first sample is added); errors are left for the second pass, which
+ * walks the same lines the same way.
+ *
+ * Which line is what: a tab-indented line inside a sample is a frame (the
+ * hot path: perf never indents a header with a tab).  Inside a sample
+ * whose header printed no sampled address (a -g callchain follows), a
+ * space-indented line that looks like "ADDR ..." is a frame too, and so
+ * is a line that is not indented at all but looks like "ADDR SYM (DSO)"
+ * (old perf printed frames so), unless it is a header with a time stamp.
+ * Other lines are headers, srcline lines after a frame, branch stacks
+ * (skipped) or errors.
+ */
+static int walk(struct reader *r, bool scan)
 {
 	const char *s = r->data, *e, *next, *hf = NULL, *hf_end = NULL;
 	struct hdr h, nh;
@@ -789,70 +918,55 @@ static int read_samples(struct reader *r)
 	size_t lineno = 0, hline = 0, nsamples = 0;
 	int err;
 
+	memset(&h, 0, sizeof(h));
 	for (; s; s = next) {
 		const char *q;
+		bool chain;
 
 		lineno++;
 		next = next_line(r, s, &e);
-		if (s < e && *s == '\t') {
-			/* The hot path: a frame line of a -g callchain. */
-			q = s + 1;
-			while (q < e && is_ws(*q))
-				q++;
-			if (q == e)
-				goto blank;
-			if (!in_sample)
-				return kiln_diag(r->d, "line %zu: a stack frame line "
-						 "before any sample header", lineno);
-			if (looks_frame(q, e)) {
-				uint32_t loc = frame_location(r, q, e, next);
-
-				if (!loc)
-					goto bad_frame;
-				if (push(r, loc))
-					return -ENOMEM;
-				after_frame = true;
-				continue;
-			}
-			goto srcline;
-		}
 		q = s;
 		while (q < e && is_ws(*q))
 			q++;
 		if (q == e)
 			goto blank;
+		if (*s == '\t' && in_sample) {
+			/* The hot path: a frame line of a -g callchain. */
+			if (looks_frame(q, e))
+				goto frame;
+			goto other;
+		}
 		if (*s == '#')
 			continue;
+		chain = in_sample && !hf;
+		if (chain && looks_frame(q, e) &&
+		    (q != s || e[-1] == ')') && !is_time_header(s, e))
+			goto frame;
 		is_hdr = parse_header(s, e, &nh);
-		if (q != s && in_sample && !is_hdr) {
-			/* An indented line that is not a header. */
-			if (looks_frame(q, e)) {
-				uint32_t loc = frame_location(r, q, e, next);
-
-				if (!loc)
-					goto bad_frame;
-				if (push(r, loc))
-					return -ENOMEM;
-				after_frame = true;
-				continue;
-			}
-			goto srcline;
+		if (!is_hdr && in_sample) {
+			if (q != s && looks_frame(q, e))
+				goto frame;
+			goto other;
 		}
 		/* A header line: the previous sample (without -g there are no
 		 * blank lines between samples) ends here. */
 		if (in_sample) {
-			err = flush(r, &h, hf, hf_end, hline);
-			if (err)
-				return err;
+			if (!scan) {
+				err = flush(r, &h, hf, hf_end, hline);
+				if (err)
+					return err;
+			}
 			nsamples++;
 		}
 		if (!is_hdr) {
-			if (q != s)
+			if (scan)
+				continue;
+			if (*s == '\t' || (q != s && looks_frame(q, e)))
 				return kiln_diag(r->d, "line %zu: a stack frame line "
 						 "before any sample header", lineno);
-			return kiln_diag(r->d, "line %zu: not a sample header: no "
-					 "time stamp (expected 'COMM PID TIME: "
-					 "[PERIOD] EVENT: ...')", lineno);
+			return kiln_diag(r->d, "line %zu: not a sample header "
+					 "(expected 'COMM PID [TIME:] [PERIOD] "
+					 "EVENT: ...')", lineno);
 		}
 		h = nh;
 		in_sample = true;
@@ -863,8 +977,33 @@ static int read_samples(struct reader *r)
 			hf = h.rest;
 			hf_end = h.rest + h.rest_len;
 		}
+		if (scan) {
+			if (h.has_time && h.time_ns < r->t_min)
+				r->t_min = h.time_ns;
+			err = event_add(&r->ev, &h);
+			if (err)
+				return err;
+		}
 		continue;
-srcline:
+frame:
+		after_frame = true;
+		if (scan)
+			continue;
+		{
+			uint32_t loc = frame_location(r, q, e, next);
+
+			if (!loc) {
+				if (r->p->err)
+					return r->p->err;
+				return kiln_diag(r->d, "line %zu: cannot parse the "
+						 "stack frame (expected 'ADDRESS "
+						 "SYMBOL (DSO)')", lineno);
+			}
+			if (push(r, loc))
+				return -ENOMEM;
+		}
+		continue;
+other:
 		{
 			const char *f, *qe = e;
 			size_t fl;
@@ -876,32 +1015,34 @@ srcline:
 				after_frame = false;
 				continue;
 			}
+			if (is_branch_line(q, qe))
+				continue;
+			if (scan)
+				continue;
 			return kiln_diag(r->d, "line %zu: not a stack frame "
 					 "(expected 'ADDRESS SYMBOL (DSO)')", lineno);
 		}
 blank:
 		if (in_sample) {
-			err = flush(r, &h, hf, hf_end, hline);
-			if (err)
-				return err;
+			if (!scan) {
+				err = flush(r, &h, hf, hf_end, hline);
+				if (err)
+					return err;
+			}
 			nsamples++;
 		}
 		in_sample = false;
 		after_frame = false;
-		continue;
-bad_frame:
-		if (r->p->err)
-			return r->p->err;
-		return kiln_diag(r->d, "line %zu: cannot parse the stack frame "
-				 "(expected 'ADDRESS SYMBOL (DSO)')", lineno);
 	}
 	if (in_sample) {
-		err = flush(r, &h, hf, hf_end, hline);
-		if (err)
-			return err;
+		if (!scan) {
+			err = flush(r, &h, hf, hf_end, hline);
+			if (err)
+				return err;
+		}
 		nsamples++;
 	}
-	if (!nsamples)
+	if (!nsamples && !scan)
 		return kiln_diag(r->d, "line %zu: no samples (expected the output "
 				 "of 'perf script')", lineno ? lineno : 1);
 	return 0;
@@ -925,7 +1066,7 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	r.t_max = INT64_MIN;
 	if (!len)
 		return kiln_diag(d, "line 1: no samples (the input is empty)");
-	err = scan_events(&r);
+	err = walk(&r, true);
 	if (err)
 		goto out;
 	if (!r.ev.n) {
@@ -956,7 +1097,7 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	err = p->err;
 	if (err)
 		goto out;
-	err = read_samples(&r);
+	err = walk(&r, false);
 	if (!err && r.t_max > r.t_min)
 		p->duration_nanos = r.t_max - r.t_min;
 	if (!err)

@@ -205,6 +205,10 @@ enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
 
 		while (e > line && (e[-1] == '\r' || e[-1] == ' '))
 			e--;
+		/* perf script without time whose header ends with the event
+		 * ("java 19983 cycles:"), frames not indented (old perf). */
+		if (e > line && e[-1] == ':')
+			return KILN_FMT_PERF_SCRIPT;
 		while (e > line && e[-1] >= '0' && e[-1] <= '9')
 			e--;
 		if (e > line && e < line + ll && e[-1] == ' ')

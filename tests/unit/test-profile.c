@@ -125,7 +125,7 @@ static void test_top(void **state)
 	struct kiln_prof *p = make();
 	struct kiln_top t;
 
-	assert_int_equal(kiln_top_build(&t, p, 0, false, false), 0);
+	assert_int_equal(kiln_top_build(&t, p, 0, KILN_TOP_FUNCTIONS, false), 0);
 	assert_int_equal(t.total, 16);
 	assert_string_equal(kiln_prof_str(p, t.rows[0].name), "a");
 	assert_int_equal(row(&t, p, "a", false), 10);
@@ -137,7 +137,7 @@ static void test_top(void **state)
 	assert_int_equal(row(&t, p, "rec", true), 2);
 	assert_int_equal(row(&t, p, "rec", false), 2);
 	kiln_top_release(&t);
-	assert_int_equal(kiln_top_build(&t, p, 1, false, true), 0);
+	assert_int_equal(kiln_top_build(&t, p, 1, KILN_TOP_FUNCTIONS, true), 0);
 	assert_string_equal(kiln_prof_str(p, t.rows[0].name), "main");
 	kiln_top_release(&t);
 	kiln_prof_free(p);
