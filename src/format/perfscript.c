@@ -577,6 +577,11 @@ static bool parse_srcline(const char *s, const char *e, const char **file,
 	colon = memrchr(s, ':', (size_t)(e - s));
 	if (!colon || colon == s || !all_digits(colon + 1, (size_t)(e - colon - 1)))
 		return false;
+	if (colon - s == 2 && s[0] == '?' && s[1] == '?') {
+		*flen = 0;	/* "??:0": no line found */
+		*line = 0;
+		return true;
+	}
 	*file = s;
 	*flen = (size_t)(colon - s);
 	if (!parse_dec(colon + 1, (size_t)(e - colon - 1), line))
