@@ -932,6 +932,12 @@ static int walk(struct reader *r, bool scan)
 
 		lineno++;
 		next = next_line(r, s, &e);
+		if (scan && in_sample && *s == '\t' && !is_ws(e[-1])) {
+			/* The first pass only needs headers: a frame line (or
+			 * a srcline, no matter which) is passed over unread. */
+			after_frame = true;
+			continue;
+		}
 		q = s;
 		while (q < e && is_ws(*q))
 			q++;
