@@ -69,6 +69,14 @@ void kiln_agent_cpu_init(void);
  * fn's return until kiln_agent_thread_join() (it tears the thread down),
  * which such a thread needs.  0 or -errno.
  */
+/*
+ * Called by a thread of the program as it ends (pthread_exit(), the end
+ * of a thread kiln's pthread_create started): when it is the program's
+ * last, the process exits as it would without kiln's threads
+ * (lastthread.c).  Never from kiln's own threads (they return at once).
+ */
+void kiln_agent_thread_ending(void);
+
 int kiln_agent_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
 			    void *arg, bool detached);
 
@@ -110,6 +118,29 @@ void kiln_agent_fork_init(void);
  */
 bool kiln_agent_altstack_ensure(void);
 void kiln_agent_altstack_release(void);
+
+/*
+ * The least alternate stack a thread of the program may have and still
+ * be signalled for samples: the kernel's frame (up to ~11 KiB with
+ * AVX-512 and AMX state), the handler and the unwinder.  A thread that
+ * sets a smaller one (sigaltstack(), interposed) is not sampled while it
+ * has it.
+ */
+#define KILN_ALTSTACK_MIN (32 * 1024)
+/*
+ * Whether the handler runs on an alternate stack with less than `need`
+ * bytes left below it (the program's, set behind sigaltstack()'s
+ * interposer): the sample is then dropped.  Async-signal-safe.
+ */
+bool kiln_agent_altstack_short(size_t need);
+/*
+ * cpu.c: the calling thread set its own alternate stack, too small for a
+ * sample (small) or not: its CPU timer is disarmed or armed again, wall
+ * mode skips it or not.
+ */
+bool kiln_agent_cpu_small_altstack(bool small);
+/* Threads seen with too small an alternate stack of their own. */
+uint64_t kiln_agent_cpu_small_altstacks(void);
 
 struct sigaction;
 /* Whether act installs the agent's own SIGPROF handler. */
@@ -183,7 +214,9 @@ int kiln_agent_threads_snapshot(struct kiln_prof **out);
  */
 int kiln_agent_sigprof_to(pid_t pid, pid_t tid, int value);
 
-/* Whether tid is one of kiln's own threads (never sampled). */
+/* Whether tid is never signalled nor sampled: one of kiln's own
+ * threads, or one whose own alternate stack is too small for a sample
+ * (KILN_ALTSTACK_MIN). */
 bool kiln_agent_cpu_internal(pid_t tid);
 /* Adds weight ns to what running thread tid's next wall sample (its
  * handler's) weighs; false for a thread of kiln's. */

@@ -6,20 +6,39 @@
  * a thread running close to its stack limit (deep recursion, small
  * thread stacks, a language runtime's green stacks) is never pushed over
  * it by a sample.  A thread of the program that has no alternate stack
- * gets one of kiln's when it is first seen (its start, the start of a
- * profile, or its first sample); one the program set is left as it is,
- * and the handler runs on that.  Kiln's stack is unmapped when the thread
- * ends, unless the program has replaced it meanwhile.
+ * gets one of kiln's when it starts (or, started before kiln, when it
+ * is first seen: the start of a profile, its first sample); one the
+ * program set is left as it is, and the handler runs on that.  Kiln's
+ * stack is unmapped when the thread ends, unless the program has replaced
+ * it meanwhile.
+ *
+ * A program's own alternate stack may be tiny (MINSIGSTKSZ is 2 KiB):
+ * the kernel's frame and the handler would overflow it into whatever
+ * lies below (the program's heap), or the kernel kills the process with
+ * SIGSEGV when its frame does not fit.  sigaltstack() is interposed: a
+ * thread that sets one smaller than KILN_ALTSTACK_MIN is not signalled
+ * while it has it (cpu.c, wall.c), and the handler drops a sample that
+ * finds itself on such a stack anyway (set by a raw system call).
  *
  * kiln_agent_altstack_ensure() is async-signal-safe (sigaltstack and mmap
- * are plain system calls), so the handler may call it.
+ * are plain system calls), so the handler may call it.  kiln's own calls
+ * are system calls, never the interposer.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
+
+static int sys_sigaltstack(const stack_t *ss, stack_t *old)
+{
+	return (int)syscall(SYS_sigaltstack, ss, old);
+}
 
 /* Room for the kernel's frame (up to ~10 KiB with AVX-512 state), the
  * handler and the unwinder, many times over; only touched pages cost. */
@@ -37,7 +56,7 @@ bool kiln_agent_altstack_ensure(void)
 
 	if (alt_checked)
 		return true;
-	if (sigaltstack(NULL, &cur))
+	if (sys_sigaltstack(NULL, &cur))
 		return false;
 	if (!(cur.ss_flags & SS_DISABLE)) {
 		alt_checked = true;
@@ -53,7 +72,7 @@ bool kiln_agent_altstack_ensure(void)
 	ss.ss_sp = (char *)m + ALT_GUARD;
 	ss.ss_size = ALT_SIZE;
 	ss.ss_flags = 0;
-	if (sigaltstack(&ss, NULL)) {
+	if (sys_sigaltstack(&ss, NULL)) {
 		munmap(m, ALT_SIZE + ALT_GUARD);
 		return false;
 	}
@@ -72,13 +91,53 @@ void kiln_agent_altstack_release(void)
 	if (!m)
 		return;
 	alt_mem = NULL;
-	if (sigaltstack(NULL, &cur))
+	if (sys_sigaltstack(NULL, &cur))
 		return;
 	ours = !(cur.ss_flags & SS_DISABLE) && cur.ss_sp == (char *)m + ALT_GUARD;
 	if (ours && (cur.ss_flags & SS_ONSTACK))
 		return;	/* running on it: leaked rather than pulled away */
 	/* The program's own, if it set one since, is left alone. */
 	if (ours)
-		sigaltstack(&off, NULL);
+		sys_sigaltstack(&off, NULL);
 	munmap(m, ALT_SIZE + ALT_GUARD);
+}
+
+bool kiln_agent_altstack_short(size_t need)
+{
+	char here;
+	uintptr_t sp = (uintptr_t)&here, lo = (uintptr_t)alt_mem + ALT_GUARD;
+	stack_t cur;
+
+	/* On kiln's own: room enough, no system call. */
+	if (alt_mem && sp > lo && sp <= lo + ALT_SIZE)
+		return false;
+	if (sys_sigaltstack(NULL, &cur) || !(cur.ss_flags & SS_ONSTACK))
+		return false;	/* the thread's own stack: not judged here */
+	return sp < (uintptr_t)cur.ss_sp + need;
+}
+
+typedef int (*sigaltstack_fn)(const stack_t *, stack_t *);
+
+/* The program sets (or asks for) a thread's alternate stack. */
+__attribute__((visibility("default")))
+int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	bool small = ss && !(ss->ss_flags & SS_DISABLE) &&
+		     ss->ss_size < KILN_ALTSTACK_MIN, was = false;
+	int rc, err;
+
+	/* Not signalled any more before the small stack is in place. */
+	if (small)
+		was = kiln_agent_cpu_small_altstack(true);
+	rc = sys_sigaltstack(ss, old);
+	err = errno;
+	if (ss) {
+		/* Looked at again by the next ensure(): the program's now,
+		 * or none. */
+		alt_checked = false;
+		if (rc ? small && !was : !small)
+			kiln_agent_cpu_small_altstack(rc ? was : false);
+	}
+	errno = err;
+	return rc;
 }

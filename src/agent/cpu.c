@@ -104,7 +104,8 @@ static int arm(struct kthread *t)
 	struct itimerspec its;
 	int tid = atomic_load(&t->tid);
 
-	if (atomic_load(&t->armed) || t->internal || engine != KILN_ENGINE_THREAD_TIMERS)
+	if (atomic_load(&t->armed) || t->internal || atomic_load(&t->small_alt) ||
+	    engine != KILN_ENGINE_THREAD_TIMERS)
 		return 0;
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -161,6 +162,7 @@ static struct kthread *register_tid(pid_t tid, uint64_t stack_hi, bool internal)
 	atomic_store(&free_slot->stack_hi, stack_hi);
 	atomic_store(&free_slot->sp_seen, 0);
 	atomic_store(&free_slot->owed, 0);
+	atomic_store(&free_slot->small_alt, false);
 	free_slot->internal = internal;
 	return free_slot;
 }
@@ -269,6 +271,8 @@ static void unregister_self(void *arg)
 	struct kthread *t = arg;
 
 	kiln_agent_altstack_release();
+	if (t && !t->internal)
+		kiln_agent_thread_ending();
 	if (!t)
 		return;
 	disarm(t);
@@ -310,11 +314,14 @@ static void *trampoline(void *p)
 		(void)here;
 		t->internal = internal;
 		kcpu_self = t;
-		if (atomic_load(&kcpu_active) && !internal) {
-			kiln_agent_altstack_ensure();
-			arm(t);
-		}
 	}
+	/* Before any sample can reach it, a stack of kiln's for the
+	 * handler (a thread of 16 KiB, say, has no room for one on its
+	 * own), whether a profile runs now or starts later. */
+	if (!internal)
+		kiln_agent_altstack_ensure();
+	if (t && atomic_load(&kcpu_active) && !internal)
+		arm(t);
 	pthread_cleanup_push(unregister_self, t);
 	ret = fn(arg);
 	pthread_cleanup_pop(1);
@@ -891,7 +898,43 @@ bool kiln_agent_cpu_internal(pid_t tid)
 {
 	struct kthread *t = kcpu_find_slot(tid);
 
-	return t && t->internal;
+	return t && (t->internal || atomic_load(&t->small_alt));
+}
+
+static _Atomic uint64_t small_alts;
+
+bool kiln_agent_cpu_small_altstack(bool small)
+{
+	struct kthread *t;
+	bool was;
+
+	pthread_mutex_lock(&reg_lock);
+	/* No register_self(): it allocates, and a runtime may set its
+	 * stacks from inside a signal handler. */
+	t = kcpu_self ? kcpu_self : register_tid(gettid_(), 0, false);
+	if (!t || t->internal) {
+		pthread_mutex_unlock(&reg_lock);
+		return false;
+	}
+	kcpu_self = t;
+	was = atomic_exchange(&t->small_alt, small);
+	if (small && !was) {
+		atomic_fetch_add(&small_alts, 1);
+		disarm(t);
+	} else if (!small && was && atomic_load(&kcpu_active)) {
+		arm(t);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (small && !was)
+		kiln_agent_log(KILN_LOG_INFO, "thread %d set its own alternate signal "
+			       "stack, too small for a sample: not sampled while it "
+			       "has it", (int)gettid_());
+	return was;
+}
+
+uint64_t kiln_agent_cpu_small_altstacks(void)
+{
+	return atomic_load(&small_alts);
 }
 
 /* Thread tid's slot, taken for it if it has none (a thread kiln did not
@@ -1006,6 +1049,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	warmed = 0;	/* a new profile's locations (the session stays) */
 	deq_pos = 0;
 	atomic_store(&kcpu_dropped, 0);
+	atomic_store(&kcpu_short_stack, 0);
 	agg = kiln_prof_new();
 	kcpu_wall = wall_mode;
 	kcpu_own_pid = getpid();
@@ -1370,6 +1414,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 {
 	struct kiln_prof *raw;
 	struct timespec now, pause = { 0, 1000000 };
+	char note[200];
 	uint64_t v;
 	size_t i;
 	int err;
@@ -1412,6 +1457,16 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	if (atomic_load(&kcpu_dropped))
 		kiln_agent_log(KILN_LOG_INFO, "%" PRIu64 " samples dropped (buffer full)",
 			       atomic_load(&kcpu_dropped));
+	/* What the profile misses, said in it too. */
+	note[0] = '\0';
+	if (atomic_load(&small_alts) || atomic_load(&kcpu_short_stack)) {
+		snprintf(note, sizeof(note), "kiln: not sampled: %" PRIu64 " thread(s) "
+			 "while on an alternate signal stack of their own smaller "
+			 "than %d KiB; %" PRIu64 " sample(s) dropped on one",
+			 atomic_load(&small_alts), KILN_ALTSTACK_MIN / 1024,
+			 atomic_load(&kcpu_short_stack));
+		kiln_agent_log(KILN_LOG_INFO, "%s", note + 6);
+	}
 	madvise(kcpu_ring, RING_BYTES, MADV_DONTNEED);
 	kiln_htab_release(&tid_index);
 	free(tids);
@@ -1423,6 +1478,8 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 		err = finish(raw, out, warm);
 	if (!err)
 		(*out)->duration_nanos = raw->duration_nanos;
+	if (!err && note[0])
+		kiln_prof_add_comment(*out, note);
 	kiln_prof_free(raw);
 	pthread_mutex_unlock(&state_lock);
 	return err;

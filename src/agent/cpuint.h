@@ -40,6 +40,9 @@ struct kthread {
 	_Atomic uint64_t sp_seen;	/* a sp the handler saw, to find it */
 	_Atomic uint64_t owed;		/* wall ns of ticks its signal is for */
 	bool internal;			/* kiln's own thread: never sampled */
+	/* its own alternate stack is smaller than KILN_ALTSTACK_MIN: not
+	 * signalled (altstack.c) */
+	_Atomic bool small_alt;
 };
 
 /*
@@ -101,6 +104,7 @@ extern _Atomic bool kcpu_active;	/* samples are taken */
  */
 extern _Atomic uint64_t kcpu_in_handler;
 extern _Atomic uint64_t kcpu_dropped;	/* samples the full queue refused */
+extern _Atomic uint64_t kcpu_short_stack;	/* dropped: no room on the stack */
 extern bool kcpu_wall;			/* KILN_CPU_MODE=wall (wall.c ticks) */
 extern pid_t kcpu_own_pid;		/* the process the profile runs in */
 extern struct rec *kcpu_ring;		/* RING_SLOTS slots, mapped for good */

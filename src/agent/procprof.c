@@ -54,14 +54,19 @@ int kiln_agent_proc_openat(struct kiln_kfd *k, const char *rel, int flags)
 	return kiln_kfd_adopt(k, fd);
 }
 
-/* /proc/self/maps, by the held folder when it is this process's. */
+/*
+ * /proc/self/maps, by the held folder when it is this process's.  Once
+ * the main thread has ended (pthread_exit()), the process's own folder
+ * is its zombie's and its maps read empty: the calling thread's are the
+ * same and still there.
+ */
 static int read_maps(struct kiln_buf *b)
 {
 	if (proc_pid == getpid() && kiln_kfd_ours(&proc_dir) &&
-	    !kiln_read_proc(proc_dir.fd, "maps", b))
+	    !kiln_read_proc(proc_dir.fd, "maps", b) && b->len)
 		return 0;
 	kiln_buf_reset(b);
-	return kiln_read_proc(AT_FDCWD, "/proc/self/maps", b);
+	return kiln_read_self_maps(b);
 }
 
 int kiln_agent_maps_load_from(struct kiln_agent_maps *m, struct kiln_prof *p,

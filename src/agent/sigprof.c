@@ -118,14 +118,41 @@ static void snap_take(uint32_t gen, void *ucv)
 	atomic_store_explicit(&r->gen, gen, memory_order_release);
 }
 
+/* The room a sample needs below the handler's entry: its frame (the
+ * stack copy of MAX_DEPTH addresses) and the unwinder's. */
+#define SAMPLE_ROOM (16 * 1024)
+
+_Atomic uint64_t kcpu_short_stack;	/* samples dropped for want of room */
+
+static void sample(int sig, siginfo_t *si, void *ucv);
+
 /*
  * Async-signal-safe.  Not re-entrant (SIGPROF is blocked while it runs).
  * Runs on the thread's alternate stack (SA_ONSTACK, altstack.c); every
  * function it calls was bound when libkiln.so loaded (-z now: no lazy
  * binding, with its deep stack, in a handler).  Nothing it holds stays
  * held if the program jumps out of it (see in_handler).
+ *
+ * Its own frame is small: on an alternate stack of the program's too
+ * small for a sample (set by a raw system call, which the interposer
+ * does not see) it drops the sample before sample()'s frame would run
+ * over the stack's end into the program's memory.
  */
 void kcpu_on_sigprof(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+
+	if (kiln_agent_altstack_short(SAMPLE_ROOM)) {
+		atomic_fetch_add_explicit(&kcpu_short_stack, 1, memory_order_relaxed);
+		errno = saved_errno;
+		return;
+	}
+	errno = saved_errno;
+	sample(sig, si, ucv);
+}
+
+__attribute__((noinline))
+static void sample(int sig, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
 	struct kthread *t;

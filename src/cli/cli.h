@@ -37,9 +37,14 @@ int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
 
 /*
  * Reads a profile file for a command, printing the error and returning
- * the exit status (2 for unreadable input) on failure, 0 on success.
+ * the exit status (2 for unreadable input) on failure, 0 on success; a
+ * reader's warning (skipped lines) is printed on stderr.
  */
 int kiln_cli_read(const char *path, struct kiln_prof **out);
+/* Prints the warning kiln_read_profile() left in d, if any, on stderr
+ * ("kiln: warning: 'FILE': skipped 3 malformed lines, ..."). */
+struct kiln_diag;
+void kiln_cli_read_warning(const struct kiln_diag *d);
 
 /*
  * Writes data to path atomically, refusing to write over any of the

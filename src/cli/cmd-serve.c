@@ -60,6 +60,7 @@ static int read_inputs(char **files, int n, struct kiln_prof **profs,
 					       strerror(-err));
 			return err == -ENOMEM ? KILN_EXIT_FAIL : KILN_EXIT_USAGE;
 		}
+		kiln_cli_read_warning(&d);
 		formats[i] = kiln_fmt_name(fmt);
 		samples += profs[i]->nsamples;
 	}

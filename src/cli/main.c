@@ -174,10 +174,13 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "\n"
 	  "Prints a table like `pprof -top`: flat, flat%, sum%, cum, cum%, name.\n"
 	  "FILE is pprof (.pb.gz or .pb), perf.data (perf record's own file,\n"
-	  "also pipe mode), perf script text, collapsed stacks, a gperftools\n"
-	  "CPU profile or a legacy text profile (tcmalloc heap, growth,\n"
-	  "contention, threadz, Go, Java); the format is detected from the\n"
-	  "content.\n"
+	  "also pipe mode), perf script text, collapsed stacks, speedscope\n"
+	  "JSON, a Chrome/Node .cpuprofile (or Chrome trace events), a\n"
+	  "gperftools CPU profile or a legacy text profile (tcmalloc heap,\n"
+	  "growth, contention, threadz, Go, Java); the format is detected from\n"
+	  "the content.  Text may be UTF-16 or UTF-8 with a byte order mark,\n"
+	  "with CRLF line ends; malformed lines among good ones are skipped\n"
+	  "with a warning.\n"
 	  "\n"
 	  "  -n, --nodes N         show the N heaviest rows (default 20; 0: all)\n"
 	  "      --cum             sort by cumulative value instead of flat\n"
@@ -268,9 +271,11 @@ static const struct kiln_cmd kiln_cmds[] = {
 	{ "serve", kiln_cmd_serve, "local web UI over profiles: flame graph, top, call graph, timeline",
 	  "usage: kiln serve [options] FILE... [--diff BASE]\n"
 	  "\n"
-	  "Reads the profiles once (any format kiln reads: pprof, perf script\n"
-	  "text, collapsed stacks, gperftools, kiln heap traces), refuses a bad\n"
-	  "one before serving, and serves a web UI on loopback until Ctrl-C.\n"
+	  "Reads the profiles once (any format kiln reads: pprof, perf.data,\n"
+	  "perf script text, collapsed stacks, speedscope JSON, Chrome/Node\n"
+	  ".cpuprofile, gperftools, legacy text profiles, kiln heap traces;\n"
+	  "see kiln help top), refuses a bad one before serving, and serves a\n"
+	  "web UI on loopback until Ctrl-C.\n"
 	  "The aggregation happens here, in C; the browser receives only what\n"
 	  "it draws.  Views: flame graph and icicle on a canvas (hover, click to\n"
 	  "zoom, breadcrumbs, search with the matched share, keyboard), the top\n"
@@ -313,6 +318,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "\n"
 	  "Converts a profile.  Input formats are detected from the content:\n"
 	  "pprof (gzip or not), perf.data, perf script text, collapsed stacks,\n"
+	  "speedscope JSON, Chrome/Node .cpuprofile and Chrome trace events,\n"
 	  "gperftools CPU profiles, legacy text profiles (tcmalloc heap,\n"
 	  "growth, contention, threadz, Go, Java).  Output formats:\n"
 	  "  pprof        .pb.gz (gzip) or .pb (uncompressed)\n"
@@ -397,13 +403,22 @@ int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
 	return KILN_EXIT_USAGE;
 }
 
+void kiln_cli_read_warning(const struct kiln_diag *d)
+{
+	/* Even with -q: it is about the data, not progress. */
+	if (d->warn[0])
+		fprintf(stderr, "kiln: warning: %s\n", d->warn);
+}
+
 int kiln_cli_read(const char *path, struct kiln_prof **out)
 {
 	struct kiln_diag d = { "" };
 	int err = kiln_read_profile(path, out, NULL, &d);
 
-	if (!err)
+	if (!err) {
+		kiln_cli_read_warning(&d);
 		return KILN_EXIT_OK;
+	}
 	if (err == -EINVAL)
 		kiln_cli_error("%s", d.msg);
 	else if (err == -ENOMEM)

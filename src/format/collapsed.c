@@ -11,6 +11,11 @@
  * "_[i]" an inlined and "_[w]" a waker frame; the suffix is removed from
  * the name.  The writer adds "_[k]" to kernel frames, as
  * stackcollapse-perf.pl --kernel does, so that the kind survives.
+ *
+ * Read leniently, as speedscope reads it: '#' and '//' comment lines,
+ * CRLF line ends and a byte order mark are fine; a malformed line among
+ * good ones is skipped and counted in one warning, while a file with as
+ * many bad lines as good ones is refused with the first bad line.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -115,7 +120,9 @@ static bool parse_count(const char *s, const char *e, int64_t *v)
 	return true;
 }
 
-/* One "a;b;c COUNT" line [s, e) (trimmed, not blank). */
+/* One "a;b;c COUNT" line [s, e) (trimmed, not blank).  -EINVAL with d
+ * filled for a malformed line, -EOVERFLOW (d filled) when the counts add
+ * up past 64 bits, -ENOMEM. */
 static int read_line(struct creader *r, const char *s, const char *e,
 		     size_t lineno, struct kiln_diag *d)
 {
@@ -143,19 +150,22 @@ static int read_line(struct creader *r, const char *s, const char *e,
 				 "... COUNT')", lineno,
 				 (int)(e - sp > 40 ? 40 : e - sp), sp);
 	}
-	/* The model adds counts up in int64_t (merged stacks, totals; the
-	 * pprof reader refuses the same): no sum may overflow. */
-	if (__builtin_add_overflow(r->magnitude,
-				   count < 0 ? -(uint64_t)count : (uint64_t)count,
-				   &r->magnitude) || r->magnitude > INT64_MAX)
-		return kiln_diag(d, "line %zu: the count %lld makes the total "
-				 "overflow 64 bits", lineno, (long long)count);
 	fe = sp;
 	while (fe > s && (fe[-1] == ' ' || fe[-1] == '\t'))
 		fe--;
 	if (fe == s)
 		return kiln_diag(d, "line %zu: no frames before the count",
 				 lineno);
+	/* The model adds counts up in int64_t (merged stacks, totals; the
+	 * pprof reader refuses the same): no sum may overflow.  Not a
+	 * malformed line to skip: the file as a whole cannot be taken. */
+	if (__builtin_add_overflow(r->magnitude,
+				   count < 0 ? -(uint64_t)count : (uint64_t)count,
+				   &r->magnitude) || r->magnitude > INT64_MAX) {
+		kiln_diag(d, "line %zu: the count %lld makes the total "
+			  "overflow 64 bits", lineno, (long long)count);
+		return -EOVERFLOW;
+	}
 	for (f = s; f <= fe; f++)
 		if (f == fe || *f == ';')
 			depth++;
@@ -186,6 +196,8 @@ int kiln_collapsed_read(struct kiln_prof *p, const char *data, size_t len,
 			struct kiln_diag *d)
 {
 	static const char *const types[] = { "samples/count" };
+	struct kiln_text_skips skips;
+	struct kiln_diag bad = { "" };
 	struct creader r;
 	const char *s = data, *end = data + len;
 	size_t lineno = 0, nlines = 0;
@@ -194,7 +206,12 @@ int kiln_collapsed_read(struct kiln_prof *p, const char *data, size_t len,
 	err = kiln_text_check(data, len, d);
 	if (err)
 		return err;
+	/* kiln_read_profile() has taken the byte order mark off already;
+	 * callers of the reader itself may not have. */
+	if (len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3))
+		s += 3;
 	memset(&r, 0, sizeof(r));
+	memset(&skips, 0, sizeof(skips));
 	r.p = p;
 	err = kiln_prof_set_types_str(p, types, 1);
 	if (err)
@@ -210,23 +227,33 @@ int kiln_collapsed_read(struct kiln_prof *p, const char *data, size_t len,
 			e--;
 		while (b < e && (*b == ' ' || *b == '\t'))
 			b++;
-		if (b < e && *b != '#') {
-			if (memchr(b, '\0', (size_t)(e - b))) {
-				err = kiln_diag(d, "line %zu: a NUL byte (binary "
-						"data, not collapsed stacks)",
-						lineno);
+		/* Comments: '#' (FlameGraph's tools), '//' (some exporters;
+		 * speedscope's own samples have them). */
+		if (b < e && *b != '#' && !(e - b >= 2 && b[0] == '/' && b[1] == '/')) {
+			err = read_line(&r, b, e, lineno, &bad);
+			if (err == -EINVAL) {
+				/* Malformed: skipped and counted; a file that
+				 * is mostly so is refused at the end. */
+				kiln_text_skip(&skips, lineno, &bad);
+				err = 0;
+			} else if (err == -EOVERFLOW) {
+				if (d)
+					memcpy(d->msg, bad.msg, sizeof(d->msg));
+				err = -EINVAL;
 				goto out;
+			} else if (err) {
+				goto out;
+			} else {
+				nlines++;
 			}
-			err = read_line(&r, b, e, lineno, d);
-			if (err)
-				goto out;
-			nlines++;
 		}
 		s = nl ? nl + 1 : end;
 	}
-	if (!nlines)
+	if (!nlines && !skips.n)
 		err = kiln_diag(d, "line %zu: no stacks (expected lines like "
 				"'main;f;g 12')", lineno ? lineno : 1);
+	else
+		err = kiln_text_skips_end(&skips, nlines, d);
 out:
 	free(r.stack);
 	kiln_linecache_release(&r.frames);

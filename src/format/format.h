@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/diag.h"
+
 struct kiln_prof;
 struct kiln_buf;
 struct kiln_diag;
@@ -33,16 +35,30 @@ enum kiln_fmt {
 	KILN_FMT_LEGACY_THREAD,		/* threadz */
 	KILN_FMT_LEGACY_CONTENTION,	/* contentionz, Go mutex/contention */
 	KILN_FMT_LEGACY_JAVA,		/* Java heapz, contentionz text */
+	/* Chrome/Node .cpuprofile and Chrome's trace events holding one
+	 * (format/cpuprofile.c), read only. */
+	KILN_FMT_CPUPROFILE,
 };
+
+/*
+ * The formats are one table in format/read.c: name, other names, file
+ * extensions, detection and reader, in the order detection weighs them.
+ */
+typedef int (*kiln_fmt_reader)(struct kiln_prof *, const char *, size_t,
+			       struct kiln_diag *);
 
 /* "pprof", "collapsed", "perf-script", ... */
 const char *kiln_fmt_name(enum kiln_fmt f);
-/* The inverse of kiln_fmt_name(); KILN_FMT_UNKNOWN if none. */
+/* The inverse of kiln_fmt_name() (other names too: "folded", "perf");
+ * KILN_FMT_UNKNOWN if none. */
 enum kiln_fmt kiln_fmt_parse(const char *name);
-/* The output format an output file name asks for, from its extension. */
+/* The format a file name's extension names (an output's, for writers). */
 enum kiln_fmt kiln_fmt_from_ext(const char *path);
-/* Guesses the format of (already decompressed) file contents. */
+/* Guesses the format of (already decompressed, UTF-8) file contents:
+ * the likeliest, KILN_FMT_UNKNOWN when nothing fits at all. */
 enum kiln_fmt kiln_fmt_detect(const char *data, size_t len);
+/* The reader of format f, NULL for none. */
+kiln_fmt_reader kiln_fmt_reader_of(enum kiln_fmt f);
 
 /* True if data starts with the gzip magic. */
 bool kiln_is_gzip(const char *data, size_t len);
@@ -61,6 +77,33 @@ int kiln_gzip(const void *data, size_t len, int level, struct kiln_buf *out);
  * 0, or -EINVAL with d filled ("line N: ...").
  */
 int kiln_text_check(const char *data, size_t len, struct kiln_diag *d);
+/*
+ * Text as UTF-8 (format/text.c): when data starts with a UTF-16 byte
+ * order mark (FF FE little-endian, FE FF big-endian) the text is
+ * converted into conv (unpaired surrogates become U+FFFD) and *data,
+ * *len point there; a UTF-8 byte order mark is stepped over.  Other
+ * input is left alone.  0 or -ENOMEM.  kiln_read_profile() does it before
+ * detection, so that every text reader gets UTF-8 without a mark.
+ */
+int kiln_text_utf8(const char **data, size_t *len, struct kiln_buf *conv);
+
+/*
+ * Malformed lines a text reader skips among good ones: it counts each
+ * with kiln_text_skip() (why->msg saying "line N: why", as kiln_diag()
+ * made it) and ends with kiln_text_skips_end(), given the good lines
+ * read.  Skipped lines as many as the good ones or more make a file that
+ * is mostly something else: -EINVAL with the first bad line's message in
+ * d->msg.  Fewer: 0, and one warning in d->warn ("skipped 3 malformed
+ * lines, first at line 17: why").  Zero-initialise the struct.
+ */
+struct kiln_text_skips {
+	size_t n, first;
+	struct kiln_diag why;
+};
+void kiln_text_skip(struct kiln_text_skips *s, size_t lineno,
+		    const struct kiln_diag *why);
+int kiln_text_skips_end(struct kiln_text_skips *s, size_t good,
+			struct kiln_diag *d);
 
 int kiln_pprof_read(struct kiln_prof *p, const char *data, size_t len,
 		    struct kiln_diag *d);
@@ -126,15 +169,39 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out);
  */
 #define KILN_PERFSCRIPT_MAX_LINES 10000000ull
 extern uint64_t kiln_perfscript_max_lines;
+/*
+ * speedscope's JSON (format/speedscope-read.c): every profile of the
+ * file, sampled or evented, its frames with their file and line; with
+ * several profiles each sample is labelled with its profile's name
+ * ("thread_name").  Time units become one "time/nanoseconds" type, "none"
+ * "samples/count", bytes "space/bytes".
+ */
+int kiln_speedscope_read(struct kiln_prof *p, const char *data, size_t len,
+			 struct kiln_diag *d);
+/*
+ * Chrome's and Node's CPU profiles (format/cpuprofile.c): a .cpuprofile
+ * (nodes, samples, timeDeltas; also the older head/timestamps tree), or
+ * Chrome's trace events (an array or {"traceEvents": [...]}) with
+ * Profile/ProfileChunk or CpuProfile events.  Sample types
+ * "samples/count" and "wall/nanoseconds"; "(root)" frames and "(idle)"
+ * samples are left out, as speedscope leaves them.
+ */
+int kiln_cpuprofile_read(struct kiln_prof *p, const char *data, size_t len,
+			 struct kiln_diag *d);
+
 int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
 			  struct kiln_buf *out);
 
 /*
  * Reads a profile file of any supported format ("-" for standard input),
- * gzip undone first.  On success *out is a new profile (caller frees).
- * Errors: -errno for I/O, -EINVAL with d->msg of the form
- * "'FILE': read as FORMAT: line N: why".
- * If fmt is not NULL it receives the detected format.
+ * gzip undone first, then UTF-16 or a UTF-8 byte order mark
+ * (kiln_text_utf8()).  On success *out is a new profile (caller frees),
+ * and d->warn holds "'FILE': warning" when the reader took the file with
+ * a warning ("" otherwise).  Errors: -errno for I/O, -EINVAL with d->msg
+ * of the form "'FILE': read as FORMAT: line N: why" where the file is
+ * plainly of one format, or, when no reader accepts it, "'FILE': no
+ * reader accepts it (formats tried: ...); not F1: why; not F2: why" for
+ * the likeliest two.  If fmt is not NULL it receives the format read.
  */
 int kiln_read_profile(const char *path, struct kiln_prof **out,
 		      enum kiln_fmt *fmt, struct kiln_diag *d);

@@ -1,12 +1,19 @@
 /*
- * Format detection, gzip, and the read-any-file entry point (format stage).
+ * The formats kiln reads, in one table (format stage): names, file
+ * extensions, detection and readers; and the read-any-file entry point.
+ *
+ * Detection weighs every format against the file and reads it as the
+ * likeliest.  A format told by a magic number or a header of its own
+ * ("confident") is the only one tried, and its reader's complaint is the
+ * answer ("read as perf.data: byte 96: ...").  Otherwise the file is only
+ * text or JSON of no clear shape: each format it might be is tried in
+ * turn, and when none takes it the message lists them all and says why
+ * the likeliest two refused it, rather than naming one it plainly is not.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "format/format.h"
 #include "format/heaptrace.h"
@@ -16,109 +23,103 @@
 #include "util/file.h"
 #include "util/limit.h"
 
-static const char *const names[] = {
-	[KILN_FMT_UNKNOWN] = "unknown",
-	[KILN_FMT_PPROF] = "pprof",
-	[KILN_FMT_COLLAPSED] = "collapsed",
-	[KILN_FMT_PERF_SCRIPT] = "perf-script",
-	[KILN_FMT_GPERFTOOLS] = "gperftools",
-	[KILN_FMT_SPEEDSCOPE] = "speedscope",
-	[KILN_FMT_HEAPTRACE] = "heap-trace",
-	[KILN_FMT_PERF_DATA] = "perf.data",
-	[KILN_FMT_LEGACY_HEAP] = "legacy-heap",
-	[KILN_FMT_LEGACY_COUNT] = "legacy-count",
-	[KILN_FMT_LEGACY_THREAD] = "legacy-thread",
-	[KILN_FMT_LEGACY_CONTENTION] = "legacy-contention",
-	[KILN_FMT_LEGACY_JAVA] = "legacy-java",
+/* What detection looks at, worked out once per file. */
+struct sniff {
+	const char *data;
+	size_t len;
+	bool text;		/* no control bytes in the first 4 KiB */
+	bool json;		/* text whose first non-blank byte is { or [ */
+	const char *line;	/* the first line not blank nor a comment */
+	size_t ll;
+	enum kiln_fmt legacy;	/* kiln_legacy_detect() */
 };
 
-const char *kiln_fmt_name(enum kiln_fmt f)
+/* Detection scores: 0 not this format, CONFIDENT and above told by a
+ * magic number or a header of its own. */
+enum { CONFIDENT = 50 };
+
+struct fmt_entry {
+	enum kiln_fmt fmt;
+	const char *name;
+	const char *aliases;	/* other names kiln_fmt_parse() takes */
+	const char *exts;	/* extensions, longest first where one ends another */
+	const char *tried;	/* in the refusal's list; NULL: said by another */
+	kiln_fmt_reader read;
+	int (*score)(const struct fmt_entry *e, const struct sniff *s);
+};
+
+static int score_perfdata(const struct fmt_entry *e, const struct sniff *s)
 {
-	return f < sizeof(names) / sizeof(names[0]) ? names[f] : "unknown";
+	return kiln_perfdata_detect(s->data, s->len) ? 100 : 0;
 }
 
-enum kiln_fmt kiln_fmt_parse(const char *name)
+/* gperftools: header words 0, 3 (count), 0 (version), 32- or 64-bit. */
+static int score_gperf(const struct fmt_entry *e, const struct sniff *s)
 {
-	size_t i;
+	uint64_t w[2];
+	uint32_t v[2];
 
-	for (i = 1; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return (enum kiln_fmt)i;
-	if (!strcmp(name, "perf") || !strcmp(name, "perfscript"))
-		return KILN_FMT_PERF_SCRIPT;
-	if (!strcmp(name, "folded"))
-		return KILN_FMT_COLLAPSED;
-	return KILN_FMT_UNKNOWN;
+	if (s->len < 16)
+		return 0;
+	memcpy(w, s->data, 16);
+	memcpy(v, s->data, 8);
+	return (w[0] == 0 && w[1] == 3) || (v[0] == 0 && v[1] == 3) ? 100 : 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+/* zstd frames whose stream starts with 'H' "KILNHEAP" */
+static int score_heaptrace(const struct fmt_entry *e, const struct sniff *s)
 {
-	size_t a = strlen(s), b = strlen(suffix);
-
-	return a >= b && !strcmp(s + a - b, suffix);
+	return kiln_heaptrace_detect(s->data, s->len) ? 100 : 0;
 }
 
-enum kiln_fmt kiln_fmt_from_ext(const char *path)
+/* A protobuf Profile starts with a field key of wire type 2
+ * (length-delimited: sample_type, sample, mapping, ...) or 0. */
+static int score_pprof(const struct fmt_entry *e, const struct sniff *s)
 {
-	if (ends_with(path, ".pb.gz") || ends_with(path, ".pb") ||
-	    ends_with(path, ".pprof"))
-		return KILN_FMT_PPROF;
-	if (ends_with(path, ".collapsed") || ends_with(path, ".folded") ||
-	    ends_with(path, ".txt"))
-		return KILN_FMT_COLLAPSED;
-	if (ends_with(path, ".json") || ends_with(path, ".speedscope"))
-		return KILN_FMT_SPEEDSCOPE;
-	if (ends_with(path, ".perf") || ends_with(path, ".perf-script") ||
-	    ends_with(path, ".script"))
-		return KILN_FMT_PERF_SCRIPT;
-	/* Read only: named so that a writer can refuse them by name. */
-	if (ends_with(path, ".heap") || ends_with(path, ".growth"))
-		return KILN_FMT_LEGACY_HEAP;
-	if (ends_with(path, ".contention"))
-		return KILN_FMT_LEGACY_CONTENTION;
-	if (ends_with(path, ".thread"))
-		return KILN_FMT_LEGACY_THREAD;
-	return KILN_FMT_UNKNOWN;
+	unsigned char c = (unsigned char)s->data[0];
+
+	return !s->text && ((c & 7) == 2 || (c & 7) == 0) ? 70 : 0;
 }
 
-bool kiln_is_gzip(const char *data, size_t len)
+/* Before the guesses below: "heap profile: 1: 2 [ 3: 4] @ ..." has the
+ * ':' and '[' of a perf script line, "threadcreate profile: total 7"
+ * the count of a collapsed one. */
+static int score_legacy(const struct fmt_entry *e, const struct sniff *s)
 {
-	return len >= 2 && (unsigned char)data[0] == 0x1f &&
-	       (unsigned char)data[1] == 0x8b;
+	return s->legacy == e->fmt ? 100 : 0;
 }
 
-/* The first line that is neither blank nor a '#' comment. */
-static const char *first_line(const char *data, size_t len, size_t *ll)
+/* Whether the JSON text holds the key (quotes included). */
+static bool has_key(const struct sniff *s, const char *key)
 {
-	const char *p = data, *end = data + len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-		const char *q = p;
-
-		while (q < e && (*q == ' ' || *q == '\t' || *q == '\r'))
-			q++;
-		if (q < e && *q != '#') {
-			*ll = (size_t)(e - p);
-			return p;
-		}
-		p = e + 1;
-	}
-	return NULL;
+	return memmem(s->data, s->len, key, strlen(key)) != NULL;
 }
 
-static bool is_text(const char *data, size_t len)
+static int score_speedscope(const struct fmt_entry *e, const struct sniff *s)
 {
-	size_t i, n = len < 4096 ? len : 4096;
+	if (!s->json)
+		return 0;
+	/* The schema's address is required by the format's spec. */
+	if (has_key(s, "speedscope.app/file-format-schema"))
+		return 90;
+	if (has_key(s, "\"profiles\"") && has_key(s, "\"shared\""))
+		return 80;
+	return 20;
+}
 
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)data[i];
-
-		if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
-			return false;
-	}
-	return true;
+static int score_cpuprofile(const struct fmt_entry *e, const struct sniff *s)
+{
+	if (!s->json)
+		return 0;
+	if ((has_key(s, "\"nodes\"") || has_key(s, "\"head\"")) &&
+	    has_key(s, "\"samples\""))
+		return 90;
+	if (has_key(s, "\"ProfileChunk\"") || has_key(s, "\"CpuProfile\""))
+		return 85;
+	/* A trace without the CPU profiler's events: said so by the reader. */
+	if (has_key(s, "\"traceEvents\""))
+		return 60;
+	return 15;
 }
 
 /* A token "DIGITS.DIGITS:" followed by a blank: perf script's time. */
@@ -148,211 +149,275 @@ static bool has_time_stamp(const char *line, size_t ll)
 	return false;
 }
 
+/* "\t 4011aa sym+0x1 (dso)" or "    4011aa sym": indent, hex, blank. */
+static bool frame_like(const char *l, const char *end)
+{
+	const char *h;
+
+	while (l < end && (*l == ' ' || *l == '\t'))
+		l++;
+	for (h = l; h < end && ((*h >= '0' && *h <= '9') ||
+				(*h >= 'a' && *h <= 'f')); h++)
+		;
+	return h > l && h < end && (*h == ' ' || *h == '\t');
+}
+
+static int score_perfscript(const struct fmt_entry *e, const struct sniff *s)
+{
+	const char *line = s->line, *nl, *end = s->data + s->len;
+	size_t ll = s->ll;
+
+	if (!s->text)
+		return 0;
+	if (!line)
+		return s->json ? 0 : 5;
+	/* A frame line first ("\t ADDR SYM (DSO)", for a clear error), or a
+	 * header with a time stamp ("COMM TID 12.345678: ..."), also without
+	 * -g where the header is right-aligned. */
+	if (line[0] == '\t' || has_time_stamp(line, ll))
+		return 70;
+	/* JSON's nesting and "key": [...] look like the shapes below. */
+	if (s->json)
+		return 0;
+	/* Old perf without a time stamp: a header that ends with its event
+	 * ("java 19983 cycles:"), then a frame not indented at all
+	 * ("ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])"). */
+	nl = line + ll;
+	if (nl < end && nl + 1 < end && ll > 1 &&
+	    line[ll - 1 - (line[ll - 1] == ' ' || line[ll - 1] == '\r')] == ':') {
+		const char *e2 = memchr(nl + 1, '\n', (size_t)(end - nl - 1));
+
+		if (frame_like(nl + 1, e2 ? e2 : end))
+			return 65;
+	}
+	/* A header line, then indented frames. */
+	if (nl < end && nl + 1 < end && (nl[1] == '\t' || nl[1] == ' ') &&
+	    line[0] != ' ' && line[0] != '\t') {
+		const char *e2 = memchr(nl + 1, '\n', (size_t)(end - nl - 1));
+
+		return frame_like(nl + 1, e2 ? e2 : end) ? 65 : 40;
+	}
+	/* A sample without frames (no -g) is one line each. */
+	if (memchr(line, ':', ll) && memchr(line, '[', ll))
+		return 30;
+	return 5;
+}
+
+/* collapsed: "frame;frame;frame COUNT" */
+static int score_collapsed(const struct fmt_entry *e, const struct sniff *s)
+{
+	const char *line = s->line, *end;
+
+	if (!s->text)
+		return 0;
+	if (line) {
+		end = line + s->ll;
+		while (end > line && (end[-1] == '\r' || end[-1] == ' '))
+			end--;
+		while (end > line && end[-1] >= '0' && end[-1] <= '9')
+			end--;
+		if (end > line && end < line + s->ll && end[-1] == ' ')
+			return 60;
+	}
+	return s->json ? 0 : 20;
+}
+
+/*
+ * Detection order is this order where scores tie; extensions are matched
+ * in it too.  Legacy text formats are read by one reader and said once in
+ * the refusal's list.
+ */
+static const struct fmt_entry formats[] = {
+	{ KILN_FMT_PERF_DATA, "perf.data", NULL, NULL, "perf.data",
+	  kiln_perfdata_read, score_perfdata },
+	{ KILN_FMT_GPERFTOOLS, "gperftools", NULL, NULL, "gperftools",
+	  kiln_gperf_read, score_gperf },
+	{ KILN_FMT_HEAPTRACE, "heap-trace", NULL, NULL, "heap-trace",
+	  kiln_heaptrace_read, score_heaptrace },
+	{ KILN_FMT_PPROF, "pprof", NULL, ".pb.gz .pb .pprof", "pprof",
+	  kiln_pprof_read, score_pprof },
+	{ KILN_FMT_LEGACY_HEAP, "legacy-heap", NULL, ".heap .growth",
+	  "legacy text (heap, growth, goroutine, threadz, contention, Java)",
+	  kiln_legacy_read, score_legacy },
+	{ KILN_FMT_LEGACY_COUNT, "legacy-count", NULL, NULL, NULL,
+	  kiln_legacy_read, score_legacy },
+	{ KILN_FMT_LEGACY_THREAD, "legacy-thread", NULL, ".thread", NULL,
+	  kiln_legacy_read, score_legacy },
+	{ KILN_FMT_LEGACY_CONTENTION, "legacy-contention", NULL, ".contention",
+	  NULL, kiln_legacy_read, score_legacy },
+	{ KILN_FMT_LEGACY_JAVA, "legacy-java", NULL, NULL, NULL,
+	  kiln_legacy_read, score_legacy },
+	{ KILN_FMT_SPEEDSCOPE, "speedscope", NULL, ".speedscope.json .json .speedscope",
+	  "speedscope", kiln_speedscope_read, score_speedscope },
+	{ KILN_FMT_CPUPROFILE, "cpuprofile", "chrome node", ".cpuprofile",
+	  "cpuprofile", kiln_cpuprofile_read, score_cpuprofile },
+	{ KILN_FMT_PERF_SCRIPT, "perf-script", "perf perfscript",
+	  ".perf .perf-script .script", "perf-script", kiln_perfscript_read,
+	  score_perfscript },
+	{ KILN_FMT_COLLAPSED, "collapsed", "folded", ".collapsed .folded .txt",
+	  "collapsed", kiln_collapsed_read, score_collapsed },
+};
+
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+static const struct fmt_entry *entry_of(enum kiln_fmt f)
+{
+	size_t i;
+
+	for (i = 0; i < NFORMATS; i++)
+		if (formats[i].fmt == f)
+			return &formats[i];
+	return NULL;
+}
+
+const char *kiln_fmt_name(enum kiln_fmt f)
+{
+	const struct fmt_entry *e = entry_of(f);
+
+	return e ? e->name : "unknown";
+}
+
+kiln_fmt_reader kiln_fmt_reader_of(enum kiln_fmt f)
+{
+	const struct fmt_entry *e = entry_of(f);
+
+	return e ? e->read : NULL;
+}
+
+/* Whether word is one of the blank-separated words of list. */
+static bool in_list(const char *list, const char *word, size_t wl)
+{
+	const char *p = list;
+
+	while (list && *p) {
+		size_t n = strcspn(p, " ");
+
+		if (n == wl && !memcmp(p, word, n))
+			return true;
+		p += n;
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
+enum kiln_fmt kiln_fmt_parse(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NFORMATS; i++)
+		if (!strcmp(name, formats[i].name) ||
+		    in_list(formats[i].aliases, name, strlen(name)))
+			return formats[i].fmt;
+	return KILN_FMT_UNKNOWN;
+}
+
+enum kiln_fmt kiln_fmt_from_ext(const char *path)
+{
+	size_t i, pl = strlen(path);
+
+	for (i = 0; i < NFORMATS; i++) {
+		const char *p = formats[i].exts;
+
+		while (p && *p) {
+			size_t n = strcspn(p, " ");
+
+			if (pl >= n && !memcmp(path + pl - n, p, n))
+				return formats[i].fmt;
+			p += n;
+			p += strspn(p, " ");
+		}
+	}
+	return KILN_FMT_UNKNOWN;
+}
+
+/* The first line that is neither blank nor a comment ('#', or '//' as in
+ * some collapsed files). */
+static const char *first_line(const char *data, size_t len, size_t *ll)
+{
+	const char *p = data, *end = data + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		const char *q = p;
+
+		while (q < e && (*q == ' ' || *q == '\t' || *q == '\r'))
+			q++;
+		if (q < e && *q != '#' && !(e - q >= 2 && q[0] == '/' && q[1] == '/')) {
+			*ll = (size_t)(e - p);
+			return p;
+		}
+		p = e + 1;
+	}
+	return NULL;
+}
+
+static bool is_text(const char *data, size_t len)
+{
+	size_t i, n = len < 4096 ? len : 4096;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)data[i];
+
+		if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
+			return false;
+	}
+	return true;
+}
+
+static void sniff_init(struct sniff *s, const char *data, size_t len)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->data = data;
+	s->len = len;
+	if (!len)
+		return;
+	s->text = is_text(data, len);
+	if (!s->text)
+		return;
+	s->legacy = kiln_legacy_detect(data, len);
+	s->line = first_line(data, len, &s->ll);
+	for (i = 0; i < len && (data[i] == ' ' || data[i] == '\t' ||
+				data[i] == '\r' || data[i] == '\n'); i++)
+		;
+	s->json = i < len && (data[i] == '{' || data[i] == '[');
+}
+
+struct cand {
+	const struct fmt_entry *e;
+	int score;
+};
+
+/* The formats data might be, likeliest first; their number. */
+static size_t candidates(const struct sniff *s, struct cand *c)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < NFORMATS; i++) {
+		int sc = s->len ? formats[i].score(&formats[i], s) : 0;
+
+		if (sc <= 0)
+			continue;
+		/* Insertion, stable: ties keep the table's order. */
+		for (j = n; j > 0 && c[j - 1].score < sc; j--)
+			c[j] = c[j - 1];
+		c[j].e = &formats[i];
+		c[j].score = sc;
+		n++;
+	}
+	return n;
+}
+
 enum kiln_fmt kiln_fmt_detect(const char *data, size_t len)
 {
-	enum kiln_fmt legacy;
-	const char *line, *nl;
-	size_t ll;
+	struct cand c[NFORMATS];
+	struct sniff s;
 
-	if (kiln_perfdata_detect(data, len))
-		return KILN_FMT_PERF_DATA;
-	/* gperftools: header words 0, 3 (count), 0 (version), 32- or 64-bit. */
-	if (len >= 16) {
-		uint64_t w[2];
-		uint32_t v[2];
-
-		memcpy(w, data, 16);
-		memcpy(v, data, 8);
-		if ((w[0] == 0 && w[1] == 3) || (v[0] == 0 && v[1] == 3))
-			return KILN_FMT_GPERFTOOLS;
-	}
-	/* zstd frames whose stream starts with 'H' "KILNHEAP" */
-	if (kiln_heaptrace_detect(data, len))
-		return KILN_FMT_HEAPTRACE;
-	if (!is_text(data, len)) {
-		/* A protobuf Profile starts with a field key of wire type 2
-		 * (length-delimited: sample_type, sample, mapping, ...) or 0. */
-		unsigned char c = (unsigned char)data[0];
-
-		if ((c & 7) == 2 || (c & 7) == 0)
-			return KILN_FMT_PPROF;
-		return KILN_FMT_UNKNOWN;
-	}
-	/* Before the guesses below: "heap profile: 1: 2 [ 3: 4] @ ..." has
-	 * the ':' and '[' of a perf script line, "threadcreate profile:
-	 * total 7" the count of a collapsed one. */
-	legacy = kiln_legacy_detect(data, len);
-	if (legacy != KILN_FMT_UNKNOWN)
-		return legacy;
-	line = first_line(data, len, &ll);
-	if (!line)
-		return KILN_FMT_UNKNOWN;
-	if (line[0] == '{')
-		return KILN_FMT_SPEEDSCOPE;
-	/* perf script: a frame line first ("\t ADDR SYM (DSO)", for a clear
-	 * error), or a header with a time stamp ("COMM TID 12.345678: ..."),
-	 * also without -g where the header is right-aligned. */
-	if (line[0] == '\t' || has_time_stamp(line, ll))
-		return KILN_FMT_PERF_SCRIPT;
-	/* perf script: a header line, then tab- or space-indented frames. */
-	nl = line + ll;
-	if (nl < data + len && nl + 1 < data + len &&
-	    (nl[1] == '\t' || nl[1] == ' ') && line[0] != ' ' && line[0] != '\t')
-		return KILN_FMT_PERF_SCRIPT;
-	{
-		/* collapsed: "frame;frame;frame COUNT" */
-		const char *e = line + ll;
-
-		while (e > line && (e[-1] == '\r' || e[-1] == ' '))
-			e--;
-		/* perf script without time whose header ends with the event
-		 * ("java 19983 cycles:"), frames not indented (old perf). */
-		if (e > line && e[-1] == ':')
-			return KILN_FMT_PERF_SCRIPT;
-		while (e > line && e[-1] >= '0' && e[-1] <= '9')
-			e--;
-		if (e > line && e < line + ll && e[-1] == ' ')
-			return KILN_FMT_COLLAPSED;
-	}
-	/* A perf script sample without frames (no -g) is one line each. */
-	if (memchr(line, ':', ll) && memchr(line, '[', ll))
-		return KILN_FMT_PERF_SCRIPT;
-	return KILN_FMT_COLLAPSED;
+	sniff_init(&s, data, len);
+	return candidates(&s, c) ? c[0].e->fmt : KILN_FMT_UNKNOWN;
 }
-
-/* zlib counts in uInt: larger buffers go through in pieces. */
-static uInt piece(size_t n)
-{
-	return (uInt)(n > UINT_MAX ? UINT_MAX : n);
-}
-
-int kiln_gunzip(const char *data, size_t len, struct kiln_buf *out,
-		struct kiln_diag *d)
-{
-	const unsigned char *in = (const unsigned char *)data;
-	size_t limit = kiln_input_limit(), at, start = out->len;
-	char lim[32];
-	z_stream z;
-	int rc, err = 0;
-
-	memset(&z, 0, sizeof(z));
-	/* 32 + 15: accept gzip and zlib headers, largest window. */
-	if (inflateInit2(&z, 32 + 15) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (unsigned char *)in;
-	z.avail_in = piece(len);
-	for (;;) {
-		size_t room;
-
-		/* Room for twice the input at first, then doubling. */
-		err = kiln_buf_grow(out, out->len - start < len ?
-				   len * 2 + 65536 : out->len - start);
-		if (err)
-			goto out_end;
-		room = out->cap - out->len - 1;
-		z.next_out = (unsigned char *)out->data + out->len;
-		z.avail_out = piece(room);
-		rc = inflate(&z, Z_NO_FLUSH);
-		out->len = (size_t)((char *)z.next_out - out->data);
-		out->data[out->len] = '\0';
-		at = (size_t)(z.next_in - in);
-		/* The input past the first 4 GiB, a piece at a time. */
-		if (z.avail_in == 0 && at < len)
-			z.avail_in = piece(len - at);
-		if (out->len - start > limit) {
-			err = kiln_diag(d, "byte %zu: the data inflates to more than "
-					"%s, the limit for decompressed input (set "
-					"KILN_MAX_INPUT to raise it)", at,
-					kiln_size_str(limit, lim, sizeof(lim)));
-			goto out_end;
-		}
-		if (rc == Z_STREAM_END) {
-			/* Concatenated gzip members are one stream to gzip(1). */
-			if (at < len && kiln_is_gzip(data + at, len - at)) {
-				inflateReset(&z);
-				z.avail_in = piece(len - at);
-				continue;
-			}
-			break;
-		}
-		if (rc == Z_BUF_ERROR && at == len) {
-			err = kiln_diag(d, "byte %zu: the gzip stream is truncated "
-					"(file cut short?)", at);
-			goto out_end;
-		}
-		if (rc != Z_OK && rc != Z_BUF_ERROR) {
-			if (rc == Z_MEM_ERROR) {
-				err = -ENOMEM;
-				goto out_end;
-			}
-			err = kiln_diag(d, "byte %zu: corrupt gzip data: %s", at,
-					z.msg ? z.msg : "inflate failed");
-			goto out_end;
-		}
-		if (at == len && rc == Z_OK && z.avail_out != 0) {
-			err = kiln_diag(d, "byte %zu: the gzip stream is truncated "
-					"(file cut short?)", len);
-			goto out_end;
-		}
-	}
-out_end:
-	inflateEnd(&z);
-	return err;
-}
-
-int kiln_gzip(const void *data, size_t len, int level, struct kiln_buf *out)
-{
-	z_stream z;
-	int rc, err = 0;
-
-	int wbits = 9, mem;
-
-	memset(&z, 0, sizeof(z));
-	/* A window no larger than the input (it holds all of it anyway),
-	 * and hash tables to match: zlib's state for a 32 KiB window is
-	 * 256 KiB, allocated and touched for a profile of a few KiB. */
-	while (wbits < 15 && ((size_t)1 << wbits) < len)
-		wbits++;
-	mem = wbits - 7 < 1 ? 1 : wbits - 7;
-	/* 16 + wbits: gzip header. */
-	if (deflateInit2(&z, level, Z_DEFLATED, 16 + wbits, mem,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	err = kiln_buf_grow(out, deflateBound(&z, (uLong)len) + 64);
-	if (err)
-		goto out_end;
-	z.next_in = (unsigned char *)data;
-	z.avail_in = (uInt)len;
-	z.next_out = (unsigned char *)out->data + out->len;
-	z.avail_out = (uInt)(out->cap - out->len - 1);
-	rc = deflate(&z, Z_FINISH);
-	if (rc != Z_STREAM_END) {
-		err = -ENOMEM;
-		goto out_end;
-	}
-	out->len = (size_t)((char *)z.next_out - out->data);
-	out->data[out->len] = '\0';
-out_end:
-	deflateEnd(&z);
-	return err;
-}
-
-int kiln_text_check(const char *data, size_t len, struct kiln_diag *d)
-{
-	const char *nul = memchr(data, '\0', len);
-	size_t line = 1;
-	const char *q;
-
-	if (!nul)
-		return 0;
-	for (q = data; (q = memchr(q, '\n', (size_t)(nul - q))); q++)
-		line++;
-	return kiln_diag(d, "line %zu: a NUL byte (byte %zu) in text: the file "
-			 "is binary or corrupt", line, (size_t)(nul - data));
-}
-
-typedef int (*reader_fn)(struct kiln_prof *, const char *, size_t,
-			 struct kiln_diag *);
 
 int kiln_read_profile(const char *path, struct kiln_prof **out,
 		      enum kiln_fmt *fmtp, struct kiln_diag *d)
@@ -360,21 +425,81 @@ int kiln_read_profile(const char *path, struct kiln_prof **out,
 	return kiln_read_profile_keep(path, out, fmtp, NULL, d);
 }
 
+/* Reads data as format e into a new *out.  0, -ENOMEM, or -EINVAL with
+ * inner filled. */
+static int read_as(const struct fmt_entry *e, const char *data, size_t len,
+		   struct kiln_prof **out, struct kiln_diag *inner)
+{
+	struct kiln_prof *p = kiln_prof_new();
+	int err;
+
+	*out = NULL;
+	if (!p)
+		return -ENOMEM;
+	inner->msg[0] = '\0';
+	inner->warn[0] = '\0';
+	err = e->read(p, data, len, inner);
+	if (!err)
+		err = kiln_prof_error(p);
+	if (err == -EINVAL && !inner->msg[0])
+		kiln_diag(inner, "not readable");
+	if (err) {
+		kiln_prof_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+/*
+ * The refusal of a file no reader takes: every format tried, then why the
+ * likeliest two (those whose readers ran, in why[]) refused it.
+ */
+static int refuse(const char *path, const struct sniff *s,
+		  const struct fmt_entry *const *who, struct kiln_diag *why,
+		  size_t nwhy, struct kiln_diag *d)
+{
+	char list[512];
+	size_t i, at = 0;
+
+	list[0] = '\0';
+	for (i = 0; i < NFORMATS; i++)
+		if (formats[i].tried && at < sizeof(list))
+			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+					       at ? ", " : "", formats[i].tried);
+	if (!nwhy)
+		return kiln_diag(d, "'%s': no reader accepts it (formats tried: "
+				 "%s): %s data (first byte 0x%02x) with none's "
+				 "magic number or header", path, list,
+				 s->text ? "text" : "binary",
+				 (unsigned char)s->data[0]);
+	if (nwhy == 1)
+		return kiln_diag(d, "'%s': no reader accepts it (formats tried: "
+				 "%s); not %s: %.300s", path, list, who[0]->name,
+				 why[0].msg);
+	return kiln_diag(d, "'%s': no reader accepts it (formats tried: %s); "
+			 "not %s: %.200s; not %s: %.200s", path, list,
+			 who[0]->name, why[0].msg, who[1]->name, why[1].msg);
+}
+
 int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 			   enum kiln_fmt *fmtp, struct kiln_buf *trace,
 			   struct kiln_diag *d)
 {
 	struct kiln_map m;
-	struct kiln_buf raw = KILN_BUF_INIT;
-	struct kiln_diag inner = { "" };
+	struct kiln_buf raw = KILN_BUF_INIT, conv = KILN_BUF_INIT;
+	struct kiln_diag inner = { "" }, why[2] = { { "" }, { "" } };
+	const struct fmt_entry *who[2] = { NULL, NULL };
 	struct kiln_prof *p = NULL;
+	struct cand c[NFORMATS];
+	struct sniff s;
 	const char *data;
-	size_t len;
-	enum kiln_fmt fmt;
-	reader_fn rd = NULL;
+	size_t len, n, i, nwhy = 0;
 	int err;
 
 	*out = NULL;
+	if (d)
+		d->warn[0] = '\0';
 	err = kiln_map_open(&m, path);
 	if (err == -EFBIG) {
 		char lim[32];
@@ -408,56 +533,57 @@ int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 			goto out_unmap;
 		}
 	}
-	fmt = kiln_fmt_detect(data, len);
-	switch (fmt) {
-	case KILN_FMT_PPROF: rd = kiln_pprof_read; break;
-	case KILN_FMT_COLLAPSED: rd = kiln_collapsed_read; break;
-	case KILN_FMT_PERF_SCRIPT: rd = kiln_perfscript_read; break;
-	case KILN_FMT_GPERFTOOLS: rd = kiln_gperf_read; break;
-	case KILN_FMT_HEAPTRACE: rd = kiln_heaptrace_read; break;
-	case KILN_FMT_PERF_DATA: rd = kiln_perfdata_read; break;
-	case KILN_FMT_LEGACY_HEAP:
-	case KILN_FMT_LEGACY_COUNT:
-	case KILN_FMT_LEGACY_THREAD:
-	case KILN_FMT_LEGACY_CONTENTION:
-	case KILN_FMT_LEGACY_JAVA: rd = kiln_legacy_read; break;
-	default: break;
-	}
-	if (!rd) {
-		err = kiln_diag(d, "'%s': unknown format: not pprof, perf script "
-				"text, perf.data, collapsed stacks, a gperftools CPU "
-				"profile, a legacy text profile (heap, contention, "
-				"thread) or a kiln heap trace (first byte 0x%02x)%s", path,
-				(unsigned char)data[0],
-				fmt == KILN_FMT_SPEEDSCOPE ?
-				"; speedscope JSON is written, not read" : "");
+	/* Once, for every text reader: UTF-16 becomes UTF-8, a byte order
+	 * mark goes. */
+	err = kiln_text_utf8(&data, &len, &conv);
+	if (err)
+		goto out_unmap;
+	if (len == 0) {
+		err = kiln_diag(d, "'%s': the file holds no text but its byte "
+				"order mark", path);
 		goto out_unmap;
 	}
-	p = kiln_prof_new();
-	if (!p) {
-		err = -ENOMEM;
-		goto out_unmap;
-	}
-	err = rd(p, data, len, &inner);
-	if (!err)
-		err = kiln_prof_error(p);
-	if (err) {
+	sniff_init(&s, data, len);
+	n = candidates(&s, c);
+	if (n && c[0].score >= CONFIDENT) {
+		/* Plainly this format: its reader's complaint is the answer. */
+		err = read_as(c[0].e, data, len, &p, &inner);
 		if (err == -EINVAL)
-			kiln_diag(d, "'%s': read as %s: %s", path,
-				  kiln_fmt_name(fmt), inner.msg);
-		kiln_prof_free(p);
-		goto out_unmap;
+			kiln_diag(d, "'%s': read as %s: %s", path, c[0].e->name,
+				  inner.msg);
+		if (err)
+			goto out_unmap;
+		i = 0;
+	} else {
+		for (i = 0; i < n; i++) {
+			err = read_as(c[i].e, data, len, &p, &inner);
+			if (err != -EINVAL)
+				break;
+			if (nwhy < 2) {
+				who[nwhy] = c[i].e;
+				why[nwhy++] = inner;
+			}
+		}
+		if (i == n) {
+			err = refuse(path, &s, who, why, nwhy, d);
+			goto out_unmap;
+		}
+		if (err)
+			goto out_unmap;
 	}
-	if (trace && fmt == KILN_FMT_HEAPTRACE &&
+	if (trace && c[i].e->fmt == KILN_FMT_HEAPTRACE &&
 	    kiln_buf_add(trace, data, len)) {
 		kiln_prof_free(p);
 		err = -ENOMEM;
 		goto out_unmap;
 	}
+	if (inner.warn[0] && d)
+		snprintf(d->warn, sizeof(d->warn), "'%s': %.300s", path, inner.warn);
 	if (fmtp)
-		*fmtp = fmt;
+		*fmtp = c[i].e->fmt;
 	*out = p;
 out_unmap:
+	kiln_buf_release(&conv);
 	kiln_buf_release(&raw);
 	kiln_map_release(&m);
 	return err;

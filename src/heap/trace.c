@@ -583,7 +583,7 @@ static void put_maps(struct kiln_hcols *out)
 {
 	struct kiln_buf raw = KILN_BUF_INIT, keep = KILN_BUF_INIT;
 
-	if (kiln_read_proc(AT_FDCWD, "/proc/self/maps", &raw) == 0)
+	if (kiln_read_self_maps(&raw) == 0)
 		kiln_maps_parse(raw.data, raw.len, keep_exec, &keep);
 	ok(kiln_hcols_maps(out, keep.data ? keep.data : "", keep.len));
 	kiln_buf_release(&raw);

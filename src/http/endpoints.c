@@ -324,7 +324,7 @@ enum MHD_Result khttp_do_symbol(struct MHD_Connection *c, struct req *rq,
 	kiln_buf_adds(&out, "num_symbols: 1\n");
 	if (inlen) {
 		s = kiln_sym_new(&so);
-		err = s ? kiln_read_proc(AT_FDCWD, "/proc/self/maps", &maps) : -ENOMEM;
+		err = s ? kiln_read_self_maps(&maps) : -ENOMEM;
 		if (!err)
 			err = kiln_sym_add_maps(s, maps.data, maps.len);
 		if (!err)

@@ -16,3 +16,14 @@ int kiln_diag(struct kiln_diag *d, const char *fmt, ...)
 	}
 	return -EINVAL;
 }
+
+void kiln_diag_warn(struct kiln_diag *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d) {
+		va_start(ap, fmt);
+		vsnprintf(d->warn, sizeof(d->warn), fmt, ap);
+		va_end(ap);
+	}
+}

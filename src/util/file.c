@@ -129,6 +129,18 @@ int kiln_read_proc(int dirfd, const char *path, struct kiln_buf *out)
 	return err;
 }
 
+const char *kiln_self_maps_path(void)
+{
+	/* Linux 3.17 and later. */
+	return access("/proc/thread-self/maps", R_OK) ? "/proc/self/maps" :
+	       "/proc/thread-self/maps";
+}
+
+int kiln_read_self_maps(struct kiln_buf *out)
+{
+	return kiln_read_proc(AT_FDCWD, kiln_self_maps_path(), out);
+}
+
 static int write_fd(int fd, const char *p, size_t len)
 {
 	while (len) {

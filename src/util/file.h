@@ -30,6 +30,18 @@ void kiln_map_release(struct kiln_map *m);
 int kiln_read_proc(int dirfd, const char *path, struct kiln_buf *out);
 
 /*
+ * This process's memory map (/proc/self/maps), appended to out as
+ * kiln_read_proc() does.  Read through the calling thread's folder
+ * (/proc/thread-self): once the main thread has ended (pthread_exit()),
+ * /proc/self is its zombie's and its maps read empty.  0 or -errno.
+ */
+int kiln_read_self_maps(struct kiln_buf *out);
+
+/* The path of this process's maps kiln_read_self_maps() reads (for
+ * kiln_maps_open()): "/proc/thread-self/maps" where the kernel has it. */
+const char *kiln_self_maps_path(void);
+
+/*
  * An output file being written.  Where it goes depends on what the path
  * names when it is opened:
  *   - "-": standard output, written in place;

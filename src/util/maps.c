@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/file.h"
 
 uint64_t kiln_scan_hex(const char **p, const char *end, bool *ok)
 {
@@ -166,7 +167,7 @@ int kiln_maps_find(uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
 	struct kiln_maps_iter it;
 	struct kiln_maps_entry e;
-	int r = kiln_maps_open(&it, AT_FDCWD, "/proc/self/maps");
+	int r = kiln_maps_open(&it, AT_FDCWD, kiln_self_maps_path());
 
 	if (r)
 		return r;

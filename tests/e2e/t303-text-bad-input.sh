@@ -38,10 +38,27 @@ printf 'main;a 5000000000000000000\nmain;b 5000000000000000000\n' > "$T/sum.coll
 expect_status 2 "$KILN" top "$T/sum.collapsed"
 has "$T/err" "read as collapsed: line 2: the count 5000000000000000000 makes the total overflow 64 bits"
 
-# Random text (no binary bytes, so it is taken for a text format).
+# Random text (no binary bytes, so it may be a text format): no reader
+# takes it, and the message lists the formats tried and why the likeliest
+# two refused it, naming none as the format it "was read as".
 head -c 3000 /dev/urandom | base64 > "$T/random.txt"
 expect_status 2 "$KILN" top "$T/random.txt"
-has "$T/err" "'.*random.txt': read as (collapsed|perf-script): line [0-9]+: "
+has "$T/err" "'.*random.txt': no reader accepts it \(formats tried: .*pprof.*speedscope.*cpuprofile.*perf-script.*collapsed\); not collapsed: line 1: no count.*; not perf-script: line 1: "
+hasnt "$T/err" "read as"
+# Source code: a line, then indented lines, as perf script's header and
+# frames are; but no frame, so not "read as perf-script" either.
+printf 'def main():\n    return 1\n\nmain()\n' > "$T/prog.py"
+expect_status 2 "$KILN" flame "$T/prog.py" -o "$T/out.svg"
+has "$T/err" "'.*prog.py': no reader accepts it \(formats tried: .*\); not perf-script: line 1: .*; not collapsed: line 1: "
+hasnt "$T/err" "read as"
+# JSON of no profile's shape.
+printf '{"hello": [1, 2, 3]}\n' > "$T/other.json"
+expect_status 2 "$KILN" top "$T/other.json"
+has "$T/err" "'.*other.json': no reader accepts it \(formats tried: .*\); not speedscope: .*; not cpuprofile: "
+# Broken JSON that plainly is speedscope's: where it broke.
+printf '{"$schema": "https://www.speedscope.app/file-format-schema.json",\n "profiles": [\n' > "$T/cut.speedscope.json"
+expect_status 2 "$KILN" top "$T/cut.speedscope.json"
+has "$T/err" "'.*cut.speedscope.json': read as speedscope: line [23], column [0-9]+: not JSON: "
 # Random bytes.
 head -c 4096 /dev/urandom > "$T/random.bin"
 expect_status 2 "$KILN" top "$T/random.bin"

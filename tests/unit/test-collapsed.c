@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -286,6 +287,140 @@ static void test_roundtrip(void **state)
 	kiln_prof_free(p);
 }
 
+/* Reads text through kiln_read_profile() (from a file, as the CLI reads),
+ * so that the decoding done before detection is part of it. */
+static struct kiln_prof *read_file(const char *text, size_t len,
+				   struct kiln_diag *d, int *errp)
+{
+	char path[] = "/tmp/kiln-test-collapsed.XXXXXX";
+	int fd = mkstemp(path);
+	struct kiln_prof *p = NULL;
+	enum kiln_fmt fmt = KILN_FMT_UNKNOWN;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	*errp = kiln_read_profile(path, &p, &fmt, d);
+	unlink(path);
+	if (!*errp)
+		assert_int_equal(fmt, KILN_FMT_COLLAPSED);
+	return p;
+}
+
+/* Byte order marks: UTF-8 (read directly and from a file), UTF-16 LE and
+ * BE (converted where the file is loaded), with CRLF line ends. */
+static void test_bom(void **state)
+{
+	static const char utf8[] = "\xef\xbb\xbf" "main;f 3\r\nmain;g 2\r\n";
+	/* "main;é 3\r\n" in UTF-16: é is U+00E9, a surrogate pair U+1F525. */
+	static const char le[] = "\xff\xfe" "m\0a\0i\0n\0;\0\xe9\0 \0" "3\0\r\0\n\0"
+				 "m\0;\0\x3d\xd8\x25\xdd \0" "4\0";
+	static const char be[] = "\xfe\xff" "\0m\0a\0i\0n\0;\0\xe9\0 \0" "3\0\r\0\n"
+				 "\0m\0;\xd8\x3d\xdd\x25\0 \0" "4";
+	const char *texts[] = { le, be };
+	const size_t lens[] = { sizeof(le) - 1, sizeof(be) - 1 };
+	struct kiln_diag d = { "" };
+	struct kiln_prof *p;
+	size_t i;
+	int err;
+
+	p = read_text(utf8, sizeof(utf8) - 1);
+	assert_int_equal(leaf_value(p, "f"), 3);
+	assert_int_not_equal(kiln_prof_find_str(p, "main", 4), 0);
+	kiln_prof_free(p);
+	p = read_file(utf8, sizeof(utf8) - 1, &d, &err);
+	assert_int_equal(err, 0);
+	assert_int_not_equal(kiln_prof_find_str(p, "main", 4), 0);
+	kiln_prof_free(p);
+	for (i = 0; i < 2; i++) {
+		p = read_file(texts[i], lens[i], &d, &err);
+		if (err)
+			fail_msg("UTF-16 %s: %s", i ? "BE" : "LE", d.msg);
+		assert_int_equal(kiln_prof_total(p, 0), 7);
+		assert_int_equal(leaf_value(p, "\xc3\xa9"), 3);
+		assert_int_equal(leaf_value(p, "\xf0\x9f\x94\xa5"), 4);
+		assert_string_equal(d.warn, "");
+		kiln_prof_free(p);
+	}
+}
+
+/* speedscope's own samples: UTF-16 both ways, CRLF, comments. */
+static void test_speedscope_samples(void **state)
+{
+	static const char *const names[] = {
+		"speedscope/simple-utf16-le.txt", "speedscope/simple-utf16-be.txt",
+		"speedscope/simple-crlf.txt", "speedscope/simple-with-invalids.txt",
+	};
+	struct kiln_diag d = { "" };
+	size_t i, len;
+	int err;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *text = slurp(names[i], &len);
+		struct kiln_prof *p = read_file(text, len, &d, &err);
+
+		if (err)
+			fail_msg("%s: %s", names[i], d.msg);
+		assert_int_equal(kiln_prof_total(p, 0), 14);
+		assert_int_equal(leaf_value(p, "c"), 5);
+		assert_int_equal(leaf_value(p, "d"), 4);
+		assert_int_equal(leaf_value(p, "b"), 5);
+		if (i == 3)
+			assert_non_null(strstr(d.warn, "': skipped 1 malformed line, "
+					       "first at line 8: no count at the end"));
+		else
+			assert_string_equal(d.warn, "");
+		kiln_prof_free(p);
+		free(text);
+	}
+}
+
+/* Comments ('#', '//') are neither stacks nor malformed lines. */
+static void test_comments(void **state)
+{
+	static const char text[] = "# perf 6.1\n// exported by a tool\n"
+				   "  # indented\nmain;f 2\n\t// again\nmain;g 1\n";
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_diag d = { "" };
+
+	assert_int_equal(kiln_collapsed_read(p, text, sizeof(text) - 1, &d), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 3);
+	assert_string_equal(d.warn, "");
+	kiln_prof_free(p);
+}
+
+/* A malformed line among good ones: skipped, counted in one warning;
+ * as many bad lines as good ones: refused with the first. */
+static void test_skipped_lines(void **state)
+{
+	static const char some[] = "main;f 3\nmain;g 2\nmain;h 1\n"
+				   "main;x\nmain;f 4\n12 \nmain;y 1x\nmain;g 1\n";
+	static const char most[] = "main;f 3\nnot a stack\nmain;g\n";
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_diag d = { "" };
+	int err;
+
+	assert_int_equal(kiln_collapsed_read(p, some, sizeof(some) - 1, &d), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 11);
+	assert_string_equal(d.warn, "skipped 3 malformed lines, first at line 4: "
+			    "no count at the end of the line (expected "
+			    "'frame;frame;... COUNT')");
+	kiln_prof_free(p);
+	expect_error(most, "line 2: no count at the end of the line: 'stack' "
+		     "is not a number");
+	/* Through kiln_read_profile(): the file's name first. */
+	p = read_file(some, sizeof(some) - 1, &d, &err);
+	assert_int_equal(err, 0);
+	assert_non_null(strstr(d.warn, "/tmp/kiln-test-collapsed."));
+	assert_non_null(strstr(d.warn, "': skipped 3 malformed lines, first at "
+			       "line 4: "));
+	kiln_prof_free(p);
+	p = read_file(most, sizeof(most) - 1, &d, &err);
+	assert_int_equal(err, -EINVAL);
+	assert_null(p);
+	assert_non_null(strstr(d.msg, "': read as collapsed: line 2: no count"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +431,10 @@ int main(void)
 		cmocka_unit_test(test_write_empty_stack),
 		cmocka_unit_test(test_write_inline_merge),
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_bom),
+		cmocka_unit_test(test_speedscope_samples),
+		cmocka_unit_test(test_comments),
+		cmocka_unit_test(test_skipped_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

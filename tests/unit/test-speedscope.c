@@ -1,7 +1,9 @@
 /*
- * Unit tests of the speedscope JSON writer (format stage): a small
- * profile built here is compared with the exact JSON expected, and a real
- * perf script fixture is checked for frames, samples and weights.
+ * Unit tests of the speedscope JSON writer and reader (format stage): a
+ * small profile built here is compared with the exact JSON expected, a
+ * real perf script fixture is checked for frames, samples and weights;
+ * speedscope's own sample files (tests/fixtures/speedscope, MIT) are read,
+ * and kiln's output reads back with the same totals.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -156,12 +158,196 @@ static void test_perf_fixture(void **state)
 	kiln_prof_free(p);
 }
 
+static char *slurp(const char *name, size_t *len)
+{
+	const char *dir = getenv("KILN_FIXTURES");
+	struct kiln_buf b = KILN_BUF_INIT;
+	char path[1024], chunk[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/fixtures", name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		assert_int_equal(kiln_buf_add(&b, chunk, n), 0);
+	fclose(f);
+	return kiln_buf_detach(&b, len);
+}
+
+/* The value of the samples whose leaf is name, in type t. */
+static int64_t leaf_value(struct kiln_prof *p, const char *name, size_t t)
+{
+	struct kiln_frame *f = NULL;
+	size_t cap = 0, i;
+	int64_t sum = 0;
+
+	for (i = 0; i < p->nsamples; i++) {
+		long n = kiln_prof_frames(p, &p->samples[i], &f, &cap);
+
+		if (n > 0 && !strcmp(kiln_prof_str(p, f[0].name), name))
+			sum += kiln_prof_value(p, i, t);
+	}
+	free(f);
+	return sum;
+}
+
+static struct kiln_prof *read_json(const char *text, size_t len)
+{
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_diag d = { "" };
+	int err;
+
+	assert_non_null(p);
+	assert_int_equal(kiln_fmt_detect(text, len), KILN_FMT_SPEEDSCOPE);
+	err = kiln_speedscope_read(p, text, len, &d);
+	if (err)
+		fail_msg("read error %d: %s", err, d.msg);
+	return p;
+}
+
+static void read_error(const char *text, const char *want)
+{
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_diag d = { "" };
+	int err = kiln_speedscope_read(p, text, strlen(text), &d);
+
+	if (err != -EINVAL || !strstr(d.msg, want))
+		fail_msg("got %d '%s', want '%s'", err, d.msg, want);
+	kiln_prof_free(p);
+}
+
+/* speedscope's samples: sampled (seconds), evented (none), two profiles. */
+static void test_read_samples(void **state)
+{
+	static const struct { const char *file, *type; int64_t unit; size_t nprof; } t[] = {
+		{ "speedscope/simple-sampled.speedscope.json", "time", 1000000000, 1 },
+		{ "speedscope/simple-evented.speedscope.json", "samples", 1, 1 },
+		{ "speedscope/two-sampled.speedscope.json", "time", 1000000000, 2 },
+	};
+	size_t i, len;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *text = slurp(t[i].file, &len);
+		struct kiln_prof *p = read_json(text, len);
+		int64_t u = t[i].unit * (int64_t)t[i].nprof;
+
+		assert_int_equal(p->ntypes, 1);
+		assert_string_equal(kiln_prof_str(p, p->types[0].type), t[i].type);
+		assert_int_equal(kiln_prof_total(p, 0), 14 * u);
+		assert_int_equal(leaf_value(p, "c", 0), 5 * u);
+		assert_int_equal(leaf_value(p, "d", 0), 4 * u);
+		assert_int_equal(leaf_value(p, "b", 0), 5 * u);
+		/* Two profiles: two labels, by their names. */
+		if (t[i].nprof == 2) {
+			uint32_t k = kiln_prof_find_str(p, "thread_name", 11);
+
+			assert_int_not_equal(k, 0);
+			assert_int_not_equal(kiln_prof_find_str(p, "one", 3), 0);
+			assert_int_not_equal(kiln_prof_find_str(p, "two", 3), 0);
+			assert_int_equal(p->nsamples, 6);
+		} else {
+			assert_int_equal(p->nsamples, 3);
+		}
+		kiln_prof_free(p);
+		free(text);
+	}
+}
+
+static void test_read_errors(void **state)
+{
+	size_t len;
+	char *text = slurp("speedscope/invalid-out-of-order-events.json", &len);
+
+	read_error(text, "profile 0, event 6: closes frame 1, which is not the "
+		   "innermost open frame");
+	free(text);
+	read_error("{\"shared\":{\"frames\":[{\"name\":\"a\"}]},\n\"profiles\":"
+		   "[{\"type\":\"sampled\",\"samples\":[[0,1]],\"weights\":[1]}]}",
+		   "profile 0, sample 0: frame index out of range (1 frames)");
+	read_error("{\"shared\":{\"frames\":[{\"name\":\"a\"}]},\n\"profiles\":"
+		   "[{\"type\":\"sampled\",\"samples\":[[0]],\"weights\":[-1]}]}",
+		   "profile 0, sample 0: the weight is not a number");
+	read_error("{\"shared\":{\"frames\":[]},\"profiles\":[{\"type\":\"x\"}]}",
+		   "profile 0: type 'x' is neither");
+	read_error("{\"shared\":{\"frames\":[{\"name\":\"a\"}]},\n\"profiles\":"
+		   "[{\"type\":\"evented\",\"events\":[{\"type\":\"O\",\"frame\":0,"
+		   "\"at\":5},{\"type\":\"C\",\"frame\":0,\"at\":4}]}]}",
+		   "profile 0, event 1: out of order");
+	read_error("{\"profiles\": [\n  {\"type\": \"sampled\",,",
+		   "line 2, column 22: not JSON: ");
+	read_error("[1, 2]", "not speedscope's format");
+}
+
+/* File and line of frames are kept; units scale to nanoseconds. */
+static void test_read_frames(void **state)
+{
+	static const char text[] =
+		"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+		"\"shared\":{\"frames\":[{\"name\":\"main\",\"file\":\"m.c\",\"line\":3},"
+		"{\"name\":\"work\",\"file\":\"w.c\",\"line\":10,\"col\":2}]},"
+		"\"profiles\":[{\"type\":\"sampled\",\"unit\":\"milliseconds\","
+		"\"startValue\":0,\"endValue\":3,\"samples\":[[0,1],[0]],"
+		"\"weights\":[2.5,0.5]}]}";
+	struct kiln_prof *p = read_json(text, sizeof(text) - 1);
+	struct kiln_frame *f = NULL;
+	size_t cap = 0, i;
+
+	assert_string_equal(kiln_prof_str(p, p->types[0].unit), "nanoseconds");
+	assert_int_equal(kiln_prof_total(p, 0), 3000000);
+	assert_int_equal(leaf_value(p, "work", 0), 2500000);
+	for (i = 0; i < p->nsamples; i++) {
+		long n = kiln_prof_frames(p, &p->samples[i], &f, &cap);
+
+		assert_true(n > 0);
+		assert_string_equal(kiln_prof_str(p, f[n - 1].name), "main");
+		assert_string_equal(kiln_prof_str(p,
+				p->functions[f[n - 1].function].filename), "m.c");
+		assert_int_equal(f[n - 1].line, 3);
+		if (n == 2) {
+			assert_string_equal(kiln_prof_str(p,
+					p->functions[f[0].function].filename), "w.c");
+			assert_int_equal(f[0].line, 10);
+		}
+	}
+	free(f);
+	kiln_prof_free(p);
+}
+
+/* What kiln writes, kiln reads back: the same totals and leaves. */
+static void test_roundtrip(void **state)
+{
+	size_t len, t;
+	char *text = slurp("perfscript/shares-g.perf", &len);
+	struct kiln_prof *p = kiln_prof_new(), *q;
+	struct kiln_buf out = KILN_BUF_INIT;
+	struct kiln_diag d = { "" };
+
+	assert_int_equal(kiln_perfscript_read(p, text, len, &d), 0);
+	for (t = 0; t < p->ntypes; t++) {
+		kiln_buf_reset(&out);
+		assert_int_equal(kiln_speedscope_write(p, (int)t, "shares", &out), 0);
+		q = read_json(out.data, out.len);
+		assert_int_equal(kiln_prof_total(q, 0), kiln_prof_total(p, t));
+		assert_int_equal(leaf_value(q, "burn_a", 0), leaf_value(p, "burn_a", t));
+		assert_int_equal(leaf_value(q, "burn_b", 0), leaf_value(p, "burn_b", t));
+		kiln_prof_free(q);
+	}
+	kiln_buf_release(&out);
+	kiln_prof_free(p);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_perf_fixture),
+		cmocka_unit_test(test_read_samples),
+		cmocka_unit_test(test_read_errors),
+		cmocka_unit_test(test_read_frames),
+		cmocka_unit_test(test_roundtrip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
