@@ -228,13 +228,29 @@ static bool is_pidtid(const char *s, size_t n, struct hdr *h)
 	return true;
 }
 
-/* "cycles:", "cpu-clock:pppH:", "sched:sched_switch:": an event name. */
+/*
+ * "cycles:", "cpu-clock:pppH:", "sched:sched_switch:",
+ * "cpu/event=0x3c,umask=0x0/:": an event name, as the anchor of a header
+ * without a time stamp.  Only the characters perf's event names have
+ * (not "main():" of a line of source code); '=' only in a PMU's "/.../"
+ * (not "prev_comm=x:" of a tracepoint's fields).
+ */
 static bool is_event_tok(const char *s, size_t n)
 {
+	size_t i;
+
 	/* "VM:" and "VCPU:" (perf -F +machine_pid,+vcpu) label a number. */
 	if ((n == 3 && !memcmp(s, "VM:", 3)) || (n == 5 && !memcmp(s, "VCPU:", 5)))
 		return false;
-	return n > 1 && s[n - 1] == ':' && !memchr(s, '=', n);
+	if (n < 2 || s[n - 1] != ':' || !((s[0] >= 'a' && s[0] <= 'z') ||
+					  (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!s[i] || !strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789_-.:/,=", s[i]) ||
+		    (s[i] == '=' && !memchr(s, '/', n)))
+			return false;
+	return true;
 }
 
 #define MAX_TOKS 64
