@@ -3,6 +3,7 @@
  * (cli stage).
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,14 @@
 #include "profile/profile.h"
 #include "profile/top.h"
 
-enum { OPT_CUM = 256, OPT_LINES, OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL,
+enum { OPT_CUM = 256, OPT_LINES, OPT_ADDRESSES, OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL,
        OPT_EVENT };
 
 static const struct option opts[] = {
 	{ "nodes", required_argument, NULL, 'n' },
 	{ "cum", no_argument, NULL, OPT_CUM },
 	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
 	{ "sample-type", required_argument, NULL, OPT_TYPE },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
@@ -31,7 +33,7 @@ static const struct option opts[] = {
 };
 
 static void print_table(struct kiln_prof *p, int type, const struct kiln_top *t,
-			long nodes, bool by_line)
+			long nodes, enum kiln_top_by by)
 {
 	const char *unit = kiln_prof_str(p, p->types[type].unit);
 	char a[32], b[32], c[32];
@@ -57,12 +59,15 @@ static void print_table(struct kiln_prof *p, int type, const struct kiln_top *t,
 		sum += r->flat;
 		kiln_value_str(r->flat, unit, a, sizeof(a));
 		kiln_value_str(r->cum, unit, c, sizeof(c));
-		printf("%10s %5.2f%% %5.2f%% %10s %5.2f%%  %s", a,
+		printf("%10s %5.2f%% %5.2f%% %10s %5.2f%%  ", a,
 		       100.0 * (double)r->flat / total,
 		       100.0 * (double)sum / total, c,
-		       100.0 * (double)r->cum / total,
-		       kiln_prof_str(p, r->name));
-		if (by_line)
+		       100.0 * (double)r->cum / total);
+		/* As pprof -addresses prints it: the address first. */
+		if (by == KILN_TOP_ADDRESSES)
+			printf("%016" PRIx64 " ", r->address);
+		fputs(kiln_prof_str(p, r->name), stdout);
+		if (by == KILN_TOP_LINES)
 			printf(" %s:%lld", r->file ? kiln_prof_str(p, r->file) : "?",
 			       (long long)r->line);
 		putchar('\n');
@@ -74,7 +79,8 @@ int kiln_cmd_top(int argc, char **argv)
 	struct kiln_cli_input in = { 0 };
 	struct kiln_top t = KILN_TOP_INIT;
 	struct kiln_prof *p;
-	bool by_cum = false, by_line = false;
+	bool by_cum = false;
+	enum kiln_top_by by = KILN_TOP_FUNCTIONS;
 	long nodes = 20;
 	int c, rc, type, err;
 	char *end;
@@ -88,7 +94,8 @@ int kiln_cmd_top(int argc, char **argv)
 							    optarg);
 			break;
 		case OPT_CUM: by_cum = true; break;
-		case OPT_LINES: by_line = true; break;
+		case OPT_LINES: by = KILN_TOP_LINES; break;
+		case OPT_ADDRESSES: by = KILN_TOP_ADDRESSES; break;
 		case OPT_TYPE: in.sample_type = optarg; break;
 		case OPT_FOCUS: in.focus = optarg; break;
 		case OPT_IGNORE: in.ignore = optarg; break;
@@ -105,13 +112,13 @@ int kiln_cmd_top(int argc, char **argv)
 	rc = kiln_cli_load(argv + optind, argc - optind, &in, &p, &type);
 	if (rc)
 		return rc;
-	err = kiln_top_build(&t, p, type, by_line, by_cum);
+	err = kiln_top_build(&t, p, type, by, by_cum);
 	if (err) {
 		kiln_cli_error("out of memory");
 		rc = KILN_EXIT_FAIL;
 		goto out_free;
 	}
-	print_table(p, type, &t, nodes, by_line);
+	print_table(p, type, &t, nodes, by);
 	if (fflush(stdout)) {
 		kiln_cli_error("cannot write the table");
 		rc = KILN_EXIT_FAIL;

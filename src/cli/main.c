@@ -185,6 +185,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  -n, --nodes N         show the N heaviest rows (default 20; 0: all)\n"
 	  "      --cum             sort by cumulative value instead of flat\n"
 	  "      --lines           one row per source line instead of per function\n"
+	  "      --addresses       one row per address (pprof -addresses): frames named\n"
+	  "                        by their module ([libfoo.so]) stay apart\n"
 	  "      --sample-type T   which value to show (e.g. cpu, samples,\n"
 	  "                        alloc_space; default: the profile's default)\n"
 	  "      --event NAME      of a perf.data of several events, read only\n"

@@ -4,6 +4,8 @@
  * as such text (read by the Firefox Profiler, FlameGraph, inferno and
  * kiln itself).
  *
+ * (The writer is in perfscript-write.c.)
+ *
  * The text is a series of samples: a header line
  *
  *     COMM  [PID/]TID [CPU] TIME: [PERIOD] EVENT[:MODS]: [IP SYM+OFF (DSO)]
@@ -119,6 +121,7 @@ struct hdr {
 	size_t ident_len;
 	int64_t pid, tid;
 	bool has_pid, has_tid;
+	bool has_time;		/* perf script -F without time: none */
 	int64_t time_ns;
 	int64_t period;
 	bool has_period;
@@ -180,6 +183,33 @@ static bool is_cpu(const char *s, size_t n)
 	       all_digits(s + 1, n - 2);
 }
 
+/* "2023-01-02" or "10:11:12.123456": perf script -F +tod, before the time. */
+static bool is_tod(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 10 && s[4] == '-' && s[7] == '-')
+		return all_digits(s, 4) && all_digits(s + 5, 2) &&
+		       all_digits(s + 8, 2);
+	if (n < 8 || s[2] != ':' || s[5] != ':')
+		return false;
+	for (i = 0; i < n; i++)
+		if (!is_digit(s[i]) && i != 2 && i != 5 && !(i == 8 && s[i] == '.'))
+			return false;
+	return true;
+}
+
+/* "1234" or "1234/1235": what perf prints for -F pid, tid or both. */
+static bool is_pidtid_tok(const char *s, size_t n)
+{
+	const char *slash = memchr(s, '/', n);
+
+	if (!slash)
+		return all_digits(s, n);
+	return all_digits(s, (size_t)(slash - s)) &&
+	       all_digits(slash + 1, n - (size_t)(slash - s) - 1);
+}
+
 /* "1234" or "1234/1235" */
 static bool is_pidtid(const char *s, size_t n, struct hdr *h)
 {
@@ -198,54 +228,47 @@ static bool is_pidtid(const char *s, size_t n, struct hdr *h)
 	return true;
 }
 
+/*
+ * "cycles:", "cpu-clock:pppH:", "sched:sched_switch:",
+ * "cpu/event=0x3c,umask=0x0/:": an event name, as the anchor of a header
+ * without a time stamp.  Only the characters perf's event names have
+ * (not "main():" of a line of source code); '=' only in a PMU's "/.../"
+ * (not "prev_comm=x:" of a tracepoint's fields).
+ */
+static bool is_event_tok(const char *s, size_t n)
+{
+	size_t i;
+
+	/* "VM:" and "VCPU:" (perf -F +machine_pid,+vcpu) label a number. */
+	if ((n == 3 && !memcmp(s, "VM:", 3)) || (n == 5 && !memcmp(s, "VCPU:", 5)))
+		return false;
+	if (n < 2 || s[n - 1] != ':' || !((s[0] >= 'a' && s[0] <= 'z') ||
+					  (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!s[i] || !strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789_-.:/,=", s[i]) ||
+		    (s[i] == '=' && !memchr(s, '/', n)))
+			return false;
+	return true;
+}
+
 #define MAX_TOKS 64
 
 /*
- * Parses a header line [s, e).  The time stamp is the anchor: the first
- * token "DIGITS.DIGITS:" not at the start; before it an optional "[CPU]"
- * and an optional PID/TID, and the command name is all that comes before
- * (it may contain spaces).  After it an optional period and the event,
- * which ends with ':'.  False if there is no time stamp.
+ * Fills h's comm, pid/tid and ident from the tokens [0, k) that stand
+ * before the cpu, time or event: the last one may be PID[/TID], the command
+ * name is all the rest (it may contain spaces).
  */
-static bool parse_header(const char *s, const char *e, struct hdr *h)
+static void header_start(const char *s, const char **ts, const char **te,
+			 size_t k, struct hdr *h)
 {
-	const char *ts[MAX_TOKS], *te[MAX_TOKS];
-	const char *q = s;
-	size_t nt = 0, i, t = 0, k;
-	bool found = false;
-
-	memset(h, 0, sizeof(*h));
-	/* Tokenize up to the time stamp (the command may have spaces). */
-	while (q < e && nt < MAX_TOKS) {
-		while (q < e && is_ws(*q))
-			q++;
-		if (q == e)
-			break;
-		ts[nt] = q;
-		while (q < e && !is_ws(*q))
-			q++;
-		te[nt] = q;
-		if (is_time(ts[nt], (size_t)(te[nt] - ts[nt]), &h->time_ns)) {
-			t = nt++;
-			found = true;
-			break;
-		}
-		nt++;
-	}
-	if (!found)
-		return false;
-	k = t;
-	if (k > 0 && is_cpu(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])))
+	h->ident = s;
+	h->ident_len = k > 0 ? (size_t)(te[k - 1] - s) : 0;
+	if (k > 0 && is_pidtid(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1]), h))
 		k--;
-	if (k > 0 && is_pidtid(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1]), h)) {
-		k--;
-		h->ident = s;
-		h->ident_len = (size_t)(te[k] - s);
-	} else {
+	else
 		h->has_pid = h->has_tid = false;
-		h->ident = s;
-		h->ident_len = k > 0 ? (size_t)(te[k - 1] - s) : 0;
-	}
 	if (k > 0) {
 		const char *cs = s, *ce = te[k - 1];
 
@@ -254,6 +277,104 @@ static bool parse_header(const char *s, const char *e, struct hdr *h)
 		h->comm = cs;
 		h->comm_len = (size_t)(ce - cs);
 	}
+}
+
+/* Sets h's event from the token [a, b) that ends with ':'. */
+static void set_event(const char *a, const char *b, struct hdr *h)
+{
+	const char *colon;
+
+	b--;
+	/* cpu-clock:pppH -> cpu-clock; sched:sched_switch stays. */
+	colon = memrchr(a, ':', (size_t)(b - a));
+	if (colon && is_modifiers(colon + 1, (size_t)(b - colon - 1)))
+		b = colon;
+	h->event = a;
+	h->event_len = (size_t)(b - a);
+}
+
+/*
+ * Parses a header line [s, e).  perf prints the fields in one order
+ * whatever the order of -F:
+ *
+ *     [COMM] [PID[/TID]] [[CPU]] [DATE CLOCK] [TIME:] [PERIOD] [EVENT:] REST
+ *
+ * The time stamp, "DIGITS.DIGITS:", is the anchor where there is one; the
+ * command name is all that comes before the optional fields (it may
+ * contain spaces).  Without a time (perf script -F without time, perf
+ * before 3.x printed none by default) the event, the first token ending
+ * with ':' after a number or a [CPU], is the anchor; a number just before
+ * it is the period where another number or a [CPU] precedes it, else the
+ * pid.  False if the line has neither.
+ */
+static bool parse_header(const char *s, const char *e, struct hdr *h)
+{
+	const char *ts[MAX_TOKS], *te[MAX_TOKS];
+	const char *q = s;
+	size_t nt = 0, i, t = 0, k;
+	long ev = -1, first_ev = -1;
+	bool found = false;
+
+	memset(h, 0, sizeof(*h));
+	/* Tokenize up to the time stamp or an event after a number. */
+	while (q < e && nt < MAX_TOKS) {
+		size_t n;
+
+		while (q < e && is_ws(*q))
+			q++;
+		if (q == e)
+			break;
+		ts[nt] = q;
+		while (q < e && !is_ws(*q))
+			q++;
+		te[nt] = q;
+		n = (size_t)(te[nt] - ts[nt]);
+		if (is_time(ts[nt], n, &h->time_ns)) {
+			t = nt++;
+			found = true;
+			break;
+		}
+		if (ev < 0 && is_event_tok(ts[nt], n)) {
+			if (nt > 0 && (is_pidtid_tok(ts[nt - 1], (size_t)(te[nt - 1] - ts[nt - 1])) ||
+				       is_cpu(ts[nt - 1], (size_t)(te[nt - 1] - ts[nt - 1]))))
+				ev = (long)nt;
+			else if (first_ev < 0)
+				first_ev = (long)nt;
+		}
+		nt++;
+	}
+	if (!found) {
+		/* No time stamp: the event is the anchor. */
+		if (ev < 0)
+			ev = first_ev;
+		if (ev < 0)
+			return false;
+		k = (size_t)ev;
+		if (k >= 2 && all_digits(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])) &&
+		    (is_cpu(ts[k - 2], (size_t)(te[k - 2] - ts[k - 2])) ||
+		     is_pidtid_tok(ts[k - 2], (size_t)(te[k - 2] - ts[k - 2])))) {
+			if (!parse_dec(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1]),
+				       &h->period))
+				return false;
+			h->has_period = true;
+			k--;
+		}
+		if (k > 0 && is_cpu(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])))
+			k--;
+		header_start(s, ts, te, k, h);
+		set_event(ts[ev], te[ev], h);
+		q = te[ev];
+		goto rest;
+	}
+	h->has_time = true;
+	k = t;
+	/* -F +tod: "2023-01-02 10:11:12.123456" before the time. */
+	for (i = 0; i < 2 && k > 0 &&
+	     is_tod(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])); i++)
+		k--;
+	if (k > 0 && is_cpu(ts[k - 1], (size_t)(te[k - 1] - ts[k - 1])))
+		k--;
+	header_start(s, ts, te, k, h);
 	/* After the time: [PERIOD] [EVENT:] REST */
 	q = te[t];
 	for (i = 0; i < 2; i++) {
@@ -273,22 +394,13 @@ static bool parse_header(const char *s, const char *e, struct hdr *h)
 			h->has_period = true;
 			continue;
 		}
-		if (b[-1] == ':' && b - a > 1) {
-			const char *colon;
-
-			b--;
-			/* cpu-clock:pppH -> cpu-clock; sched:sched_switch stays. */
-			colon = memrchr(a, ':', (size_t)(b - a));
-			if (colon && is_modifiers(colon + 1,
-						  (size_t)(b - colon - 1)))
-				b = colon;
-			h->event = a;
-			h->event_len = (size_t)(b - a);
-		} else {
+		if (b[-1] == ':' && b - a > 1)
+			set_event(a, b, h);
+		else
 			q = a;	/* not an event: the rest starts here */
-		}
 		break;
 	}
+rest:
 	while (q < e && is_ws(*q))
 		q++;
 	h->rest = q;
@@ -464,13 +576,18 @@ static inline const char *next_line(const struct reader *r, const char *s,
 	return nl ? nl + 1 : NULL;
 }
 
-/* "file.c:123" or "[kernel.kallsyms][ffffffff81000c82]" (perf -F +srcline). */
+/*
+ * "file.c:123", "??:0" or "[kernel.kallsyms][ffffffff81000c82]": the line
+ * perf -F +srcline prints after a frame.
+ */
 static bool parse_srcline(const char *s, const char *e, const char **file,
 			  size_t *flen, int64_t *line)
 {
 	const char *colon;
 
-	if (s < e && *s == '[' && e[-1] == ']') {
+	/* "[kernel.kallsyms][ffffffff81000c82]", "libc.so.6[27b25]": perf
+	 * found no line, only the module and offset. */
+	if (s < e && e[-1] == ']' && memchr(s, '[', (size_t)(e - s))) {
 		*flen = 0;
 		*line = 0;
 		return true;
@@ -478,6 +595,11 @@ static bool parse_srcline(const char *s, const char *e, const char **file,
 	colon = memrchr(s, ':', (size_t)(e - s));
 	if (!colon || colon == s || !all_digits(colon + 1, (size_t)(e - colon - 1)))
 		return false;
+	if (colon - s == 2 && s[0] == '?' && s[1] == '?') {
+		*flen = 0;	/* "??:0": no line found */
+		*line = 0;
+		return true;
+	}
 	*file = s;
 	*flen = (size_t)(colon - s);
 	if (!parse_dec(colon + 1, (size_t)(e - colon - 1), line))
@@ -536,6 +658,12 @@ static uint32_t make_location(struct reader *r, const char *s, const char *e,
 
 	if (n > 16)
 		return 0;
+	/* "IP SYM (DSO) => TARGET SYM (DSO)" (branch samples): the sample
+	 * is the branch's source. */
+	q = memmem(s, (size_t)(e - s), " => ", 4);
+	if (q)
+		for (e = q; e > s && is_ws(e[-1]); e--)
+			;
 	for (i = 0; i < n; i++)
 		addr = addr << 4 | (uint64_t)hexval(s[i]);
 	sym = s + n;
@@ -682,28 +810,6 @@ static uint32_t thread_labels(struct reader *r, const struct hdr *h)
 	return id;
 }
 
-/* First pass: the events named by the headers. */
-static int scan_events(struct reader *r)
-{
-	const char *s = r->data, *e, *next;
-	struct hdr h;
-	int err;
-
-	for (; s; s = next) {
-		next = next_line(r, s, &e);
-		if (s == e || *s == '\t' || *s == '#')
-			continue;
-		if (!parse_header(s, e, &h))
-			continue;
-		if (h.time_ns < r->t_min)
-			r->t_min = h.time_ns;
-		err = event_add(&r->ev, &h);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 /*
  * The thread's label set lset with the label time: the header's time
  * since the first sample's, in buckets (docs/formats.md).
@@ -770,18 +876,64 @@ static int flush(struct reader *r, const struct hdr *h, const char *hf,
 		r->p->period = h->period;
 		r->have_period = true;
 	}
-	if (h->time_ns < r->t_min)
-		r->t_min = h->time_ns;
-	if (h->time_ns > r->t_max)
-		r->t_max = h->time_ns;
-	lset = time_labels(r, thread_labels(r, h), h->time_ns);
+	lset = thread_labels(r, h);
+	if (h->has_time) {
+		if (h->time_ns < r->t_min)
+			r->t_min = h->time_ns;
+		if (h->time_ns > r->t_max)
+			r->t_max = h->time_ns;
+		lset = time_labels(r, lset, h->time_ns);
+	}
 	kiln_prof_add_sample(r->p, r->stack, (uint32_t)r->depth, r->values,
 			     lset);
 	r->depth = 0;
 	return r->p->err;
 }
 
-static int read_samples(struct reader *r)
+/*
+ * Lines perf prints inside a sample that are no frame: a branch stack
+ * (-F +brstack: "0x4005b1/0x400577/P/-/-/0 ...", +brstacksym:
+ * "main+0x1a/f+0x0/P/-/-/0 ..."), a branch's target ("=> ...").
+ */
+static bool is_branch_line(const char *q, const char *e)
+{
+	const char *te = q;
+
+	if (e - q >= 2 && q[0] == '=' && q[1] == '>')
+		return true;
+	while (te < e && !is_ws(*te))
+		te++;
+	return (te - q > 2 && q[0] == '0' && q[1] == 'x' &&
+		memchr(q, '/', (size_t)(te - q))) ||
+	       memmem(q, (size_t)(te - q), "/P/", 3) ||
+	       memmem(q, (size_t)(te - q), "/M/", 3) ||
+	       memmem(q, (size_t)(te - q), "/-/-/", 5);
+}
+
+/* A header line with a time stamp: one that no frame line can be. */
+static bool is_time_header(const char *s, const char *e)
+{
+	struct hdr h;
+
+	return parse_header(s, e, &h) && h.has_time;
+}
+
+/*
+ * Reads the samples.  With scan set, the first pass: only the headers'
+ * events and times are gathered (the sample types must be known before
+ * the first sample is added); errors are left for the second pass, which
+ * walks the same lines the same way.
+ *
+ * Which line is what: a tab-indented line inside a sample is a frame (the
+ * hot path: perf never indents a header with a tab).  Inside a sample
+ * whose header printed no sampled address (a -g callchain follows), a
+ * space-indented line that looks like "ADDR ..." is a frame too, and so
+ * is a line that is not indented at all but looks like "ADDR SYM (DSO)"
+ * (old perf printed frames so), unless it is a header with a time stamp.
+ * Other lines are headers, srcline lines after a frame, branch stacks
+ * (skipped) or errors.
+ */
+static int walk(struct reader *r, bool scan)
 {
 	const char *s = r->data, *e, *next, *hf = NULL, *hf_end = NULL;
 	struct hdr h, nh;
@@ -789,70 +941,61 @@ static int read_samples(struct reader *r)
 	size_t lineno = 0, hline = 0, nsamples = 0;
 	int err;
 
+	memset(&h, 0, sizeof(h));
 	for (; s; s = next) {
 		const char *q;
+		bool chain;
 
 		lineno++;
 		next = next_line(r, s, &e);
-		if (s < e && *s == '\t') {
-			/* The hot path: a frame line of a -g callchain. */
-			q = s + 1;
-			while (q < e && is_ws(*q))
-				q++;
-			if (q == e)
-				goto blank;
-			if (!in_sample)
-				return kiln_diag(r->d, "line %zu: a stack frame line "
-						 "before any sample header", lineno);
-			if (looks_frame(q, e)) {
-				uint32_t loc = frame_location(r, q, e, next);
-
-				if (!loc)
-					goto bad_frame;
-				if (push(r, loc))
-					return -ENOMEM;
-				after_frame = true;
-				continue;
-			}
-			goto srcline;
+		if (scan && in_sample && *s == '\t' && !is_ws(e[-1])) {
+			/* The first pass only needs headers: a frame line (or
+			 * a srcline, no matter which) is passed over unread. */
+			after_frame = true;
+			continue;
 		}
 		q = s;
 		while (q < e && is_ws(*q))
 			q++;
 		if (q == e)
 			goto blank;
+		if (*s == '\t' && in_sample) {
+			/* The hot path: a frame line of a -g callchain. */
+			if (looks_frame(q, e))
+				goto frame;
+			goto other;
+		}
 		if (*s == '#')
 			continue;
+		chain = in_sample && !hf;
+		if (chain && looks_frame(q, e) &&
+		    (q != s || e[-1] == ')') && !is_time_header(s, e))
+			goto frame;
 		is_hdr = parse_header(s, e, &nh);
-		if (q != s && in_sample && !is_hdr) {
-			/* An indented line that is not a header. */
-			if (looks_frame(q, e)) {
-				uint32_t loc = frame_location(r, q, e, next);
-
-				if (!loc)
-					goto bad_frame;
-				if (push(r, loc))
-					return -ENOMEM;
-				after_frame = true;
-				continue;
-			}
-			goto srcline;
+		if (!is_hdr && in_sample) {
+			if (q != s && looks_frame(q, e))
+				goto frame;
+			goto other;
 		}
 		/* A header line: the previous sample (without -g there are no
 		 * blank lines between samples) ends here. */
 		if (in_sample) {
-			err = flush(r, &h, hf, hf_end, hline);
-			if (err)
-				return err;
+			if (!scan) {
+				err = flush(r, &h, hf, hf_end, hline);
+				if (err)
+					return err;
+			}
 			nsamples++;
 		}
 		if (!is_hdr) {
-			if (q != s)
+			if (scan)
+				continue;
+			if (*s == '\t' || (q != s && looks_frame(q, e)))
 				return kiln_diag(r->d, "line %zu: a stack frame line "
 						 "before any sample header", lineno);
-			return kiln_diag(r->d, "line %zu: not a sample header: no "
-					 "time stamp (expected 'COMM PID TIME: "
-					 "[PERIOD] EVENT: ...')", lineno);
+			return kiln_diag(r->d, "line %zu: not a sample header "
+					 "(expected 'COMM PID [TIME:] [PERIOD] "
+					 "EVENT: ...')", lineno);
 		}
 		h = nh;
 		in_sample = true;
@@ -863,8 +1006,33 @@ static int read_samples(struct reader *r)
 			hf = h.rest;
 			hf_end = h.rest + h.rest_len;
 		}
+		if (scan) {
+			if (h.has_time && h.time_ns < r->t_min)
+				r->t_min = h.time_ns;
+			err = event_add(&r->ev, &h);
+			if (err)
+				return err;
+		}
 		continue;
-srcline:
+frame:
+		after_frame = true;
+		if (scan)
+			continue;
+		{
+			uint32_t loc = frame_location(r, q, e, next);
+
+			if (!loc) {
+				if (r->p->err)
+					return r->p->err;
+				return kiln_diag(r->d, "line %zu: cannot parse the "
+						 "stack frame (expected 'ADDRESS "
+						 "SYMBOL (DSO)')", lineno);
+			}
+			if (push(r, loc))
+				return -ENOMEM;
+		}
+		continue;
+other:
 		{
 			const char *f, *qe = e;
 			size_t fl;
@@ -876,32 +1044,34 @@ srcline:
 				after_frame = false;
 				continue;
 			}
+			if (is_branch_line(q, qe))
+				continue;
+			if (scan)
+				continue;
 			return kiln_diag(r->d, "line %zu: not a stack frame "
 					 "(expected 'ADDRESS SYMBOL (DSO)')", lineno);
 		}
 blank:
 		if (in_sample) {
-			err = flush(r, &h, hf, hf_end, hline);
-			if (err)
-				return err;
+			if (!scan) {
+				err = flush(r, &h, hf, hf_end, hline);
+				if (err)
+					return err;
+			}
 			nsamples++;
 		}
 		in_sample = false;
 		after_frame = false;
-		continue;
-bad_frame:
-		if (r->p->err)
-			return r->p->err;
-		return kiln_diag(r->d, "line %zu: cannot parse the stack frame "
-				 "(expected 'ADDRESS SYMBOL (DSO)')", lineno);
 	}
 	if (in_sample) {
-		err = flush(r, &h, hf, hf_end, hline);
-		if (err)
-			return err;
+		if (!scan) {
+			err = flush(r, &h, hf, hf_end, hline);
+			if (err)
+				return err;
+		}
 		nsamples++;
 	}
-	if (!nsamples)
+	if (!nsamples && !scan)
 		return kiln_diag(r->d, "line %zu: no samples (expected the output "
 				 "of 'perf script')", lineno ? lineno : 1);
 	return 0;
@@ -925,7 +1095,7 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	r.t_max = INT64_MIN;
 	if (!len)
 		return kiln_diag(d, "line 1: no samples (the input is empty)");
-	err = scan_events(&r);
+	err = walk(&r, true);
 	if (err)
 		goto out;
 	if (!r.ev.n) {
@@ -956,7 +1126,7 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	err = p->err;
 	if (err)
 		goto out;
-	err = read_samples(&r);
+	err = walk(&r, false);
 	if (!err && r.t_max > r.t_min)
 		p->duration_nanos = r.t_max - r.t_min;
 	if (!err)
@@ -970,229 +1140,4 @@ out:
 	kiln_linecache_release(&r.threads);
 	kiln_linecache_release(&r.dsos);
 	return err;
-}
-
-/* ---- the writer ---- */
-
-/* Writes a name with the characters that would break the line format
- * (line breaks) replaced. */
-static int add_clean(struct kiln_buf *out, const char *s)
-{
-	size_t n = strcspn(s, "\r\n");
-	int err = kiln_buf_add(out, s, n);
-
-	while (!err && s[n]) {
-		s += n + 1;
-		err = kiln_buf_addc(out, ' ');
-		n = strcspn(s, "\r\n");
-		if (!err)
-			err = kiln_buf_add(out, s, n);
-	}
-	return err;
-}
-
-/*
- * The address to print for a frame.  A location without lines is named
- * "dso+0xOFFSET" after its file offset; perf script mappings have no
- * range, so print that offset for the name to survive a round trip.
- */
-static uint64_t frame_address(const struct kiln_prof *p,
-			      const struct kiln_location *l)
-{
-	const struct kiln_mapping *m = &p->mappings[l->mapping];
-
-	if (!l->nlines && l->mapping && m->limit > m->start &&
-	    l->address >= m->start)
-		return l->address - m->start + m->offset;
-	return l->address;
-}
-
-uint64_t kiln_perfscript_max_lines = KILN_PERFSCRIPT_MAX_LINES;
-
-struct wrec {
-	int64_t time;		/* ns, -1: none (synthetic) */
-	size_t sample;
-	uint64_t n;		/* records */
-};
-
-static int cmp_wrec(const void *a, const void *b)
-{
-	const struct wrec *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->sample < y->sample ? -1 : x->sample > y->sample;
-}
-
-/*
- * How many records sample i stands for: its samples/count value where the
- * profile has one, else its value in periods of the chosen type, else 1.
- */
-static uint64_t sample_records(const struct kiln_prof *p, size_t i, int type,
-			       int count_type, int64_t v)
-{
-	int64_t c;
-
-	if (count_type >= 0) {
-		c = kiln_prof_value(p, i, (size_t)count_type);
-		return c > 0 ? (uint64_t)c : 1;
-	}
-	if (p->period > 0 && p->period_type.type == p->types[type].type &&
-	    p->period_type.unit == p->types[type].unit) {
-		c = (v + p->period / 2) / p->period;
-		return c > 0 ? (uint64_t)c : 1;
-	}
-	return 1;
-}
-
-int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
-{
-	struct kiln_frame *frames = NULL;
-	struct wrec *recs = NULL;
-	struct kiln_buf stack = KILN_BUF_INIT;
-	size_t cap = 0, i, nrecs = 0;
-	char event[128];
-	const char *tname, *unit;
-	bool ns;
-	uint32_t k_pid, k_tid, k_comm, k_time;
-	int count_type = -1;
-	uint64_t lines = 0, t_ns = 1000000000;	/* synthetic: from 1.000000 s */
-	int64_t base;
-	int err = 0;
-
-	if (type < 0 || (size_t)type >= p->ntypes)
-		return -EINVAL;
-	tname = kiln_prof_str(p, p->types[type].type);
-	unit = kiln_prof_str(p, p->types[type].unit);
-	ns = !strcmp(unit, "nanoseconds");
-	/* The event names the value: kiln reads "cpu-clock" back as
-	 * cpu/nanoseconds, "samples" as samples/count, others as NAME/count. */
-	if (ns && (!strcmp(tname, "cpu") || !*tname))
-		snprintf(event, sizeof(event), "cpu-clock");
-	else
-		snprintf(event, sizeof(event), "%s", *tname ? tname : "samples");
-	for (i = 0; event[i]; i++)
-		if (is_ws(event[i]) || event[i] == '\n' || event[i] == '\r')
-			event[i] = '_';
-	k_pid = kiln_prof_find_str(p, "pid", 3);
-	k_tid = kiln_prof_find_str(p, "thread", 6);
-	k_comm = kiln_prof_find_str(p, "thread_name", 11);
-	k_time = kiln_prof_find_str(p, "time", 4);
-	for (i = 0; i < p->ntypes; i++)
-		if (!strcmp(kiln_prof_str(p, p->types[i].type), "samples") &&
-		    !strcmp(kiln_prof_str(p, p->types[i].unit), "count"))
-			count_type = (int)i;
-	/*
-	 * One record per original sample: viewers such as the Firefox
-	 * Profiler count records and ignore the period.  Records go in time
-	 * order where samples carry a time label.
-	 */
-	if (p->nsamples) {
-		recs = calloc(p->nsamples, sizeof(*recs));
-		if (!recs)
-			return -ENOMEM;
-	}
-	for (i = 0; i < p->nsamples; i++) {
-		int64_t v = kiln_prof_value(p, i, (size_t)type);
-		const struct kiln_label *tl;
-
-		if (v <= 0)
-			continue;
-		tl = kiln_prof_label(p, p->samples[i].labels, k_time);
-		recs[nrecs].time = tl && !tl->str && tl->num >= 0 ? tl->num : -1;
-		recs[nrecs].sample = i;
-		recs[nrecs].n = sample_records(p, i, type, count_type, v);
-		{
-			unsigned __int128 l = (unsigned __int128)recs[nrecs].n *
-					      (p->samples[i].depth + 2u);
-
-			lines = l > UINT64_MAX - lines ? UINT64_MAX : lines + (uint64_t)l;
-		}
-		nrecs++;
-	}
-	if (lines > kiln_perfscript_max_lines)
-		for (i = 0; i < nrecs; i++) {
-			uint64_t n = (uint64_t)((unsigned __int128)recs[i].n *
-						kiln_perfscript_max_lines / lines);
-
-			recs[i].n = n ? n : 1;
-		}
-	if (nrecs)
-		qsort(recs, nrecs, sizeof(*recs), cmp_wrec);
-	/* Since 1970 where the recording's start is known, as kiln reads it
-	 * back; else from 1 s. */
-	base = p->time_nanos > 0 ? p->time_nanos : 1000000000;
-	for (i = 0; i < nrecs && !err; i++) {
-		const struct kiln_sample *s = &p->samples[recs[i].sample];
-		int64_t v = kiln_prof_value(p, recs[i].sample, (size_t)type);
-		const struct kiln_label *pid, *tid, *comm;
-		uint64_t k, n = recs[i].n;
-		long nf, j;
-
-		pid = kiln_prof_label(p, s->labels, k_pid);
-		tid = kiln_prof_label(p, s->labels, k_tid);
-		comm = kiln_prof_label(p, s->labels, k_comm);
-		nf = kiln_prof_frames(p, s, &frames, &cap);
-		if (nf < 0) {
-			err = (int)nf;
-			break;
-		}
-		/* The frames once; every record of the sample repeats them. */
-		kiln_buf_reset(&stack);
-		for (j = 0; j < nf && !err; j++) {
-			const struct kiln_frame *f = &frames[j];
-			const struct kiln_location *l = &p->locations[f->location];
-			const char *dso = l->mapping && p->mappings[l->mapping].file ?
-				kiln_prof_str(p, p->mappings[l->mapping].file) :
-				"[unknown]";
-
-			err = kiln_buf_addf(&stack, "\t%16" PRIx64 " ",
-					    frame_address(p, l));
-			if (!err)
-				err = add_clean(&stack, f->function ?
-						kiln_prof_str(p, f->name) : "[unknown]");
-			if (!err)
-				err = kiln_buf_adds(&stack, " (");
-			if (!err)
-				err = add_clean(&stack, dso);
-			if (!err)
-				err = kiln_buf_adds(&stack, ")\n");
-		}
-		if (!err)
-			err = kiln_buf_addc(&stack, '\n');
-		for (k = 0; k < n && !err; k++) {
-			/* The value split evenly, the remainder on the first. */
-			int64_t pv = v / (int64_t)n + (k < (uint64_t)v % n ? 1 : 0);
-			uint64_t t;
-
-			if (recs[i].time >= 0)	/* spread over the time bucket */
-				t = (uint64_t)(base + recs[i].time) +
-				    k * (uint64_t)KILN_PROF_TIME_BUCKET_NS / n;
-			else
-				t = t_ns;
-			/* Synthetic time runs with the value for time types,
-			 * else 1 ms a record. */
-			t_ns += ns && pv > 0 ? (uint64_t)pv : 1000000;
-			err = add_clean(out, comm && comm->str ?
-					kiln_prof_str(p, comm->str) : "kiln");
-			if (err)
-				break;
-			if (pid)
-				err = kiln_buf_addf(out, " %" PRId64 "/%" PRId64,
-						    pid->num, tid ? tid->num : pid->num);
-			else
-				err = kiln_buf_addf(out, " %" PRId64,
-						    tid ? tid->num : 0);
-			if (!err)
-				err = kiln_buf_addf(out, " %" PRIu64 ".%06" PRIu64 ": %"
-						    PRId64 " %s: \n", t / 1000000000,
-						    t % 1000000000 / 1000, pv, event);
-			if (!err)
-				err = kiln_buf_add(out, stack.data, stack.len);
-		}
-	}
-	kiln_buf_release(&stack);
-	free(recs);
-	free(frames);
-	return err ? err : p->err;
 }

@@ -179,8 +179,18 @@ static int score_perfscript(const struct fmt_entry *e, const struct sniff *s)
 	/* JSON's nesting and "key": [...] look like the shapes below. */
 	if (s->json)
 		return 0;
-	/* A header line, then indented frames. */
+	/* Old perf without a time stamp: a header that ends with its event
+	 * ("java 19983 cycles:"), then a frame not indented at all
+	 * ("ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])"). */
 	nl = line + ll;
+	if (nl < end && nl + 1 < end && ll > 1 &&
+	    line[ll - 1 - (line[ll - 1] == ' ' || line[ll - 1] == '\r')] == ':') {
+		const char *e2 = memchr(nl + 1, '\n', (size_t)(end - nl - 1));
+
+		if (frame_like(nl + 1, e2 ? e2 : end))
+			return 65;
+	}
+	/* A header line, then indented frames. */
 	if (nl < end && nl + 1 < end && (nl[1] == '\t' || nl[1] == ' ') &&
 	    line[0] != ' ' && line[0] != '\t') {
 		const char *e2 = memchr(nl + 1, '\n', (size_t)(end - nl - 1));

@@ -6,7 +6,7 @@
  *
  * Frames are functions (name and source file, line = the function's first
  * line when known); inline frames are frames of their own; a location
- * without symbols is one frame named "module+0xoffset".  Each distinct
+ * without symbols is one frame named "[module]" (docs/symbols.md).  Each distinct
  * stack of the profile is one sample whose weight is its value.
  */
 #include <errno.h>

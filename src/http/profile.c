@@ -44,7 +44,7 @@ static int render_text(struct kiln_prof *p, int type, struct kiln_buf *out)
 	double total;
 	int err;
 
-	err = kiln_top_build(&t, p, type, false, false);
+	err = kiln_top_build(&t, p, type, KILN_TOP_FUNCTIONS, false);
 	if (err)
 		return err;
 	n = t.n < HTTP_TOP_ROWS ? t.n : HTTP_TOP_ROWS;

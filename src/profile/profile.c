@@ -608,28 +608,37 @@ int64_t kiln_prof_total(const struct kiln_prof *p, size_t type)
 
 /* ---- frames ---- */
 
+/*
+ * The name of a location nothing names: its module in brackets, as
+ * FlameGraph's stackcollapse-perf.pl and perf report name such frames
+ * ("[libfoo.so]", "[perf-1234.map]"; "[vdso]" and other bracketed
+ * mappings as they are), "[unknown]" only without a module.  One name per
+ * module, not per address, so that a flame graph shows a stripped library
+ * or a JIT region as one frame, not hundreds of slivers; the address stays
+ * in the location for views by address (kiln top --addresses).
+ */
 static uint32_t fallback_name(struct kiln_prof *p, uint32_t loc)
 {
 	struct kiln_location *l = &p->locations[loc];
+	const char *file = NULL, *base;
 	char tmp[512];
 
 	if (l->fallback)
 		return l->fallback;
-	if (l->mapping && p->mappings[l->mapping].file) {
-		const struct kiln_mapping *m = &p->mappings[l->mapping];
-		const char *file = kiln_prof_str(p, m->file);
-		const char *base = strrchr(file, '/');
-		uint64_t off = l->address;
-
-		/* pprof mappings of files give file offsets; a mapping
-		 * without a range (perf script) has none to subtract. */
-		if (m->limit > m->start && l->address >= m->start)
-			off = l->address - m->start + m->offset;
-		snprintf(tmp, sizeof(tmp), "%s+0x%" PRIx64,
-			 base ? base + 1 : file, off);
-	} else {
-		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, l->address);
+	if (l->mapping && p->mappings[l->mapping].file)
+		file = kiln_prof_str(p, p->mappings[l->mapping].file);
+	if (!file || !*file) {
+		l->fallback = kiln_prof_interns(p, "[unknown]");
+		return l->fallback;
 	}
+	if (file[0] == '[') {
+		/* [kernel.kallsyms], [vdso], [unknown]: already a name. */
+		l->fallback = kiln_prof_interns(p, file);
+		return l->fallback;
+	}
+	base = strrchr(file, '/');
+	base = base && base[1] ? base + 1 : file;
+	snprintf(tmp, sizeof(tmp), "[%s]", base);
 	l->fallback = kiln_prof_interns(p, tmp);
 	return l->fallback;
 }

@@ -294,8 +294,9 @@ struct kiln_frame {
 /*
  * Expands sample s into frames, leaf first, inline frames innermost first,
  * into *frames (grown as needed, owned by the caller, free() it).
- * Unsymbolized locations get the name "module+0xoffset" ("0xaddress"
- * without a mapping), interned once.  Returns the number of frames or
+ * Unsymbolized locations get their module's name in brackets
+ * ("[libfoo.so]", "[perf-1234.map]"; "[unknown]" without a module, see
+ * docs/symbols.md), interned once; the address stays in the location.  Returns the number of frames or
  * -ENOMEM.
  */
 long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,

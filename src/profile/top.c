@@ -17,6 +17,7 @@ struct row_key {
 	const struct kiln_top_row *rows;
 	uint32_t name, file;
 	int64_t line;
+	uint32_t location;
 };
 
 static bool row_eq(const void *ctx, uint32_t id)
@@ -24,7 +25,8 @@ static bool row_eq(const void *ctx, uint32_t id)
 	const struct row_key *k = ctx;
 	const struct kiln_top_row *r = &k->rows[id - 1];
 
-	return r->name == k->name && r->file == k->file && r->line == k->line;
+	return r->name == k->name && r->file == k->file && r->line == k->line &&
+	       r->location == k->location;
 }
 
 struct sorter {
@@ -55,7 +57,9 @@ static int cmp_rows(const void *a, const void *b)
 		   kiln_prof_str(sort_ctx.p, y->file));
 	if (c)
 		return c;
-	return x->line < y->line ? -1 : x->line > y->line;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->address < y->address ? -1 : x->address > y->address;
 }
 
 /* The rows of each location's frames, found once (see kiln_top_build()). */
@@ -69,17 +73,19 @@ struct loc_rows {
 /* The row of frame f (added when new); 0 when out of memory. */
 static uint32_t row_of(struct kiln_top *t, struct kiln_prof *p,
 		       struct kiln_htab *index, uint32_t **seen, size_t *alloc,
-		       const struct kiln_frame *f, bool by_line)
+		       const struct kiln_frame *f, enum kiln_top_by by)
 {
-	struct row_key k = { t->rows, f->name, 0, 0 };
+	struct row_key k = { t->rows, f->name, 0, 0, 0 };
 	uint32_t hash, id;
 
-	if (by_line) {
+	if (by == KILN_TOP_LINES) {
 		k.file = f->function ? p->functions[f->function].filename : 0;
 		k.line = f->line;
+	} else if (by == KILN_TOP_ADDRESSES) {
+		k.location = f->location;
 	}
 	hash = (uint32_t)kiln_hash(&k.name, sizeof(k.name) * 2) ^
-	       (uint32_t)(k.line * 2654435761u);
+	       (uint32_t)(k.line * 2654435761u) ^ (k.location * 40503u);
 	id = kiln_htab_find(index, hash, row_eq, &k);
 	if (id)
 		return id;
@@ -99,7 +105,11 @@ static uint32_t row_of(struct kiln_top *t, struct kiln_prof *p,
 		*alloc = na;
 	}
 	id = (uint32_t)++t->n;
-	t->rows[id - 1] = (struct kiln_top_row){ k.name, k.file, k.line, 0, 0 };
+	t->rows[id - 1] = (struct kiln_top_row){
+		.name = k.name, .file = k.file, .line = k.line,
+		.location = k.location,
+		.address = k.location ? p->locations[k.location].address : 0,
+	};
 	(*seen)[id - 1] = 0;
 	if (kiln_htab_insert(index, hash, id))
 		return 0;
@@ -114,7 +124,7 @@ static uint32_t row_of(struct kiln_top *t, struct kiln_prof *p,
  * hundred locations).
  */
 int kiln_top_build(struct kiln_top *t, struct kiln_prof *p, int type,
-		   bool by_line, bool by_cum)
+		   enum kiln_top_by by, bool by_cum)
 {
 	struct kiln_htab index = KILN_HTAB_INIT;
 	struct kiln_frame *frames = NULL;
@@ -166,7 +176,7 @@ int kiln_top_build(struct kiln_top *t, struct kiln_prof *p, int type,
 				for (j = 0; j < nf; j++) {
 					uint32_t id = row_of(t, p, &index, &seen,
 							     &alloc, &frames[j],
-							     by_line);
+							     by);
 
 					if (!id) {
 						err = -ENOMEM;

@@ -15,6 +15,8 @@ struct kiln_top_row {
 	uint32_t name;		/* string id of the function name */
 	uint32_t file;		/* string id, by-line rows only */
 	int64_t line;		/* by-line rows only */
+	uint32_t location;	/* location id, by-address rows only */
+	uint64_t address;	/* its address, by-address rows only */
 	int64_t flat;		/* value where this is the leaf frame */
 	int64_t cum;		/* value of samples with it anywhere in the stack,
 				 * each sample counted once */
@@ -28,13 +30,22 @@ struct kiln_top {
 
 #define KILN_TOP_INIT { NULL, 0, 0 }
 
+/* What a row stands for (pprof's -functions, -lines, -addresses). */
+enum kiln_top_by {
+	KILN_TOP_FUNCTIONS,	/* a function name */
+	KILN_TOP_LINES,		/* a function, file and line */
+	KILN_TOP_ADDRESSES,	/* a location (its address) and function name:
+				 * frames named by their module ("[libfoo.so]",
+				 * docs/symbols.md) stay apart by address */
+};
+
 /*
- * Aggregates sample type `type` of p by function name (or by function,
- * file and line with by_line), rows sorted by flat value (by cum with
- * by_cum), ties by name.  0 or -ENOMEM.
+ * Aggregates sample type `type` of p by `by`, rows sorted by flat value
+ * (by cum with by_cum), ties by name (then file and line, or address).
+ * 0 or -ENOMEM.
  */
 int kiln_top_build(struct kiln_top *t, struct kiln_prof *p, int type,
-		   bool by_line, bool by_cum);
+		   enum kiln_top_by by, bool by_cum);
 void kiln_top_release(struct kiln_top *t);
 
 /*

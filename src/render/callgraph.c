@@ -545,7 +545,8 @@ static int add_base(struct kiln_callgraph *g, const struct kiln_callgraph_opts *
 
 	if (o->base_type < 0 || (size_t)o->base_type >= o->base->ntypes)
 		return -EINVAL;
-	err = kiln_top_build(&t, o->base, o->base_type, o->by_line, false);
+	err = kiln_top_build(&t, o->base, o->base_type,
+			     o->by_line ? KILN_TOP_LINES : KILN_TOP_FUNCTIONS, false);
 	if (err)
 		return err;
 	for (i = 0; i < t.n && !err; i++)

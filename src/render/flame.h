@@ -30,7 +30,7 @@ struct kiln_flame_opts {
 /*
  * Appends the SVG of profile p, sample type index `type`, to out.
  * Same input, same bytes.  o may be NULL (defaults).  p is not const:
- * unsymbolized frames get their "module+0xoffset" names interned.
+ * unsymbolized frames get their "[module]" names interned.
  * 0, -EINVAL (a sample type index out of range) or -ENOMEM.
  * The layout and the script are described in docs/kiln-flame.md.
  */

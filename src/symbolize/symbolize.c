@@ -549,7 +549,7 @@ static int open_map(struct kiln_sym *s, const struct map *m, char *name)
  * disk) lets libdw name the vDSO's functions of a process on this machine.
  * The image must fill the mapping m to the page (a vDSO of another
  * kernel, in a profile brought from elsewhere, would not, most likely;
- * it then stays [vdso]+0xOFFSET).  An fd, or -1.
+ * its frames then stay "[vdso]").  An fd, or -1.
  */
 static int open_own_vdso(const struct map *m)
 {

@@ -76,7 +76,7 @@ struct kiln_sym_frame {
 /*
  * What an address resolves to.  Pointers stay valid until the session is
  * freed.  nframes is 0 when no symbol covers the address (the caller then
- * names it "module+0xoffset").
+ * names it "[module]", docs/symbols.md).
  */
 struct kiln_sym_info {
 	const struct kiln_sym_frame *frames;	/* innermost (inlined) first */
@@ -90,7 +90,7 @@ struct kiln_sym_info {
 /*
  * Process-wide: never open a local file to symbolize (the binaries and
  * libraries a profile or trace names, /proc/PID/map_files, JIT maps);
- * addresses then stay "module+0xoffset".  For reading profiles from
+ * addresses then stay unnamed ("[module]").  For reading profiles from
  * elsewhere without touching this machine's files (kiln's
  * --no-local-symbols, KILN_NO_LOCAL_SYMBOLS=1; docs/symbols.md).
  */

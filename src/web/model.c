@@ -328,7 +328,8 @@ int kiln_web_view_top(struct web_view *v, bool by_line, struct kiln_top **out)
 
 	if (!v->top_built[by_line]) {
 		err = kiln_top_build(&v->top[by_line], v->prof, v->type,
-				     by_line, false);
+				     by_line ? KILN_TOP_LINES : KILN_TOP_FUNCTIONS,
+				     false);
 		if (err)
 			return err;
 		v->top_built[by_line] = true;
@@ -344,7 +345,9 @@ int kiln_web_view_base_top(struct web_view *v, bool by_line,
 
 	if (!v->base_top_built[by_line]) {
 		err = kiln_top_build(&v->base_top[by_line], v->base,
-				     v->base_type, by_line, false);
+				     v->base_type,
+				     by_line ? KILN_TOP_LINES : KILN_TOP_FUNCTIONS,
+				     false);
 		if (err)
 			return err;
 		v->base_top_built[by_line] = true;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Kernel frames ([kernel.kallsyms]) and frames without symbols ([unknown],
 # a stripped copy of the workload): kernel frames keep their kind (the
-# collapsed output marks them _[k]); unknown frames are named
-# "module+0xOFFSET", never a bare address.
+# collapsed output marks them _[k]); unknown frames are named by their
+# module, "[stripped-shares]" as FlameGraph names them, never a bare
+# address, and kiln top --addresses keeps their addresses apart.
 . "$(dirname "$0")/lib.sh"
 need_perf
 [ "$(id -u)" = 0 ] || skip "kernel frames need root"
@@ -19,9 +20,13 @@ has "$T/x.perf" '\[unknown\] \(.*/stripped-shares\)'
 grep -q '(\[kernel.kallsyms\])' "$T/x.perf" || skip "no kernel frames recorded here"
 
 expect_status 0 "$KILN" top -n 0 "$T/x.perf"
-has "$T/out" ' stripped-shares\+0x[0-9a-f]+$'
+has "$T/out" ' \[stripped-shares\]$'
+[ "$(grep -c 'stripped-shares' "$T/out")" = 1 ] || fail "more than one row for stripped-shares"
 hasnt "$T/out" ' 0x[0-9a-f]+$'
-hasnt "$T/out" '\+0x[0-9a-f]+ \(|burn_a\+0x'
+hasnt "$T/out" '\+0x[0-9a-f]+|burn_a\+0x'
+expect_status 0 "$KILN" top -n 0 --addresses "$T/x.perf"
+[ "$(grep -Ec ' [0-9a-f]{16} \[stripped-shares\]$' "$T/out")" -gt 1 ] ||
+    fail "kiln top --addresses merged the addresses of stripped-shares"
 
 expect_status 0 "$KILN" convert "$T/x.perf" -o "$T/x.collapsed"
 has "$T/x.collapsed" '_\[k\]'

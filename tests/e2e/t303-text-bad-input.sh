@@ -12,9 +12,14 @@ expect_status 2 "$KILN" convert "$T/orphan.perf" -o "$T/out.pb.gz"
 has "$T/err" "^kiln: '.*orphan.perf': read as perf-script: line 1: a stack frame line before any sample header"
 [ ! -e "$T/out.pb.gz" ] || fail "output written for bad input"
 
+# A header without a time stamp is one (perf script -F without time), a
+# line that has no event either is not.
 printf 'shares 12 1.000001: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/shares)\n\nshares 12 cpu-clock: \n\t 11aa burn_a (/bin/shares)\n' > "$T/notime.perf"
-expect_status 2 "$KILN" top "$T/notime.perf"
-has "$T/err" "'.*notime.perf': read as perf-script: line 4: not a sample header: no time stamp"
+expect_status 0 "$KILN" top "$T/notime.perf"
+has "$T/out" " burn_a$"
+printf 'shares 12 1.000001: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/shares)\n\nshares 12 burning\n\t 11aa burn_a (/bin/shares)\n' > "$T/nohdr.perf"
+expect_status 2 "$KILN" top "$T/nohdr.perf"
+has "$T/err" "'.*nohdr.perf': read as perf-script: line 4: not a sample header"
 
 printf 'shares 12 1.000001: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/shares)\n\tthis is not a frame\n' > "$T/garbage.perf"
 expect_status 2 "$KILN" flame "$T/garbage.perf" -o "$T/out.svg"

@@ -36,13 +36,14 @@ golden "$F/golden/golden.collapsed.expected" convert "$T/golden.prof" -o - --to 
 
 # The readers, each on its fixture.  Frames of files that are not in
 # the repository (the C library, a deleted binary) would be symbolized
-# from this machine's files: --no-local-symbols keeps them as offsets.
+# from this machine's files: --no-local-symbols keeps them unnamed
+# ("[libc.so.6]"), and kiln top --addresses gives them a row per address.
 golden "$F/pprof/go-cpu.top.expected" top -n 0 "$F/pprof/go-cpu.pb.gz"
 golden "$F/pprof/go-labels.collapsed.expected" convert "$F/pprof/go-labels.pb.gz" -o - --to collapsed
 golden "$F/perfscript/shares-g.top.expected" top -n 0 "$F/perfscript/shares-g.perf"
 golden "$F/perfscript/shares-g.collapsed.expected" convert "$F/perfscript/shares-g.perf" -o - --to collapsed
-golden "$F/gperf/shares-250hz.top.expected" top -n 0 --no-local-symbols "$F/gperf/shares-250hz.prof"
-golden "$F/heaptrace/heapbasic.top.expected" top -n 0 --no-local-symbols "$F/heaptrace/heapbasic.trace.zst"
+golden "$F/gperf/shares-250hz.top.expected" top -n 0 --addresses --no-local-symbols "$F/gperf/shares-250hz.prof"
+golden "$F/heaptrace/heapbasic.top.expected" top -n 0 --addresses --no-local-symbols "$F/heaptrace/heapbasic.trace.zst"
 golden "$F/heaptrace/heapbasic-leaked.collapsed.expected" convert --no-local-symbols \
     --sample-type leaked "$F/heaptrace/heapbasic.trace.zst" -o - --to collapsed
 echo ok

@@ -39,16 +39,16 @@ w() { printf "$(printf '%016x' "$1" | sed -E 's/(..)(..)(..)(..)(..)(..)(..)(..)
     w 0; w 1; w 0
     echo "00400000-00402000 r-xp 00000000 08:01 1 $T/prog"
 } > "$T/fifo.prof"
-expect_status 0 timeout 300 "$KILN" top "$T/fifo.prof"
-has "$T/out" "prog\+0x1234"
+expect_status 0 timeout 300 "$KILN" top --addresses "$T/fifo.prof"
+has "$T/out" " 0000000000401234 \[prog\]$"
 
 # --no-local-symbols: the C library frames of a gperftools profile stay
-# offsets (without it they are named from this machine's libc).
+# unnamed, "[libc.so.6]" (without it they are named from this machine's libc).
 expect_status 0 "$KILN" top -n 0 "$F/gperf/shares-250hz.prof"
 has "$T/out" "__libc_start_main"
 expect_status 0 "$KILN" top -n 0 --no-local-symbols "$F/gperf/shares-250hz.prof"
 hasnt "$T/out" "__libc_start_main"
-has "$T/out" "libc.so.6\+0x"
+has "$T/out" " \[libc.so.6\]$"
 KILN_NO_LOCAL_SYMBOLS=1 expect_status 0 "$KILN" flame "$F/gperf/shares-250hz.prof" -o "$T/f.svg"
 hasnt "$T/f.svg" "__libc_start_main"
 echo ok

@@ -5,8 +5,11 @@
 # mode, LBR) are all read.  Where perf report reads one (as it is, or a
 # copy whose 136-byte attributes are cut to perf 6.1's 128), for each
 # event kiln's sample count and event count equal perf report's, and every
-# row both name alike (a symbol, or kiln's module+0xOFF against perf's
-# 0xOFF) has the same share within 0.1 point and the same sample count.
+# row both name alike (a symbol, or an address without one: perf report's
+# 0xOFF rows against the [unknown] frames, at file offset OFF, of kiln's
+# perf script output, since kiln's own views name those frames by their
+# module, [libfoo.so], one row per module) has the same share within 0.1
+# point and the same sample count.
 # The binaries are not here, so most rows are addresses on both sides;
 # perf names the kernel's from this machine's kallsyms, kiln does not
 # (other kernel): those rows are not compared.
@@ -43,13 +46,25 @@ perf_tables() {
 }
 
 # kiln top's rows of $1 keyed as perf names them: "KEY VALUE", the value
-# from column $2 (2: flat%, 1: flat); module+0xOFF becomes 0x followed
-# by OFF in 16 digits.
+# from column $2 (2: flat%, 1: flat); frames without a symbol ([module])
+# are left to kiln_addr_rows.
 kiln_rows() {
     awk -v c="$2" '$2 ~ /%$/ && NR > 3 { n = $NF; p = $c; sub("%", "", p)
-        if (match(n, /\+0x[0-9a-f]+$/)) {
-            h = substr(n, RSTART + 3); while (length(h) < 16) h = "0" h; n = "0x" h }
+        if (n ~ /^\[.*\]$/) next
         if (!(n in seen)) { seen[n] = 1; print n, p } }' "$1"
+}
+
+# The rows of the leaf frames without a symbol in kiln's perf script
+# output $1 (one record per sample, its value after the time; the frame's
+# address is its file offset), keyed as perf report names them, 0x and 16
+# digits: "KEY PCT" into $2, "KEY RECORDS" into $3.
+kiln_addr_rows() {
+    awk -v pf="$2" -v nf="$3" '
+        /^[^\t]/ { n = split($0, a, " "); v = a[n - 1]; hdr = 1; total += v; next }
+        /^\t/ && hdr { hdr = 0
+            if ($2 == "[unknown]") { h = $1; while (length(h) < 16) h = "0" h
+                                     s["0x" h] += v; c["0x" h]++ } }
+        END { for (k in s) { print k, 100 * s[k] / total > pf; print k, c[k] > nf } }' "$1"
 }
 
 # Sum of the values of sample type $2 in perf.data $1 (kiln convert to
@@ -97,6 +112,11 @@ for f in $FILES; do
         kiln_rows "$T/out" 2 > "$T/kiln.rows"
         expect_status 0 "$KILN" top -n 0 --sample-type samples "${ev_opt[@]}" "$in"
         kiln_rows "$T/out" 1 > "$T/kiln.nrows"
+        expect_status 0 "$KILN" convert --sample-type 1 "${ev_opt[@]}" "$in" \
+            -o "$T/x.perf" --to perf-script
+        kiln_addr_rows "$T/x.perf" "$T/kiln.arows" "$T/kiln.anrows"
+        cat "$T/kiln.arows" >> "$T/kiln.rows"
+        cat "$T/kiln.anrows" >> "$T/kiln.nrows"
         awk -F'|' -v e="$ev" '$1 == e && $2 != "total" { print $4 "|" $2 "|" $3 }' \
             "$T/perf.tab" > "$T/perf.rows"
         matched=0

@@ -12,8 +12,10 @@ w() { printf "$(printf '%016x' "$1" | sed -E 's/(..)(..)(..)(..)(..)(..)(..)(..)
     echo "00400000-00402000 r-xp 00000000 08:01 1 /nonexistent/prog"
 } > "$T/good.prof"
 expect_status 0 "$KILN" top "$T/good.prof"
-has "$T/out" "prog\+0x1234"
+has "$T/out" " \[prog\]$"
 has "$T/out" "50ms"
+expect_status 0 "$KILN" top --addresses "$T/good.prof"
+has "$T/out" " 0000000000401234 \[prog\]$"
 
 # Cut inside the record.
 head -c 60 "$T/good.prof" > "$T/cut.prof"

@@ -3,7 +3,7 @@
 # and mold, PIE and not, with and without -z separate-code.  LLD and mold
 # start the code segment inside the read-only segment's last page, where
 # a load bias taken from the first segment holding the mapping's page is a
-# page off (burn-lld+0xb7c instead of burn_a).  In each cell: kiln record
+# page off ([burn-lld] instead of burn_a).  In each cell: kiln record
 # gives the 60/30/10 split with whole chains, and kiln's reading of perf's
 # perf.data of the same program equals perf report (names, counts, shares
 # within a point).  The LLD cell also through --call-graph dwarf, the
@@ -32,7 +32,7 @@ cell() {
     expect_status 0 "$KILN" record -q -F 999 -o "$T/$name.pb.gz" -- "$T/$name" 1
     check_shares "$T/$name.pb.gz" 3
     check_chains "$T/$name.pb.gz"
-    hasnt "$T/split.txt" "$name\\+0x"
+    hasnt "$T/split.txt" "\\[$name\\]"
     perf_record -q -F 999 -g -o "$T/$name.data" -- "$T/$name" 1 >/dev/null 2>&1 ||
         fail "perf record of $name failed"
     compare_with_perf "$T/$name.data"
@@ -67,13 +67,13 @@ if [ "${KILN_SANITIZE:-OFF}" != ON ] && [ -e "$KILN_LIB" ]; then
     check_chains "$T/agent.pb.gz"
     "$KILN" top -n 3 "$T/agent.pb.gz" > "$T/agent.top"
     for f in burn_a burn_b burn_c; do has "$T/agent.top" " $f\$"; done
-    hasnt "$T/agent.top" "lld\\+0x"
+    hasnt "$T/agent.top" "lld\\]"
     gcc -O1 -g -fno-omit-frame-pointer -fno-inline -fuse-ld=lld \
         -o "$T/heapbasic-lld" "$src/heapbasic.c" || fail "cannot link heapbasic with lld"
     expect_status 0 "$KILN" heap -o "$T/h" -- "$T/heapbasic-lld"
     has "$T/err" '20\.0 KiB +83\.3% +5 blocks  leak_here \(heapbasic\.c:[0-9]+\) <- run <- main'
     "$KILN" convert "$T/h.trace.zst" -o "$T/h.collapsed" || fail "kiln convert of the heap trace"
     has "$T/h.collapsed" '(^|;)main;run;alloc_small '
-    hasnt "$T/h.collapsed" 'heapbasic-lld\+0x'
+    hasnt "$T/h.collapsed" '\[heapbasic-lld\]'
 fi
 echo ok

@@ -32,7 +32,7 @@ cell() {
     local name=$1 f want got
     expect_status 0 "$KILN" record -q -F 999 -o "$T/$name.pb.gz" -- "$T/$name" 1
     check_split "$T/$name.pb.gz" 5 3 shares::burn_a=60 shares::burn_b=30 shares::burn_c=10
-    hasnt "$T/split.txt" "$name\\+0x"
+    hasnt "$T/split.txt" "\\[$name\\]"
     expect_status 0 "$KILN" convert "$T/$name.pb.gz" -o "$T/$name.collapsed"
     for x in a b c; do
         has "$T/$name.collapsed" "(^|;)shares::run;shares::stage_$x;shares::burn_$x(;|\$| )"
@@ -82,7 +82,7 @@ for n in $lld; do
         for x in a b c; do
             has "$T/$n.agent.collapsed" "(^|;)shares::run;shares::stage_$x;shares::burn_$x(;|\$| )"
         done
-        hasnt "$T/$n.agent.collapsed" "$n\\+0x"
+        hasnt "$T/$n.agent.collapsed" "\\[$n\\]"
     fi
 done
 echo ok

@@ -259,7 +259,7 @@ static void test_write_inline_merge(void **state)
 	stack[0] = lmain;
 	v = 1;
 	kiln_prof_add_sample(p, stack, 1, &v, 0);
-	/* An unsymbolized address: module+offset. */
+	/* An unsymbolized address: named by its module (docs/symbols.md). */
 	stack[0] = kiln_prof_location(p, kiln_prof_mapping(p, &m), 0x1300, NULL, 0);
 	v = 2;
 	kiln_prof_add_sample(p, stack, 2, &v, 0);
@@ -267,8 +267,8 @@ static void test_write_inline_merge(void **state)
 	assert_int_equal(kiln_collapsed_write(p, 0, &out), 0);
 	assert_string_equal(out.data,
 			    "main 1\n"
-			    "main;outer;inl:ined 12\n"
-			    "main;prog+0x300 2\n");
+			    "main;[prog] 2\n"
+			    "main;outer;inl:ined 12\n");
 	kiln_buf_release(&out);
 	kiln_prof_free(p);
 }

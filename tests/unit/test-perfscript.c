@@ -22,6 +22,7 @@
 
 #include "format/format.h"
 #include "profile/profile.h"
+#include "profile/top.h"
 #include "util/buf.h"
 #include "util/diag.h"
 
@@ -267,6 +268,40 @@ static void test_no_callgraph(void **state)
 }
 
 /* Forms of the header and frames that other machines produce. */
+/* The address of the first location whose frame is named name, or 0. */
+static uint64_t addr_of(struct kiln_prof *p, const char *name)
+{
+	struct kiln_frame *f = NULL;
+	size_t cap = 0, i;
+	uint64_t a = 0;
+	long j, n;
+
+	for (i = 0; i < p->nsamples && !a; i++) {
+		n = kiln_prof_frames(p, &p->samples[i], &f, &cap);
+		for (j = 0; j < n && !a; j++)
+			if (!strcmp(kiln_prof_str(p, f[j].name), name))
+				a = p->locations[f[j].location].address;
+	}
+	free(f);
+	return a;
+}
+
+/* The frame names of sample i, leaf first, joined by ';'. */
+static const char *stack_str(struct kiln_prof *p, size_t i)
+{
+	static char buf[1024];
+	struct kiln_frame *f = NULL;
+	size_t cap = 0, len = 0;
+	long j, n = kiln_prof_frames(p, &p->samples[i], &f, &cap);
+
+	buf[0] = '\0';
+	for (j = 0; j < n; j++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+					j ? ";" : "", kiln_prof_str(p, f[j].name));
+	free(f);
+	return buf;
+}
+
 static const char edge_text[] =
 	"# ========\n"
 	"# captured on    : Mon Aug 30 11:15:28 2021\n"
@@ -293,10 +328,10 @@ static void test_edge_cases(void **state)
 	const char *names[] = {
 		"(anonymous namespace)::Worker::run()",
 		"std::function<void ()>::operator()() const",
-		"libfoo.so+0x7f0000009abc",
+		"[libfoo.so]",
 		"LazyCompile:~main /app/x.js:1",
-		"[kernel.kallsyms]+0xffffffff81000000",
-		"[unknown]+0xdead",
+		"[kernel.kallsyms]",
+		"[unknown]",
 	};
 
 	assert_string_equal(type_str(p, 1), "cycles/count");
@@ -384,15 +419,270 @@ static void test_crlf_srcline_tracepoint(void **state)
 static void test_errors(void **state)
 {
 	expect_error("\t  1000 f+0x1 (/bin/prog)\n", "line 1: a stack frame line before any sample header");
-	expect_error("prog 10 1.5: 1 cpu-clock:\n\t 1 f (x)\n\nprog 10 cpu-clock:\n",
-		     "line 4: not a sample header: no time stamp");
+	expect_error("prog 10 1.5: 1 cpu-clock:\n\t 1 f (x)\n\nprog 10 no event\n",
+		     "line 4: not a sample header");
 	expect_error("hello world\nthis is not perf\n", "line 1: not a sample header");
+	/* A frame line not indented, outside a sample. */
+	expect_error("prog 10 cycles:\n 1 f (x)\n\n1000 f (x)\n",
+		     "line 4: not a sample header");
 	expect_error("prog 10 1.5: 1 cpu-clock:\n\tzz!garbage\n",
 		     "line 2: not a stack frame");
 	expect_error("prog 10 1.5: 1 cpu-clock:\n\t 12345678901234567890 f (x)\n",
 		     "line 2: cannot parse the stack frame");
 	expect_error("", "no samples");
 	expect_error("# only a comment\n\n", "no samples");
+}
+
+/* perf script -F without time (and perf record -p of perf 3.x): no time
+ * stamp; the event is then the anchor; no time label. */
+static void test_no_time(void **state)
+{
+	static const char text[] =
+		"func_ab 15294 cpu-clock: \n"
+		"\t          400570 func_b (/root/func_ab)\n"
+		"\t          4005b1 main (/root/func_ab)\n"
+		"\n"
+		"func_ab 15294 cpu-clock: \n"
+		"\t          400577 func_b (/root/func_ab)\n"
+		"\t          4005b1 main (/root/func_ab)\n"
+		"\n"
+		"V8 WorkerThread 24636/25607 [003] cpu-clock: \n"
+		"\t          4005b1 main (/root/func_ab)\n"
+		"\n";
+	struct kiln_prof *p = read_text(text, sizeof(text) - 1);
+	size_t i;
+
+	assert_int_equal(p->ntypes, 1);
+	assert_int_equal(kiln_prof_total(p, 0), 3);
+	assert_int_equal(leaf_value(p, "func_b", 0), 2);
+	assert_int_equal(leaf_value(p, "main", 0), 1);
+	for (i = 0; i < p->nsamples; i++) {
+		assert_int_equal(label_num(p, i, "time"), -1);
+		if (!strcmp(label_str(p, i, "thread_name"), "func_ab")) {
+			assert_int_equal(label_num(p, i, "thread"), 15294);
+		} else {
+			assert_string_equal(label_str(p, i, "thread_name"),
+					    "V8 WorkerThread");
+			assert_int_equal(label_num(p, i, "pid"), 24636);
+			assert_int_equal(label_num(p, i, "thread"), 25607);
+		}
+	}
+	kiln_prof_free(p);
+}
+
+/* -F without pid/tid, without comm, or with only the event. */
+static void test_no_pid(void **state)
+{
+	static const char *const texts[] = {
+		"prog 1.000001: 7 cycles: \n\t 1000 f (/bin/prog)\n\n"
+		"prog 1.000002: 7 cycles: \n\t 1000 f (/bin/prog)\n\n",
+		"  1.000001: 7 cycles: \n\t 1000 f (/bin/prog)\n\n"
+		"  1.000002: 7 cycles: \n\t 1000 f (/bin/prog)\n\n",
+		"prog [000] 7 cycles: \n\t 1000 f (/bin/prog)\n\n"
+		"prog [001] 7 cycles: \n\t 1000 f (/bin/prog)\n\n",
+		"         cycles: \n\t 1000 f (/bin/prog)\n\n"
+		"         cycles: \n\t 1000 f (/bin/prog)\n\n",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct kiln_prof *p = read_text(texts[i], strlen(texts[i]));
+		size_t t = p->ntypes - 1;
+
+		assert_int_equal(leaf_value(p, "f", t), i < 3 ? 14 : 2);
+		assert_int_equal(label_num(p, 0, "thread"), -1);
+		assert_int_equal(label_num(p, 0, "pid"), -1);
+		if (i == 0 || i == 2)
+			assert_string_equal(label_str(p, 0, "thread_name"), "prog");
+		else
+			assert_null(label_str(p, 0, "thread_name"));
+		kiln_prof_free(p);
+	}
+}
+
+/* The period field with and without time, before and after [CPU]; the
+ * fields in perf's one order whatever -F's order, +tod, event modifiers. */
+static void test_period_and_orders(void **state)
+{
+	static const char text[] =
+		"prog 10 1000 cycles: \n\t 1000 f (/bin/prog)\n\n"
+		"prog 10 [001] 2000 cycles:u: \n\t 1000 f (/bin/prog)\n\n"
+		"prog 10/11 4000 cycles:ppp: \n\t 1000 f (/bin/prog)\n\n"
+		"prog 10/11 [002] 2024-01-02 10:11:12.123456 5.000001: 8000 cycles: \n"
+		"\t 2000 g+0x10 (/bin/prog)\n\n"
+		"prog 10 5.000002:  16000   cycles: \n\t 2000 g (/bin/prog)\n\n";
+	struct kiln_prof *p = read_text(text, sizeof(text) - 1);
+	size_t i;
+
+	assert_int_equal(p->ntypes, 2);
+	assert_string_equal(type_str(p, 1), "cycles/count");
+	assert_int_equal(kiln_prof_total(p, 0), 5);
+	assert_int_equal(leaf_value(p, "f", 1), 7000);
+	assert_int_equal(leaf_value(p, "g", 1), 24000);
+	for (i = 0; i < p->nsamples; i++) {
+		const char *leaf = stack_str(p, i);
+
+		assert_int_equal(label_num(p, i, "pid") == -1 ||
+				 label_num(p, i, "pid") == 10, 1);
+		assert_true(label_num(p, i, "thread") == 10 ||
+			    label_num(p, i, "thread") == 11);
+		/* Only the samples with a time stamp have a time label. */
+		assert_int_equal(label_num(p, i, "time") >= 0, !strcmp(leaf, "g"));
+	}
+	kiln_prof_free(p);
+}
+
+/* Branch stacks (-F +brstack, +brstacksym) and branch samples ("=>"). */
+static void test_branch_stacks(void **state)
+{
+	static const char text[] =
+		"prog 10 1.000001: 1 cycles: \n"
+		"\t 400577 f+0x7 (/bin/prog)\n"
+		"\t 4005b1 main+0x1a (/bin/prog)\n"
+		" 0x4005b1/0x400577/P/-/-/0  0x400560/0x4005ab/P/-/-/0 \n"
+		"\n"
+		"prog 10 1.000002: 1 cycles: \n"
+		"\t 400577 f+0x7 (/bin/prog)\n"
+		" main+0x1a/f+0x0/P/-/-/0  f+0x10/main+0x3/M/-/-/0 \n"
+		"\n"
+		"prog 10 1.000003: 1 branches:      4005b1 main+0x1a (/bin/prog) =>           400577 f+0x0 (/bin/prog)\n"
+		"prog 10 1.000004: 1 branches:      4005b1 main+0x1a (/bin/prog) =>           400577 f+0x0 (/bin/prog)\n";
+	struct kiln_prof *p = read_text(text, sizeof(text) - 1);
+
+	assert_int_equal(kiln_prof_total(p, 0), 4);
+	assert_int_equal(leaf_value(p, "f", 1), 2);
+	/* A branch sample is its source. */
+	assert_int_equal(leaf_value(p, "main", 2), 2);
+	assert_int_equal(cum_value(p, "main", 0), 3);
+	kiln_prof_free(p);
+}
+
+/* -F +srcline: file:line, "??:0", "module[offset]", "[kernel][address]". */
+static void test_srclines(void **state)
+{
+	static const char text[] =
+		"a.out 35081 252436.005167:     667783 cycles: \n"
+		"\t          408ebb some_method_name+0x8b (/full/path/to/a.out)\n"
+		"  uniform_int_dist.h:300\n"
+		"\t          4069f5 main+0x935 (/full/path/to/a.out)\n"
+		"  file.cpp:137\n"
+		"\t    7f6d2148eb25 __libc_start_main+0xd5 (/lib64/libc-2.33.so)\n"
+		"  libc-2.33.so[27b25]\n"
+		"\n"
+		"a.out 35081 252435.738165:     306459 cycles: \n"
+		"\t    7f6d213c2750 [unknown] (/usr/lib64/libkmod.so.2.3.6)\n"
+		"  libkmod.so.2.3.6[6750]\n"
+		"\t    7f6d215ca51b __strlen_avx2+0x4b (/lib64/libc-2.33.so)\n"
+		"  ??:0\n"
+		"\t         ffffffff814f9302 up_write+0x32 ([kernel.kallsyms])\n"
+		"  [kernel.kallsyms][ffffffff814f9302]\n"
+		"\n";
+	struct kiln_prof *p = read_text(text, sizeof(text) - 1);
+	struct kiln_frame *f = NULL;
+	size_t cap = 0;
+
+	assert_int_equal(p->nsamples, 2);
+	assert_string_equal(stack_str(p, 0), "some_method_name;main;__libc_start_main");
+	assert_int_equal(kiln_prof_frames(p, &p->samples[0], &f, &cap), 3);
+	assert_int_equal(f[0].line, 300);
+	assert_string_equal(kiln_prof_str(p, p->functions[f[0].function].filename),
+			    "uniform_int_dist.h");
+	assert_int_equal(f[1].line, 137);
+	assert_int_equal(f[2].line, 0);
+	assert_string_equal(stack_str(p, 1), "[libkmod.so.2.3.6];__strlen_avx2;up_write");
+	/* "??:0": perf found no line; no file "??". */
+	assert_int_equal(kiln_prof_frames(p, &p->samples[1], &f, &cap), 3);
+	assert_int_equal(p->functions[f[1].function].filename, 0);
+	free(f);
+	kiln_prof_free(p);
+}
+
+/* Java, JavaScript, Go and C++ names with spaces, parentheses, brackets
+ * and quotes; frames indented with spaces or not at all (old perf). */
+static void test_names(void **state)
+{
+	static const char text[] =
+		"java 19983 cycles:\n"
+		"ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n"
+		"7f7241fbe6d8 arrayOopDesc::base(BasicType) const (/opt/jdk/libjvm.so)\n"
+		"7f722d119786 Ljava/io/FileOutputStream;::writeBytes (/tmp/perf-19982.map)\n"
+		"7f72421d2d76 JavaCalls::call_helper(JavaValue, methodHandle, JavaCallArguments, Thread) (/opt/jdk/libjvm.so)\n"
+		"\n"
+		"node-v011 31912 cpu-clock: \n"
+		"            13a80b608e0a RegExp:[&<>\\\"\\'] (/tmp/perf-7539.map)\n"
+		"             c6d78255e68 RegExp:\\bFoo ?Bar(?:/[\\d.]+|[ \\w.]*) (/tmp/perf-31912.map)\n"
+		"             c6d7895aac9 LazyCompile:~body_0 evalmachine.<anonymous>:1 (/tmp/perf-31912.map)\n"
+		"                  ae5f31 node::Start(int, char**) (/tmp/node-v011)\n"
+		"\n"
+		"server 7 9.000001: 1 cycles: \n"
+		"\t  4a1b2c net/http.(*conn).serve+0x1c (/srv/server)\n"
+		"\t  4a0000 main.main.func1 (/srv/server)\n"
+		"\t  7f00dd (/usr/lib/libstripped.so)\n"
+		"\t  7f00ee  (/usr/lib/libstripped.so)\n"
+		"\n";
+	struct kiln_prof *p = read_text(text, sizeof(text) - 1);
+
+	assert_int_equal(p->nsamples, 3);
+	assert_string_equal(stack_str(p, 0),
+		"native_write_msr_safe;arrayOopDesc::base(BasicType) const;"
+		"Ljava/io/FileOutputStream;::writeBytes;"
+		"JavaCalls::call_helper(JavaValue, methodHandle, JavaCallArguments, Thread)");
+	assert_string_equal(stack_str(p, 1),
+		"RegExp:[&<>\\\"\\'];RegExp:\\bFoo ?Bar(?:/[\\d.]+|[ \\w.]*);"
+		"LazyCompile:~body_0 evalmachine.<anonymous>:1;node::Start(int, char**)");
+	/* A frame without a symbol is named by its module, as [unknown]. */
+	assert_string_equal(stack_str(p, 2),
+		"net/http.(*conn).serve;main.main.func1;[libstripped.so];[libstripped.so]");
+	assert_string_equal(label_str(p, 1, "thread_name"), "node-v011");
+	kiln_prof_free(p);
+}
+
+/*
+ * [unknown] frames of a JIT map and of a stripped library aggregate by
+ * module (one top row, one flame graph frame each), as FlameGraph and
+ * perf report show them; the addresses stay apart by location.
+ */
+static void test_unknown_aggregates(void **state)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	struct kiln_top t = KILN_TOP_INIT;
+	struct kiln_prof *p;
+	size_t i, jit = 0, lib = 0, unk = 0;
+	unsigned k;
+
+	for (k = 0; k < 64; k++)
+		kiln_buf_addf(&b, "java 100/101 1.%06u: 1000 cpu-clock: \n"
+			      "\t    7f00%08x [unknown] (/tmp/perf-100.map)\n"
+			      "\t    7f10%08x [unknown] (/usr/lib/libstripped.so)\n"
+			      "\t    %x [unknown] ([unknown])\n"
+			      "\t    401000 main+0x10 (/usr/bin/java)\n\n",
+			      k, 0x1000 + k * 0x40, 0x2000 + (k % 8) * 0x10,
+			      0x100 + k);
+	p = read_text(b.data, b.len);
+	assert_int_equal(kiln_top_build(&t, p, 1, KILN_TOP_FUNCTIONS, false), 0);
+	assert_int_equal(t.n, 4);
+	for (i = 0; i < t.n; i++) {
+		const char *n = kiln_prof_str(p, t.rows[i].name);
+
+		assert_int_equal(t.rows[i].cum, 64000);
+		assert_true(!strcmp(n, "[perf-100.map]") || !strcmp(n, "[libstripped.so]") ||
+			    !strcmp(n, "[unknown]") || !strcmp(n, "main"));
+	}
+	kiln_top_release(&t);
+	assert_int_equal(kiln_top_build(&t, p, 1, KILN_TOP_ADDRESSES, false), 0);
+	for (i = 0; i < t.n; i++) {
+		const char *n = kiln_prof_str(p, t.rows[i].name);
+
+		jit += !strcmp(n, "[perf-100.map]");
+		lib += !strcmp(n, "[libstripped.so]");
+		unk += !strcmp(n, "[unknown]");
+	}
+	assert_int_equal(jit, 64);
+	assert_int_equal(lib, 8);
+	assert_int_equal(unk, 64);
+	kiln_top_release(&t);
+	kiln_buf_release(&b);
+	kiln_prof_free(p);
 }
 
 /* Writes type t, reads it back: same totals and leaf values. */
@@ -445,7 +735,9 @@ static void test_write_format(void **state)
 	q = read_text(out.data, out.len);
 	assert_int_equal(kiln_prof_total(q, 1), 500000);
 	assert_string_equal(type_str(q, 1), "cycles/count");
-	assert_int_equal(cum_value(q, "libfoo.so+0x7f0000009abc", 1), 250000);
+	assert_int_equal(cum_value(q, "[libfoo.so]", 1), 250000);
+	/* The address survives the round trip in the location. */
+	assert_int_equal(addr_of(q, "[libfoo.so]"), 0x7f0000009abcULL);
 	kiln_buf_release(&out);
 	kiln_prof_free(q);
 	kiln_prof_free(p);
@@ -549,6 +841,13 @@ int main(void)
 		cmocka_unit_test(test_no_period),
 		cmocka_unit_test(test_crlf_srcline_tracepoint),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_no_time),
+		cmocka_unit_test(test_no_pid),
+		cmocka_unit_test(test_period_and_orders),
+		cmocka_unit_test(test_branch_stacks),
+		cmocka_unit_test(test_srclines),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_unknown_aggregates),
 		cmocka_unit_test(test_write_roundtrip),
 		cmocka_unit_test(test_write_format),
 		cmocka_unit_test(test_speed),

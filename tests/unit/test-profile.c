@@ -125,7 +125,7 @@ static void test_top(void **state)
 	struct kiln_prof *p = make();
 	struct kiln_top t;
 
-	assert_int_equal(kiln_top_build(&t, p, 0, false, false), 0);
+	assert_int_equal(kiln_top_build(&t, p, 0, KILN_TOP_FUNCTIONS, false), 0);
 	assert_int_equal(t.total, 16);
 	assert_string_equal(kiln_prof_str(p, t.rows[0].name), "a");
 	assert_int_equal(row(&t, p, "a", false), 10);
@@ -137,7 +137,7 @@ static void test_top(void **state)
 	assert_int_equal(row(&t, p, "rec", true), 2);
 	assert_int_equal(row(&t, p, "rec", false), 2);
 	kiln_top_release(&t);
-	assert_int_equal(kiln_top_build(&t, p, 1, false, true), 0);
+	assert_int_equal(kiln_top_build(&t, p, 1, KILN_TOP_FUNCTIONS, true), 0);
 	assert_string_equal(kiln_prof_str(p, t.rows[0].name), "main");
 	kiln_top_release(&t);
 	kiln_prof_free(p);
@@ -249,6 +249,31 @@ static void test_hide(void **state)
 	(void)state;
 }
 
+/* A second address of loc's mapping names alike: 1 if so. */
+static int fallback_twice(struct kiln_prof *p, uint32_t loc)
+{
+	const struct kiln_location *l = &p->locations[loc];
+	uint32_t other = kiln_prof_location(p, l->mapping, l->address + 0x40,
+					    NULL, 0);
+	struct kiln_frame *f = NULL;
+	size_t cap = 0;
+	uint32_t n1, n2;
+	int64_t v = 1;
+	long i;
+
+	assert_int_not_equal(other, loc);
+	assert_true(kiln_prof_add_sample(p, &loc, 1, &v, 0) >= 0);
+	assert_true(kiln_prof_add_sample(p, &other, 1, &v, 0) >= 0);
+	i = kiln_prof_frames(p, &p->samples[p->nsamples - 2], &f, &cap);
+	assert_int_equal(i, 1);
+	n1 = f[0].name;
+	i = kiln_prof_frames(p, &p->samples[p->nsamples - 1], &f, &cap);
+	assert_int_equal(i, 1);
+	n2 = f[0].name;
+	free(f);
+	return n1 == n2;
+}
+
 static void test_inline_and_fallback(void **state)
 {
 	struct kiln_prof *p = kiln_prof_new();
@@ -275,8 +300,38 @@ static void test_inline_and_fallback(void **state)
 	assert_string_equal(kiln_prof_str(p, f[0].name), "inner");
 	assert_int_equal(f[0].line, 10);
 	assert_string_equal(kiln_prof_str(p, f[1].name), "outer");
-	assert_string_equal(kiln_prof_str(p, f[2].name), "prog+0x3000");
+	/* No symbol: named by the module, as FlameGraph and perf do, so
+	 * that a flame graph shows one frame per module; the address stays. */
+	assert_string_equal(kiln_prof_str(p, f[2].name), "[prog]");
+	assert_int_equal(p->locations[f[2].location].address, 0x402000);
 	assert_int_equal(kiln_prof_loc_kind(p, locs[0]), KILN_KIND_USER);
+	{
+		struct kiln_mapping vd = { 0x7fff0000, 0x7fff2000, 0,
+					   kiln_prof_interns(p, "[vdso]") };
+		struct kiln_mapping jit = { 0, 0, 0,
+					    kiln_prof_interns(p, "/tmp/perf-1234.map") };
+		struct kiln_mapping unk = { 0, 0, 0, kiln_prof_interns(p, "[unknown]") };
+		uint32_t l4[4];
+		static const char *const want[4] = {
+			"[vdso]", "[perf-1234.map]", "[unknown]", "[unknown]",
+		};
+		int i;
+
+		l4[0] = kiln_prof_location(p, kiln_prof_mapping(p, &vd), 0x7fff0100,
+					   NULL, 0);
+		l4[1] = kiln_prof_location(p, kiln_prof_mapping(p, &jit), 0x1234,
+					   NULL, 0);
+		l4[2] = kiln_prof_location(p, kiln_prof_mapping(p, &unk), 0x99,
+					   NULL, 0);
+		l4[3] = kiln_prof_location(p, 0, 0x42, NULL, 0);
+		assert_true(kiln_prof_add_sample(p, l4, 4, &v, 0) >= 0);
+		n = kiln_prof_frames(p, &p->samples[1], &f, &cap);
+		assert_int_equal(n, 4);
+		for (i = 0; i < 4; i++)
+			assert_string_equal(kiln_prof_str(p, f[i].name), want[i]);
+		/* Two addresses of one JIT map: one name, two locations. */
+		assert_int_equal(fallback_twice(p, l4[1]), 1);
+	}
 	free(f);
 	kiln_prof_free(p);
 }

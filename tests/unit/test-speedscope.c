@@ -92,7 +92,7 @@ static void test_golden(void **state)
 		"{\"name\":\"main\",\"file\":\"main.c\",\"line\":3},\n"
 		"{\"name\":\"work\",\"file\":\"work.c\",\"line\":10},\n"
 		"{\"name\":\"helper \\\"x\\\"\",\"file\":\"work.c\"},\n"
-		"{\"name\":\"prog+0x30\"}]},\n"
+		"{\"name\":\"[prog]\"}]},\n"
 		"\"profiles\":[{\"type\":\"sampled\",\"name\":\"prog cpu\","
 		"\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":4000,\n"
 		"\"samples\":[[0,1,2],[0,1,2,3]],\n"

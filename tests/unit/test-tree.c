@@ -251,16 +251,16 @@ static void test_inline_unknown_and_kinds(void **state)
 	locs[3] = kiln_prof_location(p, me, 0x402345, NULL, 0);
 	assert_true(kiln_prof_add_sample(p, locs, 4, v, 0) >= 0);
 	assert_int_equal(kiln_tree_build(&t, p, 0, false), 0);
-	n = path(&t, "app+0x2345;outer;inner;write;do_syscall_64");
+	n = path(&t, "[app];outer;inner;write;do_syscall_64");
 	assert_int_not_equal(n, 0);
 	assert_int_equal(t.nodes[n].total, 5);
 	assert_int_equal(t.nodes[n].kind, KILN_KIND_KERNEL);
 	assert_int_equal(t.nodes[t.nodes[n].parent].kind, KILN_KIND_LIB);
-	assert_int_equal(t.nodes[path(&t, "app+0x2345;outer")].kind,
+	assert_int_equal(t.nodes[path(&t, "[app];outer")].kind,
 			 KILN_KIND_USER);
-	assert_int_equal(t.nodes[path(&t, "app+0x2345;outer;inner")].kind,
+	assert_int_equal(t.nodes[path(&t, "[app];outer;inner")].kind,
 			 KILN_KIND_USER);
-	assert_int_equal(t.nodes[path(&t, "app+0x2345")].kind, KILN_KIND_USER);
+	assert_int_equal(t.nodes[path(&t, "[app]")].kind, KILN_KIND_USER);
 	kiln_tree_release(&t);
 	kiln_prof_free(p);
 }
