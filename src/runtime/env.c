@@ -218,6 +218,13 @@ static void parse(void)
 	}
 	parse_signal(get2("KILN_CPU_SIGNAL", "CPUPROFILESIGNAL"),
 		     "KILN_CPU_SIGNAL/CPUPROFILESIGNAL", &env.cpu_signal);
+	/* gperftools' toggle needs the profile's path: without one no
+	 * handler is set, and the guide's `kill -12` ends the program. */
+	if (env.cpu_signal && !env.cpu.base)
+		note("KILN_CPU_SIGNAL/CPUPROFILESIGNAL %d set without KILN_CPU/"
+		     "CPUPROFILE: no handler for it (set CPUPROFILE=PATH too; "
+		     "signal %d keeps its default action)", env.cpu_signal,
+		     env.cpu_signal);
 
 	/*
 	 * A program started by the served one inherits KILN_HTTP and would

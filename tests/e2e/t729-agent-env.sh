@@ -27,4 +27,9 @@ n=$(grep -c "bad KILN_CPU_SIGNAL" "$T/a.err")
 # Signal 9 was not given a handler: the profile was written at exit, not
 # toggled into k.prof.0.
 [ ! -e "$T/d/k.prof.0" ] || fail "toggle mode with an uncatchable signal"
+# The toggle without a profile's path: said at start (a `kill -12` would
+# end the program, as without kiln).
+LD_PRELOAD=$KILN_LIB CPUPROFILESIGNAL=12 "$WL/shares" 0.1 > /dev/null 2> "$T/s.err" ||
+    fail "shares failed under the agent"
+has "$T/s.err" "CPUPROFILESIGNAL 12 set without KILN_CPU/CPUPROFILE"
 echo ok
