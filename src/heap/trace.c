@@ -1077,7 +1077,9 @@ void kiln_heap_fork_child(void)
 		snprintf(path, sizeof(path), "%s.%d", base_path, (int)getpid());
 		free(trace_path);
 		trace_path = strdup(path);
-		err = trace_path ? open_trace(trace_path) : -ENOMEM;
+		err = trace_path ? kiln_keep_as_old(trace_path) : -ENOMEM;
+		if (!err)
+			err = open_trace(trace_path);
 	} else {
 		snprintf(path, sizeof(path), "the heap profiler");
 	}
@@ -1475,6 +1477,9 @@ static int start(const char *path)
 		}
 		trace_on = true;
 		err = keep_earlier_image(trace_path);
+		/* Another run's trace at the name: kept as PATH.old. */
+		if (!err)
+			err = kiln_keep_as_old(trace_path);
 		if (!err)
 			err = open_trace(trace_path);
 		if (err) {

@@ -427,6 +427,25 @@ bool kiln_written_since(const char *name, unsigned long long started, void *arg)
 	       (unsigned long long)st.st_mtim.tv_nsec + 20000000ull >= started;
 }
 
+int kiln_keep_as_old(const char *path)
+{
+	size_t n = strlen(path) + 8;
+	char *old;
+	struct stat st;
+	int err = 0;
+
+	if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	old = malloc(n);
+	if (!old)
+		return -ENOMEM;
+	snprintf(old, n, "%s.old", path);
+	if (rename(path, old))
+		err = -errno;
+	free(old);
+	return err;
+}
+
 int kiln_keep_earlier_image(const char *path,
 			    bool (*mine)(const char *name, unsigned long long started,
 					 void *arg),

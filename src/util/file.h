@@ -98,6 +98,14 @@ void kiln_out_abort(struct kiln_out *o);
 unsigned long long kiln_process_start_ns(void);
 
 /*
+ * An output written in place as it goes (a streamed trace), about to be
+ * created at path: a regular file there (an earlier run's) is kept as
+ * path.old, replacing an older path.old, as perf keeps perf.data.old.
+ * 0 (also when nothing is there) or -errno (then nothing was moved).
+ */
+int kiln_keep_as_old(const char *path);
+
+/*
  * Keeps the file an earlier image of this process (before an exec: same
  * pid) left at path, so that a chain of execs loses none: renames it to
  * path.old, or path.old.2, path.old.3, ... when earlier images hold those
