@@ -130,8 +130,10 @@ int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
 		kiln_sym_free(sym);
 	if (err)
 		return err;
-	/* The arguments, NUL-separated, as one line. */
-	if (!kiln_map_open(&raw, "/proc/self/cmdline")) {
+	/* The arguments, NUL-separated, as one line (the calling thread's
+	 * folder: once the main thread has ended, /proc/self's reads empty). */
+	if (!kiln_map_open(&raw, "/proc/thread-self/cmdline") ||
+	    !kiln_map_open(&raw, "/proc/self/cmdline")) {
 		kiln_buf_add(&cmd, raw.data, raw.len);
 		kiln_map_release(&raw);
 	}

@@ -27,6 +27,12 @@ for how in return exit; do
     run cpu $how KILN_CPU="$T/cpu.$how.pb.gz"
     "$KILN" top "$T/cpu.$how.pb.gz" > "$T/cpu.top" || fail "kiln top of the CPU profile"
     has "$T/cpu.top" " burn_worker$"
+    if command -v go >/dev/null; then
+        # The command line, read once the main thread is a zombie.
+        HOME=$T GOCACHE=$T/gocache go tool pprof -raw "$T/cpu.$how.pb.gz" > "$T/raw" 2>&1 ||
+            fail "go tool pprof cannot read the profile"
+        has "$T/raw" "mainexit $how 0.3"
+    fi
     run wall $how KILN_CPU="$T/wall.$how.pb.gz" KILN_CPU_MODE=wall
     "$KILN" top "$T/wall.$how.pb.gz" > "$T/wall.top" || fail "kiln top of the wall profile"
     has "$T/wall.top" " burn_worker$"
