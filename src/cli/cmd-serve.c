@@ -189,10 +189,11 @@ int kiln_cmd_serve(int argc, char **argv)
 		rc = KILN_EXIT_FAIL;
 		goto out_mask;
 	}
-	printf("kiln serve: %s\n", kiln_web_url(w));
-	fflush(stdout);
+	/* Said before the URL: whoever waits for the URL has it all. */
 	if (!kiln_web_loopback(w))
 		say_addresses(w, addr);
+	printf("kiln serve: %s\n", kiln_web_url(w));
+	fflush(stdout);
 	if (!kiln_cli_quiet)
 		fprintf(stderr, "kiln serve: serving; Ctrl-C stops\n");
 	wait = old;

@@ -948,7 +948,8 @@ static int walk(struct reader *r, bool scan)
 
 		lineno++;
 		next = next_line(r, s, &e);
-		if (scan && in_sample && *s == '\t' && !is_ws(e[-1])) {
+		/* (s == e: an empty last line, at the end of the data.) */
+		if (scan && in_sample && s < e && *s == '\t' && !is_ws(e[-1])) {
 			/* The first pass only needs headers: a frame line (or
 			 * a srcline, no matter which) is passed over unread. */
 			after_frame = true;
