@@ -949,9 +949,14 @@ int kiln_cmd_stat(int argc, char **argv)
 		rc = kiln_cli_usage_error("stat", "bad -x '': want a separator");
 		goto out;
 	}
+	/* As perf stat: the process wins over the whole machine ("PID/TID
+	 * switch overriding SYSTEM"), and says so. */
 	if (o.pid_arg && (o.all_cpus || o.cpu_arg)) {
-		rc = kiln_cli_usage_error("stat", "give -p or -a/-C, not both");
-		goto out;
+		fprintf(stderr, "kiln stat: warning: -p overrides %s (as perf "
+			"does): counting process %s\n", o.all_cpus ? "-a" : "-C",
+			o.pid_arg);
+		o.all_cpus = false;
+		o.cpu_arg = NULL;
 	}
 	if (!o.ncmd && !o.pid_arg && !o.all_cpus && !o.cpu_arg) {
 		rc = kiln_cli_usage_error("stat",

@@ -37,6 +37,11 @@ tc=$(awk '/msec task-clock/ { gsub(",", "", $1); print $1 }' "$T/err")
 awk -v t="$tc" -v a="$c0" -v b="$c1" 'BEGIN { d = b - a; exit !(t < 1.3 * d + 30 && t > 10) }' ||
     { cat "$T/err"; fail "task-clock $tc ms while /proc says $c0 -> $c1 ms: sleep counted instead?"; }
 
+# -a with --pid, as a guide types it: the process wins, as in perf.
+expect_status 0 "$KILN" stat -a --pid=$tp -e task-clock -- sleep 0.2
+has "$T/err" "warning: -p overrides -a"
+has "$T/err" "process id '$tp'"
+
 expect_status 0 "$KILN" stat --per-thread -p $tp -e task-clock --duration 0.4
 has "$T/err" "worker-a-[0-9]+ +[0-9.,]+ msec task-clock"
 has "$T/err" "worker-b-[0-9]+ +[0-9.,]+ msec task-clock"
