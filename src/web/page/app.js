@@ -558,6 +558,13 @@ async function renderFlame(gen) {
   if (gen !== generation) return;
   flameData = d;
   flame.set(d, d, state.v === 'flame', d.total);
+  // A flame graph's roots are its bottom row: when the graph is taller
+  // than the window, show them (and what is just above) rather than the
+  // empty top of the deepest stacks.
+  if (state.v === 'flame') {
+    const r = $('flame').getBoundingClientRect();
+    if (r.bottom > window.innerHeight) window.scrollBy(0, r.bottom - window.innerHeight + 8);
+  }
   // Breadcrumbs: all > main > ... > the zoom root.
   const crumbs = [['all', '']];
   d.path.forEach((p, i) => crumbs.push([p.name, joinPath(d.path.slice(0, i + 1).map((x) => x.name))]));
