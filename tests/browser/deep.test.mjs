@@ -1,11 +1,12 @@
 // kiln serve's Flame tab on a profile whose stacks are deeper than the
 // window is tall: the page opens on the roots (the bottom row of the
 // flame graph, `main`), not on the empty top of the deepest stacks; the
-// icicle starts at the top and stays there.
+// icicle starts at the top and stays there.  An empty profile, and a
+// selection that leaves nothing, say why instead of a blank canvas.
 //
 // Usage: node deep.test.mjs URL SHOTDIR
 //   URL: a kiln serve of a collapsed profile of stacks 200 frames deep
-//   under main.
+//   under main (input 0) and of a profile with no samples (input 1).
 // Exit status 0 when every check passes, 1 otherwise.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -62,6 +63,16 @@ try {
   await open('#v=icicle');
   w = await where();
   check(w.top >= 0 && w.top < w.win, 'the icicle opens on its top row (the roots)', w);
+  const emptyText = () => page.evaluate(() => {
+    const e = document.getElementById('flame-empty');
+    return e.hidden ? '' : e.textContent;
+  });
+  await open('#v=flame');
+  check(await emptyText() === '', 'no sentence over a drawn flame graph');
+  await open('#v=flame&p=1');
+  check((await emptyText()).startsWith('No samples in this profile'), 'an empty profile says why', await emptyText());
+  await open('#v=flame&focus=no_such_function');
+  check((await emptyText()).startsWith('No samples in this selection'), 'an empty selection says why', await emptyText());
   check(errors.length === 0, 'no page errors', errors);
 } catch (e) {
   failures++;

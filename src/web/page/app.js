@@ -558,6 +558,13 @@ async function renderFlame(gen) {
   if (gen !== generation) return;
   flameData = d;
   flame.set(d, d, state.v === 'flame', d.total);
+  // Nothing to draw: say why rather than show a blank canvas and "0ns".
+  const empty = $('flame-empty');
+  empty.hidden = !!d.total;
+  if (!d.total)
+    empty.textContent = state.focus || state.ignore || state.hide || (state.t0 && state.t1) ?
+      'No samples in this selection: the focus, ignore, hide or time range leaves none. Clear them to see the whole profile.' :
+      'No samples in this profile: the program did not run on a CPU while it was profiled (an idle server, a program waiting on I/O or locks), or the profile was too short for one sample. A wall-clock profile (KILN_CPU_MODE=wall, kiln record --wall) shows where it waited.';
   // A flame graph's roots are its bottom row: when the graph is taller
   // than the window, show them (and what is just above) rather than the
   // empty top of the deepest stacks.
