@@ -112,6 +112,13 @@ await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, 
   // What the file does not hold: hidden, or said.
   check(await page.locator('#tab-sandwich').isHidden() && await page.locator('#downloads').isHidden(),
     'no sandwich tab and no downloads in a saved page');
+  // Its help offers no sandwich, and the key does nothing (it errored).
+  await open('#v=flame');
+  check(!/sandwich/.test(await text('#flame-view .help')), 'the help offers no sandwich', await text('#flame-view .help'));
+  await page.locator('#flame').focus();
+  await page.keyboard.press('s');
+  check(await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('v')) !== 'sandwich' &&
+    await page.locator('#error').isHidden(), 's does not open a sandwich the page lacks');
   await open('#rev=1');
   await page.waitForFunction(() => !document.getElementById('error').hidden);
   check(/not in this saved page/.test(await text('#error')), 'leaf-rooted: says it is not in the file', await text('#error'));

@@ -833,6 +833,7 @@ function wire() {
       '/': () => $('search').focus(),
       s: () => { const i = flame.sel > 0 ? flame.sel : flame.hot; if (i > 0) setState({ v: 'sandwich', fn: flame.name(i) }); },
     };
+    if (OFFLINE) delete keys.s;     // no sandwich in a saved page
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
   window.addEventListener('popstate', onNavigate);
@@ -852,6 +853,9 @@ async function main() {
     document.title = `kiln: ${saved.name}`;  // as the <title> the server wrote
     for (const id of ['tab-sandwich', 'tab-source', 'downloads', 'timeline-view', 'sw-source'])
       $(id).hidden = true;
+    // Its help names only what it has: no sandwich here.
+    for (const h of document.querySelectorAll('#flame-view .help'))
+      h.textContent = h.textContent.replace(' · s: sandwich of the frame', '');
     $('tab-callgraph').hidden = !OFFLINE.callgraph;
     for (const id of ['profile', 'type', 'focus', 'ignore', 'hide', 'reverse', 'top-lines', 'cg-nodes', 'cg-lines'])
       $(id).disabled = true;
