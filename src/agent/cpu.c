@@ -49,6 +49,7 @@
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/htab.h"
 #include "util/maps.h"
 
@@ -98,6 +99,9 @@ static clockid_t thread_cpu_clock(pid_t tid)
 
 /* ---- threads and timers (normal context) ---- */
 
+/* Threads whose CPU timer could not be made (this profile's). */
+static _Atomic uint64_t timer_failures;
+
 /* kiln_agent_cpu_freeze(): why, NULL while sampling may go on. */
 static _Atomic(const char *) frozen;
 static bool wall_stopped;
@@ -116,8 +120,12 @@ static int arm(struct kthread *t)
 	sev.sigev_signo = SIGPROF;
 	sev.sigev_value.sival_ptr = t;
 	sev._sigev_un._tid = tid;
-	if (timer_create(thread_cpu_clock(tid), &sev, &t->timer))
+	if (timer_create(thread_cpu_clock(tid), &sev, &t->timer)) {
+		/* A filter's EPERM, a limit: that thread goes unsampled,
+		 * said when the profile ends. */
+		atomic_fetch_add(&timer_failures, 1);
 		return -errno;
+	}
 	its.it_interval.tv_sec = period_ns_cfg / 1000000000;
 	its.it_interval.tv_nsec = period_ns_cfg % 1000000000;
 	its.it_value = its.it_interval;
@@ -1095,6 +1103,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	deq_pos = 0;
 	atomic_store(&kcpu_dropped, 0);
 	atomic_store(&kcpu_short_stack, 0);
+	atomic_store(&timer_failures, 0);
 	agg = kiln_prof_new();
 	kcpu_wall = wall_mode;
 	kcpu_own_pid = getpid();
@@ -1455,12 +1464,41 @@ int kiln_agent_threads_snapshot(struct kiln_prof **out)
 	return err;
 }
 
+/* The program's threads that block SIGPROF now (their status's SigBlk):
+ * signalled, they take no sample. */
+static uint64_t sigprof_blockers(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	uint64_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+		struct kiln_buf b = KILN_BUF_INIT;
+		char path[64];
+		const char *p;
+
+		if (tid <= 0 || kiln_agent_cpu_internal(tid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+		if (!kiln_read_proc(AT_FDCWD, path, &b) && b.data &&
+		    (p = strstr(b.data, "\nSigBlk:")) &&
+		    (strtoull(p + 9, NULL, 16) >> (SIGPROF - 1)) & 1)
+			n++;
+		kiln_buf_release(&b);
+	}
+	closedir(d);
+	return n;
+}
+
 int kiln_agent_cpu_end(struct kiln_prof **out)
 {
 	struct kiln_prof *raw;
 	struct timespec now, pause = { 0, 1000000 };
-	char note[200];
-	uint64_t v;
+	char note[512];
+	uint64_t v, blocked;
 	size_t i;
 	int err;
 
@@ -1517,6 +1555,17 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 			 KILN_ALTSTACK_MIN / 1024,
 			 atomic_load(&kcpu_short_stack));
 	}
+	if (atomic_load(&timer_failures))
+		snprintf(note + strlen(note), sizeof(note) - strlen(note),
+			 "%skiln: not sampled: %" PRIu64 " thread(s) whose CPU timer "
+			 "could not be made (a seccomp filter's EPERM, a limit)",
+			 note[0] ? "; " : "", atomic_load(&timer_failures));
+	blocked = sigprof_blockers();
+	if (blocked)
+		snprintf(note + strlen(note), sizeof(note) - strlen(note),
+			 "%skiln: %" PRIu64 " thread(s) blocked SIGPROF when the "
+			 "profile ended: their samples may be missing",
+			 note[0] ? "; " : "", blocked);
 	if (note[0])
 		kiln_agent_log(KILN_LOG_INFO, "%s", note + 6);
 	madvise(kcpu_ring, RING_BYTES, MADV_DONTNEED);

@@ -38,4 +38,12 @@ for mode in cpu wall; do
     has "$T/$mode.top" " burn_hog$"
 done
 has "$T/wall.top" " nap_small_stack$"
+# A thread that blocks SIGPROF takes no sample: the profile says so.
+RUN_ENV="CPUPROFILE=$T/blocked.pb.gz" run blocked blocked 0
+has "$T/blocked.err" "1 thread\(s\) blocked SIGPROF when the profile ended"
+if command -v go >/dev/null; then
+    HOME=$T GOCACHE=$T/gocache go tool pprof -raw "$T/blocked.pb.gz" > "$T/raw" 2>&1 ||
+        fail "go tool pprof cannot read the profile"
+    has "$T/raw" "blocked SIGPROF when the profile ended"
+fi
 echo ok

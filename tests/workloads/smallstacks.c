@@ -7,6 +7,9 @@
  *        smallstacks stack BYTES  a CPU hog (burn_hog) beside 16 threads
  *                                 with thread stacks of BYTES, sleeping
  *                                 and waking in nap_small_stack
+ *        smallstacks blocked 0    a thread that blocks SIGPROF naps while
+ *                                 the main thread burns, and is still
+ *                                 there at exit
  * Prints "smallstacks: done" (exit 0), or what broke (exit 3).
  */
 #include <pthread.h>
@@ -91,6 +94,18 @@ static void *napper(void *arg)
 	return NULL;
 }
 
+static void *blocker(void *arg)
+{
+	sigset_t s;
+
+	(void)arg;
+	sigemptyset(&s);
+	sigaddset(&s, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	nap_small_stack();
+	return NULL;
+}
+
 __attribute__((noinline)) static void burn_hog(void)
 {
 	burn(1.0);
@@ -105,6 +120,13 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	bytes = (size_t)atol(argv[2]);
+	if (!strcmp(argv[1], "blocked")) {
+		if (pthread_create(&t[0], NULL, blocker, NULL))
+			return 2;
+		burn_hog();
+		printf("smallstacks: done\n");
+		return 0;	/* the blocker still naps */
+	}
 	if (!strcmp(argv[1], "alt")) {
 		for (i = 0; i < 4; i++)
 			if (pthread_create(&t[i], NULL, alt_worker, NULL))
