@@ -7,6 +7,9 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "format/format.h"
 
 struct kiln_prof;
 struct kiln_buf;
@@ -36,11 +39,41 @@ int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * Reads a profile file for a command, printing the error and returning
- * the exit status (2 for unreadable input) on failure, 0 on success; a
- * reader's warning (skipped lines) is printed on stderr.
+ * Reads a profile for a command, from a file or, for an http:// or
+ * https:// URL, from the body kiln_cli_fetch() gets; printing the error
+ * and returning the exit status (2 for unreadable input) on failure, 0 on
+ * success; a reader's warning (skipped lines) is printed on stderr.
  */
 int kiln_cli_read(const char *path, struct kiln_prof **out);
+/*
+ * The same, with the format read in *fmt (may be NULL) and, when the
+ * input is a kiln heap trace and trace is not NULL, its bytes appended to
+ * trace (kiln_read_profile_keep()).
+ */
+int kiln_cli_read_keep(const char *path, struct kiln_prof **out,
+		       enum kiln_fmt *fmt, struct kiln_buf *trace);
+
+/* Whether an input names a URL (http://, https://) rather than a file. */
+bool kiln_cli_is_url(const char *input);
+/*
+ * GETs url into body (appended), as `go tool pprof URL` does: with
+ * "Authorization: Bearer $KILN_HTTP_TOKEN" when that is set, https
+ * checked against the system's trust store, redirects followed, at most
+ * kiln_input_limit() bytes taken, a connect timeout and, for ?seconds=N,
+ * N and a margin to answer in; a progress line on stderr while it waits
+ * (a terminal, no -q).  Prints the error (refused connection, timeout,
+ * an HTTP status other than 2xx with the body's first line) and returns
+ * the exit status: 2 for a bad or unreachable URL, 1 out of memory.
+ */
+int kiln_cli_fetch(const char *url, struct kiln_buf *body);
+
+/*
+ * The name an output is derived from: the input's last path component
+ * (a URL's, without its query: ".../debug/pprof/profile?seconds=5" ->
+ * "profile") without its profile extension (.pb.gz, .data, ...); *len
+ * receives its length.  Points into input, or at "profile".
+ */
+const char *kiln_cli_input_stem(const char *input, size_t *len);
 /* Prints the warning kiln_read_profile() left in d, if any, on stderr
  * ("kiln: warning: 'FILE': skipped 3 malformed lines, ..."). */
 struct kiln_diag;

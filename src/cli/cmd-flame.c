@@ -33,26 +33,14 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* "dir/cpu.pb.gz" -> "cpu.svg" in the current folder. */
+/* "dir/cpu.pb.gz" -> "cpu.svg" in the current folder; a URL's
+ * ".../debug/pprof/profile?seconds=5" -> "profile.svg". */
 static void default_output(const char *input, struct kiln_buf *b)
 {
-	static const char *const exts[] = { ".pb.gz", ".pb", ".gz", ".perf",
-					    ".script", ".collapsed", ".folded",
-					    ".txt", ".prof", ".data" };
-	const char *base = strrchr(input, '/');
-	size_t len, i;
+	size_t len;
+	const char *stem = kiln_cli_input_stem(input, &len);
 
-	base = base ? base + 1 : input;
-	len = strlen(base);
-	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
-		size_t el = strlen(exts[i]);
-
-		if (len > el && !strcmp(base + len - el, exts[i])) {
-			len -= el;
-			break;
-		}
-	}
-	kiln_buf_add(b, base, len);
+	kiln_buf_add(b, stem, len);
 	kiln_buf_adds(b, ".svg");
 }
 

@@ -37,10 +37,9 @@ static const struct option opts[] = {
 static int read_inputs(char **files, int n, struct kiln_prof **profs,
 		       const char **formats, struct kiln_buf *traces)
 {
-	struct kiln_diag d = { "" };
 	size_t samples = 0;
 	double t0 = kiln_cli_now();
-	int i, err;
+	int i, rc;
 
 	for (i = 0; i < n; i++) {
 		enum kiln_fmt fmt = KILN_FMT_UNKNOWN;
@@ -48,19 +47,11 @@ static int read_inputs(char **files, int n, struct kiln_prof **profs,
 		if (!kiln_cli_quiet)
 			fprintf(stderr, "kiln serve: reading '%s' (%d of %d)...\n",
 				files[i], i + 1, n);
-		err = kiln_read_profile_keep(files[i], &profs[i], &fmt,
-					     traces ? &traces[i] : NULL, &d);
-		if (err) {
-			if (err == -EINVAL)
-				kiln_cli_error("%s", d.msg);
-			else if (err == -ENOMEM)
-				kiln_cli_error("'%s': out of memory", files[i]);
-			else
-				kiln_cli_error("cannot read '%s': %s", files[i],
-					       strerror(-err));
-			return err == -ENOMEM ? KILN_EXIT_FAIL : KILN_EXIT_USAGE;
-		}
-		kiln_cli_read_warning(&d);
+		/* A URL is fetched and named by itself in the page. */
+		rc = kiln_cli_read_keep(files[i], &profs[i], &fmt,
+					traces ? &traces[i] : NULL);
+		if (rc)
+			return rc;
 		formats[i] = kiln_fmt_name(fmt);
 		samples += profs[i]->nsamples;
 	}

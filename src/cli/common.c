@@ -2,6 +2,7 @@
  * Input handling shared by the commands that read profiles (cli stage).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,83 @@
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/diag.h"
+
+int kiln_cli_read_keep(const char *path, struct kiln_prof **out,
+		       enum kiln_fmt *fmt, struct kiln_buf *trace)
+{
+	struct kiln_buf body = KILN_BUF_INIT;
+	struct kiln_diag d = { "" };
+	int err, rc;
+
+	if (kiln_cli_is_url(path)) {
+		/* A fetched body goes through the detection a file's bytes do. */
+		rc = kiln_cli_fetch(path, &body);
+		if (rc) {
+			kiln_buf_release(&body);
+			return rc;
+		}
+		err = kiln_read_profile_data(path, body.data ? body.data : "",
+					     body.len, out, fmt, trace, &d);
+		kiln_buf_release(&body);
+	} else {
+		err = kiln_read_profile_keep(path, out, fmt, trace, &d);
+	}
+	if (!err) {
+		kiln_cli_read_warning(&d);
+		return KILN_EXIT_OK;
+	}
+	if (err == -EINVAL)
+		kiln_cli_error("%s", d.msg);
+	else if (err == -ENOMEM)
+		kiln_cli_error("'%s': out of memory", path);
+	else
+		kiln_cli_error("cannot read '%s': %s", path, strerror(-err));
+	return err == -ENOMEM ? KILN_EXIT_FAIL : KILN_EXIT_USAGE;
+}
+
+int kiln_cli_read(const char *path, struct kiln_prof **out)
+{
+	return kiln_cli_read_keep(path, out, NULL, NULL);
+}
+
+const char *kiln_cli_input_stem(const char *input, size_t *len)
+{
+	static const char *const exts[] = { ".pb.gz", ".pb", ".gz", ".perf",
+					    ".script", ".collapsed", ".folded",
+					    ".txt", ".prof", ".data", ".zst" };
+	const char *base, *end = input + strlen(input);
+	size_t n, i;
+
+	if (kiln_cli_is_url(input)) {
+		/* Past "scheme://host": the path ends at the query or fragment. */
+		const char *path = strchr(strstr(input, "//") + 2, '/');
+
+		if (!path) {
+			*len = strlen("profile");
+			return "profile";
+		}
+		end = path + strcspn(path, "?#");
+		while (end > path + 1 && end[-1] == '/')
+			end--;
+	}
+	for (base = end; base > input && base[-1] != '/'; base--)
+		;
+	n = (size_t)(end - base);
+	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		size_t el = strlen(exts[i]);
+
+		if (n > el && !strncmp(end - el, exts[i], el)) {
+			n -= el;
+			break;
+		}
+	}
+	if (!n) {
+		*len = strlen("profile");
+		return "profile";
+	}
+	*len = n;
+	return base;
+}
 
 int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
 		  struct kiln_prof **out, int *type)

@@ -170,7 +170,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Example:\n"
 	  "  kiln list sched\n" },
 	{ "top", kiln_cmd_top, "text table of the hottest functions",
-	  "usage: kiln top [options] FILE\n"
+	  "usage: kiln top [options] FILE|URL...\n"
 	  "\n"
 	  "Prints a table like `pprof -top`: flat, flat%, sum%, cum, cum%, name.\n"
 	  "FILE is pprof (.pb.gz or .pb), perf.data (perf record's own file,\n"
@@ -181,6 +181,11 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "the content.  Text may be UTF-16 or UTF-8 with a byte order mark,\n"
 	  "with CRLF line ends; malformed lines among good ones are skipped\n"
 	  "with a warning.\n"
+	  "\n"
+	  "FILE or URL: an http:// or https:// URL is fetched as go tool pprof\n"
+	  "fetches it (kiln top 'http://HOST:PORT/debug/pprof/profile?seconds=5'\n"
+	  "of a program run with KILN_HTTP), here and in flame, callgraph,\n"
+	  "convert and serve.\n"
 	  "\n"
 	  "  -n, --nodes N         show the N heaviest rows (default 20; 0: all)\n"
 	  "      --cum             sort by cumulative value instead of flat\n"
@@ -204,22 +209,25 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  KILN_MAX_INPUT=SIZE   the most a decompressed input or one that is\n"
 	  "                        not a regular file may hold (default 4G)\n"
 	  "  KILN_NO_LOCAL_SYMBOLS=1   as --no-local-symbols\n"
+	  "  KILN_HTTP_TOKEN=TOKEN sent as 'Authorization: Bearer TOKEN' to a URL\n"
 	  "  KILN_CACHE_DIR=DIR    where decompressed separate debug files are\n"
 	  "                        kept (default ~/.cache/kiln/debug; empty: no\n"
 	  "                        cache; docs/symbols.md)\n"
 	  "\n"
 	  "Examples:\n"
 	  "  kiln top -n 10 kiln.cpu.pb.gz\n"
-	  "  perf record -g -- ./server && kiln top perf.data\n" },
+	  "  perf record -g -- ./server && kiln top perf.data\n"
+	  "  kiln top 'http://127.0.0.1:6060/debug/pprof/profile?seconds=5'\n" },
 	{ "flame", kiln_cmd_flame, "interactive flame graph (SVG)",
-	  "usage: kiln flame [options] FILE [-o OUT.svg]\n"
+	  "usage: kiln flame [options] FILE|URL [-o OUT.svg]\n"
 	  "\n"
 	  "Writes a self-contained interactive flame graph: hover for name, value\n"
 	  "and percentage, click to zoom, Ctrl-F or the Search button to highlight\n"
 	  "matches (the matched percentage is shown), Reset Zoom to go back.\n"
 	  "\n"
-	  "  -o, --output FILE     where to write (default: FILE's name + .svg;\n"
-	  "                        - for standard output)\n"
+	  "  -o, --output FILE     where to write (default: FILE's name + .svg,\n"
+	  "                        a URL's last path part + .svg; - for\n"
+	  "                        standard output)\n"
 	  "      --title TEXT      the title (default: \"Flame Graph\", \"Icicle Graph\" with\n"
 	  "                        --reverse, \"Differential Flame Graph\" with --diff)\n"
 	  "      --reverse         leaf functions at the top, callers below\n"
@@ -237,7 +245,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Example:\n"
 	  "  kiln flame perf.script -o cpu.svg\n" },
 	{ "callgraph", kiln_cmd_callgraph, "call graph (SVG, PNG, PDF or DOT) like gprof2dot and pprof",
-	  "usage: kiln callgraph [options] FILE [-o OUT.svg|OUT.dot|OUT.png|OUT.pdf]\n"
+	  "usage: kiln callgraph [options] FILE|URL [-o OUT.svg|OUT.dot|OUT.png|OUT.pdf]\n"
 	  "\n"
 	  "Draws the call graph: a box per function with its total (time in it\n"
 	  "and its callees) and self (time in it alone) as percentages of the\n"
@@ -269,12 +277,13 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Example:\n"
 	  "  kiln callgraph perf.script -o cpu.svg\n" },
 	{ "serve", kiln_cmd_serve, "local web UI over profiles: flame graph, top, call graph, timeline",
-	  "usage: kiln serve [options] FILE... [--diff BASE]\n"
+	  "usage: kiln serve [options] FILE|URL... [--diff BASE]\n"
 	  "\n"
 	  "Reads the profiles once (any format kiln reads: pprof, perf.data,\n"
 	  "perf script text, collapsed stacks, speedscope JSON, Chrome/Node\n"
 	  ".cpuprofile, gperftools, legacy text profiles, kiln heap traces;\n"
-	  "see kiln help top), refuses a bad one before serving, and serves a\n"
+	  "see kiln help top; a URL is fetched and named by itself), refuses a\n"
+	  "bad one before serving, and serves a\n"
 	  "web UI on loopback until Ctrl-C.\n"
 	  "The aggregation happens here, in C; the browser receives only what\n"
 	  "it draws.  Views: flame graph and icicle on a canvas (hover, click to\n"
@@ -314,7 +323,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Example:\n"
 	  "  kiln serve kiln.cpu.pb.gz perf.script   # then open http://127.0.0.1:8080/\n" },
 	{ "convert", kiln_cmd_convert, "convert between profile formats",
-	  "usage: kiln convert [options] IN -o OUT [--to FORMAT]\n"
+	  "usage: kiln convert [options] IN... -o OUT [--to FORMAT]\n"
+	  "  (IN: a FILE or URL)\n"
 	  "\n"
 	  "Converts a profile.  Input formats are detected from the content:\n"
 	  "pprof (gzip or not), perf.data, perf script text, collapsed stacks,\n"
@@ -408,24 +418,6 @@ void kiln_cli_read_warning(const struct kiln_diag *d)
 	/* Even with -q: it is about the data, not progress. */
 	if (d->warn[0])
 		fprintf(stderr, "kiln: warning: %s\n", d->warn);
-}
-
-int kiln_cli_read(const char *path, struct kiln_prof **out)
-{
-	struct kiln_diag d = { "" };
-	int err = kiln_read_profile(path, out, NULL, &d);
-
-	if (!err) {
-		kiln_cli_read_warning(&d);
-		return KILN_EXIT_OK;
-	}
-	if (err == -EINVAL)
-		kiln_cli_error("%s", d.msg);
-	else if (err == -ENOMEM)
-		kiln_cli_error("'%s': out of memory", path);
-	else
-		kiln_cli_error("cannot read '%s': %s", path, strerror(-err));
-	return err == -ENOMEM ? KILN_EXIT_FAIL : KILN_EXIT_USAGE;
 }
 
 int kiln_cli_write(const char *path, const void *data, unsigned long len,

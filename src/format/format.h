@@ -213,5 +213,12 @@ int kiln_read_profile(const char *path, struct kiln_prof **out,
 int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 			   enum kiln_fmt *fmt, struct kiln_buf *trace,
 			   struct kiln_diag *d);
+/*
+ * The same over bytes already in memory (a body fetched over HTTP): len
+ * bytes at data, named path in messages.  The data stay the caller's.
+ */
+int kiln_read_profile_data(const char *path, const void *data, size_t len,
+			   struct kiln_prof **out, enum kiln_fmt *fmt,
+			   struct kiln_buf *trace, struct kiln_diag *d);
 
 #endif

@@ -487,14 +487,6 @@ int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 			   struct kiln_diag *d)
 {
 	struct kiln_map m;
-	struct kiln_buf raw = KILN_BUF_INIT, conv = KILN_BUF_INIT;
-	struct kiln_diag inner = { "" }, why[2] = { { "" }, { "" } };
-	const struct fmt_entry *who[2] = { NULL, NULL };
-	struct kiln_prof *p = NULL;
-	struct cand c[NFORMATS];
-	struct sniff s;
-	const char *data;
-	size_t len, n, i, nwhy = 0;
 	int err;
 
 	*out = NULL;
@@ -511,11 +503,31 @@ int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 	}
 	if (err)
 		return err;
-	data = m.data;
-	len = m.len;
+	err = kiln_read_profile_data(path, m.data, m.len, out, fmtp, trace, d);
+	kiln_map_release(&m);
+	return err;
+}
+
+int kiln_read_profile_data(const char *path, const void *bytes, size_t len,
+			   struct kiln_prof **out, enum kiln_fmt *fmtp,
+			   struct kiln_buf *trace, struct kiln_diag *d)
+{
+	struct kiln_buf raw = KILN_BUF_INIT, conv = KILN_BUF_INIT;
+	struct kiln_diag inner = { "" }, why[2] = { { "" }, { "" } };
+	const struct fmt_entry *who[2] = { NULL, NULL };
+	struct kiln_prof *p = NULL;
+	struct cand c[NFORMATS];
+	struct sniff s;
+	const char *data = bytes;
+	size_t n, i, nwhy = 0;
+	int err;
+
+	*out = NULL;
+	if (d)
+		d->warn[0] = '\0';
 	if (len == 0) {
 		err = kiln_diag(d, "'%s': the file is empty", path);
-		goto out_unmap;
+		goto out_release;
 	}
 	if (kiln_is_gzip(data, len)) {
 		err = kiln_gunzip(data, len, &raw, &inner);
@@ -523,25 +535,25 @@ int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 			if (err == -EINVAL)
 				kiln_diag(d, "'%s': read as gzip: %s", path,
 					  inner.msg);
-			goto out_unmap;
+			goto out_release;
 		}
 		data = raw.data;
 		len = raw.len;
 		if (len == 0) {
 			err = kiln_diag(d, "'%s': the file is empty once decompressed",
 					path);
-			goto out_unmap;
+			goto out_release;
 		}
 	}
 	/* Once, for every text reader: UTF-16 becomes UTF-8, a byte order
 	 * mark goes. */
 	err = kiln_text_utf8(&data, &len, &conv);
 	if (err)
-		goto out_unmap;
+		goto out_release;
 	if (len == 0) {
 		err = kiln_diag(d, "'%s': the file holds no text but its byte "
 				"order mark", path);
-		goto out_unmap;
+		goto out_release;
 	}
 	sniff_init(&s, data, len);
 	n = candidates(&s, c);
@@ -552,7 +564,7 @@ int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 			kiln_diag(d, "'%s': read as %s: %s", path, c[0].e->name,
 				  inner.msg);
 		if (err)
-			goto out_unmap;
+			goto out_release;
 		i = 0;
 	} else {
 		for (i = 0; i < n; i++) {
@@ -566,25 +578,24 @@ int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 		}
 		if (i == n) {
 			err = refuse(path, &s, who, why, nwhy, d);
-			goto out_unmap;
+			goto out_release;
 		}
 		if (err)
-			goto out_unmap;
+			goto out_release;
 	}
 	if (trace && c[i].e->fmt == KILN_FMT_HEAPTRACE &&
 	    kiln_buf_add(trace, data, len)) {
 		kiln_prof_free(p);
 		err = -ENOMEM;
-		goto out_unmap;
+		goto out_release;
 	}
 	if (inner.warn[0] && d)
 		snprintf(d->warn, sizeof(d->warn), "'%s': %.300s", path, inner.warn);
 	if (fmtp)
 		*fmtp = c[i].e->fmt;
 	*out = p;
-out_unmap:
+out_release:
 	kiln_buf_release(&conv);
 	kiln_buf_release(&raw);
-	kiln_map_release(&m);
 	return err;
 }
