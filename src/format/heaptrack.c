@@ -43,7 +43,7 @@
 #include "util/diag.h"
 
 struct str { const char *s; uint32_t len; };
-struct ip { uint64_t addr; uint32_t module, frame0, nframes, loc; };
+struct ip { uint64_t addr; uint32_t module, frame0, nframes, loc; bool opnew; };
 struct frame { uint32_t fn, file; int64_t line; };
 struct node { uint32_t ip, parent; };
 struct kind { uint64_t size; uint32_t node; };
@@ -203,10 +203,29 @@ static uint32_t ip_loc(struct kiln_prof *p, struct ht *h, uint32_t i)
 	return ip->loc;
 }
 
+/* Whether string i is the name of operator new (heaptrack's list). */
+static bool is_opnew(const struct ht *h, uint32_t i)
+{
+	static const char *const names[] = {
+		"operator new(unsigned long)", "operator new[](unsigned long)",
+		"operator new(unsigned int)", "operator new[](unsigned int)",
+	};
+	size_t k;
+
+	if (!i || i > h->nstrs)
+		return false;
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (h->strs[i].len == strlen(names[k]) &&
+		    !memcmp(h->strs[i].s, names[k], h->strs[i].len))
+			return true;
+	return false;
+}
+
 /* The records of one line; 1 when it is malformed (d says why). */
 static int record(struct ht *h, char mode, const char *s, const char *end,
 		  size_t no, struct kiln_diag *d)
 {
+	struct node node;
 	uint64_t a, b, c;
 	int err;
 
@@ -259,6 +278,7 @@ static int record(struct ht *h, char mode, const char *s, const char *end,
 			h->frames[h->nframes++] = f;
 			ip.nframes++;
 		}
+		ip.opnew = ip.nframes && is_opnew(h, h->frames[ip.frame0].fn);
 		if (grow((void **)&h->ips, &h->aips, h->nips + 1, sizeof(*h->ips)))
 			return -ENOMEM;
 		h->ips[++h->nips] = ip;
@@ -275,7 +295,13 @@ static int record(struct ht *h, char mode, const char *s, const char *end,
 		    grow((void **)&h->sites, &h->nsites, h->nnodes + 1,
 			 sizeof(*h->sites)))
 			return -ENOMEM;
-		h->nodes[++h->nnodes] = (struct node){ (uint32_t)a, (uint32_t)b };
+		node = (struct node){ (uint32_t)a, (uint32_t)b };
+		/* operator new at the start of a trace is left out, as
+		 * heaptrack_print leaves it: the node is its caller's. */
+		while (node.ip && h->ips[node.ip].opnew)
+			node = node.parent ? h->nodes[node.parent] :
+			       (struct node){ 0, 0 };
+		h->nodes[++h->nnodes] = node;
 		memset(&h->sites[h->nnodes], 0, sizeof(*h->sites));
 		return 0;
 	case 'a':
@@ -376,7 +402,8 @@ int kiln_heaptrack_read(struct kiln_prof *p, const char *data, size_t len,
 				err = -ENOMEM;
 				goto out_free;
 			}
-			stack[n++] = ip_loc(p, &h, h.nodes[k].ip);
+			if (h.nodes[k].ip)
+				stack[n++] = ip_loc(p, &h, h.nodes[k].ip);
 		}
 		if (kiln_prof_add_sample(p, stack, n, v, 0) < 0)
 			break;
