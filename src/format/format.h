@@ -38,6 +38,10 @@ enum kiln_fmt {
 	/* Chrome/Node .cpuprofile and Chrome's trace events holding one
 	 * (format/cpuprofile.c), read only. */
 	KILN_FMT_CPUPROFILE,
+	/* Other tools' heap files: valgrind massif's massif.out.PID
+	 * (format/massif.c), KDE heaptrack's traces (format/heaptrack.c). */
+	KILN_FMT_MASSIF,
+	KILN_FMT_HEAPTRACK,
 };
 
 /*
@@ -67,6 +71,15 @@ bool kiln_is_gzip(const char *data, size_t len);
  * ("byte N: ...") when it is corrupt or truncated.
  */
 int kiln_gunzip(const char *data, size_t len, struct kiln_buf *out,
+		struct kiln_diag *d);
+/* True if data starts with the zstd frame magic. */
+bool kiln_is_zstd(const char *data, size_t len);
+/*
+ * Inflates a whole zstd stream (frames one after another) into out, under
+ * the input limit.  -EINVAL with d filled ("byte N: ...") when it is
+ * corrupt, truncated or too large; -ENOMEM.
+ */
+int kiln_unzstd(const char *data, size_t len, struct kiln_buf *out,
 		struct kiln_diag *d);
 /* Appends the gzip compression of data to out. */
 int kiln_gzip(const void *data, size_t len, int level, struct kiln_buf *out);
@@ -188,6 +201,27 @@ int kiln_speedscope_read(struct kiln_prof *p, const char *data, size_t len,
  */
 int kiln_cpuprofile_read(struct kiln_prof *p, const char *data, size_t len,
 			 struct kiln_diag *d);
+
+/*
+ * valgrind massif's massif.out.PID (format/massif.c): the peak snapshot's
+ * heap tree (else the fullest detailed one, with a warning) as one sample
+ * type space/bytes, a sample per tree node's own bytes, frames named from
+ * the tree lines.  kiln_massif_detect(): "desc:" then massif's keys.
+ */
+bool kiln_massif_detect(const char *data, size_t len);
+int kiln_massif_read(struct kiln_prof *p, const char *data, size_t len,
+		     struct kiln_diag *d);
+/*
+ * KDE heaptrack's interpreted trace (format/heaptrack.c; the text, zstd
+ * or gzip undone by kiln_read_profile()): the sample types of a kiln heap
+ * trace (allocated/bytes, calls/count, peak/bytes, leaked/bytes,
+ * temporary/count), each counted as heaptrack_print counts it.  A raw
+ * trace (heaptrack -r) is refused.  kiln_heaptrack_detect(): the first
+ * line "v HEX HEX".
+ */
+bool kiln_heaptrack_detect(const char *data, size_t len);
+int kiln_heaptrack_read(struct kiln_prof *p, const char *data, size_t len,
+			struct kiln_diag *d);
 
 int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
 			  struct kiln_buf *out);

@@ -72,6 +72,16 @@ static int score_heaptrace(const struct fmt_entry *e, const struct sniff *s)
 	return kiln_heaptrace_detect(s->data, s->len) ? 100 : 0;
 }
 
+static int score_massif(const struct fmt_entry *e, const struct sniff *s)
+{
+	return s->text && kiln_massif_detect(s->data, s->len) ? 100 : 0;
+}
+
+static int score_heaptrack(const struct fmt_entry *e, const struct sniff *s)
+{
+	return s->text && kiln_heaptrack_detect(s->data, s->len) ? 100 : 0;
+}
+
 /* A protobuf Profile starts with a field key of wire type 2
  * (length-delimited: sample_type, sample, mapping, ...) or 0. */
 static int score_pprof(const struct fmt_entry *e, const struct sniff *s)
@@ -234,6 +244,10 @@ static const struct fmt_entry formats[] = {
 	  kiln_gperf_read, score_gperf },
 	{ KILN_FMT_HEAPTRACE, "heap-trace", NULL, NULL, "heap-trace",
 	  kiln_heaptrace_read, score_heaptrace },
+	{ KILN_FMT_MASSIF, "massif", "valgrind", NULL, "massif",
+	  kiln_massif_read, score_massif },
+	{ KILN_FMT_HEAPTRACK, "heaptrack", NULL, NULL, "heaptrack",
+	  kiln_heaptrack_read, score_heaptrack },
 	{ KILN_FMT_PPROF, "pprof", NULL, ".pb.gz .pb .pprof", "pprof",
 	  kiln_pprof_read, score_pprof },
 	{ KILN_FMT_LEGACY_HEAP, "legacy-heap", NULL, ".heap .growth",
@@ -543,6 +557,24 @@ int kiln_read_profile_data(const char *path, const void *bytes, size_t len,
 			err = kiln_diag(d, "'%s': the file is empty once decompressed",
 					path);
 			goto out_release;
+		}
+	}
+	/* zstd that is not a kiln heap trace (whose frames heaptrace.c
+	 * reads one by one): another tool's, heaptrack's .zst. */
+	if (kiln_is_zstd(data, len) && !kiln_heaptrace_detect(data, len)) {
+		err = kiln_unzstd(data, len, &raw, &inner);
+		if (err) {
+			if (err == -EINVAL)
+				kiln_diag(d, "'%s': read as zstd: %s", path,
+					  inner.msg);
+			goto out_unmap;
+		}
+		data = raw.data;
+		len = raw.len;
+		if (len == 0) {
+			err = kiln_diag(d, "'%s': the file is empty once decompressed",
+					path);
+			goto out_unmap;
 		}
 	}
 	/* Once, for every text reader: UTF-16 becomes UTF-8, a byte order
