@@ -526,7 +526,7 @@ int kiln_read_profile_data(const char *path, const void *bytes, size_t len,
 			   struct kiln_prof **out, enum kiln_fmt *fmtp,
 			   struct kiln_buf *trace, struct kiln_diag *d)
 {
-	struct kiln_buf raw = KILN_BUF_INIT, conv = KILN_BUF_INIT;
+	struct kiln_buf raw = KILN_BUF_INIT, unz = KILN_BUF_INIT, conv = KILN_BUF_INIT;
 	struct kiln_diag inner = { "" }, why[2] = { { "" }, { "" } };
 	const struct fmt_entry *who[2] = { NULL, NULL };
 	struct kiln_prof *p = NULL;
@@ -560,21 +560,22 @@ int kiln_read_profile_data(const char *path, const void *bytes, size_t len,
 		}
 	}
 	/* zstd that is not a kiln heap trace (whose frames heaptrace.c
-	 * reads one by one): another tool's, heaptrack's .zst. */
+	 * reads one by one): another tool's, heaptrack's .zst (into a
+	 * buffer of its own: a gzip's bytes may be what it reads). */
 	if (kiln_is_zstd(data, len) && !kiln_heaptrace_detect(data, len)) {
-		err = kiln_unzstd(data, len, &raw, &inner);
+		err = kiln_unzstd(data, len, &unz, &inner);
 		if (err) {
 			if (err == -EINVAL)
 				kiln_diag(d, "'%s': read as zstd: %s", path,
 					  inner.msg);
-			goto out_unmap;
+			goto out_release;
 		}
-		data = raw.data;
-		len = raw.len;
+		data = unz.data;
+		len = unz.len;
 		if (len == 0) {
 			err = kiln_diag(d, "'%s': the file is empty once decompressed",
 					path);
-			goto out_unmap;
+			goto out_release;
 		}
 	}
 	/* Once, for every text reader: UTF-16 becomes UTF-8, a byte order
@@ -628,6 +629,7 @@ int kiln_read_profile_data(const char *path, const void *bytes, size_t len,
 	*out = p;
 out_release:
 	kiln_buf_release(&conv);
+	kiln_buf_release(&unz);
 	kiln_buf_release(&raw);
 	return err;
 }
