@@ -242,13 +242,23 @@ static void toggle(void)
 			       toggle_sig);
 }
 
+/*
+ * Toggles are done one at a time, and the exit waits for one under way:
+ * a program that signals the stop and exits at once (CPUPROFILESIGNAL,
+ * then return from main) had the relay's PATH.N cut by the process's end,
+ * or its temporary taken by the exit's own write.
+ */
+static pthread_mutex_t toggle_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The relay's job for toggle signals. */
 static void toggle_job(void)
 {
+	pthread_mutex_lock(&toggle_lock);
 	while (atomic_load(&toggles_pending)) {
 		atomic_fetch_sub(&toggles_pending, 1);
 		toggle();
 	}
+	pthread_mutex_unlock(&toggle_lock);
 }
 
 /* Async-signal-safe. */
@@ -298,6 +308,16 @@ static void on_terminate(int sig, siginfo_t *si, void *uc)
 static void at_exit(void)
 {
 	atomic_store(&exiting, true);
+	/* A toggle under way ends first (its PATH.N whole); one still
+	 * pending is a stop the exit's own write below makes (a start then
+	 * would be pointless). */
+	if (toggle_sig) {
+		pthread_mutex_lock(&toggle_lock);
+		atomic_store(&toggles_pending, 0);
+		write_final();
+		pthread_mutex_unlock(&toggle_lock);
+		return;
+	}
 	write_final();
 }
 
