@@ -332,8 +332,12 @@ static void adjust_addrs(struct kiln_legacy_reader *r)
 
 	for (i = 0; i < r->ns; i++) {
 		struct kiln_legacy_sample *sm = &r->s[i];
-		uint64_t *a = r->addrs + sm->addr;
+		uint64_t *a;
 
+		/* A sample without frames: r->addrs may still be NULL. */
+		if (!sm->n)
+			continue;
+		a = r->addrs + sm->addr;
 		for (j = 0; j < sm->n; j++)
 			if (r->adjust == KILN_LEGACY_ADJUST_ALL ||
 			    (r->adjust == KILN_LEGACY_ADJUST_CALLERS && j))
@@ -468,7 +472,8 @@ static int build(struct kiln_legacy_reader *r)
 	bytes_key = kiln_prof_interns(p, "bytes");
 	for (i = 0; i < r->ns; i++) {
 		const struct kiln_legacy_sample *sm = &r->s[i];
-		const uint64_t *a = r->addrs + sm->addr;
+		/* (r->addrs is NULL while no sample has a frame.) */
+		const uint64_t *a = sm->n ? r->addrs + sm->addr : NULL;
 		struct kiln_label l = { bytes_key, 0, sm->bytes, 0 };
 		uint32_t lset = 0;
 
