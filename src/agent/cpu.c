@@ -13,7 +13,7 @@
  * with this one is declared in cpuint.h) is async-signal-safe: it
  * unwinds the interrupted stack (frame pointers checked against the
  * thread's stack and the known code ranges, DWARF CFI where the code has
- * it: capture/cfi-walk.c) into a bounded lock-free queue reserved before the
+ * it: unwind/cfi-walk.c) into a bounded lock-free queue reserved before the
  * timers are armed, and counts a drop when the queue is full.  A collector thread drains the
  * queue every few milliseconds and interns the stacks into a profile
  * model (memory grows with distinct stacks); the profile gets its
@@ -44,7 +44,7 @@
 #include "agent/cpuint.h"
 #include "runtime/runtime.h"
 #include "agent/kfd.h"
-#include "capture/cfi.h"
+#include "unwind/cfi.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"

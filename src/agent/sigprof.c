@@ -17,7 +17,7 @@
 
 #include "agent/agent.h"
 #include "agent/cpuint.h"
-#include "capture/cfi.h"
+#include "unwind/cfi.h"
 
 void kcpu_wake_collector(void *arg)
 {

@@ -18,7 +18,7 @@
  *   pointer and the pc it returns to) and its stack does not move while
  *   it waits: the ticker copies the top of it (process_vm_readv, which
  *   fails instead of faulting if the thread has just gone) and unwinds
- *   the copy with the CFI tables (capture/cfi-walk.c).
+ *   the copy with the CFI tables (unwind/cfi-walk.c).
  * Each sample weighs the monotonic time since the previous tick (a tick
  * the loaded machine delayed weighs more: the values stay wall time).
  * The state becomes the sample's `state` label: running, sleeping (S),

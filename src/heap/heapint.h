@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/cfi.h"
+#include "unwind/cfi.h"
 
 /* Exported by libkiln.so for libkiln-malloc.so only. */
 #define KHEAP_SHARED __attribute__((visibility("default")))

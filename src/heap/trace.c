@@ -42,7 +42,7 @@
 #include "agent/kfd.h"
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
-#include "capture/cfi.h"
+#include "unwind/cfi.h"
 #include "heap/heap.h"
 #include "heap/heapint.h"
 #include "util/buf.h"

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the in-process unwinder (src/capture/cfi*.c), on this very
+ * Unit tests of the in-process unwinder (src/unwind/cfi*.c), on this very
  * process: tables of the loaded modules, the rules of hand-written CFI,
  * call chains interrupted by SIGPROF and unwound from the handler
  * (chain_d -> chain_c -> cfi_asm_call -> chain_b -> chain_a -> run_chain,
@@ -39,7 +39,7 @@
  * time.  The table sets and the walk are kiln_core's own (cfi.c,
  * cfi-walk.c), as libkiln.so has them.
  */
-#include "../../src/capture/cfi-parse.c"
+#include "../../src/unwind/cfi-parse.c"
 #include "symbolize/symbolize.h"
 #include "cfi-chain.h"
 

@@ -1,5 +1,5 @@
 /*
- * The CFI unwinder's internals (capture stage), shared by its three files
+ * The CFI unwinder's internals (unwind stage), shared by its three files
  * and by nothing else (tests/unit/test-cfi.c aside):
  *  - cfi-parse.c: .eh_frame and .eh_frame_hdr read from module memory,
  *    CFA programs run into rows (a normal thread, allocation allowed);
@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "capture/cfi.h"
+#include "unwind/cfi.h"
 
 #if defined(__x86_64__)
 #define CFI_DWARF 1	/* tables are built and used */

@@ -1,5 +1,5 @@
 /*
- * In-process stack unwinding for the SIGPROF handler (capture stage):
+ * In-process stack unwinding for the SIGPROF handler (unwind stage):
  * frame pointers checked against the stack bounds and the executable
  * ranges of the loaded modules, and, where a function has no frame
  * pointer, DWARF call frame information taken from each module's

@@ -9,7 +9,7 @@
  * only for kiln_cfi_set_build_now() (kcfi_build_now()).  See cfiint.h and
  * docs/unwinding.md.
  */
-#include "capture/cfiint.h"
+#include "unwind/cfiint.h"
 
 #include <elf.h>
 #include <link.h>

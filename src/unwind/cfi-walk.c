@@ -1,5 +1,5 @@
 /*
- * The CFI unwinder's walk (capture stage): kiln_cfi_unwind() and its
+ * The CFI unwinder's walk (unwind stage): kiln_cfi_unwind() and its
  * siblings, which the SIGPROF handler, the wall-clock sampler and the
  * malloc hooks call.
  *
@@ -23,7 +23,7 @@
  * are static, in walk()'s own file, for the compiler to inline.  See
  * cfi.h and docs/unwinding.md.
  */
-#include "capture/cfiint.h"
+#include "unwind/cfiint.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -1,5 +1,5 @@
 /*
- * In-process stack unwinding for the SIGPROF handler (capture stage): see
+ * In-process stack unwinding for the SIGPROF handler (unwind stage): see
  * cfi.h and docs/unwinding.md.
  *
  * Two halves that share only immutable, published memory (cfiint.h):
@@ -19,7 +19,7 @@
  *    is ever read there (lazy modules' FDE tables are copies), so a
  *    library unloaded meanwhile cannot fault it.
  */
-#include "capture/cfiint.h"
+#include "unwind/cfiint.h"
 
 #include <elf.h>
 #include <errno.h>
