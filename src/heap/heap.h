@@ -133,4 +133,18 @@ const uint64_t *kiln_heap_stack(uint32_t id, uint32_t *depth);
  */
 void kiln_heap_on_interval(uint64_t bytes, void (*fn)(void));
 
+/* ---- hooks libkiln/life.c calls, in the order it states ---- */
+
+void kiln_heapdump_load(void);		/* dump.c: KILN_HEAP dumps */
+void kiln_heap_load(void);		/* trace.c: hooks, KILN_HEAP_TRACE */
+void kiln_heap_fini(void);		/* the end of the heap trace */
+void kiln_heapdump_fini(void);		/* the last heap dump */
+void kiln_heap_exit_flush(void);	/* trace.c: the trace's rest, its end */
+void kiln_heap_exec_flush(void);	/* trace.c: the trace so far */
+void kiln_heapdump_before_exec(void);	/* dump.c: the image's last dump */
+void kiln_heap_fork_prepare(void);	/* trace.c: tables consistent */
+void kiln_heap_fork_parent(void);
+void kiln_heap_fork_child(void);
+void kiln_heapdump_fork_child(void);	/* PREFIX.PID dumps of the child's */
+
 #endif

@@ -36,10 +36,9 @@
 
 #include <zstd.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 #include "runtime/env.h"
-#include "runtime/runtime.h"
-#include "agent/kfd.h"
+#include "runtime/kfd.h"
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
 #include "unwind/cfi.h"
@@ -760,7 +759,7 @@ static int trace_fd_check(void)
 		kiln_kfd_forget(&trace_kfd);
 		return err == -ESTALE ? -EBADF : err;
 	}
-	kiln_agent_log(KILN_LOG_DEBUG, "the heap trace's fd was closed by the "
+	kiln_rt_log(KILN_LOG_DEBUG, "the heap trace's fd was closed by the "
 		       "program: '%s' opened again", trace_path);
 	return 0;
 }
@@ -898,7 +897,7 @@ static void round_(bool force, bool all, bool end)
 		w_dropped += lost;
 	}
 	if (err) {
-		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
+		kiln_rt_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
 			       trace_path, strerror(-err));
 		if (err != -ENOMEM)
 			/* Stop writing (hooks keep draining); never closes
@@ -913,7 +912,7 @@ out:
 	kiln_hcols_release(&names);
 }
 
-/* A thread of kiln's (kiln_agent_thread_start()): its allocations are
+/* A thread of kiln's (kiln_rt_thread_start()): its allocations are
  * never traced, it is never sampled. */
 static void *write_loop(void *arg)
 {
@@ -954,7 +953,7 @@ static pid_t trace_pid;		/* the process that writes trace_fd */
 
 static int start_writer(void)
 {
-	int err = kiln_agent_thread_start(&writer, "kiln-heap", write_loop, NULL, true);
+	int err = kiln_rt_thread_start(&writer, "kiln-heap", write_loop, NULL, true);
 
 	if (err)
 		return err;
@@ -1086,7 +1085,7 @@ void kiln_heap_fork_child(void)
 	if (!err)
 		err = start_writer();
 	if (err) {
-		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
+		kiln_rt_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
 			       path, strerror(-err));
 		atomic_store(&kheap_on, false);
 		start_err = err;
@@ -1142,7 +1141,7 @@ void kiln_heap_exec_flush(void)
 		round_(true, true, false);
 		pthread_mutex_unlock(&wlock);
 	} else {
-		kiln_agent_log(KILN_LOG_INFO, "exec: the heap trace's last events "
+		kiln_rt_log(KILN_LOG_INFO, "exec: the heap trace's last events "
 			       "could not be written first: %s", strerror(rc));
 	}
 	kheap_guard--;
@@ -1212,7 +1211,7 @@ static int keep_earlier_image(const char *path)
 	int err = kiln_keep_earlier_image(path, by_this_process, NULL, &old);
 
 	if (old)
-		kiln_agent_log(KILN_LOG_INFO, "exec: the heap trace of the image "
+		kiln_rt_log(KILN_LOG_INFO, "exec: the heap trace of the image "
 			       "before is kept as '%s'", old);
 	free(old);
 	return err;
@@ -1360,14 +1359,14 @@ static void check_allocator(void)
 
 		dl_iterate_phdr(in_main_cb, &m);
 		if (!m.yes && di.dli_fname && *di.dli_fname) {
-			kiln_agent_log(KILN_LOG_ERROR, "heap profiling cannot see "
+			kiln_rt_log(KILN_LOG_ERROR, "heap profiling cannot see "
 				       "the program's allocations: malloc comes "
 				       "from '%s', loaded before libkiln-malloc.so",
 				       di.dli_fname);
 			return;
 		}
 	}
-	kiln_agent_log(KILN_LOG_ERROR, "heap profiling cannot see the "
+	kiln_rt_log(KILN_LOG_ERROR, "heap profiling cannot see the "
 		       "program's allocations: its allocator is linked "
 		       "statically into '%s'", exe);
 }
@@ -1405,7 +1404,7 @@ static void say_no_interposer(const char *path)
 	int len;
 	const char *dir = own_dir(&len);
 
-	kiln_agent_log(KILN_LOG_ERROR, "%s off: heap profiling needs kiln's malloc "
+	kiln_rt_log(KILN_LOG_ERROR, "%s off: heap profiling needs kiln's malloc "
 		       "interposer, which is not loaded: preload it beside libkiln.so, "
 		       "LD_PRELOAD='%.*slibkiln-malloc.so %.*slibkiln.so', or run "
 		       "'kiln heap -- CMD'", path ? "heap trace" : "heap profile",
@@ -1462,7 +1461,7 @@ static int start(const char *path)
 		{
 			uint64_t lo, hi;
 
-			kiln_agent_own_frames(&lo, &hi);
+			kiln_rt_own_frames(&lo, &hi);
 			kiln_cfi_set_skip(cfi, lo, hi);
 		}
 		kiln_cfi_refresh(cfi);
@@ -1500,16 +1499,16 @@ static int start(const char *path)
 			atomic_store(&kheap_ss_bits0[i], ~0ull);
 	atomic_store(&kheap_on, true);
 	if (path)
-		kiln_agent_log(KILN_LOG_INFO, "heap trace to '%s' (%s)", trace_path,
+		kiln_rt_log(KILN_LOG_INFO, "heap trace to '%s' (%s)", trace_path,
 			       kheap_sample ? "sampling" : "every allocation");
 	kheap_guard--;
 	return 0;
 fail:
 	if (path)
-		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
+		kiln_rt_log(KILN_LOG_ERROR, "cannot write the heap trace '%s': %s",
 			       trace_path ? trace_path : path, strerror(-err));
 	else
-		kiln_agent_log(KILN_LOG_ERROR, "cannot start the heap profiler: %s",
+		kiln_rt_log(KILN_LOG_ERROR, "cannot start the heap profiler: %s",
 			       strerror(-err));
 	kheap_guard--;
 	return err;
@@ -1549,11 +1548,11 @@ int kiln_heap_profile_start(void)
 		agg_epoch = ++w_enc.epoch;
 		pthread_mutex_unlock(&wlock);
 		if (kheap_sample)
-			kiln_agent_log(KILN_LOG_INFO, "heap profile: one sample per "
+			kiln_rt_log(KILN_LOG_INFO, "heap profile: one sample per "
 				       "%llu bytes allocated",
 				       (unsigned long long)kheap_sample);
 		else
-			kiln_agent_log(KILN_LOG_INFO, "heap profile: every allocation");
+			kiln_rt_log(KILN_LOG_INFO, "heap profile: every allocation");
 	}
 	pthread_mutex_unlock(&start_lock);
 	return err;
@@ -1636,7 +1635,7 @@ static void find_interposer(void)
 	ip = dlsym(RTLD_DEFAULT, KHEAP_INTERPOSER_SYM);
 	kheap_guard--;
 	if (ip && ip->abi != KHEAP_ABI) {
-		kiln_agent_log(KILN_LOG_ERROR, "heap profiling off: the malloc "
+		kiln_rt_log(KILN_LOG_ERROR, "heap profiling off: the malloc "
 			       "interposer loaded is of another kiln build "
 			       "(interface %u, want %u)", ip->abi, KHEAP_ABI);
 		return;
@@ -1661,7 +1660,7 @@ static void check_in_front(void)
 	    got.dli_fbase == self.dli_fbase)
 		return;
 	dir = own_dir(&len);
-	kiln_agent_log(KILN_LOG_ERROR, "libkiln.so is loaded behind the C library "
+	kiln_rt_log(KILN_LOG_ERROR, "libkiln.so is loaded behind the C library "
 		       "(libkiln-malloc.so preloaded without it?): its hooks of "
 		       "_exit, exec and fork are not reached, and heap data is lost "
 		       "there; preload both: LD_PRELOAD='%.*slibkiln-malloc.so "
@@ -1670,7 +1669,7 @@ static void check_in_front(void)
 
 void kiln_heap_load(void)
 {
-	kiln_agent_log_init();
+	kiln_rt_log_init();
 	if (kiln_heap_available()) {
 		interposer->real_malloc();
 		interposer->jemalloc_init();

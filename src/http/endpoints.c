@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 #include "format/format.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"

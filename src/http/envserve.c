@@ -10,11 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 #include "heap/heap.h"
-#include "kiln/kiln.h"
+#include "http/http.h"
+#include "http/http.h"
 #include "runtime/env.h"
-#include "runtime/runtime.h"
 
 static struct kiln_http *http_srv;
 /* The process serving KILN_HTTP (its address below), inherited by the
@@ -44,16 +44,16 @@ static void *http_heir(void *arg)
 			continue;
 		pause.tv_sec = 1;
 		pause.tv_nsec = 0;
-		err = kiln_http_start(http_addr, &srv);
+		err = kiln_httpd_start(http_addr, &srv);
 		if (!err) {
 			http_srv = srv;
 			http_server_pid = getpid();
-			kiln_agent_log(KILN_LOG_INFO, "http: serving here: process %d, "
+			kiln_rt_log(KILN_LOG_INFO, "http: serving here: process %d, "
 				       "which served, is gone", (int)http_server_pid);
 			return NULL;
 		}
 		if (err != -EADDRINUSE) {
-			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s' after "
+			kiln_rt_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s' after "
 				       "the serving process: %s", http_addr,
 				       strerror(-err));
 			return NULL;
@@ -69,13 +69,13 @@ void kiln_http_load(void)
 	/* kiln's own work on the program's thread: not in its heap profile. */
 	kiln_heap_quiet_begin();
 	if (e->http_owner) {
-		kiln_agent_log(KILN_LOG_INFO, "not serving HTTP: KILN_HTTP is "
+		kiln_rt_log(KILN_LOG_INFO, "not serving HTTP: KILN_HTTP is "
 			       "process %d's (KILN_HTTP_INHERIT=1 serves here too)",
 			       (int)e->http_owner);
 	} else if (e->http) {
-		err = kiln_http_start(e->http, &http_srv);
+		err = kiln_httpd_start(e->http, &http_srv);
 		if (err) {
-			kiln_agent_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
+			kiln_rt_log(KILN_LOG_ERROR, "cannot serve HTTP on '%s': %s",
 				       e->http, strerror(-err));
 		} else {
 			http_server_pid = getpid();
@@ -92,5 +92,5 @@ void kiln_http_fork_child(void)
 	/* The parent's server is not this process's: its heir, perhaps. */
 	http_srv = NULL;
 	if (http_server_pid && http_addr)
-		kiln_agent_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
+		kiln_rt_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
 }

@@ -43,7 +43,8 @@
 #include <sys/stat.h>
 
 #include "kiln/kiln.h"
-#include "agent/agent.h"
+#include "cpu/cpu.h"
+#include "http/http.h"
 #include "http/parse.h"
 #include "runtime/env.h"
 #include "http/httpint.h"
@@ -58,14 +59,14 @@ static void mhd_load(void)
 	void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
-		kiln_agent_log(KILN_LOG_ERROR, "http: cannot load %s: %s", MHD_SONAME,
+		kiln_rt_log(KILN_LOG_ERROR, "http: cannot load %s: %s", MHD_SONAME,
 			       dlerror());
 		mhd_err = -ELIBACC;
 		return;
 	}
 #define LOAD(f) \
 	if (!(*(void **)&khttp_mhd.f = dlsym(h, "MHD_" #f))) { \
-		kiln_agent_log(KILN_LOG_ERROR, "http: no MHD_" #f " in %s", MHD_SONAME); \
+		kiln_rt_log(KILN_LOG_ERROR, "http: no MHD_" #f " in %s", MHD_SONAME); \
 		mhd_err = -ELIBBAD; \
 		return; \
 	}
@@ -107,8 +108,8 @@ static void servers_stop_at_exit(void)
 		pthread_mutex_unlock(&servers_lock);
 		if (!srv)
 			return;
-		kiln_agent_log(KILN_LOG_DEBUG, "http: stopping %s at exit", srv->name);
-		kiln_http_stop(srv);
+		kiln_rt_log(KILN_LOG_DEBUG, "http: stopping %s at exit", srv->name);
+		kiln_httpd_stop(srv);
 	}
 }
 
@@ -188,7 +189,7 @@ static void conn_shed(struct kiln_http *srv, unsigned quota)
 		if (now > k->deadline_ms || (over && conn_stale(k, now))) {
 			struct stat st;
 
-			kiln_agent_log(KILN_LOG_DEBUG, "http: dropping a %s connection",
+			kiln_rt_log(KILN_LOG_DEBUG, "http: dropping a %s connection",
 				       now > k->deadline_ms ? "slow" : "waiting");
 			if (!fstat(k->fd, &st) && st.st_dev == k->dev &&
 			    st.st_ino == k->ino)
@@ -312,7 +313,7 @@ static void guard_stop(struct kiln_http *srv)
 	srv->stopping = true;
 	pthread_cond_broadcast(&srv->guard_cv);
 	pthread_mutex_unlock(&srv->lock);
-	kiln_agent_thread_join(srv->guard);
+	kiln_rt_thread_join(srv->guard);
 	srv->guard_on = false;
 }
 
@@ -447,7 +448,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return MHD_YES;
 	}
 
-	kiln_agent_log(KILN_LOG_DEBUG, "http: %s %s", method, url);
+	kiln_rt_log(KILN_LOG_DEBUG, "http: %s %s", method, url);
 	if (strncmp(url, "/debug/pprof", 12))
 		goto not_found;
 	path = url + 12;
@@ -547,7 +548,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	n = strlen(buf);
 	while (n && buf[n - 1] == '\n')
 		buf[--n] = '\0';
-	kiln_agent_log(KILN_LOG_DEBUG, "http: libmicrohttpd: %s", buf);
+	kiln_rt_log(KILN_LOG_DEBUG, "http: libmicrohttpd: %s", buf);
 }
 
 /* ---- the listening socket ---- */
@@ -638,7 +639,7 @@ static int open_listener(struct kiln_http *srv, const char *addr)
 
 /* ---- the API ---- */
 
-static int http_start(const char *addr, struct kiln_http **out)
+int kiln_httpd_start(const char *addr, struct kiln_http **out)
 {
 	struct kiln_http *srv;
 	const char *tok = kiln_env_http_token();
@@ -714,7 +715,7 @@ static int http_start(const char *addr, struct kiln_http **out)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	/* libmicrohttpd's thread, the guard and the jobs they start are
 	 * kiln's: never sampled, never in a goroutine dump. */
-	kiln_agent_creating_internal(true);
+	kiln_rt_creating_internal(true);
 	srv->mhd = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
 		MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
@@ -730,15 +731,15 @@ static int http_start(const char *addr, struct kiln_http **out)
 	err = errno;
 	/* The guard inherits the same mask: no signal of the host on it. */
 	if (srv->mhd)
-		srv->guard_on = !kiln_agent_thread_start(&srv->guard, "kiln-http-guard",
+		srv->guard_on = !kiln_rt_thread_start(&srv->guard, "kiln-http-guard",
 							 guard_main, srv, false);
-	kiln_agent_creating_internal(false);
+	kiln_rt_creating_internal(false);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!srv->mhd) {
 		err = err ? -err : -ENOMEM;
 		goto out_free;
 	}
-	kiln_agent_log(KILN_LOG_INFO, "http on %s%s", srv->name,
+	kiln_rt_log(KILN_LOG_INFO, "http on %s%s", srv->name,
 		       srv->token ? " (bearer token required)" : "");
 	/* /debug/pprof/heap answers from the start, as Go's does: heap
 	 * profiling in sampling mode unless it is on already; without the
@@ -746,7 +747,7 @@ static int http_start(const char *addr, struct kiln_http **out)
 	if (kiln_heap_available())
 		kiln_heap_profile_start();
 	else
-		kiln_agent_log(KILN_LOG_INFO, "http: heap profiling off (libkiln-malloc.so "
+		kiln_rt_log(KILN_LOG_INFO, "http: heap profiling off (libkiln-malloc.so "
 			       "not loaded): /debug/pprof/heap and allocs answer empty");
 	servers_add(srv);
 	*out = srv;
@@ -762,27 +763,7 @@ out_free:
 	return err;
 }
 
-/*
- * kiln's work, on the caller's thread: the server's allocations are not
- * the program's (the threads libmicrohttpd starts here, and those they
- * start, are kiln's own: see http_start()).
- */
-KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
-{
-	int err;
-
-	kiln_heap_quiet_begin();
-	err = http_start(addr, out);
-	kiln_heap_quiet_end();
-	return err;
-}
-
-KILN_API int kiln_http_port(const struct kiln_http *srv)
-{
-	return srv ? srv->port : -EINVAL;
-}
-
-static int http_stop(struct kiln_http *srv)
+int kiln_httpd_stop(struct kiln_http *srv)
 {
 	uint64_t one = 1;
 	struct timespec deadline;
@@ -803,7 +784,7 @@ static int http_stop(struct kiln_http *srv)
 		 * its epoll set, close them, or abort the process when that
 		 * fails.  The server is left as it is (it serves nothing).
 		 */
-		kiln_agent_log(KILN_LOG_DEBUG, "http: the program closed the "
+		kiln_rt_log(KILN_LOG_DEBUG, "http: the program closed the "
 			       "server's file descriptors: not stopped");
 		guard_stop(srv);
 		kiln_kfd_forget(&srv->listen);
@@ -817,7 +798,7 @@ static int http_stop(struct kiln_http *srv)
 	 * connection with a 503 and leaves.  MHD must see no suspended
 	 * connection when it stops. */
 	if ((rc = kiln_kfd_write(&srv->wake, &one, sizeof(one))))
-		kiln_agent_log(KILN_LOG_DEBUG, "http: cannot wake the workers: %s",
+		kiln_rt_log(KILN_LOG_DEBUG, "http: cannot wake the workers: %s",
 			       strerror(-rc));
 	rc = 0;
 	pthread_mutex_lock(&srv->lock);
@@ -839,7 +820,7 @@ static int http_stop(struct kiln_http *srv)
 	while (srv->suspended && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&srv->idle, &srv->lock, &deadline);
 	if (srv->suspended)
-		kiln_agent_log(KILN_LOG_DEBUG, "http: %u answer(s) not sent after "
+		kiln_rt_log(KILN_LOG_DEBUG, "http: %u answer(s) not sent after "
 			       "%d ms: closing anyway", srv->suspended,
 			       HTTP_STOP_FLUSH_MS);
 	pthread_mutex_unlock(&srv->lock);
@@ -857,13 +838,7 @@ static int http_stop(struct kiln_http *srv)
 	return 0;
 }
 
-KILN_API int kiln_http_stop(struct kiln_http *srv)
+int kiln_httpd_port(const struct kiln_http *srv)
 {
-	int err;
-
-	kiln_heap_quiet_begin();
-	err = http_stop(srv);
-	kiln_heap_quiet_end();
-	return err;
+	return srv ? srv->port : -EINVAL;
 }
-

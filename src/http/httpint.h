@@ -22,7 +22,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "agent/kfd.h"
+#include "runtime/kfd.h"
 #include "heap/heap.h"
 #include "util/buf.h"
 

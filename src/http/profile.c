@@ -8,7 +8,7 @@
 #include <poll.h>
 #include <stdio.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 #include "format/format.h"
 #include "http/parse.h"
 #include "profile/profile.h"
@@ -314,7 +314,7 @@ static void *job_main(void *arg)
 	}
 	err = kiln_agent_cpu_end(&p);
 	if (gone || stopped) {
-		kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile cut short (%s)",
+		kiln_rt_log(KILN_LOG_DEBUG, "http: CPU profile cut short (%s)",
 			       gone ? "the client went away" : "the server stops");
 		code = MHD_HTTP_SERVICE_UNAVAILABLE;
 		r = khttp_text_response("the CPU profile was cut short: %s",
@@ -419,7 +419,7 @@ static int start_job(struct kiln_http *srv, struct MHD_Connection *c,
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
 				  (unsigned)seconds + 60 + HTTP_IDLE_TIMEOUT);
 	suspend(srv, c, rq);
-	return kiln_agent_thread_start(&t, "kiln-http-job", job_main, j, true);
+	return kiln_rt_thread_start(&t, "kiln-http-job", job_main, j, true);
 }
 
 /* A job whose thread did not start: a 500 for its suspended request. */
@@ -488,7 +488,7 @@ enum MHD_Result khttp_do_profile(struct kiln_http *srv, struct MHD_Connection *c
 		return khttp_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				   khttp_text_response("cannot start a CPU profile: %s", strerror(-err)));
 	}
-	kiln_agent_log(KILN_LOG_DEBUG, "http: CPU profile for %ld s at %ld Hz",
+	kiln_rt_log(KILN_LOG_DEBUG, "http: CPU profile for %ld s at %ld Hz",
 		       seconds, hz);
 	j->hz = (int)hz;
 	err = start_job(srv, c, rq, j, seconds, fmt);
@@ -556,7 +556,7 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	}
 	srv->jobs++;
 	pthread_mutex_unlock(&srv->lock);
-	kiln_agent_log(KILN_LOG_DEBUG, "http: %s profile, %ld s", what, seconds);
+	kiln_rt_log(KILN_LOG_DEBUG, "http: %s profile, %ld s", what, seconds);
 	err = start_job(srv, c, rq, j, seconds, fmt);
 	if (err) {
 		kiln_heap_snap_release(&j->base);

@@ -14,7 +14,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 #include "heap/heap.h"
 
 #define KILN_STR_(x) #x
@@ -25,7 +25,7 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 /*
  * What was wrong, said after the parse (saying it needs the log level,
- * which is parsed here too: kiln_agent_log() asks kiln_env()).
+ * which is parsed here too: kiln_rt_log() asks kiln_env()).
  */
 #define NOTES 8
 static char notes[NOTES][192];
@@ -276,7 +276,7 @@ const struct kiln_env *kiln_env(void)
 	if (!atomic_load_explicit(&said, memory_order_acquire) &&
 	    !atomic_exchange(&said, true)) {
 		for (int i = 0; i < nnotes; i++)
-			kiln_agent_log(KILN_LOG_ERROR, "%s", notes[i]);
+			kiln_rt_log(KILN_LOG_ERROR, "%s", notes[i]);
 	}
 	return &env;
 }

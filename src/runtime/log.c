@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 #include "runtime/env.h"
 
 static int log_level = -1;
@@ -26,7 +26,7 @@ static bool err_known;		/* fd 2 was open when the agent loaded */
 static dev_t err_dev;
 static ino_t err_ino;
 
-void kiln_agent_log_init(void)
+void kiln_rt_log_init(void)
 {
 	static bool done;
 	struct stat st;
@@ -60,7 +60,7 @@ static int level(void)
 	return log_level;
 }
 
-void kiln_agent_log(int lvl, const char *fmt, ...)
+void kiln_rt_log(int lvl, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;

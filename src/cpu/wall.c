@@ -38,8 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
-#include "agent/kfd.h"
+#include "cpu/cpu.h"
+#include "runtime/kfd.h"
 
 /* The top of a waiting thread's stack that is copied: 64 KiB, 16 pages
  * (process_vm_readv stops at the first page that is not mapped). */
@@ -268,9 +268,9 @@ static void *tick(void *arg)
 		next += period_ns;
 		if (next <= now)	/* ticks the machine held back: one, heavier */
 			next = now + period_ns;
-		kiln_agent_busy_begin();
+		kiln_rt_busy_begin();
 		sample_all(pid, me, now - last);
-		kiln_agent_busy_end();
+		kiln_rt_busy_end();
 		last = now;
 	}
 	return NULL;
@@ -287,7 +287,7 @@ int kiln_agent_wall_start(int64_t period)
 	if (err)
 		return err;
 	atomic_store(&ticker_stop, 0);
-	err = kiln_agent_thread_start(&ticker, "kiln-wall", tick, NULL, false);
+	err = kiln_rt_thread_start(&ticker, "kiln-wall", tick, NULL, false);
 	if (err)
 		kiln_kfd_close(&task_dir);
 	return err;
@@ -297,6 +297,6 @@ void kiln_agent_wall_stop(void)
 {
 	atomic_store(&ticker_stop, 1);
 	syscall(SYS_futex, &ticker_stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	kiln_agent_thread_join(ticker);
+	kiln_rt_thread_join(ticker);
 	kiln_kfd_close(&task_dir);
 }

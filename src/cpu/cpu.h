@@ -14,6 +14,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "runtime/altstack.h"
+#include "runtime/forkgate.h"
+#include "runtime/log.h"
+#include "runtime/threads.h"
 #include "symbolize/maptab.h"
 
 struct kiln_prof;
@@ -46,6 +50,15 @@ int kiln_agent_cpu_begin(int hz, bool wall);
 int kiln_agent_cpu_end(struct kiln_prof **out);
 
 bool kiln_agent_cpu_running(void);
+
+/* Stops the profile and writes it to path (kiln_cpu_stop_write()).
+ * 0 or -errno. */
+int kiln_agent_cpu_stop_write(const char *path);
+
+/* The program installs a SIGPROF handler of its own (sigaction() or
+ * signal(), interposed): CPU profiling stops, what was taken is written,
+ * and kiln steps aside (envprof.c). */
+void kiln_agent_sigprof_claimed(void);
 enum kiln_agent_engine kiln_agent_engine(void);
 
 /*
@@ -54,85 +67,8 @@ enum kiln_agent_engine kiln_agent_engine(void);
  */
 void kiln_agent_cpu_init(void);
 
-/*
- * kiln's one thread starter: every thread of kiln's own (the collector,
- * the wall ticker, the relay, the HTTP heir thread, the heap writer, the
- * HTTP profile jobs and guard) starts here, running fn(arg)
- * named name (up to 15 characters; NULL: unnamed): all signals blocked,
- * its allocations never recorded (the heap guard, for good) and it never
- * sampled nor in a goroutine dump, whatever the symbol order (started
- * through pthread_create by name, so that a sanitizer's interceptor sees
- * it); kept out of
- * the program's forks (see
- * kiln_agent_busy_begin()) from its creation until fn runs (a sanitizer's
- * runtime allocates while it sets a thread up) and, unless detached, from
- * fn's return until kiln_agent_thread_join() (it tears the thread down),
- * which such a thread needs.  0 or -errno.
- */
-/*
- * Called by a thread of the program as it ends (pthread_exit(), the end
- * of a thread kiln's pthread_create started): when it is the program's
- * last, the process exits as it would without kiln's threads
- * (lastthread.c).  Never from kiln's own threads (they return at once).
- */
-void kiln_agent_thread_ending(void);
 
-int kiln_agent_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
-			    void *arg, bool detached);
 
-/*
- * For threads of kiln's started by a library kiln calls (libmicrohttpd's):
- * while on, the calling thread's pthread_create makes kiln threads (never
- * sampled, never in a snapshot; threads they start are kiln's too).
- */
-void kiln_agent_creating_internal(bool on);
-
-/* The code range of kiln's frames that sit between the program's own
- * (the thread-start trampoline): unwinders skip them. */
-void kiln_agent_own_frames(uint64_t *lo, uint64_t *hi);
-
-/* Joins a thread started by kiln_agent_thread_start(); its return value
- * is lost.  0 or -errno. */
-int kiln_agent_thread_join(pthread_t t);
-
-/*
- * A kiln thread's work that may allocate (or take a lock a forked child
- * would need) runs between these two: a fork() of the program waits for
- * every such section to end (2 s at most, then forks anyway) and holds
- * new ones back until it is done, so that the child never inherits a lock
- * held by a thread that does not exist there (see fork.c).  Sections of
- * several threads count; not for signal handlers; never call fork()
- * inside one.
- */
-void kiln_agent_busy_begin(void);
-void kiln_agent_busy_end(void);
-
-/* Registers the fork gate's handlers; called by kiln_agent_cpu_init(). */
-void kiln_agent_fork_init(void);
-
-/*
- * Gives the calling thread an alternate signal stack of kiln's if it has
- * none (one the program set is kept); false if it could not.
- * Async-signal-safe.  kiln_agent_altstack_release() unmaps kiln's when
- * the thread ends (the program's is never touched).  altstack.c.
- */
-bool kiln_agent_altstack_ensure(void);
-void kiln_agent_altstack_release(void);
-
-/*
- * The least alternate stack a thread of the program may have and still
- * be signalled for samples: the kernel's frame (up to ~11 KiB with
- * AVX-512 and AMX state), the handler and the unwinder.  A thread that
- * sets a smaller one (sigaltstack(), interposed) is not sampled while it
- * has it.
- */
-#define KILN_ALTSTACK_MIN (32 * 1024)
-/*
- * Whether the handler runs on an alternate stack with less than `need`
- * bytes left below it (the program's, set behind sigaltstack()'s
- * interposer): the sample is then dropped.  Async-signal-safe.
- */
-bool kiln_agent_altstack_short(size_t need);
 /*
  * cpu.c: the calling thread set its own alternate stack, too small for a
  * sample (small) or not: its CPU timer is disarmed or armed again, wall
@@ -156,14 +92,6 @@ struct sigaction;
 /* Whether act installs the agent's own SIGPROF handler. */
 bool kiln_agent_is_own_handler(const struct sigaction *act);
 
-/* Remembers which file fd 2 is (called first by every constructor;
- * idempotent): messages go there only while it still is, see log.c. */
-void kiln_agent_log_init(void);
-
-/* Logging on stderr when KILN_LOG=debug (or info); printf-like. */
-void kiln_agent_log(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-enum { KILN_LOG_ERROR, KILN_LOG_INFO, KILN_LOG_DEBUG };
 
 /* ---- wall-clock sampling (wall.c, fed into cpu.c's queue) ---- */
 
@@ -328,5 +256,13 @@ int kiln_agent_heap_prof(const struct kiln_heap_snap *now,
  * gzipped pprof to path (atomically).  0 or -errno.
  */
 int kiln_agent_heap_write(const char *path);
+
+/* ---- hooks libkiln/life.c calls, in the order it states ---- */
+
+void kiln_agent_load(void);		/* envprof.c: CPU profile, signals */
+void kiln_agent_before_exit(void);	/* envprof.c: the CPU profile */
+void kiln_agent_before_exec(void);	/* envprof.c: the CPU profile */
+void kiln_agent_cpu_fork_child(void);	/* cpu.c: no profile runs */
+void kiln_agent_fork_child(void);	/* envprof.c: the parent's files */
 
 #endif

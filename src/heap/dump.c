@@ -33,10 +33,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 #include "runtime/env.h"
-#include "runtime/runtime.h"
-#include "agent/relay.h"
+#include "runtime/relay.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
@@ -155,10 +154,10 @@ int kiln_agent_heap_write(const char *path)
 	if (!err)
 		err = kiln_write_atomic(path, b.data, b.len);
 	if (err)
-		kiln_agent_log(KILN_LOG_ERROR, "cannot write the heap profile '%s': %s",
+		kiln_rt_log(KILN_LOG_ERROR, "cannot write the heap profile '%s': %s",
 			       path, strerror(-err));
 	else
-		kiln_agent_log(KILN_LOG_INFO, "wrote the heap profile '%s' (%zu stacks, "
+		kiln_rt_log(KILN_LOG_INFO, "wrote the heap profile '%s' (%zu stacks, "
 			       "%zu live blocks followed)", path, p->nsamples,
 			       snap.live_blocks);
 	kiln_prof_free(p);
@@ -177,7 +176,7 @@ static void dump_next(const char *why)
 	pthread_mutex_lock(&dump_lock);
 	if (prefix && getpid() == owner) {
 		snprintf(name, sizeof(name), "%s.%04u.heap", prefix, ++seq);
-		kiln_agent_log(KILN_LOG_INFO, "heap profile dump %u (%s)", seq, why);
+		kiln_rt_log(KILN_LOG_INFO, "heap profile dump %u (%s)", seq, why);
 		kiln_agent_heap_write(name);
 	}
 	pthread_mutex_unlock(&dump_lock);
@@ -258,7 +257,7 @@ void kiln_heapdump_load(void)
 	const struct kiln_env *e = kiln_env();
 	int err;
 
-	kiln_agent_log_init();
+	kiln_rt_log_init();
 	if (!e->heap.base)
 		return;
 	kiln_heap_quiet_begin();
@@ -279,7 +278,7 @@ void kiln_heapdump_load(void)
 	}
 	interval = e->heap_interval;
 	if (!prefix) {
-		kiln_agent_log(KILN_LOG_ERROR, "heap profile: out of memory");
+		kiln_rt_log(KILN_LOG_ERROR, "heap profile: out of memory");
 		goto out;
 	}
 	err = kiln_heap_profile_start();
@@ -290,7 +289,7 @@ void kiln_heapdump_load(void)
 						interval_job))) ||
 	    (e->heap_signal &&
 	     (err = kiln_relay_set(KILN_RELAY_HEAP_SIGNAL, signal_job)))) {
-		kiln_agent_log(KILN_LOG_ERROR, "heap profile: no dumps on signal or "
+		kiln_rt_log(KILN_LOG_ERROR, "heap profile: no dumps on signal or "
 			       "interval: %s", strerror(-err));
 		goto announce;
 	}
@@ -307,7 +306,7 @@ void kiln_heapdump_load(void)
 		sigaction(dump_sig, &sa, NULL);
 	}
 announce:
-	kiln_agent_log(KILN_LOG_INFO, "heap profile dumps to '%s.NNNN.heap' at exit%s%s",
+	kiln_rt_log(KILN_LOG_INFO, "heap profile dumps to '%s.NNNN.heap' at exit%s%s",
 		       prefix, dump_sig ? ", on a signal" : "",
 		       interval ? ", every interval" : "");
 out:
@@ -329,27 +328,3 @@ void kiln_heapdump_fini(void)
 	kiln_heap_quiet_end();
 }
 
-/*
- * ---- the embedding API: heap profiles (kiln/kiln.h) ----
- * On the caller's thread, quiet: kiln's own allocations are not the
- * program's.
- */
-
-__attribute__((visibility("default")))
-int kiln_heap_start(void)
-{
-	int err;
-
-	kiln_heap_quiet_begin();
-	err = kiln_heap_profile_start();
-	kiln_heap_quiet_end();
-	return err;
-}
-
-__attribute__((visibility("default")))
-int kiln_heap_write(const char *path)
-{
-	if (!path || !*path)
-		return -EINVAL;
-	return kiln_agent_heap_write(path);
-}

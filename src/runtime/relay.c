@@ -2,7 +2,7 @@
  * The relay: signal handlers -> one thread of kiln's (agent stage).  See
  * relay.h.
  */
-#include "agent/relay.h"
+#include "runtime/relay.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
-#include "agent/bell.h"
+#include "cpu/cpu.h"
+#include "runtime/bell.h"
 
 static void (*_Atomic work[KILN_RELAY_JOBS])(void);
 static struct kiln_bell asked = KILN_BELL_INIT;	/* bit per job -> relay */
@@ -34,9 +34,9 @@ static void *relay(void *arg)
 			if (fn) {
 				/* Work allocates and writes files: never while
 				 * the program forks. */
-				kiln_agent_busy_begin();
+				kiln_rt_busy_begin();
 				fn();
-				kiln_agent_busy_end();
+				kiln_rt_busy_end();
 			}
 			kiln_bell_ring(&done, 1u << j);
 		}
@@ -51,7 +51,7 @@ static int start(void)
 
 	pthread_mutex_lock(&start_lock);
 	if (!atomic_load(&running)) {
-		err = kiln_agent_thread_start(&t, "kiln-relay", relay, NULL, true);
+		err = kiln_rt_thread_start(&t, "kiln-relay", relay, NULL, true);
 		if (!err)
 			atomic_store(&running, true);
 	}
@@ -91,7 +91,7 @@ void kiln_relay_fork_child(void)
 	for (j = 0; j < KILN_RELAY_JOBS; j++) {
 		if (atomic_load(&work[j])) {
 			if (start())
-				kiln_agent_log(KILN_LOG_ERROR, "no relay thread in "
+				kiln_rt_log(KILN_LOG_ERROR, "no relay thread in "
 					       "child %d: signals do nothing",
 					       (int)getpid());
 			break;

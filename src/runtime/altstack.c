@@ -1,5 +1,5 @@
 /*
- * Alternate signal stacks for the SIGPROF handler (agent stage).
+ * Alternate signal stacks for the SIGPROF handler (runtime stage).
  *
  * The handler is installed with SA_ONSTACK, so the kernel builds its frame
  * (and the handler runs) on the thread's alternate stack when it has one:
@@ -20,7 +20,7 @@
  * while it has it (cpu.c, wall.c), and the handler drops a sample that
  * finds itself on such a stack anyway (set by a raw system call).
  *
- * kiln_agent_altstack_ensure() is async-signal-safe (sigaltstack and mmap
+ * kiln_rt_altstack_ensure() is async-signal-safe (sigaltstack and mmap
  * are plain system calls), so the handler may call it.  kiln's own calls
  * are system calls, never the interposer.
  */
@@ -33,7 +33,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "runtime/altstack.h"
 
 static int sys_sigaltstack(const stack_t *ss, stack_t *old)
 {
@@ -49,7 +49,7 @@ static __thread void *alt_mem __attribute__((tls_model("initial-exec")));
 /* ensure() has looked once (kiln's installed, or the program's seen). */
 static __thread bool alt_checked __attribute__((tls_model("initial-exec")));
 
-bool kiln_agent_altstack_ensure(void)
+bool kiln_rt_altstack_ensure(void)
 {
 	stack_t cur, ss;
 	void *m;
@@ -81,7 +81,7 @@ bool kiln_agent_altstack_ensure(void)
 	return true;
 }
 
-void kiln_agent_altstack_release(void)
+void kiln_rt_altstack_release(void)
 {
 	stack_t cur, off = { .ss_flags = SS_DISABLE };
 	void *m = alt_mem;
@@ -102,7 +102,7 @@ void kiln_agent_altstack_release(void)
 	munmap(m, ALT_SIZE + ALT_GUARD);
 }
 
-bool kiln_agent_altstack_short(size_t need)
+bool kiln_rt_altstack_short(size_t need)
 {
 	char here;
 	uintptr_t sp = (uintptr_t)&here, lo = (uintptr_t)alt_mem + ALT_GUARD;
@@ -116,29 +116,14 @@ bool kiln_agent_altstack_short(size_t need)
 	return sp < (uintptr_t)cur.ss_sp + need;
 }
 
-typedef int (*sigaltstack_fn)(const stack_t *, stack_t *);
-
-/* The program sets (or asks for) a thread's alternate stack. */
-__attribute__((visibility("default")))
-int sigaltstack(const stack_t *ss, stack_t *old)
+int kiln_rt_altstack_set(const stack_t *ss, stack_t *old)
 {
-	bool small = ss && !(ss->ss_flags & SS_DISABLE) &&
-		     ss->ss_size < KILN_ALTSTACK_MIN, was = false;
-	int rc, err;
+	int rc = sys_sigaltstack(ss, old), err = errno;
 
-	/* Not signalled any more before the small stack is in place
-	 * (none is, under a seccomp filter). */
-	if (small && !kiln_agent_cpu_frozen())
-		was = kiln_agent_cpu_small_altstack(true);
-	rc = sys_sigaltstack(ss, old);
-	err = errno;
-	if (ss) {
-		/* Looked at again by the next ensure(): the program's now,
-		 * or none. */
+	/* Looked at again by the next ensure(): the program's now, or
+	 * none. */
+	if (ss)
 		alt_checked = false;
-		if (!kiln_agent_cpu_frozen() && (rc ? small && !was : !small))
-			kiln_agent_cpu_small_altstack(rc ? was : false);
-	}
 	errno = err;
 	return rc;
 }

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
-#include "agent/kfd.h"
+#include "cpu/cpu.h"
+#include "runtime/kfd.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 #include "profile/profile.h"
 #include "symbolize/maptab.h"
 
@@ -171,23 +171,3 @@ int kiln_agent_modules_add_gone(struct kiln_maptab *t, struct kiln_prof *p)
 	return err;
 }
 
-typedef int (*dlclose_fn)(void *);
-
-/*
- * dlclose(): the modules are noted while the library is still mapped
- * (the collector, which notes them when the set changes, may not have
- * run since it was loaded).  Only while a CPU profile runs.
- */
-__attribute__((visibility("default")))
-int dlclose(void *handle)
-{
-	static dlclose_fn real;
-
-	if (!real)
-		real = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
-	if (!real)
-		return -1;
-	if (kiln_agent_cpu_running())
-		kiln_agent_modules_note();
-	return real(handle);
-}

@@ -1,5 +1,5 @@
 /*
- * Fork safety for kiln's own threads (agent stage).
+ * Fork safety for kiln's own threads (runtime stage).
  *
  * fork() copies the memory of every thread but runs only the caller in the
  * child.  A lock that another thread held at that instant stays held in the
@@ -31,8 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
-#include "runtime/runtime.h"
+#include "runtime/forkgate.h"
+#include "runtime/log.h"
 
 /* Kiln's longest busy sections (symbolizing a profile for a write) take
  * this long at most in practice; a stuck one is not waited out longer. */
@@ -44,7 +44,7 @@ static unsigned gate_busy;		/* kiln threads in busy sections */
 /* Set while fork() below has closed the gate: the handlers leave it. */
 static __thread bool in_fork __attribute__((tls_model("initial-exec")));
 
-void kiln_agent_busy_begin(void)
+void kiln_rt_busy_begin(void)
 {
 	/* Blocks while a fork is under way (the prepare handler holds the
 	 * lock until the fork is done). */
@@ -53,7 +53,7 @@ void kiln_agent_busy_begin(void)
 	pthread_mutex_unlock(&gate_lock);
 }
 
-void kiln_agent_busy_end(void)
+void kiln_rt_busy_end(void)
 {
 	pthread_mutex_lock(&gate_lock);
 	if (!--gate_busy)
@@ -78,11 +78,11 @@ static void gate_close(void)
 	while (gate_busy && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&gate_idle, &gate_lock, &deadline);
 	if (gate_busy)
-		kiln_agent_log(KILN_LOG_INFO, "fork: %u kiln thread(s) still busy "
+		kiln_rt_log(KILN_LOG_INFO, "fork: %u kiln thread(s) still busy "
 			       "after %d ms: forking anyway", gate_busy, FORK_WAIT_MS);
 }
 
-void kiln_agent_gate_prepare(void)
+void kiln_rt_gate_prepare(void)
 {
 	/* Held across the fork: released by gate_parent(), reset in the
 	 * child. */
@@ -90,7 +90,7 @@ void kiln_agent_gate_prepare(void)
 		gate_close();
 }
 
-void kiln_agent_gate_parent(void)
+void kiln_rt_gate_parent(void)
 {
 	if (!in_fork)
 		pthread_mutex_unlock(&gate_lock);
@@ -106,7 +106,7 @@ static void init_cond(void)
 	pthread_condattr_destroy(&a);
 }
 
-void kiln_agent_gate_child(void)
+void kiln_rt_gate_child(void)
 {
 	/* No kiln thread exists here; nobody waits on the old condition. */
 	gate_busy = 0;
@@ -114,7 +114,7 @@ void kiln_agent_gate_child(void)
 	init_cond();
 }
 
-void kiln_agent_fork_init(void)
+void kiln_rt_gate_init(void)
 {
 	static bool done;
 
@@ -124,26 +124,16 @@ void kiln_agent_fork_init(void)
 	init_cond();
 }
 
-typedef pid_t (*fork_fn)(void);
-
-__attribute__((visibility("default")))
-pid_t fork(void)
+void kiln_rt_fork_enter(void)
 {
-	static fork_fn real;
-	pid_t pid;
-
-	if (!real)
-		real = (fork_fn)dlsym(RTLD_NEXT, "fork");
-	if (!real) {
-		errno = ENOSYS;
-		return -1;
-	}
 	gate_close();
 	in_fork = true;
-	pid = real();
+}
+
+void kiln_rt_fork_leave(pid_t pid)
+{
 	in_fork = false;
 	/* The child's gate was reset by gate_child(). */
 	if (pid)
 		pthread_mutex_unlock(&gate_lock);
-	return pid;
 }

@@ -1,20 +1,25 @@
 /*
- * The one owner of libkiln.so's process-wide life (runtime stage): its
+ * The one owner of libkiln.so's process-wide life (libkiln stage): its
  * only constructor, its only destructor and its only pthread_atfork
- * triple; the variables are parsed by env.c; _exit and exec, which pass
- * no destructor, are interposed by process.c, which calls the parts'
- * hooks in the order it states.  The parts of the runtime
- * (CPU sampler, heap hooks and trace, heap dumps, HTTP server) expose
- * hooks (runtime.h) and never register their own, so the order below is the order, whatever the link order of
- * the files.  See docs/design.md.
+ * triple, and what the process's end and a new image (_exit and exec,
+ * which pass no destructor; interposed in interpose.c) ask of the parts.
+ * The variables are parsed by runtime/env.c.  The parts (CPU sampler,
+ * heap hooks and trace, heap dumps, HTTP server) expose hooks (life.h)
+ * and never register their own, so the order below is the order,
+ * whatever the link order of the files.  See docs/design.md.
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
-#include "agent/agent.h"
-#include "agent/relay.h"
+#include "cpu/cpu.h"
+#include "heap/heap.h"
+#include "http/http.h"
+#include "runtime/forkgate.h"
+#include "runtime/log.h"
+#include "runtime/relay.h"
 #include "runtime/env.h"
-#include "runtime/runtime.h"
+#include "libkiln/life.h"
 #include "symbolize/symbolize.h"
 
 /* fork(), in the forking thread, before the copy. */
@@ -25,17 +30,17 @@ static void prepare(void)
 	 * (waits for kiln's busy threads).  This is the order the separate
 	 * registrations gave (prepare handlers run last-registered first):
 	 * kept as it was.  The exported fork() closes the gate before any
-	 * prepare handler runs anyway (agent/fork.c); the gate's prepare is
+	 * prepare handler runs anyway (interpose.c); the gate's prepare is
 	 * for forks that bypass it (daemon(), forkpty()).
 	 */
 	kiln_heap_fork_prepare();
-	kiln_agent_gate_prepare();
+	kiln_rt_gate_prepare();
 }
 
 /* fork(), in the parent, after the copy. */
 static void parent(void)
 {
-	kiln_agent_gate_parent();
+	kiln_rt_gate_parent();
 	kiln_heap_fork_parent();
 }
 
@@ -44,13 +49,13 @@ static void child(void)
 {
 	/* The gate first: every hook below that starts a thread of kiln's
 	 * (the relay, KILN_HTTP's heir, the heap writer) passes it
-	 * (kiln_agent_thread_start()), and it writes nothing.  Then dumps:
+	 * (kiln_rt_thread_start()), and it writes nothing.  Then dumps:
 	 * their prefix becomes the child's before anything else could write
 	 * one (the heap writer's interval dumps, the heir's server).  The
 	 * relay after the parts that clear the jobs a child must not run
 	 * (the CPU profile's toggle and exit write: the parent's file), and
 	 * before the heap writer, which may ask it for an interval dump. */
-	kiln_agent_gate_child();
+	kiln_rt_gate_child();
 	kiln_heapdump_fork_child();
 	kiln_agent_cpu_fork_child();
 	kiln_agent_fork_child();
@@ -86,11 +91,11 @@ __attribute__((constructor)) static void kiln_runtime_load(void)
 	void *volatile first = malloc(1);
 
 	free(first);
-	kiln_agent_log_init();
+	kiln_rt_log_init();
 	/* Every variable parsed (and a bad one said) before any part acts
 	 * on one. */
 	kiln_env();
-	kiln_process_load();
+	kiln_interpose_load();
 	pthread_atfork(prepare, parent, child);
 	kiln_heapdump_load();
 	kiln_agent_load();
@@ -107,4 +112,31 @@ __attribute__((destructor)) static void kiln_runtime_fini(void)
 	kiln_sym_close_debug_cache();
 	kiln_heap_fini();
 	kiln_heapdump_fini();
+}
+
+/*
+ * _exit()/_Exit(): the CPU profile, then the heap trace (streamed: what
+ * is still in the rings, all of a short child's work, is written now or
+ * never).  Each writes only in the process that owns its file (never a
+ * fork or vfork child, which must not touch a vfork parent's memory).
+ */
+void kiln_life_before_exit(void)
+{
+	kiln_agent_before_exit();
+	kiln_heap_exit_flush();
+}
+
+/*
+ * exec: the profile so far is written first (else its samples, and the
+ * temporary opened at the start, are lost); the new image, same pid,
+ * starts a profile of its own into PATH, which keeps this one as
+ * PATH.old.  In this order: the CPU profile, the heap trace (what the
+ * rings still hold is written now, or lost with the image; the new image
+ * keeps the trace as PATH.old), the image's last heap dump (KILN_HEAP).
+ */
+void kiln_life_before_exec(void)
+{
+	kiln_agent_before_exec();
+	kiln_heap_exec_flush();
+	kiln_heapdump_before_exec();
 }

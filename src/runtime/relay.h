@@ -2,7 +2,7 @@
  * The relay (agent stage): the one way a signal handler, or a hook that
  * must not block, has work done.  Handlers cannot write a file or take a
  * lock; they ask the relay, a single thread of kiln's ("kiln-relay",
- * started through kiln_agent_thread_start()), which runs the job's work
+ * started through kiln_rt_thread_start()), which runs the job's work
  * with the fork gate held busy (agent.h: no fork meanwhile).  Each part
  * sets the work of its jobs at load; the jobs are listed here so that
  * what can run on the relay is read in one place.

@@ -40,10 +40,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
-#include "agent/cpuint.h"
-#include "runtime/runtime.h"
-#include "agent/kfd.h"
+#include "cpu/cpu.h"
+#include "cpu/cpuint.h"
+#include "runtime/kfd.h"
 #include "unwind/cfi.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
@@ -206,7 +205,7 @@ static void on_thread_exit(void *arg)
 	atomic_store(&t->tid, 0);
 	pthread_mutex_unlock(&reg_lock);
 	kcpu_self = NULL;
-	kiln_agent_altstack_release();
+	kiln_rt_altstack_release();
 }
 
 static void make_exit_key(void)
@@ -282,9 +281,9 @@ static void unregister_self(void *arg)
 {
 	struct kthread *t = arg;
 
-	kiln_agent_altstack_release();
+	kiln_rt_altstack_release();
 	if (t && !t->internal)
-		kiln_agent_thread_ending();
+		kiln_rt_thread_ending();
 	if (!t)
 		return;
 	disarm(t);
@@ -294,7 +293,7 @@ static void unregister_self(void *arg)
 
 /*
  * In a section of its own: its frame, under every thread the program
- * starts, is left out of every stack (kiln_agent_own_frames()).
+ * starts, is left out of every stack (kiln_rt_own_frames()).
  */
 __attribute__((section("kiln_thread_start"), noinline))
 static void *trampoline(void *p)
@@ -335,7 +334,7 @@ static void *trampoline(void *p)
 	 * handler (a thread of 16 KiB, say, has no room for one on its
 	 * own), whether a profile runs now or starts later. */
 	if (!internal)
-		kiln_agent_altstack_ensure();
+		kiln_rt_altstack_ensure();
 	if (t && atomic_load(&kcpu_active) && !internal)
 		arm(t);
 	pthread_cleanup_push(unregister_self, t);
@@ -347,29 +346,16 @@ static void *trampoline(void *p)
 extern const char __start_kiln_thread_start[] __attribute__((visibility("hidden")));
 extern const char __stop_kiln_thread_start[] __attribute__((visibility("hidden")));
 
-void kiln_agent_own_frames(uint64_t *lo, uint64_t *hi)
+void kiln_rt_own_frames(uint64_t *lo, uint64_t *hi)
 {
 	*lo = (uint64_t)(uintptr_t)__start_kiln_thread_start;
 	*hi = (uint64_t)(uintptr_t)__stop_kiln_thread_start;
 }
 
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
-				 void *(*)(void *), void *);
-
-static pthread_create_fn real_pthread_create(void)
+int kiln_rt_thread_create(kiln_rt_pthread_create_fn real, pthread_t *thread,
+			  const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg)
 {
-	static pthread_create_fn real;
-
-	if (!real)
-		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-	return real;
-}
-
-__attribute__((visibility("default")))
-int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
-		   void *(*fn)(void *), void *arg)
-{
-	pthread_create_fn real = real_pthread_create();
 	struct start *s;
 	int rc;
 
@@ -391,7 +377,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	return rc;
 }
 
-void kiln_agent_creating_internal(bool on)
+void kiln_rt_creating_internal(bool on)
 {
 	creating_internal = on;
 }
@@ -433,14 +419,14 @@ static void *internal_main(void *p)
 	free(p);
 	if (s.name[0])
 		pthread_setname_np(pthread_self(), s.name);
-	kiln_agent_busy_end();
+	kiln_rt_busy_end();
 	ret = s.fn(s.arg);
 	if (!s.detached)
-		kiln_agent_busy_begin();
+		kiln_rt_busy_begin();
 	return ret;
 }
 
-int kiln_agent_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
+int kiln_rt_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
 			    void *arg, bool detached)
 {
 	struct internal_start *s;
@@ -469,7 +455,7 @@ int kiln_agent_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
 		kiln_heap_quiet_end();
 		return -rc;
 	}
-	kiln_agent_busy_begin();
+	kiln_rt_busy_begin();
 	/* It must not take the host's signals (SIGPROF, SIGTERM, ...). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -484,19 +470,19 @@ int kiln_agent_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
 		kiln_heap_quiet_begin();
 		free(s);
 		kiln_heap_quiet_end();
-		kiln_agent_busy_end();
+		kiln_rt_busy_end();
 	}
 	return -rc;
 }
 
-int kiln_agent_thread_join(pthread_t t)
+int kiln_rt_thread_join(pthread_t t)
 {
 	int rc = pthread_join(t, NULL);
 
 	/* Gone, with its runtime's teardown: the count internal_main()
 	 * took at its end. */
 	if (!rc)
-		kiln_agent_busy_end();
+		kiln_rt_busy_end();
 	return -rc;
 }
 
@@ -783,17 +769,17 @@ static void fill_lines(void)
 	if (fill_gap < FILL_GAP_MAX)
 		fill_gap *= 2;
 	if (!kiln_sym_lines_pending(warm)) {
-		kiln_agent_log(KILN_LOG_DEBUG, "no address waits for lines from "
+		kiln_rt_log(KILN_LOG_DEBUG, "no address waits for lines from "
 			       "the debug file cache");
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (kiln_agent_thread_start(&t, "kiln-lines", read_lines, &l, false))
+	if (kiln_rt_thread_start(&t, "kiln-lines", read_lines, &l, false))
 		return;
-	kiln_agent_thread_join(t);
+	kiln_rt_thread_join(t);
 	n = kiln_sym_lines_take(warm, &l);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	kiln_agent_log(KILN_LOG_DEBUG, "lines from the debug file cache: %d "
+	kiln_rt_log(KILN_LOG_DEBUG, "lines from the debug file cache: %d "
 		       "addresses given lines in %.1f ms%s", n < 0 ? 0 : n,
 		       (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
@@ -805,9 +791,9 @@ static void *collect(void *arg)
 	struct timespec ts = { 0, COLLECT_NS };
 	unsigned tick = 0;
 
-	kiln_agent_busy_begin();
+	kiln_rt_busy_begin();
 	populate_ring();
-	kiln_agent_busy_end();
+	kiln_rt_busy_end();
 
 	while (!atomic_load(&kcpu_collector_stop)) {
 		syscall(SYS_futex, &kcpu_collector_stop, FUTEX_WAIT_PRIVATE, 0, &ts,
@@ -815,7 +801,7 @@ static void *collect(void *arg)
 		if (atomic_load(&kcpu_collector_stop))
 			break;
 		/* Its work allocates: never while the program forks. */
-		kiln_agent_busy_begin();
+		kiln_rt_busy_begin();
 		drain();
 		populate_ring();
 		/* Unwinding tables a sample needed (lazy: see the begin). */
@@ -845,11 +831,11 @@ static void *collect(void *arg)
 			}
 			tick++;
 		}
-		kiln_agent_busy_end();
+		kiln_rt_busy_end();
 	}
-	kiln_agent_busy_begin();
+	kiln_rt_busy_begin();
 	drain();
-	kiln_agent_busy_end();
+	kiln_rt_busy_end();
 	return NULL;
 }
 
@@ -860,7 +846,7 @@ static void stop_collector(void)
 {
 	atomic_store(&kcpu_collector_stop, 1);
 	kcpu_wake_collector(NULL);
-	kiln_agent_thread_join(collector);
+	kiln_rt_thread_join(collector);
 }
 
 bool kiln_agent_cpu_running(void)
@@ -942,7 +928,7 @@ bool kiln_agent_cpu_small_altstack(bool small)
 	}
 	pthread_mutex_unlock(&reg_lock);
 	if (small && !was)
-		kiln_agent_log(KILN_LOG_INFO, "thread %d set its own alternate signal "
+		kiln_rt_log(KILN_LOG_INFO, "thread %d set its own alternate signal "
 			       "stack, too small for a sample: not sampled while it "
 			       "has it", (int)gettid_());
 	return was;
@@ -977,7 +963,7 @@ void kiln_agent_cpu_freeze(const char *why)
 		pthread_mutex_unlock(&reg_lock);
 	}
 	pthread_mutex_unlock(&state_lock);
-	kiln_agent_log(KILN_LOG_INFO, "%s: CPU sampling stops here (its system "
+	kiln_rt_log(KILN_LOG_INFO, "%s: CPU sampling stops here (its system "
 		       "calls could be forbidden); what was taken is kept", why);
 }
 
@@ -1043,7 +1029,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	if (hz <= 0 || hz > 100000)
 		return -EINVAL;
 	if (atomic_load(&frozen)) {
-		kiln_agent_log(KILN_LOG_ERROR, "no CPU profile: %s", atomic_load(&frozen));
+		kiln_rt_log(KILN_LOG_ERROR, "no CPU profile: %s", atomic_load(&frozen));
 		return -EPERM;
 	}
 	pthread_mutex_lock(&state_lock);
@@ -1052,7 +1038,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		goto out_unlock;
 	}
 	if (foreign_sigprof()) {
-		kiln_agent_log(KILN_LOG_INFO, "the program has its own SIGPROF "
+		kiln_rt_log(KILN_LOG_INFO, "the program has its own SIGPROF "
 			       "handler: CPU profiling steps aside");
 		err = -EEXIST;
 		goto out_unlock;
@@ -1075,7 +1061,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		{
 			uint64_t lo, hi;
 
-			kiln_agent_own_frames(&lo, &hi);
+			kiln_rt_own_frames(&lo, &hi);
 			kiln_cfi_set_skip(kcpu_cfi, lo, hi);
 		}
 	}
@@ -1127,13 +1113,13 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		goto out_free;
 	/* Our own thread first: the collector is never sampled. */
 	atomic_store(&kcpu_collector_stop, 0);
-	if (kiln_agent_thread_start(&collector, "kiln-collect", collect, NULL, false)) {
+	if (kiln_rt_thread_start(&collector, "kiln-collect", collect, NULL, false)) {
 		err = -EAGAIN;
 		goto out_free;
 	}
 	if (!kcpu_self)
 		register_self(false);
-	kiln_agent_altstack_ensure();
+	kiln_rt_altstack_ensure();
 	if (kcpu_wall) {
 		engine = KILN_ENGINE_WALL;
 		atomic_store(&kcpu_active, true);
@@ -1143,7 +1129,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 			stop_collector();
 			goto out_free;
 		}
-		kiln_agent_log(KILN_LOG_INFO, "wall-clock profiling at %d Hz", hz);
+		kiln_rt_log(KILN_LOG_INFO, "wall-clock profiling at %d Hz", hz);
 		pthread_mutex_unlock(&state_lock);
 		return 0;
 	}
@@ -1159,7 +1145,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		 * CPU-time timer, as gperftools does. */
 		struct itimerval it;
 
-		kiln_agent_log(KILN_LOG_INFO, "per-thread timers refused (%s): "
+		kiln_rt_log(KILN_LOG_INFO, "per-thread timers refused (%s): "
 			       "using setitimer(ITIMER_PROF)", strerror(-err));
 		pthread_mutex_lock(&reg_lock);
 		for (i = 0; i < atomic_load(&kcpu_threads_hw); i++)
@@ -1180,7 +1166,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	} else {
 		scan_tasks();
 	}
-	kiln_agent_log(KILN_LOG_INFO, "CPU profiling at %d Hz (%s)", hz,
+	kiln_rt_log(KILN_LOG_INFO, "CPU profiling at %d Hz (%s)", hz,
 		       engine == KILN_ENGINE_THREAD_TIMERS ?
 		       "per-thread CPU-time timers" : "setitimer(ITIMER_PROF)");
 	pthread_mutex_unlock(&state_lock);
@@ -1404,7 +1390,7 @@ int kiln_agent_threads_snapshot(struct kiln_prof **out)
 			uint64_t lo, hi;
 
 			kiln_cfi_set_lazy(kcpu_cfi, true, kcpu_wake_collector, NULL);
-			kiln_agent_own_frames(&lo, &hi);
+			kiln_rt_own_frames(&lo, &hi);
 			kiln_cfi_set_skip(kcpu_cfi, lo, hi);
 		}
 	}
@@ -1527,7 +1513,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 		nanosleep(&pause, NULL);
 	v = atomic_load(&kcpu_in_handler);
 	if ((uint32_t)v) {
-		kiln_agent_log(KILN_LOG_DEBUG, "%u SIGPROF handler(s) never returned "
+		kiln_rt_log(KILN_LOG_DEBUG, "%u SIGPROF handler(s) never returned "
 			       "(the program jumped out of them): not waited for",
 			       (unsigned)(uint32_t)v);
 		atomic_store(&kcpu_in_handler, ((v >> 32) + 1) << 32);
@@ -1539,7 +1525,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	raw->duration_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
 			      raw->time_nanos;
 	if (atomic_load(&kcpu_dropped))
-		kiln_agent_log(KILN_LOG_INFO, "%" PRIu64 " samples dropped (buffer full)",
+		kiln_rt_log(KILN_LOG_INFO, "%" PRIu64 " samples dropped (buffer full)",
 			       atomic_load(&kcpu_dropped));
 	/* What the profile misses, said in it too. */
 	note[0] = '\0';
@@ -1567,7 +1553,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 			 "profile ended: their samples may be missing",
 			 note[0] ? "; " : "", blocked);
 	if (note[0])
-		kiln_agent_log(KILN_LOG_INFO, "%s", note + 6);
+		kiln_rt_log(KILN_LOG_INFO, "%s", note + 6);
 	madvise(kcpu_ring, RING_BYTES, MADV_DONTNEED);
 	kiln_htab_release(&tid_index);
 	free(tids);
@@ -1647,6 +1633,6 @@ void kiln_agent_cpu_init(void)
 	if (done)
 		return;
 	done = true;
-	kiln_agent_fork_init();
+	kiln_rt_gate_init();
 	register_self(false);
 }

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/kfd.h"
+#include "runtime/kfd.h"
 #include "util/file.h"
 
 int kiln_kfd_base(void)

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/bell.h"
+#include "runtime/bell.h"
 
 void kiln_bell_ring(struct kiln_bell *b, uint32_t bits)
 {

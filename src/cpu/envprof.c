@@ -32,11 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 #include "runtime/env.h"
-#include "runtime/runtime.h"
-#include "agent/relay.h"
-#include "agent/kfd.h"
+#include "runtime/relay.h"
+#include "runtime/kfd.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
@@ -82,10 +81,10 @@ static void keep_earlier_profile(void)
 	int err = kiln_keep_earlier_image(cpu_path, kiln_written_since, NULL, &old);
 
 	if (err)
-		kiln_agent_log(KILN_LOG_ERROR, "exec: cannot keep the CPU profile of the "
+		kiln_rt_log(KILN_LOG_ERROR, "exec: cannot keep the CPU profile of the "
 			       "image before: %s", strerror(-err));
 	else if (old)
-		kiln_agent_log(KILN_LOG_INFO, "exec: the CPU profile of the image "
+		kiln_rt_log(KILN_LOG_INFO, "exec: the CPU profile of the image "
 			       "before is kept as '%s'", old);
 	free(old);
 }
@@ -144,7 +143,7 @@ static int put_profile(const char *path, const struct kiln_buf *b)
 	}
 	/* The program closed them (or took the numbers): never touched
 	 * again; the temporary is removed by its path. */
-	kiln_agent_log(KILN_LOG_DEBUG, "the CPU profile's file descriptors were "
+	kiln_rt_log(KILN_LOG_DEBUG, "the CPU profile's file descriptors were "
 		       "closed by the program: writing '%s' by its path", path);
 	if (cpu_out.tmp) {
 		const char *slash = strrchr(cpu_path, '/');
@@ -161,7 +160,7 @@ static int put_profile(const char *path, const struct kiln_buf *b)
 }
 
 /* Stops the running profile and writes it to path. */
-static int stop_and_write(const char *path)
+int kiln_agent_cpu_stop_write(const char *path)
 {
 	struct kiln_prof *p = NULL;
 	struct kiln_buf out = KILN_BUF_INIT;
@@ -173,7 +172,7 @@ static int stop_and_write(const char *path)
 
 	if (err) {
 		if (err != -ENOENT)
-			kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile "
+			kiln_rt_log(KILN_LOG_ERROR, "cannot write the CPU profile "
 				       "'%s': %s", path, strerror(-err));
 		if (path == cpu_path)
 			drop_cpu_out();
@@ -183,12 +182,12 @@ static int stop_and_write(const char *path)
 	if (!err)
 		err = put_profile(path, &out);
 	if (err)
-		kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile '%s': %s",
+		kiln_rt_log(KILN_LOG_ERROR, "cannot write the CPU profile '%s': %s",
 			       path, strerror(-err));
 	else
 	{
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-		kiln_agent_log(KILN_LOG_INFO, "wrote the CPU profile '%s' (%zu stacks, "
+		kiln_rt_log(KILN_LOG_INFO, "wrote the CPU profile '%s' (%zu stacks, "
 			       "%.2f ms of CPU to stop, symbolize and write)", path,
 			       p->nsamples, (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
@@ -217,9 +216,9 @@ static void write_final(void)
 		char name[4096];
 
 		snprintf(name, sizeof(name), "%s.%u", cpu_path, toggle_count++);
-		stop_and_write(name);
+		kiln_agent_cpu_stop_write(name);
 	} else {
-		stop_and_write(cpu_path);
+		kiln_agent_cpu_stop_write(cpu_path);
 	}
 }
 
@@ -230,15 +229,15 @@ static void toggle(void)
 
 	if (kiln_agent_cpu_running()) {
 		snprintf(name, sizeof(name), "%s.%u", cpu_path, toggle_count++);
-		stop_and_write(name);
+		kiln_agent_cpu_stop_write(name);
 		return;
 	}
 	err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
 	if (err)
-		kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
+		kiln_rt_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 			       strerror(-err));
 	else
-		kiln_agent_log(KILN_LOG_INFO, "CPU profiling started (signal %d)",
+		kiln_rt_log(KILN_LOG_INFO, "CPU profiling started (signal %d)",
 			       toggle_sig);
 }
 
@@ -357,31 +356,13 @@ static void install_terminate_handlers(void)
 	}
 }
 
-/*
- * The functions kiln's interposers pass on to, found once at load (dlsym
- * takes the loader's lock: never from a handler or an exit path); a call
- * that comes before the constructor (another library's) finds its own.
- */
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef sighandler_t (*signal_fn)(int, sighandler_t);
-static sigaction_fn real_sigaction;
-static signal_fn real_signal;
-
-static void resolve_reals(void)
-{
-	if (!real_sigaction)
-		real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-	if (!real_signal)
-		real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
-}
 
 static void agent_load(void)
 {
 	const struct kiln_env *e = kiln_env();
 	int err;
 
-	kiln_agent_log_init();
-	resolve_reals();
+	kiln_rt_log_init();
 	/* System libraries' file:line from the debug file cache kiln record
 	 * fills (decompressed copies, by build ID): read, never written, by
 	 * the collector's session as the program's samples reach a library
@@ -401,7 +382,7 @@ static void agent_load(void)
 	if (cpu_path && ((err = kiln_relay_set(KILN_RELAY_CPU_EXIT, write_final)) ||
 			 (toggle_sig &&
 			  (err = kiln_relay_set(KILN_RELAY_CPU_TOGGLE, toggle_job))))) {
-		kiln_agent_log(KILN_LOG_ERROR, "cannot start: %s", strerror(-err));
+		kiln_rt_log(KILN_LOG_ERROR, "cannot start: %s", strerror(-err));
 		return;
 	}
 	if (cpu_path && toggle_sig) {
@@ -412,21 +393,21 @@ static void agent_load(void)
 		sa.sa_flags = SA_RESTART;
 		sigemptyset(&sa.sa_mask);
 		sigaction(toggle_sig, &sa, NULL);
-		kiln_agent_log(KILN_LOG_INFO, "signal %d toggles CPU profiling "
+		kiln_rt_log(KILN_LOG_INFO, "signal %d toggles CPU profiling "
 			       "into %s.N", toggle_sig, cpu_path);
 	} else if (cpu_path) {
 		keep_earlier_profile();
 		err = open_cpu_out();
 		if (err) {
-			kiln_agent_log(KILN_LOG_ERROR, "cannot write the CPU profile "
+			kiln_rt_log(KILN_LOG_ERROR, "cannot write the CPU profile "
 				       "'%s': %s", cpu_path, strerror(-err));
 			return;
 		}
-		kiln_agent_log(KILN_LOG_DEBUG, "CPU profile '%s' opened", cpu_path);
+		kiln_rt_log(KILN_LOG_DEBUG, "CPU profile '%s' opened", cpu_path);
 		kiln_agent_proc_hold();
 		err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
 		if (err) {
-			kiln_agent_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
+			kiln_rt_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 				       err == -EEXIST ? "the program has its own "
 				       "SIGPROF handler" : strerror(-err));
 			drop_cpu_out();
@@ -452,11 +433,11 @@ void kiln_agent_load(void)
 /* ---- stepping aside for the program's own SIGPROF handler ---- */
 
 
-static void step_aside(void)
+void kiln_agent_sigprof_claimed(void)
 {
 	if (!kiln_agent_cpu_running())
 		return;
-	kiln_agent_log(KILN_LOG_ERROR, "the program installs its own SIGPROF "
+	kiln_rt_log(KILN_LOG_ERROR, "the program installs its own SIGPROF "
 		       "handler: kiln stops CPU profiling and steps aside");
 	if (cpu_path && getpid() == owner) {
 		write_final();
@@ -468,46 +449,6 @@ static void step_aside(void)
 	}
 }
 
-__attribute__((visibility("default")))
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	sigaction_fn real;
-
-	if (!real_sigaction)
-		resolve_reals();
-	real = real_sigaction;
-	if (!real) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (sig == SIGPROF && act) {
-		bool installs = act->sa_flags & SA_SIGINFO ?
-				act->sa_sigaction != NULL :
-				act->sa_handler != SIG_DFL &&
-				act->sa_handler != SIG_IGN;
-
-		if (installs && !kiln_agent_is_own_handler(act))
-			step_aside();
-	}
-	return real(sig, act, old);
-}
-
-__attribute__((visibility("default")))
-sighandler_t signal(int sig, sighandler_t handler)
-{
-	signal_fn real;
-
-	if (!real_signal)
-		resolve_reals();
-	real = real_signal;
-	if (!real) {
-		errno = ENOSYS;
-		return SIG_ERR;
-	}
-	if (sig == SIGPROF && handler != SIG_DFL && handler != SIG_IGN)
-		step_aside();
-	return real(sig, handler);
-}
 
 /*
  * exec and _exit (runtime/process.c's interposers call these first):
@@ -528,45 +469,8 @@ void kiln_agent_before_exit(void)
 void kiln_agent_before_exec(void)
 {
 	if (cpu_path && getpid() == owner && kiln_agent_cpu_running()) {
-		kiln_agent_log(KILN_LOG_DEBUG, "exec: writing the CPU profile first");
+		kiln_rt_log(KILN_LOG_DEBUG, "exec: writing the CPU profile first");
 		write_final();
 	}
 }
 
-/*
- * ---- the embedding API: CPU (heap: heapdump.c) ----
- * kiln's work on the caller's thread: what it allocates (the unwinder's
- * tables, the profile, the symbolizer, the collector thread's record) is
- * not the program's, and never in its heap profile.
- */
-
-__attribute__((visibility("default")))
-int kiln_cpu_start(const struct kiln_cpu_opts *opts)
-{
-	int err;
-
-	kiln_heap_quiet_begin();
-	err = kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99,
-				   opts && (opts->flags & KILN_CPU_WALL));
-	kiln_heap_quiet_end();
-	return err;
-}
-
-__attribute__((visibility("default")))
-int kiln_cpu_stop_write(const char *path)
-{
-	int err;
-
-	if (!path)
-		return -EINVAL;
-	kiln_heap_quiet_begin();
-	err = stop_and_write(path);
-	kiln_heap_quiet_end();
-	return err;
-}
-
-__attribute__((visibility("default")))
-int kiln_cpu_running(void)
-{
-	return kiln_agent_cpu_running();
-}

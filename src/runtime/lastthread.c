@@ -29,8 +29,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
-#include "agent/cpuint.h"
+#include "cpu/cpu.h"
+#include "cpu/cpuint.h"
 
 /* One watcher at a time; a thread ending while it watches asks again. */
 static _Atomic bool watching;
@@ -111,7 +111,7 @@ static void *watch(void *arg)
 				ms *= 2;
 		}
 		if (!program_alive()) {
-			kiln_agent_log(KILN_LOG_INFO, "the program's last thread "
+			kiln_rt_log(KILN_LOG_INFO, "the program's last thread "
 				       "ended: exiting as it would without kiln");
 			exit(0);
 		}
@@ -145,7 +145,7 @@ static long num_threads(void)
 	return p ? strtol(p + 1, NULL, 10) : -1;
 }
 
-void kiln_agent_thread_ending(void)
+void kiln_rt_thread_ending(void)
 {
 	pthread_t t;
 	long ours = 0, all;
@@ -171,23 +171,7 @@ void kiln_agent_thread_ending(void)
 	atomic_fetch_add(&asked, 1);
 	if (atomic_exchange(&watching, true))
 		return;
-	if (kiln_agent_thread_start(&t, "kiln-lastthread", watch, NULL, true))
+	if (kiln_rt_thread_start(&t, "kiln-lastthread", watch, NULL, true))
 		atomic_store(&watching, false);
 }
 
-typedef void (*pthread_exit_fn)(void *);
-
-/* A thread of the program ends here (the main thread too). */
-__attribute__((visibility("default"), noreturn))
-void pthread_exit(void *ret)
-{
-	static pthread_exit_fn real;
-
-	if (!real)
-		real = (pthread_exit_fn)dlsym(RTLD_NEXT, "pthread_exit");
-	kiln_agent_thread_ending();
-	if (real)
-		real(ret);
-	for (;;)
-		syscall(SYS_exit, 0);	/* no pthread_exit to be found */
-}

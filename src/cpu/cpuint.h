@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "cpu/cpu.h"
 
 #define MAX_THREADS 8192
 /* Frames a sample keeps: a queue slot is then exactly 1 KiB. */

@@ -15,8 +15,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
-#include "agent/cpuint.h"
+#include "cpu/cpu.h"
+#include "cpu/cpuint.h"
 #include "unwind/cfi.h"
 
 void kcpu_wake_collector(void *arg)
@@ -100,7 +100,7 @@ static void snap_take(uint32_t gen, void *ucv)
 	if (i >= SNAP_MAX)
 		return;
 	r = &kcpu_snaps[i];
-	kiln_agent_altstack_ensure();
+	kiln_rt_altstack_ensure();
 	if (!t) {
 		t = kcpu_find_slot(gettid_());
 		kcpu_self = t;
@@ -142,7 +142,7 @@ void kcpu_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
 
-	if (kiln_agent_altstack_short(SAMPLE_ROOM)) {
+	if (kiln_rt_altstack_short(SAMPLE_ROOM)) {
 		atomic_fetch_add_explicit(&kcpu_short_stack, 1, memory_order_relaxed);
 		errno = saved_errno;
 		return;
@@ -171,7 +171,7 @@ static void sample(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	/* A thread kiln had not seen start: its next samples run on an
 	 * alternate stack (this one still runs where it was taken). */
-	kiln_agent_altstack_ensure();
+	kiln_rt_altstack_ensure();
 	t = kcpu_self;
 	if (kcpu_wall) {
 		/* Only the ticker's (wall.c): the wall time of the ticks

@@ -1,0 +1,28 @@
+/*
+ * The HTTP endpoints' server (http stage): what libkiln.so's public API
+ * (libkiln/api.c: kiln_http_start() and the rest, which keep kiln's own
+ * allocations out of the program's heap profile around these) and the
+ * KILN_HTTP server (envserve.c) call.  The endpoints are docs/http.md's.
+ */
+#ifndef KILN_HTTP_HTTP_H
+#define KILN_HTTP_HTTP_H
+
+struct kiln_http;
+
+/* Starts a server on addr (HOST:PORT, :PORT, PORT); *out is the
+ * caller's until kiln_httpd_stop().  0 or -errno (-EADDRINUSE). */
+int kiln_httpd_start(const char *addr, struct kiln_http **out);
+
+/* The port srv listens on, -EINVAL for NULL. */
+int kiln_httpd_port(const struct kiln_http *srv);
+
+/* Stops srv (answers under way let out first) and frees it.  0 or
+ * -errno. */
+int kiln_httpd_stop(struct kiln_http *srv);
+
+/* ---- hooks libkiln/life.c calls (envserve.c) ---- */
+
+void kiln_http_load(void);		/* KILN_HTTP's server */
+void kiln_http_fork_child(void);	/* the server's heir */
+
+#endif

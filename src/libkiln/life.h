@@ -1,0 +1,21 @@
+/*
+ * The process-wide life of libkiln.so (libkiln stage): life.c, the one
+ * owner of the library's constructor, destructor and fork handlers, and
+ * of what _exit and exec ask of the parts, calls each part's hooks
+ * (declared in the part's own header: cpu/cpu.h, heap/heap.h,
+ * http/http.h, runtime/forkgate.h, runtime/relay.h) in the order it
+ * documents; the parts never register their own.  Each hook does nothing
+ * when its part is not in use.
+ */
+#ifndef KILN_LIBKILN_LIFE_H
+#define KILN_LIBKILN_LIFE_H
+
+/* The interposers' next definitions found (interpose.c); first at load. */
+void kiln_interpose_load(void);
+
+/* What _exit()/_Exit() and exec ask of the parts, in life.c's order
+ * (interpose.c calls them before passing on). */
+void kiln_life_before_exit(void);
+void kiln_life_before_exec(void);
+
+#endif
