@@ -1,5 +1,5 @@
 /*
- * The agent's CPU sampler (agent stage).
+ * The agent's CPU sampler (cpu stage).
  *
  * Engine: one POSIX timer per thread on that thread's CPU-time clock,
  * delivering SIGPROF to that very thread (SIGEV_THREAD_ID), so busy
@@ -40,6 +40,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "runtime/guard.h"
 #include "cpu/cpu.h"
 #include "cpu/cpuint.h"
 #include "runtime/kfd.h"
@@ -53,9 +54,7 @@
 #include "util/maps.h"
 
 /* The sampler's state shared with the handler (declared in cpuint.h). */
-struct kthread kcpu_threads[MAX_THREADS];
-_Atomic size_t kcpu_threads_hw;
-__thread struct kthread *kcpu_self __attribute__((tls_model("initial-exec")));
+struct kcpu_slot kcpu_slots[KILN_RT_MAX_THREADS];
 _Atomic bool kcpu_active;
 _Atomic uint64_t kcpu_in_handler;
 _Atomic uint64_t kcpu_dropped;
@@ -70,7 +69,6 @@ _Atomic uint32_t kcpu_snap_next;
 _Atomic uint32_t kcpu_snap_gen;
 _Atomic bool kcpu_snap_unknown_top;
 
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Sampler state: written under state_lock, read by the handler. */
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The stop waits this long for handlers to leave (kcpu_in_handler). */
@@ -101,25 +99,24 @@ static clockid_t thread_cpu_clock(pid_t tid)
 /* Threads whose CPU timer could not be made (this profile's). */
 static _Atomic uint64_t timer_failures;
 
-/* kiln_agent_cpu_freeze(): why, NULL while sampling may go on. */
-static _Atomic(const char *) frozen;
 static bool wall_stopped;
 
-static int arm(struct kthread *t)
+static int arm(struct kiln_rt_thread *t)
 {
+	struct kcpu_slot *k = &kcpu_slots[kiln_rt_thread_index(t)];
 	struct sigevent sev;
 	struct itimerspec its;
 	int tid = atomic_load(&t->tid);
 
-	if (atomic_load(&t->armed) || t->internal || atomic_load(&t->small_alt) ||
-	    atomic_load(&frozen) || engine != KILN_ENGINE_THREAD_TIMERS)
+	if (atomic_load(&k->armed) || t->internal || atomic_load(&t->small_alt) ||
+	    kiln_rt_frozen() || engine != KILN_ENGINE_THREAD_TIMERS)
 		return 0;
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGPROF;
 	sev.sigev_value.sival_ptr = t;
 	sev._sigev_un._tid = tid;
-	if (timer_create(thread_cpu_clock(tid), &sev, &t->timer)) {
+	if (timer_create(thread_cpu_clock(tid), &sev, &k->timer)) {
 		/* A filter's EPERM, a limit: that thread goes unsampled,
 		 * said when the profile ends. */
 		atomic_fetch_add(&timer_failures, 1);
@@ -128,386 +125,54 @@ static int arm(struct kthread *t)
 	its.it_interval.tv_sec = period_ns_cfg / 1000000000;
 	its.it_interval.tv_nsec = period_ns_cfg % 1000000000;
 	its.it_value = its.it_interval;
-	if (timer_settime(t->timer, 0, &its, NULL)) {
+	if (timer_settime(k->timer, 0, &its, NULL)) {
 		int err = -errno;
 
-		timer_delete(t->timer);
+		timer_delete(k->timer);
 		return err;
 	}
-	atomic_store(&t->armed, true);
+	atomic_store(&k->armed, true);
 	return 0;
 }
 
-static void disarm(struct kthread *t)
+static void disarm(struct kiln_rt_thread *t)
 {
-	if (atomic_load(&t->armed) && atomic_exchange(&t->armed, false))
-		timer_delete(t->timer);
+	struct kcpu_slot *k = &kcpu_slots[kiln_rt_thread_index(t)];
+
+	if (atomic_load(&k->armed) && atomic_exchange(&k->armed, false))
+		timer_delete(k->timer);
 }
 
-/* Registers the calling thread (or tid for another one); reg_lock held. */
-__attribute__((noinline))
-static struct kthread *register_tid(pid_t tid, uint64_t stack_hi, bool internal)
+/* ---- the registry's hooks (runtime/threads.c) ---- */
+
+/* A slot newly taken: lock-free, on a new thread's first step. */
+static void thread_claimed(struct kiln_rt_thread *t)
 {
-	struct kthread *t = kcpu_find_slot(tid), *free_slot = NULL;
-	size_t i;
+	struct kcpu_slot *k = &kcpu_slots[kiln_rt_thread_index(t)];
 
-	if (t)
-		return t;
-	for (i = 0; i < MAX_THREADS && !free_slot; i++) {
-		int zero = 0;
-		size_t hw = atomic_load(&kcpu_threads_hw);
-
-		if (atomic_load_explicit(&kcpu_threads[i].tid, memory_order_relaxed))
-			continue;
-		/* Raised before the slot is taken: a loop that sees the
-		 * tid also covers the slot. */
-		while (hw < i + 1 &&
-		       !atomic_compare_exchange_weak(&kcpu_threads_hw, &hw, i + 1))
-			;
-		if (atomic_compare_exchange_strong(&kcpu_threads[i].tid, &zero, tid))
-			free_slot = &kcpu_threads[i];
-	}
-	if (!free_slot)
-		return NULL;
-	atomic_store(&free_slot->armed, false);
-	atomic_store(&free_slot->stack_hi, stack_hi);
-	atomic_store(&free_slot->sp_seen, 0);
-	atomic_store(&free_slot->owed, 0);
-	atomic_store(&free_slot->small_alt, false);
-	free_slot->internal = internal;
-	return free_slot;
+	atomic_store(&k->armed, false);
+	atomic_store(&k->owed, 0);
 }
 
-static uint64_t own_stack_hi(void)
+/* A thread registered: sampled if a profile runs (never kiln's own). */
+static void thread_started(struct kiln_rt_thread *t)
 {
-	pthread_attr_t a;
-	void *addr;
-	size_t size;
-	uint64_t hi = 0;
-
-	if (pthread_getattr_np(pthread_self(), &a))
-		return 0;
-	if (!pthread_attr_getstack(&a, &addr, &size))
-		hi = (uint64_t)(uintptr_t)addr + size;
-	pthread_attr_destroy(&a);
-	return hi;
-}
-
-static pthread_key_t exit_key;
-static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
-
-static void on_thread_exit(void *arg)
-{
-	struct kthread *t = arg;
-
-	pthread_mutex_lock(&reg_lock);
-	disarm(t);
-	atomic_store(&t->tid, 0);
-	pthread_mutex_unlock(&reg_lock);
-	kcpu_self = NULL;
-	kiln_rt_altstack_release();
-}
-
-static void make_exit_key(void)
-{
-	pthread_key_create(&exit_key, on_thread_exit);
-}
-
-/* The calling thread: known from now on, sampled when a profile runs. */
-static void register_self(bool internal)
-{
-	uint64_t hi = own_stack_hi();
-	struct kthread *t;
-
-	pthread_once(&exit_key_once, make_exit_key);
-	pthread_mutex_lock(&reg_lock);
-	t = register_tid(gettid_(), hi, internal);
-	if (t) {
-		if (!atomic_load(&t->stack_hi))
-			atomic_store(&t->stack_hi, hi);
-		t->internal = internal;
-		kcpu_self = t;
-		if (internal)
-			disarm(t);
-		else if (atomic_load(&kcpu_active))
-			arm(t);
-	}
-	pthread_mutex_unlock(&reg_lock);
-	if (t)
-		pthread_setspecific(exit_key, t);
-}
-
-/* ---- pthread_create interposition ---- */
-
-/*
- * A new thread's first steps run before the thread is known to anything
- * else in the process (a sanitizer's runtime, say, whose allocator and
- * mutexes are not ready for it yet): they take no lock and call no
- * allocator.  Start records come from a static pool, the slot is claimed
- * with a compare-and-swap, and the stack top is the thread pointer (glibc
- * puts the thread's control block and TLS at the top of its stack, so all
- * of [sp, tp) is mapped).
- */
-#define START_POOL 1024
-
-struct start {
-	void *(*fn)(void *);
-	void *arg;
-	bool internal;
-};
-
-static struct start start_pool[START_POOL];
-static _Atomic bool start_used[START_POOL];
-
-static struct start *start_get(void)
-{
-	size_t i;
-
-	for (i = 0; i < START_POOL; i++)
-		if (!atomic_load_explicit(&start_used[i], memory_order_relaxed) &&
-		    !atomic_exchange(&start_used[i], true))
-			return &start_pool[i];
-	return NULL;
-}
-
-static void start_put(struct start *s)
-{
-	atomic_store(&start_used[s - start_pool], false);
-}
-
-static __thread bool creating_internal __attribute__((tls_model("initial-exec")));
-
-static void unregister_self(void *arg)
-{
-	struct kthread *t = arg;
-
-	kiln_rt_altstack_release();
-	if (t && !t->internal)
-		kiln_rt_thread_ending();
-	if (!t)
-		return;
-	disarm(t);
-	atomic_store(&t->tid, 0);
-	kcpu_self = NULL;
-}
-
-/*
- * In a section of its own: its frame, under every thread the program
- * starts, is left out of every stack (kiln_rt_own_frames()).
- */
-__attribute__((section("kiln_thread_start"), noinline))
-static void *trampoline(void *p)
-{
-	struct start *s = p;
-	void *(*fn)(void *) = s->fn;
-	void *arg = s->arg, *ret;
-	bool internal = s->internal;
-	struct kthread *t;
-	uint64_t tp = 0;
-
-	start_put(s);
-	/* Under the program's seccomp filter: nothing of kiln's here, not
-	 * even gettid (seccomp.c). */
-	if (atomic_load(&frozen) && !internal)
-		return fn(arg);
-	/* kiln's own thread: its allocations are never the program's
-	 * (for good; the threads it creates are kiln's too). */
-	if (internal)
-		kiln_heap_quiet_begin();
-#if defined(__x86_64__) || defined(__aarch64__)
-	tp = (uint64_t)(uintptr_t)__builtin_thread_pointer();
-#endif
-	t = register_tid(gettid_(), 0, internal);
-	if (t) {
-		uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-
-#if defined(__x86_64__)
-		/* TLS variant II: the control block sits above the stack. */
-		if (tp > here)
-			atomic_store(&t->stack_hi, tp);
-#endif
-		(void)here;
-		t->internal = internal;
-		kcpu_self = t;
-	}
-	/* Before any sample can reach it, a stack of kiln's for the
-	 * handler (a thread of 16 KiB, say, has no room for one on its
-	 * own), whether a profile runs now or starts later. */
-	if (!internal)
-		kiln_rt_altstack_ensure();
-	if (t && atomic_load(&kcpu_active) && !internal)
+	if (t->internal)
+		disarm(t);
+	else if (atomic_load(&kcpu_active))
 		arm(t);
-	pthread_cleanup_push(unregister_self, t);
-	ret = fn(arg);
-	pthread_cleanup_pop(1);
-	return ret;
 }
 
-extern const char __start_kiln_thread_start[] __attribute__((visibility("hidden")));
-extern const char __stop_kiln_thread_start[] __attribute__((visibility("hidden")));
-
-void kiln_rt_own_frames(uint64_t *lo, uint64_t *hi)
+static void thread_ended(struct kiln_rt_thread *t)
 {
-	*lo = (uint64_t)(uintptr_t)__start_kiln_thread_start;
-	*hi = (uint64_t)(uintptr_t)__stop_kiln_thread_start;
+	disarm(t);
 }
 
-int kiln_rt_thread_create(kiln_rt_pthread_create_fn real, pthread_t *thread,
-			  const pthread_attr_t *attr, void *(*fn)(void *),
-			  void *arg)
-{
-	struct start *s;
-	int rc;
-
-	if (!real)
-		return EAGAIN;
-	/* No record free (1024 threads starting at once): the thread is
-	 * found later in /proc/self/task instead. */
-	s = start_get();
-	if (!s)
-		return real(thread, attr, fn, arg);
-	s->fn = fn;
-	s->arg = arg;
-	/* A thread kiln's own threads start is kiln's too (libmicrohttpd's
-	 * workers, the HTTP profile jobs). */
-	s->internal = creating_internal || (kcpu_self && kcpu_self->internal);
-	rc = real(thread, attr, trampoline, s);
-	if (rc)
-		start_put(s);
-	return rc;
-}
-
-void kiln_rt_creating_internal(bool on)
-{
-	creating_internal = on;
-}
-
-/*
- * Makes the calling thread kiln's (never sampled, never in a snapshot),
- * when the trampoline did not: libkiln.so loaded behind the C library
- * (its pthread_create never reached).
- */
-static void internal_self(void)
-{
-	if (kcpu_self && kcpu_self->internal)
-		return;
-	kiln_heap_quiet_begin();	/* for good */
-	register_self(true);
-}
-
-struct internal_start {
-	void *(*fn)(void *);
-	void *arg;
-	bool detached;
-	char name[16];
+static const struct kiln_rt_thread_hooks thread_hooks = {
+	.claimed = thread_claimed,
+	.started = thread_started,
+	.ended = thread_ended,
 };
-
-/*
- * A kiln thread's own first and last steps.  It was counted busy by its
- * creator: a sanitizer's runtime allocates while it sets the thread up,
- * before fn runs (under ASan, kiln's trampoline calls the runtime's, which
- * calls this).  It counts itself busy again when fn returns: the runtime
- * frees the thread's allocator cache as it exits, until the join (a
- * detached thread's exit cannot be waited for: not covered).
- */
-static void *internal_main(void *p)
-{
-	struct internal_start s = *(struct internal_start *)p;
-	void *ret;
-
-	internal_self();
-	free(p);
-	if (s.name[0])
-		pthread_setname_np(pthread_self(), s.name);
-	kiln_rt_busy_end();
-	ret = s.fn(s.arg);
-	if (!s.detached)
-		kiln_rt_busy_begin();
-	return ret;
-}
-
-int kiln_rt_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
-			    void *arg, bool detached)
-{
-	struct internal_start *s;
-	pthread_attr_t attr;
-	sigset_t all, old;
-	int rc;
-
-	/* Freed by the new thread, under its quiet: neither is the
-	 * program's allocation, whoever starts the thread. */
-	kiln_heap_quiet_begin();
-	s = calloc(1, sizeof(*s));
-	kiln_heap_quiet_end();
-	if (!s)
-		return -ENOMEM;
-	s->fn = fn;
-	s->arg = arg;
-	s->detached = detached;
-	if (name)
-		snprintf(s->name, sizeof(s->name), "%s", name);
-	rc = pthread_attr_init(&attr);
-	if (!rc && detached)
-		rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (rc) {
-		kiln_heap_quiet_begin();
-		free(s);
-		kiln_heap_quiet_end();
-		return -rc;
-	}
-	kiln_rt_busy_begin();
-	/* It must not take the host's signals (SIGPROF, SIGTERM, ...). */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	creating_internal = true;
-	/* By name: a sanitizer's runtime preloaded first must see the
-	 * thread start (its interceptor then calls ours). */
-	rc = pthread_create(t, &attr, internal_main, s);
-	creating_internal = false;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (rc) {
-		kiln_heap_quiet_begin();
-		free(s);
-		kiln_heap_quiet_end();
-		kiln_rt_busy_end();
-	}
-	return -rc;
-}
-
-int kiln_rt_thread_join(pthread_t t)
-{
-	int rc = pthread_join(t, NULL);
-
-	/* Gone, with its runtime's teardown: the count internal_main()
-	 * took at its end. */
-	if (!rc)
-		kiln_rt_busy_end();
-	return -rc;
-}
-
-/* Finds threads not created through pthread_create (or before kiln). */
-static void scan_tasks(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-
-	if (!d)
-		return;
-	pthread_mutex_lock(&reg_lock);
-	while ((de = readdir(d))) {
-		long tid = strtol(de->d_name, NULL, 10);
-		struct kthread *t;
-
-		if (tid <= 0)
-			continue;
-		t = register_tid((pid_t)tid, 0, false);
-		if (t && atomic_load(&kcpu_active))
-			arm(t);
-	}
-	pthread_mutex_unlock(&reg_lock);
-	closedir(d);
-}
 
 /* ---- the collector ---- */
 
@@ -626,8 +291,8 @@ static void resolve_stacks(void)
 {
 	size_t i;
 
-	for (i = 0; i < atomic_load(&kcpu_threads_hw); i++) {
-		struct kthread *t = &kcpu_threads[i];
+	for (i = 0; i < atomic_load(&kiln_rt_threads_hw); i++) {
+		struct kiln_rt_thread *t = &kiln_rt_threads[i];
 		uint64_t sp = atomic_load(&t->sp_seen), lo, hi;
 
 		if (!atomic_load(&t->tid) || atomic_load(&t->stack_hi) || !sp)
@@ -824,7 +489,7 @@ static void *collect(void *arg)
 				kiln_agent_modules_note();
 			}
 			if (engine == KILN_ENGINE_THREAD_TIMERS && tick % 5 == 4)
-				scan_tasks();
+				kiln_rt_threads_scan();
 			if (tick % 10 == 2) {
 				warm_up();
 				fill_lines();
@@ -898,7 +563,7 @@ static int install_handler(void)
 
 bool kiln_agent_cpu_internal(pid_t tid)
 {
-	struct kthread *t = kcpu_find_slot(tid);
+	struct kiln_rt_thread *t = kiln_rt_thread_find(tid);
 
 	return t && (t->internal || atomic_load(&t->small_alt));
 }
@@ -907,18 +572,18 @@ static _Atomic uint64_t small_alts;
 
 bool kiln_agent_cpu_small_altstack(bool small)
 {
-	struct kthread *t;
+	struct kiln_rt_thread *t;
 	bool was;
 
-	pthread_mutex_lock(&reg_lock);
+	kiln_rt_registry_lock();
 	/* No register_self(): it allocates, and a runtime may set its
 	 * stacks from inside a signal handler. */
-	t = kcpu_self ? kcpu_self : register_tid(gettid_(), 0, false);
+	t = kiln_rt_self ? kiln_rt_self : kiln_rt_thread_register(gettid_(), 0, false);
 	if (!t || t->internal) {
-		pthread_mutex_unlock(&reg_lock);
+		kiln_rt_registry_unlock();
 		return false;
 	}
-	kcpu_self = t;
+	kiln_rt_self = t;
 	was = atomic_exchange(&t->small_alt, small);
 	if (small && !was) {
 		atomic_fetch_add(&small_alts, 1);
@@ -926,7 +591,7 @@ bool kiln_agent_cpu_small_altstack(bool small)
 	} else if (!small && was && atomic_load(&kcpu_active)) {
 		arm(t);
 	}
-	pthread_mutex_unlock(&reg_lock);
+	kiln_rt_registry_unlock();
 	if (small && !was)
 		kiln_rt_log(KILN_LOG_INFO, "thread %d set its own alternate signal "
 			       "stack, too small for a sample: not sampled while it "
@@ -941,10 +606,9 @@ uint64_t kiln_agent_cpu_small_altstacks(void)
 
 void kiln_agent_cpu_freeze(const char *why)
 {
-	const char *none = NULL;
 	size_t i;
 
-	if (!atomic_compare_exchange_strong(&frozen, &none, why))
+	if (!kiln_rt_freeze(why))
 		return;
 	pthread_mutex_lock(&state_lock);
 	if (atomic_load(&kcpu_active)) {
@@ -957,42 +621,38 @@ void kiln_agent_cpu_freeze(const char *why)
 			kiln_agent_wall_stop();
 			wall_stopped = true;
 		}
-		pthread_mutex_lock(&reg_lock);
-		for (i = 0; i < atomic_load(&kcpu_threads_hw); i++)
-			disarm(&kcpu_threads[i]);
-		pthread_mutex_unlock(&reg_lock);
+		kiln_rt_registry_lock();
+		for (i = 0; i < atomic_load(&kiln_rt_threads_hw); i++)
+			disarm(&kiln_rt_threads[i]);
+		kiln_rt_registry_unlock();
 	}
 	pthread_mutex_unlock(&state_lock);
 	kiln_rt_log(KILN_LOG_INFO, "%s: CPU sampling stops here (its system "
 		       "calls could be forbidden); what was taken is kept", why);
 }
 
-bool kiln_agent_cpu_frozen(void)
-{
-	return atomic_load(&frozen) != NULL;
-}
-
 /* Thread tid's slot, taken for it if it has none (a thread kiln did not
  * see start, signalled from outside: its handler learns its stack top). */
-static struct kthread *slot_for(pid_t tid)
+static struct kiln_rt_thread *slot_for(pid_t tid)
 {
-	struct kthread *t = kcpu_find_slot(tid);
+	struct kiln_rt_thread *t = kiln_rt_thread_find(tid);
 
 	if (!t) {
-		pthread_mutex_lock(&reg_lock);
-		t = register_tid(tid, 0, false);
-		pthread_mutex_unlock(&reg_lock);
+		kiln_rt_registry_lock();
+		t = kiln_rt_thread_register(tid, 0, false);
+		kiln_rt_registry_unlock();
 	}
 	return t;
 }
 
 bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
 {
-	struct kthread *t = slot_for(tid);
+	struct kiln_rt_thread *t = slot_for(tid);
 
 	if (!t || t->internal)
 		return false;
-	atomic_fetch_add_explicit(&t->owed, weight, memory_order_relaxed);
+	atomic_fetch_add_explicit(&kcpu_slots[kiln_rt_thread_index(t)].owed, weight,
+				  memory_order_relaxed);
 	return true;
 }
 
@@ -1028,8 +688,8 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 
 	if (hz <= 0 || hz > 100000)
 		return -EINVAL;
-	if (atomic_load(&frozen)) {
-		kiln_rt_log(KILN_LOG_ERROR, "no CPU profile: %s", atomic_load(&frozen));
+	if (kiln_rt_frozen()) {
+		kiln_rt_log(KILN_LOG_ERROR, "no CPU profile: %s", kiln_rt_frozen());
 		return -EPERM;
 	}
 	pthread_mutex_lock(&state_lock);
@@ -1117,8 +777,8 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 		err = -EAGAIN;
 		goto out_free;
 	}
-	if (!kcpu_self)
-		register_self(false);
+	if (!kiln_rt_self)
+		kiln_rt_register_self(false);
 	kiln_rt_altstack_ensure();
 	if (kcpu_wall) {
 		engine = KILN_ENGINE_WALL;
@@ -1135,11 +795,11 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	}
 	engine = KILN_ENGINE_THREAD_TIMERS;
 	atomic_store(&kcpu_active, true);
-	pthread_mutex_lock(&reg_lock);
-	for (i = 0; i < atomic_load(&kcpu_threads_hw) && !err; i++)
-		if (atomic_load(&kcpu_threads[i].tid))
-			err = arm(&kcpu_threads[i]);
-	pthread_mutex_unlock(&reg_lock);
+	kiln_rt_registry_lock();
+	for (i = 0; i < atomic_load(&kiln_rt_threads_hw) && !err; i++)
+		if (atomic_load(&kiln_rt_threads[i].tid))
+			err = arm(&kiln_rt_threads[i]);
+	kiln_rt_registry_unlock();
 	if (err) {
 		/* timer_create refused (seccomp, old kernels): one process-wide
 		 * CPU-time timer, as gperftools does. */
@@ -1147,10 +807,10 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 
 		kiln_rt_log(KILN_LOG_INFO, "per-thread timers refused (%s): "
 			       "using setitimer(ITIMER_PROF)", strerror(-err));
-		pthread_mutex_lock(&reg_lock);
-		for (i = 0; i < atomic_load(&kcpu_threads_hw); i++)
-			disarm(&kcpu_threads[i]);
-		pthread_mutex_unlock(&reg_lock);
+		kiln_rt_registry_lock();
+		for (i = 0; i < atomic_load(&kiln_rt_threads_hw); i++)
+			disarm(&kiln_rt_threads[i]);
+		kiln_rt_registry_unlock();
 		engine = KILN_ENGINE_ITIMER;
 		it.it_interval.tv_sec = period_ns_cfg / 1000000000;
 		it.it_interval.tv_usec = (period_ns_cfg % 1000000000) / 1000;
@@ -1164,7 +824,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 			goto out_free;
 		}
 	} else {
-		scan_tasks();
+		kiln_rt_threads_scan();
 	}
 	kiln_rt_log(KILN_LOG_INFO, "CPU profiling at %d Hz (%s)", hz,
 		       engine == KILN_ENGINE_THREAD_TIMERS ?
@@ -1502,10 +1162,10 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	if (engine == KILN_ENGINE_WALL && !wall_stopped)
 		kiln_agent_wall_stop();
 	wall_stopped = false;
-	pthread_mutex_lock(&reg_lock);
-	for (i = 0; i < atomic_load(&kcpu_threads_hw); i++)
-		disarm(&kcpu_threads[i]);
-	pthread_mutex_unlock(&reg_lock);
+	kiln_rt_registry_lock();
+	for (i = 0; i < atomic_load(&kiln_rt_threads_hw); i++)
+		disarm(&kiln_rt_threads[i]);
+	kiln_rt_registry_unlock();
 	atomic_store(&kcpu_active, false);
 	/* Handlers still running finish their sample before the last drain;
 	 * one the program jumped out of is not waited for (see in_handler). */
@@ -1529,9 +1189,9 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 			       atomic_load(&kcpu_dropped));
 	/* What the profile misses, said in it too. */
 	note[0] = '\0';
-	if (atomic_load(&frozen))
+	if (kiln_rt_frozen())
 		snprintf(note, sizeof(note), "kiln: sampling stopped early: %s",
-			 atomic_load(&frozen));
+			 kiln_rt_frozen());
 	if (atomic_load(&small_alts) || atomic_load(&kcpu_short_stack)) {
 		snprintf(note + strlen(note), sizeof(note) - strlen(note),
 			 "%skiln: not sampled: %" PRIu64 " thread(s) "
@@ -1579,19 +1239,14 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
  */
 void kiln_agent_cpu_fork_child(void)
 {
-	struct kthread *me = kcpu_self;
-	uint64_t hi = me ? atomic_load(&me->stack_hi) : 0;
 	size_t i;
 
 	atomic_store(&kcpu_active, false);
 	atomic_store(&kcpu_in_handler, 0);
 	kcpu_wall = false;
-	for (i = 0; i < atomic_load(&kcpu_threads_hw); i++) {
-		atomic_store(&kcpu_threads[i].armed, false);
-		atomic_store(&kcpu_threads[i].tid, 0);
-	}
-	kcpu_self = NULL;
-	pthread_mutex_init(&reg_lock, NULL);
+	/* No timer exists here (the registry's part: kiln_rt_threads_fork_child()). */
+	for (i = 0; i < atomic_load(&kiln_rt_threads_hw); i++)
+		atomic_store(&kcpu_slots[i].armed, false);
 	pthread_mutex_init(&state_lock, NULL);
 	pthread_mutex_init(&snap_lock, NULL);
 	atomic_store(&kcpu_snap_gen, 0);
@@ -1607,23 +1262,6 @@ void kiln_agent_cpu_fork_child(void)
 	kiln_htab_init(&tid_index);
 	tids = NULL;
 	ntids = tids_alloc = 0;
-	/*
-	 * The forking thread lives on, on the same stack: it keeps its slot
-	 * (and the exit key's value, which points at it) under its new tid.
-	 * No register_self(): pthread_getattr_np() allocates, and here an
-	 * allocator lock may still be held by a parent thread that is gone
-	 * (a program that only execs would never have allocated).  A thread
-	 * kiln did not know gets a slot whose stack top is found later.
-	 */
-	if (me) {
-		atomic_store(&me->tid, gettid_());
-		atomic_store(&me->stack_hi, hi);
-		atomic_store(&me->sp_seen, 0);
-		me->internal = false;
-		kcpu_self = me;
-	} else {
-		kcpu_self = register_tid(gettid_(), 0, false);
-	}
 }
 
 void kiln_agent_cpu_init(void)
@@ -1634,5 +1272,6 @@ void kiln_agent_cpu_init(void)
 		return;
 	done = true;
 	kiln_rt_gate_init();
-	register_self(false);
+	kiln_rt_thread_hooks_set(&thread_hooks);
+	kiln_rt_register_self(false);
 }

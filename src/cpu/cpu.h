@@ -1,5 +1,5 @@
 /*
- * The in-process agent (agent stage): what libkiln.so does inside someone
+ * The in-process agent (cpu stage): what libkiln.so does inside someone
  * else's process.  The CPU sampler (cpu.c) arms per-thread CPU-time timers
  * whose SIGPROF handler unwinds the interrupted stack into a lock-free
  * buffer; a collector thread aggregates the stacks; a profile is built
@@ -83,8 +83,6 @@ bool kiln_agent_cpu_small_altstack(bool small);
  * installs a seccomp filter.
  */
 void kiln_agent_cpu_freeze(const char *why);
-/* Whether kiln_agent_cpu_freeze() was called. */
-bool kiln_agent_cpu_frozen(void);
 /* Threads seen with too small an alternate stack of their own. */
 uint64_t kiln_agent_cpu_small_altstacks(void);
 

@@ -1,5 +1,5 @@
 /*
- * The CPU sampler's shared state (agent stage), between the registry and
+ * The CPU sampler's shared state (cpu stage), between the sampler and
  * collector (cpu.c, normal context) and the SIGPROF handler (sigprof.c,
  * a file that holds the handler and what it calls, nothing else).  Only
  * those two files include it.
@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "cpu/cpu.h"
+#include "runtime/threads.h"
 
-#define MAX_THREADS 8192
 /* Frames a sample keeps: a queue slot is then exactly 1 KiB. */
 #define MAX_DEPTH KILN_AGENT_MAX_DEPTH
 /*
@@ -31,18 +31,12 @@
 #define RING_SLOTS 1024
 #define RING_BYTES ((size_t)RING_SLOTS * 1024)
 
-/* A thread the sampler knows.  Slots are reused; tid 0 means free. */
-struct kthread {
-	_Atomic int tid;
+/* What the sampler keeps of a thread, beside its registry slot
+ * (runtime/threads.h: same index). */
+struct kcpu_slot {
 	timer_t timer;
 	_Atomic bool armed;
-	_Atomic uint64_t stack_hi;	/* top of its stack, 0: not known yet */
-	_Atomic uint64_t sp_seen;	/* a sp the handler saw, to find it */
 	_Atomic uint64_t owed;		/* wall ns of ticks its signal is for */
-	bool internal;			/* kiln's own thread: never sampled */
-	/* its own alternate stack is smaller than KILN_ALTSTACK_MIN: not
-	 * signalled (altstack.c) */
-	_Atomic bool small_alt;
 };
 
 /*
@@ -85,12 +79,7 @@ struct snap_rec {
 
 /* ---- state: defined in cpu.c, written there under its locks ---- */
 
-extern struct kthread kcpu_threads[MAX_THREADS];
-/* One past the highest slot ever taken: the loops over slots stop there
- * (the table is 320 KiB, mostly never touched). */
-extern _Atomic size_t kcpu_threads_hw;
-/* The calling thread's slot, found once (NULL: not yet). */
-extern __thread struct kthread *kcpu_self __attribute__((tls_model("initial-exec")));
+extern struct kcpu_slot kcpu_slots[KILN_RT_MAX_THREADS];
 extern _Atomic bool kcpu_active;	/* samples are taken */
 /*
  * Handlers running now (low 32 bits) and an epoch (high 32 bits).  A
@@ -128,8 +117,6 @@ void kcpu_wake_collector(void *arg);
 /* Queues a sample; false when the queue is full. */
 bool kcpu_ring_push(uint32_t tid, uint8_t state, uint64_t weight,
 		    const uint64_t *pcs, int n);
-/* The slot of tid, NULL if none. */
-struct kthread *kcpu_find_slot(pid_t tid);
 /* The SIGPROF handler (SA_SIGINFO | SA_ONSTACK | SA_RESTART). */
 void kcpu_on_sigprof(int sig, siginfo_t *si, void *ucv);
 

@@ -1,5 +1,5 @@
 /*
- * The CPU agent (agent stage): acts on kiln's CPU variables (and their
+ * The CPU agent (cpu stage): acts on kiln's CPU variables (and their
  * gperftools aliases, parsed by runtime/env.c) when libkiln.so loads:
  * starts CPU profiling, toggles it on a signal, and writes the profile at
  * exit, on SIGTERM/SIGINT and on fatal signals.  (KILN_HTTP's server is
@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/guard.h"
 #include "cpu/cpu.h"
 #include "runtime/env.h"
 #include "runtime/relay.h"
@@ -425,9 +426,9 @@ static void agent_load(void)
  */
 void kiln_agent_load(void)
 {
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	agent_load();
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 }
 
 /* ---- stepping aside for the program's own SIGPROF handler ---- */

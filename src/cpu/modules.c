@@ -1,5 +1,5 @@
 /*
- * The modules this process has had mapped (agent stage): the shared
+ * The modules this process has had mapped (cpu stage): the shared
  * libraries the loader reports (dl_iterate_phdr), each with its path,
  * load address and executable segments, noted whenever the CPU sampler's
  * collector sees the set change and just before every dlclose() while a

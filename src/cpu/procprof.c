@@ -1,5 +1,5 @@
 /*
- * Profiles of this process (agent stage): what the CPU profile (cpu.c)
+ * Profiles of this process (cpu stage): what the CPU profile (cpu.c)
  * and the heap profile (heapdump.c) do alike when they turn raw
  * addresses into a self-contained pprof: the executable mappings of
  * /proc/self/maps as profile mappings, light symbolization (no

@@ -1,5 +1,5 @@
 /*
- * The CPU sampler's SIGPROF handler (agent stage) and what it calls: the
+ * The CPU sampler's SIGPROF handler (cpu stage) and what it calls: the
  * push into the sample queue (Vyukov's bounded MPMC queue, drained by
  * cpu.c's collector), the slot lookup, the goroutine snapshot's record.
  * Everything here is async-signal-safe; the file holds nothing else, so
@@ -63,16 +63,6 @@ bool kcpu_ring_push(uint32_t tid, uint8_t state, uint64_t weight,
 	return true;
 }
 
-struct kthread *kcpu_find_slot(pid_t tid)
-{
-	size_t i, hw = atomic_load_explicit(&kcpu_threads_hw, memory_order_acquire);
-
-	for (i = 0; i < hw; i++)
-		if (atomic_load_explicit(&kcpu_threads[i].tid, memory_order_relaxed) == tid)
-			return &kcpu_threads[i];
-	return NULL;
-}
-
 /* The interrupted stack pointer of a handler's ucontext (0 where the
  * architecture is not known).  Async-signal-safe. */
 static inline uint64_t uc_sp(const void *ucv)
@@ -89,7 +79,7 @@ static inline uint64_t uc_sp(const void *ucv)
 
 static void snap_take(uint32_t gen, void *ucv)
 {
-	struct kthread *t = kcpu_self;
+	struct kiln_rt_thread *t = kiln_rt_self;
 	struct snap_rec *r;
 	uint64_t hi, sp;
 	uint32_t i;
@@ -102,8 +92,8 @@ static void snap_take(uint32_t gen, void *ucv)
 	r = &kcpu_snaps[i];
 	kiln_rt_altstack_ensure();
 	if (!t) {
-		t = kcpu_find_slot(gettid_());
-		kcpu_self = t;
+		t = kiln_rt_thread_find(gettid_());
+		kiln_rt_self = t;
 	}
 	sp = uc_sp(ucv);
 	hi = t ? atomic_load_explicit(&t->stack_hi, memory_order_relaxed) : 0;
@@ -155,7 +145,7 @@ __attribute__((noinline))
 static void sample(int sig, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
-	struct kthread *t;
+	struct kiln_rt_thread *t;
 	uint64_t pcs[MAX_DEPTH], weight = 1, hi, sp, epoch, v;
 	uint8_t state = 0;
 	int n;
@@ -172,7 +162,7 @@ static void sample(int sig, siginfo_t *si, void *ucv)
 	/* A thread kiln had not seen start: its next samples run on an
 	 * alternate stack (this one still runs where it was taken). */
 	kiln_rt_altstack_ensure();
-	t = kcpu_self;
+	t = kiln_rt_self;
 	if (kcpu_wall) {
 		/* Only the ticker's (wall.c): the wall time of the ticks
 		 * that found the thread running since its last sample (a
@@ -180,16 +170,17 @@ static void sample(int sig, siginfo_t *si, void *ucv)
 		if (!si || si->si_code != SI_QUEUE || si->si_pid != kcpu_own_pid)
 			goto out;
 		if (!t) {
-			t = kcpu_find_slot(gettid_());
-			kcpu_self = t;
+			t = kiln_rt_thread_find(gettid_());
+			kiln_rt_self = t;
 		}
-		weight = t ? atomic_exchange_explicit(&t->owed, 0, memory_order_relaxed) : 0;
+		weight = t ? atomic_exchange_explicit(&kcpu_slots[kiln_rt_thread_index(t)].owed, 0,
+							 memory_order_relaxed) : 0;
 		if (!weight)
 			goto out;
 		state = KILN_WALL_RUNNING;
 	} else if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr) {
 		t = si->si_value.sival_ptr;
-		if (t < kcpu_threads || t >= kcpu_threads + MAX_THREADS)
+		if (t < kiln_rt_threads || t >= kiln_rt_threads + KILN_RT_MAX_THREADS)
 			goto out;
 		/* Expirations merged into one signal still cost CPU time;
 		 * the kernel puts their count in the siginfo (no
@@ -197,8 +188,8 @@ static void sample(int sig, siginfo_t *si, void *ucv)
 		if (si->si_overrun > 0)
 			weight += (uint64_t)si->si_overrun;
 	} else if (!t) {
-		t = kcpu_find_slot(gettid_());
-		kcpu_self = t;
+		t = kiln_rt_thread_find(gettid_());
+		kiln_rt_self = t;
 	}
 	if (t && t->internal)
 		goto out;
@@ -214,7 +205,7 @@ static void sample(int sig, siginfo_t *si, void *ucv)
 	if (n <= 0)
 		goto out;
 	/* The thread's own slot knows its tid (no gettid call). */
-	if (!kcpu_ring_push(t && t == kcpu_self ?
+	if (!kcpu_ring_push(t && t == kiln_rt_self ?
 		       (uint32_t)atomic_load_explicit(&t->tid, memory_order_relaxed) :
 		       (uint32_t)gettid_(), state, weight, pcs, n))
 		atomic_fetch_add_explicit(&kcpu_dropped, 1, memory_order_relaxed);

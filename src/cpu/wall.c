@@ -1,5 +1,5 @@
 /*
- * Wall-clock sampling (agent stage): KILN_CPU_MODE=wall or
+ * Wall-clock sampling (cpu stage): KILN_CPU_MODE=wall or
  * CPUPROFILE_REALTIME=1.  Every thread of the process is sampled at each
  * tick whether it runs or waits, as async-profiler's wall mode does, so
  * that a thread's values add up to its wall time and a server that is

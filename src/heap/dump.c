@@ -1,5 +1,5 @@
 /*
- * Heap profiles of this process (agent stage): the gperftools-style
+ * Heap profiles of this process (heap stage): the gperftools-style
  * HEAPPROFILE dumps and what kiln_heap_write() and the /debug/pprof/heap
  * and /allocs endpoints answer.  A profile is a snapshot of the heap
  * aggregate that the writer thread of src/heap keeps (per stack:
@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/guard.h"
 #include "cpu/cpu.h"
 #include "runtime/env.h"
 #include "runtime/relay.h"
@@ -142,7 +143,7 @@ int kiln_agent_heap_write(const char *path)
 	struct kiln_buf b = KILN_BUF_INIT;
 	int err;
 
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	err = kiln_heap_profile_start();
 	if (!err)
 		err = kiln_heap_snap_take(&snap);
@@ -164,7 +165,7 @@ int kiln_agent_heap_write(const char *path)
 	kiln_buf_release(&b);
 	kiln_heap_snap_release(&snap);
 out:
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 	return err;
 }
 
@@ -191,9 +192,9 @@ void kiln_heapdump_before_exec(void)
 {
 	if (!prefix || getpid() != owner || !kiln_heap_profiling())
 		return;
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	dump_next("exec");
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 }
 
 /* ---- triggers ---- */
@@ -260,7 +261,7 @@ void kiln_heapdump_load(void)
 	kiln_rt_log_init();
 	if (!e->heap.base)
 		return;
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	owner = getpid();
 	prefix = e->heap.path ? strdup(e->heap.path) : NULL;
 	/* This very process after an exec: its earlier images' dumps stay;
@@ -310,7 +311,7 @@ announce:
 		       prefix, dump_sig ? ", on a signal" : "",
 		       interval ? ", every interval" : "");
 out:
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 }
 
 /*
@@ -322,9 +323,9 @@ void kiln_heapdump_fini(void)
 {
 	if (!prefix || getpid() != owner || !kiln_heap_profiling())
 		return;
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	kiln_heap_stop();
 	dump_next("exit");
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 }
 

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/env.h"
+
 /*
  * Starts tracing when KILN_HEAP_TRACE is set (idempotent; called by the
  * library constructor in trace.c).  Logs why when it cannot start; the
@@ -43,17 +45,6 @@ struct kiln_heap_stats {
 };
 void kiln_heap_stats(struct kiln_heap_stats *st);
 
-/*
- * Brackets kiln's own work on a program's thread (registering it with the
- * CPU sampler, say): allocations in between are not traced.  Nestable.
- * A thread of kiln's own calls _begin() once, for good (the pthread_create
- * trampoline does so for every thread marked kiln's).
- */
-void kiln_heap_quiet_begin(void);
-void kiln_heap_quiet_end(void);
-
-/* KILN_HEAP_SAMPLE's default without a trace (tcmalloc's and Go's). */
-#define KILN_HEAP_DEFAULT_SAMPLE 524288
 
 /*
  * Turns heap profiling on: the aggregate below is kept from now on.

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/guard.h"
 #include "unwind/cfi.h"
 
 /* Exported by libkiln.so for libkiln-malloc.so only. */
@@ -64,10 +65,10 @@ struct kheap_thread {
 };
 
 /*
- * Re-entrancy guard: set while a hook records, and for good on kiln's own
- * threads; a hook that finds it set goes straight to the real allocator.
+ * Re-entrancy: the allocation guard (runtime/guard.h), set while a hook
+ * records and for good on kiln's own threads; a hook that finds it set
+ * goes straight to the real allocator.
  */
-KHEAP_SHARED extern __thread int kheap_guard __attribute__((tls_model("initial-exec")));
 
 /* Set while tracing (hooks record); cleared at exit and while forking. */
 KHEAP_SHARED extern _Atomic bool kheap_on;

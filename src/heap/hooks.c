@@ -311,7 +311,7 @@ static void put_free(void *p, uint64_t now)
 
 static inline bool tracing(void)
 {
-	return !kheap_guard && atomic_load_explicit(&kheap_on, memory_order_relaxed);
+	return !kiln_rt_guard && atomic_load_explicit(&kheap_on, memory_order_relaxed);
 }
 
 /* ---- the interposed functions ---- */
@@ -338,11 +338,11 @@ static inline bool tracing(void)
 			return boot;					\
 		if (!tracing())						\
 			return call;					\
-		kheap_guard = 1;					\
+		kiln_rt_guard = 1;					\
 		p_ = call;						\
 		if (p_ && want_alloc(size))				\
 			on_alloc(p_, size, frame);			\
-		kheap_guard = 0;					\
+		kiln_rt_guard = 0;					\
 		return p_;						\
 	}
 
@@ -425,13 +425,13 @@ static __attribute__((noinline)) void do_free(void *p)
 		real.free(p);
 		return;
 	}
-	kheap_guard = 1;
+	kiln_rt_guard = 1;
 	if (free_wanted(p)) {
 		now = kheap_now();
 		put_free(p, now);
 	}
 	real.free(p);
-	kheap_guard = 0;
+	kiln_rt_guard = 0;
 }
 
 HOOK void free(void *p)
@@ -468,7 +468,7 @@ do_realloc(void *p, size_t n, void *frame)
 
 	if (!tracing())
 		return real.realloc(p, n);
-	kheap_guard = 1;
+	kiln_rt_guard = 1;
 	had = p && free_wanted(p);
 	if (had)
 		t0 = kheap_now();
@@ -483,7 +483,7 @@ do_realloc(void *p, size_t n, void *frame)
 		if (q && want_alloc(n))
 			on_alloc(q, n, frame);
 	}
-	kheap_guard = 0;
+	kiln_rt_guard = 0;
 	return q;
 }
 
@@ -539,11 +539,11 @@ posix_memalign_slow(void **out, size_t align, size_t n, void *frame)
 		return ENOMEM;
 	if (!tracing())
 		return real.posix_memalign(out, align, n);
-	kheap_guard = 1;
+	kiln_rt_guard = 1;
 	rc = real.posix_memalign(out, align, n);
 	if (!rc && *out && want_alloc(n))
 		on_alloc(*out, n, frame);
-	kheap_guard = 0;
+	kiln_rt_guard = 0;
 	return rc;
 }
 
@@ -736,14 +736,14 @@ static bool jemalloc_ready(void)
 			sched_yield();
 		return true;
 	}
-	guard = kheap_guard;
-	kheap_guard = 1;
+	guard = kiln_rt_guard;
+	kiln_rt_guard = 1;
 	real.mallocx = dlsym(RTLD_NEXT, "mallocx");
 	real.rallocx = dlsym(RTLD_NEXT, "rallocx");
 	real.xallocx = dlsym(RTLD_NEXT, "xallocx");
 	real.sdallocx = dlsym(RTLD_NEXT, "sdallocx");
 	real.dallocx = dlsym(RTLD_NEXT, "dallocx");
-	kheap_guard = guard;
+	kiln_rt_guard = guard;
 	atomic_store_explicit(&state, 2, memory_order_release);
 	return true;
 }
@@ -781,7 +781,7 @@ HOOK void *rallocx(void *p, size_t n, int flags)
 	if (!tracing())
 		return real.rallocx ? real.rallocx(p, n, flags) :
 				      emul_rallocx(p, n, flags);
-	kheap_guard = 1;
+	kiln_rt_guard = 1;
 	had = free_wanted(p);
 	if (had)
 		t0 = kheap_now();
@@ -795,7 +795,7 @@ HOOK void *rallocx(void *p, size_t n, int flags)
 		if (want_alloc(n))
 			on_alloc(q, n, __builtin_frame_address(0));
 	}
-	kheap_guard = 0;
+	kiln_rt_guard = 0;
 	return q;
 }
 
@@ -811,7 +811,7 @@ HOOK size_t xallocx(void *p, size_t n, size_t extra, int flags)
 		return malloc_usable_size(p);	/* never resizes in place */
 	if (!tracing())
 		return real.xallocx(p, n, extra, flags);
-	kheap_guard = 1;
+	kiln_rt_guard = 1;
 	had = free_wanted(p);
 	if (had)
 		t0 = kheap_now();
@@ -828,7 +828,7 @@ HOOK size_t xallocx(void *p, size_t n, size_t extra, int flags)
 	} else if (had && kheap_sample) {
 		kheap_sset_add((uint64_t)(uintptr_t)p);
 	}
-	kheap_guard = 0;
+	kiln_rt_guard = 0;
 	return got;
 }
 
@@ -844,11 +844,11 @@ HOOK void dallocx(void *p, int flags)
 		real.dallocx(p, flags);
 		return;
 	}
-	kheap_guard = 1;
+	kiln_rt_guard = 1;
 	if (free_wanted(p))
 		put_free(p, kheap_now());
 	real.dallocx(p, flags);
-	kheap_guard = 0;
+	kiln_rt_guard = 0;
 }
 
 HOOK void sdallocx(void *p, size_t n, int flags)
@@ -863,11 +863,11 @@ HOOK void sdallocx(void *p, size_t n, int flags)
 		real.sdallocx(p, n, flags);
 		return;
 	}
-	kheap_guard = 1;
+	kiln_rt_guard = 1;
 	if (free_wanted(p))
 		put_free(p, kheap_now());
 	real.sdallocx(p, n, flags);
-	kheap_guard = 0;
+	kiln_rt_guard = 0;
 }
 
 /* What libkiln.so finds by name (heapint.h). */

@@ -84,7 +84,6 @@ _Alignas(64) _Atomic bool kheap_on;
 uint64_t kheap_sample;
 _Alignas(64) _Atomic uint64_t kheap_ss_bits0[KHEAP_SS_BITS0 / 64];
 _Alignas(64) _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
-__thread int kheap_guard __attribute__((tls_model("initial-exec")));
 
 /*
  * The malloc interposer (libkiln-malloc.so), once found: NULL when it is
@@ -991,7 +990,7 @@ void kiln_heap_fork_prepare(void)
 {
 	if (!writer_running)
 		return;
-	kheap_guard++;
+	kiln_rt_guard++;
 	/* No writer round, stack insertion or sampled-set change may be
 	 * half done in the child's copy of memory. */
 	pthread_mutex_lock(&wlock);
@@ -1006,7 +1005,7 @@ void kiln_heap_fork_parent(void)
 	unlock(&ss_lock);
 	unlock(&st_lock);
 	pthread_mutex_unlock(&wlock);
-	kheap_guard--;
+	kiln_rt_guard--;
 }
 
 void kiln_heap_fork_child(void)
@@ -1025,7 +1024,7 @@ void kiln_heap_fork_child(void)
 	writer_running = false;
 	if (atomic_load(&finishing) || !atomic_load(&kheap_on)) {
 		atomic_store(&kheap_on, false);
-		kheap_guard--;
+		kiln_rt_guard--;
 		return;
 	}
 	/* The parent writes what its threads recorded; the child starts
@@ -1090,7 +1089,7 @@ void kiln_heap_fork_child(void)
 		atomic_store(&kheap_on, false);
 		start_err = err;
 	}
-	kheap_guard--;
+	kiln_rt_guard--;
 }
 
 /* Writes the end record and stops (normal exit).  Waits at most 2 s. */
@@ -1103,14 +1102,14 @@ static void finish(void)
 	if (!writer_running || getpid() != trace_pid ||
 	    !atomic_compare_exchange_strong(&finishing, &none, 1))
 		return;
-	kheap_guard++;
+	kiln_rt_guard++;
 	exit_tid = gettid_();
 	atomic_store(&kheap_on, false);
 	atomic_store(&wake_word, 1);
 	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	for (i = 0; i < 40 && atomic_load(&finishing) != 2; i++)
 		syscall(SYS_futex, &finishing, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
-	kheap_guard--;
+	kiln_rt_guard--;
 }
 
 void kiln_heap_exit_flush(void)
@@ -1128,7 +1127,7 @@ void kiln_heap_exec_flush(void)
 	if (!writer_running || !trace_on || getpid() != trace_pid ||
 	    atomic_load(&finishing))
 		return;
-	kheap_guard++;
+	kiln_rt_guard++;
 	/* Bounded: exec is async-signal-safe, and a handler may exec while
 	 * its thread holds the lock (a snapshot of the embedding API). */
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -1144,7 +1143,7 @@ void kiln_heap_exec_flush(void)
 		kiln_rt_log(KILN_LOG_INFO, "exec: the heap trace's last events "
 			       "could not be written first: %s", strerror(rc));
 	}
-	kheap_guard--;
+	kiln_rt_guard--;
 }
 
 /*
@@ -1419,10 +1418,10 @@ static int start(const char *path)
 {
 	int err;
 
-	kheap_guard++;
+	kiln_rt_guard++;
 	if (!kiln_heap_available()) {
 		say_no_interposer(path);
-		kheap_guard--;
+		kiln_rt_guard--;
 		return -ENOTSUP;
 	}
 	interposer->real_malloc();
@@ -1501,7 +1500,7 @@ static int start(const char *path)
 	if (path)
 		kiln_rt_log(KILN_LOG_INFO, "heap trace to '%s' (%s)", trace_path,
 			       kheap_sample ? "sampling" : "every allocation");
-	kheap_guard--;
+	kiln_rt_guard--;
 	return 0;
 fail:
 	if (path)
@@ -1510,7 +1509,7 @@ fail:
 	else
 		kiln_rt_log(KILN_LOG_ERROR, "cannot start the heap profiler: %s",
 			       strerror(-err));
-	kheap_guard--;
+	kiln_rt_guard--;
 	return err;
 }
 
@@ -1574,7 +1573,7 @@ int kiln_heap_snap_take(struct kiln_heap_snap *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	kheap_guard++;
+	kiln_rt_guard++;
 	pthread_mutex_lock(&wlock);
 	if (!agg_on || !writer_running) {
 		err = -ENOENT;
@@ -1586,7 +1585,7 @@ int kiln_heap_snap_take(struct kiln_heap_snap *out)
 		err = kheap_agg_copy(out);
 	}
 	pthread_mutex_unlock(&wlock);
-	kheap_guard--;
+	kiln_rt_guard--;
 	out->sample_bytes = kheap_sample;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	out->time_nanos = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
@@ -1595,9 +1594,9 @@ int kiln_heap_snap_take(struct kiln_heap_snap *out)
 
 void kiln_heap_snap_release(struct kiln_heap_snap *s)
 {
-	kheap_guard++;
+	kiln_rt_guard++;
 	free(s->sites);
-	kheap_guard--;
+	kiln_rt_guard--;
 	s->sites = NULL;
 	s->n = 0;
 }
@@ -1631,9 +1630,9 @@ static void find_interposer(void)
 {
 	const struct kheap_interposer *ip;
 
-	kheap_guard++;
+	kiln_rt_guard++;
 	ip = dlsym(RTLD_DEFAULT, KHEAP_INTERPOSER_SYM);
-	kheap_guard--;
+	kiln_rt_guard--;
 	if (ip && ip->abi != KHEAP_ABI) {
 		kiln_rt_log(KILN_LOG_ERROR, "heap profiling off: the malloc "
 			       "interposer loaded is of another kiln build "
@@ -1701,14 +1700,4 @@ void kiln_heap_stats(struct kiln_heap_stats *st)
 	st->stacks = atomic_load(&st_count);
 	st->bytes_written = atomic_load(&st_written);
 	st->frames = atomic_load(&st_frames);
-}
-
-void kiln_heap_quiet_begin(void)
-{
-	kheap_guard++;
-}
-
-void kiln_heap_quiet_end(void)
-{
-	kheap_guard--;
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/guard.h"
 #include "cpu/cpu.h"
 #include "heap/heap.h"
 #include "http/http.h"
@@ -67,7 +68,7 @@ void kiln_http_load(void)
 	int err;
 
 	/* kiln's own work on the program's thread: not in its heap profile. */
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	if (e->http_owner) {
 		kiln_rt_log(KILN_LOG_INFO, "not serving HTTP: KILN_HTTP is "
 			       "process %d's (KILN_HTTP_INHERIT=1 serves here too)",
@@ -82,7 +83,7 @@ void kiln_http_load(void)
 			http_addr = strdup(e->http);
 		}
 	}
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 }
 
 void kiln_http_fork_child(void)

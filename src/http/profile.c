@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdio.h>
 
+#include "runtime/guard.h"
 #include "cpu/cpu.h"
 #include "format/format.h"
 #include "http/parse.h"
@@ -249,7 +250,7 @@ static void heap_answer(struct job *j, bool gone, bool stopped)
 						   "the server stops");
 		return;
 	}
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	err = kiln_heap_snap_take(&now);
 	if (!err)
 		err = kiln_agent_heap_prof(&now, j->seconds ? &j->base : NULL,
@@ -262,7 +263,7 @@ static void heap_answer(struct job *j, bool gone, bool stopped)
 	}
 	kiln_prof_free(p);
 	kiln_heap_snap_release(&now);
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 	j->req->resp = r;
 	j->req->code = code;
 }
@@ -536,9 +537,9 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 		return MHD_NO;
 	j->kind = !strcmp(what, "heap") ? JOB_HEAP : JOB_ALLOCS;
 	if (seconds) {
-		kiln_heap_quiet_begin();
+		kiln_rt_quiet_begin();
 		err = kiln_heap_snap_take(&j->base);
-		kiln_heap_quiet_end();
+		kiln_rt_quiet_end();
 		if (err) {
 			free(j);
 			return khttp_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR,

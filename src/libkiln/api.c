@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 
+#include "runtime/guard.h"
 #include "kiln/kiln.h"
 #include "cpu/cpu.h"
 #include "heap/heap.h"
@@ -19,10 +20,10 @@ KILN_API int kiln_cpu_start(const struct kiln_cpu_opts *opts)
 {
 	int err;
 
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	err = kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99,
 				   opts && (opts->flags & KILN_CPU_WALL));
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 	return err;
 }
 
@@ -32,9 +33,9 @@ KILN_API int kiln_cpu_stop_write(const char *path)
 
 	if (!path)
 		return -EINVAL;
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	err = kiln_agent_cpu_stop_write(path);
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 	return err;
 }
 
@@ -47,9 +48,9 @@ KILN_API int kiln_heap_start(void)
 {
 	int err;
 
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	err = kiln_heap_profile_start();
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 	return err;
 }
 
@@ -66,9 +67,9 @@ KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)
 {
 	int err;
 
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	err = kiln_httpd_start(addr, out);
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 	return err;
 }
 
@@ -81,8 +82,8 @@ KILN_API int kiln_http_stop(struct kiln_http *srv)
 {
 	int err;
 
-	kiln_heap_quiet_begin();
+	kiln_rt_quiet_begin();
 	err = kiln_httpd_stop(srv);
-	kiln_heap_quiet_end();
+	kiln_rt_quiet_end();
 	return err;
 }

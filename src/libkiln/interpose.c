@@ -134,11 +134,11 @@ int sigaltstack(const stack_t *ss, stack_t *old)
 
 	/* Not signalled any more before the small stack is in place
 	 * (none is, under a seccomp filter). */
-	if (small && !kiln_agent_cpu_frozen())
+	if (small && !kiln_rt_frozen())
 		was = kiln_agent_cpu_small_altstack(true);
 	rc = kiln_rt_altstack_set(ss, old);
 	err = errno;
-	if (ss && !kiln_agent_cpu_frozen() && (rc ? small && !was : !small))
+	if (ss && !kiln_rt_frozen() && (rc ? small && !was : !small))
 		kiln_agent_cpu_small_altstack(rc ? was : false);
 	errno = err;
 	return rc;

@@ -17,6 +17,7 @@
 #include "http/http.h"
 #include "runtime/forkgate.h"
 #include "runtime/log.h"
+#include "runtime/threads.h"
 #include "runtime/relay.h"
 #include "runtime/env.h"
 #include "libkiln/life.h"
@@ -56,6 +57,7 @@ static void child(void)
 	 * (the CPU profile's toggle and exit write: the parent's file), and
 	 * before the heap writer, which may ask it for an interval dump. */
 	kiln_rt_gate_child();
+	kiln_rt_threads_fork_child();
 	kiln_heapdump_fork_child();
 	kiln_agent_cpu_fork_child();
 	kiln_agent_fork_child();

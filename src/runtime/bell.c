@@ -1,5 +1,5 @@
 /*
- * Doorbells from signal handlers to kiln's threads (agent stage): see
+ * Doorbells from signal handlers to kiln's threads (runtime stage): see
  * bell.h.  Async-signal-safe throughout.
  */
 #include <errno.h>

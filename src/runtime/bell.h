@@ -1,5 +1,5 @@
 /*
- * A doorbell from signal handlers to one of kiln's threads (agent stage):
+ * A doorbell from signal handlers to one of kiln's threads (runtime stage):
  * a word of request bits in memory and a futex.  It replaces the pipes
  * the handlers used to write to: a pipe is two fd numbers that the host
  * can close and reuse for its own files (a daemon closing 3..1023), and a

@@ -14,8 +14,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "cpu/cpu.h"
-#include "heap/heap.h"
+#include "runtime/log.h"
 
 #define KILN_STR_(x) #x
 #define KILN_STR(x) KILN_STR_(x)

@@ -71,4 +71,7 @@ const struct kiln_env *kiln_env(void);
  */
 const char *kiln_env_http_token(void);
 
+/* KILN_HEAP_SAMPLE's default without a trace (tcmalloc's and Go's). */
+#define KILN_HEAP_DEFAULT_SAMPLE 524288
+
 #endif

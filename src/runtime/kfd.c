@@ -1,5 +1,5 @@
 /*
- * kiln's own file descriptors in the host process (agent stage): see
+ * kiln's own file descriptors in the host process (runtime stage): see
  * kfd.h.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * The last thread of the program (agent): a process lives while any of
+ * The last thread of the program (runtime stage): a process lives while any of
  * its threads does, and kiln's threads (the collector, the HTTP server,
  * the heap writer) must not keep one alive.  Without kiln, a program
  * whose main thread ends with pthread_exit() exits when its last thread
@@ -29,8 +29,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cpu/cpu.h"
-#include "cpu/cpuint.h"
+#include "runtime/log.h"
+#include "runtime/threads.h"
+
+static inline pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
 
 /* One watcher at a time; a thread ending while it watches asks again. */
 static _Atomic bool watching;
@@ -64,7 +69,7 @@ static bool dead(char state)
 
 static bool kiln_thread(pid_t tid)
 {
-	struct kthread *t = kcpu_find_slot(tid);
+	struct kiln_rt_thread *t = kiln_rt_thread_find(tid);
 
 	return t && t->internal;
 }
@@ -149,15 +154,15 @@ void kiln_rt_thread_ending(void)
 {
 	pthread_t t;
 	long ours = 0, all;
-	size_t i, hw = atomic_load(&kcpu_threads_hw);
+	size_t i, hw = atomic_load(&kiln_rt_threads_hw);
 
 	/* Under the program's seccomp filter kiln makes no system call in
 	 * its threads (seccomp.c). */
-	if ((kcpu_self && kcpu_self->internal) || kiln_agent_cpu_frozen())
+	if ((kiln_rt_self && kiln_rt_self->internal) || kiln_rt_frozen())
 		return;
 	/* Without a thread of kiln's, glibc's own count does the work. */
 	for (i = 0; i < hw; i++)
-		ours += atomic_load(&kcpu_threads[i].tid) && kcpu_threads[i].internal;
+		ours += atomic_load(&kiln_rt_threads[i].tid) && kiln_rt_threads[i].internal;
 	if (!ours)
 		return;
 	/* Two more threads than kiln's and this one: the program has one

@@ -1,5 +1,5 @@
 /*
- * Agent logging (agent stage): on stderr, errors only by default (a
+ * Agent logging (runtime stage): on stderr, errors only by default (a
  * profile that cannot be written, the agent stepping aside), more with
  * KILN_LOG=info or debug, nothing with KILN_LOG=quiet.  The agent never
  * prints on stdout.  Not for signal handlers.
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cpu/cpu.h"
+#include "runtime/log.h"
 #include "runtime/env.h"
 
 static int log_level = -1;

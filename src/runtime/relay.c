@@ -1,5 +1,5 @@
 /*
- * The relay: signal handlers -> one thread of kiln's (agent stage).  See
+ * The relay: signal handlers -> one thread of kiln's (runtime stage).  See
  * relay.h.
  */
 #include "runtime/relay.h"
@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "cpu/cpu.h"
+#include "runtime/forkgate.h"
+#include "runtime/log.h"
+#include "runtime/threads.h"
 #include "runtime/bell.h"
 
 static void (*_Atomic work[KILN_RELAY_JOBS])(void);

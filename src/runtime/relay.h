@@ -1,5 +1,5 @@
 /*
- * The relay (agent stage): the one way a signal handler, or a hook that
+ * The relay (runtime stage): the one way a signal handler, or a hook that
  * must not block, has work done.  Handlers cannot write a file or take a
  * lock; they ask the relay, a single thread of kiln's ("kiln-relay",
  * started through kiln_rt_thread_start()), which runs the job's work
