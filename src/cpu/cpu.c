@@ -45,13 +45,13 @@
 #include "cpu/cpuint.h"
 #include "runtime/kfd.h"
 #include "unwind/cfi.h"
-#include "heap/heap.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/htab.h"
 #include "util/maps.h"
+#include "cpu/procprof.h"
 
 /* The sampler's state shared with the handler (declared in cpuint.h). */
 struct kcpu_slot kcpu_slots[KILN_RT_MAX_THREADS];

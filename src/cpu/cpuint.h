@@ -4,8 +4,8 @@
  * a file that holds the handler and what it calls, nothing else).  Only
  * those two files include it.
  */
-#ifndef KILN_AGENT_CPUINT_H
-#define KILN_AGENT_CPUINT_H
+#ifndef KILN_CPU_CPUINT_H
+#define KILN_CPU_CPUINT_H
 
 #include <signal.h>
 #include <stdatomic.h>

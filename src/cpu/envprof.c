@@ -38,12 +38,11 @@
 #include "runtime/relay.h"
 #include "runtime/kfd.h"
 #include "format/format.h"
-#include "heap/heap.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/file.h"
-#include "kiln/kiln.h"
+#include "cpu/procprof.h"
 
 static char *cpu_path;		/* KILN_CPU / CPUPROFILE, NULL: none */
 static int cpu_hz = 99;

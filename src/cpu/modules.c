@@ -21,6 +21,7 @@
 #include "cpu/cpu.h"
 #include "profile/profile.h"
 #include "symbolize/maptab.h"
+#include "cpu/procprof.h"
 
 /* One executable segment, page-aligned as /proc/PID/maps shows it. */
 struct seg {

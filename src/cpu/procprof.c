@@ -20,6 +20,7 @@
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "cpu/procprof.h"
 
 /*
  * This process's /proc folder, held from the start of a profile: a

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "cpu/cpu.h"
+#include "cpu/procprof.h"
 #include "runtime/kfd.h"
 
 /* The top of a waiting thread's stack that is copied: 64 KiB, 16 pages

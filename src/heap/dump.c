@@ -34,15 +34,15 @@
 #include <unistd.h>
 
 #include "runtime/guard.h"
-#include "cpu/cpu.h"
 #include "runtime/env.h"
 #include "runtime/relay.h"
 #include "format/format.h"
 #include "heap/heap.h"
 #include "profile/profile.h"
 #include "util/buf.h"
-#include "kiln/kiln.h"
 #include "util/file.h"
+#include "cpu/procprof.h"
+#include "runtime/log.h"
 
 #define MAX_DEPTH 128
 

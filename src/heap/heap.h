@@ -25,6 +25,8 @@
 
 #include "runtime/env.h"
 
+struct kiln_prof;
+
 /*
  * Starts tracing when KILN_HEAP_TRACE is set (idempotent; called by the
  * library constructor in trace.c).  Logs why when it cannot start; the
@@ -123,6 +125,28 @@ const uint64_t *kiln_heap_stack(uint32_t id, uint32_t *depth);
  * bytes were allocated (estimated when sampling).  0 turns it off.
  */
 void kiln_heap_on_interval(uint64_t bytes, void (*fn)(void));
+
+/* ---- heap profiles of this process (dump.c) ---- */
+
+struct kiln_heap_snap;
+
+/*
+ * A pprof heap profile of snapshot now, or of now minus base (a
+ * difference over time) when base is not NULL: sample types
+ * alloc_objects/count, alloc_space/bytes, inuse_objects/count,
+ * inuse_space/bytes, period type space/bytes, default inuse_space (or
+ * alloc_space with allocs), symbolized.  *out is the caller's.
+ * 0 or -errno.
+ */
+int kiln_agent_heap_prof(const struct kiln_heap_snap *now,
+			 const struct kiln_heap_snap *base, bool allocs,
+			 struct kiln_prof **out);
+
+/*
+ * Starts heap profiling if it is off, takes a snapshot and writes it as
+ * gzipped pprof to path (atomically).  0 or -errno.
+ */
+int kiln_agent_heap_write(const char *path);
 
 /* ---- hooks libkiln/life.c calls, in the order it states ---- */
 

@@ -36,7 +36,6 @@
 
 #include <zstd.h>
 
-#include "cpu/cpu.h"
 #include "runtime/env.h"
 #include "runtime/kfd.h"
 #include "format/heapenc.h"
@@ -48,6 +47,8 @@
 #include "util/file.h"
 #include "util/htab.h"
 #include "util/maps.h"
+#include "runtime/log.h"
+#include "runtime/threads.h"
 
 #define FLUSH_NS 100000000ull		/* at most this long between frames */
 #define FLUSH_RECORDS (1u << 18)	/* ... or this many records pending */

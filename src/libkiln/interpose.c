@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cpu/cpu.h"
+#include "cpu/procprof.h"
 #include "libkiln/life.h"
 #include "runtime/altstack.h"
 #include "runtime/forkgate.h"

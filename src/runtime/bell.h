@@ -6,8 +6,8 @@
  * handler writing a byte to the number would write it into the host's
  * file; memory cannot be taken that way, and survives fork as it is.
  */
-#ifndef KILN_AGENT_BELL_H
-#define KILN_AGENT_BELL_H
+#ifndef KILN_RUNTIME_BELL_H
+#define KILN_RUNTIME_BELL_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -14,8 +14,8 @@
  * the very number in between wins the race; at a number that high it
  * would have to open hundreds of files to do so.
  */
-#ifndef KILN_AGENT_KFD_H
-#define KILN_AGENT_KFD_H
+#ifndef KILN_RUNTIME_KFD_H
+#define KILN_RUNTIME_KFD_H
 
 #include <stdbool.h>
 #include <sys/types.h>

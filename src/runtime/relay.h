@@ -7,8 +7,8 @@
  * sets the work of its jobs at load; the jobs are listed here so that
  * what can run on the relay is read in one place.
  */
-#ifndef KILN_AGENT_RELAY_H
-#define KILN_AGENT_RELAY_H
+#ifndef KILN_RUNTIME_RELAY_H
+#define KILN_RUNTIME_RELAY_H
 
 #include <stdbool.h>
 
