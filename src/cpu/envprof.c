@@ -451,7 +451,7 @@ void kiln_agent_sigprof_claimed(void)
 
 
 /*
- * exec and _exit (runtime/process.c's interposers call these first):
+ * exec and _exit (libkiln/interpose.c's interposers call these first, through libkiln/life.c):
  * the profile so far is written, by the process that owns the file only
  * (never a fork or vfork child: it never touches a vfork parent's
  * memory).  A program that ends with _exit() (shells do, and forked

@@ -1,6 +1,6 @@
 /*
  * Profiles of this process (cpu stage): what the CPU profile (cpu.c)
- * and the heap profile (heapdump.c) do alike when they turn raw
+ * and the heap profiles (heap/dump.c) do alike when they turn raw
  * addresses into a self-contained pprof: the executable mappings of
  * /proc/self/maps as profile mappings, light symbolization (no
  * debuginfod, symbol tables for system libraries: see kiln_sym_opts.light)

@@ -184,7 +184,7 @@ static void dump_next(const char *why)
 }
 
 /*
- * Before an exec of this process (preload.c's exec interposers): the
+ * Before an exec of this process (libkiln/interpose.c's exec interposers): the
  * image's heap so far, as the dump an exit would write.  The new image
  * numbers its dumps on from the last one (see kiln_heapdump_load()).
  */

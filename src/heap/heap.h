@@ -75,7 +75,7 @@ bool kiln_heap_profiling(void);
 void kiln_heap_stop(void);
 
 /*
- * kiln_heap_exit_flush() and kiln_heap_exec_flush(), runtime.h's hooks:
+ * kiln_heap_exit_flush() and kiln_heap_exec_flush(), libkiln/life.c's hooks:
  * the process ends without its destructors (_exit, _Exit: a forked
  * snapshot child, a shell): the writer drains every thread, writes the
  * end record and stops (2 s at most), as at a normal exit; the process

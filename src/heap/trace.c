@@ -94,7 +94,7 @@ static const struct kheap_interposer *interposer;
 
 
 static char *trace_path;		/* KILN_HEAP_TRACE */
-/* The trace's fd: high, checked before each frame (agent/kfd.h). */
+/* The trace's fd: high, checked before each frame (runtime/kfd.h). */
 static struct kiln_kfd trace_kfd = KILN_KFD_INIT;
 static struct kiln_cfi *cfi;
 static uint64_t main_stack_hi;

@@ -676,7 +676,7 @@ int kiln_httpd_start(const char *addr, struct kiln_http **out)
 		}
 		srv->token_len = strlen(tok);
 	}
-	/* At a high number, checked before each use: agent/kfd.h. */
+	/* At a high number, checked before each use: runtime/kfd.h. */
 	err = kiln_kfd_adopt(&srv->wake, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (err)
 		goto out_free;

@@ -3,7 +3,7 @@
  * must not block, has work done.  Handlers cannot write a file or take a
  * lock; they ask the relay, a single thread of kiln's ("kiln-relay",
  * started through kiln_rt_thread_start()), which runs the job's work
- * with the fork gate held busy (agent.h: no fork meanwhile).  Each part
+ * with the fork gate held busy (forkgate.h: no fork meanwhile).  Each part
  * sets the work of its jobs at load; the jobs are listed here so that
  * what can run on the relay is read in one place.
  */
@@ -13,10 +13,10 @@
 #include <stdbool.h>
 
 enum kiln_relay_job {
-	KILN_RELAY_CPU_TOGGLE,		/* preload.c: CPUPROFILESIGNAL */
-	KILN_RELAY_CPU_EXIT,		/* preload.c: a fatal signal; write now */
-	KILN_RELAY_HEAP_SIGNAL,		/* heapdump.c: HEAPPROFILESIGNAL */
-	KILN_RELAY_HEAP_INTERVAL,	/* heapdump.c: an allocation interval */
+	KILN_RELAY_CPU_TOGGLE,		/* cpu/envprof.c: CPUPROFILESIGNAL */
+	KILN_RELAY_CPU_EXIT,		/* cpu/envprof.c: a fatal signal; write now */
+	KILN_RELAY_HEAP_SIGNAL,		/* heap/dump.c: HEAPPROFILESIGNAL */
+	KILN_RELAY_HEAP_INTERVAL,	/* heap/dump.c: an allocation interval */
 	KILN_RELAY_JOBS
 };
 

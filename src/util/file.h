@@ -138,7 +138,7 @@ int kiln_open_regular(const char *path);
 
 /*
  * The first of the high fd numbers kiln keeps its own descriptors at,
- * inside someone else's process (agent/kfd.h): 64 under the soft
+ * inside someone else's process (runtime/kfd.h): 64 under the soft
  * RLIMIT_NOFILE (counted as at most 1024).
  */
 int kiln_fd_high_base(void);

@@ -16,7 +16,7 @@ gcc -O1 -g -fsanitize=thread -o "$T/hostile-tsan" "$KILN_SRC/tests/workloads/hos
 "$T/hostile-tsan" "$WL/libplugin.so" > "$T/bare.txt" 2>"$T/bare.err" ||
     skip "the TSan build does not run here: $(head -1 "$T/bare.err")"
 # Two reports are TSan's blind spot, suppressed by name: the agent's
-# note_one() (src/agent/modules.c) and the unwinder's same_object()
+# note_one() (src/cpu/modules.c) and the unwinder's same_object()
 # (src/unwind/cfiint.h) read each library's name inside dl_iterate_phdr's
 # callback, under the loader's lock, which TSan does not see, against the
 # strdup() dlopen made of it before taking that lock to publish the

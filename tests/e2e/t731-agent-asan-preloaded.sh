@@ -8,7 +8,7 @@
 # process (status 0, before main: "__lsan_unregister_root_region():
 # region ... has not been registered").  The agent's constructor frees
 # what it strdup()s (the debug file cache's folder, KILN_CACHE_DIR), so it
-# allocates with malloc() first (src/runtime/runtime.c).  Each host here
+# allocates with malloc() first (src/libkiln/life.c).  Each host here
 # must run as it does bare: its output, its exit status, a CPU profile.
 . "$(dirname "$0")/lib.sh"
 need_agent
