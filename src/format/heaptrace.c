@@ -591,10 +591,8 @@ bool kiln_heaptrace_detect(const char *data, size_t len)
  */
 static bool peek_uv(const unsigned char *p, size_t n, size_t *i, uint64_t *v)
 {
-	int got = kiln_varint_get(p + *i, n - *i, v);
+	int got = kiln_varint_get_proto(p + *i, n - *i, v);
 
-	if (got == KILN_VARINT_WIDE)
-		got = KILN_VARINT_MAX;
 	if (got <= 0)
 		return false;
 	*i += (size_t)got;

@@ -495,10 +495,8 @@ WF_MSG_DEF(wf_profile, "Profile",
  */
 static bool wf_varint(const uint8_t *b, size_t *pos, size_t end, uint64_t *v)
 {
-	int got = kiln_varint_get(b + *pos, end - *pos, v);
+	int got = kiln_varint_get_proto(b + *pos, end - *pos, v);
 
-	if (got == KILN_VARINT_WIDE)
-		got = KILN_VARINT_MAX;
 	if (got <= 0)
 		return false;
 	*pos += (size_t)got;

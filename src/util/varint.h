@@ -100,6 +100,19 @@ static inline size_t kiln_varint_put_signed(unsigned char *p, int64_t v)
 }
 
 /*
+ * The same, as protobuf reads a varint: a tenth byte's bits above the 64th
+ * are dropped, so only KILN_VARINT_SHORT and KILN_VARINT_LONG fail.
+ * Async-signal-safe.
+ */
+static inline int kiln_varint_get_proto(const unsigned char *p, size_t n,
+					uint64_t *v)
+{
+	int got = kiln_varint_get(p, n, v);
+
+	return got == KILN_VARINT_WIDE ? KILN_VARINT_MAX : got;
+}
+
+/*
  * Reads a signed LEB128 of p[0..n) into *v.  Returns the bytes it took
  * (1..10), KILN_VARINT_SHORT when p ends inside it, KILN_VARINT_LONG when
  * the tenth byte is not the last, KILN_VARINT_WIDE when the tenth byte is
@@ -109,28 +122,20 @@ static inline size_t kiln_varint_put_signed(unsigned char *p, int64_t v)
 static inline int kiln_varint_get_signed(const unsigned char *p, size_t n,
 					 int64_t *v)
 {
-	uint64_t x = 0;
-	size_t i;
+	uint64_t x;
+	int got = kiln_varint_get(p, n, &x);
 
-	for (i = 0; i < KILN_VARINT_MAX; i++) {
-		unsigned char b;
-		unsigned shift = (unsigned)(7 * i);
+	if (got == KILN_VARINT_WIDE || got == KILN_VARINT_MAX) {
+		unsigned char last = p[KILN_VARINT_MAX - 1];
 
-		if (i == n)
-			break;
-		b = p[i];
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (b & 0x80)
-			continue;
-		if (shift + 7 < 64 && (b & 0x40))
-			x |= ~(uint64_t)0 << (shift + 7);
-		*v = (int64_t)x;
-		return i == KILN_VARINT_MAX - 1 && b != 0 && b != 0x7f
-			       ? KILN_VARINT_WIDE
-			       : (int)i + 1;
+		got = last == 0 || last == 0x7f ? KILN_VARINT_MAX
+						: KILN_VARINT_WIDE;
+	} else if (got > 0 && (p[got - 1] & 0x40)) {
+		/* Bit 6 of the last byte is the sign: extend it. */
+		x |= ~(uint64_t)0 << (7 * got);
 	}
 	*v = (int64_t)x;
-	return i < KILN_VARINT_MAX ? KILN_VARINT_SHORT : KILN_VARINT_LONG;
+	return got;
 }
 
 #endif

@@ -3,7 +3,8 @@
  * the boundaries of each byte count (0, 127, 128, 2^32-1, 2^64-1 and the
  * signed ones around them), the exact bytes of known encodings (DWARF's
  * and protobuf's examples), input that ends inside a varint at every
- * length, and over-long or too-wide ten-byte input.
+ * length, and over-long or too-wide ten-byte input (refused, or read as
+ * protobuf reads it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,6 +96,7 @@ static void test_over_long(void **state)
 	memset(b, 0x80, sizeof(b));
 	b[11] = 0;
 	assert_int_equal(kiln_varint_get(b, 12, &v), KILN_VARINT_LONG);
+	assert_int_equal(kiln_varint_get_proto(b, 12, &v), KILN_VARINT_LONG);
 	assert_int_equal(kiln_varint_get(b, 10, &v), KILN_VARINT_LONG);
 	assert_int_equal(kiln_varint_get(b, 9, &v), KILN_VARINT_SHORT);
 	/* A tenth byte with bits above the 64th: too wide, the low 64 bits
@@ -103,6 +105,10 @@ static void test_over_long(void **state)
 	b[9] = 0x03;
 	assert_int_equal(kiln_varint_get(b, 10, &v), KILN_VARINT_WIDE);
 	assert_true(v == UINT64_MAX);
+	v = 0;
+	assert_int_equal(kiln_varint_get_proto(b, 10, &v), 10);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(kiln_varint_get_proto(b, 9, &v), KILN_VARINT_SHORT);
 	b[9] = 0x7e;
 	memset(b, 0x80, 9);
 	assert_int_equal(kiln_varint_get(b, 10, &v), KILN_VARINT_WIDE);
