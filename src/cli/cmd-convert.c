@@ -36,10 +36,54 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
+static bool writable(enum kiln_fmt f)
+{
+	const struct kiln_fmt_info *e = kiln_fmt_info(f);
+
+	return e && e->write;
+}
+
+/*
+ * The usage error for an output kiln cannot write: format to (--to),
+ * else the format fmt that the output's name tells, if any.  The formats
+ * kiln writes are listed from the table (format/registry.c).
+ */
+static int refuse_output(const char *output, const char *to,
+			 enum kiln_fmt fmt)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	const struct kiln_fmt_info *e;
+	size_t i;
+	int rc;
+
+	if (to) {
+		kiln_buf_addf(&b, "cannot write format '%s': choose ", to);
+		kiln_fmt_list_writable(&b, ", ", " or ");
+	} else if (fmt == KILN_FMT_UNKNOWN) {
+		kiln_buf_addf(&b, "cannot tell the output format from '%s': "
+			      "use --to ", output);
+		kiln_fmt_list_writable(&b, "|", "|");
+		kiln_buf_adds(&b, " or an extension (");
+		for (i = 0; (e = kiln_fmt_written(i)); i++)
+			kiln_buf_addf(&b, "%s%.*s", i ? ", " : "",
+				      (int)strcspn(e->exts, " "), e->exts);
+		kiln_buf_adds(&b, ")");
+	} else {
+		kiln_buf_addf(&b, "'%s' names a %s file, which kiln reads but "
+			      "does not write: use --to ", output,
+			      kiln_fmt_name(fmt));
+		kiln_fmt_list_writable(&b, "|", "|");
+	}
+	rc = kiln_cli_usage_error("convert", "%s", b.data ? b.data : "");
+	kiln_buf_release(&b);
+	return rc;
+}
+
 int kiln_cmd_convert(int argc, char **argv)
 {
 	struct kiln_cli_input in = { 0 };
 	struct kiln_buf out = KILN_BUF_INIT;
+	struct kiln_fmt_wopts wo = { 0 };
 	struct kiln_prof *p;
 	const char *output = NULL, *to = NULL;
 	enum kiln_fmt fmt;
@@ -64,42 +108,16 @@ int kiln_cmd_convert(int argc, char **argv)
 		return kiln_cli_usage_error("convert", "no input file");
 	if (!output)
 		return kiln_cli_usage_error("convert", "no output file: give -o OUT");
-	if (to) {
-		fmt = kiln_fmt_parse(to);
-		if (fmt != KILN_FMT_PPROF && fmt != KILN_FMT_COLLAPSED &&
-		    fmt != KILN_FMT_SPEEDSCOPE && fmt != KILN_FMT_PERF_SCRIPT)
-			return kiln_cli_usage_error("convert",
-				"cannot write format '%s': choose pprof, collapsed, speedscope or perf-script",
-				to);
-	} else {
-		fmt = kiln_fmt_from_ext(output);
-		if (fmt == KILN_FMT_UNKNOWN)
-			return kiln_cli_usage_error("convert",
-				"cannot tell the output format from '%s': use --to pprof|collapsed|speedscope|perf-script or an extension (.pb.gz, .collapsed, .json, .perf)",
-				output);
-	}
-	if (fmt != KILN_FMT_PPROF && fmt != KILN_FMT_COLLAPSED &&
-	    fmt != KILN_FMT_SPEEDSCOPE && fmt != KILN_FMT_PERF_SCRIPT)
-		return kiln_cli_usage_error("convert",
-			"'%s' names a %s file, which kiln reads but does not write: use --to pprof|collapsed|speedscope|perf-script",
-			output, kiln_fmt_name(fmt));
+	fmt = to ? kiln_fmt_parse(to) : kiln_fmt_from_ext(output);
+	if (!writable(fmt))
+		return refuse_output(output, to, fmt);
 	rc = kiln_cli_load(argv + optind, argc - optind, &in, &p, &type);
 	if (rc)
 		return rc;
-	switch (fmt) {
-	case KILN_FMT_PPROF:
-		err = kiln_pprof_write(p, &out, !ends_with(output, ".pb"));
-		break;
-	case KILN_FMT_COLLAPSED:
-		err = kiln_collapsed_write(p, type, &out);
-		break;
-	case KILN_FMT_SPEEDSCOPE:
-		err = kiln_speedscope_write(p, type, argv[optind], &out);
-		break;
-	default:
-		err = kiln_perfscript_write(p, type, &out);
-		break;
-	}
+	wo.type = type;
+	wo.name = argv[optind];
+	wo.raw = ends_with(output, ".pb");
+	err = kiln_fmt_write(fmt, p, &wo, &out);
 	if (err) {
 		kiln_cli_error("cannot write %s: %s", kiln_fmt_name(fmt),
 			       strerror(-err));

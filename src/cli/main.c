@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
+#include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
 #include "util/limit.h"
@@ -24,6 +25,9 @@ struct kiln_cmd {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 	const char *usage;
+	/* If set: the formats kiln writes (format/registry.c) follow usage,
+	 * then this. */
+	const char *usage_after_formats;
 };
 
 static const struct kiln_cmd kiln_cmds[] = {
@@ -332,11 +336,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "speedscope JSON, Chrome/Node .cpuprofile and Chrome trace events,\n"
 	  "gperftools CPU profiles, legacy text profiles (tcmalloc heap,\n"
 	  "growth, contention, threadz, Go, Java), valgrind massif's\n"
-	  "massif.out, heaptrack traces (.zst, .gz).  Output formats:\n"
-	  "  pprof        .pb.gz (gzip) or .pb (uncompressed)\n"
-	  "  collapsed    .collapsed, .folded, .txt   (FlameGraph, inferno)\n"
-	  "  speedscope   .json                       (speedscope.app)\n"
-	  "  perf-script  .perf, .script              (Firefox Profiler)\n"
+	  "massif.out, heaptrack traces (.zst, .gz).  Output formats:\n",
 	  "\n"
 	  "  -o, --output FILE     where to write (- for standard output)\n"
 	  "      --to FORMAT       output format (default: from OUT's extension)\n"
@@ -385,11 +385,21 @@ static void main_usage(FILE *f)
 void kiln_cli_usage(const char *cmd, bool to_stderr)
 {
 	const struct kiln_cmd *c = find_cmd(cmd);
+	FILE *f = to_stderr ? stderr : stdout;
 
-	if (c)
-		fputs(c->usage, to_stderr ? stderr : stdout);
-	else
-		main_usage(to_stderr ? stderr : stdout);
+	if (!c) {
+		main_usage(f);
+		return;
+	}
+	fputs(c->usage, f);
+	if (c->usage_after_formats) {
+		struct kiln_buf b = KILN_BUF_INIT;
+
+		if (!kiln_fmt_list_help(&b))
+			fputs(b.data, f);
+		kiln_buf_release(&b);
+		fputs(c->usage_after_formats, f);
+	}
 }
 
 void kiln_cli_error(const char *fmt, ...)

@@ -44,12 +44,74 @@ enum kiln_fmt {
 	KILN_FMT_HEAPTRACK,
 };
 
-/*
- * The formats are one table in format/read.c: name, other names, file
- * extensions, detection and reader, in the order detection weighs them.
- */
 typedef int (*kiln_fmt_reader)(struct kiln_prof *, const char *, size_t,
 			       struct kiln_diag *);
+
+/* What a writer is given besides the profile. */
+struct kiln_fmt_wopts {
+	int type;		/* the text formats' one sample type, by index */
+	const char *name;	/* the profile's name (speedscope's) */
+	bool raw;		/* pprof: not gzip-compressed (a .pb file) */
+};
+typedef int (*kiln_fmt_writer)(struct kiln_prof *p,
+			       const struct kiln_fmt_wopts *o,
+			       struct kiln_buf *out);
+
+/*
+ * One format: a row of the one table of formats (format/formats.def) that
+ * reading, `kiln convert`, the help, the refusal messages and kiln
+ * serve's downloads all go by, less its reader and detection
+ * (kiln_fmt_reader_of(), kiln_fmt_detect()).  Rows are in the order
+ * detection weighs formats where two are as likely, and extensions are
+ * matched in it.
+ */
+struct kiln_fmt_info {
+	enum kiln_fmt fmt;
+	const char *name;	/* "pprof": --to, messages, /api/download */
+	const char *aliases;	/* other names kiln_fmt_parse() takes */
+	/* File extensions, blank-separated, longest first where one ends
+	 * another; a written file is named with the first. */
+	const char *exts;
+	/* In the list of a refusal ("formats tried: ..."); NULL: said by
+	 * another row of the same reader. */
+	const char *tried;
+	const char *note;	/* help's words on a written format, or NULL */
+	const char *mime;	/* a written format's content type, or NULL */
+	kiln_fmt_writer write;	/* NULL: not written */
+	/* A written format's place in the lists of them (help, messages,
+	 * kiln serve's downloads), from 1; 0 for one not written. */
+	int written;
+};
+
+/* Row i of the table, NULL past the last: for lists of formats. */
+const struct kiln_fmt_info *kiln_fmt_row(size_t i);
+/* The row of format f, NULL for none. */
+const struct kiln_fmt_info *kiln_fmt_info(enum kiln_fmt f);
+/* The i-th format kiln writes (from 0, in their `written` order), NULL
+ * past the last. */
+const struct kiln_fmt_info *kiln_fmt_written(size_t i);
+/*
+ * Appends the names of the formats kiln writes to b, separated by sep,
+ * the last two by last: ("pprof, collapsed, speedscope or perf-script"
+ * for ", " and " or ").  0 or -ENOMEM.
+ */
+int kiln_fmt_list_writable(struct kiln_buf *b, const char *sep,
+			   const char *last);
+/* Writes the list a refusal names, every format read ("perf.data,
+ * gperftools, ..."), into list (size bytes, cut short to fit). */
+void kiln_fmt_list_tried(char *list, size_t size);
+/*
+ * Appends one line per written format to b, for help: its name, its
+ * extensions and its note, in columns, each line indented by two blanks.
+ * 0 or -ENOMEM.
+ */
+int kiln_fmt_list_help(struct kiln_buf *b);
+/*
+ * Writes p as format f (one with a writer) to out.  -EINVAL for a format
+ * kiln does not write, else what the writer returns.
+ */
+int kiln_fmt_write(enum kiln_fmt f, struct kiln_prof *p,
+		   const struct kiln_fmt_wopts *o, struct kiln_buf *out);
 
 /* "pprof", "collapsed", "perf-script", ... */
 const char *kiln_fmt_name(enum kiln_fmt f);
@@ -61,7 +123,7 @@ enum kiln_fmt kiln_fmt_from_ext(const char *path);
 /* Guesses the format of (already decompressed, UTF-8) file contents:
  * the likeliest, KILN_FMT_UNKNOWN when nothing fits at all. */
 enum kiln_fmt kiln_fmt_detect(const char *data, size_t len);
-/* The reader of format f, NULL for none. */
+/* The reader of format f, NULL for one kiln does not read. */
 kiln_fmt_reader kiln_fmt_reader_of(enum kiln_fmt f);
 
 /* True if data starts with the gzip magic. */

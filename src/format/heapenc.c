@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "format/heapenc.h"
+#include "util/varint.h"
 
 void kiln_henc_init(struct kiln_henc *e)
 {
@@ -49,20 +50,16 @@ bool kiln_hcols_empty(const struct kiln_hcols *f)
 	return !f->c[KILN_HCOL_TAG].len;
 }
 
+/* Writes v at p (room for KILN_VARINT_MAX); returns the byte after it. */
 static inline unsigned char *uv(unsigned char *p, uint64_t v)
 {
-	while (v >= 0x80) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v;
-	return p;
+	return p + kiln_varint_put(p, v);
 }
 
 /* Appends a varint to b, which has room (kiln_buf_grow'n by 10). */
 static inline void put_uv(struct kiln_buf *b, uint64_t v)
 {
-	b->len = (size_t)((char *)uv((unsigned char *)b->data + b->len, v) - b->data);
+	b->len += kiln_varint_put((unsigned char *)b->data + b->len, v);
 }
 
 static inline void put_c(struct kiln_buf *b, unsigned char c)

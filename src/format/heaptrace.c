@@ -26,6 +26,7 @@
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/limit.h"
+#include "util/varint.h"
 
 /* A frame that inflates beyond this is not one the agent wrote. */
 #define MAX_FRAME_BYTES (256u << 20)
@@ -88,41 +89,35 @@ static int bad(struct reader *r, const char *fmt, ...)
 
 /* ---- fields ---- */
 
-static int uv_slow(struct reader *r, struct col *c, uint64_t *v, const char *what,
-		   const char *where)
+/* The varint of column c that kiln_varint_get() refused, named. */
+static __attribute__((noinline, cold)) int
+uv_bad(struct reader *r, const struct col *c, int got, const char *what,
+       const char *where)
 {
-	uint64_t x = 0;
-	unsigned shift = 0;
+	if (got == KILN_VARINT_SHORT)
+		return bad(r, "%s: the %s ends early", what, where);
+	/* Bits above the 64th in the tenth byte, whether or not it ends. */
+	if (c->p[KILN_VARINT_MAX - 1] & 0x7e)
+		return bad(r, "%s: varint larger than 64 bits", what);
+	return bad(r, "%s: varint longer than 10 bytes", what);
+}
 
-	for (;;) {
-		unsigned char b;
+/* A varint of k, called `where` in an error. */
+static inline int col_uv(struct reader *r, struct col *k, uint64_t *v,
+			 const char *what, const char *where)
+{
+	int got = kiln_varint_get(k->p, (size_t)(k->end - k->p), v);
 
-		if (c->p >= c->end)
-			return bad(r, "%s: the %s ends early", what, where);
-		b = *c->p++;
-		if (shift == 63 && (b & 0x7e))
-			return bad(r, "%s: varint larger than 64 bits", what);
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			break;
-		shift += 7;
-		if (shift > 63)
-			return bad(r, "%s: varint longer than 10 bytes", what);
-	}
-	*v = x;
+	if (got <= 0)
+		return uv_bad(r, k, got, what, where);
+	k->p += got;
 	return 0;
 }
 
-/* A varint of column c; most are one byte. */
+/* A varint of column c. */
 static inline int uv(struct reader *r, int c, uint64_t *v, const char *what)
 {
-	struct col *k = &r->col[c];
-
-	if (k->p < k->end && *k->p < 0x80) {
-		*v = *k->p++;
-		return 0;
-	}
-	return uv_slow(r, k, v, what, col_name[c]);
+	return col_uv(r, &r->col[c], v, what, col_name[c]);
 }
 
 /* A low byte and a varint of the bits above it (sizes, block numbers). */
@@ -398,7 +393,7 @@ static int head_uv(struct reader *r, const unsigned char **p,
 		   const unsigned char *end, uint64_t *v, const char *what)
 {
 	struct col c = { *p, end };
-	int err = uv_slow(r, &c, v, what, "column table");
+	int err = col_uv(r, &c, v, what, "column table");
 
 	*p = c.p;
 	return err;
@@ -589,22 +584,19 @@ bool kiln_heaptrace_detect(const char *data, size_t len)
 	return out.pos < 8 || !memcmp(head, "KILNHEAP", 8);
 }
 
-/* A varint of p[*i..n), or false when it does not end there. */
+/*
+ * A varint of p[*i..n), or false when it does not end there.  Bits above
+ * the 64th in a tenth byte are dropped: the peek only recognizes a trace,
+ * the reader names what is wrong with one.
+ */
 static bool peek_uv(const unsigned char *p, size_t n, size_t *i, uint64_t *v)
 {
-	uint64_t x = 0;
-	unsigned shift;
+	int got = kiln_varint_get_proto(p + *i, n - *i, v);
 
-	for (shift = 0; shift < 64 && *i < n; shift += 7) {
-		unsigned char b = p[(*i)++];
-
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			return true;
-		}
-	}
-	return false;
+	if (got <= 0)
+		return false;
+	*i += (size_t)got;
+	return true;
 }
 
 int kiln_heaptrace_peek(const char *data, size_t len,

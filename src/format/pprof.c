@@ -39,6 +39,7 @@
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/diag.h"
+#include "util/varint.h"
 
 /* Shorter names for the generated types (file-local). */
 typedef Perftools__Profiles__Profile pb_profile;
@@ -488,25 +489,18 @@ WF_MSG_DEF(wf_profile, "Profile",
 	   { 13, WF_PACKED, "comment", NULL },
 	   { 14, WF_VARINT, "default_sample_type", NULL });
 
-/* Reads a varint at *pos (< end); false if it is cut short or too long. */
+/*
+ * Reads a varint at *pos (< end); false if it is cut short or too long.
+ * As protobuf-c does, a tenth byte's bits above the 64th are dropped.
+ */
 static bool wf_varint(const uint8_t *b, size_t *pos, size_t end, uint64_t *v)
 {
-	uint64_t r = 0;
-	unsigned shift;
-	size_t i = *pos;
+	int got = kiln_varint_get_proto(b + *pos, end - *pos, v);
 
-	for (shift = 0; i < end && shift < 70; shift += 7) {
-		uint8_t c = b[i++];
-
-		if (shift < 64)
-			r |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			*pos = i;
-			*v = r;
-			return true;
-		}
-	}
-	return false;
+	if (got <= 0)
+		return false;
+	*pos += (size_t)got;
+	return true;
 }
 
 /* One field of a message. */

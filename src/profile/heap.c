@@ -22,10 +22,9 @@
 #include <string.h>
 
 #include "profile/heap.h"
-#include "util/buf.h"
+#include "profile/maptab.h"
 #include "profile/profile.h"
-#include "symbolize/maptab.h"
-#include "symbolize/symbolize.h"
+#include "util/buf.h"
 
 #define MAX_BUCKETS 1024
 #define FIRST_BUCKET_NS 1000

@@ -216,61 +216,69 @@ int web_api_timeline(struct call *c)
 
 int web_api_download(struct call *c)
 {
+	/* Besides the formats kiln writes (format/registry.c). */
 	static const struct { const char *name, *ext, *type; } kinds[] = {
-		{ "pprof", "pb.gz", "application/octet-stream" },
-		{ "collapsed", "collapsed", "text/plain; charset=utf-8" },
-		{ "speedscope", "speedscope.json", "application/json" },
-		{ "perf-script", "perf", "text/plain; charset=utf-8" },
 		{ "svg", "svg", "image/svg+xml" },
 		{ "html", "html", "text/html; charset=utf-8" },
 	};
-	const char *format = call_arg(c, "format"), *base;
+	const char *format = call_arg(c, "format"), *base, *ext, *type;
+	const struct kiln_fmt_info *w = NULL;
 	struct kiln_flame_opts o = { 0 };
 	struct web_view *v;
-	size_t k;
+	size_t k, i;
 	bool reverse;
 	int err = 0;
 
 	if (call_bool_arg(c, "reverse", &reverse) || call_selection(c, &v))
 		return c->status;
-	for (k = 0; format && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+	for (i = 0; format && !w && kiln_fmt_written(i); i++)
+		if (!strcmp(format, kiln_fmt_written(i)->name))
+			w = kiln_fmt_written(i);
+	for (k = 0; format && !w && k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		if (!strcmp(format, kinds[k].name))
 			break;
-	if (!format || k == sizeof(kinds) / sizeof(kinds[0]))
-		return call_fail(c, 400, "bad format '%s': want pprof, collapsed, "
-			    "speedscope, perf-script, svg or html", format ? format : "");
+	if (!format || (!w && k == sizeof(kinds) / sizeof(kinds[0]))) {
+		struct kiln_buf want = KILN_BUF_INIT;
+
+		kiln_fmt_list_writable(&want, ", ", ", ");
+		err = call_fail(c, 400, "bad format '%s': want %s, svg or html",
+				format ? format : "", want.data ? want.data : "");
+		kiln_buf_release(&want);
+		return err;
+	}
 	base = strrchr(c->m->in[v->p].name, '/');
 	base = base ? base + 1 : c->m->in[v->p].name;
-	switch (k) {
-	case 0: err = kiln_pprof_write(v->prof, c->out, true); break;
-	case 1: err = kiln_collapsed_write(v->prof, v->type, c->out); break;
-	case 2: err = kiln_speedscope_write(v->prof, v->type, base, c->out); break;
-	case 3: err = kiln_perfscript_write(v->prof, v->type, c->out); break;
-	case 4:
+	if (w) {
+		struct kiln_fmt_wopts wo = { v->type, base, false };
+
+		err = kiln_fmt_write(w->fmt, v->prof, &wo, c->out);
+		/* Its first extension, less the dot. */
+		ext = w->exts + 1;
+		type = w->mime;
+	} else if (k == 0) {
 		o.reverse = reverse;
 		err = kiln_flame_svg(v->prof, v->type, &o, c->out);
-		break;
-	case 5: {
+		ext = kinds[k].ext;
+		type = kinds[k].type;
+	} else {
 		struct kiln_buf msg = KILN_BUF_INIT;
 		int status = kiln_web_save_html(c->m, c->r, c->out, &msg);
 
-		if (status != 200) {
-			kiln_buf_release(&msg);
-			return call_fail(c, 500, "cannot save the page (status %d)", status);
-		}
 		kiln_buf_release(&msg);
-		break;
-	}
+		if (status != 200)
+			return call_fail(c, 500, "cannot save the page (status %d)", status);
+		ext = kinds[k].ext;
+		type = kinds[k].type;
 	}
 	if (err) {
 		c->err = err;
 		return 500;
 	}
-	c->r->type = kinds[k].type;
+	c->r->type = type;
 	/* The input's name, less what a file name cannot hold, and the
 	 * format's extension. */
-	snprintf(c->r->filename, sizeof(c->r->filename), "%.100s.%s", base,
-		 kinds[k].ext);
+	snprintf(c->r->filename, sizeof(c->r->filename), "%.100s.%.*s", base,
+		 (int)strcspn(ext, " "), ext);
 	for (char *f = c->r->filename; *f; f++)
 		if (*f == '"' || *f == '\\' || (unsigned char)*f < 0x20 || *f == 0x7f)
 			*f = '_';

@@ -182,6 +182,114 @@ static void test_refusal(void **state)
 	}
 }
 
+/*
+ * The one table of formats (format/formats.def): every extension of a row
+ * maps back to that row, every name and alias parses to it, written
+ * formats have a writer, a place in the lists, a note and a content type,
+ * and the lists say each of them.
+ */
+static void test_registry(void **state)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	const struct kiln_fmt_info *e;
+	size_t i, nwritten = 0;
+
+	(void)state;
+	for (i = 0; (e = kiln_fmt_row(i)); i++) {
+		const char *x = e->exts;
+
+		assert_ptr_equal(kiln_fmt_info(e->fmt), e);
+		assert_string_equal(kiln_fmt_name(e->fmt), e->name);
+		assert_int_equal(kiln_fmt_parse(e->name), e->fmt);
+		assert_non_null(kiln_fmt_reader_of(e->fmt));
+		while (x && *x) {
+			size_t n = strcspn(x, " ");
+			char path[64];
+
+			assert_true(x[0] == '.' && n < 40);
+			snprintf(path, sizeof(path), "dir.pb/profile%.*s", (int)n, x);
+			if (kiln_fmt_from_ext(path) != e->fmt)
+				fail_msg("'%s' is %s, not %s", path,
+					 kiln_fmt_name(kiln_fmt_from_ext(path)),
+					 e->name);
+			x += n;
+			x += strspn(x, " ");
+		}
+		if (e->aliases) {
+			const char *a = e->aliases;
+
+			while (*a) {
+				size_t n = strcspn(a, " ");
+				char name[32];
+
+				snprintf(name, sizeof(name), "%.*s", (int)n, a);
+				assert_int_equal(kiln_fmt_parse(name), e->fmt);
+				a += n;
+				a += strspn(a, " ");
+			}
+		}
+		assert_true((e->write != NULL) == (e->written > 0));
+		if (e->write) {
+			nwritten++;
+			assert_ptr_equal(kiln_fmt_written((size_t)e->written - 1), e);
+			assert_non_null(e->exts);
+			assert_non_null(e->note);
+			assert_non_null(e->mime);
+		}
+	}
+	assert_true(i > 10);
+	assert_null(kiln_fmt_written(nwritten));
+	assert_int_equal(kiln_fmt_from_ext("profile.unknownext"), KILN_FMT_UNKNOWN);
+	assert_null(kiln_fmt_info(KILN_FMT_UNKNOWN));
+
+	/* The lists: every written format, in its place. */
+	assert_int_equal(kiln_fmt_list_writable(&b, ", ", " or "), 0);
+	assert_string_equal(b.data, "pprof, collapsed, speedscope or perf-script");
+	kiln_buf_reset(&b);
+	assert_int_equal(kiln_fmt_list_help(&b), 0);
+	for (i = 0; (e = kiln_fmt_written(i)); i++) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "  %s ", e->name);
+		assert_non_null(strstr(b.data, line));
+		assert_non_null(strstr(b.data, e->exts));
+		assert_non_null(strstr(b.data, e->note));
+	}
+	kiln_buf_release(&b);
+}
+
+/* The refusal names every format kiln reads: a row without words of its
+ * own shares its reader with one that has them. */
+static void test_refusal_lists_all(void **state)
+{
+	const struct kiln_fmt_info *e, *o;
+	struct kiln_diag d = { "" };
+	enum kiln_fmt fmt;
+	char list[512];
+	size_t i, j;
+
+	(void)state;
+	assert_int_equal(read_file("hello world\nsecond line\n", 24, &d, &fmt),
+			 -EINVAL);
+	kiln_fmt_list_tried(list, sizeof(list));
+	assert_non_null(strstr(d.msg, list));
+	for (i = 0; (e = kiln_fmt_row(i)); i++) {
+		if (!kiln_fmt_reader_of(e->fmt))
+			continue;
+		if (e->tried) {
+			if (!strstr(d.msg, e->tried))
+				fail_msg("'%s' not in: %s", e->tried, d.msg);
+			continue;
+		}
+		for (j = 0; (o = kiln_fmt_row(j)); j++)
+			if (o->tried && kiln_fmt_reader_of(o->fmt) ==
+					kiln_fmt_reader_of(e->fmt))
+				break;
+		if (!o)
+			fail_msg("%s is not said in the refusal", e->name);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,6 +297,8 @@ int main(void)
 		cmocka_unit_test(test_detect),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_refusal),
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_refusal_lists_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,16 +1,14 @@
 /*
- * Executable mappings of a maps text as profile mappings (symbolize
+ * Executable mappings of a maps text as profile mappings (profile
  * stage).  See maptab.h.
  */
-#include "symbolize/maptab.h"
-#include "util/buf.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/maptab.h"
 #include "profile/profile.h"
-#include "symbolize/symbolize.h"
+#include "util/buf.h"
 #include "util/maps.h"
 
 struct add_ctx {
