@@ -22,7 +22,7 @@ exceptions=${2:-scripts/layout-exceptions.txt}
 # cli, web -> session -> capture/symbolize/format -> profile -> util, and
 # libkiln -> {cpu, heap, locks, http} -> {runtime, unwind} -> {profile,
 # symbolize, format, util}.  kiln/ is the public header (include/kiln/).
-# Folders not made yet (session, cpu, locks, libkiln) are in already.
+# Folders not made yet (session, locks) are in already.
 rules='
 util:
 profile:   util
@@ -36,13 +36,14 @@ cli:       web session capture symbolize format render profile util
 runtime:   util
 unwind:    runtime util
 cpu:       runtime unwind format symbolize profile util kiln
-heap:      runtime unwind format symbolize profile util kiln
+heap:      cpu runtime unwind format symbolize profile util kiln
 locks:     runtime unwind format symbolize profile util kiln
-http:      runtime unwind format symbolize profile util kiln
+http:      cpu heap locks runtime unwind format symbolize profile util kiln
 libkiln:   cpu heap locks http runtime unwind format symbolize profile util kiln
-agent:     cpu heap locks http runtime unwind format symbolize profile util kiln
 '
-# agent/ is today's libkiln/ and cpu/ in one, until it is split (issue 25).
+# Among libkiln.so's parts: heap -> cpu (cpu/procprof.h: this process's
+# profiles, which the heap dumps share), http -> cpu, heap, locks (the
+# endpoints serve the other parts' profiles); never the other way.
 max_file_lines=800
 max_func_lines=150
 

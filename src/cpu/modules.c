@@ -20,7 +20,7 @@
 
 #include "cpu/cpu.h"
 #include "profile/profile.h"
-#include "symbolize/maptab.h"
+#include "profile/maptab.h"
 #include "cpu/procprof.h"
 
 /* One executable segment, page-aligned as /proc/PID/maps shows it. */

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "symbolize/maptab.h"
+#include "profile/maptab.h"
 
 struct kiln_prof;
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "runtime/guard.h"
+#include "util/varint.h"
 #include "unwind/cfi.h"
 
 /* Exported by libkiln.so for libkiln-malloc.so only. */
@@ -208,12 +209,7 @@ void kheap_agg_interval(uint64_t bytes, void (*fn)(void));
 /* Encoding helpers. */
 static inline unsigned char *kheap_uv(unsigned char *p, uint64_t v)
 {
-	while (v >= 0x80) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v;
-	return p;
+	return p + kiln_varint_put(p, v);
 }
 
 #endif

@@ -116,6 +116,16 @@ int kheap_write_frame(const struct kiln_buf *b);
 void kheap_round(bool force, bool all, bool end);
 void *kheap_write_loop(void *arg);
 
+/* ---- preload.c: the interposer and the allocator ---- */
+
+/* Says why the program's allocations are not seen (its own allocator). */
+void kheap_check_allocator(void);
+/* Says that heap profiling needs libkiln-malloc.so, and the LD_PRELOAD;
+ * path: the trace's, NULL for a heap profile. */
+void kheap_say_no_interposer(const char *path);
+/* Says that libkiln.so is behind the C library, and the fix. */
+void kheap_check_in_front(void);
+
 /* ---- small helpers ---- */
 
 static inline void kheap_lock(atomic_flag *f)

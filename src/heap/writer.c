@@ -132,15 +132,7 @@ int kheap_dl_gen(struct dl_phdr_info *info, size_t size, void *arg)
 /* Reads a varint of a ring record (written by this library: well formed). */
 static inline const unsigned char *rd_uv(const unsigned char *p, uint64_t *v)
 {
-	uint64_t x = 0;
-	int shift = 0;
-
-	while (*p & 0x80) {
-		x |= (uint64_t)(*p++ & 0x7f) << shift;
-		shift += 7;
-	}
-	*v = x | (uint64_t)*p++ << shift;
-	return p;
+	return p + kiln_varint_get(p, KILN_VARINT_MAX, v);
 }
 
 /*

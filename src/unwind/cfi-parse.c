@@ -10,6 +10,7 @@
  * docs/unwinding.md.
  */
 #include "unwind/cfiint.h"
+#include "util/varint.h"
 
 #include <elf.h>
 #include <link.h>
@@ -53,40 +54,59 @@ static uint64_t rd_uint(struct rd *r, size_t n)
 	return v;
 }
 
+/*
+ * DWARF lets a LEB128 run past ten bytes (padding): util/varint.h reads
+ * the first ten (the low 64 bits), the rest are skipped here.  false when
+ * the section ends inside it.
+ */
+static bool skip_leb_tail(struct rd *r)
+{
+	r->p += KILN_VARINT_MAX;
+	while (rd_need(r, 1))
+		if (!(*r->p++ & 0x80))
+			return true;
+	return false;
+}
+
 static uint64_t rd_uleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	uint64_t v;
+	int n;
 
-	for (;;) {
-		if (!rd_need(r, 1))
-			return 0;
-		uint8_t b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
+	if (r->bad)
+		return 0;
+	n = kiln_varint_get_proto(r->p, (size_t)(r->end - r->p), &v);
+	if (n > 0) {
+		r->p += n;
+		return v;
 	}
+	if (n == KILN_VARINT_LONG && skip_leb_tail(r))
+		return v;
+	r->bad = true;
+	return 0;
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	int64_t v;
+	int n;
 
-	do {
-		if (!rd_need(r, 1))
-			return 0;
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
+	if (r->bad)
+		return 0;
+	n = kiln_varint_get_signed(r->p, (size_t)(r->end - r->p), &v);
+	if (n > 0) {
+		r->p += n;
+		return v;
+	}
+	/* Ten bytes or more: the low 64 bits, no sign extended past them. */
+	if (n == KILN_VARINT_WIDE) {
+		r->p += KILN_VARINT_MAX;
+		return v;
+	}
+	if (n == KILN_VARINT_LONG && skip_leb_tail(r))
+		return v;
+	r->bad = true;
+	return 0;
 }
 
 enum {
