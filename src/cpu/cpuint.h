@@ -110,6 +110,54 @@ static inline pid_t gettid_(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+/* ---- cpu.c: the sampler, for collect.c and snapshot.c ---- */
+
+/* The sampler's state lock (start, stop, snapshot). */
+void kcpu_lock_state(void);
+void kcpu_unlock_state(void);
+/* Thread tid's registry slot, taken for it if it has none. */
+struct kiln_rt_thread *kcpu_slot_for(pid_t tid);
+/* The handler installed and the tables there (state lock held): false
+ * where the program has a SIGPROF handler of its own. */
+bool kcpu_handler_ready(void);
+
+/* ---- collect.c: the collector and the profile's end ---- */
+
+struct kiln_prof;
+struct kiln_sym;
+/* A new aggregate for a profile at period ns per sample (wall: sample
+ * type wall/nanoseconds).  0 or -ENOMEM. */
+int kcpu_collect_open(int period_ns, bool wall);
+/* Whether an aggregate is open (a profile runs or is being ended). */
+bool kcpu_collect_opened(void);
+/* Starts the collector thread (after open).  0 or -EAGAIN. */
+int kcpu_collect_start(void);
+/* Stops the collector at once (it drains a last time) and joins it. */
+void kcpu_collect_stop(void);
+/* The aggregate, the caller's now; the collector's tables emptied. */
+struct kiln_prof *kcpu_collect_take(void);
+/* Frees an open aggregate (a start that failed). */
+void kcpu_collect_close(void);
+void kcpu_collect_fork_child(void);
+/* Drains the queue into the aggregate (collector, or stop once joined). */
+void kcpu_drain(void);
+/* Sample stacks whose top was not known get it (the handler's sp). */
+void kcpu_resolve_stacks(void);
+/* The labels of thread tid's samples in state (0: none) in p: pid,
+ * thread, thread_name, state, into l.  Returns how many (at most 4). */
+struct kiln_label;
+uint32_t kcpu_thread_labels(struct kiln_prof *p, uint32_t tid, uint8_t state,
+			    struct kiln_label *l);
+/* raw with mappings and symbols, as *out (caller frees), through the
+ * session with (NULL: one of its own); _warm: the collector's warm one. */
+int kcpu_finish(struct kiln_prof *raw, struct kiln_prof **out,
+		struct kiln_sym *with);
+int kcpu_finish_warm(struct kiln_prof *raw, struct kiln_prof **out);
+
+/* ---- snapshot.c ---- */
+
+void kcpu_snapshot_fork_child(void);
+
 /* ---- sigprof.c: async-signal-safe ---- */
 
 /* Wakes the collector before its period ends. */
