@@ -106,15 +106,8 @@ static uint32_t labels_for(uint32_t tid, uint8_t state)
 	if (id)
 		return tids[id - 1].lset;
 	n = kcpu_thread_labels(agg, tid, state, l);
-	if (ntids == tids_alloc) {
-		size_t na = tids_alloc ? tids_alloc * 2 : 64;
-		struct tid_ent *t = realloc(tids, na * sizeof(*t));
-
-		if (!t)
-			return 0;
-		tids = t;
-		tids_alloc = na;
-	}
+	if (KILN_GROW(tids, tids_alloc, ntids + 1, 64))
+		return 0;
 	tids[ntids].tid = tid;
 	tids[ntids].state = state;
 	tids[ntids].lset = kiln_prof_labelset(agg, l, n);

@@ -22,6 +22,7 @@
 #include "profile/profile.h"
 #include "profile/maptab.h"
 #include "cpu/procprof.h"
+#include "util/buf.h"
 
 /* One executable segment, page-aligned as /proc/PID/maps shows it. */
 struct seg {
@@ -80,15 +81,8 @@ static int note_one(struct dl_phdr_info *info, size_t size, void *arg)
 			return 0;
 	if (nmods == MAX_MODULES)
 		return 1;
-	if (nmods == mods_alloc) {
-		size_t na = mods_alloc ? mods_alloc * 2 : 32;
-		struct module *q = realloc(mods, na * sizeof(*q));
-
-		if (!q)
-			return 1;
-		mods = q;
-		mods_alloc = na;
-	}
+	if (KILN_GROW(mods, mods_alloc, nmods + 1, 32))
+		return 1;
 	m = &mods[nmods];
 	memset(m, 0, sizeof(*m));
 	m->base = info->dlpi_addr;

@@ -302,15 +302,8 @@ static int stacks_add(struct stacks *st, const char *s, size_t len,
 		st->v[id - 1].value += value;
 		return 0;
 	}
-	if (st->n == st->alloc) {
-		size_t n = st->alloc ? st->alloc * 2 : 256;
-		void *v = realloc(st->v, n * sizeof(*st->v));
-
-		if (!v)
-			return -ENOMEM;
-		st->v = v;
-		st->alloc = n;
-	}
+	if (KILN_GROW(st->v, st->alloc, st->n + 1, 256))
+		return -ENOMEM;
 	st->v[st->n].off = st->keys.len;
 	st->v[st->n].len = (uint32_t)len;
 	st->v[st->n].value = value;

@@ -32,6 +32,7 @@
 #include "format/jsonread.h"
 #include "profile/profile.h"
 #include "util/diag.h"
+#include "util/buf.h"
 
 #define NONE SIZE_MAX
 
@@ -65,15 +66,8 @@ static int add_node(struct creader *r, int64_t id, const json_t *frame,
 	const char *url = kiln_json_str(frame, "url", "");
 	struct cnode *c;
 
-	if (r->nn == r->alloc) {
-		size_t n = r->alloc ? r->alloc * 2 : 256;
-		void *v = realloc(r->n, n * sizeof(*r->n));
-
-		if (!v)
-			return -ENOMEM;
-		r->n = v;
-		r->alloc = n;
-	}
+	if (KILN_GROW(r->n, r->alloc, r->nn + 1, 256))
+		return -ENOMEM;
 	c = &r->n[r->nn++];
 	c->id = id;
 	c->parent = parent;
@@ -298,15 +292,8 @@ static int add_sample(struct creader *r, size_t ni, int64_t ns,
 					 "a cycle", where, r->n[ni].id);
 		if (r->n[cur].kind != K_FRAME)
 			continue;
-		if (depth == r->stack_alloc) {
-			size_t n = r->stack_alloc ? r->stack_alloc * 2 : 64;
-			uint32_t *s = realloc(r->stack, n * sizeof(*s));
-
-			if (!s)
-				return -ENOMEM;
-			r->stack = s;
-			r->stack_alloc = n;
-		}
+		if (KILN_GROW(r->stack, r->stack_alloc, depth + 1, 64))
+			return -ENOMEM;
 		r->stack[depth] = node_loc(r, cur);
 		if (!r->stack[depth])
 			return r->p->err ? r->p->err : -ENOMEM;

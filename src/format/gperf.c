@@ -47,6 +47,7 @@
 #include "symbolize/symbolize.h"
 #include "util/diag.h"
 #include "util/maps.h"
+#include "util/buf.h"
 
 /* gperftools keeps 64 frames (kMaxStackDepth); a bound well above it. */
 #define MAX_DEPTH 4096
@@ -107,15 +108,8 @@ static int add_gmap(const struct kiln_maps_entry *e, void *arg)
 
 	if (e->perms[2] != 'x')
 		return 0;
-	if (c->n == c->alloc) {
-		size_t n = c->alloc ? c->alloc * 2 : 32;
-		struct gmap *q = realloc(c->maps, n * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		c->maps = q;
-		c->alloc = n;
-	}
+	if (KILN_GROW(c->maps, c->alloc, c->n + 1, 32))
+		return -ENOMEM;
 	m.start = e->start;
 	m.limit = e->end;
 	m.offset = e->offset;

@@ -17,6 +17,7 @@
 #include "profile/profile.h"
 #include "util/diag.h"
 #include "util/maps.h"
+#include "util/buf.h"
 
 /* ---- Java heapz and contentionz ---- */
 
@@ -273,16 +274,9 @@ int kiln_legacy_java_names(struct kiln_prof *p, const char *text, size_t len,
 		if (!ok || q == e || !is_space(*q))
 			continue;
 		q = skip_spaces(q, e);
-		if (n == alloc) {
-			size_t na = alloc ? alloc * 2 : 64;
-			struct kiln_legacy_jname *x = realloc(v, na * sizeof(*x));
-
-			if (!x) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = x;
-			alloc = na;
+		if (KILN_GROW(v, alloc, n + 1, 64)) {
+			free(v);
+			return -ENOMEM;
 		}
 		v[n].id = id;
 		v[n].loc = java_loc(p, q, e);

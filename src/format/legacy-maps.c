@@ -39,15 +39,8 @@ static const char *skip_field(const char *s, const char *e)
 
 static int push(struct kiln_legacy_maps *m, const struct kiln_legacy_map *x)
 {
-	if (m->n == m->alloc) {
-		size_t n = m->alloc ? m->alloc * 2 : 32;
-		struct kiln_legacy_map *v = realloc(m->v, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->alloc = n;
-	}
+	if (KILN_GROW(m->v, m->alloc, m->n + 1, 32))
+		return -ENOMEM;
 	m->v[m->n++] = *x;
 	return 0;
 }

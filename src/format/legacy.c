@@ -49,20 +49,14 @@
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/diag.h"
+#include "util/buf.h"
 
 /* ---- what the parsers share ---- */
 
 static int push_addr(struct kiln_legacy_reader *r, uint64_t a)
 {
-	if (r->naddrs == r->addrs_alloc) {
-		size_t n = r->addrs_alloc ? r->addrs_alloc * 2 : 256;
-		uint64_t *q = realloc(r->addrs, n * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		r->addrs = q;
-		r->addrs_alloc = n;
-	}
+	if (KILN_GROW(r->addrs, r->addrs_alloc, r->naddrs + 1, 256))
+		return -ENOMEM;
 	r->addrs[r->naddrs++] = a;
 	return 0;
 }
@@ -79,15 +73,8 @@ int kiln_legacy_new_sample(struct kiln_legacy_reader *r, size_t addr0, struct ki
 		return kiln_diag(r->d, "line %zu: %s: a stack of %zu addresses "
 				 "(at most %d)", r->c.lineno, r->what,
 				 r->naddrs - addr0, KILN_LEGACY_MAX_DEPTH);
-	if (r->ns == r->s_alloc) {
-		size_t n = r->s_alloc ? r->s_alloc * 2 : 64;
-		struct kiln_legacy_sample *q = realloc(r->s, n * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		r->s = q;
-		r->s_alloc = n;
-	}
+	if (KILN_GROW(r->s, r->s_alloc, r->ns + 1, 64))
+		return -ENOMEM;
 	s = &r->s[r->ns++];
 	memset(s, 0, sizeof(*s));
 	s->addr = addr0;

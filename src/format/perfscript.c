@@ -446,15 +446,8 @@ static int event_add(struct events *ev, const struct hdr *h)
 	long i = event_find(ev, h->event, h->event_len);
 
 	if (i < 0) {
-		if (ev->n == ev->alloc) {
-			size_t n = ev->alloc ? ev->alloc * 2 : 4;
-			struct event *v = realloc(ev->v, n * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			ev->v = v;
-			ev->alloc = n;
-		}
+		if (KILN_GROW(ev->v, ev->alloc, ev->n + 1, 4))
+			return -ENOMEM;
 		i = (long)ev->n++;
 		ev->v[i].name = h->event;
 		ev->v[i].len = h->event_len;
@@ -729,15 +722,8 @@ static uint32_t make_location(struct reader *r, const char *s, const char *e,
 /* Appends a location to the current stack. */
 static int push(struct reader *r, uint32_t loc)
 {
-	if (r->depth == r->stack_alloc) {
-		size_t n = r->stack_alloc ? r->stack_alloc * 2 : 128;
-		uint32_t *s = realloc(r->stack, n * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		r->stack = s;
-		r->stack_alloc = n;
-	}
+	if (KILN_GROW(r->stack, r->stack_alloc, r->depth + 1, 128))
+		return -ENOMEM;
 	r->stack[r->depth++] = loc;
 	return 0;
 }

@@ -343,15 +343,8 @@ static void *arena_alloc(void *data, size_t size)
 	void *r;
 
 	if (size > ARENA_CHUNK / 2) {
-		if (a->nbig == a->bigcap) {
-			size_t n = a->bigcap ? a->bigcap * 2 : 16;
-			void **b = realloc(a->big, n * sizeof(*b));
-
-			if (!b)
-				goto out_oom;
-			a->big = b;
-			a->bigcap = n;
-		}
+		if (KILN_GROW(a->big, a->bigcap, a->nbig + 1, 16))
+			goto out_oom;
 		r = malloc(size);
 		if (!r)
 			goto out_oom;

@@ -22,6 +22,7 @@
 #include "format/jsonread.h"
 #include "profile/profile.h"
 #include "util/diag.h"
+#include "util/buf.h"
 
 enum { T_COUNT, T_TIME, T_SPACE, T_KINDS };
 
@@ -238,16 +239,9 @@ static int read_evented(struct sreader *r, const json_t *prof, size_t pi,
 		}
 		last = json_number_value(at);
 		if (!strcmp(type, "O")) {
-			if (depth == cap) {
-				size_t *o = realloc(open, (cap ? cap * 2 : 64) *
-						    sizeof(*o));
-
-				if (!o) {
-					err = -ENOMEM;
-					break;
-				}
-				open = o;
-				cap = cap ? cap * 2 : 64;
+			if (KILN_GROW(open, cap, depth + 1, 64)) {
+				err = -ENOMEM;
+				break;
 			}
 			open[depth++] = f;
 		} else if (!strcmp(type, "C")) {

@@ -57,15 +57,8 @@ static long frame_index(struct ftab *t, uint32_t name, uint32_t file,
 
 	if (id)
 		return (long)id - 1;
-	if (t->n == t->alloc) {
-		size_t n = t->alloc ? t->alloc * 2 : 256;
-		void *v = realloc(t->v, n * sizeof(*t->v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->alloc = n;
-	}
+	if (KILN_GROW(t->v, t->alloc, t->n + 1, 256))
+		return -ENOMEM;
 	t->v[t->n].name = name;
 	t->v[t->n].file = file;
 	t->v[t->n].line = line;

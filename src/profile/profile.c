@@ -11,33 +11,26 @@
 #include <string.h>
 
 #include "util/diag.h"
+#include "util/buf.h"
 
-/* Grows an array so that index `need - 1` fits; sets p->err on failure. */
-static bool grow(struct kiln_prof *p, void **arr, size_t *alloc, size_t need,
+/* Grows an array so that index `need - 1` fits; sets p->err on failure
+ * (sticky: after a failed kiln_array_grow_from(), nothing more is tried). */
+static bool grow(struct kiln_prof *p, void *arrp, size_t *alloc, size_t need,
 		 size_t size)
 {
-	size_t n;
-	void *q;
-
 	if (need <= *alloc)
 		return true;
 	if (p->err)
 		return false;
-	n = *alloc ? *alloc : 16;
-	while (n < need)
-		n *= 2;
-	q = realloc(*arr, n * size);
-	if (!q) {
+	if (kiln_array_grow_from((void **)arrp, alloc, need, size, 16)) {
 		p->err = -ENOMEM;
 		return false;
 	}
-	*arr = q;
-	*alloc = n;
 	return true;
 }
 
 #define GROW(p, arr, alloc, need) \
-	grow((p), (void **)&(arr), &(alloc), (need), sizeof(*(arr)))
+	grow((p), &(arr), &(alloc), (need), sizeof(*(arr)))
 
 static bool index_add(struct kiln_prof *p, struct kiln_htab *h, uint32_t hash,
 		      uint32_t id)
@@ -654,18 +647,8 @@ long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,
 		const struct kiln_location *l = &p->locations[locs[i]];
 		uint32_t nl = l->nlines ? l->nlines : 1;
 
-		if (n + nl > *cap) {
-			size_t c = *cap ? *cap * 2 : 64;
-			struct kiln_frame *f;
-
-			while (c < n + nl)
-				c *= 2;
-			f = realloc(*frames, c * sizeof(*f));
-			if (!f)
-				return -ENOMEM;
-			*frames = f;
-			*cap = c;
-		}
+		if (KILN_GROW(*frames, *cap, n + nl, 64))
+			return -ENOMEM;
 		if (!l->nlines) {
 			struct kiln_frame *f = &(*frames)[n++];
 

@@ -89,20 +89,14 @@ static uint32_t row_of(struct kiln_top *t, struct kiln_prof *p,
 	id = kiln_htab_find(index, hash, row_eq, &k);
 	if (id)
 		return id;
+	/* Rows and their seen marks side by side: one capacity. */
 	if (t->n == *alloc) {
-		size_t na = *alloc ? *alloc * 2 : 256;
-		struct kiln_top_row *r;
-		uint32_t *sn;
+		size_t rows_cap = *alloc, seen_cap = *alloc;
 
-		r = realloc(t->rows, na * sizeof(*r));
-		if (!r)
+		if (KILN_GROW(t->rows, rows_cap, t->n + 1, 256) ||
+		    KILN_GROW(*seen, seen_cap, t->n + 1, 256))
 			return 0;
-		t->rows = r;
-		sn = realloc(*seen, na * sizeof(*sn));
-		if (!sn)
-			return 0;
-		*seen = sn;
-		*alloc = na;
+		*alloc = rows_cap;
 	}
 	id = (uint32_t)++t->n;
 	t->rows[id - 1] = (struct kiln_top_row){

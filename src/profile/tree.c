@@ -8,6 +8,7 @@
 
 #include "profile/profile.h"
 #include "profile/tree.h"
+#include "util/buf.h"
 
 /* Lookup key of a child: its parent and its name's string id. */
 struct tree_key {
@@ -124,21 +125,15 @@ static int name_cmp(const void *a, const void *b, void *ctx)
 /* Relinks every node's children in name order. */
 static int sort_children(struct kiln_tree *t)
 {
-	uint32_t *tmp = NULL, cap = 0, i, c, k, m;
+	uint32_t *tmp = NULL, i, c, k, m;
+	size_t cap = 0;
 
 	for (i = 0; i < t->n; i++) {
 		m = 0;
 		for (c = t->nodes[i].child; c; c = t->nodes[c].next) {
-			if (m == cap) {
-				uint32_t nc = cap ? cap * 2 : 64;
-				uint32_t *nt = realloc(tmp, nc * sizeof(*nt));
-
-				if (!nt) {
-					free(tmp);
-					return -ENOMEM;
-				}
-				tmp = nt;
-				cap = nc;
+			if (KILN_GROW(tmp, cap, m + 1, 64)) {
+				free(tmp);
+				return -ENOMEM;
 			}
 			tmp[m++] = c;
 		}

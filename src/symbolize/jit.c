@@ -14,6 +14,7 @@
 #include "util/diag.h"
 #include "util/maps.h"
 #include "util/file.h"
+#include "util/buf.h"
 
 /* ---- JIT symbol maps ---- */
 
@@ -88,15 +89,8 @@ int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
 		if (!size || start + size < start)
 			return kiln_diag(d, "line %zu: bad size 0x%" PRIx64,
 					 lineno, size);
-		if (s->njits == s->jits_alloc) {
-			size_t n = s->jits_alloc ? s->jits_alloc * 2 : 64;
-			struct jit *r = realloc(s->jits, n * sizeof(*r));
-
-			if (!r)
-				return -ENOMEM;
-			s->jits = r;
-			s->jits_alloc = n;
-		}
+		if (KILN_GROW(s->jits, s->jits_alloc, s->njits + 1, 64))
+			return -ENOMEM;
 		j = &s->jits[s->njits];
 		j->start = start;
 		j->end = start + size;
@@ -140,16 +134,9 @@ int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
 		return err;
 	}
 	for (;;) {
-		if (len == cap) {
-			size_t c = cap ? cap * 2 : 65536;
-			char *t = realloc(text, c);
-
-			if (!t) {
-				err = -ENOMEM;
-				goto out;
-			}
-			text = t;
-			cap = c;
+		if (KILN_GROW(text, cap, len + 1, 65536)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		n = read(fd, text + len, cap - len);
 		if (n < 0) {

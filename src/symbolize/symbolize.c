@@ -29,6 +29,7 @@
 #include "util/file.h"
 #include "util/htab.h"
 #include "util/maps.h"
+#include "util/buf.h"
 
 /* ---- an arena of strings and frame arrays that never move ---- */
 
@@ -78,15 +79,8 @@ const char *ksym_intern(struct kiln_sym *s, const char *str, size_t len)
 	id = kiln_htab_find(&s->str_index, hash, str_eq, &k);
 	if (id)
 		return s->strs[id - 1];
-	if (s->nstrs == s->strs_alloc) {
-		size_t n = s->strs_alloc ? s->strs_alloc * 2 : 256;
-		const char **q = realloc(s->strs, n * sizeof(*q));
-
-		if (!q)
-			return NULL;
-		s->strs = q;
-		s->strs_alloc = n;
-	}
+	if (KILN_GROW(s->strs, s->strs_alloc, s->nstrs + 1, 256))
+		return NULL;
 	copy = ksym_arena_alloc(s, len + 1);
 	if (!copy)
 		return NULL;
@@ -390,15 +384,8 @@ long ksym_add_map(struct kiln_sym *s, const char *path, size_t len,
 
 	if (end <= start)
 		return -EINVAL;
-	if (s->nmaps == s->maps_alloc) {
-		size_t n = s->maps_alloc ? s->maps_alloc * 2 : 32;
-		struct map *q = realloc(s->maps, n * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		s->maps = q;
-		s->maps_alloc = n;
-	}
+	if (KILN_GROW(s->maps, s->maps_alloc, s->nmaps + 1, 32))
+		return -ENOMEM;
 	copy = ksym_intern(s, path, len);
 	if (!copy)
 		return -ENOMEM;
@@ -652,16 +639,9 @@ static int resolve(struct kiln_sym *s, size_t mi)
 			return 0;
 		}
 	}
-	if (s->nmods == s->mods_alloc) {
-		size_t n = s->mods_alloc ? s->mods_alloc * 2 : 16;
-		struct mod *q = realloc(s->mods, n * sizeof(*q));
-
-		if (!q) {
-			close(fd);
-			return -ENOMEM;
-		}
-		s->mods = q;
-		s->mods_alloc = n;
+	if (KILN_GROW(s->mods, s->mods_alloc, s->nmods + 1, 16)) {
+		close(fd);
+		return -ENOMEM;
 	}
 	/* libdwfl reads the file through fd and closes it at dwfl_end();
 	 * the file name it is given is where .gnu_debuglink files are
@@ -823,15 +803,8 @@ static int lookup_in(struct kiln_sym *s, uint32_t map, uint64_t addr,
 			info.file_offset = addr;
 		}
 	}
-	if (s->nentries == s->entries_alloc) {
-		size_t n = s->entries_alloc ? s->entries_alloc * 2 : 256;
-		struct entry *q = realloc(s->entries, n * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		s->entries = q;
-		s->entries_alloc = n;
-	}
+	if (KILN_GROW(s->entries, s->entries_alloc, s->nentries + 1, 256))
+		return -ENOMEM;
 	s->entries[s->nentries].addr = addr;
 	s->entries[s->nentries].map = map;
 	s->entries[s->nentries].njits = s->njits;

@@ -20,6 +20,7 @@
  *    library unloaded meanwhile cannot fault it.
  */
 #include "unwind/cfiint.h"
+#include "util/buf.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -94,19 +95,6 @@ struct scan {
 	bool force;		/* wanted modules: scan even if nothing moved */
 };
 
-static bool grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t ncap = *cap ? 2 * *cap : 32;
-	void *nv = realloc(*v, ncap * size);
-	if (!nv)
-		return false;
-	*v = nv;
-	*cap = ncap;
-	return true;
-}
-
 static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *sc = arg;
@@ -139,8 +127,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 			break;
 		}
 	}
-	if (!grow((void **)&set->mods, &sc->cap_mods, set->nmods,
-		  sizeof(*set->mods)))
+	if (KILN_GROW(set->mods, sc->cap_mods, set->nmods + 1, 32))
 		goto nomem;
 	if (mod) {
 		mod->refs++;
@@ -170,8 +157,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !ph->p_memsz)
 			continue;
-		if (!grow((void **)&set->ranges, &sc->cap_ranges, set->nranges,
-			  sizeof(*set->ranges)))
+		if (KILN_GROW(set->ranges, sc->cap_ranges, set->nranges + 1, 32))
 			goto nomem;
 		set->ranges[set->nranges++] = (struct cfi_range){
 			.lo = info->dlpi_addr + ph->p_vaddr,

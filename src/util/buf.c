@@ -178,12 +178,18 @@ char *kiln_buf_detach(struct kiln_buf *b, size_t *len)
 
 int kiln_array_grow(void **p, size_t *alloc, size_t need, size_t size)
 {
+	return kiln_array_grow_from(p, alloc, need, size, 64);
+}
+
+int kiln_array_grow_from(void **p, size_t *alloc, size_t need, size_t size,
+			 size_t first)
+{
 	size_t na;
 	void *q;
 
 	if (need <= *alloc)
 		return 0;
-	na = *alloc ? *alloc : 64;
+	na = *alloc ? *alloc : (first ? first : 1);
 	while (na < need) {
 		if (na > SIZE_MAX / 2)
 			return -ENOMEM;

@@ -42,6 +42,22 @@ char *kiln_buf_detach(struct kiln_buf *b, size_t *len);
  */
 int kiln_array_grow(void **p, size_t *alloc, size_t need, size_t size);
 
+/* The same, doubling from first elements. */
+int kiln_array_grow_from(void **p, size_t *alloc, size_t need, size_t size,
+			 size_t first);
+
+/*
+ * kiln_array_grow_from() for an array arr (any T *) and its size_t
+ * capacity cap, the way kiln appends:
+ *
+ *	if (KILN_GROW(st->v, st->alloc, st->n + 1, 256))
+ *		return -ENOMEM;
+ *	st->v[st->n++] = x;
+ */
+#define KILN_GROW(arr, cap, need, first) \
+	kiln_array_grow_from((void **)&(arr), &(cap), (need), sizeof(*(arr)), \
+			     (first))
+
 static inline void kiln_buf_reset(struct kiln_buf *b)
 {
 	b->len = 0;
