@@ -132,7 +132,7 @@ int kheap_dl_gen(struct dl_phdr_info *info, size_t size, void *arg)
 /* Reads a varint of a ring record (written by this library: well formed). */
 static inline const unsigned char *rd_uv(const unsigned char *p, uint64_t *v)
 {
-	return p + kiln_varint_get(p, KILN_VARINT_MAX, v);
+	return kiln_varint_get_own(p, v);
 }
 
 /*
