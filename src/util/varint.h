@@ -61,6 +61,11 @@ static inline int kiln_varint_get(const unsigned char *p, size_t n,
 	uint64_t x = 0;
 	size_t i;
 
+	/* Most varints of a trace or a profile are one byte. */
+	if (n && p[0] < 0x80) {
+		*v = p[0];
+		return 1;
+	}
 	for (i = 0; i < KILN_VARINT_MAX; i++) {
 		unsigned char b;
 
