@@ -20,7 +20,7 @@
 #include "capture/events.h"
 #include "capture/offcpu.h"
 #include "capture/perf.h"
-#include "capture/record.h"
+#include "session/record.h"
 #include "cli/cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
@@ -892,8 +892,12 @@ int kiln_cmd_record(int argc, char **argv)
 	s = kiln_perf_new(&pa, stack_bytes > 512 ? 4096 : 1024);
 
 	rec = kiln_rec_new(&ro);
-	if (rec && (offcpu || wall))
-		oc = kiln_offcpu_new(rec, tp_id, wall);
+	if (rec && (offcpu || wall)) {
+		struct kiln_offcpu_sink sink;
+
+		kiln_rec_sink(rec, &sink);
+		oc = kiln_offcpu_new(&sink, tp_id, wall);
+	}
 	if (s && wall)
 		kiln_perf_add_event(s, &swa);
 	if ((offcpu || wall) && rec && !oc) {

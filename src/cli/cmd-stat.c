@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "capture/events.h"
-#include "capture/stat.h"
+#include "session/stat.h"
 #include "cli/cli.h"
 #include "util/buf.h"
 #include "util/child.h"

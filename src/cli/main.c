@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
+#include "session/replay.h"
 #include "util/diag.h"
 #include "util/file.h"
 #include "util/limit.h"
@@ -465,6 +466,7 @@ int main(int argc, char **argv)
 	const char *env;
 	char *cache;
 
+	kiln_session_register();
 	if (argc < 2) {
 		main_usage(stderr);
 		return KILN_EXIT_USAGE;

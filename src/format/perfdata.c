@@ -2,15 +2,15 @@
  * perf.data reader (format stage): perf's own file format, as written by
  * `perf record` to a file or (pipe mode, `perf record -o -`) to a stream,
  * turned into a profile by the same code that turns kiln record's live
- * perf records into one (capture/record.c): per-process mappings from
+ * perf records into one (session/record.c): per-process mappings from
  * MMAP/MMAP2, thread names from COMM, FORK/EXIT, samples with their call
  * chains, and `--call-graph dwarf` register and stack copies unwound with
  * kiln's DWARF unwinder.
  *
  * This file reads the file (header, event attributes, feature sections,
- * the records and their times) and drives the whole; perfdata-replay.c
- * finds the binaries and kernel symbols and replays the records in time
- * order.  The file is hostile input: every length, offset and count is
+ * the records and their times); perfdata-decode.c finds the binaries and
+ * kernel symbols and decodes the records; session/replay.c drives the
+ * whole and replays them in time order.  The file is hostile input: every length, offset and count is
  * checked against the bytes there are before it is used, nothing is read
  * through a pointer that may be misaligned, and the paths it names are
  * opened only when they are regular files.
@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "capture/record.h"
+#include "capture/perf.h"
 #include "format/format.h"
 #include "format/perfdata.h"
 #include "profile/profile.h"
@@ -609,62 +609,8 @@ static int pipe_record(struct pd *pd, size_t off, uint32_t type,
 	return 0;
 }
 
-/*
- * Replaying records while they are read (see kiln_perfdata_read()): as
- * long as they come in time order, which is the order they are replayed
- * in after the sort, each is replayed as soon as it is noted, while its
- * bytes are still in the cache; a --call-graph dwarf file of a gigabyte
- * was otherwise walked twice, every record a cache and TLB miss each time.
- * The first record out of order, or one that does not replay, ends it:
- * what was replayed is thrown away and everything is replayed again after
- * the sort, as if this had not been tried.
- */
-struct stream {
-	bool on;
-	struct kiln_rec *r;		/* the replay so far */
-	const struct kiln_rec_opts *o;	/* to start r again */
-	size_t nbids;			/* build IDs before (replayed MMAP2
-					 * records add theirs) */
-	uint64_t *regs;			/* room for 64 registers */
-};
-
-/* Ends the replay while reading; r is empty again (NULL: no memory). */
-static void stream_stop(struct pd *pd, struct stream *st)
-{
-	size_t i;
-
-	st->on = false;
-	kiln_perfdata_forget_counts(pd);
-	kiln_rec_free(st->r);
-	st->r = kiln_rec_new(st->o);
-	for (i = st->nbids; i < pd->nbids; i++)
-		free(pd->bids[i].path);
-	pd->nbids = st->nbids;
-}
-
-/* Record i just noted: replayed now, or the replay while reading ends. */
-static void stream_record(struct pd *pd, struct stream *st, size_t i)
-{
-	if (i && pd->recs[i].time < pd->recs[i - 1].time) {
-		stream_stop(pd, st);
-		return;
-	}
-	if (kiln_perfdata_replay(pd, st->r, i, st->regs))
-		stream_stop(pd, st);
-}
-
-/* Asks for the first bytes of a record that may start at p (see the
- * replay loop in kiln_perfdata_read()). */
-static void prefetch_head(const char *p, size_t size)
-{
-	size_t k, head = size < 768 ? size : 768;
-
-	for (k = 0; k < head; k += 64)
-		__builtin_prefetch(p + k);
-}
-
 static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
-		struct stream *st, uint64_t *last_time, size_t *stop);
+		struct kiln_pd_stream *st, uint64_t *last_time, size_t *stop);
 
 /*
  * The compressed record at file offset off: inflated onto pd->unz, and
@@ -672,7 +618,7 @@ static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
  * waits for the next compressed record).
  */
 static int compressed(struct pd *pd, size_t off, uint32_t type, uint16_t size,
-		      struct stream *st, uint64_t *last_time)
+		      struct kiln_pd_stream *st, uint64_t *last_time)
 {
 	size_t stop;
 	int err;
@@ -693,7 +639,7 @@ static int compressed(struct pd *pd, size_t off, uint32_t type, uint16_t size,
  * short at the end is left for later: *stop says where it starts.
  */
 static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
-		struct stream *st, uint64_t *last_time, size_t *stop)
+		struct kiln_pd_stream *st, uint64_t *last_time, size_t *stop)
 {
 	int err;
 
@@ -762,7 +708,7 @@ static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
 						      size : end - off - size);
 				if (2 * (size_t)size < end - off)
 					__builtin_prefetch(rec + 2 * (size_t)size - 8);
-				stream_record(pd, st, n);
+				st->record(pd, st, n);
 			}
 		}
 		off += size + skip;
@@ -772,8 +718,8 @@ static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
 }
 
 /* Walks the data section [off, end) of the file. */
-static int read_records(struct pd *pd, size_t off, size_t end,
-			struct stream *st)
+int kiln_perfdata_read_records(struct pd *pd, size_t off, size_t end,
+			       struct kiln_pd_stream *st)
 {
 	uint64_t last_time = 0;
 	size_t stop;
@@ -861,7 +807,7 @@ static bool merge_runs(struct rref *r, size_t a, size_t b, size_t c,
  * of the whole array, a tenth).  The records are in file order on entry,
  * so stability gives the file order among ties.
  */
-static void sort_records(struct pd *pd)
+void kiln_perfdata_sort(struct pd *pd)
 {
 	struct rref *r = pd->recs, *tmp = NULL;
 	size_t n = pd->nrecs, i, nruns = 1, tmp_alloc = 0, w;
@@ -908,7 +854,8 @@ radix:
 
 /* ---- the whole file ---- */
 
-static int read_header(struct pd *pd, size_t *data_off, size_t *data_end)
+int kiln_perfdata_read_header(struct pd *pd, size_t *data_off,
+			      size_t *data_end)
 {
 	uint64_t size, attr_size, aoff, asize, doff, dsize;
 	int err;
@@ -952,7 +899,7 @@ static int read_header(struct pd *pd, size_t *data_off, size_t *data_end)
 	return read_features(pd, pd->data + 72, doff + dsize);
 }
 
-static void pd_release(struct pd *pd)
+void kiln_perfdata_release(struct pd *pd)
 {
 	size_t i;
 
@@ -1001,29 +948,14 @@ void kiln_perfdata_set_event(const char *name)
 	want_event = name && *name ? name : NULL;
 }
 
-/* The events a file samples: one value column of the profile each. */
-struct cols {
-	const struct attr *first[KILN_REC_MAX_COLUMNS];	/* an attr of each */
-	char type[KILN_REC_MAX_COLUMNS][160];		/* "name/unit" */
-	const char *ptr[KILN_REC_MAX_COLUMNS];		/* type[i], for opts */
-	uint32_t n;
-};
-
-/* cpu-clock and task-clock count nanoseconds. */
-static bool clock_event(const struct attr *a)
+bool kiln_perfdata_clock_event(const struct attr *a)
 {
 	return a->type == PERF_TYPE_SOFTWARE &&
 	       (a->config == PERF_COUNT_SW_CPU_CLOCK ||
 		a->config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
-/*
- * Gives each attr its value column (attr.col): the attrs of one event
- * (one name: perf writes an attr per event, sometimes several) share
- * one; dummies and, with --event, the other events get none.  c gets
- * the columns' names.  0, or -EINVAL with pd->d filled.
- */
-static int pick_events(struct pd *pd, struct cols *c)
+int kiln_perfdata_pick_events(struct pd *pd, struct kiln_pd_cols *c)
 {
 	char name[128], known[512];
 	size_t i, kl = 0;
@@ -1043,12 +975,12 @@ static int pick_events(struct pd *pd, struct cols *c)
 			    c->type[k][strlen(nm)] == '/')
 				break;
 		if (k == c->n) {
-			if (c->n == KILN_REC_MAX_COLUMNS)
+			if (c->n == KILN_PD_MAX_COLUMNS)
 				return bad(pd, 0, "more than %d events sampled: "
 					   "pick one with --event",
-					   KILN_REC_MAX_COLUMNS);
+					   KILN_PD_MAX_COLUMNS);
 			snprintf(c->type[k], sizeof(c->type[k]), "%s/%s", nm,
-				 clock_event(a) ? "nanoseconds" : "count");
+				 kiln_perfdata_clock_event(a) ? "nanoseconds" : "count");
 			c->first[k] = a;
 			c->ptr[k] = c->type[k];
 			c->n++;
@@ -1094,156 +1026,9 @@ static int pick_events(struct pd *pd, struct cols *c)
 	return 0;
 }
 
-/* Finds the kernel symbols and fills o for replaying pd's records of
- * the events c (its first one gives the profile's period). */
-static void replay_setup(struct pd *pd, const struct cols *c,
-			 struct kiln_rec_opts *o, char *name, size_t n)
+void kiln_perfdata_find_symbols(struct pd *pd)
 {
-	const struct attr *ev = c->first[0];
-
 	pd->bid_dir = buildid_dir();
 	if (!kiln_sym_no_local())
 		kiln_perfdata_load_kallsyms(pd);
-	o->event = kiln_perfdata_event_name(ev, name, n);
-	o->ns_values = clock_event(ev);
-	/* One event: its sample type as before ("cpu/nanoseconds",
-	 * "EVENT/count"); several: each by its name. */
-	if (c->n > 1) {
-		o->columns = c->ptr;
-		o->ncolumns = c->n;
-	}
-	o->period_ns = ev->freq ? (ev->period ? 1000000000ull / ev->period : 0) :
-		       ev->period;
-	o->callgraph = ev->sample_type & PERF_SAMPLE_STACK_USER ? KILN_CG_DWARF :
-		       KILN_CG_FP;
-	o->offline = true;
-	o->kernel_frames = true;	/* as perf report shows them */
-	o->kallsyms = pd->ksyms.len ? pd->ksyms.data : NULL;
-	o->kallsyms_len = pd->ksyms.len;
-}
-
-int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
-		       struct kiln_diag *d)
-{
-	struct pd pd = { .data = data, .len = len, .d = d };
-	struct kiln_rec_opts o = { 0 };
-	struct kiln_rec *r = NULL;
-	struct kiln_prof *got, tmp;
-	struct cols *c;
-	char name[128];
-	uint64_t regs[64];
-	struct stream st = { .o = &o, .regs = regs };
-	size_t doff = 0, dend = 0, i;
-	int err;
-
-	c = malloc(sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	err = read_header(&pd, &doff, &dend);
-	if (err)
-		goto out;
-	/*
-	 * A file (not a pipe) describes its events and build IDs before its
-	 * records: the replay can start with the reading.
-	 */
-	if (!pd.pipe && pd.nattrs) {
-		err = pick_events(&pd, c);
-		if (err)
-			goto out;
-		replay_setup(&pd, c, &o, name, sizeof(name));
-		st.r = kiln_rec_new(&o);
-		if (!st.r) {
-			err = -ENOMEM;
-			goto out;
-		}
-		st.on = true;
-		st.nbids = pd.nbids;
-	}
-	err = read_records(&pd, doff, dend, st.r ? &st : NULL);
-	r = st.r;
-	if (err)
-		goto out;
-	if (!pd.nattrs) {
-		err = bad(&pd, pd.len, "no event attribute in the file");
-		goto out;
-	}
-	if (!r) {
-		/* A pipe: its attrs came among its records. */
-		err = pick_events(&pd, c);
-		if (err)
-			goto out;
-		replay_setup(&pd, c, &o, name, sizeof(name));
-		r = kiln_rec_new(&o);
-	}
-	if (!r) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (st.on)
-		goto replayed;	/* in time order, while read */
-	sort_records(&pd);
-	for (i = 0; i < pd.nrecs && !err; i++) {
-		/*
-		 * Out of file order and kilobytes apart: the start of a later
-		 * record (its fields, registers and the top of its stack copy,
-		 * where an unwind reads: on a --call-graph dwarf file of
-		 * ordinary C, every read but a few per thousand within its
-		 * first 768 bytes) and the end of one (its stack copy's size)
-		 * are asked for while this one is replayed.  The top of the
-		 * copy was 60% of the unwinder's time in cache misses.
-		 */
-		if (i + 6 < pd.nrecs) {
-			const char *ahead = at(&pd, pd.recs[i + 4].off);
-			size_t sz = u16(ahead + 6);
-
-			/* (Its own size would be one more miss to wait for:
-			 * records of one kind tend to have one size.) */
-			prefetch_head(at(&pd, pd.recs[i + 6].off), sz);
-			__builtin_prefetch(ahead + sz - 8);
-		}
-		err = kiln_perfdata_replay(&pd, r, i, regs);
-	}
-	if (err)
-		goto out;
-replayed:
-	got = kiln_rec_detach(r);
-	if (!got) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* Hand the contents over to the caller's (empty) profile. */
-	tmp = *p;
-	*p = *got;
-	*got = tmp;
-	kiln_prof_free(got);
-	/* Several events: the first that has samples is shown by default
-	 * (a hybrid CPU's `-e cycles` is two events, cpu_atom's often with
-	 * none). */
-	for (i = 1; c->n > 1 && i < p->ntypes; i++)
-		if (kiln_prof_total(p, i)) {
-			p->default_type = p->types[i].type;
-			break;
-		}
-	if (pd.cmdline)
-		kiln_prof_add_comment(p, pd.cmdline);
-	if (pd.hostname) {
-		char c[300];
-
-		snprintf(c, sizeof(c), "hostname: %s%s%s", pd.hostname,
-			 pd.osrelease ? ", kernel " : "",
-			 pd.osrelease ? pd.osrelease : "");
-		kiln_prof_add_comment(p, c);
-	}
-	if (pd.lost) {
-		char c[80];
-
-		snprintf(c, sizeof(c), "perf lost %" PRIu64 " records", pd.lost);
-		kiln_prof_add_comment(p, c);
-	}
-	err = kiln_prof_error(p);
-out:
-	kiln_rec_free(r);
-	pd_release(&pd);
-	free(c);
-	return err;
 }

@@ -237,9 +237,27 @@ static int score_collapsed(const struct fmt_entry *e, const struct sniff *s)
  * in it too.  Legacy text formats are read by one reader and said once in
  * the refusal's list.
  */
+/* kiln_fmt_set_perfdata_reader(): the replay lives in session/. */
+static kiln_fmt_reader perfdata_reader;
+
+void kiln_fmt_set_perfdata_reader(kiln_fmt_reader rd)
+{
+	perfdata_reader = rd;
+}
+
+static int read_perfdata(struct kiln_prof *p, const char *data, size_t len,
+			 struct kiln_diag *d)
+{
+	if (!perfdata_reader) {
+		kiln_diag(d, "no perf.data replay in this program");
+		return -ENOTSUP;
+	}
+	return perfdata_reader(p, data, len, d);
+}
+
 static const struct fmt_entry formats[] = {
 	{ KILN_FMT_PERF_DATA, "perf.data", NULL, NULL, "perf.data",
-	  kiln_perfdata_read, score_perfdata },
+	  read_perfdata, score_perfdata },
 	{ KILN_FMT_GPERFTOOLS, "gperftools", NULL, NULL, "gperftools",
 	  kiln_gperf_read, score_gperf },
 	{ KILN_FMT_HEAPTRACE, "heap-trace", NULL, NULL, "heap-trace",

@@ -1,7 +1,7 @@
 /*
- * From perf records to a symbolized profile (capture stage).  See record.h.
+ * From perf records to a symbolized profile (session stage).  See record.h.
  */
-#include "capture/record.h"
+#include "session/record.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/unwind.h"
+#include "session/unwind.h"
 #include "profile/profile.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/symbolize.h"
@@ -1494,4 +1494,25 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
 			closedir(d);
 	}
 	return r->err;
+}
+
+static long sink_stack(void *ctx, const struct kiln_perf_sample *s,
+		       const uint32_t **locs)
+{
+	return kiln_rec_stack(ctx, s, locs);
+}
+
+static void sink_add(void *ctx, uint32_t pid, uint32_t tid, uint64_t time,
+		     const uint32_t *locs, uint32_t n, int64_t value,
+		     const char *state)
+{
+	kiln_rec_add(ctx, pid, tid, time, locs, n, value, state);
+}
+
+void kiln_rec_sink(struct kiln_rec *r, struct kiln_offcpu_sink *sink)
+{
+	sink->ctx = r;
+	sink->stack = sink_stack;
+	sink->add = sink_add;
+	sink->event = kiln_rec_event;
 }

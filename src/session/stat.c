@@ -1,12 +1,12 @@
 /*
- * Counting events (capture stage).  See stat.h.
+ * Counting events (session stage).  See stat.h.
  *
  * Each counter is read on its own (PERF_FORMAT_TOTAL_TIME_ENABLED |
  * _RUNNING, no PERF_FORMAT_GROUP): the kernel refuses group reads of
  * inherited events on the kernels kiln runs on, and perf stat reads them
  * the same way.
  */
-#include "capture/stat.h"
+#include "session/stat.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
