@@ -25,6 +25,7 @@
 #include "format/format.h"
 #include "profile/profile.h"
 #include "util/buf.h"
+#include "util/child.h"
 #include "util/diag.h"
 #include "util/file.h"
 
@@ -250,62 +251,7 @@ static int check_output(const char *output, const char *program)
 struct target {
 	pid_t *pids;
 	int npids;
-	pid_t child;		/* the command kiln started, or 0 */
-	int go_fd;		/* write end: lets the child exec */
-	int err_fd;		/* read end: errno if exec failed */
 };
-
-/* Forks the command, stopped before exec until start_child(). */
-static int spawn(char **argv, struct target *t)
-{
-	int go[2], errp[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(errp[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(errp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(errp[1]);
-	t->child = pid;
-	t->go_fd = go[1];
-	t->err_fd = errp[0];
-	return 0;
-}
-
-/* Lets the child exec; returns 0 or the exec's -errno. */
-static int start_child(struct target *t)
-{
-	char c = 'g';
-	int e = 0;
-	ssize_t n;
-
-	if (write(t->go_fd, &c, 1) != 1)
-		return -errno;
-	close(t->go_fd);
-	t->go_fd = -1;
-	n = read(t->err_fd, &e, sizeof(e));
-	close(t->err_fd);
-	t->err_fd = -1;
-	return n == sizeof(e) ? -e : 0;
-}
 
 /*
  * Opens events on every thread of pid, following the threads and processes
@@ -450,6 +396,28 @@ static void add_pid_comment(struct kiln_prof *p, pid_t pid)
 	kiln_prof_add_comment(p, buf);
 }
 
+/* What the command runs with under --mode inject. */
+struct inject_env {
+	const char *pre, *prof, *hz;
+	bool wall;
+};
+
+/* In the child, before exec (kiln_child.setup). */
+static void inject_env(void *arg)
+{
+	const struct inject_env *e = arg;
+
+	setenv("LD_PRELOAD", e->pre, 1);
+	setenv("KILN_CPU", e->prof, 1);
+	setenv("KILN_CPU_HZ", e->hz, 1);
+	/* --wall: the agent's wall-clock sampler (wall.c). */
+	setenv("KILN_CPU_MODE", e->wall ? "wall" : "cpu", 1);
+	unsetenv("CPUPROFILE_REALTIME");
+	unsetenv("KILN_CPU_SIGNAL");
+	unsetenv("CPUPROFILESIGNAL");
+	unsetenv("KILN_CPU_OWNER");
+}
+
 /*
  * --mode inject: the command runs with libkiln.so preloaded and its
  * in-process sampler on; every process of the command writes its own
@@ -462,8 +430,9 @@ static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 			prof = KILN_BUF_INIT, out = KILN_BUF_INIT;
 	char dir[] = "/tmp/kiln-inject.XXXXXX";
 	struct kiln_prof *merged = NULL;
+	struct kiln_child child = KILN_CHILD_INIT;
+	struct inject_env env;
 	int status = 0, rc = KILN_EXIT_OK, err;
-	pid_t pid;
 	DIR *d;
 	struct dirent *de;
 	char hz[32];
@@ -487,38 +456,31 @@ static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 	snprintf(hz, sizeof(hz), "%ld", freq);
 	signal(SIGINT, kiln_cli_on_stop);
 	signal(SIGTERM, kiln_cli_on_stop);
-	pid = fork();
-	if (pid < 0) {
-		kiln_cli_error("fork: %s", strerror(errno));
+	env.pre = pre.data;
+	env.prof = prof.data;
+	env.hz = hz;
+	env.wall = wall;
+	child.setup = inject_env;
+	child.setup_arg = &env;
+	err = kiln_child_spawn(&child, cmd);
+	if (err) {
+		kiln_cli_error("fork: %s", strerror(-err));
 		rc = KILN_EXIT_FAIL;
 		goto out_rmdir;
 	}
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		setenv("LD_PRELOAD", pre.data, 1);
-		setenv("KILN_CPU", prof.data, 1);
-		setenv("KILN_CPU_HZ", hz, 1);
-		/* --wall: the agent's wall-clock sampler (wall.c). */
-		setenv("KILN_CPU_MODE", wall ? "wall" : "cpu", 1);
-		unsetenv("CPUPROFILE_REALTIME");
-		unsetenv("KILN_CPU_SIGNAL");
-		unsetenv("CPUPROFILESIGNAL");
-		unsetenv("KILN_CPU_OWNER");
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
+	err = kiln_child_start(&child);
+	if (err)	/* the child has exited 127, as a shell's would */
+		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0],
+			strerror(-err));
 	for (;;) {
-		pid_t w = waitpid(pid, &status, 0);
-
-		if (w == pid)
+		err = kiln_child_wait(&child, true, &status, NULL);
+		if (err == 1)
 			break;
-		if (w < 0 && errno != EINTR)
+		if (err != -EINTR)
 			break;
 		/* As perf: SIGINT or SIGTERM to kiln ends the command. */
 		if (kiln_cli_stop_signal)
-			kill(pid, SIGTERM);
+			kill(child.pid, SIGTERM);
 		kiln_cli_stop_signal = 0;
 	}
 	d = opendir(dir);
@@ -559,15 +521,12 @@ static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 		rc = KILN_EXIT_FAIL;
 	if (!rc && !quiet)
 		fprintf(stderr, "kiln: wrote '%s' (in-process sampler)\n", output);
-	if (!rc) {
-		if (WIFEXITED(status))
-			rc = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			rc = 128 + WTERMSIG(status);
-	}
+	if (!rc)
+		rc = kiln_child_exit_status(status);
 out_rmdir:
 	rmdir(dir);
 out:
+	kiln_child_release(&child);
 	kiln_prof_free(merged);
 	kiln_buf_release(&agent);
 	kiln_buf_release(&pre);
@@ -680,8 +639,9 @@ int kiln_cmd_record(int argc, char **argv)
 {
 	struct kiln_perf_attr pa = { 0 };
 	struct kiln_rec_opts ro = { 0 };
-	struct target t = { NULL, 0, 0, -1, -1 };
-	struct target tids = { NULL, 0, 0, -1, -1 };
+	struct target t = { NULL, 0 };
+	struct target tids = { NULL, 0 };
+	struct kiln_child child = KILN_CHILD_INIT;
 	struct kiln_perf *s = NULL;
 	struct kiln_rec *rec = NULL;
 	struct kiln_prof *prof = NULL;
@@ -926,11 +886,11 @@ int kiln_cmd_record(int argc, char **argv)
 		if (!err)
 			err = kiln_perf_open(s, -1, false);
 		if (!err && ncmd)
-			err = spawn(cmd, &t);
+			err = kiln_child_spawn(&child, cmd);
 	} else if (ncmd) {
-		err = spawn(cmd, &t);
+		err = kiln_child_spawn(&child, cmd);
 		if (!err)
-			err = kiln_perf_open(s, t.child, true);
+			err = kiln_perf_open(s, child.pid, true);
 	} else if (tid_arg) {
 		for (i = 0; i < tids.npids && !err; i++) {
 			pid_t tgid = thread_group(tids.pids[i]);
@@ -966,10 +926,7 @@ int kiln_cmd_record(int argc, char **argv)
 				"'sysctl kernel.perf_event_paranoid=-1' (tracepoint "
 				"samples need it)%s\n", wall ? "; or sample wall "
 				"time in-process with --wall --mode inject" : "");
-		if (t.child) {
-			kill(t.child, SIGKILL);
-			waitpid(t.child, NULL, 0);
-		}
+		kiln_child_kill(&child);
 		rc = KILN_EXIT_USAGE;
 		goto out;
 	}
@@ -980,9 +937,7 @@ int kiln_cmd_record(int argc, char **argv)
 			explain_refusal(err, kernel, system_wide, true);
 			fprintf(stderr, "kiln: falling back to --mode inject (the "
 					"in-process sampler of libkiln.so)\n");
-			kill(t.child, SIGKILL);
-			waitpid(t.child, NULL, 0);
-			t.child = 0;
+			kiln_child_kill(&child);
 			rc = record_inject(cmd, ncmd, freq, false, output, quiet);
 			goto out;
 		}
@@ -999,20 +954,14 @@ int kiln_cmd_record(int argc, char **argv)
 				       read_int_file("/proc/sys/kernel/perf_event_max_sample_rate"));
 		else if (err != -ESRCH)
 			kiln_cli_error("perf_event_open: %s", strerror(-err));
-		if (t.child) {
-			kill(t.child, SIGKILL);
-			waitpid(t.child, NULL, 0);
-		}
+		kiln_child_kill(&child);
 		rc = err == -ESRCH ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
 		goto out;
 	}
 	err = kiln_perf_start_reader(s);
 	if (err) {
 		kiln_cli_error("cannot start the ring reader: %s", strerror(-err));
-		if (t.child) {
-			kill(t.child, SIGKILL);
-			waitpid(t.child, NULL, 0);
-		}
+		kiln_child_kill(&child);
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
@@ -1020,11 +969,11 @@ int kiln_cmd_record(int argc, char **argv)
 	if (system_wide)
 		kiln_perf_enable(s);
 	if (ncmd) {
-		err = start_child(&t);
+		err = kiln_child_start(&child);
 		if (err) {
 			kiln_cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
-			waitpid(t.child, NULL, 0);
-			t.child = 0;
+			kiln_child_wait(&child, true, &status, NULL);
+			child.pid = 0;
 			rc = KILN_EXIT_USAGE;
 			goto out;
 		}
@@ -1040,12 +989,9 @@ int kiln_cmd_record(int argc, char **argv)
 			kiln_perf_wait(s, 100);
 			kiln_perf_drain(s, oc ? kiln_offcpu_event : kiln_rec_event,
 					oc ? (void *)oc : (void *)rec);
-			if (t.child && !child_done) {
-				pid_t w = waitpid(t.child, &status, WNOHANG);
-
-				if (w == t.child)
-					child_done = true;
-			}
+			if (ncmd && !child_done &&
+			    kiln_child_wait(&child, false, &status, NULL) == 1)
+				child_done = true;
 			if (child_done)
 				break;
 			if (!ncmd && t.npids && !targets_alive(&t))
@@ -1071,13 +1017,10 @@ int kiln_cmd_record(int argc, char **argv)
 				oc ? (void *)oc : (void *)rec);
 		if (tty)
 			progress(start, rec, s, true);
-		if (t.child && !child_done) {
+		if (ncmd && !child_done)
 			/* A signal to kiln, or --duration, ended a command
 			 * still running: stop it, as perf does. */
-			kill(t.child, SIGTERM);
-			while (waitpid(t.child, &status, 0) < 0 && errno == EINTR)
-				;
-		}
+			kiln_child_stop(&child, SIGTERM, &status, NULL);
 	}
 	if (oc)
 		kiln_offcpu_finish(oc, kiln_perf_monotonic(s) ?
@@ -1132,12 +1075,8 @@ int kiln_cmd_record(int argc, char **argv)
 	if (kiln_perf_lost(s) && !quiet)
 		explain_lost(kiln_perf_lost(s), kiln_rec_samples(rec), count,
 			     freq_given, freq, stack_bytes);
-	if (ncmd) {
-		if (WIFEXITED(status))
-			rc = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			rc = 128 + WTERMSIG(status);
-	}
+	if (ncmd)
+		rc = kiln_child_exit_status(status);
 out:
 	kiln_buf_release(&out);
 	kiln_buf_release(&program);
@@ -1147,9 +1086,6 @@ out:
 	kiln_perf_free(s);
 	free(t.pids);
 	free(tids.pids);
-	if (t.go_fd >= 0)
-		close(t.go_fd);
-	if (t.err_fd >= 0)
-		close(t.err_fd);
+	kiln_child_release(&child);
 	return rc;
 }

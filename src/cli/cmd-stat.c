@@ -659,9 +659,8 @@ static int run_once(const struct opts *o, struct run_result *res,
 		err = kiln_child_start(&child);
 		if (err) {
 			kiln_cli_error("cannot run '%s': %s", o->cmd[0], strerror(-err));
-			while (waitpid(child.pid, NULL, 0) < 0 && errno == EINTR)
+			while (kiln_child_wait(&child, true, NULL, NULL) == -EINTR)
 				;
-			child.pid = 0;
 			rc = err == -ENOENT ? 127 : 126;
 			goto out;
 		}
@@ -703,14 +702,10 @@ static int run_once(const struct opts *o, struct run_result *res,
 		if (!kiln_cli_stop_signal)
 			poll(pfd, (nfds_t)npfd, timeout);
 		now = kiln_cli_now();
-		if (o->ncmd && !child_done) {
-			pid_t w = wait4(child.pid, &res->status, WNOHANG, &res->ru);
-
-			if (w == child.pid) {
-				child_done = true;
-				res->have_status = true;
-				child.pid = 0;
-			}
+		if (o->ncmd && !child_done &&
+		    kiln_child_wait(&child, false, &res->status, &res->ru) == 1) {
+			child_done = true;
+			res->have_status = true;
 		}
 		if (o->interval_ms && (now >= next_iv || child_done ||
 				       (!o->ncmd && !any_alive(o)))) {
@@ -739,11 +734,8 @@ static int run_once(const struct opts *o, struct run_result *res,
 	res->elapsed_s = kiln_cli_now() - t0;
 	if (o->ncmd && !child_done) {
 		/* --duration ended a command still running: stop it. */
-		kill(child.pid, SIGTERM);
-		while (wait4(child.pid, &res->status, 0, &res->ru) < 0 && errno == EINTR)
-			;
+		kiln_child_stop(&child, SIGTERM, &res->status, &res->ru);
 		res->have_status = true;
-		child.pid = 0;
 	}
 	for (i = 0; i < o->n; i++) {
 		struct kiln_stat_value kv;
@@ -871,15 +863,6 @@ static void print_header(const struct opts *o)
 	if (o->repeat > 1)
 		fprintf(f, " (%ld runs)", o->repeat);
 	fprintf(f, ":\n\n");
-}
-
-static int exit_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return KILN_EXIT_FAIL;
 }
 
 int kiln_cmd_stat(int argc, char **argv)
@@ -1112,7 +1095,7 @@ int kiln_cmd_stat(int argc, char **argv)
 		}
 	}
 	fflush(o.out);
-	rc = res.have_status ? exit_of(res.status) : KILN_EXIT_OK;
+	rc = res.have_status ? kiln_child_exit_status(res.status) : KILN_EXIT_OK;
 out:
 	if (o.out && o.out != stderr)
 		fclose(o.out);
