@@ -114,6 +114,16 @@ int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
  * -ENOENT.
  */
 int kiln_cli_find_agent(struct kiln_buf *path, const char *lib);
+/* The LD_PRELOAD a command runs with: agent, then what it had. */
+void kiln_cli_preload(struct kiln_buf *pre, const char *agent);
+/*
+ * Starts cmd at once (kiln_child_spawn(), then kiln_child_start()); a
+ * failed exec is said ("kiln: cannot run 'CMD': ...") and leaves the
+ * child exited with 127 for the caller to wait for.  Returns the spawn's
+ * -errno (nothing started) or 0.
+ */
+struct kiln_child;
+int kiln_cli_start_child(struct kiln_child *c, char **cmd);
 
 /*
  * Prints why an event name cannot be used (unknown: the closest names;
@@ -129,6 +139,16 @@ int kiln_cli_event_error(const char *name, int err);
  * setting already in force and "run as root" to root are never advised.
  */
 void kiln_cli_perf_refused(int err, int need, const char *what);
+/*
+ * kiln record's refusal: the setting the request needs (kernel frames: 1,
+ * every CPU: 0, a process of one's own: 2), advised only when it is lower
+ * than the one in force, root only to someone who is not root, and
+ * --mode inject where a command is recorded.
+ */
+void kiln_cli_record_refused(int err, bool kernel, bool system_wide,
+			     bool have_cmd);
+/* The integer a /proc file holds (a sysctl), -99 when unreadable. */
+int kiln_cli_read_int(const char *path);
 
 /*
  * The signal that asked a long-running command (record, stat, heap,

@@ -158,9 +158,7 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	struct heap_env env;
 	int status = 0, err;
 
-	kiln_buf_adds(&pre, agent);
-	if (getenv("LD_PRELOAD") && *getenv("LD_PRELOAD"))
-		kiln_buf_addf(&pre, ":%s", getenv("LD_PRELOAD"));
+	kiln_cli_preload(&pre, agent);
 	if (!pre.data)
 		return -ENOMEM;
 	memset(&sa, 0, sizeof(sa));
@@ -176,15 +174,11 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	env.sample = sample;
 	child.setup = heap_env;
 	child.setup_arg = &env;
-	err = kiln_child_spawn(&child, cmd);
+	err = kiln_cli_start_child(&child, cmd);
 	if (err) {
 		kiln_buf_release(&pre);
 		return err;
 	}
-	err = kiln_child_start(&child);
-	if (err)	/* the child has exited 127, as a shell's would */
-		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0],
-			strerror(-err));
 	kiln_buf_release(&pre);
 	/* `kiln heap ... | head`: the summary's reader may go away; the
 	 * files are written all the same (a write to it fails instead). */

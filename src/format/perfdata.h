@@ -1,7 +1,8 @@
 /*
  * perf.data reader (format stage), the part its files share: perfdata.c
- * reads the file (header, event attributes, feature sections, the records
- * in time order); perfdata-zstd.c inflates the records `perf record -z`
+ * reads the file (header, event attributes, feature sections);
+ * perfdata-records.c notes the records and sorts them into time order;
+ * perfdata-zstd.c inflates the records `perf record -z`
  * compressed; perfdata-decode.c finds the binaries and kernel symbols the
  * file names and decodes each record into the kiln_perf_event a live
  * recording would have read.  session/replay.c, which replays those
@@ -112,6 +113,46 @@ struct pd {
 	struct zseg *zsegs;
 	size_t nzsegs, zsegs_alloc;
 };
+
+/* perf's own record types (tools/perf/util/event.h), after the kernel's. */
+enum {
+	REC_HEADER_ATTR = 64,
+	REC_HEADER_EVENT_TYPE = 65,
+	REC_HEADER_TRACING_DATA = 66,
+	REC_HEADER_BUILD_ID = 67,
+	REC_FINISHED_ROUND = 68,
+	REC_AUXTRACE = 71,
+	REC_HEADER_FEATURE = 80,
+	REC_COMPRESSED = 81,
+	REC_COMPRESSED2 = 83,	/* perf 6.15: with the payload's length */
+};
+
+/* Feature bits (tools/perf/util/header.h). */
+enum {
+	FEAT_BUILD_ID = 2,
+	FEAT_HOSTNAME = 3,
+	FEAT_OSRELEASE = 4,
+	FEAT_CMDLINE = 11,
+	FEAT_EVENT_DESC = 12,
+	FEAT_MAX = 256,
+};
+
+/* [off, off + size) lies inside the file. */
+static inline bool inside(const struct pd *pd, uint64_t off, uint64_t size)
+{
+	return off <= pd->len && size <= pd->len - off;
+}
+
+/* perfdata.c: a pipe's header records, read as a file's header is. */
+int kiln_perfdata_read_attr(struct pd *pd, size_t off, size_t size,
+			    struct attr *a);
+int kiln_perfdata_add_attr(struct pd *pd, const struct attr *a);
+int kiln_perfdata_set_ids(struct pd *pd, struct attr *a, const char *p,
+			  size_t n);
+int kiln_perfdata_add_bid(struct pd *pd, const char *p, size_t size,
+			  size_t off);
+int kiln_perfdata_feature(struct pd *pd, int bit, const char *p,
+			  const char *end);
 
 /* The bytes at record offset off: the file's or the inflated records'. */
 static inline const char *at(const struct pd *pd, uint64_t off)

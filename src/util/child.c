@@ -154,14 +154,17 @@ void kiln_child_kill(struct kiln_child *c)
 	kiln_child_release(c);
 }
 
-bool kiln_child_find(const char *cmd)
+bool kiln_child_find(const char *cmd, struct kiln_buf *where)
 {
 	const char *path = getenv("PATH");
 	struct kiln_buf b = KILN_BUF_INIT;
 	bool found = false;
 
-	if (strchr(cmd, '/'))
+	if (strchr(cmd, '/')) {
+		if (where)
+			kiln_buf_adds(where, cmd);
 		return access(cmd, X_OK) == 0;
+	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path && !found) {
@@ -183,6 +186,8 @@ bool kiln_child_find(const char *cmd)
 		if (*path == ':')
 			path++;
 	}
+	if (found && where)
+		kiln_buf_adds(where, b.data);
 	kiln_buf_release(&b);
 	return found;
 }

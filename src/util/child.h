@@ -73,7 +73,12 @@ void kiln_child_kill(struct kiln_child *c);
 /* Closes the pipes that are still open (after start or kill). */
 void kiln_child_release(struct kiln_child *c);
 
-/* Whether cmd is runnable: a path that can be executed, or found in PATH. */
-bool kiln_child_find(const char *cmd);
+/*
+ * Whether cmd is runnable: a path that can be executed, or found in PATH.
+ * Its path is appended to where (may be NULL): cmd itself when it has a
+ * slash, else the file found.
+ */
+struct kiln_buf;
+bool kiln_child_find(const char *cmd, struct kiln_buf *where);
 
 #endif
