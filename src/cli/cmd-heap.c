@@ -169,12 +169,8 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	/* A closed terminal (SIGHUP) ends the program as SIGTERM does, and
 	 * kiln still writes what it traced. */
 	sigaction(SIGHUP, &sa, &old_hup);
-	env.pre = pre.data;
-	env.trace = trace;
-	env.sample = sample;
-	child.setup = heap_env;
-	child.setup_arg = &env;
-	err = kiln_cli_start_child(&child, cmd);
+	env = (struct heap_env){ pre.data, trace, sample };
+	err = kiln_cli_start_child(&child, cmd, heap_env, &env);
 	if (err) {
 		kiln_buf_release(&pre);
 		return err;

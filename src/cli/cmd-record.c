@@ -209,13 +209,8 @@ static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 	snprintf(hz, sizeof(hz), "%ld", freq);
 	signal(SIGINT, kiln_cli_on_stop);
 	signal(SIGTERM, kiln_cli_on_stop);
-	env.pre = pre.data;
-	env.prof = prof.data;
-	env.hz = hz;
-	env.wall = wall;
-	child.setup = inject_env;
-	child.setup_arg = &env;
-	err = kiln_cli_start_child(&child, cmd);
+	env = (struct inject_env){ pre.data, prof.data, hz, wall };
+	err = kiln_cli_start_child(&child, cmd, inject_env, &env);
 	if (err) {
 		kiln_cli_error("fork: %s", strerror(-err));
 		rc = KILN_EXIT_FAIL;

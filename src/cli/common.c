@@ -192,9 +192,14 @@ void kiln_cli_preload(struct kiln_buf *pre, const char *agent)
 		kiln_buf_addf(pre, ":%s", old);
 }
 
-int kiln_cli_start_child(struct kiln_child *c, char **cmd)
+int kiln_cli_start_child(struct kiln_child *c, char **cmd,
+			 void (*setup)(void *arg), void *arg)
 {
-	int err = kiln_child_spawn(c, cmd);
+	int err;
+
+	c->setup = setup;
+	c->setup_arg = arg;
+	err = kiln_child_spawn(c, cmd);
 
 	if (err)
 		return err;
