@@ -1,7 +1,10 @@
 /*
  * `kiln record`: CPU (or any event) sampling of a command or of running
  * processes through perf_event_open, symbolized on the spot, written as
- * pprof (cli stage).
+ * pprof (cli stage).  The options are parsed and checked here, the
+ * recording is kiln_record_run()'s (session/record-run.c), its failures
+ * explained here; --mode inject (libkiln.so preloaded, its profiles
+ * merged) runs from here too.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -624,7 +627,7 @@ static int check_inject(const struct args *a)
 /* --mode perf: records through perf_event_open.  Returns the exit status. */
 static int record_perf(struct args *a)
 {
-	struct kiln_perf_attr pa = { 0 }, swa;
+	struct kiln_perf_attr pa = { 0 }, swa = { 0 };
 	struct kiln_record_opts ro_opts = { 0 };
 	struct kiln_record_result res = { 0 };
 	struct kiln_event ev;
