@@ -114,18 +114,6 @@ int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
  * -ENOENT.
  */
 int kiln_cli_find_agent(struct kiln_buf *path, const char *lib);
-/* The LD_PRELOAD a command runs with: agent, then what it had. */
-void kiln_cli_preload(struct kiln_buf *pre, const char *agent);
-/*
- * Starts cmd at once (kiln_child_spawn(), then kiln_child_start()), with
- * setup(arg) run in the child before exec (its environment); a failed
- * exec is said ("kiln: cannot run 'CMD': ...") and leaves the child
- * exited with 127 for the caller to wait for.  Returns the spawn's -errno
- * (nothing started) or 0.
- */
-struct kiln_child;
-int kiln_cli_start_child(struct kiln_child *c, char **cmd,
-			 void (*setup)(void *arg), void *arg);
 
 /*
  * Prints why an event name cannot be used (unknown: the closest names;

@@ -143,6 +143,28 @@ static void heap_env(void *arg)
 }
 
 /*
+ * Starts cmd at once, setup(arg) run in the child before exec; a failed
+ * exec is said and leaves the child exited with 127 for the caller to
+ * wait for.  Returns the spawn's -errno (nothing started) or 0.
+ */
+static int start_child(struct kiln_child *c, char **cmd,
+		       void (*setup)(void *arg), void *arg)
+{
+	int err;
+
+	c->setup = setup;
+	c->setup_arg = arg;
+	err = kiln_child_spawn(c, cmd);
+	if (err)
+		return err;
+	err = kiln_child_start(c);
+	if (err)	/* the child has exited 127, as a shell's would */
+		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0],
+			strerror(-err));
+	return 0;
+}
+
+/*
  * Runs cmd with the agent, reading its trace as it grows (every 50 ms);
  * returns its wait status, or -errno.
  */
@@ -158,7 +180,7 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	struct heap_env env;
 	int status = 0, err;
 
-	kiln_cli_preload(&pre, agent);
+	kiln_child_preload(&pre, agent);
 	if (!pre.data)
 		return -ENOMEM;
 	memset(&sa, 0, sizeof(sa));
@@ -170,7 +192,7 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	 * kiln still writes what it traced. */
 	sigaction(SIGHUP, &sa, &old_hup);
 	env = (struct heap_env){ pre.data, trace, sample };
-	err = kiln_cli_start_child(&child, cmd, heap_env, &env);
+	err = start_child(&child, cmd, heap_env, &env);
 	if (err) {
 		kiln_buf_release(&pre);
 		return err;

@@ -154,46 +154,19 @@ static int check_output(const char *output, const char *program)
 	return rc;
 }
 
-/* What the command runs with under --mode inject. */
-struct inject_env {
-	const char *pre, *prof, *hz;
-	bool wall;
-};
-
-/* In the child, before exec (kiln_child.setup). */
-static void inject_env(void *arg)
-{
-	const struct inject_env *e = arg;
-
-	setenv("LD_PRELOAD", e->pre, 1);
-	setenv("KILN_CPU", e->prof, 1);
-	setenv("KILN_CPU_HZ", e->hz, 1);
-	/* --wall: the agent's wall-clock sampler (wall.c). */
-	setenv("KILN_CPU_MODE", e->wall ? "wall" : "cpu", 1);
-	unsetenv("CPUPROFILE_REALTIME");
-	unsetenv("KILN_CPU_SIGNAL");
-	unsetenv("CPUPROFILESIGNAL");
-	unsetenv("KILN_CPU_OWNER");
-}
-
 /*
  * --mode inject: the command runs with libkiln.so preloaded and its
- * in-process sampler on; every process of the command writes its own
- * profile (the first PATH, the others PATH.PID), and kiln merges them.
+ * in-process sampler on (kiln_record_inject()); kiln writes the merged
+ * profile.  Returns the exit status.
  */
 static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 			 const char *output, bool quiet)
 {
-	struct kiln_buf agent = KILN_BUF_INIT, pre = KILN_BUF_INIT,
-			prof = KILN_BUF_INIT, out = KILN_BUF_INIT;
-	char dir[] = "/tmp/kiln-inject.XXXXXX";
-	struct kiln_prof *merged = NULL;
-	struct kiln_child child = KILN_CHILD_INIT;
-	struct inject_env env;
-	int status = 0, rc = KILN_EXIT_OK, err;
-	DIR *d;
-	struct dirent *de;
-	char hz[32];
+	struct kiln_buf agent = KILN_BUF_INIT, out = KILN_BUF_INIT;
+	struct kiln_inject_opts o = { cmd, ncmd, freq, wall, NULL,
+				      kiln_cli_on_stop, &kiln_cli_stop_signal };
+	struct kiln_record_result res = { 0 };
+	int err, rc = KILN_EXIT_OK;
 
 	if (kiln_cli_find_agent(&agent, "libkiln.so")) {
 		kiln_cli_error("cannot find libkiln.so next to kiln or in ../lib: "
@@ -201,67 +174,25 @@ static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
-	if (!mkdtemp(dir)) {
-		kiln_cli_error("cannot create a temporary folder: %s", strerror(errno));
+	o.agent = agent.data;
+	err = kiln_record_inject(&o, &res);
+	if (res.exec_err)	/* the child exited 127, as a shell's would */
+		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0],
+			strerror(-res.exec_err));
+	if (err) {
+		if (res.failed == KILN_RECORD_TMPDIR)
+			kiln_cli_error("cannot create a temporary folder: %s",
+				       strerror(-res.err));
+		else if (res.failed == KILN_RECORD_SPAWN)
+			kiln_cli_error("fork: %s", strerror(-res.err));
+		else
+			kiln_cli_error("the in-process sampler wrote no profile (was "
+				       "libkiln.so preloaded? a static binary cannot "
+				       "preload it)");
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
-	kiln_buf_addf(&prof, "%s/cpu.pb.gz", dir);
-	kiln_cli_preload(&pre, agent.data);
-	/* CPU-time timers tick at most at CONFIG_HZ (often 250). */
-	snprintf(hz, sizeof(hz), "%ld", freq);
-	signal(SIGINT, kiln_cli_on_stop);
-	signal(SIGTERM, kiln_cli_on_stop);
-	env = (struct inject_env){ pre.data, prof.data, hz, wall };
-	err = kiln_cli_start_child(&child, cmd, inject_env, &env);
-	if (err) {
-		kiln_cli_error("fork: %s", strerror(-err));
-		rc = KILN_EXIT_FAIL;
-		goto out_rmdir;
-	}
-	for (;;) {
-		err = kiln_child_wait(&child, true, &status, NULL);
-		if (err == 1)
-			break;
-		if (err != -EINTR)
-			break;
-		/* As perf: SIGINT or SIGTERM to kiln ends the command. */
-		if (kiln_cli_stop_signal)
-			kill(child.pid, SIGTERM);
-		kiln_cli_stop_signal = 0;
-	}
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		struct kiln_buf f = KILN_BUF_INIT;
-		struct kiln_prof *p;
-		struct kiln_diag diag = { "" };
-
-		if (strncmp(de->d_name, "cpu.pb.gz", 9) || strstr(de->d_name, ".tmp."))
-			continue;
-		kiln_buf_addf(&f, "%s/%s", dir, de->d_name);
-		err = kiln_read_profile(f.data, &p, NULL, &diag);
-		unlink(f.data);
-		kiln_buf_release(&f);
-		if (err)
-			continue;
-		if (!merged) {
-			merged = p;
-			continue;
-		}
-		kiln_prof_merge(merged, p, &diag);
-		kiln_prof_free(p);
-	}
-	if (d)
-		closedir(d);
-	if (!merged) {
-		kiln_cli_error("the in-process sampler wrote no profile (was "
-			       "libkiln.so preloaded? a static binary cannot "
-			       "preload it)");
-		rc = KILN_EXIT_FAIL;
-		goto out_rmdir;
-	}
-	kiln_record_comment_cmdline(merged, cmd, ncmd, "");
-	err = kiln_pprof_write(merged, &out, true);
+	err = kiln_pprof_write(res.prof, &out, true);
 	if (!err)
 		rc = kiln_cli_write(output, out.data, out.len, NULL, 0);
 	else
@@ -269,15 +200,10 @@ static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 	if (!rc && !quiet)
 		fprintf(stderr, "kiln: wrote '%s' (in-process sampler)\n", output);
 	if (!rc)
-		rc = kiln_child_exit_status(status);
-out_rmdir:
-	rmdir(dir);
+		rc = kiln_child_exit_status(res.status);
 out:
-	kiln_child_release(&child);
-	kiln_prof_free(merged);
+	kiln_prof_free(res.prof);
 	kiln_buf_release(&agent);
-	kiln_buf_release(&pre);
-	kiln_buf_release(&prof);
 	kiln_buf_release(&out);
 	return rc;
 }

@@ -12,7 +12,6 @@
 #include "format/format.h"
 #include "profile/profile.h"
 #include "util/buf.h"
-#include "util/child.h"
 #include "util/diag.h"
 
 int kiln_cli_read_keep(const char *path, struct kiln_prof **out,
@@ -181,33 +180,6 @@ int kiln_cli_find_agent(struct kiln_buf *path, const char *lib)
 	kiln_buf_reset(path);
 	kiln_buf_addf(path, "%s/../lib/%s", exe, lib);
 	return !path->data || access(path->data, R_OK) ? -ENOENT : 0;
-}
-
-void kiln_cli_preload(struct kiln_buf *pre, const char *agent)
-{
-	const char *old = getenv("LD_PRELOAD");
-
-	kiln_buf_adds(pre, agent);
-	if (old && *old)
-		kiln_buf_addf(pre, ":%s", old);
-}
-
-int kiln_cli_start_child(struct kiln_child *c, char **cmd,
-			 void (*setup)(void *arg), void *arg)
-{
-	int err;
-
-	c->setup = setup;
-	c->setup_arg = arg;
-	err = kiln_child_spawn(c, cmd);
-
-	if (err)
-		return err;
-	err = kiln_child_start(c);
-	if (err)	/* the child has exited 127, as a shell's would */
-		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0],
-			strerror(-err));
-	return 0;
 }
 
 volatile sig_atomic_t kiln_cli_stop_signal;

@@ -61,6 +61,10 @@ enum kiln_record_failure {
 	KILN_RECORD_READER,	/* the ring reader thread: err */
 	KILN_RECORD_EXEC,	/* the command did not run: err (reaped) */
 	KILN_RECORD_DETACH,	/* out of memory while recording */
+	/* kiln_record_inject() */
+	KILN_RECORD_TMPDIR,	/* no temporary folder: err */
+	KILN_RECORD_SPAWN,	/* the command could not be started: err */
+	KILN_RECORD_NOPROFILE,	/* the in-process sampler wrote none */
 };
 
 struct kiln_record_result {
@@ -72,6 +76,7 @@ struct kiln_record_result {
 	bool kernel_counted;		/* kiln_perf_kernel_counted() */
 	int stopped_by;			/* the signal that stopped it, or 0 */
 	int status;			/* the command's wait status (ncmd) */
+	int exec_err;			/* inject: the exec's -errno, 0 if it ran */
 };
 
 /*
@@ -81,6 +86,30 @@ struct kiln_record_result {
  */
 int kiln_record_run(const struct kiln_record_opts *o,
 		    struct kiln_record_result *res);
+
+/* --mode inject: the command with libkiln.so preloaded. */
+struct kiln_inject_opts {
+	char **cmd;
+	int ncmd;
+	long freq;			/* KILN_CPU_HZ */
+	bool wall;			/* the agent's wall-clock sampler */
+	const char *agent;		/* libkiln.so's path */
+	/* SIGINT and SIGTERM get on_stop, which sets *stop: the command
+	 * is sent SIGTERM. */
+	void (*on_stop)(int sig);
+	volatile sig_atomic_t *stop;
+};
+
+/*
+ * Runs the command with libkiln.so preloaded and its in-process sampler
+ * on; every process of the command writes its own profile (the first
+ * PATH, the others PATH.PID) into a temporary folder, and they are merged
+ * into res->prof with the command line as a comment.  0, or -1 with
+ * res->failed set; res->status is the command's wait status, and
+ * res->exec_err says an exec that failed (the command exited 127).
+ */
+int kiln_record_inject(const struct kiln_inject_opts *o,
+		       struct kiln_record_result *res);
 
 /* Adds "PREFIX ARGV..." as a comment of p. */
 void kiln_record_comment_cmdline(struct kiln_prof *p, char **argv, int argc,

@@ -154,6 +154,15 @@ void kiln_child_kill(struct kiln_child *c)
 	kiln_child_release(c);
 }
 
+void kiln_child_preload(struct kiln_buf *pre, const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+
+	kiln_buf_adds(pre, lib);
+	if (old && *old)
+		kiln_buf_addf(pre, ":%s", old);
+}
+
 bool kiln_child_find(const char *cmd, struct kiln_buf *where)
 {
 	const char *path = getenv("PATH");

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+struct kiln_buf;
 struct rusage;
 
 struct kiln_child {
@@ -73,12 +74,14 @@ void kiln_child_kill(struct kiln_child *c);
 /* Closes the pipes that are still open (after start or kill). */
 void kiln_child_release(struct kiln_child *c);
 
+/* The LD_PRELOAD a command runs with: lib, then what kiln's had. */
+void kiln_child_preload(struct kiln_buf *pre, const char *lib);
+
 /*
  * Whether cmd is runnable: a path that can be executed, or found in PATH.
  * Its path is appended to where (may be NULL): cmd itself when it has a
  * slash, else the file found.
  */
-struct kiln_buf;
 bool kiln_child_find(const char *cmd, struct kiln_buf *where);
 
 #endif
