@@ -148,7 +148,7 @@ int kiln_cli_read_int(const char *path);
 extern volatile sig_atomic_t kiln_cli_stop_signal;
 void kiln_cli_on_stop(int sig);
 
-/* Seconds on CLOCK_MONOTONIC. */
+/* Seconds on CLOCK_MONOTONIC (the sessions' clock, kiln_session_now()). */
 double kiln_cli_now(void);
 
 #endif
