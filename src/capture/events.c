@@ -591,29 +591,46 @@ int kiln_event_foreach(kiln_event_fn fn, void *ctx)
 	return rc < 0 ? rc : 0;
 }
 
+void kiln_event_attr(const struct kiln_event *ev, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = ev->type;
+	a->config = ev->config;
+	a->config1 = ev->config1;
+	a->config2 = ev->config2;
+	a->exclude_kernel = ev->exclude_kernel;
+	a->exclude_user = ev->exclude_user;
+}
+
+int kiln_event_open(struct perf_event_attr *a, pid_t tid, int cpu,
+		    int group_fd, bool *user_only)
+{
+	long fd = syscall(SYS_perf_event_open, a, tid, cpu, group_fd,
+			  PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !a->exclude_kernel) {
+		a->exclude_kernel = 1;
+		a->exclude_hv = 1;
+		fd = syscall(SYS_perf_event_open, a, tid, cpu, group_fd,
+			     PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0 && user_only)
+			*user_only = true;
+	}
+	return fd < 0 ? -errno : (int)fd;
+}
+
 int kiln_event_probe(const struct kiln_event *ev)
 {
 	struct perf_event_attr a;
-	long fd;
+	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = ev->type;
-	a.config = ev->config;
-	a.config1 = ev->config1;
-	a.config2 = ev->config2;
+	kiln_event_attr(ev, &a);
 	a.disabled = 1;
-	a.exclude_kernel = ev->exclude_kernel;
-	a.exclude_user = ev->exclude_user;
-	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel) {
-		a.exclude_kernel = 1;
-		a.exclude_hv = 1;
-		fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	}
+	fd = kiln_event_open(&a, 0, -1, -1, NULL);
 	if (fd < 0)
-		return -errno;
-	close((int)fd);
+		return fd;
+	close(fd);
 	return 0;
 }
 

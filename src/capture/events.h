@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum kiln_ev_kind {
 	KILN_EV_SOFTWARE,
@@ -72,6 +73,19 @@ int kiln_event_foreach(kiln_event_fn fn, void *ctx);
  * An event refused with the kernel counted is tried again user-only.
  */
 int kiln_event_probe(const struct kiln_event *ev);
+
+struct perf_event_attr;
+/* Fills a for ev: size, type, configs, exclude_user and exclude_kernel;
+ * the rest zero. */
+void kiln_event_attr(const struct kiln_event *ev, struct perf_event_attr *a);
+/*
+ * perf_event_open(a, tid, cpu, group_fd), close-on-exec.  Refused with
+ * the kernel counted (EACCES, EPERM: perf_event_paranoid), it is tried
+ * again user-only (a changed; *user_only, when not NULL, set if that
+ * opened), as perf does.  The fd, or -errno.
+ */
+int kiln_event_open(struct perf_event_attr *a, pid_t tid, int cpu,
+		    int group_fd, bool *user_only);
 
 /*
  * Fills names[0..n) with up to n known names closest to `name` (edit

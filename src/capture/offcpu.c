@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/record.h"
 #include "util/htab.h"
 
 /* A thread that left the CPU and has not come back yet. */
@@ -28,7 +27,7 @@ struct pending {
 };
 
 struct kiln_offcpu {
-	struct kiln_rec *rec;
+	struct kiln_offcpu_sink rec;
 	uint16_t tp_type;		/* common_type of sched_switch records */
 	uint32_t state_off, state_size;	/* prev_state in the raw record */
 	struct pending *v;
@@ -79,7 +78,7 @@ static int field_of(const char *path, const char *name, uint32_t *off,
 	return err;
 }
 
-struct kiln_offcpu *kiln_offcpu_new_layout(struct kiln_rec *rec,
+struct kiln_offcpu *kiln_offcpu_new_layout(const struct kiln_offcpu_sink *rec,
 					   uint16_t tp_type, uint32_t state_off,
 					   uint32_t state_size, bool wall)
 {
@@ -92,7 +91,7 @@ struct kiln_offcpu *kiln_offcpu_new_layout(struct kiln_rec *rec,
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
-	o->rec = rec;
+	o->rec = *rec;
 	o->wall = wall;
 	o->tp_type = tp_type;
 	o->state_off = state_off;
@@ -100,8 +99,8 @@ struct kiln_offcpu *kiln_offcpu_new_layout(struct kiln_rec *rec,
 	return o;
 }
 
-struct kiln_offcpu *kiln_offcpu_new(struct kiln_rec *rec, uint64_t tp_id,
-				    bool wall)
+struct kiln_offcpu *kiln_offcpu_new(const struct kiln_offcpu_sink *rec,
+				    uint64_t tp_id, bool wall)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing/events",
 					     "/sys/kernel/debug/tracing/events" };
@@ -195,7 +194,7 @@ static void switch_out(struct kiln_offcpu *o, const struct kiln_perf_sample *s)
 	/* A dying thread's last switch (X, Z): it never comes back. */
 	if (state & 0x30)
 		return;
-	n = kiln_rec_stack(o->rec, s, &locs);
+	n = o->rec.stack(o->rec.ctx, s, &locs);
 	p = find(o, s->tid, true);
 	if (!p)
 		return;
@@ -239,9 +238,9 @@ static void on_cpu_sample(struct kiln_offcpu *o,
 		p->ran = 0;
 		p->run_start = s->time;
 	}
-	n = kiln_rec_stack(o->rec, s, &locs);
+	n = o->rec.stack(o->rec.ctx, s, &locs);
 	if (n > 0)
-		kiln_rec_add(o->rec, s->pid, s->tid, s->time, locs, (uint32_t)n,
+		o->rec.add(o->rec.ctx, s->pid, s->tid, s->time, locs, (uint32_t)n,
 			     value, "running");
 }
 
@@ -251,7 +250,7 @@ static void close_interval(struct kiln_offcpu *o, struct pending *p,
 	p->open = false;
 	if (t_in <= p->t_out)
 		return;
-	kiln_rec_add(o->rec, p->pid, p->tid, p->t_out, p->locs, p->n,
+	o->rec.add(o->rec.ctx, p->pid, p->tid, p->t_out, p->locs, p->n,
 		     (int64_t)(t_in - p->t_out), p->state);
 	o->intervals++;
 }
@@ -299,7 +298,7 @@ void kiln_offcpu_event(void *ctx, const struct kiln_perf_event *ev)
 	default:
 		break;
 	}
-	kiln_rec_event(o->rec, ev);
+	o->rec.event(o->rec.ctx, ev);
 }
 
 void kiln_offcpu_finish(struct kiln_offcpu *o, uint64_t now)

@@ -22,19 +22,37 @@
 
 #include "capture/perf.h"
 
-struct kiln_rec;
 struct kiln_offcpu;
+
+/*
+ * Where the intervals go: the recorder that symbolizes stacks and builds
+ * the profile (session/record.c fills one, kiln_rec_sink()), reached
+ * through these calls so that capture/ needs nothing of session/.
+ */
+struct kiln_offcpu_sink {
+	void *ctx;
+	/* The stack of s as location ids (kiln_rec_stack()). */
+	long (*stack)(void *ctx, const struct kiln_perf_sample *s,
+		      const uint32_t **locs);
+	/* Adds a sample (kiln_rec_add()). */
+	void (*add)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time,
+		    const uint32_t *locs, uint32_t n, int64_t value,
+		    const char *state);
+	/* Any other record (kiln_rec_event()). */
+	void (*event)(void *ctx, const struct kiln_perf_event *ev);
+};
 
 /*
  * Reads where sched_switch keeps prev_state from tracefs.  tp_id: the
  * tracepoint's id (kiln_perf_parse_event("sched:sched_switch")).  The
- * recorder rec is not owned.  NULL with errno set (ENOENT: no such field).
+ * sink rec is copied, its ctx not owned.  NULL with errno set (ENOENT: no
+ * such field).
  */
-struct kiln_offcpu *kiln_offcpu_new(struct kiln_rec *rec, uint64_t tp_id,
-				    bool wall);
+struct kiln_offcpu *kiln_offcpu_new(const struct kiln_offcpu_sink *rec,
+				    uint64_t tp_id, bool wall);
 /* The same with the layout given: common_type tp_type, prev_state at
  * state_off, state_size (4 or 8) bytes into the raw record. */
-struct kiln_offcpu *kiln_offcpu_new_layout(struct kiln_rec *rec,
+struct kiln_offcpu *kiln_offcpu_new_layout(const struct kiln_offcpu_sink *rec,
 					   uint16_t tp_type, uint32_t state_off,
 					   uint32_t state_size, bool wall);
 void kiln_offcpu_free(struct kiln_offcpu *o);

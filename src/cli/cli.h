@@ -129,6 +129,16 @@ int kiln_cli_event_error(const char *name, int err);
  * setting already in force and "run as root" to root are never advised.
  */
 void kiln_cli_perf_refused(int err, int need, const char *what);
+/*
+ * kiln record's refusal: the setting the request needs (kernel frames: 1,
+ * every CPU: 0, a process of one's own: 2), advised only when it is lower
+ * than the one in force, root only to someone who is not root, and
+ * --mode inject where a command is recorded.
+ */
+void kiln_cli_record_refused(int err, bool kernel, bool system_wide,
+			     bool have_cmd);
+/* The integer a /proc file holds (a sysctl), -99 when unreadable. */
+int kiln_cli_read_int(const char *path);
 
 /*
  * The signal that asked a long-running command (record, stat, heap,
@@ -138,7 +148,7 @@ void kiln_cli_perf_refused(int err, int need, const char *what);
 extern volatile sig_atomic_t kiln_cli_stop_signal;
 void kiln_cli_on_stop(int sig);
 
-/* Seconds on CLOCK_MONOTONIC. */
+/* Seconds on CLOCK_MONOTONIC (the sessions' clock, kiln_session_now()). */
 double kiln_cli_now(void);
 
 #endif

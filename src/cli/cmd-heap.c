@@ -28,6 +28,7 @@
 #include "render/timeline.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
+#include "util/child.h"
 #include "util/diag.h"
 #include "util/file.h"
 
@@ -126,6 +127,43 @@ again:
 	goto again;
 }
 
+/* What the command runs with: the agent preloaded, its trace asked for. */
+struct heap_env {
+	const char *pre, *trace, *sample;
+};
+
+/* In the child, before exec (kiln_child.setup). */
+static void heap_env(void *arg)
+{
+	const struct heap_env *e = arg;
+
+	setenv("LD_PRELOAD", e->pre, 1);
+	setenv("KILN_HEAP_TRACE", e->trace, 1);
+	setenv("KILN_HEAP_SAMPLE", e->sample, 1);
+}
+
+/*
+ * Starts cmd at once, setup(arg) run in the child before exec; a failed
+ * exec is said and leaves the child exited with 127 for the caller to
+ * wait for.  Returns the spawn's -errno (nothing started) or 0.
+ */
+static int start_child(struct kiln_child *c, char **cmd,
+		       void (*setup)(void *arg), void *arg)
+{
+	int err;
+
+	c->setup = setup;
+	c->setup_arg = arg;
+	err = kiln_child_spawn(c, cmd);
+	if (err)
+		return err;
+	err = kiln_child_start(c);
+	if (err)	/* the child has exited 127, as a shell's would */
+		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0],
+			strerror(-err));
+	return 0;
+}
+
 /*
  * Runs cmd with the agent, reading its trace as it grows (every 50 ms);
  * returns its wait status, or -errno.
@@ -138,12 +176,11 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	struct kiln_buf pre = KILN_BUF_INIT;
 	double t0 = kiln_cli_now();
 	struct sigaction sa, old_int, old_term, old_hup;
-	int status = 0;
-	pid_t pid;
+	struct kiln_child child = KILN_CHILD_INIT;
+	struct heap_env env;
+	int status = 0, err;
 
-	kiln_buf_adds(&pre, agent);
-	if (getenv("LD_PRELOAD") && *getenv("LD_PRELOAD"))
-		kiln_buf_addf(&pre, ":%s", getenv("LD_PRELOAD"));
+	kiln_child_preload(&pre, agent);
 	if (!pre.data)
 		return -ENOMEM;
 	memset(&sa, 0, sizeof(sa));
@@ -154,48 +191,36 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	/* A closed terminal (SIGHUP) ends the program as SIGTERM does, and
 	 * kiln still writes what it traced. */
 	sigaction(SIGHUP, &sa, &old_hup);
-	pid = fork();
-	if (pid < 0) {
-		int e = errno;
-
+	env = (struct heap_env){ pre.data, trace, sample };
+	err = start_child(&child, cmd, heap_env, &env);
+	if (err) {
 		kiln_buf_release(&pre);
-		return -e;
-	}
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		setenv("LD_PRELOAD", pre.data, 1);
-		setenv("KILN_HEAP_TRACE", trace, 1);
-		setenv("KILN_HEAP_SAMPLE", sample, 1);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0], strerror(errno));
-		_exit(127);
+		return err;
 	}
 	kiln_buf_release(&pre);
 	/* `kiln heap ... | head`: the summary's reader may go away; the
 	 * files are written all the same (a write to it fails instead). */
 	signal(SIGPIPE, SIG_IGN);
 	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
+		err = kiln_child_wait(&child, false, &status, NULL);
+		if (err == 1)
 			break;
-		if (w < 0 && errno != EINTR)
+		if (err < 0 && err != -EINTR)
 			break;
-		if (w == 0) {
+		if (err == 0) {
 			/* An error stops the feeding; analyse() reports it. */
 			tail_poll(tail, false);
 			nanosleep(&nap, NULL);
 		}
 		/* Ctrl-C reaches the whole process group by itself. */
 		if (kiln_cli_stop_signal && kiln_cli_stop_signal != SIGINT)
-			kill(pid, kiln_cli_stop_signal);
+			kill(child.pid, kiln_cli_stop_signal);
 		kiln_cli_stop_signal = 0;
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	kiln_child_release(&child);
 	*secs = kiln_cli_now() - t0;
 	return status;
 }
@@ -684,12 +709,8 @@ int kiln_cmd_heap(int argc, char **argv)
 		fprintf(stderr, " after %.3f s\n", secs);
 	}
 	rc = analyse(&tail, &info, &d, prefix, top, quiet);
-	if (!rc) {
-		if (WIFEXITED(status))
-			rc = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			rc = 128 + WTERMSIG(status);
-	}
+	if (!rc)
+		rc = kiln_child_exit_status(status);
 out:
 	kiln_heaptrace_stream_free(tail.s);
 	kiln_heaptrace_info_release(&info);

@@ -1,7 +1,10 @@
 /*
  * `kiln record`: CPU (or any event) sampling of a command or of running
  * processes through perf_event_open, symbolized on the spot, written as
- * pprof (cli stage).
+ * pprof (cli stage).  The options are parsed and checked here, the
+ * recording is kiln_record_run()'s (session/record-run.c), its failures
+ * explained here; --mode inject (libkiln.so preloaded, its profiles
+ * merged) runs from here too.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,11 +23,14 @@
 #include "capture/events.h"
 #include "capture/offcpu.h"
 #include "capture/perf.h"
-#include "capture/record.h"
+#include "session/record-run.h"
+#include "session/record.h"
+#include "session/targets.h"
 #include "cli/cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
 #include "util/buf.h"
+#include "util/child.h"
 #include "util/diag.h"
 #include "util/file.h"
 
@@ -53,14 +59,6 @@ static const struct option opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-
-static uint64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * --off-cpu and --wall: sched:sched_switch at every event, with its raw
@@ -102,97 +100,6 @@ static int setup_offcpu(struct kiln_perf_attr *pa, struct kiln_perf_attr *sw,
 		pa->config = sw->config;
 	}
 	return 0;
-}
-
-static int read_int_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int v = -99;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -99;
-		fclose(f);
-	}
-	return v;
-}
-
-/*
- * Explains a refused perf_event_open and what would fix it: the setting
- * the request needs (kernel frames: 1, every CPU: 0, a process of one's
- * own: 2), advised only when it is lower than the one in force, and root
- * only to someone who is not root.
- */
-static void explain_refusal(int err, bool kernel, bool system_wide,
-			    bool have_cmd)
-{
-	int paranoid = read_int_file("/proc/sys/kernel/perf_event_paranoid");
-	int need = system_wide ? 0 : kernel ? 1 : 2;
-	bool root = geteuid() == 0;
-	struct kiln_buf fix = KILN_BUF_INIT;
-
-	kiln_cli_error("perf_event_open was refused: %s (kernel.perf_event_paranoid = %d)",
-		       strerror(-err), paranoid);
-	if (!root)
-		kiln_buf_adds(&fix, system_wide ? "run as root" :
-				    "run as root or as the process's owner");
-	if (!root)
-		kiln_buf_adds(&fix, ", grant CAP_PERFMON (setcap cap_perfmon+ep kiln)");
-	if (paranoid > need)
-		kiln_buf_addf(&fix, "%s'sysctl kernel.perf_event_paranoid=%d'",
-			      fix.len ? ", or " : "", need);
-	if (fix.len)
-		fprintf(stderr, "  fix: %s\n", fix.data);
-	if (!fix.len || root)
-		fprintf(stderr, "  %s: a container, a user namespace or a seccomp profile may forbid "
-				"perf_event_open (allow it there; with Docker, "
-				"--cap-add PERFMON or a seccomp profile that "
-				"permits it)\n", root ? "kiln runs as root" :
-				"the setting already allows this");
-	if (kernel && !system_wide)
-		fprintf(stderr, "  leave out --kernel to profile user space only\n");
-	if (have_cmd && !system_wide)
-		fprintf(stderr, "  (--mode inject samples in-process, without "
-				"perf_event_open)\n");
-	kiln_buf_release(&fix);
-}
-
-/* Is cmd runnable (a path, or found in PATH)?  Its path in *where. */
-static bool find_command(const char *cmd, struct kiln_buf *where)
-{
-	const char *path = getenv("PATH");
-	struct kiln_buf b = KILN_BUF_INIT;
-	bool found = false;
-
-	if (strchr(cmd, '/')) {
-		kiln_buf_adds(where, cmd);
-		return access(cmd, X_OK) == 0;
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path && !found) {
-		size_t n = strcspn(path, ":");
-
-		kiln_buf_reset(&b);
-		if (n)
-			kiln_buf_add(&b, path, n);
-		else
-			kiln_buf_addc(&b, '.');
-		kiln_buf_addc(&b, '/');
-		kiln_buf_adds(&b, cmd);
-		if (b.data && !access(b.data, X_OK)) {
-			struct stat st;
-
-			found = !stat(b.data, &st) && S_ISREG(st.st_mode);
-		}
-		path += n;
-		if (*path == ':')
-			path++;
-	}
-	if (found)
-		kiln_buf_adds(where, b.data);
-	kiln_buf_release(&b);
-	return found;
 }
 
 /*
@@ -247,226 +154,19 @@ static int check_output(const char *output, const char *program)
 	return rc;
 }
 
-struct target {
-	pid_t *pids;
-	int npids;
-	pid_t child;		/* the command kiln started, or 0 */
-	int go_fd;		/* write end: lets the child exec */
-	int err_fd;		/* read end: errno if exec failed */
-};
-
-/* Forks the command, stopped before exec until start_child(). */
-static int spawn(char **argv, struct target *t)
-{
-	int go[2], errp[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(errp[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(errp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(errp[1]);
-	t->child = pid;
-	t->go_fd = go[1];
-	t->err_fd = errp[0];
-	return 0;
-}
-
-/* Lets the child exec; returns 0 or the exec's -errno. */
-static int start_child(struct target *t)
-{
-	char c = 'g';
-	int e = 0;
-	ssize_t n;
-
-	if (write(t->go_fd, &c, 1) != 1)
-		return -errno;
-	close(t->go_fd);
-	t->go_fd = -1;
-	n = read(t->err_fd, &e, sizeof(e));
-	close(t->err_fd);
-	t->err_fd = -1;
-	return n == sizeof(e) ? -e : 0;
-}
-
-/*
- * Opens events on every thread of pid, following the threads and processes
- * they create from then on.  Threads started by a thread not yet opened
- * while we list are caught by listing again until nothing is new.
- */
-static int open_process(struct kiln_perf *s, pid_t pid)
-{
-	char dir[64];
-	long *seen = NULL;
-	size_t nseen = 0, i;
-	int err = 0, pass;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	for (pass = 0; pass < 3 && !err; pass++) {
-		DIR *d = opendir(dir);
-		struct dirent *de;
-		bool fresh = false;
-
-		if (!d) {
-			err = errno == ENOENT ? -ESRCH : -errno;
-			break;
-		}
-		while (!err && (de = readdir(d))) {
-			long tid = strtol(de->d_name, NULL, 10), *ns;
-
-			if (tid <= 0)
-				continue;
-			for (i = 0; i < nseen && seen[i] != tid; i++)
-				;
-			if (i < nseen)
-				continue;
-			ns = realloc(seen, (nseen + 1) * sizeof(*ns));
-			if (!ns) {
-				err = -ENOMEM;
-				break;
-			}
-			seen = ns;
-			seen[nseen++] = tid;
-			fresh = true;
-			err = kiln_perf_open(s, (pid_t)tid, true);
-			if (err == -ESRCH)	/* the thread just ended */
-				err = 0;
-		}
-		closedir(d);
-		if (!fresh)
-			break;
-	}
-	free(seen);
-	return err;
-}
-
-static void progress(double start, struct kiln_rec *rec, struct kiln_perf *s,
-		     bool final)
-{
-	fprintf(stderr, "\rkiln: recording %.1fs, %" PRIu64 " samples, %" PRIu64
-		" lost%s", kiln_cli_now() - start, kiln_rec_samples(rec),
-		kiln_perf_lost(s), final ? "\n" : "   ");
-}
-
-static bool targets_alive(const struct target *t)
-{
-	int i;
-
-	for (i = 0; i < t->npids; i++)
-		if (!kill(t->pids[i], 0) || errno == EPERM)
-			return true;
-	return false;
-}
-
-static int parse_pids(const char *arg, struct target *t)
-{
-	const char *p = arg;
-
-	while (*p) {
-		char *end;
-		long v = strtol(p, &end, 10);
-		pid_t *np;
-
-		if (end == p || v <= 0 || v > 0x3fffffff || (*end && *end != ','))
-			return -EINVAL;
-		np = realloc(t->pids, (size_t)(t->npids + 1) * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		t->pids = np;
-		t->pids[t->npids++] = (pid_t)v;
-		p = *end ? end + 1 : end;
-	}
-	return t->npids ? 0 : -EINVAL;
-}
-
-static void add_cmdline_comment(struct kiln_prof *p, char **argv, int argc,
-				const char *prefix)
-{
-	struct kiln_buf b = KILN_BUF_INIT;
-	int i;
-
-	kiln_buf_adds(&b, prefix);
-	for (i = 0; i < argc; i++) {
-		if (i)
-			kiln_buf_addc(&b, ' ');
-		kiln_buf_adds(&b, argv[i]);
-	}
-	if (b.data)
-		kiln_prof_add_comment(p, b.data);
-	kiln_buf_release(&b);
-}
-
-/* The command line of a running process (from /proc/PID/cmdline) as a
- * comment; its name in brackets where it has none (a kernel thread). */
-static void add_pid_comment(struct kiln_prof *p, pid_t pid)
-{
-	char path[64], buf[4096];
-	size_t n = 0, i;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	f = fopen(path, "r");
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	while (n && !buf[n - 1])
-		n--;
-	if (!n) {
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-		f = fopen(path, "r");
-		buf[0] = '[';
-		n = 1;
-		if (f) {
-			n += fread(buf + 1, 1, sizeof(buf) - 3, f);
-			fclose(f);
-		}
-		while (n > 1 && buf[n - 1] == '\n')
-			n--;
-		buf[n++] = ']';
-	}
-	for (i = 0; i < n; i++)
-		if (!buf[i])
-			buf[i] = ' ';
-	buf[n] = '\0';
-	kiln_prof_add_comment(p, buf);
-}
-
 /*
  * --mode inject: the command runs with libkiln.so preloaded and its
- * in-process sampler on; every process of the command writes its own
- * profile (the first PATH, the others PATH.PID), and kiln merges them.
+ * in-process sampler on (kiln_record_inject()); kiln writes the merged
+ * profile.  Returns the exit status.
  */
 static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 			 const char *output, bool quiet)
 {
-	struct kiln_buf agent = KILN_BUF_INIT, pre = KILN_BUF_INIT,
-			prof = KILN_BUF_INIT, out = KILN_BUF_INIT;
-	char dir[] = "/tmp/kiln-inject.XXXXXX";
-	struct kiln_prof *merged = NULL;
-	int status = 0, rc = KILN_EXIT_OK, err;
-	pid_t pid;
-	DIR *d;
-	struct dirent *de;
-	char hz[32];
+	struct kiln_buf agent = KILN_BUF_INIT, out = KILN_BUF_INIT;
+	struct kiln_inject_opts o = { cmd, ncmd, freq, wall, NULL,
+				      kiln_cli_on_stop, &kiln_cli_stop_signal };
+	struct kiln_record_result res = { 0 };
+	int err, rc = KILN_EXIT_OK;
 
 	if (kiln_cli_find_agent(&agent, "libkiln.so")) {
 		kiln_cli_error("cannot find libkiln.so next to kiln or in ../lib: "
@@ -474,153 +174,38 @@ static int record_inject(char **cmd, int ncmd, long freq, bool wall,
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
-	if (!mkdtemp(dir)) {
-		kiln_cli_error("cannot create a temporary folder: %s", strerror(errno));
+	o.agent = agent.data;
+	err = kiln_record_inject(&o, &res);
+	if (res.exec_err)	/* the child exited 127, as a shell's would */
+		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0],
+			strerror(-res.exec_err));
+	if (err) {
+		if (res.failed == KILN_RECORD_TMPDIR)
+			kiln_cli_error("cannot create a temporary folder: %s",
+				       strerror(-res.err));
+		else if (res.failed == KILN_RECORD_SPAWN)
+			kiln_cli_error("fork: %s", strerror(-res.err));
+		else
+			kiln_cli_error("the in-process sampler wrote no profile (was "
+				       "libkiln.so preloaded? a static binary cannot "
+				       "preload it)");
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
-	kiln_buf_addf(&prof, "%s/cpu.pb.gz", dir);
-	kiln_buf_adds(&pre, agent.data);
-	if (getenv("LD_PRELOAD") && *getenv("LD_PRELOAD"))
-		kiln_buf_addf(&pre, ":%s", getenv("LD_PRELOAD"));
-	/* CPU-time timers tick at most at CONFIG_HZ (often 250). */
-	snprintf(hz, sizeof(hz), "%ld", freq);
-	signal(SIGINT, kiln_cli_on_stop);
-	signal(SIGTERM, kiln_cli_on_stop);
-	pid = fork();
-	if (pid < 0) {
-		kiln_cli_error("fork: %s", strerror(errno));
-		rc = KILN_EXIT_FAIL;
-		goto out_rmdir;
-	}
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		setenv("LD_PRELOAD", pre.data, 1);
-		setenv("KILN_CPU", prof.data, 1);
-		setenv("KILN_CPU_HZ", hz, 1);
-		/* --wall: the agent's wall-clock sampler (wall.c). */
-		setenv("KILN_CPU_MODE", wall ? "wall" : "cpu", 1);
-		unsetenv("CPUPROFILE_REALTIME");
-		unsetenv("KILN_CPU_SIGNAL");
-		unsetenv("CPUPROFILESIGNAL");
-		unsetenv("KILN_CPU_OWNER");
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "kiln: cannot run '%s': %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
-	for (;;) {
-		pid_t w = waitpid(pid, &status, 0);
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			break;
-		/* As perf: SIGINT or SIGTERM to kiln ends the command. */
-		if (kiln_cli_stop_signal)
-			kill(pid, SIGTERM);
-		kiln_cli_stop_signal = 0;
-	}
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		struct kiln_buf f = KILN_BUF_INIT;
-		struct kiln_prof *p;
-		struct kiln_diag diag = { "" };
-
-		if (strncmp(de->d_name, "cpu.pb.gz", 9) || strstr(de->d_name, ".tmp."))
-			continue;
-		kiln_buf_addf(&f, "%s/%s", dir, de->d_name);
-		err = kiln_read_profile(f.data, &p, NULL, &diag);
-		unlink(f.data);
-		kiln_buf_release(&f);
-		if (err)
-			continue;
-		if (!merged) {
-			merged = p;
-			continue;
-		}
-		kiln_prof_merge(merged, p, &diag);
-		kiln_prof_free(p);
-	}
-	if (d)
-		closedir(d);
-	if (!merged) {
-		kiln_cli_error("the in-process sampler wrote no profile (was "
-			       "libkiln.so preloaded? a static binary cannot "
-			       "preload it)");
-		rc = KILN_EXIT_FAIL;
-		goto out_rmdir;
-	}
-	add_cmdline_comment(merged, cmd, ncmd, "");
-	err = kiln_pprof_write(merged, &out, true);
+	err = kiln_pprof_write(res.prof, &out, true);
 	if (!err)
 		rc = kiln_cli_write(output, out.data, out.len, NULL, 0);
 	else
 		rc = KILN_EXIT_FAIL;
 	if (!rc && !quiet)
 		fprintf(stderr, "kiln: wrote '%s' (in-process sampler)\n", output);
-	if (!rc) {
-		if (WIFEXITED(status))
-			rc = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			rc = 128 + WTERMSIG(status);
-	}
-out_rmdir:
-	rmdir(dir);
+	if (!rc)
+		rc = kiln_child_exit_status(res.status);
 out:
-	kiln_prof_free(merged);
+	kiln_prof_free(res.prof);
 	kiln_buf_release(&agent);
-	kiln_buf_release(&pre);
-	kiln_buf_release(&prof);
 	kiln_buf_release(&out);
 	return rc;
-}
-
-/* The process a thread belongs to (Tgid in /proc/TID/status), or -errno. */
-static pid_t thread_group(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = -ESRCH;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Tgid:", 5)) {
-			tgid = (pid_t)strtol(line + 5, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return tgid;
-}
-
-/*
- * -a: learns every process running now (mappings and thread names), as
- * perf synthesizes them, so that their samples meet their own mappings.
- * Processes that end meanwhile are skipped.
- */
-static int seed_all(struct kiln_rec *rec)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int err = 0;
-
-	if (!d)
-		return -errno;
-	while (!err && (de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (pid <= 0 || *end || pid == (long)getpid())
-			continue;
-		err = kiln_rec_seed(rec, (pid_t)pid);
-		if (err && err != -ENOMEM)
-			err = 0;	/* gone, or a kernel thread */
-	}
-	closedir(d);
-	return err;
 }
 
 /* Parses --call-graph as perf does: fp, dwarf[,SIZE], and kiln's auto. */
@@ -676,476 +261,424 @@ static void explain_lost(uint64_t lost, uint64_t samples, long count,
 	fputc('\n', stderr);
 }
 
-int kiln_cmd_record(int argc, char **argv)
+static void progress(void *arg, double secs, uint64_t samples, uint64_t lost,
+		     bool final)
 {
-	struct kiln_perf_attr pa = { 0 };
-	struct kiln_rec_opts ro = { 0 };
-	struct target t = { NULL, 0, 0, -1, -1 };
-	struct target tids = { NULL, 0, 0, -1, -1 };
-	struct kiln_perf *s = NULL;
-	struct kiln_rec *rec = NULL;
-	struct kiln_prof *prof = NULL;
-	struct kiln_buf out = KILN_BUF_INIT, program = KILN_BUF_INIT;
-	const char *output = "kiln.cpu.pb.gz", *event = "cpu-clock";
-	const char *pid_arg = NULL, *tid_arg = NULL, *cpu_arg = NULL, *cg = "auto";
-	double duration = 0, start;
-	long freq = 99, count = 0;
-	uint32_t stack_bytes = DEFAULT_STACK_BYTES;
-	bool kernel = false, quiet = kiln_cli_quiet, inject = false;
-	bool system_wide = false, freq_given = false, cg_given = false;
-	struct kiln_event ev;
-	int c, err, rc = KILN_EXIT_OK, status = 0, i, stopped_by = 0;
-	bool offcpu = false, wall = false;
-	struct kiln_perf_attr swa;
-	struct kiln_offcpu *oc = NULL;
-	uint64_t tp_id = 0, start_mono, start_real;
-	char *end;
+	(void)arg;
+	fprintf(stderr, "\rkiln: recording %.1fs, %" PRIu64 " samples, %" PRIu64
+		" lost%s", secs, samples, lost, final ? "\n" : "   ");
+}
+
+/* -p or -t: the processes or threads named. */
+struct target {
+	pid_t *pids;
+	int npids;
+};
+
+/* What explain_failure() needs of the options. */
+struct failure {
+	const char *event;
+	long count, freq;
+	bool kernel, system_wide, offcpu, wall;
+	int ncmd;
+	const char *cpu_arg;
+};
+
+/* A refused or failed perf_event_open: says why; returns the exit status. */
+static int explain_open(const struct failure *f,
+			const struct kiln_record_result *res)
+{
+	int err = res->err;
+
+	if (res->gone_pid)
+		kiln_cli_error("no process with PID %d", (int)res->gone_pid);
+	if (res->gone_tid)
+		kiln_cli_error("no thread with TID %d", (int)res->gone_tid);
+	if ((f->offcpu || f->wall) && (err == -EACCES || err == -EPERM)) {
+		kiln_cli_error("perf_event_open refused sched:sched_switch: %s "
+			       "(kernel.perf_event_paranoid = %d)", strerror(-err),
+			       kiln_cli_read_int("/proc/sys/kernel/perf_event_paranoid"));
+		fprintf(stderr, "  fix: run as root, or grant CAP_PERFMON and set "
+				"'sysctl kernel.perf_event_paranoid=-1' (tracepoint "
+				"samples need it)%s\n", f->wall ? "; or sample wall "
+				"time in-process with --wall --mode inject" : "");
+		return KILN_EXIT_USAGE;
+	}
+	if (err == -EACCES || err == -EPERM)
+		kiln_cli_record_refused(err, f->kernel, f->system_wide, f->ncmd > 0);
+	else if (err == -ENOENT || err == -EOPNOTSUPP)
+		kiln_cli_error("event '%s' is not supported on this machine "
+			       "(see 'kiln list'; hardware counters are often "
+			       "missing in virtual machines)", f->event);
+	else if (err == -EINVAL && !f->count)
+		kiln_cli_error("perf_event_open refused -F %ld: %s (the "
+			       "limit is kernel.perf_event_max_sample_rate = %d)",
+			       f->freq, strerror(-err),
+			       kiln_cli_read_int("/proc/sys/kernel/perf_event_max_sample_rate"));
+	else if (err != -ESRCH)
+		kiln_cli_error("perf_event_open: %s", strerror(-err));
+	return err == -ESRCH ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+}
+
+/* Says why kiln_record_run() failed; returns the exit status. */
+static int explain_failure(const struct failure *f,
+			   const struct kiln_record_result *res, char **cmd)
+{
+	switch (res->failed) {
+	case KILN_RECORD_OFFCPU:
+		kiln_cli_error("cannot read the fields of sched:sched_switch from "
+			       "tracefs: %s", strerror(-res->err));
+		return KILN_EXIT_USAGE;
+	case KILN_RECORD_CPUS:
+		return kiln_cli_usage_error("record",
+			"bad -C '%s': want CPUs such as 0,2-3 (this machine has "
+			"0-%ld)", f->cpu_arg, sysconf(_SC_NPROCESSORS_CONF) - 1);
+	case KILN_RECORD_OPEN:
+		return explain_open(f, res);
+	case KILN_RECORD_READER:
+		kiln_cli_error("cannot start the ring reader: %s",
+			       strerror(-res->err));
+		return KILN_EXIT_FAIL;
+	case KILN_RECORD_EXEC:
+		kiln_cli_error("cannot run '%s': %s", cmd[0], strerror(-res->err));
+		return KILN_EXIT_USAGE;
+	case KILN_RECORD_DETACH:
+		kiln_cli_error("out of memory while recording");
+		return KILN_EXIT_FAIL;
+	case KILN_RECORD_NOMEM:
+	default:
+		kiln_cli_error("out of memory");
+		return KILN_EXIT_FAIL;
+	}
+}
+
+/* Writes the profile (pprof, gzipped); returns the exit status. */
+static int write_profile(const struct kiln_prof *prof, const char *output,
+			 char *program)
+{
+	struct kiln_buf out = KILN_BUF_INIT;
+	int err, rc;
+
+	err = kiln_pprof_write(prof, &out, true);
+	if (err) {
+		kiln_cli_error("cannot encode the profile: %s", strerror(-err));
+		rc = KILN_EXIT_FAIL;
+	} else {
+		rc = kiln_cli_write(output, out.data, out.len,
+				    program ? &program : NULL, program ? 1 : 0);
+	}
+	kiln_buf_release(&out);
+	return rc;
+}
+
+/* The lines after a recording: what was written, and what to know. */
+static void say_written(const char *output,
+			const struct kiln_record_result *res, bool kernel)
+{
+	fprintf(stderr, "kiln: wrote '%s': %" PRIu64 " samples, %" PRIu64
+		" lost", output, res->samples, res->lost);
+	if (res->self_samples)
+		fprintf(stderr, " (%" PRIu64 " samples of kiln itself "
+			"left out)", res->self_samples);
+	fputc('\n', stderr);
+	if (res->stopped_by)
+		fprintf(stderr, "kiln: stopped by %s\n", strsignal(res->stopped_by));
+	if (!kernel && !res->kernel_counted)
+		fprintf(stderr, "kiln: time spent in the kernel is not counted "
+			"(kernel.perf_event_paranoid = %d allows user space "
+			"only; root or a setting of 1 or less counts it)\n",
+			kiln_cli_read_int("/proc/sys/kernel/perf_event_paranoid"));
+}
+
+/* The options, as given. */
+struct args {
+	const char *output, *event, *pid_arg, *tid_arg, *cpu_arg, *cg;
+	double duration;
+	long freq, count;
+	uint32_t stack_bytes;
+	bool kernel, quiet, inject, system_wide, freq_given, cg_given;
+	bool offcpu, wall;
 	char **cmd;
 	int ncmd;
+	struct target t, tids;		/* -p, -t */
+	struct kiln_buf program;	/* the command's file */
+	struct kiln_rec_opts ro;	/* --call-graph so far */
+};
+
+/* The options into *a: 0, an exit status (said), or -1 for --help. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	char *end;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+F:e:c:o:p:t:aC:gqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			freq = strtol(optarg, &end, 10);
-			if (*end || end == optarg || freq <= 0)
+			a->freq = strtol(optarg, &end, 10);
+			if (*end || end == optarg || a->freq <= 0)
 				return kiln_cli_usage_error("record",
 					"bad -F '%s': want a frequency in Hz above 0", optarg);
-			freq_given = true;
+			a->freq_given = true;
 			break;
-		case 'e': event = optarg; break;
+		case 'e': a->event = optarg; break;
 		case 'c':
-			count = strtol(optarg, &end, 10);
-			if (*end || end == optarg || count <= 0)
+			a->count = strtol(optarg, &end, 10);
+			if (*end || end == optarg || a->count <= 0)
 				return kiln_cli_usage_error("record",
 					"bad -c '%s': want a period above 0", optarg);
 			break;
-		case OPT_CALLGRAPH: cg = optarg; cg_given = true; break;
+		case OPT_CALLGRAPH: a->cg = optarg; a->cg_given = true; break;
 		case 'g': break;	/* perf's -g: the default call graph */
-		case 'o': output = optarg; break;
-		case 'p': pid_arg = optarg; break;
-		case 't': tid_arg = optarg; break;
-		case 'a': system_wide = true; break;
-		case 'C': cpu_arg = optarg; system_wide = true; break;
+		case 'o': a->output = optarg; break;
+		case 'p': a->pid_arg = optarg; break;
+		case 't': a->tid_arg = optarg; break;
+		case 'a': a->system_wide = true; break;
+		case 'C': a->cpu_arg = optarg; a->system_wide = true; break;
 		case OPT_DURATION:
-			duration = strtod(optarg, &end);
-			if (*end || end == optarg || !(duration > 0))
+			a->duration = strtod(optarg, &end);
+			if (*end || end == optarg || !(a->duration > 0))
 				return kiln_cli_usage_error("record",
 					"bad --duration '%s': want seconds above 0", optarg);
 			break;
-		case OPT_KERNEL: kernel = true; break;
+		case OPT_KERNEL: a->kernel = true; break;
 		case OPT_MODE:
 			if (!strcmp(optarg, "perf"))
-				inject = false;
+				a->inject = false;
 			else if (!strcmp(optarg, "inject"))
-				inject = true;
+				a->inject = true;
 			else
 				return kiln_cli_usage_error("record",
 					"bad --mode '%s': want perf or inject", optarg);
 			break;
-		case OPT_OFFCPU: offcpu = true; break;
-		case OPT_WALL: wall = true; break;
-		case 'q': quiet = true; break;
-		case 'h': kiln_cli_usage("record", false); return 0;
+		case OPT_OFFCPU: a->offcpu = true; break;
+		case OPT_WALL: a->wall = true; break;
+		case 'q': a->quiet = true; break;
+		case 'h': kiln_cli_usage("record", false); return -1;
 		default: return kiln_cli_usage_error("record", "unknown option");
 		}
 	}
-	cmd = argv + optind;
-	ncmd = argc - optind;
-	if (!pid_arg && !tid_arg && !ncmd && !system_wide)
+	a->cmd = argv + optind;
+	a->ncmd = argc - optind;
+	return 0;
+}
+
+/*
+ * The options checked together, the targets and the command looked for,
+ * the output's folder checked.  0 or an exit status (said).
+ */
+static int check_args(struct args *a)
+{
+	int err, i, rc;
+
+	if (!a->pid_arg && !a->tid_arg && !a->ncmd && !a->system_wide)
 		return kiln_cli_usage_error("record",
 			"nothing to record: give a command after --, -p PID, -t TID or -a");
-	if ((pid_arg != NULL) + (tid_arg != NULL) + system_wide > 1)
+	if ((a->pid_arg != NULL) + (a->tid_arg != NULL) + a->system_wide > 1)
 		return kiln_cli_usage_error("record",
 			"give only one of -p PID, -t TID and -a/-C");
-	if ((pid_arg || tid_arg) && ncmd)
+	if ((a->pid_arg || a->tid_arg) && a->ncmd)
 		return kiln_cli_usage_error("record",
 			"give either -p PID/-t TID or a command, not both");
-	if (pid_arg || tid_arg) {
-		struct target *tt = pid_arg ? &t : &tids;
+	if (a->pid_arg || a->tid_arg) {
+		struct target *tt = a->pid_arg ? &a->t : &a->tids;
 
-		err = parse_pids(pid_arg ? pid_arg : tid_arg, tt);
+		err = kiln_targets_parse_pids(a->pid_arg ? a->pid_arg : a->tid_arg,
+					      &tt->pids, &tt->npids);
 		if (err)
 			return kiln_cli_usage_error("record", "bad %s '%s': want %s",
-				pid_arg ? "-p" : "-t", pid_arg ? pid_arg : tid_arg,
-				pid_arg ? "PID[,PID...]" : "TID[,TID...]");
-		for (i = 0; i < tt->npids; i++) {
-			if (kill(tt->pids[i], 0) && errno == ESRCH) {
-				kiln_cli_error("no %s with %s %d", pid_arg ?
-					       "process" : "thread", pid_arg ?
-					       "PID" : "TID", (int)tt->pids[i]);
-				rc = KILN_EXIT_USAGE;
-				goto out;
-			}
+				a->pid_arg ? "-p" : "-t", a->pid_arg ? a->pid_arg : a->tid_arg,
+				a->pid_arg ? "PID[,PID...]" : "TID[,TID...]");
+		i = kiln_targets_first_gone(tt->pids, tt->npids);
+		if (i >= 0) {
+			kiln_cli_error("no %s with %s %d", a->pid_arg ?
+				       "process" : "thread", a->pid_arg ?
+				       "PID" : "TID", (int)tt->pids[i]);
+			return KILN_EXIT_USAGE;
 		}
 	}
-	if (parse_callgraph(cg, &ro, &stack_bytes))
+	if (parse_callgraph(a->cg, &a->ro, &a->stack_bytes))
 		return KILN_EXIT_USAGE;
-	if (system_wide && !cg_given) {
+	if (a->system_wide && !a->cg_given) {
 		/*
 		 * Every process of the machine: frame pointers only, as
 		 * perf -a -g, with no stack copies (DWARF unwinding would
 		 * read the CFI of every program running);
 		 * --call-graph dwarf asks for it.
 		 */
-		ro.callgraph = KILN_CG_FP;
-		stack_bytes = 0;
+		a->ro.callgraph = KILN_CG_FP;
+		a->stack_bytes = 0;
 	}
-	if (ncmd && !find_command(cmd[0], &program)) {
-		kiln_cli_error("cannot run '%s': command not found", cmd[0]);
-		rc = KILN_EXIT_USAGE;
-		goto out;
+	if (a->ncmd && !kiln_child_find(a->cmd[0], &a->program)) {
+		kiln_cli_error("cannot run '%s': command not found", a->cmd[0]);
+		return KILN_EXIT_USAGE;
 	}
-	rc = check_output(output, program.data);
+	rc = check_output(a->output, a->program.data);
 	if (rc)
-		goto out;
-	if (offcpu && wall) {
-		rc = kiln_cli_usage_error("record",
+		return rc;
+	if (a->offcpu && a->wall) {
+		return kiln_cli_usage_error("record",
 			"give --off-cpu or --wall, not both (--wall has the "
 			"off-CPU time too)");
-		goto out;
 	}
-	if ((offcpu || wall) && strcmp(event, "cpu-clock")) {
-		rc = kiln_cli_usage_error("record",
+	if ((a->offcpu || a->wall) && strcmp(a->event, "cpu-clock")) {
+		return kiln_cli_usage_error("record",
 			"%s records cpu-clock and sched:sched_switch itself: "
-			"leave out -e", offcpu ? "--off-cpu" : "--wall");
-		goto out;
+			"leave out -e", a->offcpu ? "--off-cpu" : "--wall");
 	}
-	if (offcpu && inject) {
-		rc = kiln_cli_usage_error("record",
+	if (a->offcpu && a->inject) {
+		return kiln_cli_usage_error("record",
 			"--off-cpu needs sched:sched_switch: not with --mode "
 			"inject (--wall --mode inject samples every thread "
 			"in-process, waiting or not)");
-		goto out;
 	}
-	if (inject) {
-		if (!ncmd || system_wide) {
-			rc = kiln_cli_usage_error("record",
-				"--mode inject profiles a command kiln starts, "
-				"not -p, -t or -a");
-			goto out;
-		}
-		if (strcmp(event, "cpu-clock") && strcmp(event, "task-clock")) {
-			rc = kiln_cli_usage_error("record",
-				"--mode inject samples CPU time only, not '%s'", event);
-			goto out;
-		}
-		if (kernel) {
-			rc = kiln_cli_usage_error("record",
-				"--mode inject cannot see kernel frames");
-			goto out;
-		}
-		rc = record_inject(cmd, ncmd, freq, wall, output, quiet);
-		goto out;
-	}
-	err = kiln_event_parse(event, &ev);
+	return 0;
+}
+
+/* --mode inject: what it cannot do.  0 or an exit status (said). */
+static int check_inject(const struct args *a)
+{
+	if (!a->ncmd || a->system_wide)
+		return kiln_cli_usage_error("record",
+			"--mode inject profiles a command kiln starts, "
+			"not -p, -t or -a");
+	if (strcmp(a->event, "cpu-clock") && strcmp(a->event, "task-clock"))
+		return kiln_cli_usage_error("record",
+			"--mode inject samples CPU time only, not '%s'", a->event);
+	if (a->kernel)
+		return kiln_cli_usage_error("record",
+			"--mode inject cannot see kernel frames");
+	return 0;
+}
+
+/* --mode perf: records through perf_event_open.  Returns the exit status. */
+static int record_perf(struct args *a)
+{
+	struct kiln_perf_attr pa = { 0 }, swa = { 0 };
+	struct kiln_record_opts ro_opts = { 0 };
+	struct kiln_record_result res = { 0 };
+	struct kiln_event ev;
+	uint64_t tp_id = 0;
+	int err, rc = KILN_EXIT_OK;
+
+	err = kiln_event_parse(a->event, &ev);
 	if (err) {
-		rc = kiln_cli_event_error(event, err);
+		rc = kiln_cli_event_error(a->event, err);
 		goto out;
 	}
 	pa.type = ev.type;
 	pa.config = ev.config;
 	pa.config1 = ev.config1;
 	pa.config2 = ev.config2;
-	pa.kernel = kernel;
+	pa.kernel = a->kernel;
 	pa.kernel_time = true;
-	pa.stack_bytes = stack_bytes;
-	pa.enable_on_exec = ncmd > 0 && !system_wide;
-	if (count) {
-		pa.sample = (uint64_t)count;
-	} else if (ev.counting && !freq_given) {
+	pa.stack_bytes = a->stack_bytes;
+	pa.enable_on_exec = a->ncmd > 0 && !a->system_wide;
+	if (a->count) {
+		pa.sample = (uint64_t)a->count;
+	} else if (ev.counting && !a->freq_given) {
 		/* Tracepoints: every event, as perf (period 1); -F overrides. */
-		pa.sample = count = 1;
+		pa.sample = a->count = 1;
 	} else {
-		pa.sample = (uint64_t)freq;
+		pa.sample = (uint64_t)a->freq;
 		pa.freq = true;
 	}
-	ro.event = event;
-	ro.ns_values = !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock");
-	ro.period_ns = count ? (uint64_t)count : 1000000000ull / (uint64_t)freq;
-	ro.kernel_frames = kernel;
-	ro.system_wide = system_wide;
-	ro.self_pid = (uint32_t)getpid();
-	if (offcpu || wall) {
-		rc = setup_offcpu(&pa, &swa, wall, &tp_id);
+	a->ro.event = a->event;
+	a->ro.ns_values = !strcmp(a->event, "cpu-clock") || !strcmp(a->event, "task-clock");
+	a->ro.period_ns = a->count ? (uint64_t)a->count : 1000000000ull / (uint64_t)a->freq;
+	a->ro.kernel_frames = a->kernel;
+	a->ro.system_wide = a->system_wide;
+	a->ro.self_pid = (uint32_t)getpid();
+	if (a->offcpu || a->wall) {
+		rc = setup_offcpu(&pa, &swa, a->wall, &tp_id);
 		if (rc)
 			goto out;
-		swa.kernel = kernel;
-		ro.value_type = wall ? "wall/nanoseconds" : "off-cpu/nanoseconds";
-		ro.wall = wall;
-		if (offcpu) {
+		swa.kernel = a->kernel;
+		a->ro.value_type = a->wall ? "wall/nanoseconds" : "off-cpu/nanoseconds";
+		a->ro.wall = a->wall;
+		if (a->offcpu) {
 			pa.sample = 1;
 			pa.freq = false;
-			ro.period_ns = 1;
+			a->ro.period_ns = 1;
 		}
 	}
-	/* The time labels count from here (sample times are monotonic). */
-	start_mono = clock_ns(CLOCK_MONOTONIC);
-	start_real = clock_ns(CLOCK_REALTIME);
-	ro.start_ns = start_mono;
-	/*
-	 * Room for a few hundred milliseconds of samples per CPU, so that a
-	 * pause of kiln's (loading a large debug file) loses nothing: 16 MiB
-	 * with stack copies, 4 MiB without; less where the memory-lock limit
-	 * of an unprivileged user says so.  A reader thread empties the
-	 * buffers into memory while the samples are symbolized.
-	 */
-	s = kiln_perf_new(&pa, stack_bytes > 512 ? 4096 : 1024);
+	ro_opts.pa = pa;
+	ro_opts.ro = a->ro;
+	/* 16 MiB with stack copies, 4 MiB without (see kiln_record_run()). */
+	ro_opts.ring_pages = a->stack_bytes > 512 ? 4096 : 1024;
+	ro_opts.offcpu = a->offcpu;
+	ro_opts.wall = a->wall;
+	ro_opts.swa = swa;
+	ro_opts.tp_id = tp_id;
+	ro_opts.cmd = a->cmd;
+	ro_opts.ncmd = a->ncmd;
+	ro_opts.pids = a->t.pids;
+	ro_opts.npids = a->t.npids;
+	ro_opts.tids = a->tids.pids;
+	ro_opts.ntids = a->tids.npids;
+	ro_opts.system_wide = a->system_wide;
+	ro_opts.cpu_arg = a->cpu_arg;
+	ro_opts.duration = a->duration;
+	ro_opts.on_stop = kiln_cli_on_stop;
+	ro_opts.stop = &kiln_cli_stop_signal;
+	if (!a->quiet && isatty(STDERR_FILENO))
+		ro_opts.progress = progress;
+	if (kiln_record_run(&ro_opts, &res)) {
+		struct failure f = { a->event, a->count, a->freq, a->kernel, a->system_wide,
+				     a->offcpu, a->wall, a->ncmd, a->cpu_arg };
 
-	rec = kiln_rec_new(&ro);
-	if (rec && (offcpu || wall))
-		oc = kiln_offcpu_new(rec, tp_id, wall);
-	if (s && wall)
-		kiln_perf_add_event(s, &swa);
-	if ((offcpu || wall) && rec && !oc) {
-		kiln_cli_error("cannot read the fields of sched:sched_switch from "
-			       "tracefs: %s", strerror(errno));
-		rc = KILN_EXIT_USAGE;
-		goto out;
-	}
-	if (!s || !rec) {
-		kiln_cli_error("out of memory");
-		rc = KILN_EXIT_FAIL;
-		goto out;
-	}
-	if (cpu_arg && kiln_perf_set_cpus(s, cpu_arg)) {
-		rc = kiln_cli_usage_error("record",
-			"bad -C '%s': want CPUs such as 0,2-3 (this machine has "
-			"0-%ld)", cpu_arg, sysconf(_SC_NPROCESSORS_CONF) - 1);
-		goto out;
-	}
-	signal(SIGINT, kiln_cli_on_stop);
-	signal(SIGTERM, kiln_cli_on_stop);
-	signal(SIGHUP, kiln_cli_on_stop);
-	err = 0;
-	if (system_wide) {
-		err = seed_all(rec);
-		if (!err)
-			err = kiln_perf_open(s, -1, false);
-		if (!err && ncmd)
-			err = spawn(cmd, &t);
-	} else if (ncmd) {
-		err = spawn(cmd, &t);
-		if (!err)
-			err = kiln_perf_open(s, t.child, true);
-	} else if (tid_arg) {
-		for (i = 0; i < tids.npids && !err; i++) {
-			pid_t tgid = thread_group(tids.pids[i]);
-
-			err = tgid < 0 ? tgid : kiln_rec_seed(rec, tgid);
-			if (err == -ENOENT)
-				err = -ESRCH;
-			if (err == -EACCES)
-				err = -EPERM;
-			if (!err)
-				err = kiln_perf_open(s, tids.pids[i], false);
-			if (err == -ESRCH)
-				kiln_cli_error("no thread with TID %d", (int)tids.pids[i]);
-		}
-	} else {
-		for (i = 0; i < t.npids && !err; i++) {
-			err = kiln_rec_seed(rec, t.pids[i]);
-			if (err == -ENOENT)
-				err = -ESRCH;
-			if (err == -EACCES)
-				err = -EPERM;
-			if (!err)
-				err = open_process(s, t.pids[i]);
-			if (err == -ESRCH)
-				kiln_cli_error("no process with PID %d", (int)t.pids[i]);
-		}
-	}
-	if (err && (offcpu || wall) && (err == -EACCES || err == -EPERM)) {
-		kiln_cli_error("perf_event_open refused sched:sched_switch: %s "
-			       "(kernel.perf_event_paranoid = %d)", strerror(-err),
-			       read_int_file("/proc/sys/kernel/perf_event_paranoid"));
-		fprintf(stderr, "  fix: run as root, or grant CAP_PERFMON and set "
-				"'sysctl kernel.perf_event_paranoid=-1' (tracepoint "
-				"samples need it)%s\n", wall ? "; or sample wall "
-				"time in-process with --wall --mode inject" : "");
-		if (t.child) {
-			kill(t.child, SIGKILL);
-			waitpid(t.child, NULL, 0);
-		}
-		rc = KILN_EXIT_USAGE;
-		goto out;
-	}
-	if (err) {
-		if ((err == -EACCES || err == -EPERM) && ncmd && !kernel &&
-		    !system_wide &&
-		    (!strcmp(event, "cpu-clock") || !strcmp(event, "task-clock"))) {
-			explain_refusal(err, kernel, system_wide, true);
+		if (res.failed == KILN_RECORD_OPEN &&
+		    (res.err == -EACCES || res.err == -EPERM) && a->ncmd && !a->kernel &&
+		    !a->system_wide && !a->offcpu && !a->wall &&
+		    (!strcmp(a->event, "cpu-clock") || !strcmp(a->event, "task-clock"))) {
+			kiln_cli_record_refused(res.err, a->kernel, a->system_wide, true);
 			fprintf(stderr, "kiln: falling back to --mode inject (the "
 					"in-process sampler of libkiln.so)\n");
-			kill(t.child, SIGKILL);
-			waitpid(t.child, NULL, 0);
-			t.child = 0;
-			rc = record_inject(cmd, ncmd, freq, false, output, quiet);
+			rc = record_inject(a->cmd, a->ncmd, a->freq, false, a->output, a->quiet);
 			goto out;
 		}
-		if (err == -EACCES || err == -EPERM)
-			explain_refusal(err, kernel, system_wide, ncmd > 0);
-		else if (err == -ENOENT || err == -EOPNOTSUPP)
-			kiln_cli_error("event '%s' is not supported on this machine "
-				       "(see 'kiln list'; hardware counters are often "
-				       "missing in virtual machines)", event);
-		else if (err == -EINVAL && !count)
-			kiln_cli_error("perf_event_open refused -F %ld: %s (the "
-				       "limit is kernel.perf_event_max_sample_rate = %d)",
-				       freq, strerror(-err),
-				       read_int_file("/proc/sys/kernel/perf_event_max_sample_rate"));
-		else if (err != -ESRCH)
-			kiln_cli_error("perf_event_open: %s", strerror(-err));
-		if (t.child) {
-			kill(t.child, SIGKILL);
-			waitpid(t.child, NULL, 0);
-		}
-		rc = err == -ESRCH ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+		rc = explain_failure(&f, &res, a->cmd);
 		goto out;
 	}
-	err = kiln_perf_start_reader(s);
-	if (err) {
-		kiln_cli_error("cannot start the ring reader: %s", strerror(-err));
-		if (t.child) {
-			kill(t.child, SIGKILL);
-			waitpid(t.child, NULL, 0);
-		}
-		rc = KILN_EXIT_FAIL;
-		goto out;
-	}
-	start = kiln_cli_now();
-	if (system_wide)
-		kiln_perf_enable(s);
-	if (ncmd) {
-		err = start_child(&t);
-		if (err) {
-			kiln_cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
-			waitpid(t.child, NULL, 0);
-			t.child = 0;
-			rc = KILN_EXIT_USAGE;
-			goto out;
-		}
-	} else if (!system_wide) {
-		kiln_perf_enable(s);
-	}
-	{
-		double last_progress = 0;
-		bool tty = !quiet && isatty(STDERR_FILENO);
-		bool child_done = false;
-
-		for (;;) {
-			kiln_perf_wait(s, 100);
-			kiln_perf_drain(s, oc ? kiln_offcpu_event : kiln_rec_event,
-					oc ? (void *)oc : (void *)rec);
-			if (t.child && !child_done) {
-				pid_t w = waitpid(t.child, &status, WNOHANG);
-
-				if (w == t.child)
-					child_done = true;
-			}
-			if (child_done)
-				break;
-			if (!ncmd && t.npids && !targets_alive(&t))
-				break;
-			if (!ncmd && tids.npids && !targets_alive(&tids))
-				break;
-			if (duration && kiln_cli_now() - start >= duration)
-				break;
-			if (kiln_cli_stop_signal) {
-				/* As perf: recording stops at once; a command
-				 * still running gets SIGTERM below. */
-				stopped_by = kiln_cli_stop_signal;
-				break;
-			}
-			if (tty && kiln_cli_now() - last_progress >= 0.5) {
-				progress(start, rec, s, false);
-				last_progress = kiln_cli_now();
-			}
-		}
-		kiln_perf_disable(s);
-		kiln_perf_stop_reader(s);
-		kiln_perf_drain(s, oc ? kiln_offcpu_event : kiln_rec_event,
-				oc ? (void *)oc : (void *)rec);
-		if (tty)
-			progress(start, rec, s, true);
-		if (t.child && !child_done) {
-			/* A signal to kiln, or --duration, ended a command
-			 * still running: stop it, as perf does. */
-			kill(t.child, SIGTERM);
-			while (waitpid(t.child, &status, 0) < 0 && errno == EINTR)
-				;
-		}
-	}
-	if (oc)
-		kiln_offcpu_finish(oc, kiln_perf_monotonic(s) ?
-				   clock_ns(CLOCK_MONOTONIC) : UINT64_MAX);
-	prof = kiln_rec_detach(rec);
-	if (!prof) {
-		kiln_cli_error("out of memory while recording");
-		rc = KILN_EXIT_FAIL;
-		goto out;
-	}
-	prof->duration_nanos = (int64_t)((kiln_cli_now() - start) * 1e9);
-	/* The origin of the time labels (docs/formats.md). */
-	prof->time_nanos = (int64_t)start_real;
-	if (ncmd)
-		add_cmdline_comment(prof, cmd, ncmd, "");
-	for (i = 0; i < t.npids; i++)
-		add_pid_comment(prof, t.pids[i]);
-	for (i = 0; i < tids.npids; i++) {
-		pid_t tgid = thread_group(tids.pids[i]);
-
-		if (tgid > 0)
-			add_pid_comment(prof, tgid);
-	}
-	if (system_wide && !ncmd)
-		kiln_prof_add_comment(prof, cpu_arg ? "every process on the CPUs "
-				      "given with -C" : "every process (-a)");
-	err = kiln_pprof_write(prof, &out, true);
-	if (err) {
-		kiln_cli_error("cannot encode the profile: %s", strerror(-err));
-		rc = KILN_EXIT_FAIL;
-		goto out;
-	}
-	rc = kiln_cli_write(output, out.data, out.len,
-			    program.data ? &program.data : NULL, program.data ? 1 : 0);
+	rc = write_profile(res.prof, a->output, a->program.data);
 	if (rc)
 		goto out;
-	if (!quiet) {
-		fprintf(stderr, "kiln: wrote '%s': %" PRIu64 " samples, %" PRIu64
-			" lost", output, kiln_rec_samples(rec), kiln_perf_lost(s));
-		if (kiln_rec_self_samples(rec))
-			fprintf(stderr, " (%" PRIu64 " samples of kiln itself "
-				"left out)", kiln_rec_self_samples(rec));
-		fputc('\n', stderr);
-		if (stopped_by)
-			fprintf(stderr, "kiln: stopped by %s\n", strsignal(stopped_by));
-		if (!kernel && !kiln_perf_kernel_counted(s))
-			fprintf(stderr, "kiln: time spent in the kernel is not counted "
-				"(kernel.perf_event_paranoid = %d allows user space "
-				"only; root or a setting of 1 or less counts it)\n",
-				read_int_file("/proc/sys/kernel/perf_event_paranoid"));
-	}
-	if (kiln_perf_lost(s) && !quiet)
-		explain_lost(kiln_perf_lost(s), kiln_rec_samples(rec), count,
-			     freq_given, freq, stack_bytes);
-	if (ncmd) {
-		if (WIFEXITED(status))
-			rc = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			rc = 128 + WTERMSIG(status);
-	}
+	if (!a->quiet)
+		say_written(a->output, &res, a->kernel);
+	if (res.lost && !a->quiet)
+		explain_lost(res.lost, res.samples, a->count, a->freq_given, a->freq,
+			     a->stack_bytes);
+	if (a->ncmd)
+		rc = kiln_child_exit_status(res.status);
 out:
-	kiln_buf_release(&out);
-	kiln_buf_release(&program);
-	kiln_prof_free(prof);
-	kiln_offcpu_free(oc);
-	kiln_rec_free(rec);
-	kiln_perf_free(s);
-	free(t.pids);
-	free(tids.pids);
-	if (t.go_fd >= 0)
-		close(t.go_fd);
-	if (t.err_fd >= 0)
-		close(t.err_fd);
+	kiln_prof_free(res.prof);
+	return rc;
+}
+
+int kiln_cmd_record(int argc, char **argv)
+{
+	struct args a = { 0 };
+	int rc;
+
+	a.output = "kiln.cpu.pb.gz";
+	a.event = "cpu-clock";
+	a.cg = "auto";
+	a.freq = 99;
+	a.stack_bytes = DEFAULT_STACK_BYTES;
+	a.quiet = kiln_cli_quiet;
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? KILN_EXIT_OK : rc;
+	rc = check_args(&a);
+	if (!rc && a.inject) {
+		rc = check_inject(&a);
+		if (!rc)
+			rc = record_inject(a.cmd, a.ncmd, a.freq, a.wall, a.output,
+					   a.quiet);
+	} else if (!rc) {
+		rc = record_perf(&a);
+	}
+	kiln_buf_release(&a.program);
+	free(a.t.pids);
+	free(a.tids.pids);
 	return rc;
 }

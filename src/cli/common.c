@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
+#include "session/targets.h"
 #include "util/buf.h"
 #include "util/diag.h"
 
@@ -191,8 +192,5 @@ void kiln_cli_on_stop(int sig)
 
 double kiln_cli_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return kiln_session_now();
 }

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
+#include "session/replay.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
@@ -475,6 +476,7 @@ int main(int argc, char **argv)
 	const char *env;
 	char *cache;
 
+	kiln_session_register();
 	if (argc < 2) {
 		main_usage(stderr);
 		return KILN_EXIT_USAGE;

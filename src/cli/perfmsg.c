@@ -1,6 +1,7 @@
 /*
  * Messages for the perf_event_open commands (cli stage): an event name that
- * cannot be used, and a refusal with the setting that would allow it.
+ * cannot be used, and a refusal with the setting that would allow it
+ * (stat's and record's).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "capture/events.h"
 #include "cli/cli.h"
+#include "util/buf.h"
 
 int kiln_cli_event_error(const char *name, int err)
 {
@@ -54,7 +56,7 @@ int kiln_cli_event_error(const char *name, int err)
 	return KILN_EXIT_USAGE;
 }
 
-static int read_int(const char *path)
+int kiln_cli_read_int(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	int v = -99;
@@ -69,7 +71,7 @@ static int read_int(const char *path)
 
 void kiln_cli_perf_refused(int err, int need, const char *what)
 {
-	int paranoid = read_int("/proc/sys/kernel/perf_event_paranoid");
+	int paranoid = kiln_cli_read_int("/proc/sys/kernel/perf_event_paranoid");
 
 	kiln_cli_error("perf_event_open refused %s: %s (kernel.perf_event_paranoid "
 		       "is %d)", what, strerror(-err), paranoid);
@@ -85,4 +87,44 @@ void kiln_cli_perf_refused(int err, int need, const char *what)
 				"seccomp profile or a security module (container, "
 				"SELinux, AppArmor) refuses perf_event_open; allow it "
 				"there\n");
+}
+
+/*
+ * Explains a refused perf_event_open and what would fix it: the setting
+ * the request needs (kernel frames: 1, every CPU: 0, a process of one's
+ * own: 2), advised only when it is lower than the one in force, and root
+ * only to someone who is not root.
+ */
+void kiln_cli_record_refused(int err, bool kernel, bool system_wide,
+			     bool have_cmd)
+{
+	int paranoid = kiln_cli_read_int("/proc/sys/kernel/perf_event_paranoid");
+	int need = system_wide ? 0 : kernel ? 1 : 2;
+	bool root = geteuid() == 0;
+	struct kiln_buf fix = KILN_BUF_INIT;
+
+	kiln_cli_error("perf_event_open was refused: %s (kernel.perf_event_paranoid = %d)",
+		       strerror(-err), paranoid);
+	if (!root)
+		kiln_buf_adds(&fix, system_wide ? "run as root" :
+				    "run as root or as the process's owner");
+	if (!root)
+		kiln_buf_adds(&fix, ", grant CAP_PERFMON (setcap cap_perfmon+ep kiln)");
+	if (paranoid > need)
+		kiln_buf_addf(&fix, "%s'sysctl kernel.perf_event_paranoid=%d'",
+			      fix.len ? ", or " : "", need);
+	if (fix.len)
+		fprintf(stderr, "  fix: %s\n", fix.data);
+	if (!fix.len || root)
+		fprintf(stderr, "  %s: a container, a user namespace or a seccomp profile may forbid "
+				"perf_event_open (allow it there; with Docker, "
+				"--cap-add PERFMON or a seccomp profile that "
+				"permits it)\n", root ? "kiln runs as root" :
+				"the setting already allows this");
+	if (kernel && !system_wide)
+		fprintf(stderr, "  leave out --kernel to profile user space only\n");
+	if (have_cmd && !system_wide)
+		fprintf(stderr, "  (--mode inject samples in-process, without "
+				"perf_event_open)\n");
+	kiln_buf_release(&fix);
 }

@@ -7,12 +7,14 @@
  * or a header of its own scores KILN_FMT_CONFIDENT or more; text or JSON
  * of no clear shape scores less for each format it might be.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "format/format.h"
 #include "format/heaptrace.h"
 #include "format/detect.h"
+#include "util/diag.h"
 
 /* ---- scores ---- */
 
@@ -201,6 +203,24 @@ static int score_collapsed(enum kiln_fmt f, const struct kiln_fmt_sniff *s)
 }
 
 /* ---- the table's readers ---- */
+
+/* kiln_fmt_set_perfdata_reader(): the replay lives in session/. */
+static kiln_fmt_reader perfdata_reader;
+
+void kiln_fmt_set_perfdata_reader(kiln_fmt_reader rd)
+{
+	perfdata_reader = rd;
+}
+
+static int read_perfdata(struct kiln_prof *p, const char *data, size_t len,
+			 struct kiln_diag *d)
+{
+	if (!perfdata_reader) {
+		kiln_diag(d, "no perf.data replay in this program");
+		return -ENOTSUP;
+	}
+	return perfdata_reader(p, data, len, d);
+}
 
 static const struct {
 	enum kiln_fmt fmt;

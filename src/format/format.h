@@ -212,10 +212,19 @@ int kiln_legacy_read(struct kiln_prof *p, const char *data, size_t len,
 /* perf's binary perf.data, file or pipe mode (format/perfdata.c):
  * samples of one event with their processes, threads and mappings,
  * call chains and DWARF stack copies unwound, symbolized from the
- * recorded binaries or perf's build-id cache (docs/formats.md). */
+ * recorded binaries or perf's build-id cache (docs/formats.md).  The
+ * file is parsed here; a replay of its records through the recording
+ * session's model (session/replay.c, kiln_perfdata_read()) makes the
+ * profile. */
 bool kiln_perfdata_detect(const char *data, size_t len);
-int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
-		       struct kiln_diag *d);
+/*
+ * The reader kiln_read_profile() calls for perf.data: format/ cannot
+ * reach session/, which replays the records, so whoever links session/
+ * registers it at start-up (kiln_session_register(): kiln's main, the
+ * tests).  Until then perf.data is refused with -ENOTSUP ("no perf.data
+ * replay in this program").  Not thread-safe: set it before reading.
+ */
+void kiln_fmt_set_perfdata_reader(kiln_fmt_reader rd);
 /*
  * The event a perf.data is read for (--event): its samples alone, as
  * the profile's one event; NULL (the default): every event the file

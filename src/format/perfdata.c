@@ -2,18 +2,19 @@
  * perf.data reader (format stage): perf's own file format, as written by
  * `perf record` to a file or (pipe mode, `perf record -o -`) to a stream,
  * turned into a profile by the same code that turns kiln record's live
- * perf records into one (capture/record.c): per-process mappings from
+ * perf records into one (session/record.c): per-process mappings from
  * MMAP/MMAP2, thread names from COMM, FORK/EXIT, samples with their call
  * chains, and `--call-graph dwarf` register and stack copies unwound with
  * kiln's DWARF unwinder.
  *
- * This file reads the file (header, event attributes, feature sections,
- * the records and their times) and drives the whole; perfdata-replay.c
- * finds the binaries and kernel symbols and replays the records in time
- * order.  The file is hostile input: every length, offset and count is
- * checked against the bytes there are before it is used, nothing is read
- * through a pointer that may be misaligned, and the paths it names are
- * opened only when they are regular files.
+ * This file reads the file's header, event attributes and feature
+ * sections; perfdata-records.c notes the records and their times and
+ * sorts them; perfdata-decode.c finds the binaries and kernel symbols and
+ * decodes the records; session/replay.c drives the whole and replays them
+ * in time order.  The file is hostile input: every length, offset and
+ * count is checked against the bytes there are before it is used, nothing
+ * is read through a pointer that may be misaligned, and the paths it
+ * names are opened only when they are regular files.
  *
  * Layout facts from linux tools/perf/Documentation/perf.data-file-format.txt
  * and include/uapi/linux/perf_event.h.  See docs/formats.md.
@@ -23,7 +24,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "capture/record.h"
+#include "capture/perf.h"
 #include "format/format.h"
 #include "format/perfdata.h"
 #include "profile/profile.h"
@@ -34,36 +35,7 @@
 #define MAGIC 0x32454c4946524550ull	/* "PERFILE2" little-endian */
 #define MAGIC_SWAPPED 0x50455246494c4532ull
 
-/* perf's own record types (tools/perf/util/event.h), after the kernel's. */
-enum {
-	REC_HEADER_ATTR = 64,
-	REC_HEADER_EVENT_TYPE = 65,
-	REC_HEADER_TRACING_DATA = 66,
-	REC_HEADER_BUILD_ID = 67,
-	REC_FINISHED_ROUND = 68,
-	REC_AUXTRACE = 71,
-	REC_HEADER_FEATURE = 80,
-	REC_COMPRESSED = 81,
-	REC_COMPRESSED2 = 83,	/* perf 6.15: with the payload's length */
-};
-
-/* Feature bits (tools/perf/util/header.h). */
-enum {
-	FEAT_BUILD_ID = 2,
-	FEAT_HOSTNAME = 3,
-	FEAT_OSRELEASE = 4,
-	FEAT_CMDLINE = 11,
-	FEAT_EVENT_DESC = 12,
-	FEAT_MAX = 256,
-};
-
 #define MISC_BUILD_ID_SIZE (1 << 15)	/* build_id_event: size byte valid */
-/* [off, off + size) lies inside the file. */
-static bool inside(const struct pd *pd, uint64_t off, uint64_t size)
-{
-	return off <= pd->len && size <= pd->len - off;
-}
-
 /* ---- attributes ---- */
 
 /*
@@ -92,7 +64,8 @@ static void reg_layout(struct attr *a)
  * Reads a perf_event_attr of size bytes at off (the attr's own size field
  * may say less: older perf).  Fields past the given size are zero.
  */
-static int read_attr(struct pd *pd, size_t off, size_t size, struct attr *a)
+int kiln_perfdata_read_attr(struct pd *pd, size_t off, size_t size,
+			    struct attr *a)
 {
 	char buf[256];
 	uint64_t bits;
@@ -123,7 +96,7 @@ static int read_attr(struct pd *pd, size_t off, size_t size, struct attr *a)
 	return 0;
 }
 
-static int add_attr(struct pd *pd, const struct attr *a)
+int kiln_perfdata_add_attr(struct pd *pd, const struct attr *a)
 {
 	struct attr *n;
 
@@ -137,7 +110,8 @@ static int add_attr(struct pd *pd, const struct attr *a)
 	return 0;
 }
 
-static int set_ids(struct pd *pd, struct attr *a, const char *p, size_t n)
+int kiln_perfdata_set_ids(struct pd *pd, struct attr *a, const char *p,
+			  size_t n)
 {
 	size_t i;
 
@@ -176,7 +150,7 @@ static int read_attrs(struct pd *pd, uint64_t file_attr_size, uint64_t off,
 		uint64_t ioff = u64(pd->data + at + attr_size);
 		uint64_t isz = u64(pd->data + at + attr_size + 8);
 
-		err = read_attr(pd, at, (size_t)attr_size, &a);
+		err = kiln_perfdata_read_attr(pd, at, (size_t)attr_size, &a);
 		if (err)
 			return err;
 		if (!inside(pd, ioff, isz) || isz % 8) {
@@ -184,9 +158,9 @@ static int read_attrs(struct pd *pd, uint64_t file_attr_size, uint64_t off,
 				   "'s id list (offset %" PRIu64 ", %" PRIu64
 				   " bytes) lies outside the file", i, ioff, isz);
 		}
-		err = add_attr(pd, &a);
+		err = kiln_perfdata_add_attr(pd, &a);
 		if (!err)
-			err = set_ids(pd, &pd->attrs[pd->nattrs - 1],
+			err = kiln_perfdata_set_ids(pd, &pd->attrs[pd->nattrs - 1],
 				      pd->data + ioff, (size_t)(isz / 8));
 		if (err)
 			return err;
@@ -236,7 +210,7 @@ static int feat_event_desc(struct pd *pd, const char *p, const char *end)
 		if ((size_t)(end - p) < asize + 4)
 			return bad(pd, (size_t)(p - pd->data), "event description "
 				   "%" PRIu32 " cut short", i);
-		err = read_attr(pd, (size_t)(p - pd->data), asize, &a);
+		err = kiln_perfdata_read_attr(pd, (size_t)(p - pd->data), asize, &a);
 		if (err)
 			return err;
 		p += asize;
@@ -272,7 +246,8 @@ static int feat_event_desc(struct pd *pd, const char *p, const char *end)
 	return 0;
 }
 
-static int add_bid(struct pd *pd, const char *p, size_t size, size_t off)
+int kiln_perfdata_add_bid(struct pd *pd, const char *p, size_t size,
+			  size_t off)
 {
 	/* build_id_event: header, pid, build_id[24], filename[] */
 	struct bid b, *n;
@@ -317,7 +292,7 @@ static int feat_build_id(struct pd *pd, const char *p, const char *end)
 		if (size < 8 || size > (size_t)(end - p))
 			return bad(pd, (size_t)(p - pd->data), "a build ID record "
 				   "of %u bytes runs past its section", size);
-		err = add_bid(pd, p, size, (size_t)(p - pd->data));
+		err = kiln_perfdata_add_bid(pd, p, size, (size_t)(p - pd->data));
 		if (err)
 			return err;
 		p += size;
@@ -325,7 +300,8 @@ static int feat_build_id(struct pd *pd, const char *p, const char *end)
 	return 0;
 }
 
-static int feature(struct pd *pd, int bit, const char *p, const char *end)
+int kiln_perfdata_feature(struct pd *pd, int bit, const char *p,
+			  const char *end)
 {
 	char *s = NULL, *line;
 	uint32_t nr, i;
@@ -400,515 +376,17 @@ static int read_features(struct pd *pd, const char *bits, uint64_t at)
 			return bad(pd, sec, "feature %d's section (offset %" PRIu64
 				   ", %" PRIu64 " bytes) lies past the end of "
 				   "the file", bit, off, size);
-		err = feature(pd, bit, pd->data + off, pd->data + off + size);
+		err = kiln_perfdata_feature(pd, bit, pd->data + off, pd->data + off + size);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-/* ---- records ---- */
-
-static struct attr *attr_of_id(struct pd *pd, uint64_t id, uint32_t *idx)
-{
-	size_t i, j;
-
-	for (i = 0; i < pd->nattrs; i++)
-		for (j = 0; j < pd->attrs[i].nids; j++)
-			if (pd->attrs[i].ids[j] == id) {
-				*idx = (uint32_t)i;
-				return &pd->attrs[i];
-			}
-	return NULL;
-}
-
-/* Where a sample's ID sits when there is no IDENTIFIER: u64 index. */
-static int id_pos(uint64_t st)
-{
-	int n = 0;
-
-	if (!(st & PERF_SAMPLE_ID))
-		return -1;
-	n += !!(st & PERF_SAMPLE_IP);
-	n += !!(st & PERF_SAMPLE_TID);
-	n += !!(st & PERF_SAMPLE_TIME);
-	n += !!(st & PERF_SAMPLE_ADDR);
-	return n;
-}
-
-/* The attr a record belongs to.  NULL: unknown id. */
-static struct attr *rec_attr(struct pd *pd, const char *rec, uint16_t size,
-			     uint32_t type, uint32_t *idx)
-{
-	const struct attr *a0 = &pd->attrs[0];
-	uint64_t st = a0->sample_type;
-	int pos;
-
-	*idx = 0;
-	if (pd->nattrs == 1)
-		return &pd->attrs[0];
-	if (st & PERF_SAMPLE_IDENTIFIER) {
-		if (type == PERF_RECORD_SAMPLE)
-			return size >= 16 ? attr_of_id(pd, u64(rec + 8), idx) : NULL;
-		return a0->sample_id_all && size >= 16 ?
-		       attr_of_id(pd, u64(rec + size - 8), idx) :
-		       &pd->attrs[0];
-	}
-	if (type != PERF_RECORD_SAMPLE)
-		return &pd->attrs[0];	/* only its trailer's time is used */
-	pos = id_pos(st);
-	if (pos < 0 || (size_t)size < 8 + 8 * (size_t)(pos + 1))
-		return &pd->attrs[0];
-	return attr_of_id(pd, u64(rec + 8 + 8 * pos), idx);
-}
-
-/* The sample_id trailer's time of a non-sample record, or *ok = false. */
-static uint64_t trailer_time(const struct attr *a, const char *rec,
-			     uint16_t size, bool *ok)
-{
-	uint64_t st = a->sample_type;
-	size_t n = 0, t;
-
-	*ok = false;
-	if (!a->sample_id_all || !(st & PERF_SAMPLE_TIME))
-		return 0;
-	n += !!(st & PERF_SAMPLE_TID);
-	n += !!(st & PERF_SAMPLE_TIME);
-	n += !!(st & PERF_SAMPLE_ID);
-	n += !!(st & PERF_SAMPLE_STREAM_ID);
-	n += !!(st & PERF_SAMPLE_CPU);
-	n += !!(st & PERF_SAMPLE_IDENTIFIER);
-	if (8 * n + 8 > size)
-		return 0;
-	t = size - 8 * n + 8 * !!(st & PERF_SAMPLE_TID);
-	*ok = true;
-	return u64(rec + t);
-}
-
-static int note_record(struct pd *pd, size_t off, uint32_t type,
-		       uint16_t size, uint64_t *last_time)
-{
-	const char *rec = at(pd, off);
-	struct attr *a;
-	uint32_t idx;
-	uint64_t t = *last_time;
-	bool ok;
-
-	switch (type) {
-	case PERF_RECORD_SAMPLE:
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		break;
-	case PERF_RECORD_LOST:
-		if (size >= 24)
-			pd->lost += u64(rec + 16);
-		return 0;
-	default:
-		return 0;
-	}
-	if (!pd->nattrs)
-		return bad(pd, off, "a record of type %" PRIu32 " before any "
-			   "event attribute", type);
-	a = rec_attr(pd, rec, size, type, &idx);
-	if (!a) {
-		if (type == PERF_RECORD_SAMPLE)
-			return bad(pd, off, "a sample of an event id the file does "
-				   "not describe");
-		a = &pd->attrs[0];
-	}
-	if (type == PERF_RECORD_SAMPLE) {
-		uint64_t st = a->sample_type;
-
-		if (st & PERF_SAMPLE_TIME) {
-			size_t at = 8 + 8 * (size_t)(!!(st & PERF_SAMPLE_IDENTIFIER) +
-						     !!(st & PERF_SAMPLE_IP) +
-						     !!(st & PERF_SAMPLE_TID));
-
-			if (at + 8 > size)
-				return bad(pd, off, "a sample of %u bytes is too "
-					   "short for its fields", size);
-			t = u64(rec + at);
-		}
-	} else {
-		uint64_t tt = trailer_time(a, rec, size, &ok);
-
-		if (ok)
-			t = tt;
-	}
-	*last_time = t;
-	if (pd->nrecs == pd->recs_alloc) {
-		size_t n = pd->recs_alloc ? pd->recs_alloc * 2 : 1024;
-		struct rref *q = realloc(pd->recs, n * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		pd->recs = q;
-		pd->recs_alloc = n;
-	}
-	if (pd->nrecs >= UINT32_MAX)
-		return bad(pd, off, "more than 2^32 records");
-	if (off >> 48)
-		return bad(pd, off, "a record past 2^48 bytes");
-	pd->recs[pd->nrecs] = (struct rref){ t, off, idx };
-	pd->nrecs++;
-	return 0;
-}
-
-/* A pipe-mode record of perf's own (attrs, features, build IDs). */
-static int pipe_record(struct pd *pd, size_t off, uint32_t type,
-		       uint16_t size, size_t *skip)
-{
-	const char *rec = pd->data + off;
-	struct attr a;
-	size_t asize;
-	int err;
-
-	*skip = 0;
-	switch (type) {
-	case REC_HEADER_ATTR:
-		if (size < 8 + PERF_ATTR_SIZE_VER0)
-			return bad(pd, off, "an attribute record of %u bytes", size);
-		asize = u32(rec + 8 + 4);
-		if (asize < PERF_ATTR_SIZE_VER0 || asize > (size_t)size - 8)
-			return bad(pd, off, "an attribute of %zu bytes in a record "
-				   "of %u", asize, size);
-		err = read_attr(pd, off + 8, asize, &a);
-		if (!err)
-			err = add_attr(pd, &a);
-		if (!err)
-			err = set_ids(pd, &pd->attrs[pd->nattrs - 1],
-				      rec + 8 + asize, (size - 8 - asize) / 8);
-		return err;
-	case REC_HEADER_BUILD_ID:
-		return add_bid(pd, rec, size, off);
-	case REC_HEADER_FEATURE:
-		if (size < 16)
-			return bad(pd, off, "a feature record of %u bytes", size);
-		if (u64(rec + 8) >= FEAT_MAX)
-			return 0;
-		return feature(pd, (int)u64(rec + 8), rec + 16, rec + size);
-	case REC_HEADER_TRACING_DATA:
-		/* u32 size of the tracing data that follows the record. */
-		if (size < 12)
-			return bad(pd, off, "a tracing data record of %u bytes", size);
-		*skip = ((size_t)u32(rec + 8) + 7) & ~(size_t)7;
-		return 0;
-	case REC_AUXTRACE:
-		/* u64 size of the trace data that follows the record. */
-		if (size < 16)
-			return bad(pd, off, "an aux trace record of %u bytes", size);
-		if (u64(rec + 8) > pd->len)
-			return bad(pd, off, "aux trace data of %" PRIu64 " bytes "
-				   "runs past the end", u64(rec + 8));
-		*skip = (size_t)u64(rec + 8);
-		return 0;
-	}
-	return 0;
-}
-
-/*
- * Replaying records while they are read (see kiln_perfdata_read()): as
- * long as they come in time order, which is the order they are replayed
- * in after the sort, each is replayed as soon as it is noted, while its
- * bytes are still in the cache; a --call-graph dwarf file of a gigabyte
- * was otherwise walked twice, every record a cache and TLB miss each time.
- * The first record out of order, or one that does not replay, ends it:
- * what was replayed is thrown away and everything is replayed again after
- * the sort, as if this had not been tried.
- */
-struct stream {
-	bool on;
-	struct kiln_rec *r;		/* the replay so far */
-	const struct kiln_rec_opts *o;	/* to start r again */
-	size_t nbids;			/* build IDs before (replayed MMAP2
-					 * records add theirs) */
-	uint64_t *regs;			/* room for 64 registers */
-};
-
-/* Ends the replay while reading; r is empty again (NULL: no memory). */
-static void stream_stop(struct pd *pd, struct stream *st)
-{
-	size_t i;
-
-	st->on = false;
-	kiln_perfdata_forget_counts(pd);
-	kiln_rec_free(st->r);
-	st->r = kiln_rec_new(st->o);
-	for (i = st->nbids; i < pd->nbids; i++)
-		free(pd->bids[i].path);
-	pd->nbids = st->nbids;
-}
-
-/* Record i just noted: replayed now, or the replay while reading ends. */
-static void stream_record(struct pd *pd, struct stream *st, size_t i)
-{
-	if (i && pd->recs[i].time < pd->recs[i - 1].time) {
-		stream_stop(pd, st);
-		return;
-	}
-	if (kiln_perfdata_replay(pd, st->r, i, st->regs))
-		stream_stop(pd, st);
-}
-
-/* Asks for the first bytes of a record that may start at p (see the
- * replay loop in kiln_perfdata_read()). */
-static void prefetch_head(const char *p, size_t size)
-{
-	size_t k, head = size < 768 ? size : 768;
-
-	for (k = 0; k < head; k += 64)
-		__builtin_prefetch(p + k);
-}
-
-static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
-		struct stream *st, uint64_t *last_time, size_t *stop);
-
-/*
- * The compressed record at file offset off: inflated onto pd->unz, and
- * the records it completes walked (a record cut at the end of its bytes
- * waits for the next compressed record).
- */
-static int compressed(struct pd *pd, size_t off, uint32_t type, uint16_t size,
-		      struct stream *st, uint64_t *last_time)
-{
-	size_t stop;
-	int err;
-
-	err = kiln_perfdata_inflate(pd, off, type, size);
-	if (err)
-		return err;
-	err = walk(pd, pd->len + pd->unz_walked, pd->len + pd->unz.len, true, st,
-		   last_time, &stop);
-	if (!err)
-		pd->unz_walked = stop - pd->len;
-	return err;
-}
-
-/*
- * Walks the records of [off, end) (record offsets, at()); with st on,
- * replays them too.  In the inflated records (inflated), a record cut
- * short at the end is left for later: *stop says where it starts.
- */
-static int walk(struct pd *pd, size_t off, size_t end, bool inflated,
-		struct stream *st, uint64_t *last_time, size_t *stop)
-{
-	int err;
-
-	while (off < end) {
-		const char *rec = at(pd, off);
-		uint32_t type;
-		uint16_t size;
-		size_t skip = 0;
-
-		if (end - off < 8) {
-			if (inflated)
-				break;
-			return bad(pd, off, "a record header is cut short (%zu of "
-				   "8 bytes: file cut short?)", end - off);
-		}
-		type = u32(rec);
-		size = u16(rec + 6);
-		/* Records of one kind tend to have one size (a stack copy
-		 * each: kilobytes): where the one four ahead would start. */
-		if (4 * (size_t)size < end - off)
-			__builtin_prefetch(rec + 4 * (size_t)size);
-		if (size < 8)
-			return bad(pd, off, "a record of %u bytes (type %" PRIu32
-				   ")", size, type);
-		if (size > end - off) {
-			if (inflated)
-				break;
-			return bad(pd, off, "a record of %u bytes (type %" PRIu32
-				   ") runs past the end of the data (%zu bytes "
-				   "left: file cut short?)", size, type, end - off);
-		}
-		if (type == REC_COMPRESSED || type == REC_COMPRESSED2) {
-			if (inflated)
-				return bad(pd, off, "a compressed record inside "
-					   "compressed records");
-			err = compressed(pd, off, type, size, st, last_time);
-			if (err)
-				return err;
-		} else if (type >= REC_HEADER_ATTR) {
-			/* perf compresses what the kernel wrote, never its own
-			 * records: inside, they are passed over. */
-			if (pd->pipe && !inflated) {
-				err = pipe_record(pd, off, type, size, &skip);
-				if (err)
-					return err;
-				if (skip > end - off - size)
-					return bad(pd, off, "record type %" PRIu32
-						   "'s payload of %zu bytes runs "
-						   "past the end", type, skip);
-			}
-		} else {
-			size_t n = pd->nrecs;
-
-			err = note_record(pd, off, type, size, last_time);
-			if (err)
-				return err;
-			if (st && st->on && pd->nrecs > n) {
-				/* The next record, if of this size, while this
-				 * one is replayed, and its end (a stack copy's
-				 * size; further ahead was slower: 3 records
-				 * 108 ms, 6 records 117 ms, the next 103 ms on a
-				 * 1 GB dwarf file). */
-				if ((size_t)size < end - off)
-					prefetch_head(rec + size,
-						      size < end - off - size ?
-						      size : end - off - size);
-				if (2 * (size_t)size < end - off)
-					__builtin_prefetch(rec + 2 * (size_t)size - 8);
-				stream_record(pd, st, n);
-			}
-		}
-		off += size + skip;
-	}
-	*stop = off;
-	return 0;
-}
-
-/* Walks the data section [off, end) of the file. */
-static int read_records(struct pd *pd, size_t off, size_t end,
-			struct stream *st)
-{
-	uint64_t last_time = 0;
-	size_t stop;
-	int err;
-
-	err = walk(pd, off, end, false, st, &last_time, &stop);
-	if (err)
-		return err;
-	if (pd->unz_walked < pd->unz.len)
-		return bad(pd, pd->len + pd->unz_walked, "the compressed records "
-			   "end inside a record (%zu bytes of it: file cut "
-			   "short?)", pd->unz.len - pd->unz_walked);
-	return 0;
-}
-
-static int cmp_rec(const void *a, const void *b)
-{
-	const struct rref *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* The first of r[lo, hi) whose time is above t (or, with eq, not below). */
-static size_t bound(const struct rref *r, size_t lo, size_t hi, uint64_t t,
-		    bool eq)
-{
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (eq ? r[mid].time < t : r[mid].time <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * Merges the sorted runs r[a, b) and r[b, c) in place, stably (ties: the
- * left run's first).  Only the records that move are touched: the left
- * run's head that is not above the right run's first time and the right
- * run's tail that is not below the left run's last time stay where they
- * are; the rest of the left run goes through *tmp.  False when out of
- * memory.
- */
-static bool merge_runs(struct rref *r, size_t a, size_t b, size_t c,
-		       struct rref **tmp, size_t *tmp_alloc)
-{
-	size_t lo = bound(r, a, b, r[b].time, false);
-	size_t hi = bound(r, b, c, r[b - 1].time, true);
-	size_t nl = b - lo, i = 0, j = b, k = lo;
-
-	if (lo == b)
-		return true;	/* already in order */
-	if (nl > *tmp_alloc) {
-		struct rref *t = realloc(*tmp, nl * sizeof(*t));
-
-		if (!t)
-			return false;
-		*tmp = t;
-		*tmp_alloc = nl;
-	}
-	memcpy(*tmp, r + lo, nl * sizeof(*r));
-	while (i < nl && j < hi)
-		r[k++] = r[j].time < (*tmp)[i].time ? r[j++] : (*tmp)[i++];
-	/* What is left of the right part is in place already. */
-	memcpy(r + k, *tmp + i, (nl - i) * sizeof(*r));
-	return true;
-}
-
-#define MERGE_RUNS 1024	/* more runs than that: the radix sort */
-
-/*
- * Puts the records in time order, file order among equal times (what
- * cmp_rec() says).  perf writes each CPU's records in order and the
- * buffers of a round one after another, so the data is nearly sorted
- * already: a file that is sorted is left as it is; one made of a few
- * sorted runs (a frame-pointer file of one program on two CPUs: two) has
- * its runs merged, pairwise, moving only the records that overlap;
- * anything else gets a stable LSD radix sort on the time (util/sort.h;
- * qsort's merge sort through a comparison function was a fifth of the
- * instructions of reading a frame-pointer file; the radix sort's copies
- * of the whole array, a tenth).  The records are in file order on entry,
- * so stability gives the file order among ties.
- */
-static void sort_records(struct pd *pd)
-{
-	struct rref *r = pd->recs, *tmp = NULL;
-	size_t n = pd->nrecs, i, nruns = 1, tmp_alloc = 0, w;
-	size_t *runs;
-
-	for (i = 1; i < n; i++)
-		nruns += r[i].time < r[i - 1].time;
-	if (nruns == 1)
-		return;
-	runs = nruns <= MERGE_RUNS ? malloc((nruns + 1) * sizeof(*runs)) : NULL;
-	if (!runs)
-		goto radix;
-	/* runs[k]: where run k starts; runs[nruns] = n. */
-	runs[0] = 0;
-	for (i = 1, w = 1; i < n; i++)
-		if (r[i].time < r[i - 1].time)
-			runs[w++] = i;
-	runs[nruns] = n;
-	/* Bottom-up: merge run pairs until one run is left. */
-	while (nruns > 1) {
-		for (i = 0, w = 0; i < nruns; i += 2) {
-			if (i + 1 < nruns &&
-			    !merge_runs(r, runs[i], runs[i + 1], runs[i + 2],
-					&tmp, &tmp_alloc)) {
-				/* Out of memory half way: every run is still
-				 * sorted and every record there; start over. */
-				free(runs);
-				free(tmp);
-				goto radix;
-			}
-			runs[w++] = runs[i];
-		}
-		runs[w] = n;
-		nruns = w;
-	}
-	free(runs);
-	free(tmp);
-	return;
-radix:
-	if (kiln_sort_by_u64(pd->recs, n, sizeof(*pd->recs),
-			     offsetof(struct rref, time)))
-		qsort(pd->recs, n, sizeof(*pd->recs), cmp_rec);
-}
-
 /* ---- the whole file ---- */
 
-static int read_header(struct pd *pd, size_t *data_off, size_t *data_end)
+int kiln_perfdata_read_header(struct pd *pd, size_t *data_off,
+			      size_t *data_end)
 {
 	uint64_t size, attr_size, aoff, asize, doff, dsize;
 	int err;
@@ -952,7 +430,7 @@ static int read_header(struct pd *pd, size_t *data_off, size_t *data_end)
 	return read_features(pd, pd->data + 72, doff + dsize);
 }
 
-static void pd_release(struct pd *pd)
+void kiln_perfdata_release(struct pd *pd)
 {
 	size_t i;
 
@@ -1001,29 +479,14 @@ void kiln_perfdata_set_event(const char *name)
 	want_event = name && *name ? name : NULL;
 }
 
-/* The events a file samples: one value column of the profile each. */
-struct cols {
-	const struct attr *first[KILN_REC_MAX_COLUMNS];	/* an attr of each */
-	char type[KILN_REC_MAX_COLUMNS][160];		/* "name/unit" */
-	const char *ptr[KILN_REC_MAX_COLUMNS];		/* type[i], for opts */
-	uint32_t n;
-};
-
-/* cpu-clock and task-clock count nanoseconds. */
-static bool clock_event(const struct attr *a)
+bool kiln_perfdata_clock_event(const struct attr *a)
 {
 	return a->type == PERF_TYPE_SOFTWARE &&
 	       (a->config == PERF_COUNT_SW_CPU_CLOCK ||
 		a->config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
-/*
- * Gives each attr its value column (attr.col): the attrs of one event
- * (one name: perf writes an attr per event, sometimes several) share
- * one; dummies and, with --event, the other events get none.  c gets
- * the columns' names.  0, or -EINVAL with pd->d filled.
- */
-static int pick_events(struct pd *pd, struct cols *c)
+int kiln_perfdata_pick_events(struct pd *pd, struct kiln_pd_cols *c)
 {
 	char name[128], known[512];
 	size_t i, kl = 0;
@@ -1043,12 +506,12 @@ static int pick_events(struct pd *pd, struct cols *c)
 			    c->type[k][strlen(nm)] == '/')
 				break;
 		if (k == c->n) {
-			if (c->n == KILN_REC_MAX_COLUMNS)
+			if (c->n == KILN_PD_MAX_COLUMNS)
 				return bad(pd, 0, "more than %d events sampled: "
 					   "pick one with --event",
-					   KILN_REC_MAX_COLUMNS);
+					   KILN_PD_MAX_COLUMNS);
 			snprintf(c->type[k], sizeof(c->type[k]), "%s/%s", nm,
-				 clock_event(a) ? "nanoseconds" : "count");
+				 kiln_perfdata_clock_event(a) ? "nanoseconds" : "count");
 			c->first[k] = a;
 			c->ptr[k] = c->type[k];
 			c->n++;
@@ -1094,156 +557,9 @@ static int pick_events(struct pd *pd, struct cols *c)
 	return 0;
 }
 
-/* Finds the kernel symbols and fills o for replaying pd's records of
- * the events c (its first one gives the profile's period). */
-static void replay_setup(struct pd *pd, const struct cols *c,
-			 struct kiln_rec_opts *o, char *name, size_t n)
+void kiln_perfdata_find_symbols(struct pd *pd)
 {
-	const struct attr *ev = c->first[0];
-
 	pd->bid_dir = buildid_dir();
 	if (!kiln_sym_no_local())
 		kiln_perfdata_load_kallsyms(pd);
-	o->event = kiln_perfdata_event_name(ev, name, n);
-	o->ns_values = clock_event(ev);
-	/* One event: its sample type as before ("cpu/nanoseconds",
-	 * "EVENT/count"); several: each by its name. */
-	if (c->n > 1) {
-		o->columns = c->ptr;
-		o->ncolumns = c->n;
-	}
-	o->period_ns = ev->freq ? (ev->period ? 1000000000ull / ev->period : 0) :
-		       ev->period;
-	o->callgraph = ev->sample_type & PERF_SAMPLE_STACK_USER ? KILN_CG_DWARF :
-		       KILN_CG_FP;
-	o->offline = true;
-	o->kernel_frames = true;	/* as perf report shows them */
-	o->kallsyms = pd->ksyms.len ? pd->ksyms.data : NULL;
-	o->kallsyms_len = pd->ksyms.len;
-}
-
-int kiln_perfdata_read(struct kiln_prof *p, const char *data, size_t len,
-		       struct kiln_diag *d)
-{
-	struct pd pd = { .data = data, .len = len, .d = d };
-	struct kiln_rec_opts o = { 0 };
-	struct kiln_rec *r = NULL;
-	struct kiln_prof *got, tmp;
-	struct cols *c;
-	char name[128];
-	uint64_t regs[64];
-	struct stream st = { .o = &o, .regs = regs };
-	size_t doff = 0, dend = 0, i;
-	int err;
-
-	c = malloc(sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	err = read_header(&pd, &doff, &dend);
-	if (err)
-		goto out;
-	/*
-	 * A file (not a pipe) describes its events and build IDs before its
-	 * records: the replay can start with the reading.
-	 */
-	if (!pd.pipe && pd.nattrs) {
-		err = pick_events(&pd, c);
-		if (err)
-			goto out;
-		replay_setup(&pd, c, &o, name, sizeof(name));
-		st.r = kiln_rec_new(&o);
-		if (!st.r) {
-			err = -ENOMEM;
-			goto out;
-		}
-		st.on = true;
-		st.nbids = pd.nbids;
-	}
-	err = read_records(&pd, doff, dend, st.r ? &st : NULL);
-	r = st.r;
-	if (err)
-		goto out;
-	if (!pd.nattrs) {
-		err = bad(&pd, pd.len, "no event attribute in the file");
-		goto out;
-	}
-	if (!r) {
-		/* A pipe: its attrs came among its records. */
-		err = pick_events(&pd, c);
-		if (err)
-			goto out;
-		replay_setup(&pd, c, &o, name, sizeof(name));
-		r = kiln_rec_new(&o);
-	}
-	if (!r) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (st.on)
-		goto replayed;	/* in time order, while read */
-	sort_records(&pd);
-	for (i = 0; i < pd.nrecs && !err; i++) {
-		/*
-		 * Out of file order and kilobytes apart: the start of a later
-		 * record (its fields, registers and the top of its stack copy,
-		 * where an unwind reads: on a --call-graph dwarf file of
-		 * ordinary C, every read but a few per thousand within its
-		 * first 768 bytes) and the end of one (its stack copy's size)
-		 * are asked for while this one is replayed.  The top of the
-		 * copy was 60% of the unwinder's time in cache misses.
-		 */
-		if (i + 6 < pd.nrecs) {
-			const char *ahead = at(&pd, pd.recs[i + 4].off);
-			size_t sz = u16(ahead + 6);
-
-			/* (Its own size would be one more miss to wait for:
-			 * records of one kind tend to have one size.) */
-			prefetch_head(at(&pd, pd.recs[i + 6].off), sz);
-			__builtin_prefetch(ahead + sz - 8);
-		}
-		err = kiln_perfdata_replay(&pd, r, i, regs);
-	}
-	if (err)
-		goto out;
-replayed:
-	got = kiln_rec_detach(r);
-	if (!got) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* Hand the contents over to the caller's (empty) profile. */
-	tmp = *p;
-	*p = *got;
-	*got = tmp;
-	kiln_prof_free(got);
-	/* Several events: the first that has samples is shown by default
-	 * (a hybrid CPU's `-e cycles` is two events, cpu_atom's often with
-	 * none). */
-	for (i = 1; c->n > 1 && i < p->ntypes; i++)
-		if (kiln_prof_total(p, i)) {
-			p->default_type = p->types[i].type;
-			break;
-		}
-	if (pd.cmdline)
-		kiln_prof_add_comment(p, pd.cmdline);
-	if (pd.hostname) {
-		char c[300];
-
-		snprintf(c, sizeof(c), "hostname: %s%s%s", pd.hostname,
-			 pd.osrelease ? ", kernel " : "",
-			 pd.osrelease ? pd.osrelease : "");
-		kiln_prof_add_comment(p, c);
-	}
-	if (pd.lost) {
-		char c[80];
-
-		snprintf(c, sizeof(c), "perf lost %" PRIu64 " records", pd.lost);
-		kiln_prof_add_comment(p, c);
-	}
-	err = kiln_prof_error(p);
-out:
-	kiln_rec_free(r);
-	pd_release(&pd);
-	free(c);
-	return err;
 }

@@ -1,10 +1,13 @@
 /*
  * perf.data reader (format stage), the part its files share: perfdata.c
- * reads the file (header, event attributes, feature sections, the records
- * in time order) and drives the whole; perfdata-zstd.c inflates the
- * records `perf record -z` compressed; perfdata-replay.c finds the
- * binaries and kernel symbols the file names and replays each record
- * through capture/record.c.  Private to those files.
+ * reads the file (header, event attributes, feature sections);
+ * perfdata-records.c notes the records and sorts them into time order;
+ * perfdata-zstd.c inflates the records `perf record -z`
+ * compressed; perfdata-decode.c finds the binaries and kernel symbols the
+ * file names and decodes each record into the kiln_perf_event a live
+ * recording would have read.  session/replay.c, which replays those
+ * events into a profile, drives the whole through these calls.  Private
+ * to those files.
  */
 #ifndef KILN_FORMAT_PERFDATA_H
 #define KILN_FORMAT_PERFDATA_H
@@ -21,7 +24,7 @@
 #include "util/diag.h"
 #include "util/file.h"
 
-struct kiln_rec;
+#include "capture/perf.h"
 
 /* What kiln needs of a perf_event_attr. */
 struct attr {
@@ -111,6 +114,46 @@ struct pd {
 	size_t nzsegs, zsegs_alloc;
 };
 
+/* perf's own record types (tools/perf/util/event.h), after the kernel's. */
+enum {
+	REC_HEADER_ATTR = 64,
+	REC_HEADER_EVENT_TYPE = 65,
+	REC_HEADER_TRACING_DATA = 66,
+	REC_HEADER_BUILD_ID = 67,
+	REC_FINISHED_ROUND = 68,
+	REC_AUXTRACE = 71,
+	REC_HEADER_FEATURE = 80,
+	REC_COMPRESSED = 81,
+	REC_COMPRESSED2 = 83,	/* perf 6.15: with the payload's length */
+};
+
+/* Feature bits (tools/perf/util/header.h). */
+enum {
+	FEAT_BUILD_ID = 2,
+	FEAT_HOSTNAME = 3,
+	FEAT_OSRELEASE = 4,
+	FEAT_CMDLINE = 11,
+	FEAT_EVENT_DESC = 12,
+	FEAT_MAX = 256,
+};
+
+/* [off, off + size) lies inside the file. */
+static inline bool inside(const struct pd *pd, uint64_t off, uint64_t size)
+{
+	return off <= pd->len && size <= pd->len - off;
+}
+
+/* perfdata.c: a pipe's header records, read as a file's header is. */
+int kiln_perfdata_read_attr(struct pd *pd, size_t off, size_t size,
+			    struct attr *a);
+int kiln_perfdata_add_attr(struct pd *pd, const struct attr *a);
+int kiln_perfdata_set_ids(struct pd *pd, struct attr *a, const char *p,
+			  size_t n);
+int kiln_perfdata_add_bid(struct pd *pd, const char *p, size_t size,
+			  size_t off);
+int kiln_perfdata_feature(struct pd *pd, int bit, const char *p,
+			  const char *end);
+
 /* The bytes at record offset off: the file's or the inflated records'. */
 static inline const char *at(const struct pd *pd, uint64_t off)
 {
@@ -177,6 +220,16 @@ static inline size_t trailer_size(const struct attr *a)
 			    !!(st & PERF_SAMPLE_IDENTIFIER));
 }
 
+/* Asks for the first bytes of a record that may start at p (see the
+ * replay loop in kiln_perfdata_read()). */
+static inline void prefetch_head(const char *p, size_t size)
+{
+	size_t k, head = size < 768 ? size : 768;
+
+	for (k = 0; k < head; k += 64)
+		__builtin_prefetch(p + k);
+}
+
 static inline bool is_dummy(const struct attr *a)
 {
 	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY;
@@ -207,9 +260,64 @@ const char *kiln_perfdata_event_name(const struct attr *a, char *buf, size_t n);
  */
 void kiln_perfdata_load_kallsyms(struct pd *pd);
 
-/* Replays record pd->recs[i] into r; regs: room for 64 registers.  0 or
- * a negative errno (a malformed record: pd->d says what). */
-int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
-			 uint64_t *regs);
+/*
+ * Decodes record pd->recs[i] into the events it holds (none, one, or for
+ * a sample carrying the counts of a group one per event counted) and
+ * hands each to fn(ctx, ev); regs: room for 64 registers.  0 or a
+ * negative errno (a malformed record: pd->d says what).
+ */
+int kiln_perfdata_decode(struct pd *pd, size_t i, uint64_t *regs,
+			 kiln_perf_fn fn, void *ctx);
+
+/* The most events (value columns) one profile of a file has. */
+#define KILN_PD_MAX_COLUMNS 64
+
+/* The events a file samples: one value column of the profile each. */
+struct kiln_pd_cols {
+	const struct attr *first[KILN_PD_MAX_COLUMNS];	/* an attr of each */
+	char type[KILN_PD_MAX_COLUMNS][160];		/* "name/unit" */
+	const char *ptr[KILN_PD_MAX_COLUMNS];		/* type[i], for opts */
+	uint32_t n;
+};
+
+/*
+ * Replaying records while they are read (kiln_perfdata_read_records()):
+ * record(pd, st, i) is called for each record i as soon as it is noted,
+ * while on is set (the caller clears it to stop).
+ */
+struct kiln_pd_stream {
+	bool on;
+	void (*record)(struct pd *pd, struct kiln_pd_stream *st, size_t i);
+};
+
+/*
+ * Reads the header, attributes and feature sections; [*data_off,
+ * *data_end) is the data section.  0 or -EINVAL (pd->d says why).
+ */
+int kiln_perfdata_read_header(struct pd *pd, size_t *data_off,
+			      size_t *data_end);
+/*
+ * Notes every record of the data section [off, end) in pd->recs (and
+ * the attrs, build IDs and features a pipe carries among them); st (may
+ * be NULL) hears of each as it is noted.  0 or a negative errno.
+ */
+int kiln_perfdata_read_records(struct pd *pd, size_t off, size_t end,
+			       struct kiln_pd_stream *st);
+/* Sorts pd->recs into time order (stable: file order among equals). */
+void kiln_perfdata_sort(struct pd *pd);
+/* Frees what pd holds (not the file's bytes). */
+void kiln_perfdata_release(struct pd *pd);
+/*
+ * Gives each attr its value column (attr.col): the attrs of one event
+ * (one name: perf writes an attr per event, sometimes several) share
+ * one; dummies and, with --event, the other events get none.  c gets
+ * the columns' names.  0, or -EINVAL with pd->d filled.
+ */
+int kiln_perfdata_pick_events(struct pd *pd, struct kiln_pd_cols *c);
+/* cpu-clock and task-clock count nanoseconds. */
+bool kiln_perfdata_clock_event(const struct attr *a);
+/* Before decoding: perf's build-id cache folder, and the kernel's symbols
+ * (kiln_perfdata_load_kallsyms()) unless local files are off. */
+void kiln_perfdata_find_symbols(struct pd *pd);
 
 #endif

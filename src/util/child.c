@@ -8,11 +8,28 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/buf.h"
+
+/*
+ * In the child: the signals kiln catches to stop (SIGINT, SIGTERM,
+ * SIGHUP) back to their defaults while it waits to exec; one that kiln
+ * ignores (inherited from nohup) stays ignored through exec.
+ */
+static void default_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!sigaction(sigs[i], NULL, &sa) && sa.sa_handler != SIG_IGN)
+			signal(sigs[i], SIG_DFL);
+}
 
 int kiln_child_spawn(struct kiln_child *c, char **argv)
 {
@@ -44,11 +61,11 @@ int kiln_child_spawn(struct kiln_child *c, char **argv)
 
 		close(go[1]);
 		close(errp[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
+		default_signals();
 		if (read(go[0], &ch, 1) != 1)
 			_exit(127);
+		if (c->setup)
+			c->setup(c->setup_arg);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0)
@@ -90,6 +107,42 @@ void kiln_child_release(struct kiln_child *c)
 	c->go_fd = c->err_fd = -1;
 }
 
+int kiln_child_wait(struct kiln_child *c, bool block, int *status,
+		    struct rusage *ru)
+{
+	pid_t w;
+
+	if (c->pid <= 0)
+		return -ECHILD;
+	w = wait4(c->pid, status, block ? 0 : WNOHANG, ru);
+	if (w < 0)
+		return -errno;
+	if (w == 0)
+		return 0;
+	c->pid = 0;
+	return 1;
+}
+
+void kiln_child_stop(struct kiln_child *c, int sig, int *status,
+		     struct rusage *ru)
+{
+	if (c->pid <= 0)
+		return;
+	kill(c->pid, sig);
+	while (wait4(c->pid, status, 0, ru) < 0 && errno == EINTR)
+		;
+	c->pid = 0;
+}
+
+int kiln_child_exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
 void kiln_child_kill(struct kiln_child *c)
 {
 	if (c->pid > 0) {
@@ -101,14 +154,26 @@ void kiln_child_kill(struct kiln_child *c)
 	kiln_child_release(c);
 }
 
-bool kiln_child_find(const char *cmd)
+void kiln_child_preload(struct kiln_buf *pre, const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+
+	kiln_buf_adds(pre, lib);
+	if (old && *old)
+		kiln_buf_addf(pre, ":%s", old);
+}
+
+bool kiln_child_find(const char *cmd, struct kiln_buf *where)
 {
 	const char *path = getenv("PATH");
 	struct kiln_buf b = KILN_BUF_INIT;
 	bool found = false;
 
-	if (strchr(cmd, '/'))
+	if (strchr(cmd, '/')) {
+		if (where)
+			kiln_buf_adds(where, cmd);
 		return access(cmd, X_OK) == 0;
+	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path && !found) {
@@ -130,6 +195,8 @@ bool kiln_child_find(const char *cmd)
 		if (*path == ':')
 			path++;
 	}
+	if (found && where)
+		kiln_buf_adds(where, b.data);
 	kiln_buf_release(&b);
 	return found;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --call-graph dwarf perf.data files are unwound from cached CFI rows
-# (capture/unwind.c's fast path) where the rows are simple, by libdwfl
+# (session/unwind.c's fast path) where the rows are simple, by libdwfl
 # elsewhere.  KILN_UNWIND_CHECK=1 unwinds every sample both ways and says
 # so on stderr where they differ: on programs with PLT stubs, system calls
 # (kernel entry in libc), JIT code without CFI, threads and a fork+exec,

@@ -1,9 +1,10 @@
 /*
- * libFuzzer harness for the perf.data reader (src/format/perfdata.c): any
- * bytes must be refused with -EINVAL and a message giving a byte offset,
- * or read; a profile that was read must write as pprof and read back with
- * the same totals.  Seeds: the .data files of tests/fixtures/perfdata
- * (z.data: zstd-compressed records, perf record -z).
+ * libFuzzer harness for the perf.data reader (src/format/perfdata*.c and
+ * its replay, src/session/replay.c): any bytes must be refused with
+ * -EINVAL and a message giving a byte offset, or read; a profile that was
+ * read must write as pprof and read back with the same totals.  Seeds:
+ * the .data files of tests/fixtures/perfdata (z.data: zstd-compressed
+ * records, perf record -z).
  *
  * Not built by default.  With clang (Debian: apt-get install clang), the
  * core library instrumented for coverage (fuzzer-no-link) and ASan:
@@ -32,6 +33,7 @@
 
 #include "format/format.h"
 #include "profile/profile.h"
+#include "session/replay.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/diag.h"

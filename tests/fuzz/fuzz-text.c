@@ -12,15 +12,17 @@ static int read_any(struct kiln_prof *p, const char *data, size_t len,
 		    struct kiln_diag *d)
 {
 	struct kiln_buf conv = KILN_BUF_INIT;
+	enum kiln_fmt f;
 	kiln_fmt_reader rd;
 	int err;
 
 	err = kiln_text_utf8(&data, &len, &conv);
 	if (err)
 		goto out;
-	rd = kiln_fmt_reader_of(kiln_fmt_detect(data, len));
+	f = kiln_fmt_detect(data, len);
+	rd = kiln_fmt_reader_of(f);
 	/* perf.data names files the harness must not open: its own. */
-	if (!rd || rd == kiln_perfdata_read || rd == kiln_heaptrace_read)
+	if (!rd || f == KILN_FMT_PERF_DATA || rd == kiln_heaptrace_read)
 		err = kiln_diag(d, "no reader here");
 	else
 		err = rd(p, data, len, d);

@@ -1,6 +1,6 @@
 /*
  * Unit tests of event naming (src/capture/events.c) and of the counting
- * session (src/capture/stat.c): perf's names and their encodings
+ * session (src/session/stat.c): perf's names and their encodings
  * (hardware-cache config = cache | op << 8 | result << 16), modifiers,
  * the closest names to a misspelt one, scaling by time enabled/running,
  * and a group of counters on this very process.
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "capture/events.h"
-#include "capture/stat.h"
+#include "session/stat.h"
 
 static void check(const char *name, uint32_t type, uint64_t config)
 {

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "capture/offcpu.h"
-#include "capture/record.h"
+#include "session/record.h"
 #include "profile/profile.h"
 
 #define TP 372		/* common_type of sched_switch */
@@ -126,12 +126,14 @@ static void test_states(void **state)
 static void test_intervals(void **state)
 {
 	struct kiln_rec *r = new_rec(false);
+	struct kiln_offcpu_sink sink;
 	struct kiln_offcpu *oc;
 	struct kiln_prof *p;
 
 	(void)state;
 	assert_non_null(r);
-	oc = kiln_offcpu_new_layout(r, TP, STATE_OFF, 8, false);
+	kiln_rec_sink(r, &sink);
+	oc = kiln_offcpu_new_layout(&sink, TP, STATE_OFF, 8, false);
 	assert_non_null(oc);
 	switch_out(oc, 100, 10000, 0x1000, 1);	/* sleeps at 0x1000 */
 	switch_out(oc, 101, 12000, 0x2000, 2);	/* D at 0x2000 */
@@ -175,12 +177,14 @@ static void test_intervals(void **state)
 static void test_wall(void **state)
 {
 	struct kiln_rec *r = new_rec(true);
+	struct kiln_offcpu_sink sink;
 	struct kiln_offcpu *oc;
 	struct kiln_prof *p;
 
 	(void)state;
 	assert_non_null(r);
-	oc = kiln_offcpu_new_layout(r, TP, STATE_OFF, 8, true);
+	kiln_rec_sink(r, &sink);
+	oc = kiln_offcpu_new_layout(&sink, TP, STATE_OFF, 8, true);
 	assert_non_null(oc);
 	cpu_sample(oc, 100, 5000, 0x9000);	/* before any switch: period */
 	sw(oc, 100, 100000, false);

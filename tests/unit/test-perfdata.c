@@ -20,6 +20,7 @@
 
 #include "format/format.h"
 #include "profile/profile.h"
+#include "session/replay.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/diag.h"

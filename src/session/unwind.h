@@ -1,5 +1,5 @@
 /*
- * DWARF unwinding of sampled user stacks (capture stage): the registers
+ * DWARF unwinding of sampled user stacks (session stage): the registers
  * and the copy of the user stack that perf_event_open took with a sample
  * are unwound with elfutils' libdwfl CFI (.eh_frame / .debug_frame), as
  * eu-stack and perf do.  One session per process address space; each
@@ -13,8 +13,8 @@
  * KILN_UNWIND_CHECK=1 unwinds every sample both ways and reports
  * differences on stderr (tests/e2e/t334).
  */
-#ifndef KILN_CAPTURE_UNWIND_H
-#define KILN_CAPTURE_UNWIND_H
+#ifndef KILN_SESSION_UNWIND_H
+#define KILN_SESSION_UNWIND_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /*
- * DWARF unwinding of sampled user stacks through libdwfl (capture stage).
+ * DWARF unwinding of sampled user stacks through libdwfl (session stage).
  * See unwind.h.
  */
-#include "capture/unwind.h"
+#include "session/unwind.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>

@@ -1,12 +1,12 @@
 /*
- * Counting events (capture stage).  See stat.h.
+ * Counting events (session stage).  See stat.h.
  *
  * Each counter is read on its own (PERF_FORMAT_TOTAL_TIME_ENABLED |
  * _RUNNING, no PERF_FORMAT_GROUP): the kernel refuses group reads of
  * inherited events on the kernels kiln runs on, and perf stat reads them
  * the same way.
  */
-#include "capture/stat.h"
+#include "session/stat.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -90,34 +90,17 @@ static bool not_supported(int err)
 static int open_counter(struct kiln_stat *s, size_t i, pid_t tid, int cpu,
 			int group_fd, bool inherit, bool on_exec)
 {
-	const struct kiln_event *ev = &s->evs[i];
 	struct perf_event_attr a;
-	long fd;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = ev->type;
-	a.config = ev->config;
-	a.config1 = ev->config1;
-	a.config2 = ev->config2;
+	kiln_event_attr(&s->evs[i], &a);
 	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a.inherit = inherit;
 	/* A group member follows its leader's enabling. */
 	a.disabled = group_fd < 0;
 	a.enable_on_exec = on_exec && group_fd < 0;
-	a.exclude_user = ev->exclude_user;
-	a.exclude_kernel = ev->exclude_kernel || s->user_only[i];
+	a.exclude_kernel = a.exclude_kernel || s->user_only[i];
 	a.exclude_hv = a.exclude_kernel;
-	fd = syscall(SYS_perf_event_open, &a, tid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel) {
-		a.exclude_kernel = 1;
-		a.exclude_hv = 1;
-		fd = syscall(SYS_perf_event_open, &a, tid, cpu, group_fd,
-			     PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0)
-			s->user_only[i] = true;
-	}
-	return fd < 0 ? -errno : (int)fd;
+	return kiln_event_open(&a, tid, cpu, group_fd, &s->user_only[i]);
 }
 
 int kiln_stat_add(struct kiln_stat *s, pid_t tid, int cpu, bool inherit,

@@ -1,13 +1,13 @@
 /*
- * Counting events (capture stage), the session behind `kiln stat`: each
+ * Counting events (session stage), the session behind `kiln stat`: each
  * event opened as a counter (no ring buffer) on every target, a target
  * being a task followed with its future threads and children (inherit) or
  * one CPU (the whole machine); event groups scheduled together; values read
  * with their time enabled and running so that multiplexed counters can be
  * scaled.
  */
-#ifndef KILN_CAPTURE_STAT_H
-#define KILN_CAPTURE_STAT_H
+#ifndef KILN_SESSION_STAT_H
+#define KILN_SESSION_STAT_H
 
 #include <stdbool.h>
 #include <stddef.h>

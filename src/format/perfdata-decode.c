@@ -1,10 +1,10 @@
 /*
- * perf.data reader (format stage), the replay: finds the binaries a
+ * perf.data reader (format stage), the records decoded: finds the binaries a
  * perf.data names (the file itself when its build ID matches the one
  * recorded, else perf's build-id cache: $PERF_BUILDID_DIR or ~/.debug,
  * .build-id/xx/rest/elf and PATH/BUILDID/elf) and the kallsyms of the
- * kernel it was recorded on, and turns each record, in time order, into
- * the event capture/record.c replays (MMAP/MMAP2, COMM, FORK/EXIT, samples
+ * kernel it was recorded on, and turns each record into the event
+ * session/record.c replays (MMAP/MMAP2, COMM, FORK/EXIT, samples
  * with their call chains and --call-graph dwarf register and stack
  * copies).  Every field is checked against its record first.  See
  * perfdata.h.
@@ -20,7 +20,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "capture/record.h"
 #include "format/perfdata.h"
 #include "symbolize/symbolize.h"
 
@@ -463,7 +462,7 @@ void kiln_perfdata_forget_counts(struct pd *pd)
  * did not grow.  ev holds the parsed sample of the record at off.  false: the counts carry no
  * ids to tell their events by; the sample is taken as it is.
  */
-static int read_counts(struct pd *pd, struct kiln_rec *r, size_t off,
+static int read_counts(struct pd *pd, kiln_perf_fn fn, void *ctx, size_t off,
 		       const struct attr *a, struct kiln_perf_event *ev,
 		       bool *done)
 {
@@ -512,7 +511,7 @@ static int read_counts(struct pd *pd, struct kiln_rec *r, size_t off,
 		if (!ev->sample.period || t->col < 0 || is_dummy(t))
 			continue;
 		ev->sample.column = (uint32_t)t->col;
-		kiln_rec_event(r, ev);
+		fn(ctx, ev);
 	}
 	return 0;
 }
@@ -523,8 +522,8 @@ static const char *name_in(const char *p, const char *end)
 	return p < end && memchr(p, '\0', (size_t)(end - p)) ? p : NULL;
 }
 
-int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
-			 uint64_t *regs)
+int kiln_perfdata_decode(struct pd *pd, size_t i, uint64_t *regs,
+			 kiln_perf_fn fn, void *ctx)
 {
 	const struct rref *rr = &pd->recs[i];
 	const char *rec = at(pd, rr->off);
@@ -551,7 +550,7 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 		err = parse_sample(pd, a, rr->off, &ev.sample, regs);
 		if (err)
 			return err;
-		err = read_counts(pd, r, rr->off, a, &ev, &done);
+		err = read_counts(pd, fn, ctx, rr->off, a, &ev, &done);
 		if (err || done)
 			return err;
 		/* Not of the --event asked for. */
@@ -670,6 +669,6 @@ int kiln_perfdata_replay(struct pd *pd, struct kiln_rec *r, size_t i,
 	default:
 		return 0;
 	}
-	kiln_rec_event(r, &ev);
+	fn(ctx, &ev);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * From perf records to a symbolized profile (capture stage): tracks the
+ * From perf records to a symbolized profile (session stage): tracks the
  * processes, threads and mappings that MMAP2/COMM/FORK/EXIT records
  * describe, so that each sample meets the mappings of its process at the
  * time it was taken (exec, dlopen and dlclose included), unwinds user
@@ -8,13 +8,14 @@
  * through /proc/PID/map_files, containers through /proc/PID/root), and
  * adds the samples to a profile with pid/comm/thread/thread_name labels.
  */
-#ifndef KILN_CAPTURE_RECORD_H
-#define KILN_CAPTURE_RECORD_H
+#ifndef KILN_SESSION_RECORD_H
+#define KILN_SESSION_RECORD_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "capture/offcpu.h"
 #include "capture/perf.h"
 
 struct kiln_prof;
@@ -93,6 +94,9 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
 void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		  uint64_t time, const uint32_t *locs, uint32_t n,
 		  int64_t value, const char *state);
+
+/* Fills sink with r's stack, add and event calls, for kiln_offcpu_new(). */
+void kiln_rec_sink(struct kiln_rec *r, struct kiln_offcpu_sink *sink);
 
 /*
  * Learns the present state of a running process (its mappings from

@@ -1,0 +1,332 @@
+/*
+ * The recorder's address resolution (session stage): an address of a
+ * process at a time to a location of the profile, through a symbol session
+ * per process (or per file with -a), the JIT perf maps, kallsyms, cached
+ * per (process generation, address).  See recint.h.
+ */
+#include "session/record.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session/recint.h"
+#include "session/unwind.h"
+#include "profile/profile.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/symbolize.h"
+#include "util/buf.h"
+#include "util/htab.h"
+#include "util/file.h"
+#include "util/maps.h"
+
+/* ---- symbolization of one address ---- */
+
+static bool addr_eq(const void *ctx, uint32_t id)
+{
+	const struct kiln_rec *r = ((const void **)ctx)[0];
+	const struct addr_ent *k = ((const void **)ctx)[1];
+	const struct addr_ent *e = &r->addrs[id - 1];
+
+	return e->ip == k->ip && e->gen == k->gen && e->caller == k->caller;
+}
+
+static struct kiln_sym *proc_sym(struct kiln_rec *r, struct proc *pr)
+{
+	struct kiln_sym_opts so = { 0 };
+	char root[64];
+	struct stat a, b;
+	size_t i;
+
+	if (pr->sym || pr->exited)
+		return pr->sym;
+	so.pid = r->o.offline ? 0 : (int)pr->pid;
+	snprintf(root, sizeof(root), "/proc/%u/root", pr->pid);
+	/* A process in another mount namespace sees other files. */
+	if (!r->o.offline && !stat(root, &a) && !stat("/", &b) &&
+	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		so.root = root;
+	pr->sym = kiln_sym_new(&so);
+	if (!pr->sym)
+		return NULL;
+	for (i = 0; i < pr->nmaps; i++)
+		if (kiln_rec_sym_path(r, &pr->maps[i]))
+			kiln_sym_add_mapping(pr->sym, kiln_rec_sym_path(r, &pr->maps[i]),
+					     pr->maps[i].start, pr->maps[i].end,
+					     pr->maps[i].pgoff);
+	pr->perfmap_off = 0;
+	if (!r->o.offline)
+		kiln_sym_load_perfmap_from(pr->sym, (int)pr->pid, &pr->perfmap_off,
+					   NULL);
+	return pr->sym;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * JIT runtimes append to /tmp/perf-PID.map as they compile: when an
+ * address outside every ELF file has no name, the lines added since the
+ * last read are read (the file's size looked at every 20 ms at most).
+ * True when new lines came.
+ */
+static bool reload_perfmap(struct kiln_rec *r, struct proc *pr)
+{
+	char path[64];
+	struct stat st;
+	uint64_t now = mono_ns(), before;
+
+	if (!pr->sym || now - pr->perfmap_checked < 20000000ull)
+		return false;
+	pr->perfmap_checked = now;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pr->pid);
+	if (stat(path, &st) || (uint64_t)st.st_size <= pr->perfmap_off)
+		return false;
+	before = pr->perfmap_off;
+	kiln_sym_load_perfmap_from(pr->sym, (int)pr->pid, &pr->perfmap_off, NULL);
+	if (pr->perfmap_off == before)
+		return false;
+	pr->jitver++;
+	return true;
+}
+
+/* Whether a mapping's code may be named by the perf map (not an ELF file). */
+static bool jit_mapping(struct kiln_rec *r, const struct rmap *m)
+{
+	const char *path = m ? kiln_prof_str(r->p, m->file) : "";
+
+	return !m || path[0] != '/' || !strncmp(path, "//anon", 6) ||
+	       !strncmp(path, "/memfd:", 7);
+}
+
+static bool file_eq(const void *ctx, uint32_t id)
+{
+	const struct kiln_rec *r = ((const void **)ctx)[0];
+	uint32_t file = *(const uint32_t *)((const void **)ctx)[1];
+
+	return r->files[id - 1].file == file;
+}
+
+/*
+ * -a: looks ip (in mapping m of process pr) up in the session shared by
+ * every process mapping m's file.  False where that cannot be done (not
+ * a plain file, another part of the file, a process in a container): the
+ * process's own session is used then.
+ */
+static bool shared_lookup(struct kiln_rec *r, struct proc *pr,
+			  const struct rmap *m, uint64_t ip, bool caller,
+			  struct kiln_sym_info *info)
+{
+	const char *path;
+	const void *ctx[2];
+	uint32_t hash, id;
+	struct filesym *f;
+	uint64_t off;
+	char root[64];
+	struct stat a, b;
+
+	if (!r->o.system_wide || !m)
+		return false;
+	path = kiln_prof_str(r->p, m->file);
+	if (path[0] != '/' || jit_mapping(r, m) || strstr(path, " (deleted)"))
+		return false;
+	snprintf(root, sizeof(root), "/proc/%u/root", pr->pid);
+	if (!stat(root, &a) && !stat("/", &b) &&
+	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		return false;
+	ctx[0] = r;
+	ctx[1] = &m->file;
+	hash = (uint32_t)kiln_hash(&m->file, sizeof(m->file));
+	id = kiln_htab_find(&r->file_index, hash, file_eq, ctx);
+	if (!id) {
+		struct kiln_sym_opts so = { 0 };
+
+		if (!GROW(r->files, r->files_alloc, r->nfiles + 1) ||
+		    kiln_htab_insert(&r->file_index, hash, (uint32_t)r->nfiles + 1)) {
+			r->err = -ENOMEM;
+			return false;
+		}
+		f = &r->files[r->nfiles++];
+		f->file = m->file;
+		f->start = m->start;
+		f->end = m->end;
+		f->pgoff = m->pgoff;
+		so.pid = (int)pr->pid;
+		f->sym = kiln_sym_new(&so);
+		if (f->sym)
+			kiln_sym_add_mapping(f->sym, path, m->start, m->end, m->pgoff);
+		id = (uint32_t)r->nfiles;
+	}
+	f = &r->files[id - 1];
+	off = ip - m->start + m->pgoff;
+	if (!f->sym || off < f->pgoff || off - f->pgoff >= f->end - f->start)
+		return false;
+	ip = f->start + (off - f->pgoff);
+	return !kiln_sym_lookup(f->sym, caller ? ip - 1 : ip, info);
+}
+
+static uint32_t info_lines(struct kiln_rec *r, const struct kiln_sym_info *info,
+			   struct kiln_line *lines);
+
+static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
+			      uint64_t ip, bool caller, bool *miss)
+{
+	const struct rmap *m = kiln_rec_find_map(pr, ip);
+	struct kiln_sym *sym = NULL;
+	struct kiln_sym_info info = { 0 };
+	struct kiln_line lines[32];
+	uint32_t n = 0, mapping = m ? m->mapping : 0;
+
+	if (!shared_lookup(r, pr, m, ip, caller, &info))
+		sym = proc_sym(r, pr);
+	if (sym) {
+		kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
+		if (!info.nframes && !r->o.offline && jit_mapping(r, m) &&
+		    reload_perfmap(r, pr))
+			kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
+	}
+	*miss = !r->o.offline && !info.nframes && jit_mapping(r, m);
+	if (*miss)
+		pr->nmiss++;
+	n = info_lines(r, &info, lines);
+	if (mapping && info.build_id && !r->p->mappings[mapping].build_id)
+		r->p->mappings[mapping].build_id =
+			kiln_prof_interns(r->p, info.build_id);
+	return kiln_prof_location(r->p, mapping, ip, lines, n);
+}
+
+/*
+ * Before a process's symbols go (its exit, the end): JIT code it named in
+ * the perf map after its samples were taken gets its name now, as perf
+ * reads the map at report time.
+ */
+void kiln_rec_name_misses(struct kiln_rec *r, struct proc *pr)
+{
+	struct kiln_line lines[32];
+	size_t i;
+
+	if (!pr->nmiss || !pr->sym)
+		return;
+	pr->nmiss = 0;
+	pr->perfmap_checked = 0;
+	reload_perfmap(r, pr);
+	for (i = 0; i < r->naddrs; i++) {
+		struct addr_ent *e = &r->addrs[i];
+		struct kiln_sym_info info = { 0 };
+		uint32_t n;
+
+		if (!e->miss || e->gen != pr->gen)
+			continue;
+		kiln_sym_lookup(pr->sym, e->caller ? e->ip - 1 : e->ip, &info);
+		n = info_lines(r, &info, lines);
+		if (n && !kiln_prof_set_lines(r->p, e->loc, lines, n))
+			e->miss = false;
+	}
+}
+
+static uint32_t info_lines(struct kiln_rec *r, const struct kiln_sym_info *info,
+			   struct kiln_line *lines)
+{
+	uint32_t n = 0, i;
+
+	for (i = 0; i < info->nframes && n < 32; i++) {
+		const struct kiln_sym_frame *f = &info->frames[i];
+		uint32_t file = kiln_prof_interns(r->p, f->func_file ? f->func_file :
+						  f->file);
+
+		lines[n].function = kiln_prof_function(
+			r->p, kiln_prof_interns(r->p, f->name),
+			kiln_prof_interns(r->p, f->system_name ? f->system_name :
+					  f->name),
+			file, f->start_line);
+		lines[n].line = f->line;
+		n++;
+	}
+	return n;
+}
+
+static uint32_t kernel_location(struct kiln_rec *r, uint64_t ip, bool caller)
+{
+	struct kiln_line line;
+	const char *name = NULL;
+
+	if (!r->ksyms_tried) {
+		struct kiln_mapping m = { 0 };
+
+		r->ksyms_tried = true;
+		if (!r->o.offline)
+			r->ksyms = kiln_kallsyms_load();
+		else if (r->o.kallsyms)
+			r->ksyms = kiln_kallsyms_parse(r->o.kallsyms,
+						       r->o.kallsyms_len);
+		m.file = kiln_prof_interns(r->p, "[kernel.kallsyms]");
+		m.has_functions = r->ksyms != NULL;
+		r->kmapping = kiln_prof_mapping(r->p, &m);
+	}
+	if (r->ksyms)
+		name = kiln_kallsyms_lookup(r->ksyms, caller ? ip - 1 : ip);
+	if (!name)
+		return kiln_prof_location(r->p, r->kmapping, ip, NULL, 0);
+	line.function = kiln_prof_function(r->p, kiln_prof_interns(r->p, name),
+					   kiln_prof_interns(r->p, name), 0, 0);
+	line.line = 0;
+	return kiln_prof_location(r->p, r->kmapping, ip, &line, 1);
+}
+
+uint32_t kiln_rec_location(struct kiln_rec *r, struct proc *pr, uint64_t ip,
+			   bool caller, bool kernel)
+{
+	struct addr_ent k = { kernel ? 0 : pr->gen, caller, ip, 0, 0, false };
+	const void *ctx[2] = { r, &k };
+	uint32_t hash, id;
+	uint64_t key[2] = { ip, ((uint64_t)k.gen << 1) | caller };
+
+	hash = (uint32_t)kiln_hash(key, sizeof(key));
+	id = kiln_htab_find(&r->addr_index, hash, addr_eq, ctx);
+	if (id) {
+		struct addr_ent *e = &r->addrs[id - 1];
+
+		/* A miss in JIT code is looked up again once the perf map
+		 * has grown. */
+		if (e->miss && (e->jitver != pr->jitver || reload_perfmap(r, pr))) {
+			struct kiln_sym_info info = { 0 };
+			struct kiln_line lines[32];
+			uint32_t n;
+
+			e->jitver = pr->jitver;
+			if (pr->sym)
+				kiln_sym_lookup(pr->sym, caller ? ip - 1 : ip, &info);
+			n = info_lines(r, &info, lines);
+			/* The samples taken before are named too. */
+			if (n && !kiln_prof_set_lines(r->p, e->loc, lines, n))
+				e->miss = false;
+		}
+		return e->loc;
+	}
+	k.loc = kernel ? kernel_location(r, ip, caller) :
+			 user_location(r, pr, ip, caller, &k.miss);
+	k.jitver = pr->jitver;
+	if (!k.loc)
+		return 0;
+	if (!GROW(r->addrs, r->addrs_alloc, r->naddrs + 1) ||
+	    kiln_htab_insert(&r->addr_index, hash, (uint32_t)r->naddrs + 1)) {
+		r->err = -ENOMEM;
+		return k.loc;
+	}
+	r->addrs[r->naddrs++] = k;
+	return k.loc;
+}
