@@ -171,6 +171,7 @@ int kiln_agent_cpu_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
 void kiln_agent_load(void);		/* envprof.c: CPU profile, signals */
 void kiln_agent_before_exit(void);	/* envprof.c: the CPU profile */
 void kiln_agent_before_exec(void);	/* envprof.c: the CPU profile */
+void kiln_agent_after_exec(void);	/* envprof.c: a failed exec: on again */
 void kiln_agent_cpu_fork_child(void);	/* cpu.c: no profile runs */
 void kiln_agent_fork_child(void);	/* envprof.c: the parent's files */
 

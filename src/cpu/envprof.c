@@ -466,11 +466,49 @@ void kiln_agent_before_exit(void)
 		write_final();
 }
 
+/* The profile was written for an exec that may yet fail (owner's). */
+static bool exec_wrote;
+
 void kiln_agent_before_exec(void)
 {
 	if (cpu_path && getpid() == owner && kiln_agent_cpu_running()) {
 		kiln_rt_log(KILN_LOG_DEBUG, "exec: writing the CPU profile first");
 		write_final();
+		exec_wrote = true;
 	}
+}
+
+/*
+ * The exec returned: it failed, and the image goes on, so does its
+ * profile.  Sampling starts again, into PATH, the part written before the
+ * exec kept as PATH.old (as the new image of a successful exec keeps it);
+ * with the toggle signal, the next stop writes the next PATH.N.
+ */
+void kiln_agent_after_exec(void)
+{
+	int err;
+
+	if (!exec_wrote || getpid() != owner)
+		return;
+	exec_wrote = false;
+	if (!toggle_sig) {
+		keep_earlier_profile();
+		err = open_cpu_out();
+		if (err) {
+			kiln_rt_log(KILN_LOG_ERROR, "exec failed: cannot write the "
+				       "CPU profile '%s' again: %s", cpu_path,
+				       strerror(-err));
+			return;
+		}
+	}
+	err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
+	if (err) {
+		kiln_rt_log(KILN_LOG_ERROR, "exec failed: cannot start CPU "
+			       "profiling again: %s", strerror(-err));
+		if (!toggle_sig)
+			drop_cpu_out();
+		return;
+	}
+	kiln_rt_log(KILN_LOG_INFO, "exec failed: CPU profiling goes on");
 }
 

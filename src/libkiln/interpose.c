@@ -302,7 +302,8 @@ void _Exit(int status)
 
 /*
  * exec replaces the image: the parts write what they hold first
- * (kiln_life_before_exec()).  execl, execlp and execle (which glibc runs
+ * (kiln_life_before_exec()); an exec that returns has failed, and what
+ * they stopped goes on (kiln_life_after_exec(), errno kept).  execl, execlp and execle (which glibc runs
  * on its internal execve) come here through the interposers below; so do
  * fexecve and execveat (glibc's call the system call itself).
  */
@@ -315,11 +316,14 @@ INTERPOSER
 int execve(const char *path, char *const argv[], char *const envp[])
 {
 	static execve_fn real;
+	int rc;
 
 	if (!real)
 		real = (execve_fn)dlsym(RTLD_NEXT, "execve");
 	kiln_life_before_exec();
-	return real ? real(path, argv, envp) : (errno = ENOSYS, -1);
+	rc = real ? real(path, argv, envp) : (errno = ENOSYS, -1);
+	kiln_life_after_exec();
+	return rc;
 }
 
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
@@ -329,11 +333,14 @@ INTERPOSER
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	static fexecve_fn real;
+	int rc;
 
 	if (!real)
 		real = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
 	kiln_life_before_exec();
-	return real ? real(fd, argv, envp) : (errno = ENOSYS, -1);
+	rc = real ? real(fd, argv, envp) : (errno = ENOSYS, -1);
+	kiln_life_after_exec();
+	return rc;
 }
 
 INTERPOSER
@@ -341,44 +348,56 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
 	     int flags)
 {
 	static execveat_fn real;
+	int rc;
 
 	if (!real)
 		real = (execveat_fn)dlsym(RTLD_NEXT, "execveat");
 	kiln_life_before_exec();
-	return real ? real(dirfd, path, argv, envp, flags) : (errno = ENOSYS, -1);
+	rc = real ? real(dirfd, path, argv, envp, flags) : (errno = ENOSYS, -1);
+	kiln_life_after_exec();
+	return rc;
 }
 
 INTERPOSER
 int execv(const char *path, char *const argv[])
 {
 	static execvp_fn real;
+	int rc;
 
 	if (!real)
 		real = (execvp_fn)dlsym(RTLD_NEXT, "execv");
 	kiln_life_before_exec();
-	return real ? real(path, argv) : (errno = ENOSYS, -1);
+	rc = real ? real(path, argv) : (errno = ENOSYS, -1);
+	kiln_life_after_exec();
+	return rc;
 }
 
 INTERPOSER
 int execvp(const char *file, char *const argv[])
 {
 	static execvp_fn real;
+	int rc;
 
 	if (!real)
 		real = (execvp_fn)dlsym(RTLD_NEXT, "execvp");
 	kiln_life_before_exec();
-	return real ? real(file, argv) : (errno = ENOSYS, -1);
+	rc = real ? real(file, argv) : (errno = ENOSYS, -1);
+	kiln_life_after_exec();
+	return rc;
 }
 
 INTERPOSER
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	static execvpe_fn real;
+	int rc;
 
 	if (!real)
 		real = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
 	kiln_life_before_exec();
-	return real ? real(file, argv, envp) : (errno = ENOSYS, -1);
+	rc = real ? real(file, argv, envp) : (errno = ENOSYS, -1);
+	kiln_life_after_exec();
+	return rc;
 }
 
 /*

@@ -8,6 +8,7 @@
  * and never register their own, so the order below is the order,
  * whatever the link order of the files.  See docs/design.md.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "heap/heap.h"
 #include "http/http.h"
 #include "runtime/forkgate.h"
+#include "runtime/guard.h"
 #include "runtime/log.h"
 #include "runtime/threads.h"
 #include "runtime/relay.h"
@@ -141,4 +143,19 @@ void kiln_life_before_exec(void)
 	kiln_agent_before_exec();
 	kiln_heap_exec_flush();
 	kiln_heapdump_before_exec();
+}
+
+/*
+ * An exec that returns has failed: the image goes on, and so does what
+ * kiln_life_before_exec() ended -- the CPU profile starts again (the heap
+ * trace never stopped).  errno is the exec's, for the program.
+ */
+void kiln_life_after_exec(void)
+{
+	int err = errno;
+
+	kiln_rt_quiet_begin();
+	kiln_agent_after_exec();
+	kiln_rt_quiet_end();
+	errno = err;
 }

@@ -17,5 +17,8 @@ void kiln_interpose_load(void);
  * (interpose.c calls them before passing on). */
 void kiln_life_before_exit(void);
 void kiln_life_before_exec(void);
+/* The exec returned (it failed): what before_exec stopped goes on.
+ * errno is kept. */
+void kiln_life_after_exec(void);
 
 #endif
