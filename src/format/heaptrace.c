@@ -1,7 +1,7 @@
 /*
  * The kiln heap trace reader (format stage): decompresses the zstd frames
  * one at a time and hands the events of their records (docs/heap-trace.md,
- * version 2) to the heap analysis (profile/heap.c), in stream order: the
+ * version 2) to the heap analysis (profile/hprof.c), in stream order: the
  * writer (format/heapenc.c) already merged the threads by time and wrote
  * frees as block numbers, so reading is one pass with no table of its
  * own.  Blocks are handed to the analysis under their numbers (from 1) in
@@ -20,7 +20,7 @@
 #include "format/format.h"
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
-#include "profile/heap.h"
+#include "profile/hprof.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
@@ -51,7 +51,7 @@ struct reader {
 	unsigned char tag;	/* its tag */
 	struct kiln_diag *d;
 
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 	struct kiln_heaptrace_info *info;
 	bool have_magic, have_header;
 	uint32_t next_stack;
@@ -64,7 +64,7 @@ struct reader {
 	size_t ntids, tids_alloc;
 	uint64_t *pcs;
 	uint64_t inflated;	/* bytes decompressed so far */
-	const uint64_t *window;	/* [t0, t1) for kiln_heap_set_window, or NULL */
+	const uint64_t *window;	/* [t0, t1) for kiln_hprof_set_window, or NULL */
 	uint64_t window_buf[2];
 };
 
@@ -183,10 +183,10 @@ static int add_tid(struct reader *r, uint32_t tid)
 	return 0;
 }
 
-static int deliver(struct reader *r, enum kiln_heap_kind kind, uint64_t id,
+static int deliver(struct reader *r, enum kiln_hprof_kind kind, uint64_t id,
 		   uint64_t size, uint64_t stack)
 {
-	struct kiln_heap_ev ev;
+	struct kiln_hprof_ev ev;
 	int err;
 
 	ev.t = r->t;
@@ -195,7 +195,7 @@ static int deliver(struct reader *r, enum kiln_heap_kind kind, uint64_t id,
 	ev.tid = r->tid;
 	ev.stack = (uint32_t)stack;
 	ev.kind = kind;
-	err = kiln_heap_event(r->h, &ev);
+	err = kiln_hprof_event(r->h, &ev);
 	if (err == -EINVAL)
 		return bad(r, "an event refers to stack %llu, which is not "
 			   "defined", (unsigned long long)stack);
@@ -240,7 +240,7 @@ static int event(struct reader *r, char tag)
 			return -ENOMEM;
 		if (*count >> 42)
 			return bad(r, "more than 2^42 blocks in thread %u", r->tid);
-		err = deliver(r, KILN_HEAP_ALLOC, block_id(r->tid, *count), size, stack);
+		err = deliver(r, KILN_HPROF_ALLOC, block_id(r->tid, *count), size, stack);
 		(*count)++;
 		return err;
 	}
@@ -262,7 +262,7 @@ static int event(struct reader *r, char tag)
 		return bad(r, "a free of the block %llu allocations back in thread "
 			   "%llu, which made only %llu", (unsigned long long)back + 1,
 			   (unsigned long long)owner, (unsigned long long)*count);
-	return deliver(r, KILN_HEAP_FREE, block_id((uint32_t)owner, *count - 1 - back),
+	return deliver(r, KILN_HPROF_FREE, block_id((uint32_t)owner, *count - 1 - back),
 		       0, 0);
 }
 
@@ -296,11 +296,11 @@ static int header(struct reader *r)
 		if (!r->info->cmdline[i])
 			r->info->cmdline[i] = ' ';
 	r->info->cmdline[n] = '\0';
-	r->h = kiln_heap_new(r->info->sample_bytes);
+	r->h = kiln_hprof_new(r->info->sample_bytes);
 	if (!r->h)
 		return -ENOMEM;
 	if (r->window)
-		kiln_heap_set_window(r->h, r->window[0], r->window[1]);
+		kiln_hprof_set_window(r->h, r->window[0], r->window[1]);
 	r->have_header = true;
 	return 0;
 }
@@ -327,7 +327,7 @@ static int stack(struct reader *r)
 		if (err)
 			return err;
 	}
-	err = kiln_heap_add_stack(r->h, (uint32_t)id, r->pcs, (uint32_t)depth);
+	err = kiln_hprof_add_stack(r->h, (uint32_t)id, r->pcs, (uint32_t)depth);
 	if (err)
 		return err;
 	r->next_stack++;
@@ -351,7 +351,7 @@ static int record(struct reader *r, unsigned char tag)
 		return bad(r, "a second header record");
 	case 'P':
 		err = str(r, &s, &n, "maps");
-		return err ? err : kiln_heap_add_maps(r->h, s, n);
+		return err ? err : kiln_hprof_add_maps(r->h, s, n);
 	case 'S':
 		return stack(r);
 	case 'N':
@@ -377,11 +377,11 @@ static int record(struct reader *r, unsigned char tag)
 	case 'A': case 'F': case 'R': case 'a': case 'f': case 'r':
 		return event(r, (char)tag);
 	case 'E':
-		return deliver(r, KILN_HEAP_END, 0, 0, 0);
+		return deliver(r, KILN_HPROF_END, 0, 0, 0);
 	case 'L':
 		err = uv(r, KILN_HCOL_MISC, &a, "count");
 		if (!err)
-			kiln_heap_lost(r->h, a);
+			kiln_hprof_lost(r->h, a);
 		return err;
 	default:
 		return bad(r, "unknown record tag 0x%02x", tag);
@@ -687,7 +687,7 @@ void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
 {
 	if (!s)
 		return;
-	kiln_heap_free(s->r.h);
+	kiln_hprof_free(s->r.h);
 	ZSTD_freeDCtx(s->z);
 	kiln_buf_release(&s->frame);
 	free(s->r.tids);
@@ -760,7 +760,7 @@ out:
 }
 
 int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
-			      struct kiln_heap **out)
+			      struct kiln_hprof **out)
 {
 	struct reader *r = &s->r;
 	struct kiln_heaptrace_info *info = r->info;
@@ -775,7 +775,7 @@ int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
 		err = kiln_diag(r->d, "byte %zu: the trace ends before its header "
 				"record", len);
 	if (!err) {
-		kiln_heap_finish(r->h);
+		kiln_hprof_finish(r->h);
 		info->threads = r->ntids;
 		*out = r->h;
 		r->h = NULL;
@@ -796,7 +796,7 @@ int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
 }
 
 static int analyse(const char *data, size_t len, const uint64_t *range,
-		   struct kiln_heap **out, struct kiln_heaptrace_info *info,
+		   struct kiln_hprof **out, struct kiln_heaptrace_info *info,
 		   struct kiln_diag *d)
 {
 	struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(info, d);
@@ -816,7 +816,7 @@ static int analyse(const char *data, size_t len, const uint64_t *range,
 	return err;
 }
 
-int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
+int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_hprof **out,
 			   struct kiln_heaptrace_info *info,
 			   struct kiln_diag *d)
 {
@@ -827,7 +827,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		     const uint64_t *range, struct kiln_diag *d)
 {
 	struct kiln_heaptrace_info info;
-	struct kiln_heap *h = NULL;
+	struct kiln_hprof *h = NULL;
 	struct kiln_sym *sym = NULL;
 	char note[160];
 	int err;
@@ -835,7 +835,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	err = analyse(data, len, range, &h, &info, d);
 	if (err)
 		goto out;
-	err = kiln_heap_prof(h, KILN_HEAP_MEASURES, p, NULL);
+	err = kiln_hprof_prof(h, KILN_HPROF_MEASURES, p, NULL);
 	if (err)
 		goto out;
 	p->time_nanos = (int64_t)info.start_realtime_ns;
@@ -861,7 +861,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		err = kiln_prof_error(p);
 out:
 	kiln_sym_free(sym);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	return err;
 }
