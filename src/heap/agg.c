@@ -12,12 +12,12 @@
  * here.  See docs/heap.md, "Heap profiles".
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heap/htrace.h"
 #include "heap/heapint.h"
+#include "profile/heapprof.h"
 
 static struct kiln_htrace_counts *sites;	/* [0..nsites), by stack id */
 static size_t nsites;
@@ -31,12 +31,7 @@ static bool agg_nomem;
 /* The estimated allocations one reported block of `size` stands for. */
 static double weight(uint64_t size)
 {
-	double p;
-
-	if (!kheap_sample)
-		return 1.0;
-	p = -expm1(-(double)size / (double)kheap_sample);
-	return p > 0 ? 1.0 / p : 1.0;
+	return kiln_heapprof_weight(kheap_sample, size);
 }
 
 static struct kiln_htrace_counts *site(uint32_t id)

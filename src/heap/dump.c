@@ -23,7 +23,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -38,6 +37,7 @@
 #include "runtime/relay.h"
 #include "format/format.h"
 #include "heap/htrace.h"
+#include "profile/heapprof.h"
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -54,11 +54,6 @@ static int dump_sig;			/* KILN_HEAP_SIGNAL */
 static uint64_t interval;		/* KILN_HEAP_INTERVAL */
 static _Atomic bool interval_pending;
 
-static int64_t rnd(double v)
-{
-	return (int64_t)llround(v);
-}
-
 /* The counters of stack id in base (sorted by stack), NULL if none. */
 static const struct kiln_htrace_counts *base_of(const struct kiln_htrace_snap *b,
 					      uint32_t id, size_t *pos)
@@ -72,61 +67,49 @@ int kiln_htrace_prof(const struct kiln_htrace_snap *now,
 			 const struct kiln_htrace_snap *base, bool allocs,
 			 struct kiln_prof **out)
 {
-	static const char *const types[] = {
-		"alloc_objects/count", "alloc_space/bytes",
-		"inuse_objects/count", "inuse_space/bytes" };
 	struct kiln_agent_maps maps = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
-	uint32_t locs[MAX_DEPTH];
+	struct kiln_heapprof hp;
 	size_t i, bpos = 0;
 	int err;
 
 	if (!p)
 		return -ENOMEM;
-	err = kiln_prof_set_types_str(p, types, 4);
+	err = kiln_heapprof_init(&hp, p, KILN_HEAPPROF_GO, allocs, now->sample_bytes);
 	if (err)
 		goto out;
-	p->default_type = p->types[allocs ? 1 : 3].type;
-	p->period_type.type = kiln_prof_interns(p, "space");
-	p->period_type.unit = kiln_prof_interns(p, "bytes");
-	p->period = now->sample_bytes ? (int64_t)now->sample_bytes : 1;
 	p->time_nanos = base ? base->time_nanos : now->time_nanos;
 	if (base)
 		p->duration_nanos = now->time_nanos - base->time_nanos;
 	err = kiln_agent_maps_load(&maps, p);
 	if (err)
 		goto out;
-	for (i = 0; i < now->n; i++) {
+	for (i = 0; i < now->n && !err; i++) {
 		const struct kiln_htrace_counts *c = &now->sites[i];
 		const struct kiln_htrace_counts *b = base ? base_of(base, c->stack, &bpos) : NULL;
+		struct kiln_heapprof_counts d = {
+			.alloc_objects = c->alloc_objects - (b ? b->alloc_objects : 0),
+			.alloc_space = c->alloc_space - (b ? b->alloc_space : 0),
+			.inuse_objects = c->inuse_objects - (b ? b->inuse_objects : 0),
+			.inuse_space = c->inuse_space - (b ? b->inuse_space : 0),
+		};
 		const uint64_t *pcs;
-		int64_t v[4];
-		uint32_t depth, j;
+		uint32_t depth;
+		long idx;
 
-		v[0] = rnd(c->alloc_objects - (b ? b->alloc_objects : 0));
-		v[1] = rnd(c->alloc_space - (b ? b->alloc_space : 0));
-		v[2] = rnd(c->inuse_objects - (b ? b->inuse_objects : 0));
-		v[3] = rnd(c->inuse_space - (b ? b->inuse_space : 0));
-		if (!v[0] && !v[1] && !v[2] && !v[3])
-			continue;
 		pcs = kiln_htrace_stack(c->stack, &depth);
 		if (!pcs)
 			continue;
 		if (depth > MAX_DEPTH)
 			depth = MAX_DEPTH;
-		for (j = 0; j < depth; j++) {
-			/* A return address: the call is the byte before. */
-			uint64_t a = pcs[j] ? pcs[j] - 1 : 0;
-
-			locs[j] = kiln_prof_location(p, kiln_agent_maps_find(&maps, a),
-						     a, NULL, 0);
-		}
-		kiln_prof_add_sample(p, locs, depth, v, 0);
+		err = kiln_heapprof_add(&hp, &d, pcs, depth, &maps.t, &idx);
 	}
-	err = kiln_prof_error(p);
+	if (!err)
+		err = kiln_prof_error(p);
 	if (!err)
 		err = kiln_agent_prof_finish(p, 0);
 out:
+	kiln_heapprof_release(&hp);
 	kiln_agent_maps_release(&maps);
 	if (err) {
 		kiln_prof_free(p);

@@ -17,10 +17,10 @@
  * allocated and freed within one bucket still shows in the chart.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/heapprof.h"
 #include "profile/hprof.h"
 #include "profile/maptab.h"
 #include "profile/profile.h"
@@ -139,17 +139,6 @@ int kiln_hprof_add_stack(struct kiln_hprof *h, uint32_t id, const uint64_t *pcs,
 	h->npcs += depth;
 	h->nsites = id;
 	return 0;
-}
-
-double kiln_hprof_weight(uint64_t R, uint64_t size)
-{
-	double p;
-
-	if (!R)
-		return 1.0;
-	/* The probability that the block was reported. */
-	p = -expm1(-(double)size / (double)R);
-	return p > 0 ? 1.0 / p : 1.0;
 }
 
 /* ---- the live set: open addressing, linear probing ---- */
@@ -420,7 +409,7 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 		   bool temporary)
 {
 	struct kiln_hprof_site *s = &h->sites[e->stack];
-	double w = kiln_hprof_weight(h->sample_bytes, e->size);
+	double w = kiln_heapprof_weight(h->sample_bytes, e->size);
 
 	int err;
 
@@ -462,7 +451,7 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	if (!ev->stack || ev->stack > h->nsites)
 		return -EINVAL;
 	s = &h->sites[ev->stack];
-	w = kiln_hprof_weight(h->sample_bytes, ev->size);
+	w = kiln_heapprof_weight(h->sample_bytes, ev->size);
 	h->tot.reported++;
 	if (counting(h)) {
 		h->tot.calls += w;
@@ -544,8 +533,8 @@ static int on_munmap(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	/* Partial unmap from the start: the rest stays live, smaller. */
 	b = *e;
 	s = &h->sites[b.stack];
-	w0 = kiln_hprof_weight(h->sample_bytes, b.size);
-	w1 = kiln_hprof_weight(h->sample_bytes, b.size - ev->size);
+	w0 = kiln_heapprof_weight(h->sample_bytes, b.size);
+	w1 = kiln_heapprof_weight(h->sample_bytes, b.size - ev->size);
 	live_remove(h, e);
 	snapshot(h, s);
 	err = touch(h, s);
@@ -664,7 +653,7 @@ void kiln_hprof_finish(struct kiln_hprof *h)
 
 		if (!e->ptr || !(e->tid & LIVE_IN_RANGE))
 			continue;
-		w = kiln_hprof_weight(h->sample_bytes, e->size);
+		w = kiln_heapprof_weight(h->sample_bytes, e->size);
 		h->sites[e->stack].live_bytes += w * (double)e->size;
 		h->sites[e->stack].live_objs += w;
 		h->tot.leaked += w * (double)e->size;
@@ -691,37 +680,20 @@ void kiln_hprof_site_series(const struct kiln_hprof *h, uint32_t id, double *out
 
 /* ---- the profile ---- */
 
-static int64_t rnd(double v)
-{
-	return (int64_t)llround(v);
-}
-
 int kiln_hprof_prof(const struct kiln_hprof *h, enum kiln_hprof_layout layout,
 		   struct kiln_prof *p, long **sample_of)
 {
-	static const char *const measures[] = {
-		"allocated/bytes", "calls/count", "peak/bytes", "leaked/bytes",
-		"temporary/count" };
-	static const char *const go[] = {
-		"alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
-		"inuse_space/bytes", "peak_objects/count", "peak_space/bytes" };
 	struct kiln_maptab *mc = NULL;
-	uint32_t *locs = NULL;
-	size_t locs_alloc = 0, i, j;
+	struct kiln_heapprof hp;
+	size_t i;
 	long *so = NULL;
 	int err;
 
-	if (layout == KILN_HPROF_GO)
-		err = kiln_prof_set_types_str(p, go, 6);
-	else
-		err = kiln_prof_set_types_str(p, measures, 5);
+	err = kiln_heapprof_init(&hp, p, layout == KILN_HPROF_GO ?
+				 KILN_HEAPPROF_GO_PEAK : KILN_HEAPPROF_MEASURES,
+				 false, h->sample_bytes);
 	if (err)
 		return err;
-	p->default_type = layout == KILN_HPROF_GO ? p->types[3].type
-						 : p->types[0].type;
-	p->period_type.type = kiln_prof_interns(p, "space");
-	p->period_type.unit = kiln_prof_interns(p, "bytes");
-	p->period = h->sample_bytes ? (int64_t)h->sample_bytes : 1;
 	p->duration_nanos = (int64_t)(h->tot.t_last - h->tot.t_first);
 	mc = calloc(h->nmaps + 1, sizeof(*mc));
 	so = malloc((h->nsites + 1) * sizeof(*so));
@@ -737,42 +709,17 @@ int kiln_hprof_prof(const struct kiln_hprof *h, enum kiln_hprof_layout layout,
 	so[0] = -1;
 	for (i = 1; i <= h->nsites; i++) {
 		const struct kiln_hprof_site *s = &h->sites[i];
-		int64_t v[6];
-		size_t nv;
+		const struct kiln_heapprof_counts c = {
+			.alloc_objects = s->calls, .alloc_space = s->bytes,
+			.inuse_objects = s->live_objs, .inuse_space = s->live_bytes,
+			.peak_objects = s->peak_objs, .peak_space = s->peak_bytes,
+			.temporary = s->temporary,
+		};
 
-		so[i] = -1;
-		if (layout == KILN_HPROF_GO) {
-			v[0] = rnd(s->calls);
-			v[1] = rnd(s->bytes);
-			v[2] = rnd(s->live_objs);
-			v[3] = rnd(s->live_bytes);
-			v[4] = rnd(s->peak_objs);
-			v[5] = rnd(s->peak_bytes);
-			nv = 6;
-		} else {
-			v[0] = rnd(s->bytes);
-			v[1] = rnd(s->calls);
-			v[2] = rnd(s->peak_bytes);
-			v[3] = rnd(s->live_bytes);
-			v[4] = rnd(s->temporary);
-			nv = 5;
-		}
-		for (j = 0; j < nv && !v[j]; j++)
-			;
-		if (j == nv)
-			continue;
-		err = kiln_array_grow((void **)&locs, &locs_alloc, s->depth + 1,
-			   sizeof(*locs));
+		err = kiln_heapprof_add(&hp, &c, h->pcs + s->pc0, s->depth,
+					&mc[s->maps], &so[i]);
 		if (err)
 			goto out;
-		for (j = 0; j < s->depth; j++) {
-			uint64_t pc = h->pcs[s->pc0 + j];
-			uint64_t a = pc ? pc - 1 : 0;
-
-			locs[j] = kiln_prof_location(p, kiln_maptab_find(&mc[s->maps], a),
-						     a, NULL, 0);
-		}
-		so[i] = kiln_prof_add_sample(p, locs, s->depth, v, 0);
 	}
 	err = kiln_prof_error(p);
 out:
@@ -780,7 +727,7 @@ out:
 		for (i = 0; i <= h->nmaps; i++)
 			kiln_maptab_release(&mc[i]);
 	free(mc);
-	free(locs);
+	kiln_heapprof_release(&hp);
 	if (!err && sample_of)
 		*sample_of = so;
 	else

@@ -182,12 +182,6 @@ void kiln_hprof_lost(struct kiln_hprof *h, uint64_t count);
 void kiln_hprof_finish(struct kiln_hprof *h);
 
 /*
- * The estimated count and bytes that one reported allocation of `size`
- * bytes stands for, under sampling rate R (1 and size when R is 0).
- */
-double kiln_hprof_weight(uint64_t R, uint64_t size);
-
-/*
  * Live bytes of site `id` in each of the h->nbuckets buckets, at the
  * moment the heap was largest within the bucket (so that the sites'
  * series add up to total_max), into out[0 .. nbuckets).  Only after
@@ -196,7 +190,8 @@ double kiln_hprof_weight(uint64_t R, uint64_t size);
 void kiln_hprof_site_series(const struct kiln_hprof *h, uint32_t id,
 			   double *out);
 
-/* Which sample types kiln_hprof_prof() writes. */
+/* Which sample types kiln_hprof_prof() writes (profile/heapprof.h builds
+ * the profile; kiln_heapprof_weight() is the sampling weight). */
 enum kiln_hprof_layout {
 	/* allocated/bytes, calls/count, peak/bytes, leaked/bytes,
 	 * temporary/count; default allocated (what kiln top and kiln flame

@@ -25,6 +25,7 @@
 #include "format/format.h"
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
+#include "profile/heapprof.h"
 #include "profile/hprof.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -509,7 +510,7 @@ static void test_sampling(void **state)
 	tw_frame(&w);
 	h = analyse(&w, &info);
 	assert_int_equal(info.sample_bytes, 4096);
-	assert_true(fabs(kiln_hprof_weight(4096, 1000) - w1) < 1e-12);
+	assert_true(fabs(kiln_heapprof_weight(4096, 1000) - w1) < 1e-12);
 	assert_true(fabs(h->tot.calls - (w1 + w2)) < 1e-9);
 	assert_true(fabs(h->tot.allocated - (1000 * w1 + 100000 * w2)) < 1e-6);
 	assert_true(fabs(h->tot.peak - (1000 * w1 + 100000 * w2)) < 1e-6);
