@@ -14,13 +14,14 @@
 void kiln_henc_init(struct kiln_henc *e)
 {
 	memset(e, 0, sizeof(*e));
+	e->live = (struct kiln_livetab)KILN_LIVETAB_INIT(struct kiln_henc_blk, 4096);
 	e->tick_ns = KILN_HENC_TICK_NS;
 }
 
 void kiln_henc_release(struct kiln_henc *e)
 {
 	kiln_tcount_release(&e->counts);
-	free(e->live);
+	kiln_livetab_release(&e->live);
 	free(e->ev);
 	free(e->spare);
 	free(e->runs);
@@ -235,79 +236,11 @@ void kiln_tcount_release(struct kiln_tcount *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* ---- the live blocks ---- */
-
-static inline size_t slot(uint64_t p, size_t mask)
-{
-	p ^= p >> 33;
-	p *= 0xff51afd7ed558ccdull;
-	p ^= p >> 33;
-	return (size_t)p & mask;
-}
+/* ---- the live blocks (util/livetab.h) ---- */
 
 static struct kiln_henc_blk *find(struct kiln_henc *e, uint64_t ptr)
 {
-	size_t i;
-
-	if (!e->live)
-		return NULL;
-	for (i = slot(ptr, e->mask); e->live[i].ptr; i = (i + 1) & e->mask)
-		if (e->live[i].ptr == ptr)
-			return &e->live[i];
-	return NULL;
-}
-
-/* Removes b; the entries after it in its probe run move back. */
-static void unlink_blk(struct kiln_henc *e, struct kiln_henc_blk *b)
-{
-	size_t i = (size_t)(b - e->live), j = i;
-
-	e->live[i].ptr = 0;
-	e->nlive--;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & e->mask;
-		if (!e->live[j].ptr)
-			return;
-		home = slot(e->live[j].ptr, e->mask);
-		/* j moves to the hole unless its home lies in (i, j]. */
-		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-			e->live[i] = e->live[j];
-			e->live[j].ptr = 0;
-			i = j;
-		}
-	}
-}
-
-static int reserve_live(struct kiln_henc *e)
-{
-	size_t cap = e->live ? e->mask + 1 : 0, ncap, i;
-	struct kiln_henc_blk *n;
-
-	if ((e->nlive + 1) * 2 <= cap)
-		return 0;
-	ncap = cap ? cap * 2 : 4096;
-	n = calloc(ncap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	/* Written before the probes read it: calloc's fresh pages would
-	 * otherwise be the zero page, then copied on the first insert into
-	 * each (a TLB flush of every CPU running the program each time). */
-	memset(n, 0, ncap * sizeof(*n));
-	for (i = 0; i < cap; i++) {
-		size_t k;
-
-		if (!e->live[i].ptr)
-			continue;
-		for (k = slot(e->live[i].ptr, ncap - 1); n[k].ptr; k = (k + 1) & (ncap - 1))
-			;
-		n[k] = e->live[i];
-	}
-	free(e->live);
-	e->live = n;
-	e->mask = ncap - 1;
-	return 0;
+	return kiln_livetab_find(&e->live, ptr);
 }
 
 /* ---- runs ---- */
@@ -434,13 +367,12 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 	struct kiln_henc_blk *b;
 	struct kiln_hev old;
 	uint64_t *count, *owner;
-	size_t i;
 
 	if (out && event_room(out))
 		return -ENOMEM;
 	switch (v->kind) {
 	case KILN_HEV_ALLOC:
-		if (reserve_live(e) || !kiln_tcount_get(&e->counts, v->tid))
+		if (kiln_livetab_reserve(&e->live) || !kiln_tcount_get(&e->counts, v->tid))
 			return -ENOMEM;
 		b = find(e, v->ptr);
 		if (b) {
@@ -455,22 +387,18 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 			old.size = b->size;
 			old.stack = b->stack;
 			old.epoch = b->epoch;
-			unlink_blk(e, b);
+			kiln_livetab_remove(&e->live, b);
 			if (fn)
 				fn(arg, &old);
 		}
 		/* Exists: no allocation, no rehash. */
 		count = kiln_tcount_get(&e->counts, v->tid);
-		for (i = slot(v->ptr, e->mask); e->live[i].ptr; i = (i + 1) & e->mask)
-			;
-		b = &e->live[i];
-		b->ptr = v->ptr;
+		b = kiln_livetab_put(&e->live, v->ptr);
 		b->size = v->size;
 		b->num = (*count)++;
 		b->tid = v->tid;
 		b->stack = v->stack;
 		b->epoch = e->epoch;
-		e->nlive++;
 		if (out) {
 			put_time(e, out, v->t, e->tick_ns);
 			put_tag(e, out, v->tid, 'A');
@@ -495,7 +423,7 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 		v->size = b->size;
 		v->stack = b->stack;
 		v->epoch = b->epoch;
-		unlink_blk(e, b);
+		kiln_livetab_remove(&e->live, b);
 		if (fn)
 			fn(arg, v);
 		break;

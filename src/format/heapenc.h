@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "util/buf.h"
+#include "util/livetab.h"
 
 #define KILN_HEAPTRACE_VERSION 2
 /* A 'T' record is written when the time advanced by this much (the
@@ -123,9 +124,7 @@ struct kiln_henc_blk {
 };
 
 struct kiln_henc {
-	/* Live blocks, open addressing by pointer. */
-	struct kiln_henc_blk *live;
-	size_t mask, nlive;
+	struct kiln_livetab live;	/* of struct kiln_henc_blk */
 	struct kiln_tcount counts;	/* allocations per thread */
 	uint64_t t_mark;		/* time of the last 'T' record */
 	uint32_t tid;			/* thread of the last event, 0: none */

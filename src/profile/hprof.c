@@ -25,6 +25,7 @@
 #include "profile/maptab.h"
 #include "profile/profile.h"
 #include "util/buf.h"
+#include "util/livetab.h"
 
 #define MAX_BUCKETS 1024
 #define FIRST_BUCKET_NS 1000
@@ -58,9 +59,8 @@ struct kiln_hprof *kiln_hprof_new(uint64_t sample_bytes)
 	h->bucket_ns = FIRST_BUCKET_NS;
 	h->total_end = calloc(MAX_BUCKETS, sizeof(double));
 	h->total_max = calloc(MAX_BUCKETS, sizeof(double));
-	h->live_mask = 1023;
-	h->live = calloc(h->live_mask + 1, sizeof(*h->live));
-	if (!h->total_end || !h->total_max || !h->live) {
+	h->live = (struct kiln_livetab)KILN_LIVETAB_INIT(struct kiln_hprof_live, 1024);
+	if (!h->total_end || !h->total_max || kiln_livetab_reserve(&h->live)) {
 		kiln_hprof_free(h);
 		errno = ENOMEM;
 		return NULL;
@@ -84,7 +84,7 @@ void kiln_hprof_free(struct kiln_hprof *h)
 	free(h->pcs);
 	free(h->total_end);
 	free(h->total_max);
-	free(h->live);
+	kiln_livetab_release(&h->live);
 	free(h->dirty);
 	free(h);
 }
@@ -141,88 +141,22 @@ int kiln_hprof_add_stack(struct kiln_hprof *h, uint32_t id, const uint64_t *pcs,
 	return 0;
 }
 
-/* ---- the live set: open addressing, linear probing ---- */
-
-static size_t slot_of(uint64_t ptr, size_t mask)
-{
-	ptr ^= ptr >> 33;
-	ptr *= 0xff51afd7ed558ccdULL;
-	ptr ^= ptr >> 33;
-	return (size_t)ptr & mask;
-}
+/* ---- the live set (util/livetab.h) ---- */
 
 static struct kiln_hprof_live *live_find(struct kiln_hprof *h, uint64_t ptr)
 {
-	size_t i;
-
-	for (i = slot_of(ptr, h->live_mask);; i = (i + 1) & h->live_mask) {
-		struct kiln_hprof_live *e = &h->live[i];
-
-		if (e->ptr == ptr)
-			return e;
-		if (!e->ptr)
-			return NULL;
-	}
-}
-
-static int live_grow(struct kiln_hprof *h)
-{
-	size_t nmask = h->live_mask * 2 + 1, i, j;
-	struct kiln_hprof_live *n = calloc(nmask + 1, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i <= h->live_mask; i++) {
-		if (!h->live[i].ptr)
-			continue;
-		for (j = slot_of(h->live[i].ptr, nmask); n[j].ptr;
-		     j = (j + 1) & nmask)
-			;
-		n[j] = h->live[i];
-	}
-	free(h->live);
-	h->live = n;
-	h->live_mask = nmask;
-	return 0;
+	return kiln_livetab_find(&h->live, ptr);
 }
 
 /* Inserts a block known to be absent. */
 static int live_insert(struct kiln_hprof *h, const struct kiln_hprof_live *b)
 {
-	size_t i;
-	int err;
+	int err = kiln_livetab_reserve(&h->live);
 
-	if ((h->live_count + 1) * 2 > h->live_mask + 1) {
-		err = live_grow(h);
-		if (err)
-			return err;
-	}
-	for (i = slot_of(b->ptr, h->live_mask); h->live[i].ptr;
-	     i = (i + 1) & h->live_mask)
-		;
-	h->live[i] = *b;
-	h->live_count++;
+	if (err)
+		return err;
+	memcpy(kiln_livetab_put(&h->live, b->ptr), b, sizeof(*b));
 	return 0;
-}
-
-/* Removes the entry e, shifting later entries of its run back. */
-static void live_remove(struct kiln_hprof *h, struct kiln_hprof_live *e)
-{
-	size_t i = (size_t)(e - h->live), j = i, k;
-
-	for (;;) {
-		j = (j + 1) & h->live_mask;
-		if (!h->live[j].ptr)
-			break;
-		k = slot_of(h->live[j].ptr, h->live_mask);
-		/* Move j to the hole i unless k lies cyclically in (i, j]. */
-		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-			continue;
-		h->live[i] = h->live[j];
-		i = j;
-	}
-	h->live[i].ptr = 0;
-	h->live_count--;
 }
 
 /* ---- memory over time ---- */
@@ -436,7 +370,7 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 	}
 	if ((tid & ~LIVE_IN_RANGE) != (e->tid & ~LIVE_IN_RANGE) && counting(h))
 		h->tot.cross_thread += w;
-	live_remove(h, e);
+	kiln_livetab_remove(&h->live, e);
 	note_total(h);
 	return 0;
 }
@@ -535,7 +469,7 @@ static int on_munmap(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	s = &h->sites[b.stack];
 	w0 = kiln_heapprof_weight(h->sample_bytes, b.size);
 	w1 = kiln_heapprof_weight(h->sample_bytes, b.size - ev->size);
-	live_remove(h, e);
+	kiln_livetab_remove(&h->live, e);
 	snapshot(h, s);
 	err = touch(h, s);
 	if (err)
@@ -647,8 +581,8 @@ void kiln_hprof_finish(struct kiln_hprof *h)
 	for (i = 1; i <= h->nsites; i++)
 		h->sites[i].live_bytes = h->sites[i].live_objs = 0;
 	h->tot.leaked = h->tot.leaked_objs = 0;
-	for (i = 0; h->live && i <= h->live_mask; i++) {
-		const struct kiln_hprof_live *e = &h->live[i];
+	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
+		const struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
 		double w;
 
 		if (!e->ptr || !(e->tid & LIVE_IN_RANGE))

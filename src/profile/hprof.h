@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/livetab.h"
+
 struct kiln_prof;
 
 enum kiln_hprof_kind {
@@ -116,8 +118,7 @@ struct kiln_hprof {
 	double *total_end, *total_max;
 
 	/* Internal state (heap.c). */
-	struct kiln_hprof_live *live;
-	size_t live_mask, live_count;
+	struct kiln_livetab live;	/* of struct kiln_hprof_live */
 	double live_bytes, live_objs;
 	uint64_t epoch;
 	uint64_t last_alloc;		/* ptr of the previous event if it was
