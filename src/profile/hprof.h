@@ -91,7 +91,7 @@ struct kiln_hprof_site {
 	double calls, bytes, temporary;
 	double live_bytes, live_objs;	/* now */
 	double peak_bytes, peak_objs;	/* at the peak, once finished */
-	uint64_t snap;			/* see heap.c: lazy peak snapshots */
+	uint64_t snap;			/* see hprof.c: lazy peak snapshots */
 	struct kiln_hprof_pt *hist;	/* changes of live_bytes by bucket */
 	uint32_t nhist, hist_alloc;
 	double bsnap;			/* live bytes at the bucket's max */
@@ -117,7 +117,7 @@ struct kiln_hprof {
 	uint32_t nbuckets;
 	double *total_end, *total_max;
 
-	/* Internal state (heap.c). */
+	/* Internal state (hprof.c). */
 	struct kiln_livetab live;	/* of struct kiln_hprof_live */
 	double live_bytes, live_objs;
 	uint64_t epoch;
