@@ -23,7 +23,7 @@
 #include "cli/cli.h"
 #include "format/format.h"
 #include "format/heaptrace.h"
-#include "profile/heap.h"
+#include "profile/hprof.h"
 #include "profile/profile.h"
 #include "render/timeline.h"
 #include "symbolize/symbolize.h"
@@ -290,7 +290,7 @@ static int by_value(const void *a, const void *b)
 
 enum measure { M_ALLOCATED, M_CALLS, M_PEAK, M_LEAKED, M_TEMPORARY };
 
-static double measure(const struct kiln_heap_site *s, enum measure m)
+static double measure(const struct kiln_hprof_site *s, enum measure m)
 {
 	switch (m) {
 	case M_ALLOCATED: return s->bytes;
@@ -302,7 +302,7 @@ static double measure(const struct kiln_heap_site *s, enum measure m)
 	return 0;
 }
 
-static void print_top(FILE *out, const struct kiln_heap *h, struct kiln_prof *p,
+static void print_top(FILE *out, const struct kiln_hprof *h, struct kiln_prof *p,
 		      const long *so, enum measure m, const char *title,
 		      double total, long top, struct ranked *rk)
 {
@@ -325,7 +325,7 @@ static void print_top(FILE *out, const struct kiln_heap *h, struct kiln_prof *p,
 	qsort(rk, n, sizeof(*rk), by_value);
 	fprintf(out, "\n%s:\n", title);
 	for (i = 0; i < n && (long)i < top; i++) {
-		const struct kiln_heap_site *s = &h->sites[rk[i].site];
+		const struct kiln_hprof_site *s = &h->sites[rk[i].site];
 
 		if (m == M_CALLS || m == M_TEMPORARY)
 			snprintf(a, sizeof(a), "%lld", (long long)llround(rk[i].v));
@@ -347,11 +347,11 @@ static void print_top(FILE *out, const struct kiln_heap *h, struct kiln_prof *p,
 	kiln_buf_release(&name);
 }
 
-static void print_summary(FILE *out, const struct kiln_heap *h,
+static void print_summary(FILE *out, const struct kiln_hprof *h,
 			  const struct kiln_heaptrace_info *info,
 			  struct kiln_prof *p, const long *so, long top)
 {
-	const struct kiln_heap_totals *t = &h->tot;
+	const struct kiln_hprof_totals *t = &h->tot;
 	double secs = (double)(t->t_last - t->t_first) / 1e9;
 	struct ranked *rk = malloc((h->nsites + 1) * sizeof(*rk));
 	char a[48];
@@ -403,7 +403,7 @@ static void print_summary(FILE *out, const struct kiln_heap *h,
 }
 
 /* The memory-over-time chart: the sites that held the most at any time. */
-static int write_timeline(const struct kiln_heap *h, struct kiln_prof *p,
+static int write_timeline(const struct kiln_hprof *h, struct kiln_prof *p,
 			  const long *so, const char *cmdline, struct kiln_buf *svg)
 {
 	struct kiln_timeline_band bands[TIMELINE_BANDS];
@@ -418,7 +418,7 @@ static int write_timeline(const struct kiln_heap *h, struct kiln_prof *p,
 	if (!rk)
 		return -ENOMEM;
 	for (i = 1; i <= h->nsites; i++) {
-		const struct kiln_heap_site *s = &h->sites[i];
+		const struct kiln_hprof_site *s = &h->sites[i];
 		double mx = 0;
 
 		for (j = 0; j < s->nhist; j++)
@@ -442,7 +442,7 @@ static int write_timeline(const struct kiln_heap *h, struct kiln_prof *p,
 		kiln_buf_init(&names[i]);
 		if (!err)
 			err = site_name(p, so[rk[i].site], &names[i], &fr, &cap);
-		kiln_heap_site_series(h, rk[i].site, vals + i * h->nbuckets);
+		kiln_hprof_site_series(h, rk[i].site, vals + i * h->nbuckets);
 		bands[i].label = names[i].data ? names[i].data : "?";
 		bands[i].values = vals + i * h->nbuckets;
 		bands[i].peak = h->sites[rk[i].site].peak_bytes;
@@ -502,7 +502,7 @@ static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 	const char *trace = tail->path;
 	struct kiln_heaptrace_info info;
 	struct kiln_diag d;
-	struct kiln_heap *h = NULL;
+	struct kiln_hprof *h = NULL;
 	struct kiln_prof *p = NULL;
 	struct kiln_sym *sym = NULL;
 	struct kiln_buf out = KILN_BUF_INIT, path = KILN_BUF_INIT;
@@ -535,7 +535,7 @@ static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 		kiln_cli_error("out of memory");
 		goto out;
 	}
-	err = kiln_heap_prof(h, KILN_HEAP_GO, p, &so);
+	err = kiln_hprof_prof(h, KILN_HPROF_GO, p, &so);
 	if (!err)
 		err = kiln_sym_prof(sym, p, 0);
 	if (!err) {
@@ -593,7 +593,7 @@ out:
 	free(so);
 	kiln_sym_free(sym);
 	kiln_prof_free(p);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_buf_release(&out);
 	kiln_buf_release(&path);
 	return rc;

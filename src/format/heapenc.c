@@ -14,13 +14,14 @@
 void kiln_henc_init(struct kiln_henc *e)
 {
 	memset(e, 0, sizeof(*e));
+	e->live = (struct kiln_livetab)KILN_LIVETAB_INIT(struct kiln_henc_blk, 4096);
 	e->tick_ns = KILN_HENC_TICK_NS;
 }
 
 void kiln_henc_release(struct kiln_henc *e)
 {
 	kiln_tcount_release(&e->counts);
-	free(e->live);
+	kiln_livetab_release(&e->live);
 	free(e->ev);
 	free(e->spare);
 	free(e->runs);
@@ -67,6 +68,30 @@ static inline void put_c(struct kiln_buf *b, unsigned char c)
 	b->data[b->len++] = (char)c;
 }
 
+/* ---- records, as format/heapcols.h describes them ---- */
+
+#define REC(kind) (&kiln_hrecs[KILN_HREC_##kind])
+
+static inline void put_rtag(struct kiln_hcols *f, const struct kiln_hrec *r)
+{
+	put_c(&f->c[KILN_HCOL_TAG], r->tag);
+}
+
+/* Field i of record r, an integer (uv, one of uvs, or split), into the
+ * column(s) the table names; they have room. */
+static inline void put_field(struct kiln_hcols *f, const struct kiln_hrec *r,
+			     int i, uint64_t v)
+{
+	const struct kiln_hfield *d = &r->f[i];
+
+	if (d->code == KILN_HF_SPLIT) {
+		put_c(&f->c[d->col], (unsigned char)v);
+		put_uv(&f->c[d->col_hi], v >> 8);
+	} else {
+		put_uv(&f->c[d->col], v);
+	}
+}
+
 /* Room for a record: its tag and `misc` bytes of fields. */
 static int room(struct kiln_hcols *f, size_t misc)
 {
@@ -84,20 +109,27 @@ static void put_str(struct kiln_buf *b, const char *s, size_t n)
 	b->data[b->len] = '\0';
 }
 
+/* String field i of record r. */
+static void put_sfield(struct kiln_hcols *f, const struct kiln_hrec *r, int i,
+		       const char *s, size_t n)
+{
+	put_str(&f->c[r->f[i].col], s, n);
+}
+
 int kiln_hcols_header(struct kiln_hcols *f, uint64_t pid, uint64_t ppid,
 		      uint64_t realtime_ns, uint64_t sample_bytes,
 		      const char *cmdline, size_t len)
 {
-	struct kiln_buf *m = &f->c[KILN_HCOL_MISC];
+	const struct kiln_hrec *r = REC(HEADER);
 
 	if (room(f, 50 + len))
 		return -ENOMEM;
-	put_c(&f->c[KILN_HCOL_TAG], 'H');
-	put_uv(m, pid);
-	put_uv(m, ppid);
-	put_uv(m, realtime_ns);
-	put_uv(m, sample_bytes);
-	put_str(m, cmdline, len);
+	put_rtag(f, r);
+	put_field(f, r, 0, pid);
+	put_field(f, r, 1, ppid);
+	put_field(f, r, 2, realtime_ns);
+	put_field(f, r, 3, sample_bytes);
+	put_sfield(f, r, 4, cmdline, len);
 	return 0;
 }
 
@@ -105,24 +137,24 @@ int kiln_hcols_maps(struct kiln_hcols *f, const char *text, size_t len)
 {
 	if (room(f, 10 + len))
 		return -ENOMEM;
-	put_c(&f->c[KILN_HCOL_TAG], 'P');
-	put_str(&f->c[KILN_HCOL_MISC], text, len);
+	put_rtag(f, REC(MAPS));
+	put_sfield(f, REC(MAPS), 0, text, len);
 	return 0;
 }
 
 int kiln_hcols_stack(struct kiln_hcols *f, uint64_t id, const uint64_t *pcs,
 		     size_t depth)
 {
-	struct kiln_buf *m = &f->c[KILN_HCOL_MISC];
+	const struct kiln_hrec *r = REC(STACK);
 	size_t i;
 
 	if (room(f, 20 + 10 * depth))
 		return -ENOMEM;
-	put_c(&f->c[KILN_HCOL_TAG], 'S');
-	put_uv(m, id);
-	put_uv(m, depth);
+	put_rtag(f, r);
+	put_field(f, r, 0, id);
+	put_field(f, r, 1, depth);
 	for (i = 0; i < depth; i++)
-		put_uv(m, pcs[i]);
+		put_field(f, r, 2, pcs[i]);
 	return 0;
 }
 
@@ -131,9 +163,9 @@ int kiln_hcols_name(struct kiln_hcols *f, uint64_t tid, const char *name,
 {
 	if (room(f, 20 + len))
 		return -ENOMEM;
-	put_c(&f->c[KILN_HCOL_TAG], 'N');
-	put_uv(&f->c[KILN_HCOL_MISC], tid);
-	put_str(&f->c[KILN_HCOL_MISC], name, len);
+	put_rtag(f, REC(NAME));
+	put_field(f, REC(NAME), 0, tid);
+	put_sfield(f, REC(NAME), 1, name, len);
 	return 0;
 }
 
@@ -141,8 +173,8 @@ int kiln_hcols_lost(struct kiln_hcols *f, uint64_t count)
 {
 	if (room(f, 10))
 		return -ENOMEM;
-	put_c(&f->c[KILN_HCOL_TAG], 'L');
-	put_uv(&f->c[KILN_HCOL_MISC], count);
+	put_rtag(f, REC(LOST));
+	put_field(f, REC(LOST), 0, count);
 	return 0;
 }
 
@@ -235,79 +267,11 @@ void kiln_tcount_release(struct kiln_tcount *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* ---- the live blocks ---- */
-
-static inline size_t slot(uint64_t p, size_t mask)
-{
-	p ^= p >> 33;
-	p *= 0xff51afd7ed558ccdull;
-	p ^= p >> 33;
-	return (size_t)p & mask;
-}
+/* ---- the live blocks (util/livetab.h) ---- */
 
 static struct kiln_henc_blk *find(struct kiln_henc *e, uint64_t ptr)
 {
-	size_t i;
-
-	if (!e->live)
-		return NULL;
-	for (i = slot(ptr, e->mask); e->live[i].ptr; i = (i + 1) & e->mask)
-		if (e->live[i].ptr == ptr)
-			return &e->live[i];
-	return NULL;
-}
-
-/* Removes b; the entries after it in its probe run move back. */
-static void unlink_blk(struct kiln_henc *e, struct kiln_henc_blk *b)
-{
-	size_t i = (size_t)(b - e->live), j = i;
-
-	e->live[i].ptr = 0;
-	e->nlive--;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & e->mask;
-		if (!e->live[j].ptr)
-			return;
-		home = slot(e->live[j].ptr, e->mask);
-		/* j moves to the hole unless its home lies in (i, j]. */
-		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-			e->live[i] = e->live[j];
-			e->live[j].ptr = 0;
-			i = j;
-		}
-	}
-}
-
-static int reserve_live(struct kiln_henc *e)
-{
-	size_t cap = e->live ? e->mask + 1 : 0, ncap, i;
-	struct kiln_henc_blk *n;
-
-	if ((e->nlive + 1) * 2 <= cap)
-		return 0;
-	ncap = cap ? cap * 2 : 4096;
-	n = calloc(ncap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	/* Written before the probes read it: calloc's fresh pages would
-	 * otherwise be the zero page, then copied on the first insert into
-	 * each (a TLB flush of every CPU running the program each time). */
-	memset(n, 0, ncap * sizeof(*n));
-	for (i = 0; i < cap; i++) {
-		size_t k;
-
-		if (!e->live[i].ptr)
-			continue;
-		for (k = slot(e->live[i].ptr, ncap - 1); n[k].ptr; k = (k + 1) & (ncap - 1))
-			;
-		n[k] = e->live[i];
-	}
-	free(e->live);
-	e->live = n;
-	e->mask = ncap - 1;
-	return 0;
+	return kiln_livetab_find(&e->live, ptr);
 }
 
 /* ---- runs ---- */
@@ -373,29 +337,29 @@ static void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
 		     uint64_t tick)
 {
 	if (t >= e->t_mark + tick || !e->t_mark) {
-		put_c(&f->c[KILN_HCOL_TAG], 'T');
-		put_uv(&f->c[KILN_HCOL_MISC], t - e->t_mark);
+		put_rtag(f, REC(TIME));
+		put_field(f, REC(TIME), 0, t - e->t_mark);
 		e->t_mark = t;
 	}
 }
 
-/* The tag of an event of thread tid: lower case switches back to the
- * thread before the current one; 'X' names any other. */
+/* The tag of event record r of thread tid: lower case switches back to
+ * the thread before the current one; 'X' names any other. */
 static void put_tag(struct kiln_henc *e, struct kiln_hcols *f, uint32_t tid,
-		    char tag)
+		    const struct kiln_hrec *r)
 {
 	if (tid == e->tid) {
-		put_c(&f->c[KILN_HCOL_TAG], (unsigned char)tag);
+		put_rtag(f, r);
 	} else if (tid == e->prev_tid) {
 		e->prev_tid = e->tid;
 		e->tid = tid;
-		put_c(&f->c[KILN_HCOL_TAG], (unsigned char)(tag | 0x20));
+		put_c(&f->c[KILN_HCOL_TAG], (unsigned char)(r->tag + KILN_HREC_PREV_THREAD));
 	} else {
-		put_c(&f->c[KILN_HCOL_TAG], 'X');
-		put_uv(&f->c[KILN_HCOL_MISC], tid);
+		put_rtag(f, REC(THREAD));
+		put_field(f, REC(THREAD), 0, tid);
 		e->prev_tid = e->tid;
 		e->tid = tid;
-		put_c(&f->c[KILN_HCOL_TAG], (unsigned char)tag);
+		put_rtag(f, r);
 	}
 }
 
@@ -407,13 +371,13 @@ static void put_free(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
 
 	put_time(e, f, t, e->tick_ns);
 	if (b->tid == tid) {
-		put_tag(e, f, tid, 'F');
+		put_tag(e, f, tid, REC(FREE));
+		put_field(f, REC(FREE), 0, back);
 	} else {
-		put_tag(e, f, tid, 'R');
-		put_uv(&f->c[KILN_HCOL_MISC], b->tid);
+		put_tag(e, f, tid, REC(RFREE));
+		put_field(f, REC(RFREE), 0, b->tid);
+		put_field(f, REC(RFREE), 1, back);
 	}
-	put_c(&f->c[KILN_HCOL_BACK_LO], (unsigned char)back);
-	put_uv(&f->c[KILN_HCOL_BACK_HI], back >> 8);
 }
 
 /* Room in every column for one event's records. */
@@ -434,13 +398,12 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 	struct kiln_henc_blk *b;
 	struct kiln_hev old;
 	uint64_t *count, *owner;
-	size_t i;
 
 	if (out && event_room(out))
 		return -ENOMEM;
 	switch (v->kind) {
 	case KILN_HEV_ALLOC:
-		if (reserve_live(e) || !kiln_tcount_get(&e->counts, v->tid))
+		if (kiln_livetab_reserve(&e->live) || !kiln_tcount_get(&e->counts, v->tid))
 			return -ENOMEM;
 		b = find(e, v->ptr);
 		if (b) {
@@ -455,28 +418,23 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 			old.size = b->size;
 			old.stack = b->stack;
 			old.epoch = b->epoch;
-			unlink_blk(e, b);
+			kiln_livetab_remove(&e->live, b);
 			if (fn)
 				fn(arg, &old);
 		}
 		/* Exists: no allocation, no rehash. */
 		count = kiln_tcount_get(&e->counts, v->tid);
-		for (i = slot(v->ptr, e->mask); e->live[i].ptr; i = (i + 1) & e->mask)
-			;
-		b = &e->live[i];
-		b->ptr = v->ptr;
+		b = kiln_livetab_put(&e->live, v->ptr);
 		b->size = v->size;
 		b->num = (*count)++;
 		b->tid = v->tid;
 		b->stack = v->stack;
 		b->epoch = e->epoch;
-		e->nlive++;
 		if (out) {
 			put_time(e, out, v->t, e->tick_ns);
-			put_tag(e, out, v->tid, 'A');
-			put_c(&out->c[KILN_HCOL_SIZE_LO], (unsigned char)v->size);
-			put_uv(&out->c[KILN_HCOL_SIZE_HI], v->size >> 8);
-			put_uv(&out->c[KILN_HCOL_STACK], v->stack);
+			put_tag(e, out, v->tid, REC(ALLOC));
+			put_field(out, REC(ALLOC), 0, v->size);
+			put_field(out, REC(ALLOC), 1, v->stack);
 		}
 		if (fn)
 			fn(arg, v);
@@ -495,14 +453,14 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 		v->size = b->size;
 		v->stack = b->stack;
 		v->epoch = b->epoch;
-		unlink_blk(e, b);
+		kiln_livetab_remove(&e->live, b);
 		if (fn)
 			fn(arg, v);
 		break;
 	default:	/* END: at its exact time */
 		if (out) {
 			put_time(e, out, v->t, 1);
-			put_c(&out->c[KILN_HCOL_TAG], 'E');
+			put_rtag(out, REC(END));
 		}
 		if (fn)
 			fn(arg, v);

@@ -35,24 +35,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/heapcols.h"
 #include "util/buf.h"
+#include "util/livetab.h"
 
-#define KILN_HEAPTRACE_VERSION 2
 /* A 'T' record is written when the time advanced by this much (the
  * timeline's resolution; the order of events is exact regardless). */
 #define KILN_HENC_TICK_NS 100000ull
-
-/* The columns of a frame (docs/heap-trace.md, "Frames"). */
-enum kiln_hcol {
-	KILN_HCOL_TAG,		/* one byte per record */
-	KILN_HCOL_MISC,		/* every other field, in record order */
-	KILN_HCOL_SIZE_LO,	/* A: size & 0xff */
-	KILN_HCOL_SIZE_HI,	/* A: uv size >> 8 */
-	KILN_HCOL_STACK,	/* A: uv stack */
-	KILN_HCOL_BACK_LO,	/* F, R: back & 0xff */
-	KILN_HCOL_BACK_HI,	/* F, R: uv back >> 8 */
-	KILN_HCOL_N
-};
 
 /* Records being built, by column.  Zeroed is empty. */
 struct kiln_hcols {
@@ -123,9 +112,7 @@ struct kiln_henc_blk {
 };
 
 struct kiln_henc {
-	/* Live blocks, open addressing by pointer. */
-	struct kiln_henc_blk *live;
-	size_t mask, nlive;
+	struct kiln_livetab live;	/* of struct kiln_henc_blk */
 	struct kiln_tcount counts;	/* allocations per thread */
 	uint64_t t_mark;		/* time of the last 'T' record */
 	uint32_t tid;			/* thread of the last event, 0: none */

@@ -1,7 +1,7 @@
 /*
  * The kiln heap trace reader (format stage): decompresses the zstd frames
  * one at a time and hands the events of their records (docs/heap-trace.md,
- * version 2) to the heap analysis (profile/heap.c), in stream order: the
+ * version 2) to the heap analysis (profile/hprof.c), in stream order: the
  * writer (format/heapenc.c) already merged the threads by time and wrote
  * frees as block numbers, so reading is one pass with no table of its
  * own.  Blocks are handed to the analysis under their numbers (from 1) in
@@ -20,7 +20,7 @@
 #include "format/format.h"
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
-#include "profile/heap.h"
+#include "profile/hprof.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
@@ -37,21 +37,16 @@ struct col {
 	const unsigned char *p, *end;
 };
 
-static const char *const col_name[KILN_HCOL_N] = {
-	"tags column", "fields column", "size low bytes column",
-	"size high bytes column", "stack ids column", "block low bytes column",
-	"block high bytes column",
-};
-
 struct reader {
 	size_t frame_off;	/* file offset of the current frame */
 	size_t nframe;		/* its number, from 1 */
 	struct col col[KILN_HCOL_N];
 	uint64_t nrec;		/* the current record's number in its frame */
 	unsigned char tag;	/* its tag */
+	signed char kind_of[256]; /* tag -> enum kiln_hrec_kind, -1: none */
 	struct kiln_diag *d;
 
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 	struct kiln_heaptrace_info *info;
 	bool have_magic, have_header;
 	uint32_t next_stack;
@@ -64,7 +59,7 @@ struct reader {
 	size_t ntids, tids_alloc;
 	uint64_t *pcs;
 	uint64_t inflated;	/* bytes decompressed so far */
-	const uint64_t *window;	/* [t0, t1) for kiln_heap_set_window, or NULL */
+	const uint64_t *window;	/* [t0, t1) for kiln_hprof_set_window, or NULL */
 	uint64_t window_buf[2];
 };
 
@@ -117,7 +112,7 @@ static inline int col_uv(struct reader *r, struct col *k, uint64_t *v,
 /* A varint of column c. */
 static inline int uv(struct reader *r, int c, uint64_t *v, const char *what)
 {
-	return col_uv(r, &r->col[c], v, what, col_name[c]);
+	return col_uv(r, &r->col[c], v, what, kiln_hcol_names[c]);
 }
 
 /* A low byte and a varint of the bits above it (sizes, block numbers). */
@@ -129,7 +124,7 @@ static inline int split(struct reader *r, int lo, int hi, uint64_t *v,
 	int err;
 
 	if (k->p >= k->end)
-		return bad(r, "%s: the %s ends early", what, col_name[lo]);
+		return bad(r, "%s: the %s ends early", what, kiln_hcol_names[lo]);
 	err = uv(r, hi, &x, what);
 	if (err)
 		return err;
@@ -139,21 +134,40 @@ static inline int split(struct reader *r, int lo, int hi, uint64_t *v,
 	return 0;
 }
 
-static int str(struct reader *r, const char **s, size_t *len, const char *what)
+static int str(struct reader *r, int c, const char **s, size_t *len,
+	       const char *what)
 {
-	struct col *k = &r->col[KILN_HCOL_MISC];
+	struct col *k = &r->col[c];
 	uint64_t n;
-	int err = uv(r, KILN_HCOL_MISC, &n, what);
+	int err = uv(r, c, &n, what);
 
 	if (err)
 		return err;
 	if (n > (uint64_t)(k->end - k->p))
 		return bad(r, "%s: string of %llu bytes runs past the end of the "
-			   "fields column", what, (unsigned long long)n);
+			   "%s", what, (unsigned long long)n, kiln_hcol_names[c]);
 	*s = (const char *)k->p;
 	*len = (size_t)n;
 	k->p += n;
 	return 0;
+}
+
+/* Integer field i of record kind k, from where format/heapcols.h puts it. */
+static inline int field(struct reader *r, int k, int i, uint64_t *v)
+{
+	const struct kiln_hfield *d = &kiln_hrecs[k].f[i];
+
+	if (d->code == KILN_HF_SPLIT)
+		return split(r, d->col, d->col_hi, v, d->name);
+	return uv(r, d->col, v, d->name);
+}
+
+/* String field i of record kind k. */
+static int sfield(struct reader *r, int k, int i, const char **s, size_t *len)
+{
+	const struct kiln_hfield *d = &kiln_hrecs[k].f[i];
+
+	return str(r, d->col, s, len, d->name);
 }
 
 /* ---- records ---- */
@@ -183,10 +197,10 @@ static int add_tid(struct reader *r, uint32_t tid)
 	return 0;
 }
 
-static int deliver(struct reader *r, enum kiln_heap_kind kind, uint64_t id,
+static int deliver(struct reader *r, enum kiln_hprof_kind kind, uint64_t id,
 		   uint64_t size, uint64_t stack)
 {
-	struct kiln_heap_ev ev;
+	struct kiln_hprof_ev ev;
 	int err;
 
 	ev.t = r->t;
@@ -195,7 +209,7 @@ static int deliver(struct reader *r, enum kiln_heap_kind kind, uint64_t id,
 	ev.tid = r->tid;
 	ev.stack = (uint32_t)stack;
 	ev.kind = kind;
-	err = kiln_heap_event(r->h, &ev);
+	err = kiln_hprof_event(r->h, &ev);
 	if (err == -EINVAL)
 		return bad(r, "an event refers to stack %llu, which is not "
 			   "defined", (unsigned long long)stack);
@@ -211,25 +225,25 @@ static inline uint64_t block_id(uint32_t tid, uint64_t num)
 	return ((uint64_t)tid << 42 | num) + 1;
 }
 
-/* An event record; lower-case tags switch to the thread before. */
-static int event(struct reader *r, char tag)
+/* An event record of kind k; lower-case tags switch to the thread
+ * before. */
+static int event(struct reader *r, unsigned char tag, int k)
 {
 	uint64_t size = 0, stack = 0, back = 0, owner, *count;
 	uint32_t t;
 	int err;
 
-	if (tag >= 'a') {
+	if (tag != kiln_hrecs[k].tag) {
 		t = r->tid;
 		r->tid = r->prev_tid;
 		r->prev_tid = t;
-		tag = (char)(tag - 0x20);
 	}
 	if (!r->tid)
 		return bad(r, "an event before any thread record ('X')");
-	if (tag == 'A') {
-		err = split(r, KILN_HCOL_SIZE_LO, KILN_HCOL_SIZE_HI, &size, "size");
+	if (k == KILN_HREC_ALLOC) {
+		err = field(r, KILN_HREC_ALLOC, 0, &size);
 		if (!err)
-			err = uv(r, KILN_HCOL_STACK, &stack, "stack");
+			err = field(r, KILN_HREC_ALLOC, 1, &stack);
 		if (err)
 			return err;
 		if (!stack || stack >= r->next_stack)
@@ -240,19 +254,20 @@ static int event(struct reader *r, char tag)
 			return -ENOMEM;
 		if (*count >> 42)
 			return bad(r, "more than 2^42 blocks in thread %u", r->tid);
-		err = deliver(r, KILN_HEAP_ALLOC, block_id(r->tid, *count), size, stack);
+		err = deliver(r, KILN_HPROF_ALLOC, block_id(r->tid, *count), size, stack);
 		(*count)++;
 		return err;
 	}
 	owner = r->tid;
-	if (tag == 'R') {
-		err = uv(r, KILN_HCOL_MISC, &owner, "thread");
+	if (k == KILN_HREC_RFREE) {
+		err = field(r, KILN_HREC_RFREE, 0, &owner);
 		if (err)
 			return err;
 		if (!owner || owner >= 1u << 22)
 			return bad(r, "tid %llu out of range", (unsigned long long)owner);
 	}
-	err = split(r, KILN_HCOL_BACK_LO, KILN_HCOL_BACK_HI, &back, "block");
+	/* The block: the last field of F and R. */
+	err = field(r, k, kiln_hrecs[k].nfield - 1, &back);
 	if (err)
 		return err;
 	count = kiln_tcount_get(&r->counts, (uint32_t)owner);
@@ -262,7 +277,7 @@ static int event(struct reader *r, char tag)
 		return bad(r, "a free of the block %llu allocations back in thread "
 			   "%llu, which made only %llu", (unsigned long long)back + 1,
 			   (unsigned long long)owner, (unsigned long long)*count);
-	return deliver(r, KILN_HEAP_FREE, block_id((uint32_t)owner, *count - 1 - back),
+	return deliver(r, KILN_HPROF_FREE, block_id((uint32_t)owner, *count - 1 - back),
 		       0, 0);
 }
 
@@ -272,16 +287,15 @@ static int header(struct reader *r)
 	size_t n, i;
 	int err;
 
-	err = uv(r, KILN_HCOL_MISC, &r->info->pid, "pid");
+	err = field(r, KILN_HREC_HEADER, 0, &r->info->pid);
 	if (!err)
-		err = uv(r, KILN_HCOL_MISC, &r->info->ppid, "ppid");
+		err = field(r, KILN_HREC_HEADER, 1, &r->info->ppid);
 	if (!err)
-		err = uv(r, KILN_HCOL_MISC, &r->info->start_realtime_ns,
-			 "start_realtime_ns");
+		err = field(r, KILN_HREC_HEADER, 2, &r->info->start_realtime_ns);
 	if (!err)
-		err = uv(r, KILN_HCOL_MISC, &r->info->sample_bytes, "sample_bytes");
+		err = field(r, KILN_HREC_HEADER, 3, &r->info->sample_bytes);
 	if (!err)
-		err = str(r, &s, &n, "cmdline");
+		err = sfield(r, KILN_HREC_HEADER, 4, &s, &n);
 	if (err)
 		return err;
 	free(r->info->cmdline);
@@ -296,23 +310,23 @@ static int header(struct reader *r)
 		if (!r->info->cmdline[i])
 			r->info->cmdline[i] = ' ';
 	r->info->cmdline[n] = '\0';
-	r->h = kiln_heap_new(r->info->sample_bytes);
+	r->h = kiln_hprof_new(r->info->sample_bytes);
 	if (!r->h)
 		return -ENOMEM;
 	if (r->window)
-		kiln_heap_set_window(r->h, r->window[0], r->window[1]);
+		kiln_hprof_set_window(r->h, r->window[0], r->window[1]);
 	r->have_header = true;
 	return 0;
 }
 
 static int stack(struct reader *r)
 {
-	uint64_t id, depth, i;
+	uint64_t id = 0, depth = 0, i;
 	int err;
 
-	err = uv(r, KILN_HCOL_MISC, &id, "stack id");
+	err = field(r, KILN_HREC_STACK, 0, &id);
 	if (!err)
-		err = uv(r, KILN_HCOL_MISC, &depth, "depth");
+		err = field(r, KILN_HREC_STACK, 1, &depth);
 	if (err)
 		return err;
 	if (id != r->next_stack)
@@ -323,11 +337,11 @@ static int stack(struct reader *r)
 			   (unsigned long long)id, (unsigned long long)depth,
 			   MAX_DEPTH);
 	for (i = 0; i < depth; i++) {
-		err = uv(r, KILN_HCOL_MISC, &r->pcs[i], "pc");
+		err = field(r, KILN_HREC_STACK, 2, &r->pcs[i]);
 		if (err)
 			return err;
 	}
-	err = kiln_heap_add_stack(r->h, (uint32_t)id, r->pcs, (uint32_t)depth);
+	err = kiln_hprof_add_stack(r->h, (uint32_t)id, r->pcs, (uint32_t)depth);
 	if (err)
 		return err;
 	r->next_stack++;
@@ -336,37 +350,38 @@ static int stack(struct reader *r)
 
 static int record(struct reader *r, unsigned char tag)
 {
-	uint64_t a;
+	int k = r->kind_of[tag];
+	uint64_t a = 0;
 	const char *s;
 	size_t n;
 	int err;
 
 	if (!r->have_header) {
-		if (tag != 'H')
+		if (k != KILN_HREC_HEADER)
 			return bad(r, "the first record is not the header 'H'");
 		return header(r);
 	}
-	switch (tag) {
-	case 'H':
+	switch (k) {
+	case KILN_HREC_HEADER:
 		return bad(r, "a second header record");
-	case 'P':
-		err = str(r, &s, &n, "maps");
-		return err ? err : kiln_heap_add_maps(r->h, s, n);
-	case 'S':
+	case KILN_HREC_MAPS:
+		err = sfield(r, k, 0, &s, &n);
+		return err ? err : kiln_hprof_add_maps(r->h, s, n);
+	case KILN_HREC_STACK:
 		return stack(r);
-	case 'N':
-		err = uv(r, KILN_HCOL_MISC, &a, "tid");
-		return err ? err : str(r, &s, &n, "thread name");
-	case 'T':
-		err = uv(r, KILN_HCOL_MISC, &a, "dt_ns");
+	case KILN_HREC_NAME:
+		err = field(r, k, 0, &a);
+		return err ? err : sfield(r, k, 1, &s, &n);
+	case KILN_HREC_TIME:
+		err = field(r, k, 0, &a);
 		if (err)
 			return err;
 		if (r->t + a < r->t)
 			return bad(r, "the time overflows");
 		r->t += a;
 		return 0;
-	case 'X':
-		err = uv(r, KILN_HCOL_MISC, &a, "tid");
+	case KILN_HREC_THREAD:
+		err = field(r, k, 0, &a);
 		if (err)
 			return err;
 		if (!a || a >= 1u << 22)
@@ -374,14 +389,14 @@ static int record(struct reader *r, unsigned char tag)
 		r->prev_tid = r->tid;
 		r->tid = (uint32_t)a;
 		return add_tid(r, r->tid);
-	case 'A': case 'F': case 'R': case 'a': case 'f': case 'r':
-		return event(r, (char)tag);
-	case 'E':
-		return deliver(r, KILN_HEAP_END, 0, 0, 0);
-	case 'L':
-		err = uv(r, KILN_HCOL_MISC, &a, "count");
+	case KILN_HREC_ALLOC: case KILN_HREC_FREE: case KILN_HREC_RFREE:
+		return event(r, tag, k);
+	case KILN_HREC_END:
+		return deliver(r, KILN_HPROF_END, 0, 0, 0);
+	case KILN_HREC_LOST:
+		err = field(r, k, 0, &a);
 		if (!err)
-			kiln_heap_lost(r->h, a);
+			kiln_hprof_lost(r->h, a);
 		return err;
 	default:
 		return bad(r, "unknown record tag 0x%02x", tag);
@@ -458,7 +473,7 @@ static int records(struct reader *r, const char *data, size_t len)
 	for (i = 1; i < KILN_HCOL_N; i++)
 		if (r->col[i].p != r->col[i].end)
 			return bad(r, "%zu bytes left over in the %s column",
-				   (size_t)(r->col[i].end - r->col[i].p), col_name[i]);
+				   (size_t)(r->col[i].end - r->col[i].p), kiln_hcol_names[i]);
 	return 0;
 }
 
@@ -674,6 +689,7 @@ struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
 	s->r.d = d;
 	s->r.info = info;
 	s->r.next_stack = 1;
+	kiln_hrec_map(s->r.kind_of);
 	s->r.pcs = malloc(MAX_DEPTH * sizeof(*s->r.pcs));
 	s->z = ZSTD_createDCtx();
 	if (!s->r.pcs || !s->z) {
@@ -687,7 +703,7 @@ void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
 {
 	if (!s)
 		return;
-	kiln_heap_free(s->r.h);
+	kiln_hprof_free(s->r.h);
 	ZSTD_freeDCtx(s->z);
 	kiln_buf_release(&s->frame);
 	free(s->r.tids);
@@ -760,7 +776,7 @@ out:
 }
 
 int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
-			      struct kiln_heap **out)
+			      struct kiln_hprof **out)
 {
 	struct reader *r = &s->r;
 	struct kiln_heaptrace_info *info = r->info;
@@ -775,7 +791,7 @@ int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
 		err = kiln_diag(r->d, "byte %zu: the trace ends before its header "
 				"record", len);
 	if (!err) {
-		kiln_heap_finish(r->h);
+		kiln_hprof_finish(r->h);
 		info->threads = r->ntids;
 		*out = r->h;
 		r->h = NULL;
@@ -796,7 +812,7 @@ int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
 }
 
 static int analyse(const char *data, size_t len, const uint64_t *range,
-		   struct kiln_heap **out, struct kiln_heaptrace_info *info,
+		   struct kiln_hprof **out, struct kiln_heaptrace_info *info,
 		   struct kiln_diag *d)
 {
 	struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(info, d);
@@ -816,7 +832,7 @@ static int analyse(const char *data, size_t len, const uint64_t *range,
 	return err;
 }
 
-int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
+int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_hprof **out,
 			   struct kiln_heaptrace_info *info,
 			   struct kiln_diag *d)
 {
@@ -827,7 +843,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		     const uint64_t *range, struct kiln_diag *d)
 {
 	struct kiln_heaptrace_info info;
-	struct kiln_heap *h = NULL;
+	struct kiln_hprof *h = NULL;
 	struct kiln_sym *sym = NULL;
 	char note[160];
 	int err;
@@ -835,7 +851,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	err = analyse(data, len, range, &h, &info, d);
 	if (err)
 		goto out;
-	err = kiln_heap_prof(h, KILN_HEAP_MEASURES, p, NULL);
+	err = kiln_hprof_prof(h, KILN_HPROF_MEASURES, p, NULL);
 	if (err)
 		goto out;
 	p->time_nanos = (int64_t)info.start_realtime_ns;
@@ -861,7 +877,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		err = kiln_prof_error(p);
 out:
 	kiln_sym_free(sym);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	return err;
 }

@@ -1,7 +1,7 @@
 /*
  * The kiln heap trace reader (format stage): zstd frames of records in
  * columns, as docs/heap-trace.md describes them, fed in order to a heap
- * analysis (profile/heap.h).  kiln_heaptrace_read() (format.h) is the
+ * analysis (profile/hprof.h).  kiln_heaptrace_read() (format.h) is the
  * read-any-profile entry; kiln heap uses the analysis directly.
  */
 #ifndef KILN_FORMAT_HEAPTRACE_H
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct kiln_heap;
+struct kiln_hprof;
 struct kiln_diag;
 
 /* What the trace says about itself. */
@@ -47,12 +47,12 @@ bool kiln_heaptrace_detect(const char *data, size_t len);
 
 /*
  * Reads a whole trace (zstd frames, or one uncompressed stream) into a new
- * finished analysis *out (kiln_heap_free() it), filling *info (release it
+ * finished analysis *out (kiln_hprof_free() it), filling *info (release it
  * in every case).  A file cut inside its last frame is read up to the
  * last complete frame (info->truncated).  0, -ENOMEM, or -EINVAL with d
  * filled ("byte N (zstd frame K), stream byte S: why").
  */
-int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_heap **out,
+int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_hprof **out,
 			   struct kiln_heaptrace_info *info,
 			   struct kiln_diag *d);
 
@@ -73,16 +73,16 @@ struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
 int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data,
 			       size_t len, bool final, size_t *used);
 int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
-			      struct kiln_heap **out);
+			      struct kiln_hprof **out);
 void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s);
 /* Restricts the analysis to [t0, t1) ns after the first event
- * (kiln_heap_set_window), before the first feed.  0 or -EINVAL. */
+ * (kiln_hprof_set_window), before the first feed.  0 or -EINVAL. */
 int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
 				 uint64_t t1);
 
 /*
  * kiln_heaptrace_read() (format.h) over the time range [t0, t1) ns after
- * the trace's first event: the measures of kiln_heap_set_window() (what
+ * the trace's first event: the measures of kiln_hprof_set_window() (what
  * was allocated in the range, the peak within it, what it allocated that
  * is still live at its end).  kiln serve's time range on heap traces.
  */

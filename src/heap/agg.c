@@ -12,14 +12,14 @@
  * here.  See docs/heap.md, "Heap profiles".
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap/heap.h"
+#include "heap/htrace.h"
 #include "heap/heapint.h"
+#include "profile/heapprof.h"
 
-static struct kiln_heap_counts *sites;	/* [0..nsites), by stack id */
+static struct kiln_htrace_counts *sites;	/* [0..nsites), by stack id */
 static size_t nsites;
 static uint64_t live_blocks;
 static double alloc_total;		/* estimated bytes allocated */
@@ -31,19 +31,14 @@ static bool agg_nomem;
 /* The estimated allocations one reported block of `size` stands for. */
 static double weight(uint64_t size)
 {
-	double p;
-
-	if (!kheap_sample)
-		return 1.0;
-	p = -expm1(-(double)size / (double)kheap_sample);
-	return p > 0 ? 1.0 / p : 1.0;
+	return kiln_heapprof_weight(kheap_sample, size);
 }
 
-static struct kiln_heap_counts *site(uint32_t id)
+static struct kiln_htrace_counts *site(uint32_t id)
 {
 	if (id >= nsites) {
 		size_t n = nsites ? nsites : 1024, i;
-		struct kiln_heap_counts *s;
+		struct kiln_htrace_counts *s;
 
 		while (n <= id)
 			n *= 2;
@@ -63,7 +58,7 @@ static struct kiln_heap_counts *site(uint32_t id)
 
 void kheap_agg_alloc(uint64_t size, uint32_t stack)
 {
-	struct kiln_heap_counts *s = site(stack);
+	struct kiln_htrace_counts *s = site(stack);
 	double w = weight(size);
 
 	if (!s)
@@ -110,7 +105,7 @@ void kheap_agg_interval(uint64_t bytes, void (*fn)(void))
 	next_dump = alloc_total + (double)bytes;
 }
 
-int kheap_agg_copy(struct kiln_heap_snap *out)
+int kheap_agg_copy(struct kiln_htrace_snap *out)
 {
 	size_t i, n = 0;
 

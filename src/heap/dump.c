@@ -23,7 +23,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -37,7 +36,8 @@
 #include "runtime/env.h"
 #include "runtime/relay.h"
 #include "format/format.h"
-#include "heap/heap.h"
+#include "heap/htrace.h"
+#include "profile/heapprof.h"
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -54,13 +54,8 @@ static int dump_sig;			/* KILN_HEAP_SIGNAL */
 static uint64_t interval;		/* KILN_HEAP_INTERVAL */
 static _Atomic bool interval_pending;
 
-static int64_t rnd(double v)
-{
-	return (int64_t)llround(v);
-}
-
 /* The counters of stack id in base (sorted by stack), NULL if none. */
-static const struct kiln_heap_counts *base_of(const struct kiln_heap_snap *b,
+static const struct kiln_htrace_counts *base_of(const struct kiln_htrace_snap *b,
 					      uint32_t id, size_t *pos)
 {
 	while (*pos < b->n && b->sites[*pos].stack < id)
@@ -68,65 +63,53 @@ static const struct kiln_heap_counts *base_of(const struct kiln_heap_snap *b,
 	return *pos < b->n && b->sites[*pos].stack == id ? &b->sites[*pos] : NULL;
 }
 
-int kiln_agent_heap_prof(const struct kiln_heap_snap *now,
-			 const struct kiln_heap_snap *base, bool allocs,
+int kiln_htrace_prof(const struct kiln_htrace_snap *now,
+			 const struct kiln_htrace_snap *base, bool allocs,
 			 struct kiln_prof **out)
 {
-	static const char *const types[] = {
-		"alloc_objects/count", "alloc_space/bytes",
-		"inuse_objects/count", "inuse_space/bytes" };
 	struct kiln_agent_maps maps = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
-	uint32_t locs[MAX_DEPTH];
+	struct kiln_heapprof hp;
 	size_t i, bpos = 0;
 	int err;
 
 	if (!p)
 		return -ENOMEM;
-	err = kiln_prof_set_types_str(p, types, 4);
+	err = kiln_heapprof_init(&hp, p, KILN_HEAPPROF_GO, allocs, now->sample_bytes);
 	if (err)
 		goto out;
-	p->default_type = p->types[allocs ? 1 : 3].type;
-	p->period_type.type = kiln_prof_interns(p, "space");
-	p->period_type.unit = kiln_prof_interns(p, "bytes");
-	p->period = now->sample_bytes ? (int64_t)now->sample_bytes : 1;
 	p->time_nanos = base ? base->time_nanos : now->time_nanos;
 	if (base)
 		p->duration_nanos = now->time_nanos - base->time_nanos;
 	err = kiln_agent_maps_load(&maps, p);
 	if (err)
 		goto out;
-	for (i = 0; i < now->n; i++) {
-		const struct kiln_heap_counts *c = &now->sites[i];
-		const struct kiln_heap_counts *b = base ? base_of(base, c->stack, &bpos) : NULL;
+	for (i = 0; i < now->n && !err; i++) {
+		const struct kiln_htrace_counts *c = &now->sites[i];
+		const struct kiln_htrace_counts *b = base ? base_of(base, c->stack, &bpos) : NULL;
+		struct kiln_heapprof_counts d = {
+			.alloc_objects = c->alloc_objects - (b ? b->alloc_objects : 0),
+			.alloc_space = c->alloc_space - (b ? b->alloc_space : 0),
+			.inuse_objects = c->inuse_objects - (b ? b->inuse_objects : 0),
+			.inuse_space = c->inuse_space - (b ? b->inuse_space : 0),
+		};
 		const uint64_t *pcs;
-		int64_t v[4];
-		uint32_t depth, j;
+		uint32_t depth;
+		long idx;
 
-		v[0] = rnd(c->alloc_objects - (b ? b->alloc_objects : 0));
-		v[1] = rnd(c->alloc_space - (b ? b->alloc_space : 0));
-		v[2] = rnd(c->inuse_objects - (b ? b->inuse_objects : 0));
-		v[3] = rnd(c->inuse_space - (b ? b->inuse_space : 0));
-		if (!v[0] && !v[1] && !v[2] && !v[3])
-			continue;
-		pcs = kiln_heap_stack(c->stack, &depth);
+		pcs = kiln_htrace_stack(c->stack, &depth);
 		if (!pcs)
 			continue;
 		if (depth > MAX_DEPTH)
 			depth = MAX_DEPTH;
-		for (j = 0; j < depth; j++) {
-			/* A return address: the call is the byte before. */
-			uint64_t a = pcs[j] ? pcs[j] - 1 : 0;
-
-			locs[j] = kiln_prof_location(p, kiln_agent_maps_find(&maps, a),
-						     a, NULL, 0);
-		}
-		kiln_prof_add_sample(p, locs, depth, v, 0);
+		err = kiln_heapprof_add(&hp, &d, pcs, depth, &maps.t, &idx);
 	}
-	err = kiln_prof_error(p);
+	if (!err)
+		err = kiln_prof_error(p);
 	if (!err)
 		err = kiln_agent_prof_finish(p, 0);
 out:
+	kiln_heapprof_release(&hp);
 	kiln_agent_maps_release(&maps);
 	if (err) {
 		kiln_prof_free(p);
@@ -136,20 +119,20 @@ out:
 	return 0;
 }
 
-int kiln_agent_heap_write(const char *path)
+int kiln_htrace_write(const char *path)
 {
-	struct kiln_heap_snap snap;
+	struct kiln_htrace_snap snap;
 	struct kiln_prof *p = NULL;
 	struct kiln_buf b = KILN_BUF_INIT;
 	int err;
 
 	kiln_rt_quiet_begin();
-	err = kiln_heap_profile_start();
+	err = kiln_htrace_profile_start();
 	if (!err)
-		err = kiln_heap_snap_take(&snap);
+		err = kiln_htrace_snap_take(&snap);
 	if (err)
 		goto out;
-	err = kiln_agent_heap_prof(&snap, NULL, false, &p);
+	err = kiln_htrace_prof(&snap, NULL, false, &p);
 	if (!err)
 		err = kiln_pprof_write(p, &b, true);
 	if (!err)
@@ -163,7 +146,7 @@ int kiln_agent_heap_write(const char *path)
 			       snap.live_blocks);
 	kiln_prof_free(p);
 	kiln_buf_release(&b);
-	kiln_heap_snap_release(&snap);
+	kiln_htrace_snap_release(&snap);
 out:
 	kiln_rt_quiet_end();
 	return err;
@@ -178,7 +161,7 @@ static void dump_next(const char *why)
 	if (prefix && getpid() == owner) {
 		snprintf(name, sizeof(name), "%s.%04u.heap", prefix, ++seq);
 		kiln_rt_log(KILN_LOG_INFO, "heap profile dump %u (%s)", seq, why);
-		kiln_agent_heap_write(name);
+		kiln_htrace_write(name);
 	}
 	pthread_mutex_unlock(&dump_lock);
 }
@@ -186,11 +169,11 @@ static void dump_next(const char *why)
 /*
  * Before an exec of this process (libkiln/interpose.c's exec interposers): the
  * image's heap so far, as the dump an exit would write.  The new image
- * numbers its dumps on from the last one (see kiln_heapdump_load()).
+ * numbers its dumps on from the last one (see kiln_htrace_dump_load()).
  */
-void kiln_heapdump_before_exec(void)
+void kiln_htrace_dump_before_exec(void)
 {
-	if (!prefix || getpid() != owner || !kiln_heap_profiling())
+	if (!prefix || getpid() != owner || !kiln_htrace_profiling())
 		return;
 	kiln_rt_quiet_begin();
 	dump_next("exec");
@@ -230,7 +213,7 @@ static void interval_job(void)
  */
 static bool dump_forks;	/* dumps were started: a child takes them over */
 
-void kiln_heapdump_fork_child(void)
+void kiln_htrace_dump_fork_child(void)
 {
 	char *np;
 	size_t n;
@@ -253,7 +236,7 @@ void kiln_heapdump_fork_child(void)
 	atomic_store(&interval_pending, false);
 }
 
-void kiln_heapdump_load(void)
+void kiln_htrace_dump_load(void)
 {
 	const struct kiln_env *e = kiln_env();
 	int err;
@@ -282,10 +265,10 @@ void kiln_heapdump_load(void)
 		kiln_rt_log(KILN_LOG_ERROR, "heap profile: out of memory");
 		goto out;
 	}
-	err = kiln_heap_profile_start();
+	err = kiln_htrace_profile_start();
 	if (err)
 		goto out;	/* said why */
-	dump_forks = true;	/* kiln_heapdump_fork_child() from now on */
+	dump_forks = true;	/* kiln_htrace_dump_fork_child() from now on */
 	if ((interval && (err = kiln_relay_set(KILN_RELAY_HEAP_INTERVAL,
 						interval_job))) ||
 	    (e->heap_signal &&
@@ -295,7 +278,7 @@ void kiln_heapdump_load(void)
 		goto announce;
 	}
 	if (interval)
-		kiln_heap_on_interval(interval, on_interval);
+		kiln_htrace_on_interval(interval, on_interval);
 	if (e->heap_signal) {
 		struct sigaction sa;
 
@@ -319,12 +302,12 @@ out:
  * destructors (libkiln.so is loaded first, so its destructors run last):
  * the writer drains every thread first.
  */
-void kiln_heapdump_fini(void)
+void kiln_htrace_dump_fini(void)
 {
-	if (!prefix || getpid() != owner || !kiln_heap_profiling())
+	if (!prefix || getpid() != owner || !kiln_htrace_profiling())
 		return;
 	kiln_rt_quiet_begin();
-	kiln_heap_stop();
+	kiln_htrace_stop();
 	dump_next("exit");
 	kiln_rt_quiet_end();
 }

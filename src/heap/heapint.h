@@ -199,11 +199,11 @@ void kheap_wake(void);
  * reset in a child after fork; copy for a snapshot; the interval
  * callback.
  */
-struct kiln_heap_snap;
+struct kiln_htrace_snap;
 void kheap_agg_alloc(uint64_t size, uint32_t stack);
 void kheap_agg_free(uint64_t size, uint32_t stack);
 void kheap_agg_reset(void);
-int kheap_agg_copy(struct kiln_heap_snap *out);
+int kheap_agg_copy(struct kiln_htrace_snap *out);
 void kheap_agg_interval(uint64_t bytes, void (*fn)(void));
 
 /* Encoding helpers. */

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heap/heap.h"
+#include "heap/htrace.h"
 #include "heap/heapint.h"
 #include "heap/traceint.h"
 #include "runtime/guard.h"
@@ -228,7 +228,7 @@ void kheap_check_in_front(void)
 }
 
 
-bool kiln_heap_available(void)
+bool kiln_htrace_available(void)
 {
 	pthread_once(&interposer_once, find_interposer);
 	return kheap_malloc_lib != NULL;

@@ -34,7 +34,7 @@
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
 #include "unwind/cfi.h"
-#include "heap/heap.h"
+#include "heap/htrace.h"
 #include "heap/heapint.h"
 #include "heap/traceint.h"
 #include "util/buf.h"

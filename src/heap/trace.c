@@ -41,7 +41,7 @@
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
 #include "unwind/cfi.h"
-#include "heap/heap.h"
+#include "heap/htrace.h"
 #include "heap/heapint.h"
 #include "heap/traceint.h"
 #include "util/buf.h"
@@ -96,7 +96,7 @@ static int open_trace(const char *path)
 	return err;
 }
 
-void kiln_heap_fork_prepare(void)
+void kiln_htrace_fork_prepare(void)
 {
 	if (!kheap_writer_running)
 		return;
@@ -108,7 +108,7 @@ void kiln_heap_fork_prepare(void)
 	kheap_lock(&kheap_ss_lock);
 }
 
-void kiln_heap_fork_parent(void)
+void kiln_htrace_fork_parent(void)
 {
 	if (!kheap_writer_running)
 		return;
@@ -118,7 +118,7 @@ void kiln_heap_fork_parent(void)
 	kiln_rt_guard--;
 }
 
-void kiln_heap_fork_child(void)
+void kiln_htrace_fork_child(void)
 {
 	struct kheap_thread *t;
 	char path[PATH_MAX];
@@ -222,12 +222,12 @@ static void finish(void)
 	kiln_rt_guard--;
 }
 
-void kiln_heap_exit_flush(void)
+void kiln_htrace_exit_flush(void)
 {
 	finish();
 }
 
-void kiln_heap_exec_flush(void)
+void kiln_htrace_exec_flush(void)
 {
 	struct timespec until;
 	int rc;
@@ -308,7 +308,7 @@ static bool by_this_process(const char *path, unsigned long long started,
 
 /*
  * exec keeps the pid: the image before wrote its trace to path (and
- * flushed it, kiln_heap_exec_flush()).  It is kept as PATH.old, or
+ * flushed it, kiln_htrace_exec_flush()).  It is kept as PATH.old, or
  * PATH.old.2, PATH.old.3, ... when earlier images of this process hold
  * those (names in the order the images ran), before this image starts
  * its own trace in path.  A stale file (another process's) at one of
@@ -331,7 +331,7 @@ static int keep_earlier_image(const char *path)
  * the program's own objects), so frees by the program's atexit handlers
  * and static destructors are in the trace.
  */
-void kiln_heap_fini(void)
+void kiln_htrace_fini(void)
 {
 	finish();
 }
@@ -374,7 +374,7 @@ static int start(const char *path)
 	int err;
 
 	kiln_rt_guard++;
-	if (!kiln_heap_available()) {
+	if (!kiln_htrace_available()) {
 		kheap_say_no_interposer(path);
 		kiln_rt_guard--;
 		return -ENOTSUP;
@@ -468,7 +468,7 @@ fail:
 	return err;
 }
 
-void kiln_heap_init(void)
+void kiln_htrace_init(void)
 {
 	const char *path = kiln_env()->trace.path;
 
@@ -484,11 +484,11 @@ void kiln_heap_init(void)
 	pthread_mutex_unlock(&start_lock);
 }
 
-int kiln_heap_profile_start(void)
+int kiln_htrace_profile_start(void)
 {
 	int err = 0;
 
-	kiln_heap_init();
+	kiln_htrace_init();
 	pthread_mutex_lock(&start_lock);
 	if (!start_tried) {
 		start_tried = true;
@@ -512,17 +512,17 @@ int kiln_heap_profile_start(void)
 	return err;
 }
 
-bool kiln_heap_profiling(void)
+bool kiln_htrace_profiling(void)
 {
 	return kheap_agg_on && kheap_writer_running;
 }
 
-void kiln_heap_stop(void)
+void kiln_htrace_stop(void)
 {
 	finish();
 }
 
-int kiln_heap_snap_take(struct kiln_heap_snap *out)
+int kiln_htrace_snap_take(struct kiln_htrace_snap *out)
 {
 	struct timespec rt;
 	int err;
@@ -547,7 +547,7 @@ int kiln_heap_snap_take(struct kiln_heap_snap *out)
 	return err;
 }
 
-void kiln_heap_snap_release(struct kiln_heap_snap *s)
+void kiln_htrace_snap_release(struct kiln_htrace_snap *s)
 {
 	kiln_rt_guard++;
 	free(s->sites);
@@ -556,7 +556,7 @@ void kiln_heap_snap_release(struct kiln_heap_snap *s)
 	s->n = 0;
 }
 
-const uint64_t *kiln_heap_stack(uint32_t id, uint32_t *depth)
+const uint64_t *kiln_htrace_stack(uint32_t id, uint32_t *depth)
 {
 	const uint64_t *e;
 
@@ -567,31 +567,31 @@ const uint64_t *kiln_heap_stack(uint32_t id, uint32_t *depth)
 	return e + 2;
 }
 
-void kiln_heap_on_interval(uint64_t bytes, void (*fn)(void))
+void kiln_htrace_on_interval(uint64_t bytes, void (*fn)(void))
 {
 	pthread_mutex_lock(&kheap_wlock);
 	kheap_agg_interval(bytes, fn);
 	pthread_mutex_unlock(&kheap_wlock);
 }
 
-void kiln_heap_load(void)
+void kiln_htrace_load(void)
 {
 	kiln_rt_log_init();
-	if (kiln_heap_available()) {
+	if (kiln_htrace_available()) {
 		kheap_malloc_lib->real_malloc();
 		kheap_malloc_lib->jemalloc_init();
 		kheap_check_in_front();
 	}
-	kiln_heap_init();
+	kiln_htrace_init();
 }
 
 
-bool kiln_heap_tracing(void)
+bool kiln_htrace_tracing(void)
 {
 	return kheap_writer_running && kheap_trace_on && atomic_load(&kheap_on);
 }
 
-void kiln_heap_stats(struct kiln_heap_stats *st)
+void kiln_htrace_stats(struct kiln_htrace_stats *st)
 {
 	struct kheap_thread *t;
 

@@ -12,7 +12,7 @@
 
 #include "runtime/guard.h"
 #include "cpu/cpu.h"
-#include "heap/heap.h"
+#include "heap/htrace.h"
 #include "http/http.h"
 #include "http/http.h"
 #include "runtime/env.h"

@@ -476,7 +476,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return khttp_do_index(c);
 	if (!strcmp(path, "profile"))
 		return khttp_do_profile(srv, c, rq);
-	if ((!strcmp(path, "heap") || !strcmp(path, "allocs")) && !kiln_heap_available())
+	if ((!strcmp(path, "heap") || !strcmp(path, "allocs")) && !kiln_htrace_available())
 		return khttp_do_heap_off(c, path);
 	if (!strcmp(path, "heap") || !strcmp(path, "allocs"))
 		return khttp_do_heap(srv, c, rq, path);
@@ -744,8 +744,8 @@ int kiln_httpd_start(const char *addr, struct kiln_http **out)
 	/* /debug/pprof/heap answers from the start, as Go's does: heap
 	 * profiling in sampling mode unless it is on already; without the
 	 * malloc interposer the heap paths answer empty (khttp_do_heap_off()). */
-	if (kiln_heap_available())
-		kiln_heap_profile_start();
+	if (kiln_htrace_available())
+		kiln_htrace_profile_start();
 	else
 		kiln_rt_log(KILN_LOG_INFO, "http: heap profiling off (libkiln-malloc.so "
 			       "not loaded): /debug/pprof/heap and allocs answer empty");

@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "runtime/kfd.h"
-#include "heap/heap.h"
+#include "heap/htrace.h"
 #include "util/buf.h"
 
 #define KHTTP_HIDDEN __attribute__((visibility("hidden")))
@@ -175,7 +175,7 @@ struct job {
 	int hz;
 	enum out_fmt fmt;
 	int client_fd;
-	struct kiln_heap_snap base;	/* heap, allocs with seconds */
+	struct kiln_htrace_snap base;	/* heap, allocs with seconds */
 };
 
 /* The most bytes of a request body kept: small where no token is asked. */

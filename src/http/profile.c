@@ -237,7 +237,7 @@ static struct MHD_Response *profile_response(struct kiln_prof *p,
  */
 static void heap_answer(struct job *j, bool gone, bool stopped)
 {
-	struct kiln_heap_snap now;
+	struct kiln_htrace_snap now;
 	struct kiln_prof *p = NULL;
 	unsigned code = MHD_HTTP_OK;
 	struct MHD_Response *r;
@@ -251,9 +251,9 @@ static void heap_answer(struct job *j, bool gone, bool stopped)
 		return;
 	}
 	kiln_rt_quiet_begin();
-	err = kiln_heap_snap_take(&now);
+	err = kiln_htrace_snap_take(&now);
 	if (!err)
-		err = kiln_agent_heap_prof(&now, j->seconds ? &j->base : NULL,
+		err = kiln_htrace_prof(&now, j->seconds ? &j->base : NULL,
 					   j->kind == JOB_ALLOCS, &p);
 	if (err) {
 		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
@@ -262,7 +262,7 @@ static void heap_answer(struct job *j, bool gone, bool stopped)
 		r = profile_response(p, j, &code);
 	}
 	kiln_prof_free(p);
-	kiln_heap_snap_release(&now);
+	kiln_htrace_snap_release(&now);
 	kiln_rt_quiet_end();
 	j->req->resp = r;
 	j->req->code = code;
@@ -338,7 +338,7 @@ static void *job_main(void *arg)
 resume:
 	/* From here on the request may be answered and freed at any time. */
 	MHD_resume_connection(j->conn);
-	kiln_heap_snap_release(&j->base);
+	kiln_htrace_snap_release(&j->base);
 	free(j);
 	pthread_mutex_lock(&srv->lock);
 	if (!--srv->jobs)
@@ -526,7 +526,7 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 		return khttp_queue(c, MHD_HTTP_BAD_REQUEST, r);
 	if (out_format(c, debug, &fmt, &r))
 		return khttp_queue(c, MHD_HTTP_BAD_REQUEST, r);
-	err = kiln_heap_profile_start();
+	err = kiln_htrace_profile_start();
 	if (err)
 		return khttp_queue(c, MHD_HTTP_NOT_IMPLEMENTED,
 				   khttp_text_response("/debug/pprof/%s: the heap profiler could not "
@@ -538,7 +538,7 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	j->kind = !strcmp(what, "heap") ? JOB_HEAP : JOB_ALLOCS;
 	if (seconds) {
 		kiln_rt_quiet_begin();
-		err = kiln_heap_snap_take(&j->base);
+		err = kiln_htrace_snap_take(&j->base);
 		kiln_rt_quiet_end();
 		if (err) {
 			free(j);
@@ -550,7 +550,7 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	pthread_mutex_lock(&srv->lock);
 	if (srv->stopping) {
 		pthread_mutex_unlock(&srv->lock);
-		kiln_heap_snap_release(&j->base);
+		kiln_htrace_snap_release(&j->base);
 		free(j);
 		return khttp_queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 				   khttp_text_response("the server is stopping"));
@@ -560,7 +560,7 @@ enum MHD_Result khttp_do_heap(struct kiln_http *srv, struct MHD_Connection *c,
 	kiln_rt_log(KILN_LOG_DEBUG, "http: %s profile, %ld s", what, seconds);
 	err = start_job(srv, c, rq, j, seconds, fmt);
 	if (err) {
-		kiln_heap_snap_release(&j->base);
+		kiln_htrace_snap_release(&j->base);
 		free(j);
 		job_failed(srv, c, rq, err);
 	}

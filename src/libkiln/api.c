@@ -11,7 +11,7 @@
 #include "runtime/guard.h"
 #include "kiln/kiln.h"
 #include "cpu/cpu.h"
-#include "heap/heap.h"
+#include "heap/htrace.h"
 #include "http/http.h"
 
 #define KILN_API __attribute__((visibility("default")))
@@ -49,18 +49,18 @@ KILN_API int kiln_heap_start(void)
 	int err;
 
 	kiln_rt_quiet_begin();
-	err = kiln_heap_profile_start();
+	err = kiln_htrace_profile_start();
 	kiln_rt_quiet_end();
 	return err;
 }
 
-/* kiln_agent_heap_write() keeps its own guard (it is also the dump
+/* kiln_htrace_write() keeps its own guard (it is also the dump
  * that heap/dump.c writes from kiln's threads). */
 KILN_API int kiln_heap_write(const char *path)
 {
 	if (!path || !*path)
 		return -EINVAL;
-	return kiln_agent_heap_write(path);
+	return kiln_htrace_write(path);
 }
 
 KILN_API int kiln_http_start(const char *addr, struct kiln_http **out)

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cpu/cpu.h"
-#include "heap/heap.h"
+#include "heap/htrace.h"
 #include "http/http.h"
 #include "runtime/forkgate.h"
 #include "runtime/guard.h"
@@ -36,7 +36,7 @@ static void prepare(void)
 	 * prepare handler runs anyway (interpose.c); the gate's prepare is
 	 * for forks that bypass it (daemon(), forkpty()).
 	 */
-	kiln_heap_fork_prepare();
+	kiln_htrace_fork_prepare();
 	kiln_rt_gate_prepare();
 }
 
@@ -44,7 +44,7 @@ static void prepare(void)
 static void parent(void)
 {
 	kiln_rt_gate_parent();
-	kiln_heap_fork_parent();
+	kiln_htrace_fork_parent();
 }
 
 /* fork(), in the child: one thread, the parent's memory. */
@@ -60,12 +60,12 @@ static void child(void)
 	 * before the heap writer, which may ask it for an interval dump. */
 	kiln_rt_gate_child();
 	kiln_rt_threads_fork_child();
-	kiln_heapdump_fork_child();
+	kiln_htrace_dump_fork_child();
 	kiln_agent_cpu_fork_child();
 	kiln_agent_fork_child();
 	kiln_http_fork_child();
 	kiln_relay_fork_child();
-	kiln_heap_fork_child();
+	kiln_htrace_fork_child();
 }
 
 /*
@@ -101,10 +101,10 @@ __attribute__((constructor)) static void kiln_runtime_load(void)
 	kiln_env();
 	kiln_interpose_load();
 	pthread_atfork(prepare, parent, child);
-	kiln_heapdump_load();
+	kiln_htrace_dump_load();
 	kiln_agent_load();
 	kiln_http_load();
-	kiln_heap_load();
+	kiln_htrace_load();
 }
 
 /* The trace's end first, then the last heap dump (the order the two
@@ -114,8 +114,8 @@ __attribute__((destructor)) static void kiln_runtime_fini(void)
 	/* Light at exit: the last heap dump reads no DWARF from the debug
 	 * file cache that its session had not read before. */
 	kiln_sym_close_debug_cache();
-	kiln_heap_fini();
-	kiln_heapdump_fini();
+	kiln_htrace_fini();
+	kiln_htrace_dump_fini();
 }
 
 /*
@@ -127,7 +127,7 @@ __attribute__((destructor)) static void kiln_runtime_fini(void)
 void kiln_life_before_exit(void)
 {
 	kiln_agent_before_exit();
-	kiln_heap_exit_flush();
+	kiln_htrace_exit_flush();
 }
 
 /*
@@ -141,8 +141,8 @@ void kiln_life_before_exit(void)
 void kiln_life_before_exec(void)
 {
 	kiln_agent_before_exec();
-	kiln_heap_exec_flush();
-	kiln_heapdump_before_exec();
+	kiln_htrace_exec_flush();
+	kiln_htrace_dump_before_exec();
 }
 
 /*

@@ -2,7 +2,7 @@
  * The process-wide life of libkiln.so (libkiln stage): life.c, the one
  * owner of the library's constructor, destructor and fork handlers, and
  * of what _exit and exec ask of the parts, calls each part's hooks
- * (declared in the part's own header: cpu/cpu.h, heap/heap.h,
+ * (declared in the part's own header: cpu/cpu.h, heap/htrace.h,
  * http/http.h, runtime/forkgate.h, runtime/relay.h) in the order it
  * documents; the parts never register their own.  Each hook does nothing
  * when its part is not in use.

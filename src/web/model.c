@@ -11,7 +11,7 @@
 
 #include "format/format.h"
 #include "format/heaptrace.h"
-#include "profile/heap.h"
+#include "profile/hprof.h"
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/diag.h"
@@ -109,7 +109,7 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 {
 	struct kiln_heaptrace_info info;
 	struct web_heapline *hl;
-	struct kiln_heap *h = NULL;
+	struct kiln_hprof *h = NULL;
 	int err;
 
 	if (in->heap) {
@@ -132,7 +132,7 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 			free(hl->end);
 		}
 		free(hl);
-		kiln_heap_free(h);
+		kiln_hprof_free(h);
 		return -ENOMEM;
 	}
 	if (hl->n) {
@@ -143,7 +143,7 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 	hl->peak = h->tot.peak;
 	hl->peak_t = h->tot.peak_t;
 	hl->span = h->tot.t_last - h->tot.t_first;
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	in->heap = hl;
 	*out = hl;
 	return 0;

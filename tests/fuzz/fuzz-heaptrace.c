@@ -1,6 +1,6 @@
 /*
  * libFuzzer harness for the heap-trace reader (src/format/heaptrace.c and
- * the analysis of src/profile/heap.c): zstd frames or an uncompressed
+ * the analysis of src/profile/hprof.c): zstd frames or an uncompressed
  * "KILNHEAP" stream.  kiln_heaptrace_read() symbolizes from the maps
  * records of the trace; fuzz_reader_run() keeps it from opening the
  * files they name (kiln_sym_set_no_local()).

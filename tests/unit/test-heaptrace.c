@@ -1,6 +1,6 @@
 /*
  * Unit tests of the heap trace reader (src/format/heaptrace.c) and the
- * heap analysis (src/profile/heap.c).  Traces are written here by a small
+ * heap analysis (src/profile/hprof.c).  Traces are written here by a small
  * writer that follows docs/heap-trace.md (varint records, one zstd frame
  * per flush), so each test knows its exact answers: peak to the byte and
  * when, leaks, temporary allocations, cross-thread frees, the merge of
@@ -25,7 +25,8 @@
 #include "format/format.h"
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
-#include "profile/heap.h"
+#include "profile/heapprof.h"
+#include "profile/hprof.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
@@ -185,10 +186,10 @@ static void tw_release(struct tw *w)
 	kiln_buf_release(&w->f);
 }
 
-static struct kiln_heap *analyse(struct tw *w, struct kiln_heaptrace_info *info)
+static struct kiln_hprof *analyse(struct tw *w, struct kiln_heaptrace_info *info)
 {
 	struct kiln_diag d = { "" };
-	struct kiln_heap *h = NULL;
+	struct kiln_hprof *h = NULL;
 	int err = kiln_heaptrace_analyse(w->f.data, w->f.len, &h, info, &d);
 
 	if (err)
@@ -209,7 +210,7 @@ static void test_single_thread(void **state)
 {
 	struct kiln_heaptrace_info info;
 	struct tw w = TW_INIT;
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 
 	tw_header(&w, 0);
 	tw_maps(&w, MAPS);
@@ -248,7 +249,7 @@ static void test_single_thread(void **state)
 	assert_true(h->sites[1].peak_bytes == 100 && h->sites[1].peak_objs == 1);
 	assert_true(h->sites[1].live_bytes == 30 && h->sites[1].temporary == 1);
 	assert_true(h->sites[2].peak_bytes == 200 && h->sites[2].live_bytes == 0);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	tw_release(&w);
 }
@@ -265,7 +266,7 @@ static void cross_thread(bool split_frames)
 {
 	struct kiln_heaptrace_info info;
 	struct tw w = TW_INIT;
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 
 	tw_header(&w, 0);
 	tw_stack(&w, 1, 1, (uint64_t)0x400100);
@@ -293,7 +294,7 @@ static void cross_thread(bool split_frames)
 	assert_int_equal(h->tot.peak_t, 0);
 	assert_true(h->tot.leaked == 8);
 	assert_false(h->tot.ended);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	tw_release(&w);
 }
@@ -317,7 +318,7 @@ static void test_temporary(void **state)
 {
 	struct kiln_heaptrace_info info;
 	struct tw w = TW_INIT;
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 
 	tw_header(&w, 0);
 	tw_stack(&w, 1, 1, (uint64_t)0x400100);
@@ -340,7 +341,7 @@ static void test_temporary(void **state)
 	assert_true(h->sites[2].temporary == 0);
 	assert_int_equal(h->tot.unknown_frees, 0);
 	assert_true(h->tot.peak == 32);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	tw_release(&w);
 }
@@ -353,7 +354,7 @@ static void test_peak_per_stack(void **state)
 {
 	struct kiln_heaptrace_info info;
 	struct tw w = TW_INIT;
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 	struct kiln_prof *p;
 	long *so;
 	int i;
@@ -382,7 +383,7 @@ static void test_peak_per_stack(void **state)
 	assert_true(h->tot.leaked == 1910);
 	/* The same numbers in the pprof layout. */
 	p = kiln_prof_new();
-	assert_int_equal(kiln_heap_prof(h, KILN_HEAP_GO, p, &so), 0);
+	assert_int_equal(kiln_hprof_prof(h, KILN_HPROF_GO, p, &so), 0);
 	assert_int_equal(p->ntypes, 6);
 	assert_string_equal(kiln_prof_str(p, p->types[5].type), "peak_space");
 	assert_string_equal(kiln_prof_str(p, p->period_type.type), "space");
@@ -402,20 +403,20 @@ static void test_peak_per_stack(void **state)
 			 0x4000ff);
 	free(so);
 	kiln_prof_free(p);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	tw_release(&w);
 }
 
 /* The trace of test_peak_per_stack analysed over a time range [t0, t1)
  * (ns after the first event; its events are 1 ns apart). */
-static struct kiln_heap *analyse_range(uint64_t t0, uint64_t t1,
+static struct kiln_hprof *analyse_range(uint64_t t0, uint64_t t1,
 				       struct kiln_heaptrace_info *info)
 {
 	struct kiln_diag d = { "" };
 	struct tw w = TW_INIT;
 	struct kiln_heaptrace_stream *s;
-	struct kiln_heap *h = NULL;
+	struct kiln_hprof *h = NULL;
 	size_t used;
 
 	tw_header(&w, 0);
@@ -452,7 +453,7 @@ static struct kiln_heap *analyse_range(uint64_t t0, uint64_t t1,
 static void test_window(void **state)
 {
 	struct kiln_heaptrace_info info;
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 
 	h = analyse_range(4, 7, &info);
 	assert_true(h->tot.allocated == 1900 && h->tot.calls == 2);
@@ -461,7 +462,7 @@ static void test_window(void **state)
 	assert_true(h->tot.leaked == 1900 && h->tot.leaked_objs == 2);
 	assert_true(h->sites[2].live_bytes == 1900 && h->sites[3].live_bytes == 0);
 	assert_true(h->sites[3].calls == 0);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 
 	/* Only a free in the range: the heap at its start is its peak. */
@@ -469,14 +470,14 @@ static void test_window(void **state)
 	assert_true(h->tot.allocated == 0 && h->tot.leaked == 0);
 	assert_true(h->tot.peak == 2500 && h->tot.peak_t == 3);
 	assert_true(h->sites[1].peak_bytes == 2000 && h->sites[2].peak_bytes == 500);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 
 	/* Nothing in the range (after the last event): the heap at the end. */
 	h = analyse_range(100, 200, &info);
 	assert_true(h->tot.allocated == 0 && h->tot.peak == 1910);
 	assert_true(h->sites[2].peak_bytes == 1900 && h->sites[3].peak_bytes == 10);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 
 	/* The whole run as a range: the measures without one. */
@@ -484,7 +485,7 @@ static void test_window(void **state)
 	assert_true(h->tot.allocated == 4410 && h->tot.peak == 2500);
 	assert_true(h->tot.leaked == 1910 && h->tot.peak_t == 2);
 	assert_true(h->sites[1].peak_bytes == 2000 && h->sites[2].live_bytes == 1900);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	(void)state;
 }
@@ -494,7 +495,7 @@ static void test_sampling(void **state)
 {
 	struct kiln_heaptrace_info info;
 	struct tw w = TW_INIT;
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 	struct kiln_prof *p;
 	double w1 = 1 / (1 - exp(-1000.0 / 4096)), w2 = 1 / (1 - exp(-100000.0 / 4096));
 	long *so;
@@ -509,7 +510,7 @@ static void test_sampling(void **state)
 	tw_frame(&w);
 	h = analyse(&w, &info);
 	assert_int_equal(info.sample_bytes, 4096);
-	assert_true(fabs(kiln_heap_weight(4096, 1000) - w1) < 1e-12);
+	assert_true(fabs(kiln_heapprof_weight(4096, 1000) - w1) < 1e-12);
 	assert_true(fabs(h->tot.calls - (w1 + w2)) < 1e-9);
 	assert_true(fabs(h->tot.allocated - (1000 * w1 + 100000 * w2)) < 1e-6);
 	assert_true(fabs(h->tot.peak - (1000 * w1 + 100000 * w2)) < 1e-6);
@@ -517,7 +518,7 @@ static void test_sampling(void **state)
 	assert_true(fabs(h->tot.temporary - w2) < 1e-9);
 	assert_int_equal(h->tot.reported, 2);
 	p = kiln_prof_new();
-	assert_int_equal(kiln_heap_prof(h, KILN_HEAP_GO, p, &so), 0);
+	assert_int_equal(kiln_hprof_prof(h, KILN_HPROF_GO, p, &so), 0);
 	assert_int_equal(p->period, 4096);
 	assert_int_equal(kiln_prof_value(p, (size_t)so[1], 1), llround(1000 * w1));
 	assert_int_equal(kiln_prof_value(p, (size_t)so[1], 0), llround(w1));
@@ -525,7 +526,7 @@ static void test_sampling(void **state)
 	assert_int_equal(kiln_prof_value(p, (size_t)so[2], 3), 0);
 	free(so);
 	kiln_prof_free(p);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	tw_release(&w);
 }
@@ -535,7 +536,7 @@ static void test_truncated(void **state)
 {
 	struct kiln_heaptrace_info info;
 	struct tw w = TW_INIT;
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 	size_t two, cut;
 
 	tw_header(&w, 0);
@@ -560,13 +561,13 @@ static void test_truncated(void **state)
 		assert_int_equal(info.frames, 2);
 		assert_true(h->tot.calls == 2 && h->tot.leaked == 30);
 		assert_false(h->tot.ended);
-		kiln_heap_free(h);
+		kiln_hprof_free(h);
 		kiln_heaptrace_info_release(&info);
 	}
 	h = analyse(&w, &info);
 	assert_false(info.truncated);
 	assert_true(h->tot.calls == 3 && h->tot.leaked == 60 && h->tot.peak == 70);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	tw_release(&w);
 }
@@ -620,7 +621,7 @@ static void test_encoder(void **state)
 {
 	struct kiln_heaptrace_info info;
 	struct tw w = TW_INIT;
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 	size_t i, x = 0, t = 0, lower = 0, remote = 0, start;
 
 	tw_header(&w, 0);
@@ -674,7 +675,7 @@ static void test_encoder(void **state)
 	assert_true(h->tot.leaked == 200 + 8);
 	assert_true(h->tot.cross_thread == 100 + 1);
 	assert_int_equal(w.enc.unknown_frees, 0);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	tw_release(&w);
 }
@@ -705,7 +706,7 @@ static void test_stream(void **state)
 		struct kiln_diag d = { "" };
 		struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(&info, &d);
 		struct kiln_buf pend = KILN_BUF_INIT;
-		struct kiln_heap *h;
+		struct kiln_hprof *h;
 		size_t at = 0, used;
 
 		assert_non_null(s);
@@ -726,7 +727,7 @@ static void test_stream(void **state)
 		assert_int_equal(info.frames, 3);
 		assert_false(info.truncated);
 		assert_true(h->tot.calls == 3 && h->tot.leaked == 60 && h->tot.peak == 70);
-		kiln_heap_free(h);
+		kiln_hprof_free(h);
 		kiln_heaptrace_stream_free(s);
 		kiln_heaptrace_info_release(&info);
 		kiln_buf_release(&pend);
@@ -736,7 +737,7 @@ static void test_stream(void **state)
 		struct kiln_heaptrace_info info;
 		struct kiln_diag d = { "" };
 		struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(&info, &d);
-		struct kiln_heap *h;
+		struct kiln_hprof *h;
 		size_t used;
 
 		assert_int_equal(kiln_heaptrace_stream_feed(s, w.f.data, two + 3, false,
@@ -750,7 +751,7 @@ static void test_stream(void **state)
 		assert_int_equal(info.truncated_at, two);
 		assert_int_equal(kiln_heaptrace_stream_end(s, two + 3, &h), 0);
 		assert_true(h->tot.calls == 2);
-		kiln_heap_free(h);
+		kiln_hprof_free(h);
 		kiln_heaptrace_stream_free(s);
 		kiln_heaptrace_info_release(&info);
 	}
@@ -762,7 +763,7 @@ static void refused(struct tw *w, const char *want)
 {
 	struct kiln_heaptrace_info info;
 	struct kiln_diag d = { "" };
-	struct kiln_heap *h = NULL;
+	struct kiln_hprof *h = NULL;
 	int err = kiln_heaptrace_analyse(w->f.data, w->f.len, &h, &info, &d);
 
 	kiln_heaptrace_info_release(&info);
@@ -865,13 +866,13 @@ static void test_bad_data(void **state)
 	{
 		struct kiln_heaptrace_info info;
 		struct kiln_diag d = { "" };
-		struct kiln_heap *h = NULL;
+		struct kiln_hprof *h = NULL;
 		int err = kiln_heaptrace_analyse(w.f.data, w.f.len, &h, &info, &d);
 
 		/* Either zstd notices, or the records come out garbled. */
 		kiln_heaptrace_info_release(&info);
 		if (!err)
-			kiln_heap_free(h);
+			kiln_hprof_free(h);
 		else
 			assert_true(strstr(d.msg, "byte ") == d.msg);
 	}
@@ -1104,7 +1105,7 @@ static void test_timeline(void **state)
 {
 	struct kiln_heaptrace_info info;
 	struct tw w = TW_INIT;
-	struct kiln_heap *h;
+	struct kiln_hprof *h;
 	double *series, *sum, mx = 0;
 	uint32_t i, spike;
 	int k;
@@ -1131,18 +1132,18 @@ static void test_timeline(void **state)
 	assert_true(h->total_end[spike] == 1000);
 	assert_true(h->total_end[h->nbuckets - 1] == 11000);
 	series = calloc(h->nbuckets, sizeof(*series));
-	kiln_heap_site_series(h, 1, series);
+	kiln_hprof_site_series(h, 1, series);
 	assert_true(series[0] == 1000 && series[spike] == 1000);
 	assert_true(series[h->nbuckets - 1] == 11000);
 	/* the spike's block, allocated and freed within one bucket, shows
 	 * at the bucket's maximum */
-	kiln_heap_site_series(h, 2, series);
+	kiln_hprof_site_series(h, 2, series);
 	assert_true(series[spike] == 1000000 && series[h->nbuckets - 1] == 0);
 	assert_true(series[spike - 1] == 0 && series[spike + 1] == 0);
 	/* the stacks add up to the largest size in every bucket */
 	sum = calloc(h->nbuckets, sizeof(*sum));
 	for (k = 1; k <= 2; k++) {
-		kiln_heap_site_series(h, (uint32_t)k, series);
+		kiln_hprof_site_series(h, (uint32_t)k, series);
 		for (i = 0; i < h->nbuckets; i++)
 			sum[i] += series[i];
 	}
@@ -1151,7 +1152,7 @@ static void test_timeline(void **state)
 			fail_msg("bucket %u: stacks %f, max %f", i, sum[i], h->total_max[i]);
 	free(sum);
 	free(series);
-	kiln_heap_free(h);
+	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	tw_release(&w);
 }

@@ -20,36 +20,42 @@
  * With sampling (sample_bytes R > 0) a reported allocation of `size`
  * bytes stands for 1/(1-exp(-size/R)) allocations and size/(1-exp(-size/R))
  * bytes, so every measure is an unbiased estimate.
+ *
+ * Names: kiln_hprof_* is this analysis (run by kiln's commands and the
+ * server); kiln_htrace_* (heap/htrace.h) is the tracer inside the
+ * profiled process.
  */
-#ifndef KILN_PROFILE_HEAP_H
-#define KILN_PROFILE_HEAP_H
+#ifndef KILN_PROFILE_HPROF_H
+#define KILN_PROFILE_HPROF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/livetab.h"
+
 struct kiln_prof;
 
-enum kiln_heap_kind {
-	KILN_HEAP_ALLOC,	/* malloc & co. */
-	KILN_HEAP_FREE,
-	KILN_HEAP_MMAP,		/* anonymous mmap, counted as an allocation */
-	KILN_HEAP_MUNMAP,
-	KILN_HEAP_END,		/* the process exited normally */
+enum kiln_hprof_kind {
+	KILN_HPROF_ALLOC,	/* malloc & co. */
+	KILN_HPROF_FREE,
+	KILN_HPROF_MMAP,		/* anonymous mmap, counted as an allocation */
+	KILN_HPROF_MUNMAP,
+	KILN_HPROF_END,		/* the process exited normally */
 };
 
 /* One event.  t is CLOCK_MONOTONIC nanoseconds. */
-struct kiln_heap_ev {
+struct kiln_hprof_ev {
 	uint64_t t;
 	uint64_t ptr;
 	uint64_t size;		/* ALLOC, MMAP, MUNMAP */
 	uint32_t tid;
 	uint32_t stack;		/* ALLOC, MMAP: a stack id from add_stack */
-	enum kiln_heap_kind kind;
+	enum kiln_hprof_kind kind;
 };
 
 /* Whole-process totals; estimates (scaled) when sampling. */
-struct kiln_heap_totals {
+struct kiln_hprof_totals {
 	double calls;		/* allocations */
 	double allocated;	/* bytes */
 	double temporary;	/* allocations freed at once */
@@ -73,36 +79,36 @@ struct kiln_heap_totals {
  * bytes changed: at the moment the heap was largest within the bucket,
  * and at the bucket's end (which holds until its next point).
  */
-struct kiln_heap_pt {
+struct kiln_hprof_pt {
 	uint32_t bucket;
 	float at_max, end;
 };
 
 /* Per-stack measures (estimates when sampling). */
-struct kiln_heap_site {
+struct kiln_hprof_site {
 	uint32_t pc0, depth;	/* pcs: h->pcs[pc0 .. pc0+depth), leaf first */
 	uint32_t maps;		/* maps version it was defined under, 0: none */
 	double calls, bytes, temporary;
 	double live_bytes, live_objs;	/* now */
 	double peak_bytes, peak_objs;	/* at the peak, once finished */
-	uint64_t snap;			/* see heap.c: lazy peak snapshots */
-	struct kiln_heap_pt *hist;	/* changes of live_bytes by bucket */
+	uint64_t snap;			/* see hprof.c: lazy peak snapshots */
+	struct kiln_hprof_pt *hist;	/* changes of live_bytes by bucket */
 	uint32_t nhist, hist_alloc;
 	double bsnap;			/* live bytes at the bucket's max */
 	uint64_t bsnap_epoch;
 	uint32_t dirty;			/* bucket + 1 it changed in last */
 };
 
-struct kiln_heap {
+struct kiln_hprof {
 	uint64_t sample_bytes;		/* R; 0: every allocation */
-	struct kiln_heap_site *sites;	/* [1..nsites], by stack id */
+	struct kiln_hprof_site *sites;	/* [1..nsites], by stack id */
 	size_t nsites, sites_alloc;
 	uint64_t *pcs;
 	size_t npcs, pcs_alloc;
 	char **maps;			/* [1..nmaps] /proc/self/maps texts */
 	size_t *maps_len;
 	size_t nmaps;
-	struct kiln_heap_totals tot;
+	struct kiln_hprof_totals tot;
 
 	/* Memory over time: nbuckets buckets of bucket_ns from t_first;
 	 * total_end[i] is the heap size at bucket i's end, total_max[i] the
@@ -111,9 +117,8 @@ struct kiln_heap {
 	uint32_t nbuckets;
 	double *total_end, *total_max;
 
-	/* Internal state (heap.c). */
-	struct kiln_heap_live *live;
-	size_t live_mask, live_count;
+	/* Internal state (hprof.c). */
+	struct kiln_livetab live;	/* of struct kiln_hprof_live */
 	double live_bytes, live_objs;
 	uint64_t epoch;
 	uint64_t last_alloc;		/* ptr of the previous event if it was
@@ -124,7 +129,7 @@ struct kiln_heap {
 	uint32_t *dirty;		/* stacks changed in the open bucket */
 	size_t ndirty, dirty_alloc;
 	bool started, finished;
-	/* A time range (kiln_heap_set_window): [w0, w1) ns after the
+	/* A time range (kiln_hprof_set_window): [w0, w1) ns after the
 	 * first event; in_window once an event at or after w0 was seen. */
 	bool windowed, in_window;
 	uint64_t w0, w1;
@@ -132,21 +137,21 @@ struct kiln_heap {
 
 /* A new analysis; sample_bytes is the trace's R (0: not sampled).  NULL
  * with errno set. */
-struct kiln_heap *kiln_heap_new(uint64_t sample_bytes);
-void kiln_heap_free(struct kiln_heap *h);
+struct kiln_hprof *kiln_hprof_new(uint64_t sample_bytes);
+void kiln_hprof_free(struct kiln_hprof *h);
 
 /*
  * Adds a /proc/self/maps text (copied); stacks added from now on are
  * symbolized against it.  0 or -ENOMEM.
  */
-int kiln_heap_add_maps(struct kiln_heap *h, const char *text, size_t len);
+int kiln_hprof_add_maps(struct kiln_hprof *h, const char *text, size_t len);
 
 /*
  * Defines stack `id` (ids start at 1 and grow by 1), pcs leaf first:
  * return addresses, pcs[0] in the allocation function's caller.
  * 0, -EINVAL (id out of sequence) or -ENOMEM.
  */
-int kiln_heap_add_stack(struct kiln_heap *h, uint32_t id, const uint64_t *pcs,
+int kiln_hprof_add_stack(struct kiln_hprof *h, uint32_t id, const uint64_t *pcs,
 			uint32_t depth);
 
 /*
@@ -159,49 +164,44 @@ int kiln_heap_add_stack(struct kiln_heap *h, uint32_t id, const uint64_t *pcs,
  * or after t1 are ignored.  For the whole run ([0, end]) the measures are
  * those without a range.  0 or -EINVAL (events already added, t0 >= t1).
  */
-int kiln_heap_set_window(struct kiln_heap *h, uint64_t t0, uint64_t t1);
+int kiln_hprof_set_window(struct kiln_hprof *h, uint64_t t0, uint64_t t1);
 
 /*
  * Consumes one event.  Events should come in time order; an earlier one
  * is still processed (at the current time) and counted in tot.late.
  * 0, -EINVAL (an allocation with an undefined stack) or -ENOMEM.
  */
-int kiln_heap_event(struct kiln_heap *h, const struct kiln_heap_ev *ev);
+int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev);
 
 /* Counts events the process could not record. */
-void kiln_heap_lost(struct kiln_heap *h, uint64_t count);
+void kiln_hprof_lost(struct kiln_hprof *h, uint64_t count);
 
 /*
  * Ends the analysis: fixes the per-stack peak values and the leaks.
  * Events cannot be added afterwards.  Idempotent.
  */
-void kiln_heap_finish(struct kiln_heap *h);
-
-/*
- * The estimated count and bytes that one reported allocation of `size`
- * bytes stands for, under sampling rate R (1 and size when R is 0).
- */
-double kiln_heap_weight(uint64_t R, uint64_t size);
+void kiln_hprof_finish(struct kiln_hprof *h);
 
 /*
  * Live bytes of site `id` in each of the h->nbuckets buckets, at the
  * moment the heap was largest within the bucket (so that the sites'
  * series add up to total_max), into out[0 .. nbuckets).  Only after
- * kiln_heap_finish().
+ * kiln_hprof_finish().
  */
-void kiln_heap_site_series(const struct kiln_heap *h, uint32_t id,
+void kiln_hprof_site_series(const struct kiln_hprof *h, uint32_t id,
 			   double *out);
 
-/* Which sample types kiln_heap_prof() writes. */
-enum kiln_heap_layout {
+/* Which sample types kiln_hprof_prof() writes (profile/heapprof.h builds
+ * the profile; kiln_heapprof_weight() is the sampling weight). */
+enum kiln_hprof_layout {
 	/* allocated/bytes, calls/count, peak/bytes, leaked/bytes,
 	 * temporary/count; default allocated (what kiln top and kiln flame
 	 * read from a trace). */
-	KILN_HEAP_MEASURES,
+	KILN_HPROF_MEASURES,
 	/* Go's heap profile: alloc_objects/count, alloc_space/bytes,
 	 * inuse_objects/count, inuse_space/bytes (inuse: live at the end),
 	 * then peak_objects/count, peak_space/bytes; default inuse_space. */
-	KILN_HEAP_GO,
+	KILN_HPROF_GO,
 };
 
 /*
@@ -214,7 +214,7 @@ enum kiln_heap_layout {
  * sample index of each stack id, -1 for none (free() it).
  * 0 or -ENOMEM.
  */
-int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
+int kiln_hprof_prof(const struct kiln_hprof *h, enum kiln_hprof_layout layout,
 		   struct kiln_prof *p, long **sample_of);
 
 #endif

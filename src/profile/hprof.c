@@ -17,21 +17,22 @@
  * allocated and freed within one bucket still shows in the chart.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/heap.h"
+#include "profile/heapprof.h"
+#include "profile/hprof.h"
 #include "profile/maptab.h"
 #include "profile/profile.h"
 #include "util/buf.h"
+#include "util/livetab.h"
 
 #define MAX_BUCKETS 1024
 #define FIRST_BUCKET_NS 1000
 /* Above this many history points in all, the buckets get coarser. */
 #define HIST_CAP (1u << 22)
 
-struct kiln_heap_live {
+struct kiln_hprof_live {
 	uint64_t ptr;		/* 0: empty slot */
 	uint64_t size;
 	uint32_t stack;
@@ -43,14 +44,14 @@ struct kiln_heap_live {
 #define LIVE_IN_RANGE 0x80000000u
 
 /* Whether the measures count now: always, or inside the window. */
-static bool counting(const struct kiln_heap *h)
+static bool counting(const struct kiln_hprof *h)
 {
 	return !h->windowed || h->in_window;
 }
 
-struct kiln_heap *kiln_heap_new(uint64_t sample_bytes)
+struct kiln_hprof *kiln_hprof_new(uint64_t sample_bytes)
 {
-	struct kiln_heap *h = calloc(1, sizeof(*h));
+	struct kiln_hprof *h = calloc(1, sizeof(*h));
 
 	if (!h)
 		return NULL;
@@ -58,17 +59,16 @@ struct kiln_heap *kiln_heap_new(uint64_t sample_bytes)
 	h->bucket_ns = FIRST_BUCKET_NS;
 	h->total_end = calloc(MAX_BUCKETS, sizeof(double));
 	h->total_max = calloc(MAX_BUCKETS, sizeof(double));
-	h->live_mask = 1023;
-	h->live = calloc(h->live_mask + 1, sizeof(*h->live));
-	if (!h->total_end || !h->total_max || !h->live) {
-		kiln_heap_free(h);
+	h->live = (struct kiln_livetab)KILN_LIVETAB_INIT(struct kiln_hprof_live, 1024);
+	if (!h->total_end || !h->total_max || kiln_livetab_reserve(&h->live)) {
+		kiln_hprof_free(h);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return h;
 }
 
-void kiln_heap_free(struct kiln_heap *h)
+void kiln_hprof_free(struct kiln_hprof *h)
 {
 	size_t i;
 
@@ -84,12 +84,12 @@ void kiln_heap_free(struct kiln_heap *h)
 	free(h->pcs);
 	free(h->total_end);
 	free(h->total_max);
-	free(h->live);
+	kiln_livetab_release(&h->live);
 	free(h->dirty);
 	free(h);
 }
 
-int kiln_heap_add_maps(struct kiln_heap *h, const char *text, size_t len)
+int kiln_hprof_add_maps(struct kiln_hprof *h, const char *text, size_t len)
 {
 	char **m = realloc(h->maps, (h->nmaps + 2) * sizeof(*m));
 	size_t *l;
@@ -113,10 +113,10 @@ int kiln_heap_add_maps(struct kiln_heap *h, const char *text, size_t len)
 	return 0;
 }
 
-int kiln_heap_add_stack(struct kiln_heap *h, uint32_t id, const uint64_t *pcs,
+int kiln_hprof_add_stack(struct kiln_hprof *h, uint32_t id, const uint64_t *pcs,
 			uint32_t depth)
 {
-	struct kiln_heap_site *s;
+	struct kiln_hprof_site *s;
 	int err;
 
 	if (id != h->nsites + 1)
@@ -141,99 +141,22 @@ int kiln_heap_add_stack(struct kiln_heap *h, uint32_t id, const uint64_t *pcs,
 	return 0;
 }
 
-double kiln_heap_weight(uint64_t R, uint64_t size)
+/* ---- the live set (util/livetab.h) ---- */
+
+static struct kiln_hprof_live *live_find(struct kiln_hprof *h, uint64_t ptr)
 {
-	double p;
-
-	if (!R)
-		return 1.0;
-	/* The probability that the block was reported. */
-	p = -expm1(-(double)size / (double)R);
-	return p > 0 ? 1.0 / p : 1.0;
-}
-
-/* ---- the live set: open addressing, linear probing ---- */
-
-static size_t slot_of(uint64_t ptr, size_t mask)
-{
-	ptr ^= ptr >> 33;
-	ptr *= 0xff51afd7ed558ccdULL;
-	ptr ^= ptr >> 33;
-	return (size_t)ptr & mask;
-}
-
-static struct kiln_heap_live *live_find(struct kiln_heap *h, uint64_t ptr)
-{
-	size_t i;
-
-	for (i = slot_of(ptr, h->live_mask);; i = (i + 1) & h->live_mask) {
-		struct kiln_heap_live *e = &h->live[i];
-
-		if (e->ptr == ptr)
-			return e;
-		if (!e->ptr)
-			return NULL;
-	}
-}
-
-static int live_grow(struct kiln_heap *h)
-{
-	size_t nmask = h->live_mask * 2 + 1, i, j;
-	struct kiln_heap_live *n = calloc(nmask + 1, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i <= h->live_mask; i++) {
-		if (!h->live[i].ptr)
-			continue;
-		for (j = slot_of(h->live[i].ptr, nmask); n[j].ptr;
-		     j = (j + 1) & nmask)
-			;
-		n[j] = h->live[i];
-	}
-	free(h->live);
-	h->live = n;
-	h->live_mask = nmask;
-	return 0;
+	return kiln_livetab_find(&h->live, ptr);
 }
 
 /* Inserts a block known to be absent. */
-static int live_insert(struct kiln_heap *h, const struct kiln_heap_live *b)
+static int live_insert(struct kiln_hprof *h, const struct kiln_hprof_live *b)
 {
-	size_t i;
-	int err;
+	int err = kiln_livetab_reserve(&h->live);
 
-	if ((h->live_count + 1) * 2 > h->live_mask + 1) {
-		err = live_grow(h);
-		if (err)
-			return err;
-	}
-	for (i = slot_of(b->ptr, h->live_mask); h->live[i].ptr;
-	     i = (i + 1) & h->live_mask)
-		;
-	h->live[i] = *b;
-	h->live_count++;
+	if (err)
+		return err;
+	memcpy(kiln_livetab_put(&h->live, b->ptr), b, sizeof(*b));
 	return 0;
-}
-
-/* Removes the entry e, shifting later entries of its run back. */
-static void live_remove(struct kiln_heap *h, struct kiln_heap_live *e)
-{
-	size_t i = (size_t)(e - h->live), j = i, k;
-
-	for (;;) {
-		j = (j + 1) & h->live_mask;
-		if (!h->live[j].ptr)
-			break;
-		k = slot_of(h->live[j].ptr, h->live_mask);
-		/* Move j to the hole i unless k lies cyclically in (i, j]. */
-		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-			continue;
-		h->live[i] = h->live[j];
-		i = j;
-	}
-	h->live[i].ptr = 0;
-	h->live_count--;
 }
 
 /* ---- memory over time ---- */
@@ -243,7 +166,7 @@ static void live_remove(struct kiln_heap *h, struct kiln_heap_live *e)
  * no bucket open (no dirty stacks).  A stack's value at the merged
  * bucket's maximum is its value at the larger of the two maxima.
  */
-static int coarsen(struct kiln_heap *h)
+static int coarsen(struct kiln_hprof *h)
 {
 	uint32_t n = h->nbuckets, i, j, k;
 	size_t total = 0;
@@ -273,12 +196,12 @@ static int coarsen(struct kiln_heap *h)
 	h->nbuckets = (n + 1) / 2;
 	h->bucket_ns *= 2;
 	for (k = 1; k <= h->nsites; k++) {
-		struct kiln_heap_site *s = &h->sites[k];
+		struct kiln_hprof_site *s = &h->sites[k];
 		float prev_end = 0;
 		uint32_t m = 0;
 
 		for (j = 0; j < s->nhist; j++) {
-			struct kiln_heap_pt e = s->hist[j];
+			struct kiln_hprof_pt e = s->hist[j];
 			uint32_t nb = e.bucket / 2;
 			bool second = e.bucket & 1;
 			bool want_second = pick[nb];
@@ -289,7 +212,7 @@ static int coarsen(struct kiln_heap *h)
 					s->hist[m - 1].at_max = e.at_max;
 				s->hist[m - 1].end = e.end;
 			} else {
-				struct kiln_heap_pt o = { nb, e.at_max, e.end };
+				struct kiln_hprof_pt o = { nb, e.at_max, e.end };
 
 				if (second && !want_second)
 					o.at_max = prev_end;	/* unchanged in 2i */
@@ -308,14 +231,14 @@ static int coarsen(struct kiln_heap *h)
 }
 
 /* Closes the open bucket: a point for each stack that changed in it. */
-static int close_bucket(struct kiln_heap *h)
+static int close_bucket(struct kiln_hprof *h)
 {
 	uint32_t b = h->nbuckets - 1;
 	size_t i;
 
 	for (i = 0; i < h->ndirty; i++) {
-		struct kiln_heap_site *s = &h->sites[h->dirty[i]];
-		struct kiln_heap_pt *e;
+		struct kiln_hprof_site *s = &h->sites[h->dirty[i]];
+		struct kiln_hprof_pt *e;
 
 		if (s->nhist == s->hist_alloc) {
 			uint32_t na = s->hist_alloc ? s->hist_alloc * 2 : 4;
@@ -339,7 +262,7 @@ static int close_bucket(struct kiln_heap *h)
 }
 
 /* Moves the clock to t (not earlier than t_now), opening buckets. */
-static int advance(struct kiln_heap *h, uint64_t t)
+static int advance(struct kiln_hprof *h, uint64_t t)
 {
 	uint64_t rel = t - h->tot.t_first;
 	uint32_t b, cur;
@@ -376,7 +299,7 @@ static int advance(struct kiln_heap *h, uint64_t t)
 }
 
 /* Before a stack's live bytes change: remember them for the bucket. */
-static int touch(struct kiln_heap *h, struct kiln_heap_site *s)
+static int touch(struct kiln_hprof *h, struct kiln_hprof_site *s)
 {
 	if (s->bsnap_epoch != h->bepoch) {
 		s->bsnap = s->live_bytes;
@@ -394,7 +317,7 @@ static int touch(struct kiln_heap *h, struct kiln_heap_site *s)
 	return 0;
 }
 
-static void note_total(struct kiln_heap *h)
+static void note_total(struct kiln_hprof *h)
 {
 	uint32_t b = h->nbuckets - 1;
 
@@ -406,7 +329,7 @@ static void note_total(struct kiln_heap *h)
 }
 
 /* Saves the site's live values as its values at the latest peak, once. */
-static void snapshot(struct kiln_heap *h, struct kiln_heap_site *s)
+static void snapshot(struct kiln_hprof *h, struct kiln_hprof_site *s)
 {
 	if (s->snap != h->epoch) {
 		s->peak_bytes = s->live_bytes;
@@ -416,11 +339,11 @@ static void snapshot(struct kiln_heap *h, struct kiln_heap_site *s)
 }
 
 /* Takes block e out of the live set, accounting it as freed by tid. */
-static int release(struct kiln_heap *h, struct kiln_heap_live *e, uint32_t tid,
+static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid,
 		   bool temporary)
 {
-	struct kiln_heap_site *s = &h->sites[e->stack];
-	double w = kiln_heap_weight(h->sample_bytes, e->size);
+	struct kiln_hprof_site *s = &h->sites[e->stack];
+	double w = kiln_heapprof_weight(h->sample_bytes, e->size);
 
 	int err;
 
@@ -447,22 +370,22 @@ static int release(struct kiln_heap *h, struct kiln_heap_live *e, uint32_t tid,
 	}
 	if ((tid & ~LIVE_IN_RANGE) != (e->tid & ~LIVE_IN_RANGE) && counting(h))
 		h->tot.cross_thread += w;
-	live_remove(h, e);
+	kiln_livetab_remove(&h->live, e);
 	note_total(h);
 	return 0;
 }
 
-static int on_alloc(struct kiln_heap *h, const struct kiln_heap_ev *ev)
+static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
-	struct kiln_heap_site *s;
-	struct kiln_heap_live b, *old;
+	struct kiln_hprof_site *s;
+	struct kiln_hprof_live b, *old;
 	double w;
 	int err;
 
 	if (!ev->stack || ev->stack > h->nsites)
 		return -EINVAL;
 	s = &h->sites[ev->stack];
-	w = kiln_heap_weight(h->sample_bytes, ev->size);
+	w = kiln_heapprof_weight(h->sample_bytes, ev->size);
 	h->tot.reported++;
 	if (counting(h)) {
 		h->tot.calls += w;
@@ -508,9 +431,9 @@ static int on_alloc(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 	return 0;
 }
 
-static int on_free(struct kiln_heap *h, const struct kiln_heap_ev *ev)
+static int on_free(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
-	struct kiln_heap_live *e;
+	struct kiln_hprof_live *e;
 	bool temporary = h->last_alloc && h->last_alloc == ev->ptr;
 
 	h->last_alloc = 0;
@@ -526,10 +449,10 @@ static int on_free(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 }
 
 /* munmap: the whole region, or its first `size` bytes. */
-static int on_munmap(struct kiln_heap *h, const struct kiln_heap_ev *ev)
+static int on_munmap(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
-	struct kiln_heap_live *e = live_find(h, ev->ptr), b;
-	struct kiln_heap_site *s;
+	struct kiln_hprof_live *e = live_find(h, ev->ptr), b;
+	struct kiln_hprof_site *s;
 	double w0, w1;
 	int err;
 
@@ -544,9 +467,9 @@ static int on_munmap(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 	/* Partial unmap from the start: the rest stays live, smaller. */
 	b = *e;
 	s = &h->sites[b.stack];
-	w0 = kiln_heap_weight(h->sample_bytes, b.size);
-	w1 = kiln_heap_weight(h->sample_bytes, b.size - ev->size);
-	live_remove(h, e);
+	w0 = kiln_heapprof_weight(h->sample_bytes, b.size);
+	w1 = kiln_heapprof_weight(h->sample_bytes, b.size - ev->size);
+	kiln_livetab_remove(&h->live, e);
 	snapshot(h, s);
 	err = touch(h, s);
 	if (err)
@@ -562,7 +485,7 @@ static int on_munmap(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 	return 0;
 }
 
-int kiln_heap_set_window(struct kiln_heap *h, uint64_t t0, uint64_t t1)
+int kiln_hprof_set_window(struct kiln_hprof *h, uint64_t t0, uint64_t t1)
 {
 	if (h->started || t0 >= t1)
 		return -EINVAL;
@@ -574,7 +497,7 @@ int kiln_heap_set_window(struct kiln_heap *h, uint64_t t0, uint64_t t1)
 
 /* The window opens: the heap as it is now is the range's first peak
  * candidate, and only what follows counts. */
-static void enter_window(struct kiln_heap *h)
+static void enter_window(struct kiln_hprof *h)
 {
 	h->in_window = true;
 	h->tot.peak = h->live_bytes;
@@ -584,7 +507,7 @@ static void enter_window(struct kiln_heap *h)
 	h->last_alloc = 0;
 }
 
-int kiln_heap_event(struct kiln_heap *h, const struct kiln_heap_ev *ev)
+int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
 	uint64_t t = ev->t;
 	int err;
@@ -616,26 +539,26 @@ int kiln_heap_event(struct kiln_heap *h, const struct kiln_heap_ev *ev)
 		return err;
 	h->tot.t_last = t;
 	switch (ev->kind) {
-	case KILN_HEAP_ALLOC:
-	case KILN_HEAP_MMAP:
+	case KILN_HPROF_ALLOC:
+	case KILN_HPROF_MMAP:
 		return on_alloc(h, ev);
-	case KILN_HEAP_FREE:
+	case KILN_HPROF_FREE:
 		return on_free(h, ev);
-	case KILN_HEAP_MUNMAP:
+	case KILN_HPROF_MUNMAP:
 		return on_munmap(h, ev);
-	case KILN_HEAP_END:
+	case KILN_HPROF_END:
 		h->tot.ended = true;
 		return 0;
 	}
 	return -EINVAL;
 }
 
-void kiln_heap_lost(struct kiln_heap *h, uint64_t count)
+void kiln_hprof_lost(struct kiln_hprof *h, uint64_t count)
 {
 	h->tot.lost += count;
 }
 
-void kiln_heap_finish(struct kiln_heap *h)
+void kiln_hprof_finish(struct kiln_hprof *h)
 {
 	size_t i;
 
@@ -658,13 +581,13 @@ void kiln_heap_finish(struct kiln_heap *h)
 	for (i = 1; i <= h->nsites; i++)
 		h->sites[i].live_bytes = h->sites[i].live_objs = 0;
 	h->tot.leaked = h->tot.leaked_objs = 0;
-	for (i = 0; h->live && i <= h->live_mask; i++) {
-		const struct kiln_heap_live *e = &h->live[i];
+	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
+		const struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
 		double w;
 
 		if (!e->ptr || !(e->tid & LIVE_IN_RANGE))
 			continue;
-		w = kiln_heap_weight(h->sample_bytes, e->size);
+		w = kiln_heapprof_weight(h->sample_bytes, e->size);
 		h->sites[e->stack].live_bytes += w * (double)e->size;
 		h->sites[e->stack].live_objs += w;
 		h->tot.leaked += w * (double)e->size;
@@ -672,9 +595,9 @@ void kiln_heap_finish(struct kiln_heap *h)
 	}
 }
 
-void kiln_heap_site_series(const struct kiln_heap *h, uint32_t id, double *out)
+void kiln_hprof_site_series(const struct kiln_hprof *h, uint32_t id, double *out)
 {
-	const struct kiln_heap_site *s = &h->sites[id];
+	const struct kiln_hprof_site *s = &h->sites[id];
 	double carried = 0;
 	uint32_t b, j = 0;
 
@@ -691,37 +614,20 @@ void kiln_heap_site_series(const struct kiln_heap *h, uint32_t id, double *out)
 
 /* ---- the profile ---- */
 
-static int64_t rnd(double v)
-{
-	return (int64_t)llround(v);
-}
-
-int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
+int kiln_hprof_prof(const struct kiln_hprof *h, enum kiln_hprof_layout layout,
 		   struct kiln_prof *p, long **sample_of)
 {
-	static const char *const measures[] = {
-		"allocated/bytes", "calls/count", "peak/bytes", "leaked/bytes",
-		"temporary/count" };
-	static const char *const go[] = {
-		"alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
-		"inuse_space/bytes", "peak_objects/count", "peak_space/bytes" };
 	struct kiln_maptab *mc = NULL;
-	uint32_t *locs = NULL;
-	size_t locs_alloc = 0, i, j;
+	struct kiln_heapprof hp;
+	size_t i;
 	long *so = NULL;
 	int err;
 
-	if (layout == KILN_HEAP_GO)
-		err = kiln_prof_set_types_str(p, go, 6);
-	else
-		err = kiln_prof_set_types_str(p, measures, 5);
+	err = kiln_heapprof_init(&hp, p, layout == KILN_HPROF_GO ?
+				 KILN_HEAPPROF_GO_PEAK : KILN_HEAPPROF_MEASURES,
+				 false, h->sample_bytes);
 	if (err)
 		return err;
-	p->default_type = layout == KILN_HEAP_GO ? p->types[3].type
-						 : p->types[0].type;
-	p->period_type.type = kiln_prof_interns(p, "space");
-	p->period_type.unit = kiln_prof_interns(p, "bytes");
-	p->period = h->sample_bytes ? (int64_t)h->sample_bytes : 1;
 	p->duration_nanos = (int64_t)(h->tot.t_last - h->tot.t_first);
 	mc = calloc(h->nmaps + 1, sizeof(*mc));
 	so = malloc((h->nsites + 1) * sizeof(*so));
@@ -736,43 +642,18 @@ int kiln_heap_prof(const struct kiln_heap *h, enum kiln_heap_layout layout,
 	}
 	so[0] = -1;
 	for (i = 1; i <= h->nsites; i++) {
-		const struct kiln_heap_site *s = &h->sites[i];
-		int64_t v[6];
-		size_t nv;
+		const struct kiln_hprof_site *s = &h->sites[i];
+		const struct kiln_heapprof_counts c = {
+			.alloc_objects = s->calls, .alloc_space = s->bytes,
+			.inuse_objects = s->live_objs, .inuse_space = s->live_bytes,
+			.peak_objects = s->peak_objs, .peak_space = s->peak_bytes,
+			.temporary = s->temporary,
+		};
 
-		so[i] = -1;
-		if (layout == KILN_HEAP_GO) {
-			v[0] = rnd(s->calls);
-			v[1] = rnd(s->bytes);
-			v[2] = rnd(s->live_objs);
-			v[3] = rnd(s->live_bytes);
-			v[4] = rnd(s->peak_objs);
-			v[5] = rnd(s->peak_bytes);
-			nv = 6;
-		} else {
-			v[0] = rnd(s->bytes);
-			v[1] = rnd(s->calls);
-			v[2] = rnd(s->peak_bytes);
-			v[3] = rnd(s->live_bytes);
-			v[4] = rnd(s->temporary);
-			nv = 5;
-		}
-		for (j = 0; j < nv && !v[j]; j++)
-			;
-		if (j == nv)
-			continue;
-		err = kiln_array_grow((void **)&locs, &locs_alloc, s->depth + 1,
-			   sizeof(*locs));
+		err = kiln_heapprof_add(&hp, &c, h->pcs + s->pc0, s->depth,
+					&mc[s->maps], &so[i]);
 		if (err)
 			goto out;
-		for (j = 0; j < s->depth; j++) {
-			uint64_t pc = h->pcs[s->pc0 + j];
-			uint64_t a = pc ? pc - 1 : 0;
-
-			locs[j] = kiln_prof_location(p, kiln_maptab_find(&mc[s->maps], a),
-						     a, NULL, 0);
-		}
-		so[i] = kiln_prof_add_sample(p, locs, s->depth, v, 0);
 	}
 	err = kiln_prof_error(p);
 out:
@@ -780,7 +661,7 @@ out:
 		for (i = 0; i <= h->nmaps; i++)
 			kiln_maptab_release(&mc[i]);
 	free(mc);
-	free(locs);
+	kiln_heapprof_release(&hp);
 	if (!err && sample_of)
 		*sample_of = so;
 	else

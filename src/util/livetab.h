@@ -1,0 +1,84 @@
+/*
+ * The live-block table (util stage): live heap blocks by address, open
+ * addressing with linear probing, kept at most half full.  The caller's
+ * entry type starts with `uint64_t ptr` (0: an empty slot; 0 is never a
+ * block's address) and holds whatever else it follows per block.  Used by
+ * the trace's encoder (format/heapenc.c, in the profiled process's writer
+ * thread) and by the trace analysis (profile/hprof.c).
+ *
+ * Not for signal handlers or malloc hooks: it grows with malloc.  The
+ * hooks' sampled-block set (heap/ring.c) is a table of its own, of memory
+ * reserved before the hooks are armed.
+ */
+#ifndef KILN_UTIL_LIVETAB_H
+#define KILN_UTIL_LIVETAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kiln_livetab {
+	unsigned char *slots;	/* mask + 1 entries of esize bytes, or NULL */
+	size_t esize;		/* the entry's size */
+	size_t first;		/* slots at the first allocation (power of 2) */
+	size_t mask;		/* slots - 1 */
+	size_t n;		/* blocks in the table */
+};
+
+/* An empty table of entries of `type`, first_slots slots once used. */
+#define KILN_LIVETAB_INIT(type, first_slots) \
+	{ NULL, sizeof(type), (first_slots), 0, 0 }
+
+/* The slot a block address starts probing at. */
+static inline size_t kiln_livetab_home(uint64_t ptr, size_t mask)
+{
+	ptr ^= ptr >> 33;
+	ptr *= 0xff51afd7ed558ccdull;
+	ptr ^= ptr >> 33;
+	return (size_t)ptr & mask;
+}
+
+/* Slot i's entry (i <= mask); its ptr is 0 when empty. */
+static inline void *kiln_livetab_at(const struct kiln_livetab *t, size_t i)
+{
+	return t->slots + i * t->esize;
+}
+
+static inline uint64_t kiln_livetab_ptr_at(const struct kiln_livetab *t, size_t i)
+{
+	return *(const uint64_t *)(const void *)(t->slots + i * t->esize);
+}
+
+/* The entry of block ptr (not 0), NULL if it is not live. */
+static inline void *kiln_livetab_find(const struct kiln_livetab *t, uint64_t ptr)
+{
+	size_t i;
+
+	if (!t->slots)
+		return NULL;
+	for (i = kiln_livetab_home(ptr, t->mask); kiln_livetab_ptr_at(t, i);
+	     i = (i + 1) & t->mask)
+		if (kiln_livetab_ptr_at(t, i) == ptr)
+			return kiln_livetab_at(t, i);
+	return NULL;
+}
+
+/*
+ * Room for one more block: the table doubles (or is first allocated)
+ * when it would be more than half full.  0 or -ENOMEM.
+ */
+int kiln_livetab_reserve(struct kiln_livetab *t);
+
+/*
+ * The entry for block ptr, which must not be in the table, after
+ * kiln_livetab_reserve(): its ptr is set, the rest is the caller's to
+ * fill (left as found: zeroes or a removed entry's bytes).
+ */
+void *kiln_livetab_put(struct kiln_livetab *t, uint64_t ptr);
+
+/* Removes the entry e; the entries after it in its probe run move back. */
+void kiln_livetab_remove(struct kiln_livetab *t, void *e);
+
+/* Frees the slots; the table is empty and reusable. */
+void kiln_livetab_release(struct kiln_livetab *t);
+
+#endif
