@@ -8,6 +8,7 @@
  * ("config:0-7,32-35", "config1:0-31").
  */
 #include "capture/events.h"
+#include "util/buf.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -461,15 +462,8 @@ static int list_dir(const char *path, char ***out, size_t *n)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (cnt == alloc) {
-			size_t na = alloc ? alloc * 2 : 64;
-			char **nv = realloc(v, na * sizeof(*nv));
-
-			if (!nv)
-				goto out_nomem;
-			v = nv;
-			alloc = na;
-		}
+		if (KILN_GROW(v, alloc, cnt + 1, 64))
+			goto out_nomem;
 		v[cnt] = strdup(de->d_name);
 		if (!v[cnt])
 			goto out_nomem;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/htab.h"
+#include "util/buf.h"
 
 /* A thread that left the CPU and has not come back yet. */
 struct pending {
@@ -158,15 +159,8 @@ static struct pending *find(struct kiln_offcpu *o, uint32_t tid, bool create)
 		return &o->v[id - 1];
 	if (!create)
 		return NULL;
-	if (o->n == o->alloc) {
-		size_t na = o->alloc ? o->alloc * 2 : 16;
-
-		p = realloc(o->v, na * sizeof(*p));
-		if (!p)
-			return NULL;
-		o->v = p;
-		o->alloc = na;
-	}
+	if (KILN_GROW(o->v, o->alloc, o->n + 1, 16))
+		return NULL;
 	if (kiln_htab_insert(&o->index, hash, (uint32_t)o->n + 1))
 		return NULL;
 	p = &o->v[o->n++];

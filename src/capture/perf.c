@@ -185,15 +185,8 @@ void kiln_perf_free(struct kiln_perf *s)
 
 static int add_fd(struct kiln_perf *s, int fd)
 {
-	if (s->nfds == s->fds_alloc) {
-		size_t n = s->fds_alloc ? s->fds_alloc * 2 : 16;
-		int *f = realloc(s->fds, n * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		s->fds = f;
-		s->fds_alloc = n;
-	}
+	if (KILN_GROW(s->fds, s->fds_alloc, s->nfds + 1, 16))
+		return -ENOMEM;
 	s->fds[s->nfds++] = fd;
 	return 0;
 }
@@ -900,16 +893,9 @@ int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx)
 		const struct perf_event_header *h =
 			(const void *)(s->arena.data + off);
 
-		if (n == alloc) {
-			size_t na = alloc ? alloc * 2 : 1024;
-			struct rec_ref *r = realloc(refs, na * sizeof(*r));
-
-			if (!r) {
-				free(refs);
-				return -ENOMEM;
-			}
-			refs = r;
-			alloc = na;
+		if (KILN_GROW(refs, alloc, n + 1, 1024)) {
+			free(refs);
+			return -ENOMEM;
 		}
 		refs[n].time = rec_time(s, s->arena.data + off);
 		refs[n].off = off;

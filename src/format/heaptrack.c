@@ -41,6 +41,7 @@
 #include "format/format.h"
 #include "profile/profile.h"
 #include "util/diag.h"
+#include "util/buf.h"
 
 struct str { const char *s; uint32_t len; };
 struct ip { uint64_t addr; uint32_t module, frame0, nframes, loc; bool opnew; };
@@ -68,22 +69,10 @@ struct ht {
 	unsigned version;
 };
 
+/* Room for index n in *a (capacity *alloc, elements of size bytes). */
 static int grow(void **a, size_t *alloc, size_t n, size_t size)
 {
-	size_t na;
-	void *p;
-
-	if (n < *alloc)
-		return 0;
-	na = *alloc ? *alloc * 2 : 256;
-	while (na <= n)
-		na *= 2;
-	p = realloc(*a, na * size);
-	if (!p)
-		return -ENOMEM;
-	*a = p;
-	*alloc = na;
-	return 0;
+	return kiln_array_grow_from(a, alloc, n + 1, size, 256);
 }
 
 /* A hex number at *s (blanks before it skipped); false if none. */

@@ -41,6 +41,7 @@
 #include "format/format.h"
 #include "profile/profile.h"
 #include "util/diag.h"
+#include "util/buf.h"
 
 /* Deeper trees are refused: valgrind's own limit is --depth=200. */
 #define MAX_DEPTH 10000
@@ -248,23 +249,15 @@ static int tree_line(struct tree *t, const struct line *l, struct kiln_diag *d)
 			loc = frame_loc(t->p, addr, s, (size_t)(end - s));
 		}
 	}
+	/* Three arrays side by side: one capacity, each grown from it. */
 	if (depth >= t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		uint32_t *lc = realloc(t->locs, cap * sizeof(*lc));
-		int64_t *b, *bl;
+		size_t cl = t->cap, cb = t->cap, cw = t->cap;
 
-		if (!lc)
+		if (KILN_GROW(t->locs, cl, depth + 1, 64) ||
+		    KILN_GROW(t->bytes, cb, depth + 1, 64) ||
+		    KILN_GROW(t->below, cw, depth + 1, 64))
 			return -ENOMEM;
-		t->locs = lc;
-		b = realloc(t->bytes, cap * sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		t->bytes = b;
-		bl = realloc(t->below, cap * sizeof(*bl));
-		if (!bl)
-			return -ENOMEM;
-		t->below = bl;
-		t->cap = cap;
+		t->cap = cl;
 	}
 	t->locs[depth] = loc;
 	t->bytes[depth] = bytes;

@@ -11,6 +11,7 @@
 
 #include "format/perfdata.h"
 #include "util/sort.h"
+#include "util/buf.h"
 
 /* ---- records ---- */
 
@@ -144,15 +145,8 @@ static int note_record(struct pd *pd, size_t off, uint32_t type,
 			t = tt;
 	}
 	*last_time = t;
-	if (pd->nrecs == pd->recs_alloc) {
-		size_t n = pd->recs_alloc ? pd->recs_alloc * 2 : 1024;
-		struct rref *q = realloc(pd->recs, n * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		pd->recs = q;
-		pd->recs_alloc = n;
-	}
+	if (KILN_GROW(pd->recs, pd->recs_alloc, pd->nrecs + 1, 1024))
+		return -ENOMEM;
 	if (pd->nrecs >= UINT32_MAX)
 		return bad(pd, off, "more than 2^32 records");
 	if (off >> 48)

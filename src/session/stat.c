@@ -7,6 +7,7 @@
  * the same way.
  */
 #include "session/stat.h"
+#include "util/buf.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -110,15 +111,8 @@ int kiln_stat_add(struct kiln_stat *s, pid_t tid, int cpu, bool inherit,
 	size_t i;
 	int err = 0;
 
-	if (s->nt == s->t_alloc) {
-		size_t na = s->t_alloc ? s->t_alloc * 2 : 8;
-		struct target *nt = realloc(s->t, na * sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		s->t = nt;
-		s->t_alloc = na;
-	}
+	if (KILN_GROW(s->t, s->t_alloc, s->nt + 1, 8))
+		return -ENOMEM;
 	t = &s->t[s->nt];
 	t->tid = tid;
 	t->cpu = cpu;
