@@ -317,8 +317,7 @@ static void name_hash3(const char *s, size_t len, double v[3])
  * Warm red to yellow for the program's own code, teal and green for
  * shared libraries, blue and violet for the kernel, grey for the rest.
  */
-static void kind_colour(const char *name, size_t len, enum kiln_kind kind,
-			char out[48])
+uint32_t kiln_flame_rgb(const char *name, size_t len, enum kiln_kind kind)
 {
 	double v[3];
 	int r, g, b;
@@ -344,7 +343,17 @@ static void kind_colour(const char *name, size_t len, enum kiln_kind kind,
 		r = g = b = 165 + (int)(45 * v[0]);
 		break;
 	}
-	snprintf(out, 48, "rgb(%d,%d,%d)", r, g, b);
+	return (uint32_t)r << 16 | (uint32_t)g << 8 | (uint32_t)b;
+}
+
+uint32_t kiln_flame_node_rgb(const struct kiln_prof *p, const char *name,
+			     size_t len, enum kiln_kind kind)
+{
+	/* A profile without any mapping (collapsed stacks) cannot tell code
+	 * apart: the warm palette, as FlameGraph draws. */
+	if (kind == KILN_KIND_OTHER && !p->nmappings)
+		kind = KILN_KIND_USER;
+	return kiln_flame_rgb(name, len, kind);
 }
 
 /*
@@ -502,15 +511,13 @@ static void draw(struct flame *f, const struct box *b)
 	if (f->t.has_base) {
 		diff_colour(f, share_delta(f, b), fill);
 	} else {
-		enum kiln_kind k = (enum kiln_kind)nd->kind;
+		uint32_t c = b->nmerged || !b->node ?
+			kiln_flame_rgb(name, len, KILN_KIND_OTHER) :
+			kiln_flame_node_rgb(f->p, name, len,
+					    (enum kiln_kind)nd->kind);
 
-		/* A profile without any mapping (collapsed stacks) cannot
-		 * tell code apart: the warm palette, as FlameGraph draws. */
-		if (k == KILN_KIND_OTHER && !f->p->nmappings)
-			k = KILN_KIND_USER;
-		if (b->nmerged || !b->node)
-			k = KILN_KIND_OTHER;
-		kind_colour(name, len, k, fill);
+		snprintf(fill, sizeof(fill), "rgb(%u,%u,%u)", c >> 16,
+			 (c >> 8) & 0xff, c & 0xff);
 	}
 
 	putf(f, "<g class=\"f\" data-o=\"%" PRId64 "\" data-v=\"%" PRId64

@@ -6,6 +6,10 @@
 #define KILN_RENDER_FLAME_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
 
 struct kiln_prof;
 struct kiln_buf;
@@ -36,5 +40,21 @@ struct kiln_flame_opts {
  */
 int kiln_flame_svg(struct kiln_prof *p, int type,
 		   const struct kiln_flame_opts *o, struct kiln_buf *out);
+
+/*
+ * The one palette of kiln's flame graphs: the colour of a frame named
+ * name (len bytes) of kind, as 0xRRGGBB -- warm red to yellow for the
+ * program's own code, teal and green for shared libraries, blue and
+ * violet for the kernel, grey for the rest; the name's hash varies the
+ * shade, the same name always the same colour.  kiln flame's SVG draws
+ * with it and kiln serve sends it with every node of its flame graphs,
+ * icicles and sandwich (the page and the saved page draw what they get).
+ */
+uint32_t kiln_flame_rgb(const char *name, size_t len, enum kiln_kind kind);
+/* The same for a frame of profile p: a profile with no mapping at all
+ * (collapsed stacks) cannot tell code apart, its frames are the
+ * program's. */
+uint32_t kiln_flame_node_rgb(const struct kiln_prof *p, const char *name,
+			     size_t len, enum kiln_kind kind);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "profile/profile.h"
 #include "profile/tree.h"
+#include "render/flame.h"
 #include "util/buf.h"
 #include "web/call.h"
 
@@ -203,7 +204,7 @@ struct emit_item {
 
 /*
  * Writes "nodes":[[name, depth, x, total, self, kind, module, file, line,
- * match(, base)], ...] for the subtree of node `from`, depth-first, children in
+ * match, rgb(, base)], ...] for the subtree of node `from`, depth-first, children in
  * name order, x the value left of the node within `from`.  Only nodes at
  * least min_px wide when `from` spans width_px are written.  Name,
  * module and file are indexes in "names".  *maxdepth gets the deepest
@@ -247,6 +248,12 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 		    count++ ? "," : "", iname, it.depth, it.x, nd->total,
 		    nd->self, nd->kind, imod, ifile, nd->line,
 		    it.node && search_match(s, p, nd->name));
+		/* The colour kiln flame draws the frame in (the one palette:
+		 * render/flame.h); the root's is the page's own. */
+		call_add(c, ",%" PRIu32, it.node ?
+			 kiln_flame_node_rgb(p, kiln_prof_str(p, nd->name),
+					     kiln_prof_strlen(p, nd->name),
+					     (enum kiln_kind)nd->kind) : 0);
 		/* The diff base's value on the same path, scaled to this
 		 * profile's total (shares compared, not absolute values). */
 		if (diff)

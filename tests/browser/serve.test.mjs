@@ -97,7 +97,8 @@ try {
     const s = box.width / all.nodes[0][3];
     const y = up ? (all.depth - n[1]) * ROW : n[1] * ROW;
     void tree;
-    return { x: box.x + (n[2] + n[3] / 2) * s, y: box.y + y + ROW / 2 };
+    return { x: box.x + (n[2] + n[3] / 2) * s, y: box.y + y + ROW / 2,
+      right: box.x + (n[2] + n[3]) * s - 3 };
   }
 
   // The colour drawn at a page position of a canvas.
@@ -165,6 +166,16 @@ try {
   } else if (recorded) {
     await open('#');
     check(await inked('flame') > 0.02, 'recorded profile: flame graph drawn');
+    // One palette: each frame drawn in the colour kiln flame's SVG gives
+    // it (KILN_FLAME_FILLS: "name=rgb(r,g,b)" lines from that SVG), read
+    // near the frame's right end (its label is at the left).
+    for (const line of (process.env.KILN_FLAME_FILLS || '').split('\n').filter(Boolean)) {
+      const [, name, r, g, b] = /^(.*)=rgb\((\d+),(\d+),(\d+)\)$/.exec(line);
+      const f = await spot('flame', 'flame', name, undefined, true);
+      const px = await pixel('flame', f.right, f.y);
+      check(px[0] === +r && px[1] === +g && px[2] === +b,
+        `recorded profile: ${name} drawn in kiln flame's colour rgb(${r},${g},${b})`, px);
+    }
     await page.locator('#search').fill('^burn_a$');
     await page.locator('#search').press('Enter');
     await page.waitForFunction(() => /Matched/.test(document.getElementById('matched').textContent));

@@ -22,6 +22,16 @@ if [ "${KILN_SANITIZE:-OFF}" != ON ] && [ -e "$KILN_LIB" ]; then
     heap=true
 fi
 
+# The colours kiln flame draws burn_a (the program's) and the deepest
+# library frame in: the page must draw the same (one palette).
+"$KILN" flame -o "$T/shares.svg" "$T/shares.pb.gz" || fail "kiln flame"
+KILN_FLAME_FILLS=$(grep -o '<title>[^<]*</title><rect [^>]*fill="rgb([0-9,]*)"' "$T/shares.svg" |
+    sed -E 's/<title>([^ ]+) \(.*fill="(rgb\([0-9,]+\))"/\1=\2/' |
+    grep -E '^(burn_a|main|__libc_start_call_main|_start)=' | sort -u)
+[ "$(printf '%s\n' "$KILN_FLAME_FILLS" | grep -c '^burn_a=')" = 1 ] ||
+    fail "no single colour of burn_a in kiln flame's SVG: $KILN_FLAME_FILLS"
+export KILN_FLAME_FILLS
+
 serve_start --http 127.0.0.1:0 "${inputs[@]}"
 expect_get 200 /api/profiles
 [ "$(jq -r '.profiles[0].format' "$T/body")" = pprof ] || fail "profiles: $(cat "$T/body")"

@@ -28,11 +28,11 @@ serve_start -q --http 127.0.0.1:0 "$T/new.collapsed" --diff "$T/base.collapsed"
 expect_get 200 /api/profiles
 [ "$(jq -r '.base.name' "$T/body")" = "$T/base.collapsed" ] || fail "base: $(cat "$T/body")"
 expect_get 200 '/api/flame?diff=1'
-[ "$(jq -c '. as $d | [.nodes[] | select(.[1] == 4) | [$d.names[.[0]], .[3], .[10]]]' "$T/body")" = \
+[ "$(jq -c '. as $d | [.nodes[] | select(.[1] == 4) | [$d.names[.[0]], .[3], .[11]]]' "$T/body")" = \
   '[["burn_a",600,1200],["burn_b",1200,600],["burn_c",200,200]]' ] || fail "diff values: $(cat "$T/body")"
 [ "$(jq .base_total "$T/body")" = 1000 ] || fail "base_total: $(cat "$T/body")"
 expect_get 200 '/api/flame?diff=1&focus=stage_b'
-[ "$(jq -c '[.nodes[0][3], .nodes[0][10]]' "$T/body")" = '[1200,1200]' ] || fail "diff with focus: $(cat "$T/body")"
+[ "$(jq -c '[.nodes[0][3], .nodes[0][11]]' "$T/body")" = '[1200,1200]' ] || fail "diff with focus: $(cat "$T/body")"
 # The top table with deltas: the base's flat scaled to this total (x2),
 # sorted by the change; absolute: the base's own values.
 expect_get 200 '/api/top?diff=1&sort=delta'

@@ -114,7 +114,7 @@ function offlineFlame(q) {
     if (i > r && n[3] * W / rt < 1) { i = end(i) - 1; continue; }
     const d = n[1] - N[r][1];
     if (d > depth) depth = d;
-    nodes.push([n[0], d, n[2] - N[r][2], n[3], n[4], n[5], n[6], n[7], n[8], m[i]]);
+    nodes.push([n[0], d, n[2] - N[r][2], n[3], n[4], n[5], n[6], n[7], n[8], m[i], n[10]]);
   }
   return { ...F, path, nodes, depth, width: W, matched: re ? matchedIn(0, N.length) : 0,
     matched_root: re ? matchedIn(r, end(r)) : 0 };
@@ -179,17 +179,12 @@ function hashName(s) {
   return (h >>> 0) / 4294967296;
 }
 
-// Colours by where the code lives: program warm, libraries yellow-green,
-// kernel blue-grey, unknown/JIT orange; the name varies the shade.
-function colour(name, kind, match) {
+// The frame's colour as the server sends it (n[10], 0xRRGGBB: the one
+// palette of render/flame.h, the same as kiln flame's SVG); a search
+// match is magenta.
+function colour(rgb, match) {
   if (match) return 'rgb(230,0,230)';
-  const v = hashName(name);
-  switch (kind) {
-    case 1: return `rgb(${190 + (v * 50) | 0},${190 + (v * 40) | 0},${60 + (v * 40) | 0})`;
-    case 2: return `rgb(${120 + (v * 40) | 0},${150 + (v * 40) | 0},${200 + (v * 40) | 0})`;
-    case 0: return `rgb(${225 + (v * 30) | 0},${80 + (v * 90) | 0},${40 + (v * 30) | 0})`;
-    default: return `rgb(${230 + (v * 25) | 0},${130 + (v * 80) | 0},${40 + (v * 30) | 0})`;
-  }
+  return `rgb(${rgb >>> 16},${(rgb >>> 8) & 255},${rgb & 255})`;
 }
 
 function fmtValue(v, unit) {
@@ -226,7 +221,7 @@ function change(v, b, unit) {
 const pct = (v, t) => (t > 0 ? (100 * v / t).toFixed(2) : '0.00') + '%';
 
 // A graph on a canvas: nodes from the server ([name, depth, x, total, self,
-// kind, module, file, line, match]), `up` draws depth 0 at the bottom.
+// kind, module, file, line, match, rgb(, base)]), `up` draws depth 0 at the bottom.
 class Graph {
   constructor(canvas, onClick, onHover) {
     this.c = canvas; this.onClick = onClick; this.onHover = onHover;
@@ -239,7 +234,7 @@ class Graph {
   }
 
   set(data, tree, up, total) {
-    this.diff = !!(tree.nodes.length && tree.nodes[0].length > 10);
+    this.diff = !!(tree.nodes.length && tree.nodes[0].length > 11);
     this.names = data.names; this.nodes = tree.nodes; this.up = up; this.total = total;
     this.depth = tree.depth; this.rootTotal = tree.nodes.length ? tree.nodes[0][3] : 0;
     this.unit = data.unit;
@@ -275,7 +270,7 @@ class Graph {
     for (let i = 0; i < this.nodes.length; i++) {
       const n = this.nodes[i], r = this.geom(i), name = this.name(i);
       g.fillStyle = i === 0 && n[0] < 0 ? 'rgb(200,200,200)' :
-        this.diff && !n[9] ? diffColour(n[3], n[10]) : colour(name, n[5], n[9]);
+        this.diff && !n[9] ? diffColour(n[3], n[11]) : colour(n[10], n[9]);
       g.fillRect(r.x, r.y + 1, Math.max(r.w - 0.5, 0.5), ROW - 1);
       if (r.w > 28) {
         g.fillStyle = '#000';
@@ -311,8 +306,8 @@ class Graph {
     const mod = n[6] >= 0 ? this.names[n[6]] : '';
     const file = n[7] >= 0 ? this.names[n[7]] + (n[8] ? ':' + n[8] : '') : '';
     return { head: `${this.name(i)} (${fmtValue(n[3], this.unit)}, ${pct(n[3], this.total)})`,
-      change: this.diff ? change(n[3], n[10], this.unit) : '',
-      more: [this.diff && `base ${fmtValue(n[10], this.unit)} (scaled to this total): ${change(n[3], n[10], this.unit)}`,`self ${fmtValue(n[4], this.unit)} (${pct(n[4], this.total)})`,
+      change: this.diff ? change(n[3], n[11], this.unit) : '',
+      more: [this.diff && `base ${fmtValue(n[11], this.unit)} (scaled to this total): ${change(n[3], n[11], this.unit)}`,`self ${fmtValue(n[4], this.unit)} (${pct(n[4], this.total)})`,
         mod && `module ${mod.replace(/^.*\//, '')}`, file && `at ${file}`].filter(Boolean) };
   }
 
