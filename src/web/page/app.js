@@ -173,12 +173,6 @@ function showError(msg) {
 
 // ---- drawing ----
 
-function hashName(s) {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
-  return (h >>> 0) / 4294967296;
-}
-
 // The frame's colour as the server sends it (n[10], 0xRRGGBB: the one
 // palette of render/flame.h, the same as kiln flame's SVG); a search
 // match is magenta.
