@@ -359,11 +359,11 @@ uint32_t kiln_flame_node_rgb(const struct kiln_prof *p, const char *name,
 /*
  * Differential colour: neutral grey-white when the share did not change,
  * towards red when it grew, towards blue when it shrank, saturating at a
- * change of f->diff_scale percentage points.
+ * change of scale percentage points.
  */
-static void diff_colour(const struct flame *f, double delta, char out[48])
+uint32_t kiln_flame_diff_rgb(double delta, double scale)
 {
-	double a = fabs(delta) / f->diff_scale;
+	double a = scale > 0 ? fabs(delta) / scale : 1;
 	int r, g, b;
 
 	if (a > 1)
@@ -377,7 +377,14 @@ static void diff_colour(const struct flame *f, double delta, char out[48])
 		g = 235 - (int)lround(145 * a);
 		b = 235 + (int)lround(20 * a);
 	}
-	snprintf(out, 48, "rgb(%d,%d,%d)", r, g, b);
+	return (uint32_t)r << 16 | (uint32_t)g << 8 | (uint32_t)b;
+}
+
+static void diff_colour(const struct flame *f, double delta, char out[48])
+{
+	uint32_t c = kiln_flame_diff_rgb(delta, f->diff_scale);
+
+	snprintf(out, 48, "rgb(%u,%u,%u)", c >> 16, (c >> 8) & 0xff, c & 0xff);
 }
 
 /* ---- layout ---- */

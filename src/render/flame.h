@@ -56,5 +56,12 @@ uint32_t kiln_flame_rgb(const char *name, size_t len, enum kiln_kind kind);
  * program's. */
 uint32_t kiln_flame_node_rgb(const struct kiln_prof *p, const char *name,
 			     size_t len, enum kiln_kind kind);
+/*
+ * A differential graph's colour of a frame whose share (percent of its
+ * profile's total) changed by delta points against the base: grey-white
+ * unchanged, red grew, blue shrank, full at scale points (kiln flame and
+ * kiln serve: the largest change among the frames drawn, at least 1).
+ */
+uint32_t kiln_flame_diff_rgb(double delta, double scale);
 
 #endif

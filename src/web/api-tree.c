@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,52 @@ struct emit_item {
 	int64_t x;
 };
 
+/* Node i's change of share against the base, in percentage points. */
+static double share_delta(const struct kiln_tree *t, uint32_t i)
+{
+	double v = t->nodes[0].total > 0 ?
+		100.0 * (double)t->nodes[i].total / (double)t->nodes[0].total : 0;
+	double b = t->base_total > 0 ?
+		100.0 * (double)t->nodes[i].base / (double)t->base_total : 0;
+
+	return v - b;
+}
+
+/*
+ * The differential colours' scale, as kiln flame's: the largest change
+ * among the nodes drawn (node from, and those of its subtree at least
+ * min_px wide at px pixels per unit), at least one point.  -ENOMEM: 0.
+ */
+static double diff_scale(const struct kiln_tree *t, uint32_t from, double px,
+			 double min_px)
+{
+	uint32_t *stack = NULL, ch;
+	size_t n = 0, cap = 0;
+	double scale = 1.0;
+
+	if (KILN_GROW(stack, cap, 1, 64))
+		return 0;
+	stack[n++] = from;
+	while (n) {
+		uint32_t i = stack[--n];
+		double d = fabs(share_delta(t, i));
+
+		if (d > scale)
+			scale = d;
+		for (ch = t->nodes[i].child; ch; ch = t->nodes[ch].next) {
+			if ((double)t->nodes[ch].total * px < min_px)
+				continue;
+			if (KILN_GROW(stack, cap, n + 1, 64)) {
+				free(stack);
+				return 0;
+			}
+			stack[n++] = ch;
+		}
+	}
+	free(stack);
+	return scale;
+}
+
 /*
  * Writes "nodes":[[name, depth, x, total, self, kind, module, file, line,
  * match, rgb(, base)], ...] for the subtree of node `from`, depth-first, children in
@@ -220,6 +267,7 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 	size_t n = 0, cap = 0, count = 0;
 	double scale = t->nodes[from].total > 0 ?
 		width_px / (double)t->nodes[from].total : 0;
+	double dscale = diff ? diff_scale(t, from, scale, min_px) : 0;
 
 	*maxdepth = 0;
 	*dropped = 0;
@@ -250,10 +298,11 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 		    it.node && search_match(s, p, nd->name));
 		/* The colour kiln flame draws the frame in (the one palette:
 		 * render/flame.h); the root's is the page's own. */
-		call_add(c, ",%" PRIu32, it.node ?
+		call_add(c, ",%" PRIu32, !it.node ? 0 : diff ?
+			 kiln_flame_diff_rgb(share_delta(t, it.node), dscale) :
 			 kiln_flame_node_rgb(p, kiln_prof_str(p, nd->name),
 					     kiln_prof_strlen(p, nd->name),
-					     (enum kiln_kind)nd->kind) : 0);
+					     (enum kiln_kind)nd->kind));
 		/* The diff base's value on the same path, scaled to this
 		 * profile's total (shares compared, not absolute values). */
 		if (diff)

@@ -174,7 +174,8 @@ function showError(msg) {
 // ---- drawing ----
 
 // The frame's colour as the server sends it (n[10], 0xRRGGBB: the one
-// palette of render/flame.h, the same as kiln flame's SVG); a search
+// palette of render/flame.h, the same as kiln flame's SVG; with diff=1
+// the change's red or blue, scaled as kiln flame scales it); a search
 // match is magenta.
 function colour(rgb, match) {
   if (match) return 'rgb(230,0,230)';
@@ -198,13 +199,6 @@ function fmtValue(v, unit) {
     return v + 'B';
   }
   return unit === 'count' ? `${v} samples` : `${v} ${unit}`;
-}
-// Differential colours: red grew, blue shrank, by the relative change.
-function diffColour(v, b) {
-  const r = (v - b) / Math.max(v, b, 1);
-  const k = Math.round(225 - 185 * Math.min(Math.abs(r), 1));
-  if (Math.abs(r) < 0.005) return 'rgb(225,225,225)';
-  return r > 0 ? `rgb(255,${k},${k})` : `rgb(${k},${k},255)`;
 }
 function change(v, b, unit) {
   const d = v - b;
@@ -264,7 +258,7 @@ class Graph {
     for (let i = 0; i < this.nodes.length; i++) {
       const n = this.nodes[i], r = this.geom(i), name = this.name(i);
       g.fillStyle = i === 0 && n[0] < 0 ? 'rgb(200,200,200)' :
-        this.diff && !n[9] ? diffColour(n[3], n[11]) : colour(n[10], n[9]);
+        colour(n[10], n[9]);
       g.fillRect(r.x, r.y + 1, Math.max(r.w - 0.5, 0.5), ROW - 1);
       if (r.w > 28) {
         g.fillStyle = '#000';
