@@ -76,6 +76,10 @@ await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, 
   await open('#s=burn_b');
   await page.waitForFunction(() => /Matched/.test(document.getElementById('matched').textContent));
   check(await text('#matched') === 'Matched: 41.67%', 'search burn_b: 41.67% (500 of 1200)', await text('#matched'));
+  // The server's dialect (POSIX ERE) in the saved page too: a POSIX class.
+  await open('#s=' + encodeURIComponent('^stage_[[:alpha:]]$'));
+  await page.waitForFunction(() => /Matched/.test(document.getElementById('matched').textContent));
+  check(await text('#matched') === 'Matched: 100.00%', 'search ^stage_[[:alpha:]]$ (POSIX class): 100%', await text('#matched'));
   await open('#root=main;run;stage_a&s=burn_b');
   await page.waitForFunction(() => /Matched/.test(document.getElementById('matched').textContent));
   check(await text('#matched') === 'Matched: 41.67% (25.00% of the zoom)', 'search within the zoom', await text('#matched'));

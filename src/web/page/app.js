@@ -81,10 +81,73 @@ function sel() {
 // whole, its top table and its call graph; nothing else is there.)
 const OFFLINE = window.KILN_OFFLINE || null;
 
+// The server's regular expressions are POSIX EREs (regcomp, REG_EXTENDED,
+// the C locale, GNU's escapes); a saved page matches in the browser, so it
+// turns an ERE into the JavaScript RegExp that matches the same names:
+// bracket expressions (POSIX classes, ']' first, a backslash is itself),
+// escapes (\w \s \b \< \> and back-references as GNU reads them, any
+// other escaped letter is that letter: \d is "d"), and refuses what regcomp
+// refuses that JavaScript would take ("(?" groups).
+const POSIX_CLASSES = {
+  alpha: 'A-Za-z', digit: '0-9', alnum: '0-9A-Za-z', upper: 'A-Z', lower: 'a-z',
+  space: ' \\t\\n\\r\\f\\v', blank: ' \\t', punct: '!-\\/:-@\\[-`{-~', print: ' -~',
+  graph: '!-~', cntrl: '\\x00-\\x1f\\x7f', xdigit: '0-9A-Fa-f',
+};
+function ereToJs(src) {
+  let out = '', i = 0;
+  while (i < src.length) {
+    const c = src[i];
+    if (c === '\\') {
+      const n = src[i + 1];
+      if (n === undefined) throw new Error('trailing backslash');
+      if ('wWsSbB123456789'.includes(n)) out += '\\' + n;
+      else if (n === '<') out += '\\b(?=\\w)';
+      else if (n === '>') out += '\\b(?<=\\w)';
+      else if (n === '`') out += '^';
+      else if (n === "'") out += '$';
+      else if (/[0-9A-Za-z]/.test(n)) out += n;
+      else out += '\\' + n;
+      i += 2;
+    } else if (c === '(' && src[i + 1] === '?') {
+      throw new Error('Invalid preceding regular expression');
+    } else if (c === '[') {
+      let j = i + 1, cls = '[';
+      if (src[j] === '^') { cls += '^'; j++; }
+      if (src[j] === ']') { cls += '\\]'; j++; }
+      for (;; j++) {
+        if (j >= src.length) throw new Error('Unmatched [, [^, [:, [., or [=');
+        const d = src[j];
+        if (d === ']') break;
+        if (d === '[' && ':.='.includes(src[j + 1])) {
+          const k = src.indexOf(src[j + 1] + ']', j + 2);
+          if (k < 0) throw new Error('Unmatched [, [^, [:, [., or [=');
+          const name = src.slice(j + 2, k);
+          if (src[j + 1] === ':') {
+            if (!(name in POSIX_CLASSES)) throw new Error('Invalid character class name');
+            cls += POSIX_CLASSES[name];
+          } else {
+            cls += name.replace(/[\\\]\[^-]/g, '\\$&');
+          }
+          j = k + 1;
+        } else {
+          cls += d === '\\' || d === '[' ? '\\' + d : d;
+        }
+      }
+      out += cls + ']';
+      i = j + 1;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
 // A search regex as the server takes it: POSIX ERE, (?i) in front.
 function searchRe(s) {
-  try { return s.startsWith('(?i)') ? new RegExp(s.slice(4), 'i') : new RegExp(s); }
-  catch (e) { throw new Error(`bad search regular expression '${s}': ${e.message}`); }
+  try {
+    return s.startsWith('(?i)') ? new RegExp(ereToJs(s.slice(4)), 'i') : new RegExp(ereToJs(s));
+  } catch (e) { throw new Error(`bad search regular expression '${s}': ${e.message}`); }
 }
 
 function offlineFlame(q) {
@@ -126,7 +189,7 @@ function offlineTop(q) {
   let rows = T.rows.map((row, i) => ({ ...row, i }));
   if (q.get('filter')) {
     let re;
-    try { re = new RegExp(q.get('filter')); } catch (e) { throw new Error(`bad filter regular expression: ${e.message}`); }
+    try { re = new RegExp(ereToJs(q.get('filter'))); } catch (e) { throw new Error(`bad filter regular expression: ${e.message}`); }
     rows = rows.filter((row) => re.test(row.name));
   }
   // Names ascending and numbers descending unless the order says not.
