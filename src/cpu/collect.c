@@ -242,23 +242,23 @@ static unsigned warm_ups, fill_at = 1, fill_gap = 1;
 
 static void warm_up(void)
 {
-	struct kiln_agent_maps c = { 0 };
+	struct kiln_procprof_maps c = { 0 };
 	struct kiln_prof *p;
 	uint32_t i, n = (uint32_t)agg->nlocations;
 
 	if (n <= warmed)
 		return;
-	if (!warm && !(warm = kiln_agent_sym_new(true)))
+	if (!warm && !(warm = kiln_procprof_sym_new(true)))
 		return;
 	p = kiln_prof_new();
 	if (!p)
 		return;
 	kiln_buf_release(&warm_maps);
-	if (!kiln_agent_maps_load_from(&c, p, &warm_maps)) {
+	if (!kiln_procprof_maps_load_from(&c, p, &warm_maps)) {
 		for (i = warmed + 1; i <= n; i++) {
 			uint64_t a = agg->locations[i].address;
 
-			kiln_prof_location(p, kiln_agent_maps_find(&c, a), a, NULL, 0);
+			kiln_prof_location(p, kiln_procprof_maps_find(&c, a), a, NULL, 0);
 		}
 		/* Each address as a leaf and as a caller (address - 1), the
 		 * two ways the profile's end may look it up: the session's
@@ -272,7 +272,7 @@ static void warm_up(void)
 			warmed = n;
 		}
 	}
-	kiln_agent_maps_release(&c);
+	kiln_procprof_maps_release(&c);
 	kiln_prof_free(p);
 }
 
@@ -352,9 +352,9 @@ static void *collect(void *arg)
 				warmed = 0;
 				kiln_buf_release(&warm_maps);
 				/* Named even if unloaded before the end. */
-				kiln_agent_modules_note();
+				kiln_procprof_modules_note();
 			}
-			if (kiln_agent_engine() == KILN_ENGINE_THREAD_TIMERS && tick % 5 == 4)
+			if (kiln_sampler_engine() == KILN_ENGINE_THREAD_TIMERS && tick % 5 == 4)
 				kiln_rt_threads_scan();
 			if (tick % 10 == 2) {
 				warm_up();
@@ -456,7 +456,7 @@ void kcpu_collect_fork_child(void)
 static int finish_maps(struct kiln_prof *raw, struct kiln_prof **out,
 		       struct kiln_sym *with, struct kiln_buf *maps)
 {
-	struct kiln_agent_maps c = { 0 };
+	struct kiln_procprof_maps c = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
 	struct kiln_value_type vt[2];
 	uint32_t *locmap = NULL, locs[MAX_DEPTH];
@@ -476,7 +476,7 @@ static int finish_maps(struct kiln_prof *raw, struct kiln_prof **out,
 	p->period = raw->period;
 	p->time_nanos = raw->time_nanos;
 	p->default_type = p->types[p->ntypes - 1].type;
-	err = kiln_agent_maps_load_from(&c, p, maps);
+	err = kiln_procprof_maps_load_from(&c, p, maps);
 	if (err)
 		goto out;
 	locmap = calloc(raw->nlocations + 1, sizeof(*locmap));
@@ -486,7 +486,7 @@ static int finish_maps(struct kiln_prof *raw, struct kiln_prof **out,
 	}
 	for (i = 1; i <= raw->nlocations; i++) {
 		uint64_t a = raw->locations[i].address;
-		uint32_t m = kiln_agent_maps_find(&c, a);
+		uint32_t m = kiln_procprof_maps_find(&c, a);
 
 		if (!m && maps == &warm_maps) {
 			err = -EAGAIN;
@@ -517,10 +517,10 @@ static int finish_maps(struct kiln_prof *raw, struct kiln_prof **out,
 	}
 	err = kiln_prof_error(p);
 	if (!err)
-		err = kiln_agent_prof_finish_with(p, KILN_SYM_RETURN_ADDRS, with);
+		err = kiln_procprof_finish_with(p, KILN_SYM_RETURN_ADDRS, with);
 out:
 	free(locmap);
-	kiln_agent_maps_release(&c);
+	kiln_procprof_maps_release(&c);
 	if (err) {
 		kiln_prof_free(p);
 		return err;

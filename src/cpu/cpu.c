@@ -17,7 +17,7 @@
  * timers are armed, and counts a drop when the queue is full.  A collector thread drains the
  * queue every few milliseconds and interns the stacks into a profile
  * model (memory grows with distinct stacks); the profile gets its
- * mappings and symbols only when it is taken (kiln_agent_cpu_end()),
+ * mappings and symbols only when it is taken (kiln_sampler_end()),
  * outside any handler.
  */
 #include <dirent.h>
@@ -73,7 +73,7 @@ _Atomic bool kcpu_snap_unknown_top;
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The stop waits this long for handlers to leave (kcpu_in_handler). */
 #define HANDLER_WAIT_MS 200
-static enum kiln_agent_engine engine;
+static enum kiln_sampler_engine engine;
 static int period_ns_cfg;
 static bool handler_installed;
 static struct sigaction old_prof;
@@ -169,17 +169,17 @@ static const struct kiln_rt_thread_hooks thread_hooks = {
 /* ---- start and stop ---- */
 
 
-bool kiln_agent_cpu_running(void)
+bool kiln_sampler_running(void)
 {
 	return atomic_load(&kcpu_active);
 }
 
-enum kiln_agent_engine kiln_agent_engine(void)
+enum kiln_sampler_engine kiln_sampler_engine(void)
 {
 	return engine;
 }
 
-bool kiln_agent_is_own_handler(const struct sigaction *act)
+bool kiln_sampler_is_own_handler(const struct sigaction *act)
 {
 	return (act->sa_flags & SA_SIGINFO) && act->sa_sigaction == kcpu_on_sigprof;
 }
@@ -233,7 +233,7 @@ bool kcpu_handler_ready(void)
 
 /* ---- for the wall-clock ticker (wall.c) ---- */
 
-bool kiln_agent_cpu_internal(pid_t tid)
+bool kiln_sampler_internal(pid_t tid)
 {
 	struct kiln_rt_thread *t = kiln_rt_thread_find(tid);
 
@@ -242,7 +242,7 @@ bool kiln_agent_cpu_internal(pid_t tid)
 
 static _Atomic uint64_t small_alts;
 
-bool kiln_agent_cpu_small_altstack(bool small)
+bool kiln_sampler_small_altstack(bool small)
 {
 	struct kiln_rt_thread *t;
 	bool was;
@@ -271,12 +271,12 @@ bool kiln_agent_cpu_small_altstack(bool small)
 	return was;
 }
 
-uint64_t kiln_agent_cpu_small_altstacks(void)
+uint64_t kiln_sampler_small_altstacks(void)
 {
 	return atomic_load(&small_alts);
 }
 
-void kiln_agent_cpu_freeze(const char *why)
+void kiln_sampler_freeze(const char *why)
 {
 	size_t i;
 
@@ -290,7 +290,7 @@ void kiln_agent_cpu_freeze(const char *why)
 			setitimer(ITIMER_PROF, &zero, NULL);
 		}
 		if (engine == KILN_ENGINE_WALL && !wall_stopped) {
-			kiln_agent_wall_stop();
+			kiln_sampler_wall_stop();
 			wall_stopped = true;
 		}
 		kiln_rt_registry_lock();
@@ -317,7 +317,7 @@ struct kiln_rt_thread *kcpu_slot_for(pid_t tid)
 	return t;
 }
 
-bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
+bool kiln_sampler_owe(pid_t tid, uint64_t weight)
 {
 	struct kiln_rt_thread *t = kcpu_slot_for(tid);
 
@@ -328,7 +328,7 @@ bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight)
 	return true;
 }
 
-void kiln_agent_cpu_push(pid_t tid, enum kiln_agent_wall_state state,
+void kiln_sampler_push(pid_t tid, enum kiln_sampler_wall_state state,
 			 uint64_t weight, const uint64_t *pcs, int n)
 {
 	if (!atomic_load_explicit(&kcpu_active, memory_order_acquire))
@@ -338,7 +338,7 @@ void kiln_agent_cpu_push(pid_t tid, enum kiln_agent_wall_state state,
 		atomic_fetch_add_explicit(&kcpu_dropped, 1, memory_order_relaxed);
 }
 
-int kiln_agent_cpu_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
+int kiln_sampler_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
 			       size_t len, uint64_t *pcs, int max)
 {
 	struct kiln_cfi_regs r = { pc, sp, 0 };
@@ -353,7 +353,7 @@ int kiln_agent_cpu_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
 	return n;
 }
 
-int kiln_agent_cpu_begin(int hz, bool wall_mode)
+int kiln_sampler_begin(int hz, bool wall_mode)
 {
 	int err = 0;
 	size_t i;
@@ -436,7 +436,7 @@ int kiln_agent_cpu_begin(int hz, bool wall_mode)
 	if (kcpu_wall) {
 		engine = KILN_ENGINE_WALL;
 		atomic_store(&kcpu_active, true);
-		err = kiln_agent_wall_start(period_ns_cfg);
+		err = kiln_sampler_wall_start(period_ns_cfg);
 		if (err) {
 			atomic_store(&kcpu_active, false);
 			kcpu_collect_stop();
@@ -508,7 +508,7 @@ static uint64_t sigprof_blockers(void)
 		char path[64];
 		const char *p;
 
-		if (tid <= 0 || kiln_agent_cpu_internal(tid))
+		if (tid <= 0 || kiln_sampler_internal(tid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
 		if (!kiln_read_proc(AT_FDCWD, path, &b) && b.data &&
@@ -521,7 +521,7 @@ static uint64_t sigprof_blockers(void)
 	return n;
 }
 
-int kiln_agent_cpu_end(struct kiln_prof **out)
+int kiln_sampler_end(struct kiln_prof **out)
 {
 	struct kiln_prof *raw;
 	struct timespec now, pause = { 0, 1000000 };
@@ -542,7 +542,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
 	}
 	/* No tick after this: the ticker's signals stop with it. */
 	if (engine == KILN_ENGINE_WALL && !wall_stopped)
-		kiln_agent_wall_stop();
+		kiln_sampler_wall_stop();
 	wall_stopped = false;
 	kiln_rt_registry_lock();
 	for (i = 0; i < atomic_load(&kiln_rt_threads_hw); i++)
@@ -614,7 +614,7 @@ int kiln_agent_cpu_end(struct kiln_prof **out)
  * The child starts with no profile running (it must not write over the
  * parent's file); its own pthread_create calls still register threads.
  */
-void kiln_agent_cpu_fork_child(void)
+void kiln_sampler_fork_child(void)
 {
 	size_t i;
 
@@ -634,7 +634,7 @@ void kiln_agent_cpu_fork_child(void)
 	engine = KILN_ENGINE_NONE;
 }
 
-void kiln_agent_cpu_init(void)
+void kiln_sampler_init(void)
 {
 	static bool done;
 

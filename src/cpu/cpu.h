@@ -24,7 +24,7 @@
 struct kiln_prof;
 
 /* The sampling engine in use. */
-enum kiln_agent_engine {
+enum kiln_sampler_engine {
 	KILN_ENGINE_NONE,
 	KILN_ENGINE_THREAD_TIMERS,	/* timer_create per thread (CPU time) */
 	KILN_ENGINE_ITIMER,		/* setitimer(ITIMER_PROF), process-wide */
@@ -32,7 +32,7 @@ enum kiln_agent_engine {
 };
 
 /* Frames a sample keeps. */
-#define KILN_AGENT_MAX_DEPTH 125
+#define KILN_SAMPLER_MAX_DEPTH 125
 
 /*
  * Starts a CPU profile at hz samples per CPU second, or with wall, hz
@@ -41,32 +41,32 @@ enum kiln_agent_engine {
  * (one is running), -EINVAL (bad hz), -EEXIST (the program has its own
  * SIGPROF handler: the agent steps aside), -errno.
  */
-int kiln_agent_cpu_begin(int hz, bool wall);
+int kiln_sampler_begin(int hz, bool wall);
 
 /*
  * Stops the profile and returns it, symbolized, with the sample types
  * samples/count and cpu/nanoseconds (wall/nanoseconds) (caller frees).
  * -ENOENT if none runs, -ENOMEM.
  */
-int kiln_agent_cpu_end(struct kiln_prof **out);
+int kiln_sampler_end(struct kiln_prof **out);
 
-bool kiln_agent_cpu_running(void);
+bool kiln_sampler_running(void);
 
 /* Stops the profile and writes it to path (kiln_cpu_stop_write()).
  * 0 or -errno. */
-int kiln_agent_cpu_stop_write(const char *path);
+int kiln_sampler_stop_write(const char *path);
 
 /* The program installs a SIGPROF handler of its own (sigaction() or
  * signal(), interposed): CPU profiling stops, what was taken is written,
  * and kiln steps aside (envprof.c). */
-void kiln_agent_sigprof_claimed(void);
-enum kiln_agent_engine kiln_agent_engine(void);
+void kiln_cpuenv_sigprof_claimed(void);
+enum kiln_sampler_engine kiln_sampler_engine(void);
 
 /*
  * Registers the calling thread and the fork handler; called once by the
  * library constructor (idempotent).
  */
-void kiln_agent_cpu_init(void);
+void kiln_sampler_init(void);
 
 
 
@@ -75,7 +75,7 @@ void kiln_agent_cpu_init(void);
  * sample (small) or not: its CPU timer is disarmed or armed again, wall
  * mode skips it or not.
  */
-bool kiln_agent_cpu_small_altstack(bool small);
+bool kiln_sampler_small_altstack(bool small);
 /*
  * Stops CPU sampling for good, keeping what was taken (written as
  * usual): every timer deleted, the wall ticker ended, no thread armed or
@@ -83,19 +83,19 @@ bool kiln_agent_cpu_small_altstack(bool small);
  * put in the profile's comment.  seccomp.c calls it before the program
  * installs a seccomp filter.
  */
-void kiln_agent_cpu_freeze(const char *why);
+void kiln_sampler_freeze(const char *why);
 /* Threads seen with too small an alternate stack of their own. */
-uint64_t kiln_agent_cpu_small_altstacks(void);
+uint64_t kiln_sampler_small_altstacks(void);
 
 struct sigaction;
 /* Whether act installs the agent's own SIGPROF handler. */
-bool kiln_agent_is_own_handler(const struct sigaction *act);
+bool kiln_sampler_is_own_handler(const struct sigaction *act);
 
 
 /* ---- wall-clock sampling (wall.c, fed into cpu.c's queue) ---- */
 
 /* A wall sample's thread state (its `state` label); 0: a CPU sample. */
-enum kiln_agent_wall_state {
+enum kiln_sampler_wall_state {
 	KILN_WALL_RUNNING = 1,		/* R: on a CPU or ready for one */
 	KILN_WALL_SLEEPING,		/* S */
 	KILN_WALL_BLOCKED_IO,		/* D */
@@ -104,33 +104,33 @@ enum kiln_agent_wall_state {
 
 /* Starts (stops) the ticker thread: every thread sampled each period_ns
  * of wall-clock time.  0 or -errno. */
-int kiln_agent_wall_start(int64_t period_ns);
-void kiln_agent_wall_stop(void);
+int kiln_sampler_wall_start(int64_t period_ns);
+void kiln_sampler_wall_stop(void);
 
 /* The bytes of a waiting thread's stack copied to unwind it. */
-#define KILN_AGENT_COPY_BYTES 65536
+#define KILN_SAMPLER_COPY_BYTES 65536
 
 /*
  * Calls fn(tid, state letter, ctx) for each live thread of the task
  * folder dir (/proc/self/task) but me and kiln's own; stops at fn's
  * first non-zero return, which it returns (or -errno).
  */
-int kiln_agent_each_thread(int dir, pid_t me,
+int kiln_sampler_each_thread(int dir, pid_t me,
 			   int (*fn)(pid_t tid, char state, void *ctx), void *ctx);
 
 /* The state letter of thread tid (R, S, D, ...) from the task folder
  * dir (/proc/self/task); 0 when it is gone. */
-char kiln_agent_thread_state(int dir, pid_t tid);
-enum kiln_agent_wall_state kiln_agent_wall_state_of(char c);
+char kiln_sampler_thread_state(int dir, pid_t tid);
+enum kiln_sampler_wall_state kiln_sampler_wall_state_of(char c);
 
 /*
  * The stack of waiting thread tid of process pid, from outside it (the
  * sp and pc of /proc/self/task/TID/syscall, a copy of its stack into buf,
- * KILN_AGENT_COPY_BYTES): the number of frames stored in pcs
- * (KILN_AGENT_MAX_DEPTH), 0 when there is none to take, -1 when the
+ * KILN_SAMPLER_COPY_BYTES): the number of frames stored in pcs
+ * (KILN_SAMPLER_MAX_DEPTH), 0 when there is none to take, -1 when the
  * thread runs (it must be signalled instead).
  */
-int kiln_agent_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
+int kiln_sampler_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
 			      uint64_t *pcs);
 
 /*
@@ -142,37 +142,37 @@ int kiln_agent_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
  * handler: their stacks are then empty); waiting ones are read from
  * outside.  0 or -errno.
  */
-int kiln_agent_threads_snapshot(struct kiln_prof **out);
+int kiln_sampler_snapshot(struct kiln_prof **out);
 
 /*
  * SIGPROF queued to thread tid of process pid (rt_tgsigqueueinfo,
  * SI_QUEUE, this process as the sender, value as si_value): how the wall
  * ticker and the goroutine snapshot reach cpu.c's handler.  0 or -errno.
  */
-int kiln_agent_sigprof_to(pid_t pid, pid_t tid, int value);
+int kiln_sampler_sigprof_to(pid_t pid, pid_t tid, int value);
 
 /* Whether tid is never signalled nor sampled: one of kiln's own
  * threads, or one whose own alternate stack is too small for a sample
  * (KILN_ALTSTACK_MIN). */
-bool kiln_agent_cpu_internal(pid_t tid);
+bool kiln_sampler_internal(pid_t tid);
 /* Adds weight ns to what running thread tid's next wall sample (its
  * handler's) weighs; false for a thread of kiln's. */
-bool kiln_agent_cpu_owe(pid_t tid, uint64_t weight);
+bool kiln_sampler_owe(pid_t tid, uint64_t weight);
 /* Queues a sample of thread tid taken outside it (weight in ns). */
-void kiln_agent_cpu_push(pid_t tid, enum kiln_agent_wall_state state,
+void kiln_sampler_push(pid_t tid, enum kiln_sampler_wall_state state,
 			 uint64_t weight, const uint64_t *pcs, int n);
 /* Unwinds a copy of a waiting thread's stack (len bytes from sp) with
  * the sampler's CFI tables, building missing rows first. */
-int kiln_agent_cpu_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
+int kiln_sampler_unwind_copy(uint64_t pc, uint64_t sp, const void *copy,
 			       size_t len, uint64_t *pcs, int max);
 
 /* ---- hooks libkiln/life.c calls, in the order it states ---- */
 
-void kiln_agent_load(void);		/* envprof.c: CPU profile, signals */
-void kiln_agent_before_exit(void);	/* envprof.c: the CPU profile */
-void kiln_agent_before_exec(void);	/* envprof.c: the CPU profile */
-void kiln_agent_after_exec(void);	/* envprof.c: a failed exec: on again */
-void kiln_agent_cpu_fork_child(void);	/* cpu.c: no profile runs */
-void kiln_agent_fork_child(void);	/* envprof.c: the parent's files */
+void kiln_cpuenv_load(void);		/* envprof.c: CPU profile, signals */
+void kiln_cpuenv_before_exit(void);	/* envprof.c: the CPU profile */
+void kiln_cpuenv_before_exec(void);	/* envprof.c: the CPU profile */
+void kiln_cpuenv_after_exec(void);	/* envprof.c: a failed exec: on again */
+void kiln_sampler_fork_child(void);	/* cpu.c: no profile runs */
+void kiln_cpuenv_fork_child(void);	/* envprof.c: the parent's files */
 
 #endif

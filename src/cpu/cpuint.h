@@ -19,7 +19,7 @@
 #include "runtime/threads.h"
 
 /* Frames a sample keeps: a queue slot is then exactly 1 KiB. */
-#define MAX_DEPTH KILN_AGENT_MAX_DEPTH
+#define MAX_DEPTH KILN_SAMPLER_MAX_DEPTH
 /*
  * Queue slots (a power of two).  The collector drains it when it fills
  * by a quarter and every 100 ms: 1024 slots hold 64 ms of samples at the
@@ -50,7 +50,7 @@ struct rec {
 	_Atomic uint64_t seq;		/* sequence - index of the slot */
 	uint32_t tid;
 	uint16_t n;
-	uint8_t state;			/* enum kiln_agent_wall_state */
+	uint8_t state;			/* enum kiln_sampler_wall_state */
 	uint8_t pad;
 	uint64_t weight;		/* samples; wall mode: nanoseconds */
 	uint64_t pcs[MAX_DEPTH];
@@ -60,7 +60,7 @@ _Static_assert(sizeof(struct rec) == 1024,
 	       "(populate_ring())");
 
 /*
- * A snapshot of every thread's stack (kiln_agent_threads_snapshot(), Go's
+ * A snapshot of every thread's stack (kiln_sampler_snapshot(), Go's
  * goroutine endpoint): a running thread is sent SIGPROF with SNAP_MAGIC
  * and the snapshot's generation as the value, and its handler unwinds
  * into the next free record.  A record counts for the snapshot whose

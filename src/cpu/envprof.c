@@ -160,7 +160,7 @@ static int put_profile(const char *path, const struct kiln_buf *b)
 }
 
 /* Stops the running profile and writes it to path. */
-int kiln_agent_cpu_stop_write(const char *path)
+int kiln_sampler_stop_write(const char *path)
 {
 	struct kiln_prof *p = NULL;
 	struct kiln_buf out = KILN_BUF_INIT;
@@ -168,7 +168,7 @@ int kiln_agent_cpu_stop_write(const char *path)
 	int err;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	err = kiln_agent_cpu_end(&p);
+	err = kiln_sampler_end(&p);
 
 	if (err) {
 		if (err != -ENOENT)
@@ -206,7 +206,7 @@ static void write_final(void)
 	 * while the program ran; none is opened from the debug file cache
 	 * now (libc's: ~10 ms the exit would wait for). */
 	kiln_sym_close_debug_cache();
-	if (!kiln_agent_cpu_running()) {
+	if (!kiln_sampler_running()) {
 		/* Never started, or stopped through the API: no temporary
 		 * is left behind. */
 		drop_cpu_out();
@@ -216,9 +216,9 @@ static void write_final(void)
 		char name[4096];
 
 		snprintf(name, sizeof(name), "%s.%u", cpu_path, toggle_count++);
-		kiln_agent_cpu_stop_write(name);
+		kiln_sampler_stop_write(name);
 	} else {
-		kiln_agent_cpu_stop_write(cpu_path);
+		kiln_sampler_stop_write(cpu_path);
 	}
 }
 
@@ -227,12 +227,12 @@ static void toggle(void)
 	char name[4096];
 	int err;
 
-	if (kiln_agent_cpu_running()) {
+	if (kiln_sampler_running()) {
 		snprintf(name, sizeof(name), "%s.%u", cpu_path, toggle_count++);
-		kiln_agent_cpu_stop_write(name);
+		kiln_sampler_stop_write(name);
 		return;
 	}
-	err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
+	err = kiln_sampler_begin(cpu_hz, cpu_wall);
 	if (err)
 		kiln_rt_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 			       strerror(-err));
@@ -320,7 +320,7 @@ static void at_exit(void)
 	write_final();
 }
 
-void kiln_agent_fork_child(void)
+void kiln_cpuenv_fork_child(void)
 {
 	/* The child must not write the parent's file (owner stays the
 	 * parent's pid) nor toggle its profile. */
@@ -373,7 +373,7 @@ static void agent_load(void)
 		kiln_sym_set_debug_cache(dc, false);
 		free(dc);
 	}
-	kiln_agent_cpu_init();
+	kiln_sampler_init();
 	owner = getpid();
 	cpu_hz = e->cpu_hz;
 	cpu_wall = e->cpu_wall;
@@ -404,8 +404,8 @@ static void agent_load(void)
 			return;
 		}
 		kiln_rt_log(KILN_LOG_DEBUG, "CPU profile '%s' opened", cpu_path);
-		kiln_agent_proc_hold();
-		err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
+		kiln_procprof_proc_hold();
+		err = kiln_sampler_begin(cpu_hz, cpu_wall);
 		if (err) {
 			kiln_rt_log(KILN_LOG_ERROR, "cannot start CPU profiling: %s",
 				       err == -EEXIST ? "the program has its own "
@@ -423,7 +423,7 @@ static void agent_load(void)
  * kiln's own work on the program's thread (its paths, the HTTP server):
  * the allocations are not the program's.
  */
-void kiln_agent_load(void)
+void kiln_cpuenv_load(void)
 {
 	kiln_rt_quiet_begin();
 	agent_load();
@@ -433,9 +433,9 @@ void kiln_agent_load(void)
 /* ---- stepping aside for the program's own SIGPROF handler ---- */
 
 
-void kiln_agent_sigprof_claimed(void)
+void kiln_cpuenv_sigprof_claimed(void)
 {
-	if (!kiln_agent_cpu_running())
+	if (!kiln_sampler_running())
 		return;
 	kiln_rt_log(KILN_LOG_ERROR, "the program installs its own SIGPROF "
 		       "handler: kiln stops CPU profiling and steps aside");
@@ -444,7 +444,7 @@ void kiln_agent_sigprof_claimed(void)
 	} else {
 		struct kiln_prof *p = NULL;
 
-		if (!kiln_agent_cpu_end(&p))
+		if (!kiln_sampler_end(&p))
 			kiln_prof_free(p);
 	}
 }
@@ -460,7 +460,7 @@ void kiln_agent_sigprof_claimed(void)
  * pid, starts a profile of its own into PATH, which keeps this one as
  * PATH.old.
  */
-void kiln_agent_before_exit(void)
+void kiln_cpuenv_before_exit(void)
 {
 	if (cpu_path && getpid() == owner && !atomic_exchange(&exiting, true))
 		write_final();
@@ -469,9 +469,9 @@ void kiln_agent_before_exit(void)
 /* The profile was written for an exec that may yet fail (owner's). */
 static bool exec_wrote;
 
-void kiln_agent_before_exec(void)
+void kiln_cpuenv_before_exec(void)
 {
-	if (cpu_path && getpid() == owner && kiln_agent_cpu_running()) {
+	if (cpu_path && getpid() == owner && kiln_sampler_running()) {
 		kiln_rt_log(KILN_LOG_DEBUG, "exec: writing the CPU profile first");
 		write_final();
 		exec_wrote = true;
@@ -484,7 +484,7 @@ void kiln_agent_before_exec(void)
  * exec kept as PATH.old (as the new image of a successful exec keeps it);
  * with the toggle signal, the next stop writes the next PATH.N.
  */
-void kiln_agent_after_exec(void)
+void kiln_cpuenv_after_exec(void)
 {
 	int err;
 
@@ -501,7 +501,7 @@ void kiln_agent_after_exec(void)
 			return;
 		}
 	}
-	err = kiln_agent_cpu_begin(cpu_hz, cpu_wall);
+	err = kiln_sampler_begin(cpu_hz, cpu_wall);
 	if (err) {
 		kiln_rt_log(KILN_LOG_ERROR, "exec failed: cannot start CPU "
 			       "profiling again: %s", strerror(-err));

@@ -5,7 +5,7 @@
  * collector sees the set change and just before every dlclose() while a
  * CPU profile runs.  A profile is written from /proc/self/maps; a library
  * dlclose()d before that is no longer there, and its samples would be
- * bare addresses: kiln_agent_modules_add_gone() gives the address ranges
+ * bare addresses: kiln_procprof_modules_add_gone() gives the address ranges
  * no current mapping covers the last module known there, so that the
  * symbolizer names them from the file on disk.  Never in a handler or a
  * malloc hook.
@@ -117,7 +117,7 @@ static int note_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-void kiln_agent_modules_note(void)
+void kiln_procprof_modules_note(void)
 {
 	if (!take_lock())
 		return;
@@ -141,7 +141,7 @@ static bool overlaps(const struct kiln_maptab *t, uint64_t start, uint64_t end)
 	return lo < t->n && t->r[lo].start < end;
 }
 
-int kiln_agent_modules_add_gone(struct kiln_maptab *t, struct kiln_prof *p)
+int kiln_procprof_modules_add_gone(struct kiln_maptab *t, struct kiln_prof *p)
 {
 	int err = 0;
 	size_t i;

@@ -31,7 +31,7 @@
 static struct kiln_kfd proc_dir = KILN_KFD_INIT;
 static pid_t proc_pid;
 
-void kiln_agent_proc_hold(void)
+void kiln_procprof_proc_hold(void)
 {
 	if (proc_pid == getpid() && kiln_kfd_ours(&proc_dir))
 		return;
@@ -39,7 +39,7 @@ void kiln_agent_proc_hold(void)
 		proc_pid = getpid();
 }
 
-int kiln_agent_proc_openat(struct kiln_kfd *k, const char *rel, int flags)
+int kiln_procprof_proc_openat(struct kiln_kfd *k, const char *rel, int flags)
 {
 	char path[256];
 	int fd = -1;
@@ -70,8 +70,8 @@ static int read_maps(struct kiln_buf *b)
 	return kiln_read_self_maps(b);
 }
 
-int kiln_agent_maps_load_from(struct kiln_agent_maps *m, struct kiln_prof *p,
-			      struct kiln_buf *text)
+int kiln_procprof_maps_load_from(struct kiln_procprof_maps *m,
+				  struct kiln_prof *p, struct kiln_buf *text)
 {
 	int err = 0;
 
@@ -81,32 +81,33 @@ int kiln_agent_maps_load_from(struct kiln_agent_maps *m, struct kiln_prof *p,
 	if (!err)
 		err = kiln_maptab_add_text(&m->t, p, text->data, text->len);
 	if (!err)
-		err = kiln_agent_modules_add_gone(&m->t, p);
+		err = kiln_procprof_modules_add_gone(&m->t, p);
 	if (!err)
 		err = kiln_prof_error(p);
 	return err;
 }
 
-int kiln_agent_maps_load(struct kiln_agent_maps *m, struct kiln_prof *p)
+int kiln_procprof_maps_load(struct kiln_procprof_maps *m, struct kiln_prof *p)
 {
 	struct kiln_buf maps = KILN_BUF_INIT;
-	int err = kiln_agent_maps_load_from(m, p, &maps);
+	int err = kiln_procprof_maps_load_from(m, p, &maps);
 
 	kiln_buf_release(&maps);
 	return err;
 }
 
-uint32_t kiln_agent_maps_find(const struct kiln_agent_maps *m, uint64_t addr)
+uint32_t kiln_procprof_maps_find(const struct kiln_procprof_maps *m,
+				 uint64_t addr)
 {
 	return kiln_maptab_find(&m->t, addr);
 }
 
-void kiln_agent_maps_release(struct kiln_agent_maps *m)
+void kiln_procprof_maps_release(struct kiln_procprof_maps *m)
 {
 	kiln_maptab_release(&m->t);
 }
 
-struct kiln_sym *kiln_agent_sym_new(bool kept)
+struct kiln_sym *kiln_procprof_sym_new(bool kept)
 {
 	struct kiln_sym_opts so = { 0 };
 
@@ -115,12 +116,12 @@ struct kiln_sym *kiln_agent_sym_new(bool kept)
 	return kiln_sym_new(&so);
 }
 
-int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
+int kiln_procprof_finish_with(struct kiln_prof *p, unsigned sym_flags,
 				struct kiln_sym *warm)
 {
 	struct kiln_buf cmd = KILN_BUF_INIT;
 	struct kiln_map raw;
-	struct kiln_sym *sym = warm ? warm : kiln_agent_sym_new(false);
+	struct kiln_sym *sym = warm ? warm : kiln_procprof_sym_new(false);
 	size_t i;
 	int err;
 
@@ -148,7 +149,7 @@ int kiln_agent_prof_finish_with(struct kiln_prof *p, unsigned sym_flags,
 	return kiln_prof_error(p);
 }
 
-int kiln_agent_prof_finish(struct kiln_prof *p, unsigned sym_flags)
+int kiln_procprof_finish(struct kiln_prof *p, unsigned sym_flags)
 {
-	return kiln_agent_prof_finish_with(p, sym_flags, NULL);
+	return kiln_procprof_finish_with(p, sym_flags, NULL);
 }

@@ -70,17 +70,18 @@ static int snap_one(pid_t tid, char c, void *arg)
 {
 	struct snap_ctx *x = arg;
 	uint64_t pcs[MAX_DEPTH];
-	int n = c == 'R' ? -1 : kiln_agent_unwind_waiting(x->dir, x->pid, tid,
+	int n = c == 'R' ? -1 : kiln_sampler_unwind_waiting(x->dir, x->pid, tid,
 							   x->buf, pcs);
 
 	if (n < 0 && x->can_signal) {
 		kcpu_slot_for(tid);
-		if (!kiln_agent_sigprof_to(x->pid, tid, (int)(SNAP_MAGIC | x->gen)))
+		if (!kiln_sampler_sigprof_to(x->pid, tid, (int)(SNAP_MAGIC | x->gen)))
 			x->sent++;
 		return 0;
 	}
 	/* (A running thread that cannot be signalled: an empty stack.) */
-	snap_add(x->raw, tid, kiln_agent_wall_state_of(c), pcs, n < 0 ? 0 : (uint32_t)n);
+	snap_add(x->raw, tid, kiln_sampler_wall_state_of(c), pcs,
+		 n < 0 ? 0 : (uint32_t)n);
 	return 0;
 }
 
@@ -98,7 +99,7 @@ static int snap_pass(struct kiln_prof *raw, int dir, uint32_t gen,
 	for (i = 0; i < SNAP_MAX; i++)
 		atomic_store_explicit(&kcpu_snaps[i].gen, 0, memory_order_relaxed);
 	atomic_store_explicit(&kcpu_snap_gen, gen, memory_order_release);
-	err = kiln_agent_each_thread(dir, gettid_(), snap_one, &x);
+	err = kiln_sampler_each_thread(dir, gettid_(), snap_one, &x);
 	/* The running threads' handlers (a thread with SIGPROF blocked, or
 	 * one that exited, is not waited for beyond SNAP_WAIT_MS). */
 	for (i = 0; !err && i < SNAP_WAIT_MS; i++) {
@@ -120,7 +121,7 @@ static int snap_pass(struct kiln_prof *raw, int dir, uint32_t gen,
 	return err ? err : kiln_prof_error(raw);
 }
 
-int kiln_agent_threads_snapshot(struct kiln_prof **out)
+int kiln_sampler_snapshot(struct kiln_prof **out)
 {
 	static uint32_t gen;
 	struct kiln_kfd dir = KILN_KFD_INIT;
@@ -159,8 +160,8 @@ int kiln_agent_threads_snapshot(struct kiln_prof **out)
 			kcpu_snaps = m;
 	}
 	if (!err)
-		err = kiln_agent_proc_openat(&dir, "task", O_RDONLY | O_DIRECTORY);
-	buf = err ? NULL : malloc(KILN_AGENT_COPY_BYTES);
+		err = kiln_procprof_proc_openat(&dir, "task", O_RDONLY | O_DIRECTORY);
+	buf = err ? NULL : malloc(KILN_SAMPLER_COPY_BYTES);
 	if (!err && !buf)
 		err = -ENOMEM;
 	/* A second pass when the first met code whose unwinding rows were

@@ -45,7 +45,7 @@
 /* The top of a waiting thread's stack that is copied: 64 KiB, 16 pages
  * (process_vm_readv stops at the first page that is not mapped). */
 #define PAGE 4096
-#define COPY_PAGES (KILN_AGENT_COPY_BYTES / PAGE)
+#define COPY_PAGES (KILN_SAMPLER_COPY_BYTES / PAGE)
 
 static pthread_t ticker;
 static _Atomic uint32_t ticker_stop;	/* futex word: 1 stops it */
@@ -81,7 +81,7 @@ static ssize_t read_rel(int dir, const char *rel, char *buf, size_t size)
 
 /* The state letter of /proc/self/task/TID/stat ("pid (comm) S ..."; the
  * name may hold parentheses: the last one ends it); 0 if gone. */
-char kiln_agent_thread_state(int dir, pid_t tid)
+char kiln_sampler_thread_state(int dir, pid_t tid)
 {
 	char rel[32], buf[512], *p;
 
@@ -92,7 +92,7 @@ char kiln_agent_thread_state(int dir, pid_t tid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
-enum kiln_agent_wall_state kiln_agent_wall_state_of(char c)
+enum kiln_sampler_wall_state kiln_sampler_wall_state_of(char c)
 {
 	switch (c) {
 	case 'R':
@@ -106,7 +106,7 @@ enum kiln_agent_wall_state kiln_agent_wall_state_of(char c)
 	}
 }
 
-int kiln_agent_sigprof_to(pid_t pid, pid_t tid, int value)
+int kiln_sampler_sigprof_to(pid_t pid, pid_t tid, int value)
 {
 	siginfo_t si;
 
@@ -122,18 +122,18 @@ int kiln_agent_sigprof_to(pid_t pid, pid_t tid, int value)
 /* SIGPROF to a running thread: cpu.c's handler takes the sample. */
 static void signal_thread(pid_t pid, pid_t tid, int64_t weight)
 {
-	if (kiln_agent_cpu_owe(tid, (uint64_t)weight))
-		kiln_agent_sigprof_to(pid, tid, 0);
+	if (kiln_sampler_owe(tid, (uint64_t)weight))
+		kiln_sampler_sigprof_to(pid, tid, 0);
 }
 
 /*
  * The stack of waiting thread tid, from outside it, into pcs (the copy
- * of its stack goes to buf, KILN_AGENT_COPY_BYTES): the number of frames, 0
+ * of its stack goes to buf, KILN_SAMPLER_COPY_BYTES): the number of frames, 0
  * when there is none to take (the thread is gone, /proc refused), -1
  * when the thread is not waiting after all (/proc says "running": it
  * woke up) and must be signalled instead.
  */
-int kiln_agent_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
+int kiln_sampler_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
 			      uint64_t *pcs)
 {
 	char rel[32], line[256], *f[12], *save = NULL, *tok;
@@ -169,25 +169,26 @@ int kiln_agent_unwind_waiting(int dir, pid_t pid, pid_t tid, uint64_t *buf,
 	got = process_vm_readv(pid, &local, 1, remote, COPY_PAGES, 0);
 	if (got < 0)
 		got = 0;	/* seccomp, say: the pc alone */
-	return kiln_agent_cpu_unwind_copy(pc, sp, buf, (size_t)got, pcs,
-					  KILN_AGENT_MAX_DEPTH);
+	return kiln_sampler_unwind_copy(pc, sp, buf, (size_t)got, pcs,
+					  KILN_SAMPLER_MAX_DEPTH);
 }
 
 /* A waiting thread's sample, from the ticker; false as
- * kiln_agent_unwind_waiting()'s
+ * kiln_sampler_unwind_waiting()'s
  * -1. */
-static bool sample_waiting(pid_t pid, pid_t tid, enum kiln_agent_wall_state st,
+static bool sample_waiting(pid_t pid, pid_t tid,
+			   enum kiln_sampler_wall_state st,
 			   int64_t weight)
 {
-	uint64_t pcs[KILN_AGENT_MAX_DEPTH];
-	int n = kiln_agent_unwind_waiting(task_dir.fd, pid, tid, copy, pcs);
+	uint64_t pcs[KILN_SAMPLER_MAX_DEPTH];
+	int n = kiln_sampler_unwind_waiting(task_dir.fd, pid, tid, copy, pcs);
 
 	if (n > 0)
-		kiln_agent_cpu_push(tid, st, (uint64_t)weight, pcs, n);
+		kiln_sampler_push(tid, st, (uint64_t)weight, pcs, n);
 	return n >= 0;
 }
 
-int kiln_agent_each_thread(int dir, pid_t me,
+int kiln_sampler_each_thread(int dir, pid_t me,
 			   int (*fn)(pid_t tid, char state, void *ctx), void *ctx)
 {
 	char dents[4096];
@@ -213,9 +214,9 @@ int kiln_agent_each_thread(int dir, pid_t me,
 			char c;
 
 			off += d->reclen;
-			if (tid <= 0 || tid == me || kiln_agent_cpu_internal(tid))
+			if (tid <= 0 || tid == me || kiln_sampler_internal(tid))
 				continue;
-			c = kiln_agent_thread_state(dir, tid);
+			c = kiln_sampler_thread_state(dir, tid);
 			if (!c || c == 'Z' || c == 'X')
 				continue;
 			err = fn(tid, c, ctx);
@@ -234,7 +235,7 @@ static int sample_one(pid_t tid, char c, void *ctx)
 {
 	const struct tick_ctx *t = ctx;
 
-	if (c == 'R' || !sample_waiting(t->pid, tid, kiln_agent_wall_state_of(c),
+	if (c == 'R' || !sample_waiting(t->pid, tid, kiln_sampler_wall_state_of(c),
 					t->weight))
 		signal_thread(t->pid, tid, t->weight);
 	return 0;
@@ -245,7 +246,7 @@ static void sample_all(pid_t pid, pid_t me, int64_t weight)
 	struct tick_ctx t = { pid, weight };
 
 	if (kiln_kfd_ours(&task_dir))
-		kiln_agent_each_thread(task_dir.fd, me, sample_one, &t);
+		kiln_sampler_each_thread(task_dir.fd, me, sample_one, &t);
 }
 
 static void *tick(void *arg)
@@ -277,14 +278,14 @@ static void *tick(void *arg)
 	return NULL;
 }
 
-int kiln_agent_wall_start(int64_t period)
+int kiln_sampler_wall_start(int64_t period)
 {
 	int err;
 
 	period_ns = period;
 	/* A fork child's copy of its parent's folder (CLOEXEC, kiln's). */
 	kiln_kfd_close(&task_dir);
-	err = kiln_agent_proc_openat(&task_dir, "task", O_RDONLY | O_DIRECTORY);
+	err = kiln_procprof_proc_openat(&task_dir, "task", O_RDONLY | O_DIRECTORY);
 	if (err)
 		return err;
 	atomic_store(&ticker_stop, 0);
@@ -294,7 +295,7 @@ int kiln_agent_wall_start(int64_t period)
 	return err;
 }
 
-void kiln_agent_wall_stop(void)
+void kiln_sampler_wall_stop(void)
 {
 	atomic_store(&ticker_stop, 1);
 	syscall(SYS_futex, &ticker_stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);

@@ -67,7 +67,7 @@ int kiln_htrace_prof(const struct kiln_htrace_snap *now,
 			 const struct kiln_htrace_snap *base, bool allocs,
 			 struct kiln_prof **out)
 {
-	struct kiln_agent_maps maps = { 0 };
+	struct kiln_procprof_maps maps = { 0 };
 	struct kiln_prof *p = kiln_prof_new();
 	struct kiln_heapprof hp;
 	size_t i, bpos = 0;
@@ -81,7 +81,7 @@ int kiln_htrace_prof(const struct kiln_htrace_snap *now,
 	p->time_nanos = base ? base->time_nanos : now->time_nanos;
 	if (base)
 		p->duration_nanos = now->time_nanos - base->time_nanos;
-	err = kiln_agent_maps_load(&maps, p);
+	err = kiln_procprof_maps_load(&maps, p);
 	if (err)
 		goto out;
 	for (i = 0; i < now->n && !err; i++) {
@@ -107,10 +107,10 @@ int kiln_htrace_prof(const struct kiln_htrace_snap *now,
 	if (!err)
 		err = kiln_prof_error(p);
 	if (!err)
-		err = kiln_agent_prof_finish(p, 0);
+		err = kiln_procprof_finish(p, 0);
 out:
 	kiln_heapprof_release(&hp);
-	kiln_agent_maps_release(&maps);
+	kiln_procprof_maps_release(&maps);
 	if (err) {
 		kiln_prof_free(p);
 		return err;

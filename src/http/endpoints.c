@@ -238,7 +238,7 @@ enum MHD_Result khttp_do_goroutine(struct MHD_Connection *c)
 
 	if (khttp_int_arg(c, "debug", 0, 2, 0, "a level", &debug, &r))
 		return khttp_queue(c, MHD_HTTP_BAD_REQUEST, r);
-	err = kiln_agent_threads_snapshot(&p);
+	err = kiln_sampler_snapshot(&p);
 	if (!err)
 		err = debug > 0 ? dump_threads(p, &b) : kiln_pprof_write(p, &b, true);
 	kiln_prof_free(p);

@@ -313,7 +313,7 @@ static void *job_main(void *arg)
 		heap_answer(j, gone, stopped);
 		goto resume;
 	}
-	err = kiln_agent_cpu_end(&p);
+	err = kiln_sampler_end(&p);
 	if (gone || stopped) {
 		kiln_rt_log(KILN_LOG_DEBUG, "http: CPU profile cut short (%s)",
 			       gone ? "the client went away" : "the server stops");
@@ -463,7 +463,7 @@ enum MHD_Result khttp_do_profile(struct kiln_http *srv, struct MHD_Connection *c
 		return khttp_queue(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 				   khttp_text_response("the server is stopping"));
 	}
-	err = kiln_agent_cpu_begin((int)hz, false);
+	err = kiln_sampler_begin((int)hz, false);
 	if (!err)
 		srv->jobs++;
 	pthread_mutex_unlock(&srv->lock);
@@ -496,7 +496,7 @@ enum MHD_Result khttp_do_profile(struct kiln_http *srv, struct MHD_Connection *c
 	if (err) {
 		struct kiln_prof *p = NULL;
 
-		kiln_agent_cpu_end(&p);
+		kiln_sampler_end(&p);
 		kiln_prof_free(p);
 		free(j);
 		job_failed(srv, c, rq, err);

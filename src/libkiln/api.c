@@ -21,7 +21,7 @@ KILN_API int kiln_cpu_start(const struct kiln_cpu_opts *opts)
 	int err;
 
 	kiln_rt_quiet_begin();
-	err = kiln_agent_cpu_begin(opts && opts->hz ? opts->hz : 99,
+	err = kiln_sampler_begin(opts && opts->hz ? opts->hz : 99,
 				   opts && (opts->flags & KILN_CPU_WALL));
 	kiln_rt_quiet_end();
 	return err;
@@ -34,14 +34,14 @@ KILN_API int kiln_cpu_stop_write(const char *path)
 	if (!path)
 		return -EINVAL;
 	kiln_rt_quiet_begin();
-	err = kiln_agent_cpu_stop_write(path);
+	err = kiln_sampler_stop_write(path);
 	kiln_rt_quiet_end();
 	return err;
 }
 
 KILN_API int kiln_cpu_running(void)
 {
-	return kiln_agent_cpu_running();
+	return kiln_sampler_running();
 }
 
 KILN_API int kiln_heap_start(void)

@@ -136,11 +136,11 @@ int sigaltstack(const stack_t *ss, stack_t *old)
 	/* Not signalled any more before the small stack is in place
 	 * (none is, under a seccomp filter). */
 	if (small && !kiln_rt_frozen())
-		was = kiln_agent_cpu_small_altstack(true);
+		was = kiln_sampler_small_altstack(true);
 	rc = kiln_rt_altstack_set(ss, old);
 	err = errno;
 	if (ss && !kiln_rt_frozen() && (rc ? small && !was : !small))
-		kiln_agent_cpu_small_altstack(rc ? was : false);
+		kiln_sampler_small_altstack(rc ? was : false);
 	errno = err;
 	return rc;
 }
@@ -158,7 +158,7 @@ int sigaltstack(const stack_t *ss, stack_t *old)
 static void filter_coming(unsigned long mode)
 {
 	if (mode == SECCOMP_MODE_FILTER || mode == SECCOMP_MODE_STRICT)
-		kiln_agent_cpu_freeze("the program installs a seccomp filter");
+		kiln_sampler_freeze("the program installs a seccomp filter");
 }
 
 INTERPOSER
@@ -219,8 +219,8 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 				act->sa_handler != SIG_DFL &&
 				act->sa_handler != SIG_IGN;
 
-		if (installs && !kiln_agent_is_own_handler(act))
-			kiln_agent_sigprof_claimed();
+		if (installs && !kiln_sampler_is_own_handler(act))
+			kiln_cpuenv_sigprof_claimed();
 	}
 	return real_sigaction(sig, act, old);
 }
@@ -235,7 +235,7 @@ sighandler_t signal(int sig, sighandler_t handler)
 		return SIG_ERR;
 	}
 	if (sig == SIGPROF && handler != SIG_DFL && handler != SIG_IGN)
-		kiln_agent_sigprof_claimed();
+		kiln_cpuenv_sigprof_claimed();
 	return real_signal(sig, handler);
 }
 
@@ -257,8 +257,8 @@ int dlclose(void *handle)
 		real = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
 	if (!real)
 		return -1;
-	if (kiln_agent_cpu_running())
-		kiln_agent_modules_note();
+	if (kiln_sampler_running())
+		kiln_procprof_modules_note();
 	return real(handle);
 }
 

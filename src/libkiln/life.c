@@ -61,8 +61,8 @@ static void child(void)
 	kiln_rt_gate_child();
 	kiln_rt_threads_fork_child();
 	kiln_htrace_dump_fork_child();
-	kiln_agent_cpu_fork_child();
-	kiln_agent_fork_child();
+	kiln_sampler_fork_child();
+	kiln_cpuenv_fork_child();
 	kiln_http_fork_child();
 	kiln_relay_fork_child();
 	kiln_htrace_fork_child();
@@ -102,7 +102,7 @@ __attribute__((constructor)) static void kiln_runtime_load(void)
 	kiln_interpose_load();
 	pthread_atfork(prepare, parent, child);
 	kiln_htrace_dump_load();
-	kiln_agent_load();
+	kiln_cpuenv_load();
 	kiln_http_load();
 	kiln_htrace_load();
 }
@@ -126,7 +126,7 @@ __attribute__((destructor)) static void kiln_runtime_fini(void)
  */
 void kiln_life_before_exit(void)
 {
-	kiln_agent_before_exit();
+	kiln_cpuenv_before_exit();
 	kiln_htrace_exit_flush();
 }
 
@@ -140,7 +140,7 @@ void kiln_life_before_exit(void)
  */
 void kiln_life_before_exec(void)
 {
-	kiln_agent_before_exec();
+	kiln_cpuenv_before_exec();
 	kiln_htrace_exec_flush();
 	kiln_htrace_dump_before_exec();
 }
@@ -155,7 +155,7 @@ void kiln_life_after_exec(void)
 	int err = errno;
 
 	kiln_rt_quiet_begin();
-	kiln_agent_after_exec();
+	kiln_cpuenv_after_exec();
 	kiln_rt_quiet_end();
 	errno = err;
 }

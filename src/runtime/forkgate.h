@@ -20,7 +20,7 @@
 void kiln_rt_busy_begin(void);
 void kiln_rt_busy_end(void);
 
-/* Registers the fork gate's handlers; called by kiln_agent_cpu_init(). */
+/* Registers the fork gate's handlers; called by kiln_sampler_init(). */
 void kiln_rt_gate_init(void);
 
 /* The pthread_atfork triple's part (libkiln/life.c): kiln's threads idle
