@@ -52,5 +52,11 @@ int main(void)
 		}
 		putchar('\n');
 	}
+	for (i = 0; i < np; i++)
+		free(pats[i]);
+	for (j = 0; j < nn; j++)
+		free(names[j]);
+	free(pats);
+	free(names);
 	return 0;
 }
