@@ -10,9 +10,9 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "format/format.h"
 #include "format/heapcols.h"
 #include "format/heaptrace.h"
-#include "format/heaptraceint.h"
 #include "util/varint.h"
 
 bool kiln_heaptrace_detect(const char *data, size_t len)
@@ -25,7 +25,7 @@ bool kiln_heaptrace_detect(const char *data, size_t len)
 
 	if (len >= 8 && !memcmp(data, "KILNHEAP", 8))
 		return true;
-	if (!is_zstd(data, len))
+	if (!kiln_is_zstd(data, len))
 		return false;
 	z = ZSTD_createDCtx();
 	if (!z)
@@ -69,7 +69,7 @@ int kiln_heaptrace_peek(const char *data, size_t len,
 	size_t i = 8, at[KILN_HCOL_N], k;
 	ZSTD_DCtx *z;
 
-	if (!is_zstd(data, len))
+	if (!kiln_is_zstd(data, len))
 		return -EINVAL;
 	z = ZSTD_createDCtx();
 	if (!z)

@@ -174,7 +174,7 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 	*used = 0;
 	if (err)
 		return err;
-	if (!r->nframe && !is_zstd(data, len)) {
+	if (!r->nframe && !kiln_is_zstd(data, len)) {
 		if (!final && len < 8)
 			return 0;	/* too early to tell */
 		/* An uncompressed stream (for tests and debugging). */

@@ -2,8 +2,7 @@
  * The kiln heap trace reader's internals (format stage), shared by
  * heaptrace.c (one frame's columns decoded into records and handed to
  * the analysis) and heaptrace-stream.c (the zstd frames inflated one at a
- * time, the stream API, the readers into a profile).  heaptrace-peek.c
- * (detection and the header peek) uses only is_zstd().
+ * time, the stream API, the readers into a profile).
  */
 #ifndef KILN_FORMAT_HEAPTRACEINT_H
 #define KILN_FORMAT_HEAPTRACEINT_H
@@ -57,13 +56,5 @@ struct reader {
  * to r->h.  0, -ENOMEM or -EINVAL with r->d saying where.
  */
 int kiln_heaptrace_records(struct reader *r, const char *data, size_t len);
-
-/* True when data starts with a zstd frame's magic. */
-static inline bool is_zstd(const char *data, size_t len)
-{
-	return len >= 4 && (unsigned char)data[0] == 0x28 &&
-	       (unsigned char)data[1] == 0xb5 && (unsigned char)data[2] == 0x2f &&
-	       (unsigned char)data[3] == 0xfd;
-}
 
 #endif
