@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/perfevent.h"
+
 struct kiln_perf_attr {
 	uint32_t type;		/* PERF_TYPE_SOFTWARE, _HARDWARE, _TRACEPOINT */
 	uint64_t config, config1, config2;	/* see capture/events.h */
@@ -29,77 +31,6 @@ struct kiln_perf_attr {
 	bool context_switch;	/* KILN_PERF_SWITCH records (switch in/out) */
 };
 
-/* One sample, pointing into kiln_perf's buffers: valid during the callback. */
-struct kiln_perf_sample {
-	uint32_t pid, tid;
-	uint64_t time;
-	uint64_t period;
-	uint64_t ip;
-	uint32_t cpu;
-	uint64_t nr;			/* call chain entries, with context markers */
-	const uint64_t *ips;
-	uint64_t abi;			/* PERF_SAMPLE_REGS_ABI_*, 0: no regs */
-	const uint64_t *regs;		/* as many as bits in the regs mask */
-	uint64_t stack_size;		/* bytes copied */
-	const char *stack;
-	uint64_t stack_dyn;		/* bytes of it that are valid */
-	bool user;			/* the sample hit user code */
-	uint32_t raw_size;		/* PERF_SAMPLE_RAW bytes, 0: none */
-	const char *raw;
-	uint32_t column;		/* the value column of its event
-					 * (kiln_rec_opts.columns), 0: the one */
-};
-
-enum kiln_perf_kind {
-	KILN_PERF_SAMPLE,
-	KILN_PERF_MMAP,		/* a new mapping */
-	KILN_PERF_COMM,		/* a thread's name (exec: true on exec) */
-	KILN_PERF_FORK,		/* a new process or thread */
-	KILN_PERF_EXIT,
-	KILN_PERF_LOST,		/* the kernel dropped `lost` records */
-	KILN_PERF_SWITCH,	/* a thread left or got a CPU (context_switch) */
-};
-
-struct kiln_perf_event {
-	enum kiln_perf_kind kind;
-	uint64_t time;
-	union {
-		struct kiln_perf_sample sample;
-		struct {
-			uint32_t pid, tid;
-			uint64_t start, len, pgoff;
-			uint32_t prot;
-			uint32_t maj, min;
-			uint64_t ino;
-			uint8_t build_id[20];
-			uint8_t build_id_size;	/* 0: none in the record */
-			const char *filename;
-			/* offline readers: the file to read for filename
-			 * (a local copy or perf's build-id cache), NULL for
-			 * none; live recording leaves it NULL and opens
-			 * filename */
-			const char *open_path;
-		} mmap;
-		struct {
-			uint32_t pid, tid;
-			const char *comm;
-			bool exec;
-		} comm;
-		struct {
-			uint32_t pid, ppid, tid, ptid;
-		} task;		/* FORK and EXIT */
-		struct {
-			uint64_t lost;
-		} lost;
-		struct {
-			uint32_t pid, tid;
-			bool out;	/* switched out (else in) */
-			bool preempt;	/* out while still runnable */
-		} sw;
-	};
-};
-
-typedef void (*kiln_perf_fn)(void *ctx, const struct kiln_perf_event *ev);
 
 struct kiln_perf;
 
@@ -161,7 +92,8 @@ int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx);
 /* Records the kernel reported lost (PERF_RECORD_LOST), so far. */
 uint64_t kiln_perf_lost(const struct kiln_perf *s);
 
-/* The user registers kiln asks for (x86-64: all general-purpose ones). */
+/* The user registers kiln asks for (x86-64: all general-purpose ones):
+ * KILN_PERF_REGS_MASK (util/perfevent.h). */
 uint64_t kiln_perf_regs_mask(void);
 
 #endif

@@ -24,13 +24,13 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "capture/perf.h"
 #include "format/format.h"
 #include "format/perfdata.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/sort.h"
 #include "util/diag.h"
+#include "util/perfevent.h"
 
 #define MAGIC 0x32454c4946524550ull	/* "PERFILE2" little-endian */
 #define MAGIC_SWAPPED 0x50455246494c4532ull
@@ -51,7 +51,7 @@ static void reg_layout(struct attr *a)
 	a->nwant = 0;
 	a->regs_as_is = true;
 	a->nregs_user = (uint8_t)__builtin_popcountll(a->regs_user);
-	for (want = kiln_perf_regs_mask(); want; want &= want - 1) {
+	for (want = KILN_PERF_REGS_MASK; want; want &= want - 1) {
 		bit = __builtin_ctzll(want);
 		below = a->regs_user & ((1ull << bit) - 1);
 		a->regpos[a->nwant++] = (a->regs_user >> bit) & 1 ?

@@ -23,8 +23,7 @@
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/file.h"
-
-#include "capture/perf.h"
+#include "util/perfevent.h"
 
 /* What kiln needs of a perf_event_attr. */
 struct attr {
@@ -35,7 +34,7 @@ struct attr {
 	uint64_t sample_type, read_format;
 	uint64_t branch_sample_type;
 	uint64_t regs_user, regs_intr;
-	/* Where each register of kiln's mask (kiln_perf_regs_mask(), in
+	/* Where each register of kiln's mask (KILN_PERF_REGS_MASK, in
 	 * order) sits among the file's regs_user: an index, or -1 where the
 	 * file has none; nregs_user: how many the file records.  Computed
 	 * once per attr, not per sample. */

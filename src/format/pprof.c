@@ -1,14 +1,8 @@
 /*
- * pprof (format stage): reads and writes profile.proto (package
- * perftools.profiles), the format of go tool pprof, Pyroscope and Parca,
- * through the protobuf-c code generated from proto/profile.proto.
- *
- * Writing maps the model 1:1: model string, function, mapping and location
- * ids are the pprof string indexes and ids.  The protobuf-c structs are
- * allocated in bulk (one array per record kind, pointer arrays into them,
- * sample values pointing into the model), so a profile with a million
- * samples costs a few large allocations, and the output depends only on
- * the model (same profile, same bytes).
+ * pprof reader (format stage): profile.proto (package perftools.profiles),
+ * the format of go tool pprof, Pyroscope and Parca, read through the
+ * protobuf-c code generated from proto/profile.proto.  The writer is
+ * pprof-write.c, the wire-format walker and checker pprof-wire.c.
  *
  * Reading walks the top-level fields of the Profile message itself (a
  * first pass interns the string table, which Go writes last, and checks
@@ -33,283 +27,11 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-#include "profile.pb-c.h"
-
 #include "format/format.h"
+#include "format/pprofint.h"
 #include "profile/profile.h"
 #include "util/buf.h"
 #include "util/diag.h"
-#include "util/varint.h"
-
-/* Shorter names for the generated types (file-local). */
-typedef Perftools__Profiles__Profile pb_profile;
-typedef Perftools__Profiles__ValueType pb_value_type;
-typedef Perftools__Profiles__Sample pb_sample;
-typedef Perftools__Profiles__Label pb_label;
-typedef Perftools__Profiles__Mapping pb_mapping;
-typedef Perftools__Profiles__Location pb_location;
-typedef Perftools__Profiles__Line pb_line;
-typedef Perftools__Profiles__Function pb_function;
-
-/*
- * gzip level for written profiles.  Level 1 (what Go's runtime/pprof
- * uses) is several times faster than the default on big profiles and
- * protobuf's repetitive bytes still shrink well.
- */
-#define PPROF_GZIP_LEVEL 1
-
-/* ---- writing ---- */
-
-/* The bulk arrays behind one Profile message. */
-struct wr {
-	pb_profile prof;
-	pb_value_type *vt;		/* ntypes + 1: the last is period_type */
-	pb_value_type **vtp;
-	pb_sample *smp;
-	pb_sample **smpp;
-	uint64_t *locids;		/* a copy of p->stacks, widened */
-	pb_label *lab;
-	pb_label **labp;
-	pb_mapping *map;
-	pb_mapping **mapp;
-	pb_location *loc;
-	pb_location **locp;
-	pb_line *line;
-	pb_line **linep;
-	pb_function *fn;
-	pb_function **fnp;
-	char **strs;
-	int64_t *comments;
-};
-
-static void wr_release(struct wr *w)
-{
-	free(w->vt);
-	free(w->vtp);
-	free(w->smp);
-	free(w->smpp);
-	free(w->locids);
-	free(w->lab);
-	free(w->labp);
-	free(w->map);
-	free(w->mapp);
-	free(w->loc);
-	free(w->locp);
-	free(w->line);
-	free(w->linep);
-	free(w->fn);
-	free(w->fnp);
-	free(w->strs);
-	free(w->comments);
-}
-
-/* calloc that never returns NULL for n == 0 and never overflows. */
-static void *bulk(size_t n, size_t size)
-{
-	return calloc(n ? n : 1, size);
-}
-
-/* Fills w->prof from p; every pointer refers to w's arrays or to p. */
-static int wr_build(struct wr *w, const struct kiln_prof *p)
-{
-	static const pb_profile prof_init = PERFTOOLS__PROFILES__PROFILE__INIT;
-	static const pb_value_type vt_init = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	static const pb_sample smp_init = PERFTOOLS__PROFILES__SAMPLE__INIT;
-	static const pb_label lab_init = PERFTOOLS__PROFILES__LABEL__INIT;
-	static const pb_mapping map_init = PERFTOOLS__PROFILES__MAPPING__INIT;
-	static const pb_location loc_init = PERFTOOLS__PROFILES__LOCATION__INIT;
-	static const pb_line line_init = PERFTOOLS__PROFILES__LINE__INIT;
-	static const pb_function fn_init = PERFTOOLS__PROFILES__FUNCTION__INIT;
-	pb_profile *pr = &w->prof;
-	size_t i;
-
-	*pr = prof_init;
-	w->vt = bulk(p->ntypes + 1, sizeof(*w->vt));
-	w->vtp = bulk(p->ntypes, sizeof(*w->vtp));
-	w->smp = bulk(p->nsamples, sizeof(*w->smp));
-	w->smpp = bulk(p->nsamples, sizeof(*w->smpp));
-	w->locids = bulk(p->nstacks, sizeof(*w->locids));
-	w->lab = bulk(p->nlabels, sizeof(*w->lab));
-	w->labp = bulk(p->nlabels, sizeof(*w->labp));
-	w->map = bulk(p->nmappings, sizeof(*w->map));
-	w->mapp = bulk(p->nmappings, sizeof(*w->mapp));
-	w->loc = bulk(p->nlocations, sizeof(*w->loc));
-	w->locp = bulk(p->nlocations, sizeof(*w->locp));
-	w->line = bulk(p->nlines, sizeof(*w->line));
-	w->linep = bulk(p->nlines, sizeof(*w->linep));
-	w->fn = bulk(p->nfunctions, sizeof(*w->fn));
-	w->fnp = bulk(p->nfunctions, sizeof(*w->fnp));
-	w->strs = bulk(p->nstrs, sizeof(*w->strs));
-	w->comments = bulk(p->ncomments, sizeof(*w->comments));
-	if (!w->vt || !w->vtp || !w->smp || !w->smpp || !w->locids ||
-	    !w->lab || !w->labp || !w->map || !w->mapp || !w->loc ||
-	    !w->locp || !w->line || !w->linep || !w->fn || !w->fnp ||
-	    !w->strs || !w->comments)
-		return -ENOMEM;
-
-	/* Strings: pointers into the model (protobuf-c only reads them). */
-	for (i = 0; i < p->nstrs; i++)
-		w->strs[i] = (char *)kiln_prof_str(p, (uint32_t)i);
-	pr->n_string_table = p->nstrs;
-	pr->string_table = w->strs;
-
-	for (i = 0; i < p->ntypes; i++) {
-		w->vt[i] = vt_init;
-		w->vt[i].type = p->types[i].type;
-		w->vt[i].unit = p->types[i].unit;
-		w->vtp[i] = &w->vt[i];
-	}
-	pr->n_sample_type = p->ntypes;
-	pr->sample_type = w->vtp;
-
-	/* Labels: one Label per pooled model label; a sample points at the
-	 * run of its label set, shared by all samples with that set. */
-	for (i = 0; i < p->nlabels; i++) {
-		const struct kiln_label *l = &p->labels[i];
-
-		w->lab[i] = lab_init;
-		w->lab[i].key = l->key;
-		w->lab[i].str = l->str;
-		w->lab[i].num = l->num;
-		w->lab[i].num_unit = l->unit;
-		w->labp[i] = &w->lab[i];
-	}
-
-	for (i = 0; i < p->nstacks; i++)
-		w->locids[i] = p->stacks[i];
-	for (i = 0; i < p->nsamples; i++) {
-		const struct kiln_sample *s = &p->samples[i];
-		pb_sample *o = &w->smp[i];
-
-		*o = smp_init;
-		o->n_location_id = s->depth;
-		o->location_id = s->depth ? w->locids + s->stack : NULL;
-		o->n_value = p->ntypes;
-		o->value = p->ntypes ? (int64_t *)p->values + i * p->ntypes : NULL;
-		if (s->labels) {
-			const struct kiln_labelset *ls = &p->labelsets[s->labels];
-
-			o->n_label = ls->n;
-			o->label = w->labp + ls->first;
-		}
-		w->smpp[i] = o;
-	}
-	pr->n_sample = p->nsamples;
-	pr->sample = w->smpp;
-
-	for (i = 0; i < p->nmappings; i++) {
-		const struct kiln_mapping *m = &p->mappings[i + 1];
-		pb_mapping *o = &w->map[i];
-
-		*o = map_init;
-		o->id = i + 1;
-		o->memory_start = m->start;
-		o->memory_limit = m->limit;
-		o->file_offset = m->offset;
-		o->filename = m->file;
-		o->build_id = m->build_id;
-		o->has_functions = m->has_functions;
-		o->has_filenames = m->has_filenames;
-		o->has_line_numbers = m->has_line_numbers;
-		o->has_inline_frames = m->has_inline_frames;
-		w->mapp[i] = o;
-	}
-	pr->n_mapping = p->nmappings;
-	pr->mapping = w->mapp;
-
-	for (i = 0; i < p->nlines; i++) {
-		w->line[i] = line_init;
-		w->line[i].function_id = p->lines[i].function;
-		w->line[i].line = p->lines[i].line;
-		w->linep[i] = &w->line[i];
-	}
-	for (i = 0; i < p->nlocations; i++) {
-		const struct kiln_location *l = &p->locations[i + 1];
-		pb_location *o = &w->loc[i];
-
-		*o = loc_init;
-		o->id = i + 1;
-		o->mapping_id = l->mapping;
-		o->address = l->address;
-		o->n_line = l->nlines;
-		o->line = l->nlines ? w->linep + l->line0 : NULL;
-		o->is_folded = l->is_folded;
-		w->locp[i] = o;
-	}
-	pr->n_location = p->nlocations;
-	pr->location = w->locp;
-
-	for (i = 0; i < p->nfunctions; i++) {
-		const struct kiln_function *f = &p->functions[i + 1];
-		pb_function *o = &w->fn[i];
-
-		*o = fn_init;
-		o->id = i + 1;
-		o->name = f->name;
-		o->system_name = f->system_name;
-		o->filename = f->filename;
-		o->start_line = f->start_line;
-		w->fnp[i] = o;
-	}
-	pr->n_function = p->nfunctions;
-	pr->function = w->fnp;
-
-	if (p->period_type.type || p->period_type.unit) {
-		w->vt[p->ntypes] = vt_init;
-		w->vt[p->ntypes].type = p->period_type.type;
-		w->vt[p->ntypes].unit = p->period_type.unit;
-		pr->period_type = &w->vt[p->ntypes];
-	}
-	pr->period = p->period;
-	pr->time_nanos = p->time_nanos;
-	pr->duration_nanos = p->duration_nanos;
-	pr->drop_frames = p->drop_frames;
-	pr->keep_frames = p->keep_frames;
-	pr->default_sample_type = p->default_type;
-	for (i = 0; i < p->ncomments; i++)
-		w->comments[i] = p->comments[i];
-	pr->n_comment = p->ncomments;
-	pr->comment = w->comments;
-	return 0;
-}
-
-int kiln_pprof_write(const struct kiln_prof *p, struct kiln_buf *out,
-		     bool compress)
-{
-	struct wr w;
-	size_t size;
-	uint8_t *tmp;
-	int err;
-
-	if (p->err)
-		return p->err;
-	memset(&w, 0, sizeof(w));
-	err = wr_build(&w, p);
-	if (err)
-		goto out_release;
-	size = perftools__profiles__profile__get_packed_size(&w.prof);
-	if (compress) {
-		tmp = malloc(size ? size : 1);
-		if (!tmp) {
-			err = -ENOMEM;
-			goto out_release;
-		}
-		perftools__profiles__profile__pack(&w.prof, tmp);
-		err = kiln_gzip(tmp, size, PPROF_GZIP_LEVEL, out);
-		free(tmp);
-	} else {
-		err = kiln_buf_grow(out, size + 1);
-		if (err)
-			goto out_release;
-		perftools__profiles__profile__pack(&w.prof,
-						   (uint8_t *)out->data + out->len);
-		out->len += size;
-		out->data[out->len] = '\0';
-	}
-out_release:
-	wr_release(&w);
-	return err;
-}
 
 /* ---- reading: the unpack arena ---- */
 
@@ -410,216 +132,6 @@ static void arena_release(struct arena *a)
 	free(a->chunks);
 	free(a->big);
 	memset(a, 0, sizeof(*a));
-}
-
-/* ---- reading: the wire format ---- */
-
-enum wf_kind { WF_VARINT, WF_PACKED, WF_BYTES, WF_MSG };
-
-/* What protobuf-c expects of a field of profile.proto.  A message's
- * fields are listed in order of number, and the numbers are 1..n. */
-struct wf_field {
-	uint32_t num;
-	enum wf_kind kind;
-	const char *name;
-	const struct wf_msg *sub;
-};
-
-struct wf_msg {
-	const char *name;
-	const struct wf_field *fields;
-	size_t n;
-};
-
-#define WF_MSG_DEF(var, label, ...)					\
-	static const struct wf_field var##_fields[] = { __VA_ARGS__ };	\
-	static const struct wf_msg var = { label, var##_fields,		\
-		sizeof(var##_fields) / sizeof(var##_fields[0]) }
-
-WF_MSG_DEF(wf_value_type, "ValueType",
-	   { 1, WF_VARINT, "type", NULL }, { 2, WF_VARINT, "unit", NULL });
-WF_MSG_DEF(wf_label, "Label",
-	   { 1, WF_VARINT, "key", NULL }, { 2, WF_VARINT, "str", NULL },
-	   { 3, WF_VARINT, "num", NULL }, { 4, WF_VARINT, "num_unit", NULL });
-WF_MSG_DEF(wf_sample, "Sample",
-	   { 1, WF_PACKED, "location_id", NULL },
-	   { 2, WF_PACKED, "value", NULL },
-	   { 3, WF_MSG, "label", &wf_label });
-WF_MSG_DEF(wf_mapping, "Mapping",
-	   { 1, WF_VARINT, "id", NULL }, { 2, WF_VARINT, "memory_start", NULL },
-	   { 3, WF_VARINT, "memory_limit", NULL },
-	   { 4, WF_VARINT, "file_offset", NULL },
-	   { 5, WF_VARINT, "filename", NULL }, { 6, WF_VARINT, "build_id", NULL },
-	   { 7, WF_VARINT, "has_functions", NULL },
-	   { 8, WF_VARINT, "has_filenames", NULL },
-	   { 9, WF_VARINT, "has_line_numbers", NULL },
-	   { 10, WF_VARINT, "has_inline_frames", NULL });
-WF_MSG_DEF(wf_line, "Line",
-	   { 1, WF_VARINT, "function_id", NULL }, { 2, WF_VARINT, "line", NULL },
-	   { 3, WF_VARINT, "column", NULL });
-WF_MSG_DEF(wf_location, "Location",
-	   { 1, WF_VARINT, "id", NULL }, { 2, WF_VARINT, "mapping_id", NULL },
-	   { 3, WF_VARINT, "address", NULL }, { 4, WF_MSG, "line", &wf_line },
-	   { 5, WF_VARINT, "is_folded", NULL });
-WF_MSG_DEF(wf_function, "Function",
-	   { 1, WF_VARINT, "id", NULL }, { 2, WF_VARINT, "name", NULL },
-	   { 3, WF_VARINT, "system_name", NULL },
-	   { 4, WF_VARINT, "filename", NULL },
-	   { 5, WF_VARINT, "start_line", NULL });
-WF_MSG_DEF(wf_profile, "Profile",
-	   { 1, WF_MSG, "sample_type", &wf_value_type },
-	   { 2, WF_MSG, "sample", &wf_sample },
-	   { 3, WF_MSG, "mapping", &wf_mapping },
-	   { 4, WF_MSG, "location", &wf_location },
-	   { 5, WF_MSG, "function", &wf_function },
-	   { 6, WF_BYTES, "string_table", NULL },
-	   { 7, WF_VARINT, "drop_frames", NULL },
-	   { 8, WF_VARINT, "keep_frames", NULL },
-	   { 9, WF_VARINT, "time_nanos", NULL },
-	   { 10, WF_VARINT, "duration_nanos", NULL },
-	   { 11, WF_MSG, "period_type", &wf_value_type },
-	   { 12, WF_VARINT, "period", NULL },
-	   { 13, WF_PACKED, "comment", NULL },
-	   { 14, WF_VARINT, "default_sample_type", NULL });
-
-/*
- * Reads a varint at *pos (< end); false if it is cut short or too long.
- * As protobuf-c does, a tenth byte's bits above the 64th are dropped.
- */
-static bool wf_varint(const uint8_t *b, size_t *pos, size_t end, uint64_t *v)
-{
-	int got = kiln_varint_get_proto(b + *pos, end - *pos, v);
-
-	if (got <= 0)
-		return false;
-	*pos += (size_t)got;
-	return true;
-}
-
-/* One field of a message. */
-struct wf_item {
-	size_t at;			/* offset of its key */
-	uint32_t num, wt;
-	const struct wf_field *f;	/* NULL for an unknown field */
-	const char *name;
-	uint64_t v;			/* the value, wire type 0 */
-	size_t off, len;		/* the contents, wire type 2 */
-};
-
-/*
- * Reads the field at *pos of message msg (whose bytes end at end), as
- * protobuf-c would accept it.  1 with *it filled, 0 at the end, or -EINVAL
- * with d saying "byte N: <ctx><why>".
- */
-static int wf_next(const uint8_t *b, size_t *pos, size_t end,
-		   const struct wf_msg *msg, struct wf_item *it,
-		   const char *ctx, struct kiln_diag *d)
-{
-	uint64_t key, len;
-
-	if (*pos >= end)
-		return 0;
-	it->at = *pos;
-	it->f = NULL;
-	it->name = "unknown field";
-	it->v = 0;
-	it->off = it->len = 0;
-	if (!wf_varint(b, pos, end, &key))
-		return kiln_diag(d, "byte %zu: %sa field key in %s is cut short",
-				 it->at, ctx, msg->name);
-	if (key >> 3 == 0 || key >> 3 > (1u << 29) - 1)
-		return kiln_diag(d, "byte %zu: %sinvalid field number %" PRIu64
-				 " in %s", it->at, ctx, key >> 3, msg->name);
-	it->num = (uint32_t)(key >> 3);
-	it->wt = (uint32_t)(key & 7);
-	/* The fields of each message are numbered 1..n, in order. */
-	if (it->num <= msg->n)
-		it->f = &msg->fields[it->num - 1];
-	if (it->f) {
-		enum wf_kind k = it->f->kind;
-
-		it->name = it->f->name;
-		if ((k == WF_VARINT && it->wt != 0) ||
-		    ((k == WF_BYTES || k == WF_MSG) && it->wt != 2) ||
-		    (k == WF_PACKED && it->wt != 0 && it->wt != 2))
-			return kiln_diag(d, "byte %zu: %s%s.%s has wire type %u, "
-					 "expected %s", it->at, ctx, msg->name,
-					 it->name, it->wt,
-					 k == WF_VARINT ? "0 (varint)" :
-					 k == WF_PACKED ? "0 or 2" :
-					 "2 (length-delimited)");
-	}
-	switch (it->wt) {
-	case 0:
-		if (!wf_varint(b, pos, end, &it->v))
-			return kiln_diag(d, "byte %zu: %sthe varint of %s.%s is cut "
-					 "short or longer than 10 bytes", it->at,
-					 ctx, msg->name, it->name);
-		return 1;
-	case 1:
-	case 5:
-		if (end - *pos < (it->wt == 1 ? 8u : 4u))
-			return kiln_diag(d, "byte %zu: %s%s.%s is cut short", it->at,
-					 ctx, msg->name, it->name);
-		*pos += it->wt == 1 ? 8 : 4;
-		return 1;
-	case 2:
-		if (!wf_varint(b, pos, end, &len))
-			return kiln_diag(d, "byte %zu: %sthe length of %s.%s is cut "
-					 "short", it->at, ctx, msg->name, it->name);
-		if (len > end - *pos)
-			return kiln_diag(d, "byte %zu: %s%s.%s claims %" PRIu64
-					 " bytes but only %zu remain (truncated?)",
-					 it->at, ctx, msg->name, it->name, len,
-					 end - *pos);
-		it->off = *pos;
-		it->len = (size_t)len;
-		*pos += (size_t)len;
-		return 1;
-	default:
-		return kiln_diag(d, "byte %zu: %sinvalid wire type %u (%s %u of "
-				 "%s)", it->at, ctx, it->wt, it->name, it->num,
-				 msg->name);
-	}
-}
-
-/* Checks the packed varints of a length-delimited field. */
-static int wf_packed(const uint8_t *b, const struct wf_item *it,
-		     const char *msg, const char *ctx, struct kiln_diag *d)
-{
-	size_t q = it->off, end = it->off + it->len;
-	uint64_t v;
-
-	while (q < end)
-		if (!wf_varint(b, &q, end, &v))
-			return kiln_diag(d, "byte %zu: %sa varint in %s.%s is cut "
-					 "short", q, ctx, msg, it->name);
-	return 0;
-}
-
-/*
- * Walks message msg in b[start, end) and its submessages, and reports
- * the first thing protobuf-c would reject.  0 when nothing was found.
- */
-static int wf_check(const uint8_t *b, size_t start, size_t end,
-		    const struct wf_msg *msg, const char *ctx,
-		    struct kiln_diag *d)
-{
-	struct wf_item it;
-	size_t pos = start;
-	int rc;
-
-	while ((rc = wf_next(b, &pos, end, msg, &it, ctx, d)) > 0) {
-		if (!it.f || it.wt != 2)
-			continue;
-		if (it.f->kind == WF_MSG)
-			rc = wf_check(b, it.off, it.off + it.len, it.f->sub, ctx, d);
-		else if (it.f->kind == WF_PACKED)
-			rc = wf_packed(b, &it, msg->name, ctx, d);
-		if (rc)
-			return rc;
-	}
-	return rc;
 }
 
 /* ---- reading: id remapping ---- */
@@ -813,8 +325,9 @@ static int rd_scan(struct rd *r)
 	struct wf_item it;
 	int rc;
 
-	while ((rc = wf_next(r->b, &pos, r->len, &wf_profile, &it,
-			     "not a pprof profile: ", r->d)) > 0) {
+	while ((rc = kiln_pprof_wf_next(r->b, &pos, r->len,
+					&kiln_pprof_wf_profile, &it,
+					"not a pprof profile: ", r->d)) > 0) {
 		if (it.num < 15)
 			r->count[it.num]++;
 		switch (it.num) {
@@ -846,8 +359,9 @@ static int rd_scan(struct rd *r)
 				size_t q = it.off, end = it.off + it.len;
 				uint64_t v = 0;
 
-				if (wf_packed(r->b, &it, "Profile",
-					      "not a pprof profile: ", r->d))
+				if (kiln_pprof_wf_packed(r->b, &it, "Profile",
+							 "not a pprof profile: ",
+							 r->d))
 					return -EINVAL;
 				while (q < end) {
 					wf_varint(r->b, &q, end, &v);
@@ -882,8 +396,10 @@ static int rd_each(struct rd *r, uint32_t num,
 	struct wf_item it;
 	int rc;
 
-	/* rd_scan() checked the framing: wf_next() cannot fail here. */
-	while ((rc = wf_next(r->b, &pos, r->len, &wf_profile, &it, "", r->d)) > 0) {
+	/* rd_scan() checked the framing: kiln_pprof_wf_next() cannot fail. */
+	while ((rc = kiln_pprof_wf_next(r->b, &pos, r->len,
+					&kiln_pprof_wf_profile, &it, "",
+					r->d)) > 0) {
 		ProtobufCMessage *m;
 		char ctx[64];
 		int err;
@@ -896,8 +412,8 @@ static int rd_each(struct rd *r, uint32_t num,
 			if (r->a.oom)
 				return -ENOMEM;
 			snprintf(ctx, sizeof(ctx), "%s %zu: ", what, idx);
-			err = wf_check(r->b, it.off, it.off + it.len,
-				       it.f->sub, ctx, r->d);
+			err = kiln_pprof_wf_check(r->b, it.off, it.off + it.len,
+						  it.f->sub, ctx, r->d);
 			return err ? err : rd_err(r, it.at, "%s %zu: the protobuf "
 						  "message is corrupt", what, idx);
 		}
@@ -1097,8 +613,10 @@ static int rd_rest(struct rd *r)
 		if (!v) {
 			if (r->a.oom)
 				return -ENOMEM;
-			err = wf_check(r->b, it->off, it->off + it->len,
-				       &wf_value_type, "period_type: ", r->d);
+			err = kiln_pprof_wf_check(r->b, it->off,
+						  it->off + it->len,
+						  &kiln_pprof_wf_value_type,
+						  "period_type: ", r->d);
 			return err ? err : rd_err(r, it->at, "period_type: the "
 						  "protobuf message is corrupt");
 		}

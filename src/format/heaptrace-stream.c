@@ -1,0 +1,348 @@
+/*
+ * The kiln heap trace reader (format stage): decompresses the zstd frames
+ * one at a time and hands each to the decoder (heaptrace.c), which hands
+ * the events of its records to the heap analysis (profile/hprof.c); the
+ * stream API for a trace still being written, and the readers that turn
+ * the analysis into a profile.
+ *
+ * Memory: one frame's decompressed bytes; the analysis holds the rest.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "format/format.h"
+#include "format/heapenc.h"
+#include "format/heaptrace.h"
+#include "format/heaptraceint.h"
+#include "profile/hprof.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/buf.h"
+#include "util/diag.h"
+#include "util/limit.h"
+
+/* A frame that inflates beyond this is not one the agent wrote. */
+#define MAX_FRAME_BYTES (256u << 20)
+
+/* The most one frame may inflate to: it is held whole in memory. */
+static size_t frame_limit(void)
+{
+	size_t l = kiln_input_limit();
+
+	return l < MAX_FRAME_BYTES ? l : MAX_FRAME_BYTES;
+}
+
+/*
+ * The trace is analysed a frame at a time, so its total size costs time,
+ * not memory: a long run's trace legitimately inflates to many GiB.  A
+ * trace that inflates more than BOMB_RATIO times its compressed size and
+ * beyond the input limit is a decompression bomb (the agent's frames
+ * compress 3-10 times).
+ */
+#define BOMB_RATIO 1024
+
+static int check_total(struct reader *r, size_t compressed)
+{
+	uint64_t cap = (uint64_t)compressed * BOMB_RATIO;
+	char lim[32];
+
+	if (cap < kiln_input_limit())
+		cap = kiln_input_limit();
+	if (r->inflated <= cap)
+		return 0;
+	return kiln_diag(r->d, "byte %zu (zstd frame %zu): the trace inflates to "
+			 "more than %s from %zu bytes, over %d times its size and "
+			 "the limit for decompressed input (set KILN_MAX_INPUT to "
+			 "raise it)", r->frame_off, r->nframe,
+			 kiln_size_str(kiln_input_limit(), lim, sizeof(lim)),
+			 compressed, BOMB_RATIO);
+}
+
+/* Decompresses the frame [off, off+n) into out. */
+static int inflate_frame(struct reader *r, ZSTD_DCtx *z, const char *src,
+			 size_t n, struct kiln_buf *out)
+{
+	ZSTD_inBuffer in = { src, n, 0 };
+	unsigned long long want = ZSTD_getFrameContentSize(in.src, n);
+	int err;
+
+	kiln_buf_reset(out);
+	ZSTD_DCtx_reset(z, ZSTD_reset_session_only);
+	if (want != ZSTD_CONTENTSIZE_UNKNOWN && want != ZSTD_CONTENTSIZE_ERROR &&
+	    want <= frame_limit()) {
+		err = kiln_buf_grow(out, (size_t)want + 1);
+		if (err)
+			return err;
+	}
+	for (;;) {
+		ZSTD_outBuffer o;
+		size_t rc;
+
+		err = kiln_buf_grow(out, 65536);
+		if (err)
+			return err;
+		o.dst = out->data + out->len;
+		o.size = out->cap - out->len - 1;
+		o.pos = 0;
+		rc = ZSTD_decompressStream(z, &o, &in);
+		out->len += o.pos;
+		out->data[out->len] = '\0';
+		if (ZSTD_isError(rc)) {
+			if (ZSTD_getErrorCode(rc) == ZSTD_error_memory_allocation)
+				return -ENOMEM;
+			return kiln_diag(r->d, "byte %zu (zstd frame %zu): corrupt "
+					 "zstd frame: %s", r->frame_off, r->nframe,
+					 ZSTD_getErrorName(rc));
+		}
+		if (out->len > frame_limit()) {
+			char lim[32];
+
+			return kiln_diag(r->d, "byte %zu (zstd frame %zu): the frame "
+					 "inflates to more than %s (the agent writes "
+					 "frames of 1 MiB; KILN_MAX_INPUT is the limit "
+					 "below 256 MiB)", r->frame_off, r->nframe,
+					 kiln_size_str(frame_limit(), lim, sizeof(lim)));
+		}
+		if (rc == 0)
+			return 0;
+		if (in.pos == in.size && o.pos < o.size)
+			return kiln_diag(r->d, "byte %zu (zstd frame %zu): the "
+					 "frame ends early", r->frame_off, r->nframe);
+	}
+}
+
+void kiln_heaptrace_info_release(struct kiln_heaptrace_info *info)
+{
+	free(info->cmdline);
+	info->cmdline = NULL;
+}
+
+struct kiln_heaptrace_stream {
+	struct reader r;
+	ZSTD_DCtx *z;
+	struct kiln_buf frame;
+	int err;		/* sticky */
+	bool raw;		/* one uncompressed stream */
+};
+
+struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
+	struct kiln_heaptrace_info *info, struct kiln_diag *d)
+{
+	struct kiln_heaptrace_stream *s = calloc(1, sizeof(*s));
+
+	memset(info, 0, sizeof(*info));
+	if (!s)
+		return NULL;
+	s->r.d = d;
+	s->r.info = info;
+	s->r.next_stack = 1;
+	kiln_hrec_map(s->r.kind_of);
+	s->r.pcs = malloc(MAX_DEPTH * sizeof(*s->r.pcs));
+	s->z = ZSTD_createDCtx();
+	if (!s->r.pcs || !s->z) {
+		kiln_heaptrace_stream_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
+{
+	if (!s)
+		return;
+	kiln_hprof_free(s->r.h);
+	ZSTD_freeDCtx(s->z);
+	kiln_buf_release(&s->frame);
+	free(s->r.tids);
+	free(s->r.pcs);
+	kiln_tcount_release(&s->r.counts);
+	free(s);
+}
+
+int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data,
+			       size_t len, bool final, size_t *used)
+{
+	struct reader *r = &s->r;
+	struct kiln_heaptrace_info *info = r->info;
+	size_t at = 0;
+	int err = s->err;
+
+	*used = 0;
+	if (err)
+		return err;
+	if (!r->nframe && !kiln_is_zstd(data, len)) {
+		if (!final && len < 8)
+			return 0;	/* too early to tell */
+		/* An uncompressed stream (for tests and debugging). */
+		if (!final || len < 8 || memcmp(data, "KILNHEAP", 8)) {
+			err = kiln_diag(r->d, "byte 0: not a kiln heap trace (neither "
+					"a zstd frame nor the \"KILNHEAP\" magic)");
+			goto out;
+		}
+		s->raw = true;
+		r->nframe = 1;
+		err = kiln_heaptrace_records(r, data, len);
+		info->frames = 1;
+		at = len;
+		goto out;
+	}
+	while (at < len && !err) {
+		size_t n = ZSTD_findFrameCompressedSize(data + at, len - at);
+
+		if (ZSTD_isError(n)) {
+			if (ZSTD_getErrorCode(n) == ZSTD_error_srcSize_wrong) {
+				/* A frame still being written, or cut. */
+				if (final) {
+					info->truncated = true;
+					info->truncated_at = r->frame_off;
+				}
+				break;
+			}
+			err = kiln_diag(r->d, "byte %zu (zstd frame %zu): not a zstd "
+					"frame: %s", r->frame_off, r->nframe + 1,
+					ZSTD_getErrorName(n));
+			break;
+		}
+		r->nframe++;
+		err = inflate_frame(r, s->z, data + at, n, &s->frame);
+		if (!err) {
+			r->inflated += s->frame.len;
+			err = check_total(r, r->frame_off + n);
+		}
+		if (!err && s->frame.len)
+			err = kiln_heaptrace_records(r, s->frame.data, s->frame.len);
+		if (!err)
+			info->frames++;
+		r->frame_off += n;
+		at += n;
+	}
+out:
+	*used = at;
+	s->err = err;
+	return err;
+}
+
+int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
+			      struct kiln_hprof **out)
+{
+	struct reader *r = &s->r;
+	struct kiln_heaptrace_info *info = r->info;
+	int err = s->err;
+
+	*out = NULL;
+	if (!err && !r->have_header && info->truncated)
+		err = kiln_diag(r->d, "byte %zu: the file ends inside zstd frame %zu "
+				"(which starts at byte %zu), before the header record",
+				len, r->nframe + 1, info->truncated_at);
+	else if (!err && !r->have_header)
+		err = kiln_diag(r->d, "byte %zu: the trace ends before its header "
+				"record", len);
+	if (!err) {
+		kiln_hprof_finish(r->h);
+		info->threads = r->ntids;
+		*out = r->h;
+		r->h = NULL;
+	}
+	s->err = err;
+	return err;
+}
+
+int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
+				 uint64_t t1)
+{
+	if (s->r.have_header || t0 >= t1)
+		return -EINVAL;
+	s->r.window_buf[0] = t0;
+	s->r.window_buf[1] = t1;
+	s->r.window = s->r.window_buf;
+	return 0;
+}
+
+static int analyse(const char *data, size_t len, const uint64_t *range,
+		   struct kiln_hprof **out, struct kiln_heaptrace_info *info,
+		   struct kiln_diag *d)
+{
+	struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(info, d);
+	size_t used;
+	int err = 0;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	if (range)
+		err = kiln_heaptrace_stream_window(s, range[0], range[1]);
+	if (!err)
+		err = kiln_heaptrace_stream_feed(s, data, len, true, &used);
+	if (!err)
+		err = kiln_heaptrace_stream_end(s, len, out);
+	kiln_heaptrace_stream_free(s);
+	return err;
+}
+
+int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_hprof **out,
+			   struct kiln_heaptrace_info *info,
+			   struct kiln_diag *d)
+{
+	return analyse(data, len, NULL, out, info, d);
+}
+
+static int read_prof(struct kiln_prof *p, const char *data, size_t len,
+		     const uint64_t *range, struct kiln_diag *d)
+{
+	struct kiln_heaptrace_info info;
+	struct kiln_hprof *h = NULL;
+	struct kiln_sym *sym = NULL;
+	char note[160];
+	int err;
+
+	err = analyse(data, len, range, &h, &info, d);
+	if (err)
+		goto out;
+	err = kiln_hprof_prof(h, KILN_HPROF_MEASURES, p, NULL);
+	if (err)
+		goto out;
+	p->time_nanos = (int64_t)info.start_realtime_ns;
+	if (info.cmdline && *info.cmdline) {
+		err = kiln_prof_add_comment(p, info.cmdline);
+		if (err)
+			goto out;
+	}
+	if (info.truncated) {
+		snprintf(note, sizeof(note), "the trace was cut after byte %zu "
+			 "(process killed?): read up to there", info.truncated_at);
+		err = kiln_prof_add_comment(p, note);
+		if (err)
+			goto out;
+	}
+	sym = kiln_sym_new(NULL);
+	if (!sym) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = kiln_sym_prof(sym, p, 0);
+	if (!err)
+		err = kiln_prof_error(p);
+out:
+	kiln_sym_free(sym);
+	kiln_hprof_free(h);
+	kiln_heaptrace_info_release(&info);
+	return err;
+}
+
+int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
+			struct kiln_diag *d)
+{
+	return read_prof(p, data, len, NULL, d);
+}
+
+int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
+			      uint64_t t0, uint64_t t1, struct kiln_diag *d)
+{
+	const uint64_t range[2] = { t0, t1 };
+
+	return read_prof(p, data, len, range, d);
+}

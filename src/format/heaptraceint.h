@@ -1,0 +1,60 @@
+/*
+ * The kiln heap trace reader's internals (format stage), shared by
+ * heaptrace.c (one frame's columns decoded into records and handed to
+ * the analysis) and heaptrace-stream.c (the zstd frames inflated one at a
+ * time, the stream API, the readers into a profile).
+ */
+#ifndef KILN_FORMAT_HEAPTRACEINT_H
+#define KILN_FORMAT_HEAPTRACEINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/heapcols.h"
+#include "format/heapenc.h"
+#include "format/heaptrace.h"
+#include "profile/hprof.h"
+#include "util/diag.h"
+
+#define MAX_DEPTH 4096
+
+/* A column of the current frame. */
+struct col {
+	const unsigned char *p, *end;
+};
+
+struct reader {
+	size_t frame_off;	/* file offset of the current frame */
+	size_t nframe;		/* its number, from 1 */
+	struct col col[KILN_HCOL_N];
+	uint64_t nrec;		/* the current record's number in its frame */
+	unsigned char tag;	/* its tag */
+	signed char kind_of[256]; /* tag -> enum kiln_hrec_kind, -1: none */
+	struct kiln_diag *d;
+
+	struct kiln_hprof *h;
+	struct kiln_heaptrace_info *info;
+	bool have_magic, have_header;
+	uint32_t next_stack;
+
+	uint64_t t;		/* the time of the last 'T' record */
+	uint32_t tid, prev_tid;	/* the current thread, the one before */
+	struct kiln_tcount counts; /* blocks allocated per thread */
+
+	uint32_t *tids;		/* threads seen, sorted */
+	size_t ntids, tids_alloc;
+	uint64_t *pcs;
+	uint64_t inflated;	/* bytes decompressed so far */
+	const uint64_t *window;	/* [t0, t1) for kiln_hprof_set_window, or NULL */
+	uint64_t window_buf[2];
+};
+
+/*
+ * Parses one frame's contents (or the uncompressed stream's): the magic
+ * and version in the first, the column table, then the records, handed
+ * to r->h.  0, -ENOMEM or -EINVAL with r->d saying where.
+ */
+int kiln_heaptrace_records(struct reader *r, const char *data, size_t len);
+
+#endif
