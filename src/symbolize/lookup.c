@@ -13,6 +13,7 @@
 #include "profile/profile.h"
 #include "symbolize/symint.h"
 #include "util/buf.h"
+#include "util/htab.h"
 
 /* ---- lookups ---- */
 
@@ -71,6 +72,28 @@ static bool cache_eq(const void *ctx, uint32_t id)
 	return e->addr == k->addr && e->map == k->map;
 }
 
+/* info named after JIT map entry j: one frame, and the JIT map as its
+ * module when it has none. */
+static int jit_info(struct kiln_sym *s, const struct jit *j, uint64_t addr,
+		    struct kiln_sym_info *info)
+{
+	struct kiln_sym_frame *f = ksym_arena_alloc(s, sizeof(*f));
+	int err;
+
+	if (!f)
+		return -ENOMEM;
+	memset(f, 0, sizeof(*f));
+	if ((err = ksym_set_names(s, f, j->name, NULL)))
+		return err;
+	info->frames = f;
+	info->nframes = 1;
+	if (!info->module) {
+		info->module = s->jit_module;
+		info->file_offset = addr;
+	}
+	return 0;
+}
+
 /* Looks addr up in mapping map (index + 1, 0 for none). */
 static int lookup_in(struct kiln_sym *s, uint32_t map, uint64_t addr,
 		     struct kiln_sym_info *out)
@@ -89,19 +112,9 @@ static int lookup_in(struct kiln_sym *s, uint32_t map, uint64_t addr,
 		/* A miss is not final while the JIT map grows. */
 		if (!e->info.nframes && e->njits != s->njits &&
 		    (j = ksym_find_jit(s, addr))) {
-			struct kiln_sym_frame *f = ksym_arena_alloc(s, sizeof(*f));
-
-			if (!f)
-				return -ENOMEM;
-			memset(f, 0, sizeof(*f));
-			if ((err = ksym_set_names(s, f, j->name, NULL)))
+			err = jit_info(s, j, addr, &e->info);
+			if (err)
 				return err;
-			e->info.frames = f;
-			e->info.nframes = 1;
-			if (!e->info.module) {
-				e->info.module = s->jit_module;
-				e->info.file_offset = addr;
-			}
 		}
 		e->njits = s->njits;
 		*out = e->info;
@@ -128,19 +141,9 @@ static int lookup_in(struct kiln_sym *s, uint32_t map, uint64_t addr,
 		}
 	}
 	if (!info.nframes && (j = ksym_find_jit(s, addr))) {
-		struct kiln_sym_frame *f = ksym_arena_alloc(s, sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		memset(f, 0, sizeof(*f));
-		if ((err = ksym_set_names(s, f, j->name, NULL)))
+		err = jit_info(s, j, addr, &info);
+		if (err)
 			return err;
-		info.frames = f;
-		info.nframes = 1;
-		if (!info.module) {
-			info.module = s->jit_module;
-			info.file_offset = addr;
-		}
 	}
 	if (KILN_GROW(s->entries, s->entries_alloc, s->nentries + 1, 256))
 		return -ENOMEM;

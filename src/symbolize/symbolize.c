@@ -21,6 +21,7 @@
 #include "symbolize/symint.h"
 #include "util/file.h"
 #include "util/buf.h"
+#include "util/htab.h"
 
 /* ---- an arena of strings and frame arrays that never move ---- */
 
