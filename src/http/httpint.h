@@ -3,7 +3,8 @@
  * kiln/kiln.h's kiln_http_* and docs/http.md):
  *
  *   http.c       libmicrohttpd loaded, the servers, the connection guard,
- *                the dispatch of a request, the listening socket, the API
+ *                the listening socket, the API
+ *   request.c    the dispatch of a request (libmicrohttpd's callbacks)
  *   respond.c    responses and query parameters
  *   profile.c    the endpoints answered by a worker thread: CPU profiles,
  *                heap and allocs
@@ -17,6 +18,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -226,5 +228,23 @@ KHTTP_HIDDEN enum MHD_Result khttp_do_symbol(struct MHD_Connection *c,
 
 /* http.c: the guard's deadline of connection c pushed seconds further. */
 KHTTP_HIDDEN void khttp_conn_extend(struct MHD_Connection *c, long seconds);
+/* The guard's record of connection c, NULL if it has none. */
+KHTTP_HIDDEN struct conn *khttp_conn_of(struct MHD_Connection *c);
+/* Connection k (un)proven, with srv->glock held. */
+KHTTP_HIDDEN void khttp_conn_set_proven(struct kiln_http *srv, struct conn *k,
+					bool proven);
+
+/* request.c: libmicrohttpd's request callbacks (see MHD_start_daemon()). */
+KHTTP_HIDDEN enum MHD_Result khttp_on_request(void *cls,
+					      struct MHD_Connection *c,
+					      const char *url,
+					      const char *method,
+					      const char *version,
+					      const char *upload,
+					      size_t *upload_size, void **ctx);
+KHTTP_HIDDEN void khttp_on_completed(void *cls, struct MHD_Connection *c,
+				     void **ctx,
+				     enum MHD_RequestTerminationCode why);
+KHTTP_HIDDEN void khttp_on_mhd_log(void *cls, const char *fmt, va_list ap);
 
 #endif

@@ -20,6 +20,9 @@
  *
  * Output is a pure function of the input: no time, no randomness, colours
  * from a hash of the name, children ordered by name bytes.
+ *
+ * This file draws (output helpers, colours, the boxes, the document); the
+ * layout is flamelayout.c's, flameint.h what the two share.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,38 +35,8 @@
 #include "profile/profile.h"
 #include "profile/tree.h"
 #include "render/flame.h"
+#include "render/flameint.h"
 #include "util/buf.h"
-
-#define FONT_SIZE	12
-#define GLYPH_WIDTH	(FONT_SIZE * 0.59)	/* estimated, as FlameGraph does */
-#define FRAME_H		16			/* row pitch; boxes are 1 px less */
-#define XPAD		10
-#define YPAD_TOP	64			/* title, subtitle, buttons */
-#define YPAD_BOTTOM	36			/* details line, "Matched" */
-#define DEFAULT_WIDTH	1200
-#define SEARCH_COLOUR	"rgb(230,0,230)"
-
-/* One box to draw: a tree node, or a run of merged small siblings. */
-struct box {
-	uint32_t node;		/* tree node; for a merged run, its first */
-	uint32_t nmerged;	/* 0: a node; else the run's length */
-	uint32_t depth;
-	int64_t o, v;		/* offset and width in value units */
-	int64_t base;		/* raw base value (diff) */
-};
-
-struct flame {
-	struct kiln_prof *p;
-	struct kiln_tree t;
-	struct kiln_buf *out;
-	const char *type, *unit;	/* of the sample type drawn */
-	int width, height;
-	double scale;			/* pixels per value unit */
-	double min_width;
-	uint32_t max_depth;		/* deepest box drawn */
-	double diff_scale;		/* share change (points) of full colour */
-	int err;			/* sticky -ENOMEM */
-};
 
 /* ---- output helpers ---- */
 
@@ -387,109 +360,7 @@ static void diff_colour(const struct flame *f, double delta, char out[48])
 	snprintf(out, 48, "rgb(%u,%u,%u)", c >> 16, (c >> 8) & 0xff, c & 0xff);
 }
 
-/* ---- layout ---- */
-
-static double pct(int64_t v, int64_t total)
-{
-	return total > 0 ? 100.0 * (double)v / (double)total : 0;
-}
-
-/* Change of share, in percentage points, of a box against the base. */
-static double share_delta(const struct flame *f, const struct box *b)
-{
-	return pct(b->v, f->t.nodes[0].total) - pct(b->base, f->t.base_total);
-}
-
-/*
- * Visits every box to draw, parents before children: a node, then the
- * merged runs among its children, then its children's subtrees in name
- * order.  Iterative, so deep recursion in the profile cannot overflow
- * the C stack.
- */
-static int walk(struct flame *f, void (*visit)(struct flame *, const struct box *))
-{
-	struct item { uint32_t node; int64_t o; } *stack, *ns;
-	size_t n = 0, cap = 256, first, i;
-	const struct kiln_tree_node *nodes = f->t.nodes;
-
-	stack = malloc(cap * sizeof(*stack));
-	if (!stack)
-		return -ENOMEM;
-	stack[n++] = (struct item){ 0, 0 };
-	while (n && !f->err) {
-		struct item it = stack[--n];
-		const struct kiln_tree_node *nd = &nodes[it.node];
-		struct box b = { it.node, 0, nd->depth, it.o, nd->total,
-				 nd->base };
-		struct box run = { 0 };
-		int64_t o = it.o;
-		uint32_t c;
-
-		visit(f, &b);
-		first = n;
-		for (c = nd->child;; c = nodes[c].next) {
-			bool small = c && (double)nodes[c].total * f->scale <
-					  f->min_width;
-
-			if (run.nmerged && !small) {
-				if ((double)run.v * f->scale >= f->min_width)
-					visit(f, &run);
-				run.nmerged = 0;
-			}
-			if (!c)
-				break;
-			if (small) {
-				if (!run.nmerged)
-					run = (struct box){ c, 0, nd->depth + 1,
-							    o, 0, 0 };
-				run.nmerged++;
-				run.v += nodes[c].total;
-				run.base += nodes[c].base;
-			} else {
-				if (n == cap) {
-					cap *= 2;
-					ns = realloc(stack, cap * sizeof(*stack));
-					if (!ns) {
-						free(stack);
-						return -ENOMEM;
-					}
-					stack = ns;
-				}
-				stack[n++] = (struct item){ c, o };
-			}
-			o += nodes[c].total;
-		}
-		/* Pop the children in name order. */
-		for (i = 0; i < (n - first) / 2; i++) {
-			struct item tmp = stack[first + i];
-
-			stack[first + i] = stack[n - 1 - i];
-			stack[n - 1 - i] = tmp;
-		}
-	}
-	free(stack);
-	return f->err;
-}
-
-/* First pass: the rows in use, and the largest change of share. */
-static void measure(struct flame *f, const struct box *b)
-{
-	if (b->depth > f->max_depth)
-		f->max_depth = b->depth;
-	if (f->t.has_base) {
-		double d = fabs(share_delta(f, b));
-
-		if (d > f->diff_scale)
-			f->diff_scale = d;
-	}
-}
-
-static double box_y(const struct flame *f, uint32_t depth)
-{
-	if (f->t.reverse)
-		return YPAD_TOP + (double)depth * FRAME_H;
-	return f->height - YPAD_BOTTOM - (double)(depth + 1) * FRAME_H;
-}
+/* ---- the boxes ---- */
 
 /* Second pass: one <g class="f"> per box. */
 static void draw(struct flame *f, const struct box *b)
@@ -498,7 +369,7 @@ static void draw(struct flame *f, const struct box *b)
 	int64_t total = f->t.nodes[0].total;
 	double x = XPAD + (double)b->o * f->scale;
 	double w = (double)b->v * f->scale;
-	double y = box_y(f, b->depth);
+	double y = kflame_box_y(f, b->depth);
 	char merged[64], fill[48];
 	const char *name;
 	size_t len, chars;
@@ -765,7 +636,7 @@ int kiln_flame_svg(struct kiln_prof *p, int type,
 	/* A change of one percentage point or less is not worth full red. */
 	f.diff_scale = 1.0;
 	if (total > 0)
-		err = walk(&f, measure);
+		err = kflame_walk(&f, kflame_measure);
 	if (err)
 		goto out;
 	f.height = YPAD_TOP + YPAD_BOTTOM +
@@ -812,7 +683,7 @@ int kiln_flame_svg(struct kiln_prof *p, int type,
 	     "data-xpad=\"%d\" data-charw=\"%.2f\">\n", total > 0 ? total : 0,
 	     f.width, XPAD, GLYPH_WIDTH);
 	if (total > 0)
-		err = walk(&f, draw);
+		err = kflame_walk(&f, draw);
 	put(&f, "</g>\n</svg>\n");
 	if (!err)
 		err = f.err;

@@ -139,14 +139,181 @@ static int label(struct kiln_buf *o, const char *s, size_t max)
 	return e;
 }
 
+/* The document's head: size, style, background, title and subtitle. */
+static int put_head(struct kiln_buf *o, const struct kiln_timeline *tl,
+		    int W, int H)
+{
+	int e = 0;
+
+	e |= kiln_buf_addf(o, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		      "<svg version=\"1.1\" width=\"%d\" height=\"%d\" "
+		      "viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+		      W, H, W, H);
+	e |= kiln_buf_adds(o, "<style>\n"
+		      "text { font-family: Verdana, 'DejaVu Sans', sans-serif; "
+		      "font-size: 12px; fill: rgb(0,0,0); }\n"
+		      "#title { text-anchor: middle; font-size: 17px; }\n"
+		      "#subtitle { text-anchor: middle; fill: rgb(90,90,90); }\n"
+		      ".tick { text-anchor: end; }\n"
+		      ".xtick { text-anchor: middle; }\n"
+		      ".band:hover { opacity: 0.75; }\n"
+		      ".grid { stroke: rgb(225,225,225); stroke-width: 1; }\n"
+		      "</style>\n");
+	e |= kiln_buf_addf(o, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
+		      "fill=\"rgb(250,250,250)\"/>\n", W, H);
+	e |= kiln_buf_addf(o, "<text id=\"title\" x=\"%.1f\" y=\"24\">", W / 2.0);
+	e |= label(o, tl->title ? tl->title : "Heap memory over time", 120);
+	e |= kiln_buf_adds(o, "</text>\n");
+	if (tl->subtitle) {
+		e |= kiln_buf_addf(o, "<text id=\"subtitle\" x=\"%.1f\" y=\"44\">",
+			      W / 2.0);
+		e |= label(o, tl->subtitle, 150);
+		e |= kiln_buf_adds(o, "</text>\n");
+	}
+	return e;
+}
+
+/* The grid, both axes' ticks (step apart on the y axis) and "time". */
+static int put_axes(struct kiln_buf *o, const struct geo *g, int H,
+		    double step)
+{
+	double v;
+	char a[64];
+	int e = 0;
+
+	for (v = 0; v <= g->ymax + step / 2; v += step) {
+		kiln_bytes_str(v, a, sizeof(a));
+		e |= kiln_buf_addf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" "
+			      "x2=\"%.1f\" y2=\"%.1f\"/>\n<text class=\"tick\" "
+			      "x=\"%.1f\" y=\"%.1f\">%s</text>\n", g->x0, py(g, v),
+			      g->x0 + g->w, py(g, v), g->x0 - 6, py(g, v) + 4, a);
+	}
+	step = nice_step(g->xmax, 8, false);
+	for (v = 0; v <= g->xmax + step / 1000; v += step) {
+		secs_str(v, step, a, sizeof(a));
+		e |= kiln_buf_addf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" "
+			      "x2=\"%.1f\" y2=\"%.1f\"/>\n<text class=\"xtick\" "
+			      "x=\"%.1f\" y=\"%.1f\">%s</text>\n", px(g, v), g->y0,
+			      px(g, v), g->y0 - g->h, px(g, v), g->y0 + 18, a);
+	}
+	e |= kiln_buf_addf(o, "<text class=\"xtick\" x=\"%.1f\" y=\"%d\">time</text>\n",
+		      g->x0 + g->w / 2, H - 10);
+	return e;
+}
+
+/* Band k's entry in the legend (k == nbands: the rest), at its peak. */
+static int put_legend(struct kiln_buf *o, const struct geo *g,
+		      const struct kiln_timeline *tl, size_t k,
+		      const char *colour, double peak)
+{
+	char a[64];
+	int e = 0;
+
+	e |= kiln_buf_addf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" "
+		      "height=\"12\" fill=\"%s\"/>\n<text x=\"%.1f\" "
+		      "y=\"%.1f\">", g->x0 + g->w + 16,
+		      TOP + 20.0 * (double)(tl->nbands - k), colour,
+		      g->x0 + g->w + 34, TOP + 20.0 * (double)(tl->nbands - k) + 11);
+	if (k < tl->nbands) {
+		kiln_bytes_str(peak, a, sizeof(a));
+		e |= kiln_buf_addf(o, "%s ", a);
+		e |= label(o, tl->bands[k].label, 36);
+	} else {
+		e |= kiln_buf_adds(o, "other sites");
+	}
+	e |= kiln_buf_adds(o, "</text>\n");
+	return e;
+}
+
+/* The bands stacked bottom up, then the rest; lo and hi: n values each,
+ * hi zero on entry. */
+static int put_bands(struct kiln_buf *o, const struct geo *g,
+		     const struct kiln_timeline *tl, double *lo, double *hi)
+{
+	char a[64], b[64];
+	size_t i, k;
+	int e = 0;
+
+	for (k = 0; k <= tl->nbands; k++) {
+		const char *colour = k < tl->nbands ? palette[k % NPALETTE]
+						    : "rgb(190,190,190)";
+		double peak = 0;
+
+		for (i = 0; i < tl->n; i++) {
+			lo[i] = hi[i];
+			if (k < tl->nbands)
+				hi[i] = lo[i] + tl->bands[k].values[i];
+			else
+				hi[i] = tl->total[i] > lo[i] ? tl->total[i] : lo[i];
+			if (hi[i] - lo[i] > peak)
+				peak = hi[i] - lo[i];
+		}
+		if (k == tl->nbands && peak <= 0)
+			break;
+		e |= kiln_buf_addf(o, "<path class=\"band\" fill=\"%s\" d=\"", colour);
+		e |= area(o, g, lo, hi, tl->n);
+		e |= kiln_buf_adds(o, "\"><title>");
+		if (k < tl->nbands) {
+			e |= kiln_buf_add_xml(o, tl->bands[k].label,
+					 strlen(tl->bands[k].label));
+			kiln_bytes_str(tl->bands[k].peak, a, sizeof(a));
+			kiln_bytes_str(peak, b, sizeof(b));
+			e |= kiln_buf_addf(o, "\n%s at the peak, at most %s", a, b);
+		} else {
+			kiln_bytes_str(peak, b, sizeof(b));
+			e |= kiln_buf_addf(o, "other sites: at most %s", b);
+		}
+		e |= kiln_buf_adds(o, "</title></path>\n");
+		e |= put_legend(o, g, tl, k, colour, peak);
+	}
+	return e;
+}
+
+/* The largest size within each interval, the peak and the axes' lines. */
+static int put_marks(struct kiln_buf *o, const struct geo *g,
+		     const struct kiln_timeline *tl)
+{
+	char a[64], b[64];
+	size_t i;
+	int e = 0;
+
+	if (tl->max) {
+		e |= kiln_buf_addf(o, "<path fill=\"none\" stroke=\"rgb(60,60,60)\" "
+			      "stroke-width=\"1\" stroke-dasharray=\"4,3\" "
+			      "d=\"M%.1f,%.1f", px(g, 0), py(g, 0));
+		for (i = 0; i < tl->n; i++)
+			e |= kiln_buf_addf(o, " L%.1f,%.1f L%.1f,%.1f",
+				      px(g, (double)i * g->dx), py(g, tl->max[i]),
+				      px(g, (double)(i + 1) * g->dx), py(g, tl->max[i]));
+		e |= kiln_buf_adds(o, "\"><title>largest heap size within each "
+			      "interval</title></path>\n");
+	}
+	if (tl->peak > 0) {
+		double x = px(g, tl->peak_s), y = py(g, tl->peak);
+
+		kiln_bytes_str(tl->peak, a, sizeof(a));
+		moment_str(tl->peak_s, b, sizeof(b));
+		e |= kiln_buf_addf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+			      "fill=\"rgb(200,0,0)\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
+			      "style=\"text-anchor: %s\">peak %s at %s</text>\n",
+			      x, y, x + (x > g->x0 + g->w * 0.7 ? -8 : 8), y - 8,
+			      x > g->x0 + g->w * 0.7 ? "end" : "start", a, b);
+	}
+	e |= kiln_buf_addf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+		      "stroke=\"black\"/>\n<line x1=\"%.1f\" y1=\"%.1f\" "
+		      "x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n",
+		      g->x0, g->y0, g->x0 + g->w, g->y0, g->x0, g->y0, g->x0,
+		      g->y0 - g->h);
+	return e;
+}
+
 int kiln_timeline_svg(const struct kiln_timeline *tl, struct kiln_buf *out)
 {
 	int W = tl->width > 0 ? tl->width : 1200;
 	int H = tl->height > 0 ? tl->height : 600;
 	struct kiln_buf o = KILN_BUF_INIT;
 	struct geo g;
-	double *lo = NULL, *hi = NULL, top = 0, step, v;
-	char a[64], b[64];
+	double *lo = NULL, *hi = NULL, top = 0, step;
 	size_t i, k;
 	int err, e = 0;
 
@@ -178,125 +345,10 @@ int kiln_timeline_svg(const struct kiln_timeline *tl, struct kiln_buf *out)
 	step = nice_step(top > 0 ? top : 1, 5, true);
 	g.ymax = step * ceil((top > 0 ? top : 1) / step);
 
-	e |= kiln_buf_addf(&o, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-		      "<svg version=\"1.1\" width=\"%d\" height=\"%d\" "
-		      "viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">\n",
-		      W, H, W, H);
-	e |= kiln_buf_adds(&o, "<style>\n"
-		      "text { font-family: Verdana, 'DejaVu Sans', sans-serif; "
-		      "font-size: 12px; fill: rgb(0,0,0); }\n"
-		      "#title { text-anchor: middle; font-size: 17px; }\n"
-		      "#subtitle { text-anchor: middle; fill: rgb(90,90,90); }\n"
-		      ".tick { text-anchor: end; }\n"
-		      ".xtick { text-anchor: middle; }\n"
-		      ".band:hover { opacity: 0.75; }\n"
-		      ".grid { stroke: rgb(225,225,225); stroke-width: 1; }\n"
-		      "</style>\n");
-	e |= kiln_buf_addf(&o, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
-		      "fill=\"rgb(250,250,250)\"/>\n", W, H);
-	e |= kiln_buf_addf(&o, "<text id=\"title\" x=\"%.1f\" y=\"24\">", W / 2.0);
-	e |= label(&o, tl->title ? tl->title : "Heap memory over time", 120);
-	e |= kiln_buf_adds(&o, "</text>\n");
-	if (tl->subtitle) {
-		e |= kiln_buf_addf(&o, "<text id=\"subtitle\" x=\"%.1f\" y=\"44\">",
-			      W / 2.0);
-		e |= label(&o, tl->subtitle, 150);
-		e |= kiln_buf_adds(&o, "</text>\n");
-	}
-
-	/* grid and y axis */
-	for (v = 0; v <= g.ymax + step / 2; v += step) {
-		kiln_bytes_str(v, a, sizeof(a));
-		e |= kiln_buf_addf(&o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" "
-			      "x2=\"%.1f\" y2=\"%.1f\"/>\n<text class=\"tick\" "
-			      "x=\"%.1f\" y=\"%.1f\">%s</text>\n", g.x0, py(&g, v),
-			      g.x0 + g.w, py(&g, v), g.x0 - 6, py(&g, v) + 4, a);
-	}
-	step = nice_step(g.xmax, 8, false);
-	for (v = 0; v <= g.xmax + step / 1000; v += step) {
-		secs_str(v, step, a, sizeof(a));
-		e |= kiln_buf_addf(&o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" "
-			      "x2=\"%.1f\" y2=\"%.1f\"/>\n<text class=\"xtick\" "
-			      "x=\"%.1f\" y=\"%.1f\">%s</text>\n", px(&g, v), g.y0,
-			      px(&g, v), g.y0 - g.h, px(&g, v), g.y0 + 18, a);
-	}
-	e |= kiln_buf_addf(&o, "<text class=\"xtick\" x=\"%.1f\" y=\"%d\">time</text>\n",
-		      g.x0 + g.w / 2, H - 10);
-
-	/* the bands, bottom up, then the rest */
-	for (k = 0; k <= tl->nbands; k++) {
-		const char *colour = k < tl->nbands ? palette[k % NPALETTE]
-						    : "rgb(190,190,190)";
-		double peak = 0;
-
-		for (i = 0; i < tl->n; i++) {
-			lo[i] = hi[i];
-			if (k < tl->nbands)
-				hi[i] = lo[i] + tl->bands[k].values[i];
-			else
-				hi[i] = tl->total[i] > lo[i] ? tl->total[i] : lo[i];
-			if (hi[i] - lo[i] > peak)
-				peak = hi[i] - lo[i];
-		}
-		if (k == tl->nbands && peak <= 0)
-			break;
-		e |= kiln_buf_addf(&o, "<path class=\"band\" fill=\"%s\" d=\"", colour);
-		e |= area(&o, &g, lo, hi, tl->n);
-		e |= kiln_buf_adds(&o, "\"><title>");
-		if (k < tl->nbands) {
-			e |= kiln_buf_add_xml(&o, tl->bands[k].label,
-					 strlen(tl->bands[k].label));
-			kiln_bytes_str(tl->bands[k].peak, a, sizeof(a));
-			kiln_bytes_str(peak, b, sizeof(b));
-			e |= kiln_buf_addf(&o, "\n%s at the peak, at most %s", a, b);
-		} else {
-			kiln_bytes_str(peak, b, sizeof(b));
-			e |= kiln_buf_addf(&o, "other sites: at most %s", b);
-		}
-		e |= kiln_buf_adds(&o, "</title></path>\n");
-		/* legend */
-		e |= kiln_buf_addf(&o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" "
-			      "height=\"12\" fill=\"%s\"/>\n<text x=\"%.1f\" "
-			      "y=\"%.1f\">", g.x0 + g.w + 16,
-			      TOP + 20.0 * (double)(tl->nbands - k), colour,
-			      g.x0 + g.w + 34, TOP + 20.0 * (double)(tl->nbands - k) + 11);
-		if (k < tl->nbands) {
-			kiln_bytes_str(peak, a, sizeof(a));
-			e |= kiln_buf_addf(&o, "%s ", a);
-			e |= label(&o, tl->bands[k].label, 36);
-		} else {
-			e |= kiln_buf_adds(&o, "other sites");
-		}
-		e |= kiln_buf_adds(&o, "</text>\n");
-	}
-
-	/* the largest size within each interval */
-	if (tl->max) {
-		e |= kiln_buf_addf(&o, "<path fill=\"none\" stroke=\"rgb(60,60,60)\" "
-			      "stroke-width=\"1\" stroke-dasharray=\"4,3\" "
-			      "d=\"M%.1f,%.1f", px(&g, 0), py(&g, 0));
-		for (i = 0; i < tl->n; i++)
-			e |= kiln_buf_addf(&o, " L%.1f,%.1f L%.1f,%.1f",
-				      px(&g, (double)i * g.dx), py(&g, tl->max[i]),
-				      px(&g, (double)(i + 1) * g.dx), py(&g, tl->max[i]));
-		e |= kiln_buf_adds(&o, "\"><title>largest heap size within each "
-			      "interval</title></path>\n");
-	}
-	if (tl->peak > 0) {
-		double x = px(&g, tl->peak_s), y = py(&g, tl->peak);
-
-		kiln_bytes_str(tl->peak, a, sizeof(a));
-		moment_str(tl->peak_s, b, sizeof(b));
-		e |= kiln_buf_addf(&o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
-			      "fill=\"rgb(200,0,0)\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
-			      "style=\"text-anchor: %s\">peak %s at %s</text>\n",
-			      x, y, x + (x > g.x0 + g.w * 0.7 ? -8 : 8), y - 8,
-			      x > g.x0 + g.w * 0.7 ? "end" : "start", a, b);
-	}
-	e |= kiln_buf_addf(&o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-		      "stroke=\"black\"/>\n<line x1=\"%.1f\" y1=\"%.1f\" "
-		      "x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n",
-		      g.x0, g.y0, g.x0 + g.w, g.y0, g.x0, g.y0, g.x0, g.y0 - g.h);
+	e |= put_head(&o, tl, W, H);
+	e |= put_axes(&o, &g, H, step);
+	e |= put_bands(&o, &g, tl, lo, hi);
+	e |= put_marks(&o, &g, tl);
 	e |= kiln_buf_adds(&o, "</svg>\n");
 	err = e ? -ENOMEM : kiln_buf_add(out, o.data, o.len);
 out:

@@ -3,8 +3,9 @@
  * symbolize.h): the session and module structures, and the functions one
  * part calls in another.
  *
- *   symbolize.c  sessions, strings, mappings, modules reported to libdwfl,
- *                an address's lookup (its per-address cache), profiles
+ *   symbolize.c  sessions, strings
+ *   modules.c    mappings, modules reported to libdwfl
+ *   lookup.c     an address's lookup (its per-address cache), profiles
  *   symtab.c     ELF symbol tables: aliases, the fast interval index,
  *                PLT entries
  *   dwarf.c      DWARF: a compile unit's function index, inline chains
@@ -212,6 +213,16 @@ KSYM_HIDDEN int ksym_set_symbol_names(struct kiln_sym *s,
 /* A mapping added to the session: its index, or -ENOMEM / -EINVAL. */
 KSYM_HIDDEN long ksym_add_map(struct kiln_sym *s, const char *path, size_t len,
 			      uint64_t start, uint64_t end, uint64_t offset);
+
+/* modules.c: the mapping identical to this one, or -1. */
+KSYM_HIDDEN long ksym_same_map(const struct kiln_sym *s, const char *path,
+			       uint64_t start, uint64_t end, uint64_t offset);
+/* The index + 1 of the mapping holding addr, 0 if none, -ENOMEM. */
+KSYM_HIDDEN long ksym_find_map(struct kiln_sym *s, uint64_t addr);
+/* Whether a mapping's path names a file (not "[heap]", a memfd, ...). */
+KSYM_HIDDEN bool ksym_is_file_path(const char *path);
+/* Reports the file of mapping mi to libdwfl once; 0 or -ENOMEM. */
+KSYM_HIDDEN int ksym_resolve(struct kiln_sym *s, size_t mi);
 
 /* dwarf.c: the inline chain at addr into fr[], *nfr frames; 0 or -ENOMEM. */
 KSYM_HIDDEN int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md,

@@ -36,8 +36,8 @@
 /*
  * The unwinder's parser, for its statics (test_parse_mutated); its
  * definitions take the place of kiln_core's copy of cfi-parse.c at link
- * time.  The table sets and the walk are kiln_core's own (cfi.c,
- * cfi-walk.c), as libkiln.so has them.
+ * time.  The table sets, the walk and the CFA programs are kiln_core's
+ * own (cfi.c, cfi-walk.c, cfi-cfa.c), as libkiln.so has them.
  */
 #include "../../src/unwind/cfi-parse.c"
 #include "symbolize/symbolize.h"

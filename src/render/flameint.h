@@ -1,0 +1,63 @@
+/*
+ * The flame graph's state (render stage), shared by flamelayout.c (the
+ * boxes: walk, measure, rows) and flame.c (the SVG drawn from them).
+ */
+#ifndef KILN_RENDER_FLAMEINT_H
+#define KILN_RENDER_FLAMEINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile/tree.h"
+#include "util/buf.h"
+
+struct kiln_prof;
+
+#define FONT_SIZE	12
+#define GLYPH_WIDTH	(FONT_SIZE * 0.59)	/* estimated, as FlameGraph does */
+#define FRAME_H		16			/* row pitch; boxes are 1 px less */
+#define XPAD		10
+#define YPAD_TOP	64			/* title, subtitle, buttons */
+#define YPAD_BOTTOM	36			/* details line, "Matched" */
+#define DEFAULT_WIDTH	1200
+#define SEARCH_COLOUR	"rgb(230,0,230)"
+
+/* One box to draw: a tree node, or a run of merged small siblings. */
+struct box {
+	uint32_t node;		/* tree node; for a merged run, its first */
+	uint32_t nmerged;	/* 0: a node; else the run's length */
+	uint32_t depth;
+	int64_t o, v;		/* offset and width in value units */
+	int64_t base;		/* raw base value (diff) */
+};
+
+struct flame {
+	struct kiln_prof *p;
+	struct kiln_tree t;
+	struct kiln_buf *out;
+	const char *type, *unit;	/* of the sample type drawn */
+	int width, height;
+	double scale;			/* pixels per value unit */
+	double min_width;
+	uint32_t max_depth;		/* deepest box drawn */
+	double diff_scale;		/* share change (points) of full colour */
+	int err;			/* sticky -ENOMEM */
+};
+
+static inline double pct(int64_t v, int64_t total)
+{
+	return total > 0 ? 100.0 * (double)v / (double)total : 0;
+}
+
+/* Change of share, in percentage points, of a box against the base. */
+static inline double share_delta(const struct flame *f, const struct box *b)
+{
+	return pct(b->v, f->t.nodes[0].total) - pct(b->base, f->t.base_total);
+}
+
+/* flamelayout.c */
+int kflame_walk(struct flame *f, void (*visit)(struct flame *, const struct box *));
+void kflame_measure(struct flame *f, const struct box *b);
+double kflame_box_y(const struct flame *f, uint32_t depth);
+
+#endif
