@@ -19,7 +19,9 @@
 # all of them; medians are reported, and per-round ratios (each run against
 # the bare run of the same round):
 #   bare
-#   kiln trace           LD_PRELOAD=libkiln.so KILN_HEAP_TRACE=F (record only)
+#   kiln trace           LD_PRELOAD="libkiln-malloc.so libkiln.so"
+#                        KILN_HEAP_TRACE=F (record only: the malloc hooks are
+#                        libkiln-malloc.so's, preloaded beside libkiln.so)
 #   kiln heap            `kiln heap -q -o P -- CMD` (record, then analysis:
 #                        summary, pprof profile, timeline SVG)
 #   kiln trace, sampled  the same with KILN_HEAP_SAMPLE=SAMPLE (524288)
@@ -80,6 +82,9 @@ root=$(dirname "$here")
 KILN=${KILN:-$root/build/kiln}
 case $KILN in /*) ;; *) KILN=$PWD/$KILN ;; esac
 LIBKILN=${LIBKILN:-$(dirname "$KILN")/libkiln.so}
+# The malloc interposer, preloaded beside libkiln.so for heap tracing
+# (docs/heap.md, "two libraries").
+LIBKILN_MALLOC=${LIBKILN_MALLOC:-$(dirname "$LIBKILN")/libkiln-malloc.so}
 case $LIBKILN in /*) ;; *) LIBKILN=$PWD/$LIBKILN ;; esac
 RUNS=${RUNS:-3}
 PAIRS=${PAIRS:-30}
@@ -126,6 +131,7 @@ fi
 mkdir -p "$OUT" || exit 1
 [ -x "$KILN" ] || die "no kiln binary at $KILN (build it first, or set KILN)"
 [ -f "$LIBKILN" ] || die "no libkiln.so at $LIBKILN (build it first, or set LIBKILN)"
+[ -f "$LIBKILN_MALLOC" ] || die "no libkiln-malloc.so at $LIBKILN_MALLOC (build it first, or set LIBKILN_MALLOC)"
 [ -x /usr/bin/time ] || die "no /usr/bin/time (Debian package time)"
 have() { command -v "$1" >/dev/null 2>&1; }
 have_ht=0 have_gperf=0 have_massif=0 have_perf=0
@@ -199,8 +205,8 @@ cmd_of() {
     local w=("$bin" "$THREADS" "$ops")
     case ${id#s-} in
     bare) cmd=(env "${w[@]}") ;;
-    kiln-trace) cmd=(env "LD_PRELOAD=$LIBKILN" "KILN_HEAP_TRACE=$OUT/$id.trace.zst" "${w[@]}") ;;
-    kiln-sample) cmd=(env "LD_PRELOAD=$LIBKILN" "KILN_HEAP_TRACE=$OUT/$id.trace.zst"
+    kiln-trace) cmd=(env "LD_PRELOAD=$LIBKILN_MALLOC $LIBKILN" "KILN_HEAP_TRACE=$OUT/$id.trace.zst" "${w[@]}") ;;
+    kiln-sample) cmd=(env "LD_PRELOAD=$LIBKILN_MALLOC $LIBKILN" "KILN_HEAP_TRACE=$OUT/$id.trace.zst"
         "KILN_HEAP_SAMPLE=$SAMPLE" "${w[@]}") ;;
     kiln-heap) cmd=("$KILN" heap -q -o "$OUT/$id" -- "${w[@]}") ;;
     kiln-heap-sample) cmd=("$KILN" heap -q --sample "$SAMPLE" -o "$OUT/$id" -- "${w[@]}") ;;
