@@ -65,7 +65,19 @@ struct reader {
 	int64_t last_bucket;
 	struct kiln_label *tl;
 	size_t tl_alloc;
+	/* Malformed lines skipped (second pass) and the lines taken. */
+	struct kiln_text_skips skips;
+	size_t good;
 };
+
+/* Counts a malformed line, skipped: "line N: why". */
+static void skip_line(struct reader *r, size_t lineno, const char *why)
+{
+	struct kiln_diag d;
+
+	kiln_diag(&d, "line %zu: %s", lineno, why);
+	kiln_text_skip(&r->skips, lineno, &d);
+}
 
 /* Returns a pointer to the line after [s, nl) or NULL at the end. */
 static inline const char *next_line(const struct reader *r, const char *s,
@@ -351,10 +363,14 @@ static int flush(struct reader *r, const struct hdr *h, const char *hf,
 	if (!r->depth && hf) {
 		uint32_t loc = frame_location(r, hf, hf_end, NULL);
 
-		if (!loc)
-			return r->p->err ? r->p->err :
-			       kiln_diag(r->d, "line %zu: cannot parse the sampled "
-					 "address in the header", lineno);
+		if (!loc) {
+			if (r->p->err)
+				return r->p->err;
+			/* A sample with no frame at all: skipped whole. */
+			skip_line(r, lineno, "cannot parse the sampled address "
+				  "in the header");
+			return 0;
+		}
 		if (push(r, loc))
 			return -ENOMEM;
 	}
@@ -489,12 +505,16 @@ static int walk(struct reader *r, bool scan)
 			if (scan)
 				continue;
 			if (*s == '\t' || (q != s && looks_frame(q, e)))
-				return kiln_diag(r->d, "line %zu: a stack frame line "
-						 "before any sample header", lineno);
-			return kiln_diag(r->d, "line %zu: not a sample header "
-					 "(expected 'COMM PID [TIME:] [PERIOD] "
-					 "EVENT: ...')", lineno);
+				skip_line(r, lineno, "a stack frame line before "
+					  "any sample header");
+			else
+				skip_line(r, lineno, "not a sample header "
+					  "(expected 'COMM PID [TIME:] [PERIOD] "
+					  "EVENT: ...')");
+			continue;
 		}
+		if (!scan)
+			r->good++;
 		h = nh;
 		in_sample = true;
 		after_frame = false;
@@ -522,10 +542,11 @@ frame:
 			if (!loc) {
 				if (r->p->err)
 					return r->p->err;
-				return kiln_diag(r->d, "line %zu: cannot parse the "
-						 "stack frame (expected 'ADDRESS "
-						 "SYMBOL (DSO)')", lineno);
+				skip_line(r, lineno, "cannot parse the stack frame "
+					  "(expected 'ADDRESS SYMBOL (DSO)')");
+				continue;
 			}
+			r->good++;
 			if (push(r, loc))
 				return -ENOMEM;
 		}
@@ -546,8 +567,9 @@ other:
 				continue;
 			if (scan)
 				continue;
-			return kiln_diag(r->d, "line %zu: not a stack frame "
-					 "(expected 'ADDRESS SYMBOL (DSO)')", lineno);
+			skip_line(r, lineno, "not a stack frame (expected "
+				  "'ADDRESS SYMBOL (DSO)')");
+			continue;
 		}
 blank:
 		if (in_sample) {
@@ -569,7 +591,14 @@ blank:
 		}
 		nsamples++;
 	}
-	if (!nsamples && !scan)
+	if (scan)
+		return 0;
+	/* Mostly bad lines: not perf script at all, refused with what the
+	 * first bad line showed; else one warning for them all. */
+	err = kiln_text_skips_end(&r->skips, r->good, r->d);
+	if (err)
+		return err;
+	if (!nsamples)
 		return kiln_diag(r->d, "line %zu: no samples (expected the output "
 				 "of 'perf script')", lineno ? lineno : 1);
 	return 0;

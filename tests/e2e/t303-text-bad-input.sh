@@ -21,9 +21,16 @@ printf 'shares 12 1.000001: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/share
 expect_status 2 "$KILN" top "$T/nohdr.perf"
 has "$T/err" "'.*nohdr.perf': read as perf-script: line 4: not a sample header"
 
-printf 'shares 12 1.000001: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/shares)\n\tthis is not a frame\n' > "$T/garbage.perf"
+printf 'shares 12 1.000001: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/shares)\n\tthis is not a frame\n\tnor this\n' > "$T/garbage.perf"
 expect_status 2 "$KILN" flame "$T/garbage.perf" -o "$T/out.svg"
 has "$T/err" "'.*garbage.perf': read as perf-script: line 3: not a stack frame"
+
+# One malformed line among good ones (a line cut by a full disk, a stray
+# message in the dump): skipped, counted in one warning, the rest read.
+printf 'shares 12 1.000001: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/shares)\n\tcut-off-li\n\t 11bb main+0x9 (/bin/shares)\n\nshares 12 1.000002: 1001001 cpu-clock: \n\t 11aa burn_a+0x29 (/bin/shares)\n\t 11bb main+0x9 (/bin/shares)\n\n' > "$T/onebad.perf"
+expect_status 0 "$KILN" top --cum "$T/onebad.perf"
+has "$T/err" "^kiln: warning: '.*onebad.perf': skipped 1 malformed line, first at line 3: not a stack frame"
+has "$T/out" "100.00% *main$"
 
 printf 'main;run;burn_a 12\nmain;run;burn_b\n' > "$T/nocount.collapsed"
 expect_status 2 "$KILN" top "$T/nocount.collapsed"

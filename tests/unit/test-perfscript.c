@@ -419,11 +419,13 @@ static void test_crlf_srcline_tracepoint(void **state)
 static void test_errors(void **state)
 {
 	expect_error("\t  1000 f+0x1 (/bin/prog)\n", "line 1: a stack frame line before any sample header");
-	expect_error("prog 10 1.5: 1 cpu-clock:\n\t 1 f (x)\n\nprog 10 no event\n",
-		     "line 4: not a sample header");
+	/* As many bad lines as good ones: not perf script, refused with
+	 * the first bad line's reason. */
+	expect_error("prog 10 1.5: 1 cpu-clock:\n\t 1 f (x)\n\nprog 10 no event\n"
+		     "no event either\n", "line 4: not a sample header");
 	expect_error("hello world\nthis is not perf\n", "line 1: not a sample header");
 	/* A frame line not indented, outside a sample. */
-	expect_error("prog 10 cycles:\n 1 f (x)\n\n1000 f (x)\n",
+	expect_error("prog 10 cycles:\n 1 f (x)\n\n1000 f (x)\n1001 g (x)\n",
 		     "line 4: not a sample header");
 	expect_error("prog 10 1.5: 1 cpu-clock:\n\tzz!garbage\n",
 		     "line 2: not a stack frame");
@@ -431,6 +433,45 @@ static void test_errors(void **state)
 		     "line 2: cannot parse the stack frame");
 	expect_error("", "no samples");
 	expect_error("# only a comment\n\n", "no samples");
+}
+
+/* A malformed line among good ones is skipped and counted in one warning
+ * (SPEC 5, "Text inputs"): a bad frame line leaves the rest of its
+ * sample, a bad header line drops its frames, a header whose own sampled
+ * address cannot be read drops its sample. */
+static void test_skips(void **state)
+{
+	static const char text[] =
+		"prog 10 1.5: 1 cpu-clock:\n"
+		"\t 1 leaf (x)\n"
+		"\tzz!garbage\n"
+		"\t 2 main (x)\n"
+		"\n"
+		"prog 10 no event\n"
+		"\t 3 lost (x)\n"
+		"\n"
+		"prog 10 1.6: 1 cpu-clock:\n"
+		"\t 1 leaf (x)\n"
+		"\t 2 main (x)\n"
+		"\n"
+		"prog 10 1.7: 1 cpu-clock:\n"
+		"\t 1 leaf (x)\n"
+		"\t 2 main (x)\n"
+		"\n";
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_diag d = { "" };
+	int err = kiln_perfscript_read(p, text, sizeof(text) - 1, &d);
+
+	(void)state;
+	assert_int_equal(err, 0);
+	assert_int_equal(kiln_prof_total(p, 0), 3);
+	assert_int_equal(leaf_value(p, "leaf", 0), 3);
+	assert_int_equal(leaf_value(p, "lost", 0), 0);
+	assert_int_equal(cum_value(p, "main", 0), 3);
+	assert_string_equal(d.warn, "skipped 3 malformed lines, first at line "
+			    "3: not a stack frame (expected 'ADDRESS SYMBOL "
+			    "(DSO)')");
+	kiln_prof_free(p);
 }
 
 /* perf script -F without time (and perf record -p of perf 3.x): no time
@@ -841,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_no_period),
 		cmocka_unit_test(test_crlf_srcline_tracepoint),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_skips),
 		cmocka_unit_test(test_no_time),
 		cmocka_unit_test(test_no_pid),
 		cmocka_unit_test(test_period_and_orders),
