@@ -40,7 +40,13 @@ struct creader {
 	uint32_t *stack;
 	size_t stack_alloc;
 	uint64_t magnitude;	/* sum of |count| so far: kept in int64_t's range */
+	/* Counts with decimals (flamegraph.pl takes "a;b 1.5"): every value
+	 * is kept as count * 10^decimals, decimals the most seen so far. */
+	unsigned decimals;
 };
+
+/* At most this many decimals are kept; further digits are rounded. */
+#define MAX_DECIMALS 6
 
 static uint32_t special_mapping(struct kiln_prof *p, uint32_t *cache,
 				const char *file)
@@ -99,24 +105,70 @@ static uint32_t frame_loc(struct creader *r, const char *s, size_t n)
 	return loc;
 }
 
-/* Parses "[-]DIGITS" into *v; false if it is not a number or overflows. */
-static bool parse_count(const char *s, const char *e, int64_t *v)
+/*
+ * Parses "[-]DIGITS[.DIGITS]" into *v as the number times 10^*dec, *dec
+ * the decimals it has (at most MAX_DECIMALS: further ones round the
+ * last); false if it is not a number or overflows.
+ */
+static bool parse_count(const char *s, const char *e, int64_t *v,
+			unsigned *dec)
 {
-	bool neg = false;
+	bool neg = false, point = false, any = false;
 	uint64_t x = 0;
+	unsigned k = 0;
 
 	if (s < e && *s == '-') {
 		neg = true;
 		s++;
 	}
-	if (s == e)
-		return false;
 	for (; s < e; s++) {
-		if (*s < '0' || *s > '9' || x > ((uint64_t)INT64_MAX - 9) / 10)
+		if (*s == '.' && !point) {
+			point = true;
+			continue;
+		}
+		if (*s < '0' || *s > '9')
+			return false;
+		any = true;
+		if (point && k == MAX_DECIMALS) {
+			/* Rounded at the last decimal kept; the rest must
+			 * still be digits. */
+			bool up = *s >= '5';
+
+			for (; s < e; s++)
+				if (*s < '0' || *s > '9')
+					return false;
+			if (up && x++ == (uint64_t)INT64_MAX)
+				return false;
+			break;
+		}
+		if (x > ((uint64_t)INT64_MAX - 9) / 10)
 			return false;
 		x = x * 10 + (uint64_t)(*s - '0');
+		if (point)
+			k++;
 	}
+	if (!any)
+		return false;
 	*v = neg ? -(int64_t)x : (int64_t)x;
+	*dec = k;
+	return true;
+}
+
+/* Multiplies every value read so far by 10^by (more decimals seen);
+ * false if a value would overflow. */
+static bool rescale(struct creader *r, unsigned by)
+{
+	struct kiln_prof *p = r->p;
+	int64_t f = 1;
+	size_t i;
+
+	while (by--)
+		f *= 10;
+	if (__builtin_mul_overflow(r->magnitude, (uint64_t)f, &r->magnitude) ||
+	    r->magnitude > INT64_MAX)
+		return false;
+	for (i = 0; i < p->nsamples * p->ntypes; i++)
+		p->values[i] *= f;
 	return true;
 }
 
@@ -128,6 +180,7 @@ static int read_line(struct creader *r, const char *s, const char *e,
 {
 	const char *sp = e, *fe, *f;
 	int64_t count;
+	unsigned dec;
 	size_t depth = 0, n = 0;
 
 	while (sp > s && sp[-1] != ' ' && sp[-1] != '\t')
@@ -135,14 +188,17 @@ static int read_line(struct creader *r, const char *s, const char *e,
 	if (sp == s)
 		return kiln_diag(d, "line %zu: no count at the end of the line "
 				 "(expected 'frame;frame;... COUNT')", lineno);
-	if (!parse_count(sp, e, &count)) {
+	if (!parse_count(sp, e, &count, &dec)) {
 		bool digits = true;
+		int points = 0;
 		const char *q;
 
 		for (q = sp; q < e; q++)
-			if ((*q < '0' || *q > '9') && !(q == sp && *q == '-'))
+			if (*q == '.' ? ++points > 1 :
+			    (*q < '0' || *q > '9') && !(q == sp && *q == '-'))
 				digits = false;
-		if (digits)
+		/* All digits, yet no number: too many of them. */
+		if (digits && e - sp > points + (*sp == '-'))
 			return kiln_diag(d, "line %zu: the count '%.*s' is too "
 					 "large", lineno, (int)(e - sp), sp);
 		return kiln_diag(d, "line %zu: no count at the end of the line: "
@@ -156,6 +212,22 @@ static int read_line(struct creader *r, const char *s, const char *e,
 	if (fe == s)
 		return kiln_diag(d, "line %zu: no frames before the count",
 				 lineno);
+	/* Both this count and what was read so far at the most decimals. */
+	if (dec > r->decimals) {
+		if (!rescale(r, dec - r->decimals)) {
+			kiln_diag(d, "line %zu: the count '%.*s' has more decimals "
+				  "than 64-bit totals can keep", lineno,
+				  (int)(e - sp), sp);
+			return -EOVERFLOW;
+		}
+		r->decimals = dec;
+	}
+	for (; dec < r->decimals; dec++)
+		if (__builtin_mul_overflow(count, 10, &count)) {
+			kiln_diag(d, "line %zu: the count '%.*s' is too large",
+				  lineno, (int)(e - sp), sp);
+			return -EOVERFLOW;
+		}
 	/* The model adds counts up in int64_t (merged stacks, totals; the
 	 * pprof reader refuses the same): no sum may overflow.  Not a
 	 * malformed line to skip: the file as a whole cannot be taken. */
@@ -190,6 +262,31 @@ static int read_line(struct creader *r, const char *s, const char *e,
 	}
 	kiln_prof_add_sample(r->p, r->stack, (uint32_t)depth, &count, 0);
 	return r->p->err;
+}
+
+/*
+ * Counts had decimals: the values are whole numbers (as pprof's are)
+ * 10^decimals times the counts, which keeps every share exact.  Said in
+ * the profile's comments and in the warning (after any other one).
+ */
+static int note_decimals(struct kiln_prof *p, unsigned decimals,
+			 struct kiln_diag *d)
+{
+	char note[128];
+	int64_t f = 1;
+	unsigned i;
+
+	for (i = 0; i < decimals; i++)
+		f *= 10;
+	snprintf(note, sizeof(note), "counts with decimals, scaled by %" PRId64
+		 " to whole numbers (shares unchanged)", f);
+	if (d) {
+		size_t n = strlen(d->warn);
+
+		snprintf(d->warn + n, sizeof(d->warn) - n, "%s%s",
+			 n ? "; " : "", note);
+	}
+	return kiln_prof_add_comment(p, note);
 }
 
 int kiln_collapsed_read(struct kiln_prof *p, const char *data, size_t len,
@@ -254,6 +351,8 @@ int kiln_collapsed_read(struct kiln_prof *p, const char *data, size_t len,
 				"'main;f;g 12')", lineno ? lineno : 1);
 	else
 		err = kiln_text_skips_end(&skips, nlines, d);
+	if (!err && r.decimals)
+		err = note_decimals(p, r.decimals, d);
 out:
 	free(r.stack);
 	kiln_linecache_release(&r.frames);

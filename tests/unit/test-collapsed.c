@@ -421,6 +421,32 @@ static void test_skipped_lines(void **state)
 	assert_non_null(strstr(d.msg, "': read as collapsed: line 2: no count"));
 }
 
+/* Counts with decimals (flamegraph.pl takes them): values become whole
+ * at the most decimals seen, shares exact; more than six decimals round;
+ * the scaling is said in a warning and the profile's comments. */
+static void test_decimal_counts(void **state)
+{
+	static const char text[] = "main;a 1.5\nmain;b 2\nmain;c 0.25\n"
+				   "main;a 0.0000015\n# 1.5 in a comment\nmain;d 1.\n";
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_diag d = { "" };
+
+	(void)state;
+	assert_int_equal(kiln_collapsed_read(p, text, sizeof(text) - 1, &d), 0);
+	/* a: 1.5 + 0.000002 (rounded), b 2, c 0.25, d 1: at 10^6. */
+	assert_int_equal(leaf_value(p, "a"), 1500002);
+	assert_int_equal(leaf_value(p, "b"), 2000000);
+	assert_int_equal(leaf_value(p, "c"), 250000);
+	assert_int_equal(leaf_value(p, "d"), 1000000);
+	assert_string_equal(d.warn, "counts with decimals, scaled by 1000000 to "
+			    "whole numbers (shares unchanged)");
+	assert_int_equal(p->ncomments, 1);
+	kiln_prof_free(p);
+	expect_error("main;a 1.2.3\nmain;b 1..\n", "line 1: no count at the end "
+		     "of the line: '1.2.3' is not a number");
+	expect_error("main;a .\n", "is not a number");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_speedscope_samples),
 		cmocka_unit_test(test_comments),
 		cmocka_unit_test(test_skipped_lines),
+		cmocka_unit_test(test_decimal_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
