@@ -10,7 +10,8 @@
  *   children), "samples" and absolute "timestamps";
  * - Chrome's trace events (an array, or {"traceEvents": [...]}), where a
  *   profile is a "Profile" event followed by "ProfileChunk" events adding
- *   nodes, samples and deltas, or one "CpuProfile" event.
+ *   nodes, samples and deltas, or one "CpuProfile" event; a trace with
+ *   none of them is read for its durations (format/trace-events.c).
  *
  * Each sample is its node's stack, weighing one sample and the time
  * until the next sample (the last: the mean interval).  "(root)" and
@@ -57,6 +58,7 @@ struct creader {
 	uint64_t total;		/* of the nanoseconds */
 	uint32_t lset;
 	size_t orphans, orphan_at;	/* samples of no known node */
+	bool traced;		/* durations, not a CPU profile */
 };
 
 static int add_node(struct creader *r, int64_t id, const json_t *frame,
@@ -547,10 +549,13 @@ static int read_trace(struct creader *r, const json_t *events,
 		if (!err && json_is_number(json_object_get(data, "endTime")))
 			t->end = num(data, "endTime", 0);
 	}
-	if (!err && !ntp)
-		err = kiln_diag(d, "no CPU profile in the trace events (no "
-				"Profile, ProfileChunk or CpuProfile event: was the "
-				"JavaScript profiler on?)");
+	if (!err && !ntp) {
+		/* No CPU profile: a trace of durations (chrome://tracing,
+		 * Perfetto's JSON, clang -ftime-trace), read as speedscope
+		 * does. */
+		err = kiln_trace_events_read(p, events, d);
+		r->traced = true;
+	}
 	for (j = 0; j < ntp && !err; j++) {
 		struct kiln_label l[3];
 		const char *tname = NULL;
@@ -631,7 +636,7 @@ int kiln_cpuprofile_read(struct kiln_prof *p, const char *data, size_t len,
 		kiln_diag_warn(d, "left out %zu sample%s naming no node of the "
 			       "profile, first sample %zu", r.orphans,
 			       r.orphans == 1 ? "" : "s", r.orphan_at);
-	if (!err && p->nsamples) {
+	if (!err && p->nsamples && !r.traced) {
 		/* The period: the mean interval, as pprof shows it. */
 		int64_t n = kiln_prof_total(p, 0);
 

@@ -97,7 +97,7 @@ static int score_cpuprofile(enum kiln_fmt f, const struct kiln_fmt_sniff *s)
 	if (has_key(s, "\"ProfileChunk\"") || has_key(s, "\"CpuProfile\""))
 		return 85;
 	/* A trace without the CPU profiler's events: said so by the reader. */
-	if (has_key(s, "\"traceEvents\""))
+	if (has_key(s, "\"traceEvents\"") || has_key(s, "\"ph\""))
 		return 60;
 	return 15;
 }

@@ -32,4 +32,15 @@ bool kiln_json_int(const json_t *j, int64_t *v);
 /* A string member of obj, or def when absent or not a string. */
 const char *kiln_json_str(const json_t *obj, const char *key, const char *def);
 
+struct kiln_prof;
+
+/*
+ * The duration events ("B", "E", "X") of Chrome trace events with no CPU
+ * profile among them, nested per thread into stacks weighing their self
+ * time (format/trace-events.c).  Sets the profile's sample types;
+ * -EINVAL with d filled when there are none or one is malformed.
+ */
+int kiln_trace_events_read(struct kiln_prof *p, const json_t *events,
+			   struct kiln_diag *d);
+
 #endif

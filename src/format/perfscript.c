@@ -423,6 +423,19 @@ static bool is_branch_line(const char *q, const char *e)
 	       memmem(q, (size_t)(te - q), "/-/-/", 5);
 }
 
+/* Skips a line [s, e) outside any sample that is no header (q: its
+ * first non-blank). */
+static void skip_stray(struct reader *r, const char *s, const char *q,
+		       const char *e, size_t lineno)
+{
+	if (*s == '\t' || (q != s && looks_frame(q, e)))
+		skip_line(r, lineno, "a stack frame line before any sample "
+			  "header");
+	else
+		skip_line(r, lineno, "not a sample header (expected 'COMM PID "
+			  "[TIME:] [PERIOD] EVENT: ...')");
+}
+
 /* A header line with a time stamp: one that no frame line can be. */
 static bool is_time_header(const char *s, const char *e)
 {
@@ -504,13 +517,7 @@ static int walk(struct reader *r, bool scan)
 		if (!is_hdr) {
 			if (scan)
 				continue;
-			if (*s == '\t' || (q != s && looks_frame(q, e)))
-				skip_line(r, lineno, "a stack frame line before "
-					  "any sample header");
-			else
-				skip_line(r, lineno, "not a sample header "
-					  "(expected 'COMM PID [TIME:] [PERIOD] "
-					  "EVENT: ...')");
+			skip_stray(r, s, q, e, lineno);
 			continue;
 		}
 		if (!scan)

@@ -227,12 +227,67 @@ static void test_errors(void **state)
 	read_error("{\"nodes\":[{\"id\":1,\"callFrame\":{}},{\"id\":1,"
 		   "\"callFrame\":{}}],\"samples\":[],\"timeDeltas\":[]}",
 		   "node id 1 twice");
+	read_error("{\"traceEvents\":[{\"name\":\"X\",\"ph\":\"i\"}]}",
+		   "no CPU profile and no duration events in the trace events");
 	read_error("{\"traceEvents\":[{\"name\":\"X\",\"ph\":\"X\"}]}",
-		   "no CPU profile in the trace events");
+		   "trace event 0: no time stamp");
+	read_error("{\"traceEvents\":[{\"name\":\"X\",\"ph\":\"X\",\"ts\":1}]}",
+		   "trace event 0: a complete (\"X\") event without a valid \"dur\"");
 	read_error("{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":"
 		   "\"(idle)\"}}],\"samples\":[1],\"timeDeltas\":[1]}",
 		   "no samples");
 	read_error("{\"nodes\": [\n{\"id\": 1,}", "line 2, column ");
+}
+
+/*
+ * A trace of durations without a CPU profile (chrome://tracing, clang
+ * -ftime-trace): "X" and "B"/"E" events nest per thread, each stack
+ * weighs its self time; ties at one time stamp order outer before inner
+ * and zero-length events begin before they end.
+ */
+static void test_durations(void **state)
+{
+	static const char text[] =
+		"{\"traceEvents\":[\n"
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,"
+		"\"args\":{\"name\":\"main-thread\"}},\n"
+		"{\"name\":\"Parse\",\"ph\":\"X\",\"ts\":10,\"dur\":100,\"pid\":1,\"tid\":2},\n"
+		"{\"name\":\"Frontend\",\"ph\":\"X\",\"ts\":0,\"dur\":300,\"pid\":1,\"tid\":2},\n"
+		"{\"name\":\"Sema\",\"ph\":\"X\",\"ts\":110,\"dur\":150,\"pid\":1,\"tid\":2},\n"
+		"{\"name\":\"Backend\",\"ph\":\"B\",\"ts\":300,\"pid\":1,\"tid\":2},\n"
+		"{\"name\":\"Opt\",\"ph\":\"B\",\"ts\":300,\"pid\":1,\"tid\":2},\n"
+		"{\"name\":\"Opt\",\"ph\":\"E\",\"ts\":700,\"pid\":1,\"tid\":2},\n"
+		"{\"name\":\"Backend\",\"ph\":\"E\",\"ts\":800,\"pid\":1,\"tid\":2},\n"
+		"{\"name\":\"Zero\",\"ph\":\"X\",\"ts\":800,\"dur\":0,\"pid\":1,\"tid\":2},\n"
+		"{\"name\":\"Stray\",\"ph\":\"E\",\"ts\":900,\"pid\":1,\"tid\":2},\n"
+		"{\"name\":\"Other\",\"ph\":\"X\",\"ts\":0.5,\"dur\":50,\"pid\":1,\"tid\":3}\n"
+		"]}";
+	struct kiln_diag d = { "" };
+	struct kiln_prof *p = read_cp(text, sizeof(text) - 1, &d);
+	char st[256];
+
+	(void)state;
+	assert_int_equal(p->ntypes, 2);
+	assert_string_equal(kiln_prof_str(p, p->types[0].type), "events");
+	assert_string_equal(kiln_prof_str(p, p->types[1].type), "wall");
+	/* Self times in ns: Frontend 10 + 40 us, Backend 100 us. */
+	assert_int_equal(leaf_value(p, "Frontend", 1), 50000);
+	assert_int_equal(leaf_value(p, "Parse", 1), 100000);
+	assert_int_equal(leaf_value(p, "Sema", 1), 150000);
+	assert_int_equal(leaf_value(p, "Opt", 1), 400000);
+	assert_int_equal(leaf_value(p, "Backend", 1), 100000);
+	assert_int_equal(leaf_value(p, "Other", 1), 50000);
+	assert_int_equal(leaf_value(p, "Zero", 0), 1);
+	assert_int_equal(leaf_value(p, "Zero", 1), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 7);
+	stack_of(p, "Opt", st, sizeof(st));
+	assert_string_equal(st, "Backend;Opt");
+	stack_of(p, "Sema", st, sizeof(st));
+	assert_string_equal(st, "Frontend;Sema");
+	assert_string_equal(d.warn, "1 end event closing no open duration, 0 "
+			    "durations never ended (closed at the thread's last "
+			    "event)");
+	kiln_prof_free(p);
 }
 
 int main(void)
@@ -242,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_trace_chunks),
 		cmocka_unit_test(test_small),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_durations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
