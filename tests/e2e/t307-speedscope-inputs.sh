@@ -105,8 +105,11 @@ expect_status 0 "$KILN" top --cum -n 0 "$T/hot.cpuprofile"
 pct() { awk -v f="$1" '$NF == f { sub("%", "", $5); print $5; exit }' "$T/out"; }
 a=$(pct hotAlpha); b=$(pct hotBeta); s=$(pct spin)
 [ -n "$a" ] && [ -n "$b" ] && [ -n "$s" ] || { cat "$T/out"; fail "hotAlpha, hotBeta or spin missing"; }
-# Shares, not exact numbers: alpha about 2/3, beta about 1/3 of the time.
-awk -v a="$a" -v b="$b" -v s="$s" 'BEGIN { exit !(a > b && a > 40 && b > 15 && s > 70) }' ||
+# Shares, not exact numbers: alpha does 2/3 of the work, beta 1/3, but
+# V8's profiler samples on a wall-clock timer, so on a loaded machine the
+# time a phase spends descheduled counts too (beta came out 57% once):
+# only that both are there, under spin, is checked.
+awk -v a="$a" -v b="$b" -v s="$s" 'BEGIN { exit !(a > 10 && b > 10 && a + b > 80 && s > 70) }' ||
     { cat "$T/out"; fail "implausible shares: hotAlpha $a%, hotBeta $b%, spin $s%"; }
 expect_status 0 "$KILN" flame "$T/hot.cpuprofile" -o "$T/hot.svg"
 has "$T/hot.svg" "<title>hotAlpha \("
