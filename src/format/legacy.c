@@ -49,6 +49,7 @@
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/diag.h"
+#include "util/htab.h"
 #include "util/buf.h"
 
 /* ---- what the parsers share ---- */
@@ -363,6 +364,41 @@ static uint32_t amap_find(const struct amap *v, size_t n, uint64_t addr)
 	return lo < n && v[lo].addr == addr ? v[lo].mapping : 0;
 }
 
+struct distinct_ctx {
+	const struct amap *v;
+	uint64_t addr;
+};
+
+static bool same_addr(const void *ctx, uint32_t id)
+{
+	const struct distinct_ctx *c = ctx;
+
+	return c->v[id - 1].addr == c->addr;
+}
+
+/* The distinct addresses of a[0..n) into v[0..*nv), in first-seen order. */
+static int distinct(const uint64_t *a, size_t n, struct amap *v, size_t *nv)
+{
+	struct kiln_htab h = KILN_HTAB_INIT;
+	struct distinct_ctx c = { v, 0 };
+	size_t i, k = 0;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		uint32_t hash = (uint32_t)kiln_hash(&a[i], sizeof(a[i]));
+
+		c.addr = a[i];
+		if (kiln_htab_find(&h, hash, same_addr, &c))
+			continue;
+		v[k].addr = a[i];
+		v[k].mapping = 0;
+		err = kiln_htab_insert(&h, hash, (uint32_t)++k);
+	}
+	kiln_htab_release(&h);
+	*nv = k;
+	return err;
+}
+
 /*
  * The mapping of every address: the distinct addresses sorted, each given
  * its mapping (which may move a mapping's start, so all are placed before
@@ -389,12 +425,12 @@ static int place(struct kiln_legacy_reader *r, struct amap **out, size_t *nout)
 			err = -ENOMEM;
 			goto out;
 		}
-		for (i = 0; i < r->naddrs; i++)
-			v[i].addr = r->addrs[i];
-		qsort(v, r->naddrs, sizeof(*v), cmp_amap);
-		for (i = 0; i < r->naddrs; i++)
-			if (!n || v[i].addr != v[n - 1].addr)
-				v[n++] = v[i];
+		/* Distinct addresses first (a profile repeats a few
+		 * thousand of them millions of times), then sorted. */
+		err = distinct(r->addrs, r->naddrs, v, &n);
+		if (err)
+			goto out;
+		qsort(v, n, sizeof(*v), cmp_amap);
 		for (i = 0; i < n; i++)
 			idx[i] = kiln_legacy_maps_find(&m, v[i].addr);
 	}
