@@ -349,21 +349,6 @@ static int cmp_amap(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static uint32_t amap_find(const struct amap *v, size_t n, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && v[lo].addr == addr ? v[lo].mapping : 0;
-}
-
 struct distinct_ctx {
 	const struct amap *v;
 	uint64_t addr;
@@ -376,27 +361,42 @@ static bool same_addr(const void *ctx, uint32_t id)
 	return c->v[id - 1].addr == c->addr;
 }
 
-/* The distinct addresses of a[0..n) into v[0..*nv), in first-seen order. */
-static int distinct(const uint64_t *a, size_t n, struct amap *v, size_t *nv)
+static uint32_t addr_hash(uint64_t addr)
 {
-	struct kiln_htab h = KILN_HTAB_INIT;
+	return (uint32_t)kiln_hash(&addr, sizeof(addr));
+}
+
+/* The distinct addresses of a[0..n) into v[0..*nv), in first-seen order,
+ * indexed by h (ids: 1 + their place in v). */
+static int distinct(const uint64_t *a, size_t n, struct amap *v, size_t *nv,
+		    struct kiln_htab *h)
+{
 	struct distinct_ctx c = { v, 0 };
 	size_t i, k = 0;
 	int err = 0;
 
 	for (i = 0; i < n && !err; i++) {
-		uint32_t hash = (uint32_t)kiln_hash(&a[i], sizeof(a[i]));
+		uint32_t hash = addr_hash(a[i]);
 
 		c.addr = a[i];
-		if (kiln_htab_find(&h, hash, same_addr, &c))
+		if (kiln_htab_find(h, hash, same_addr, &c))
 			continue;
 		v[k].addr = a[i];
 		v[k].mapping = 0;
-		err = kiln_htab_insert(&h, hash, (uint32_t)++k);
+		err = kiln_htab_insert(h, hash, (uint32_t)++k);
 	}
-	kiln_htab_release(&h);
 	*nv = k;
 	return err;
+}
+
+/* The profile mapping of addr, one of v[0..n) that h indexes. */
+static uint32_t amap_find(const struct amap *v, const struct kiln_htab *h,
+			  uint64_t addr)
+{
+	struct distinct_ctx c = { v, addr };
+	uint32_t id = kiln_htab_find(h, addr_hash(addr), same_addr, &c);
+
+	return id ? v[id - 1].mapping : 0;
 }
 
 /*
@@ -404,7 +404,8 @@ static int distinct(const uint64_t *a, size_t n, struct amap *v, size_t *nv)
  * its mapping (which may move a mapping's start, so all are placed before
  * any mapping goes into the profile), then the mappings added.
  */
-static int place(struct kiln_legacy_reader *r, struct amap **out, size_t *nout)
+static int place(struct kiln_legacy_reader *r, struct amap **out, size_t *nout,
+		 struct kiln_htab *h)
 {
 	struct kiln_legacy_maps m;
 	struct amap *v = NULL;
@@ -427,10 +428,18 @@ static int place(struct kiln_legacy_reader *r, struct amap **out, size_t *nout)
 		}
 		/* Distinct addresses first (a profile repeats a few
 		 * thousand of them millions of times), then sorted. */
-		err = distinct(r->addrs, r->naddrs, v, &n);
+		err = distinct(r->addrs, r->naddrs, v, &n, h);
 		if (err)
 			goto out;
+		/* Sorted, as pprof places them (a mapping's start may move
+		 * down to the lowest address below it), and indexed anew. */
 		qsort(v, n, sizeof(*v), cmp_amap);
+		kiln_htab_release(h);
+		for (i = 0; i < n && !err; i++)
+			err = kiln_htab_insert(h, addr_hash(v[i].addr),
+					       (uint32_t)i + 1);
+		if (err)
+			goto out;
 		for (i = 0; i < n; i++)
 			idx[i] = kiln_legacy_maps_find(&m, v[i].addr);
 	}
@@ -474,6 +483,7 @@ static int build(struct kiln_legacy_reader *r)
 	struct kiln_prof *p = r->p;
 	struct kiln_legacy_names names = { NULL, 0 };
 	struct amap *am = NULL;
+	struct kiln_htab ah = KILN_HTAB_INIT;
 	uint32_t *locs = NULL, bytes_key;
 	size_t i, j, nam = 0;
 	int err;
@@ -484,9 +494,9 @@ static int build(struct kiln_legacy_reader *r)
 					     r->rest ? (size_t)(r->c.end - r->rest) : 0,
 					     &names);
 	else
-		err = place(r, &am, &nam);
+		err = place(r, &am, &nam, &ah);
 	if (err)
-		return err;
+		goto out;
 	locs = malloc((KILN_LEGACY_MAX_DEPTH + 1) * sizeof(*locs));
 	if (!locs) {
 		err = -ENOMEM;
@@ -502,7 +512,7 @@ static int build(struct kiln_legacy_reader *r)
 
 		for (j = 0; j < sm->n; j++)
 			locs[j] = r->java ? kiln_legacy_names_loc(p, &names, a[j]) :
-				  kiln_prof_location(p, amap_find(am, nam, a[j]),
+				  kiln_prof_location(p, amap_find(am, &ah, a[j]),
 						     a[j], NULL, 0);
 		if (sm->has_bytes)
 			lset = kiln_prof_labelset(p, &l, 1);
@@ -529,6 +539,7 @@ static int build(struct kiln_legacy_reader *r)
 out:
 	free(locs);
 	free(am);
+	kiln_htab_release(&ah);
 	kiln_legacy_names_release(&names);
 	return err;
 }
