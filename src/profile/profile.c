@@ -235,6 +235,25 @@ static bool map_eq(const void *ctx, uint32_t id)
 	       a->build_id == b->build_id;
 }
 
+/* The kind of code a mapped file holds, by its name. */
+static enum kiln_kind file_kind(const char *file)
+{
+	if (file[0] == '[') {
+		if (!strncmp(file, "[kernel", 7) || !strcmp(file, "[vdso]") ||
+		    !strcmp(file, "[vsyscall]"))
+			return KILN_KIND_KERNEL;
+		return KILN_KIND_OTHER;
+	}
+	if (strstr(file, ".ko") && strstr(file, "/lib/modules/"))
+		return KILN_KIND_KERNEL;
+	if (strstr(file, ".so"))
+		return KILN_KIND_LIB;
+	if (!strncmp(file, "/tmp/perf-", 10) || !strncmp(file, "//anon", 6) ||
+	    !strncmp(file, "/memfd:", 7))
+		return KILN_KIND_OTHER;
+	return KILN_KIND_USER;
+}
+
 uint32_t kiln_prof_mapping(struct kiln_prof *p, const struct kiln_mapping *m)
 {
 	struct rec_key k = { p, m };
@@ -249,6 +268,8 @@ uint32_t kiln_prof_mapping(struct kiln_prof *p, const struct kiln_mapping *m)
 		return 0;
 	id = (uint32_t)++p->nmappings;
 	p->mappings[id] = *m;
+	p->mappings[id].kind = m->file ? (uint8_t)file_kind(kiln_prof_str(p, m->file))
+				       : KILN_KIND_OTHER;
 	if (!index_add(p, &p->map_index, hash, id)) {
 		p->nmappings--;
 		return 0;
@@ -679,25 +700,12 @@ long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,
 enum kiln_kind kiln_prof_loc_kind(const struct kiln_prof *p, uint32_t loc)
 {
 	const struct kiln_location *l = &p->locations[loc];
-	const char *file;
 
 	if (l->address >= 0xffff800000000000ull)
 		return KILN_KIND_KERNEL;
 	if (!l->mapping || !p->mappings[l->mapping].file)
 		return KILN_KIND_OTHER;
-	file = kiln_prof_str(p, p->mappings[l->mapping].file);
-	if (file[0] == '[') {
-		if (!strncmp(file, "[kernel", 7) || !strcmp(file, "[vdso]") ||
-		    !strcmp(file, "[vsyscall]"))
-			return KILN_KIND_KERNEL;
-		return KILN_KIND_OTHER;
-	}
-	if (strstr(file, ".ko") && strstr(file, "/lib/modules/"))
-		return KILN_KIND_KERNEL;
-	if (strstr(file, ".so"))
-		return KILN_KIND_LIB;
-	if (!strncmp(file, "/tmp/perf-", 10) || !strncmp(file, "//anon", 6) ||
-	    !strncmp(file, "/memfd:", 7))
-		return KILN_KIND_OTHER;
-	return KILN_KIND_USER;
+	/* Per frame in every writer: the name was judged once, when the
+	 * mapping was added. */
+	return (enum kiln_kind)p->mappings[l->mapping].kind;
 }

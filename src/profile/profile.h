@@ -47,6 +47,9 @@ struct kiln_mapping {
 	uint32_t file;		/* string id */
 	uint32_t build_id;	/* string id, hex */
 	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+	/* enum kiln_kind of its code, set by kiln_prof_mapping() from the
+	 * file name (callers leave it 0). */
+	uint8_t kind;
 };
 
 struct kiln_function {
