@@ -55,8 +55,9 @@ int kiln_array_grow_from(void **p, size_t *alloc, size_t need, size_t size,
  *	st->v[st->n++] = x;
  */
 #define KILN_GROW(arr, cap, need, first) \
-	kiln_array_grow_from((void **)&(arr), &(cap), (need), sizeof(*(arr)), \
-			     (first))
+	((size_t)(need) <= (cap) ? 0 : \
+	 kiln_array_grow_from((void **)&(arr), &(cap), (need), \
+			      sizeof(*(arr)), (first)))
 
 static inline void kiln_buf_reset(struct kiln_buf *b)
 {
