@@ -161,6 +161,10 @@ void kiln_htrace_fini(void);		/* the end of the heap trace */
 void kiln_htrace_dump_fini(void);		/* the last heap dump */
 void kiln_htrace_exit_flush(void);	/* trace.c: the trace's rest, its end */
 void kiln_htrace_exec_flush(void);	/* trace.c: the trace so far */
+/* trace.c: before a dlclose(): the maps (the library still mapped) and
+ * the stacks so far, written now, so that the library's frames are named
+ * when the trace is read. */
+void kiln_htrace_dlclose_flush(void);
 void kiln_htrace_dump_before_exec(void);	/* dump.c: the image's last dump */
 void kiln_htrace_fork_prepare(void);	/* trace.c: tables consistent */
 void kiln_htrace_fork_parent(void);

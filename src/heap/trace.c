@@ -256,6 +256,28 @@ void kiln_htrace_exec_flush(void)
 	kiln_rt_guard--;
 }
 
+void kiln_htrace_dlclose_flush(void)
+{
+	struct timespec until;
+
+	if (!kheap_writer_running || !kheap_trace_on || getpid() != trace_pid ||
+	    atomic_load(&kheap_finishing))
+		return;
+	kiln_rt_guard++;
+	/* A round now: it sees the library set changed since the last one
+	 * (if it did) and writes the maps with the library in them, then
+	 * every stack so far, which the reader names against those maps.
+	 * Bounded, as before an exec: a dlclose() from a handler whose
+	 * thread holds the lock goes on without. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	if (!pthread_mutex_timedlock(&kheap_wlock, &until)) {
+		kheap_round(true, false, false);
+		pthread_mutex_unlock(&kheap_wlock);
+	}
+	kiln_rt_guard--;
+}
+
 /*
  * When the process started, in CLOCK_REALTIME ns (to a clock tick), or 0:
  * /proc/self/stat's starttime (ticks after boot) against CLOCK_BOOTTIME.

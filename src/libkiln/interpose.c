@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "cpu/cpu.h"
-#include "cpu/procprof.h"
 #include "libkiln/life.h"
 #include "runtime/altstack.h"
 #include "runtime/forkgate.h"
@@ -244,9 +243,10 @@ sighandler_t signal(int sig, sighandler_t handler)
 typedef int (*dlclose_fn)(void *);
 
 /*
- * The modules are noted while the library is still mapped (the
- * collector, which notes them when the set changes, may not have run
- * since it was loaded).  Only while a CPU profile runs.
+ * What names the library's frames is noted while it is still mapped
+ * (kiln_life_before_dlclose(): the CPU profile's modules, the heap
+ * trace's maps).  dlopen() is not interposed: glibc searches the
+ * caller's RUNPATH and $ORIGIN, and the caller would be libkiln.so.
  */
 INTERPOSER
 int dlclose(void *handle)
@@ -257,8 +257,7 @@ int dlclose(void *handle)
 		real = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
 	if (!real)
 		return -1;
-	if (kiln_sampler_running())
-		kiln_procprof_modules_note();
+	kiln_life_before_dlclose();
 	return real(handle);
 }
 

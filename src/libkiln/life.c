@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cpu/cpu.h"
+#include "cpu/procprof.h"
 #include "heap/htrace.h"
 #include "http/http.h"
 #include "runtime/forkgate.h"
@@ -143,6 +144,23 @@ void kiln_life_before_exec(void)
 	kiln_cpuenv_before_exec();
 	kiln_htrace_exec_flush();
 	kiln_htrace_dump_before_exec();
+}
+
+/*
+ * A library goes: the CPU profile notes the modules (the collector, which
+ * notes them when the set changes, may not have run since it was loaded),
+ * the heap trace writes the maps and stacks so far.
+ */
+void kiln_life_before_dlclose(void)
+{
+	int err = errno;
+
+	kiln_rt_quiet_begin();
+	if (kiln_sampler_running())
+		kiln_procprof_modules_note();
+	kiln_htrace_dlclose_flush();
+	kiln_rt_quiet_end();
+	errno = err;
 }
 
 /*

@@ -20,5 +20,8 @@ void kiln_life_before_exec(void);
 /* The exec returned (it failed): what before_exec stopped goes on.
  * errno is kept. */
 void kiln_life_after_exec(void);
+/* A library is about to be unloaded (dlclose()): what names its frames
+ * later is noted while it is still mapped.  errno is kept. */
+void kiln_life_before_dlclose(void);
 
 #endif

@@ -25,6 +25,7 @@
  */
 #include "unwind/cfiint.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -424,14 +425,41 @@ int kiln_cfi_unwind_copy(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 	return n;
 }
 
+/*
+ * Whether pc lies in an object the loader has mapped (glibc's lock-free
+ * _dl_find_object(), 2.35 and later) and not asked about before by this
+ * thread: then a table set that does not know it is older than the
+ * object.  Normal context only.
+ */
+static bool loaded_since(struct kiln_cfi_cache *cache, uint64_t pc)
+{
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
+	struct dl_find_object o;
+
+	/* Once per object and thread: one the set leaves out for good must
+	 * not cost a refresh per unwind. */
+	if (_dl_find_object((void *)(uintptr_t)pc, &o) ||
+	    (uint64_t)(uintptr_t)o.dlfo_map_start == cache->stale_obj)
+		return false;
+	cache->stale_obj = (uint64_t)(uintptr_t)o.dlfo_map_start;
+	return true;
+#else
+	(void)cache;
+	(void)pc;
+	return false;
+#endif
+}
+
 int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
 			   const struct kiln_cfi_regs *r, uint64_t stack_lo,
 			   uint64_t stack_hi, uint64_t *pcs, int max)
 {
 	atomic_long *in = inside_of(c);
 	const struct cfi_set *set;
+	bool stale, again = c->build_now;
 	int n;
 
+retry:
 	atomic_fetch_add(in, 1);
 	set = atomic_load(&c->cur);
 	if (set && cache->gen != set->gen) {
@@ -441,7 +469,18 @@ int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
 		cache->gen = set->gen;
 	}
 	n = walk(set, cache, r->pc, r->sp, r->fp, stack_lo, stack_hi, 0, 0, pcs, max);
+	stale = again && n > 0 && n < max && !find_range(set, pcs[n - 1]) &&
+		loaded_since(cache, pcs[n - 1]);
 	atomic_fetch_sub(in, 1);
+	if (stale) {
+		/* The walk stopped in a library loaded since the last
+		 * refresh (dlopen()ed a moment ago, its constructor or first
+		 * call allocating): the set learns of it, and the walk goes
+		 * again, once. */
+		again = false;
+		if (!kiln_cfi_refresh(c))
+			goto retry;
+	}
 	return n;
 }
 

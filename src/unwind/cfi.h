@@ -150,6 +150,9 @@ int kiln_cfi_unwind_copy(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 #define KILN_CFI_CACHE 256
 struct kiln_cfi_cache {
 	uint64_t gen;
+	/* The last loaded object a walk stopped in that the table set did
+	 * not know (its start): the set was refreshed for it once. */
+	uint64_t stale_obj;
 	struct {
 		uint64_t pc;		/* 0: empty */
 		const void *row;	/* its row (NULL: none) */
