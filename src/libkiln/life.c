@@ -147,16 +147,19 @@ void kiln_life_before_exec(void)
 }
 
 /*
- * A library goes: the CPU profile notes the modules (the collector, which
- * notes them when the set changes, may not have run since it was loaded),
- * the heap trace writes the maps and stacks so far.
+ * A library goes: the modules are noted for the CPU profile and heap
+ * profile dumps (the collector, which notes them when the set changes,
+ * may not have run since it was loaded), the heap trace writes the maps
+ * and stacks so far.
  */
 void kiln_life_before_dlclose(void)
 {
 	int err = errno;
 
 	kiln_rt_quiet_begin();
-	if (kiln_sampler_running())
+	/* The modules gone are named from these notes by the CPU profile
+	 * and by heap profile dumps (KILN_HEAP, /debug/pprof/heap). */
+	if (kiln_sampler_running() || kiln_htrace_profiling())
 		kiln_procprof_modules_note();
 	kiln_htrace_dlclose_flush();
 	kiln_rt_quiet_end();

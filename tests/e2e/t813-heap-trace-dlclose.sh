@@ -6,7 +6,8 @@
 # object loaded since its last refresh), and named by the library's own
 # functions and lines although the library is gone long before the trace
 # is read (the dlclose() interposer writes the maps, library included,
-# and the stacks so far first).  Before: one frame, "[unknown]".
+# and the stacks so far first; heap profile dumps name them from the
+# modules noted then).  Before: one frame, "[unknown]".
 . "$(dirname "$0")/lib.sh"
 need_agent
 
@@ -24,4 +25,12 @@ env LD_PRELOAD="$KILN_HEAP_PRELOAD" KILN_HEAP_TRACE="$T/h.zst" \
     { cat "$T/err"; fail "kiln convert of the trace failed"; }
 has "$T/h.collapsed" "main;plugin_leak;plugin_alloc 262144$"
 hasnt "$T/h.collapsed" "unknown"
+
+# A heap profile dump at exit (HEAPPROFILE, every allocation sampled):
+# the library's modules were noted at its dlclose(), as for CPU profiles.
+env LD_PRELOAD="$KILN_HEAP_PRELOAD" HEAPPROFILE="$T/hp" KILN_HEAP_SAMPLE=1 \
+    "$WL/heapdl" "$WL/libheapplug.so" || fail "heapdl failed under HEAPPROFILE"
+"$KILN" convert --sample-type inuse_space "$T/hp.0001.heap" -o "$T/hp.collapsed" 2>"$T/err" ||
+    { cat "$T/err"; fail "kiln convert of the heap dump failed"; }
+has "$T/hp.collapsed" ";main;plugin_leak;plugin_alloc 262144$"
 echo ok
