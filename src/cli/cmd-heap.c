@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -347,9 +348,29 @@ static void print_top(FILE *out, const struct kiln_hprof *h, struct kiln_prof *p
 	kiln_buf_release(&name);
 }
 
+/*
+ * Why a trace ends without its end record: the writer stops at a full
+ * disk (and says so on stderr), else the process was killed.
+ */
+static const char *cut_reason(const char *trace, char *buf, size_t n)
+{
+	struct statvfs v;
+	uint64_t avail;
+
+	if (statvfs(trace, &v))
+		return "process killed?";
+	avail = (uint64_t)v.f_bavail * v.f_frsize;
+	if (avail >= (1u << 20))
+		return "process killed?";
+	snprintf(buf, n, "its file system has %" PRIu64 " KiB free: the disk "
+		 "filled up", avail >> 10);
+	return buf;
+}
+
 static void print_summary(FILE *out, const struct kiln_hprof *h,
 			  const struct kiln_heaptrace_info *info,
-			  struct kiln_prof *p, const long *so, long top)
+			  const char *cut_why, struct kiln_prof *p,
+			  const long *so, long top)
 {
 	const struct kiln_hprof_totals *t = &h->tot;
 	double secs = (double)(t->t_last - t->t_first) / 1e9;
@@ -388,8 +409,8 @@ static void print_summary(FILE *out, const struct kiln_hprof *h,
 		fprintf(out, "warning: %" PRIu64 " events came out of time order\n",
 			t->late);
 	if (info->truncated)
-		fprintf(out, "warning: the trace was cut after byte %zu (process "
-			"killed?): read up to there\n", info->truncated_at);
+		fprintf(out, "warning: the trace was cut after byte %zu (%s): read "
+			"up to there\n", info->truncated_at, cut_why);
 	if (!rk)
 		return;
 	print_top(out, h, p, so, M_ALLOCATED, "most bytes allocated", t->allocated,
@@ -501,6 +522,7 @@ static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 {
 	const char *trace = tail->path;
 	struct kiln_heaptrace_info info;
+	char cutbuf[128];
 	struct kiln_diag d;
 	struct kiln_hprof *h = NULL;
 	struct kiln_prof *p = NULL;
@@ -548,7 +570,9 @@ static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 		kiln_cli_error("building the heap profile: %s", strerror(-err));
 		goto out;
 	}
-	print_summary(stderr, h, &info, p, so, top);
+	print_summary(stderr, h, &info,
+		      info.truncated ? cut_reason(trace, cutbuf, sizeof(cutbuf)) : "",
+		      p, so, top);
 
 	kiln_buf_addf(&path, "%s.heap.pb.gz", prefix);
 	err = kiln_pprof_write(p, &out, true);

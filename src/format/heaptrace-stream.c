@@ -313,7 +313,10 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	}
 	if (info.truncated) {
 		snprintf(note, sizeof(note), "the trace was cut after byte %zu "
-			 "(process killed?): read up to there", info.truncated_at);
+			 "(process killed, or its disk full?): read up to there",
+			 info.truncated_at);
+		/* Said on stderr by every command, and kept in the profile. */
+		kiln_diag_warn(d, "%s", note);
 		err = kiln_prof_add_comment(p, note);
 		if (err)
 			goto out;
