@@ -90,7 +90,10 @@ void kiln_http_fork_child(void)
 {
 	pthread_t heir;
 
-	/* The parent's server is not this process's: its heir, perhaps. */
+	/* The parent's server is not this process's: its heir, perhaps.
+	 * Its socket, if the child keeps it, would hold the very port the
+	 * heir binds when the parent is gone: closed here. */
+	kiln_httpd_fork_child();
 	http_srv = NULL;
 	if (http_server_pid && http_addr)
 		kiln_rt_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);

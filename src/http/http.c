@@ -119,6 +119,19 @@ static void servers_init(void)
 	atexit(servers_stop_at_exit);
 }
 
+void kiln_httpd_fork_child(void)
+{
+	struct kiln_http *srv;
+
+	/* (The lock may have been held by a thread that is not here: the
+	 * list is read as it was at the fork, in the only thread there is.) */
+	for (srv = servers; srv; srv = srv->next)
+		if (srv->pid != getpid()) {
+			kiln_kfd_close(&srv->listen);
+			kiln_kfd_close(&srv->wake);
+		}
+}
+
 static void servers_add(struct kiln_http *srv)
 {
 	pthread_once(&servers_once, servers_init);

@@ -20,6 +20,14 @@ int kiln_httpd_port(const struct kiln_http *srv);
  * -errno. */
 int kiln_httpd_stop(struct kiln_http *srv);
 
+/*
+ * In a forked child: the servers are the parent's (their threads stayed
+ * there); the child's copies of their listening sockets and wake fds are
+ * closed if still kiln's, so that a daemon that keeps its inherited fds
+ * does not hold the port its heir must bind once the parent is gone.
+ */
+void kiln_httpd_fork_child(void);
+
 /* ---- hooks libkiln/life.c calls (envserve.c) ---- */
 
 void kiln_http_load(void);		/* KILN_HTTP's server */

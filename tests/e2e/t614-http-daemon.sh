@@ -5,7 +5,10 @@
 # closes every fd above 2 and does the work (Debian's python3, the
 # classic double fork).  Once the serving process is gone, the working
 # one serves the same address itself: its own CPU profile and thread
-# stacks, with its pid.
+# stacks, with its pid.  Again with a daemon that keeps every fd it
+# inherited: kiln's copy of the listening socket is closed in each child,
+# so the port is free for the heir once the parent is gone (before, the
+# heir retried bind() against the socket its own process held, forever).
 . "$(dirname "$0")/lib.sh"
 need_agent
 need curl
@@ -19,7 +22,8 @@ if os.fork():
 os.setsid()
 if os.fork():
     os._exit(0)
-os.closerange(3, 1024)
+if sys.argv[3] == "close":
+    os.closerange(3, 1024)
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write("%d\n" % os.getpid())
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
@@ -32,8 +36,13 @@ spin()
 PY
 cleanup_daemon() { touch "$T/stop"; [ -s "$T/pid" ] && kill -9 "$(cat "$T/pid")" 2>/dev/null; rm -rf "$T"; }
 trap cleanup_daemon EXIT
-LD_PRELOAD=$KILN_LIB KILN_HTTP=127.0.0.1:0 KILN_LOG=info \
-    $PY "$T/daemon.py" "$T/pid" "$T/stop" 2> "$T/err" || fail "the daemon's first process failed"
+# A fixed port, free now: the heir binds the address the variable names
+# (with port 0 any port would do, and the held socket would not matter).
+fixed=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+for fds in close keep; do
+rm -f "$T/pid" "$T/stop" "$T/err"
+LD_PRELOAD=$KILN_LIB KILN_HTTP=127.0.0.1:$fixed KILN_LOG=info \
+    $PY "$T/daemon.py" "$T/pid" "$T/stop" "$fds" 2> "$T/err" || fail "the daemon's first process failed"
 pid_written() { [ -s "$T/pid" ]; }
 wait_for "the daemon's pid file" pid_written
 dpid=$(cat "$T/pid")
@@ -56,4 +65,5 @@ has "$T/top" "_PyEval_EvalFrameDefault"
 touch "$T/stop"
 gone() { ! kill -0 "$dpid" 2>/dev/null; }
 wait_for "the daemon to stop" gone
+done
 echo ok
