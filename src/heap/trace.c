@@ -227,55 +227,55 @@ void kiln_htrace_exit_flush(void)
 	finish();
 }
 
-void kiln_htrace_exec_flush(void)
+/*
+ * A writer round now, from a thread of the program (all: everything the
+ * rings hold), with the allocation guard set.  Only in the process that
+ * writes the trace (never a vfork child, which shares its parent's
+ * memory).  Bounded: exec and a handler's dlclose() may come from a
+ * thread that holds the lock (a snapshot of the embedding API); 0 or the
+ * lock's error.
+ */
+static int round_now(bool all)
 {
 	struct timespec until;
 	int rc;
 
-	/* Only the process that writes the trace (never a vfork child,
-	 * which shares its parent's memory). */
 	if (!kheap_writer_running || !kheap_trace_on || getpid() != trace_pid ||
 	    atomic_load(&kheap_finishing))
-		return;
+		return 0;
 	kiln_rt_guard++;
-	/* Bounded: exec is async-signal-safe, and a handler may exec while
-	 * its thread holds the lock (a snapshot of the embedding API). */
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;
 	rc = pthread_mutex_timedlock(&kheap_wlock, &until);
 	if (!rc) {
-		/* Everything the rings hold, in one frame; no end record:
-		 * the blocks live at exec were live when the image ended,
-		 * and if exec fails tracing goes on. */
-		kheap_round(true, true, false);
+		kheap_round(true, all, false);
 		pthread_mutex_unlock(&kheap_wlock);
-	} else {
-		kiln_rt_log(KILN_LOG_INFO, "exec: the heap trace's last events "
-			       "could not be written first: %s", strerror(rc));
 	}
 	kiln_rt_guard--;
+	return rc;
+}
+
+void kiln_htrace_exec_flush(void)
+{
+	/* Everything the rings hold, in one frame; no end record: the
+	 * blocks live at exec were live when the image ended, and if exec
+	 * fails tracing goes on. */
+	int rc = round_now(true);
+
+	if (rc) {
+		kiln_rt_guard++;
+		kiln_rt_log(KILN_LOG_INFO, "exec: the heap trace's last events "
+			       "could not be written first: %s", strerror(rc));
+		kiln_rt_guard--;
+	}
 }
 
 void kiln_htrace_dlclose_flush(void)
 {
-	struct timespec until;
-
-	if (!kheap_writer_running || !kheap_trace_on || getpid() != trace_pid ||
-	    atomic_load(&kheap_finishing))
-		return;
-	kiln_rt_guard++;
-	/* A round now: it sees the library set changed since the last one
-	 * (if it did) and writes the maps with the library in them, then
-	 * every stack so far, which the reader names against those maps.
-	 * Bounded, as before an exec: a dlclose() from a handler whose
-	 * thread holds the lock goes on without. */
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 2;
-	if (!pthread_mutex_timedlock(&kheap_wlock, &until)) {
-		kheap_round(true, false, false);
-		pthread_mutex_unlock(&kheap_wlock);
-	}
-	kiln_rt_guard--;
+	/* The round sees the library set changed since the last one (if it
+	 * did) and writes the maps with the library in them, then every
+	 * stack so far, which the reader names against those maps. */
+	round_now(false);
 }
 
 /*
