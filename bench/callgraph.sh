@@ -36,16 +36,14 @@ OUT=${BENCH_OUT:-$here/out}
 RESULTS=${RESULTS:-$here/RESULTS-callgraph.md}
 case $KILN in /*) ;; *) KILN=$PWD/$KILN ;; esac
 
+. "$here/lib.sh"
 say() { echo "callgraph-bench: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 [ -x "$KILN" ] || die "no kiln binary at $KILN (build it first, or set KILN)"
 [ -x /usr/bin/time ] || die "GNU time (/usr/bin/time, Debian time) is needed for peak RSS"
-gopprof=
-if command -v go >/dev/null 2>&1; then
-    gopprof=$(go tool -n pprof 2>/dev/null) || gopprof=
-fi
-[ -n "$gopprof" ] && [ -x "$gopprof" ] || die "go tool pprof not found (Debian golang-go)"
+gopprof=$(bench_gopprof)
+[ -n "$gopprof" ] || die "go tool pprof not found (Debian golang-go)"
 command -v dot >/dev/null 2>&1 || die "graphviz's dot not found: go tool pprof -svg needs it"
 mkdir -p "$OUT" || exit 1
 
@@ -100,15 +98,10 @@ for ((i = 0; i < RUNS; i++)); do
 done
 [ "$failed" = 0 ] || die "a run failed (see above)"
 
-med() {  # med NAME COLUMN
-    awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$OUT/cg-runs.txt" | sort -g |
-        awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
-}
+med() { bench_med "$OUT/cg-runs.txt" "$1" "$2"; }
 kw=$(med kiln 2) kr=$(med kiln 3) kc=$(med kiln 4)
 pw=$(med pprof 2) pr=$(med pprof 3) pc=$(med pprof 4)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
-speed=$(ratio "$pw" "$kw") cpu=$(ratio "$pc" "$kc") mem=$(ratio "$pr" "$kr")
-goal() { awk -v v="$1" -v g="$2" 'BEGIN { print (v >= g ? "met" : "**missed**") }'; }
+speed=$(bench_ratio "$pw" "$kw") cpu=$(bench_ratio "$pc" "$kc") mem=$(bench_ratio "$pr" "$kr")
 # Boxes drawn: kiln's function nodes (N1...) and legend; pprof's function
 # nodes (node1...) and the label "nodelets" (N1_0...) it counts against
 # -nodecount.
@@ -136,9 +129,9 @@ ptags=$(grep -o '<g id="N[0-9]*_[0-9]*" class="node"' "$OUT/cg-pprof.svg" | wc -
     echo
     echo "| measure | ratio (pprof / kiln) | goal | |"
     echo "|---|---|---|---|"
-    echo "| wall time | ${speed}x | >= 10x | $(goal "$speed" 10) |"
+    echo "| wall time | ${speed}x | >= 10x | $(bench_goal "$speed" 10) |"
     echo "| CPU time | ${cpu}x | | |"
-    echo "| peak RSS | ${mem}x | >= 5x (kiln at most 1/5) | $(goal "$mem" 5) |"
+    echo "| peak RSS | ${mem}x | >= 5x (kiln at most 1/5) | $(bench_goal "$mem" 5) |"
     echo
     echo "Runs (tool, wall s, peak RSS KiB, CPU s):"
     echo

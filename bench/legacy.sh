@@ -27,16 +27,14 @@ OUT=${BENCH_OUT:-$here/out}
 RESULTS=${RESULTS:-$here/RESULTS-legacy.md}
 case $KILN in /*) ;; *) KILN=$PWD/$KILN ;; esac
 
+. "$here/lib.sh"
 say() { echo "legacy-bench: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 [ -x "$KILN" ] || die "no kiln binary at $KILN (build it first, or set KILN)"
 [ -x /usr/bin/time ] || die "GNU time (/usr/bin/time, Debian time) is needed"
-gopprof=
-if command -v go >/dev/null 2>&1; then
-    gopprof=$(go tool -n pprof 2>/dev/null) || gopprof=
-fi
-[ -n "$gopprof" ] && [ -x "$gopprof" ] || die "go tool pprof not found (Debian golang-go)"
+gopprof=$(bench_gopprof)
+[ -n "$gopprof" ] || die "go tool pprof not found (Debian golang-go)"
 command -v python3 >/dev/null 2>&1 || die "python3 is needed for the generator"
 mkdir -p "$OUT" || exit 1
 
@@ -101,15 +99,10 @@ for ((i = 0; i < RUNS; i++)); do
 done
 [ "$failed" = 0 ] || die "a run failed (see above)"
 
-med() {  # med NAME COLUMN
-    awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$OUT/legacy-runs.txt" | sort -g |
-        awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
-}
+med() { bench_med "$OUT/legacy-runs.txt" "$1" "$2"; }
 kw=$(med kiln 2) kr=$(med kiln 3) kc=$(med kiln 4)
 pw=$(med pprof 2) pr=$(med pprof 3) pc=$(med pprof 4)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
-speed=$(ratio "$pw" "$kw") cpu=$(ratio "$pc" "$kc") mem=$(ratio "$pr" "$kr")
-goal() { awk -v v="$1" -v g="$2" 'BEGIN { print (v >= g ? "met" : "**missed**") }'; }
+speed=$(bench_ratio "$pw" "$kw") cpu=$(bench_ratio "$pc" "$kc") mem=$(bench_ratio "$pr" "$kr")
 # Both totals, as each prints them: they must agree.
 ktot=$(grep -o 'of [^ ]* total' "$OUT/legacy-kiln.txt" | head -1)
 ptot=$(grep -o 'of [^ ]* total' "$OUT/legacy-pprof.txt" | head -1)
@@ -131,7 +124,7 @@ ptot=$(grep -o 'of [^ ]* total' "$OUT/legacy-pprof.txt" | head -1)
     echo
     echo "| measure | ratio (pprof / kiln) | goal | |"
     echo "|---|---|---|---|"
-    echo "| wall time | ${speed}x | >= 10x | $(goal "$speed" 10) |"
+    echo "| wall time | ${speed}x | >= 10x | $(bench_goal "$speed" 10) |"
     echo "| CPU time | ${cpu}x | | |"
     echo "| peak RSS | ${mem}x | | |"
     echo
