@@ -116,15 +116,22 @@ int kiln_doc_debuginfo(struct kiln_doctor *d, const struct kiln_doc_target *t,
 			     "DWARF in the file: functions, lines and inlined frames");
 		return 0;
 	}
-	snprintf(fix, sizeof(fix),
-		 "install its debug file (Debian: the -dbgsym or -dbg package, or "
-		 "DEBUGINFOD_URLS for debuginfod), or put one where kiln looks: "
-		 "%s%.2s/%s.debug under /usr/lib/debug/.build-id/%s%s%s; or build "
-		 "with -g and do not strip",
-		 e->build_id ? "" : "(no build ID) ", e->build_id ? e->build_id : "",
-		 e->build_id ? e->build_id + 2 : "", e->debuglink ?
-		 ", or the debuglink's '" : "", e->debuglink ? e->debuglink : "",
-		 e->debuglink ? "' beside the file or in its .debug/ folder" : "");
+	if (e->build_id)
+		snprintf(fix, sizeof(fix),
+			 "install its debug file (Debian: the -dbgsym or -dbg "
+			 "package, or DEBUGINFOD_URLS for debuginfod), or put one at "
+			 "/usr/lib/debug/.build-id/%.2s/%s.debug%s%s%s; or build with "
+			 "-g and do not strip", e->build_id, e->build_id + 2,
+			 e->debuglink ? ", or as '" : "",
+			 e->debuglink ? e->debuglink : "",
+			 e->debuglink ? "' beside the file or in its .debug/ folder" : "");
+	else
+		snprintf(fix, sizeof(fix),
+			 "build with -g and do not strip, or keep a debug file "
+			 "(objcopy --only-keep-debug) and name it with objcopy "
+			 "--add-gnu-debuglink%s%s%s", e->debuglink ? "; its debuglink '" : "",
+			 e->debuglink ? e->debuglink : "",
+			 e->debuglink ? "' is looked for beside the file and in its .debug/ folder" : "");
 	if (e->symtab || e->sep_symtab) {
 		kiln_doc_add(d, c, KILN_DOC_BINARY, e->path, KILN_DOC_WARN, fix,
 			     "symbol table only: function names, but no file:line "

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "capture/events.h"
@@ -71,6 +73,44 @@ static bool perf_privileged(void)
 	return kiln_doc_has_cap(CAP_PERFMON_BIT) || kiln_doc_has_cap(CAP_SYS_ADMIN_BIT);
 }
 
+/* Opens a user-space event of type/config on pid (0: this process). */
+static int try_open(unsigned type, unsigned long long config, pid_t pid);
+
+/*
+ * Whether perf_event_open refuses a user without CAP_PERFMON: tried by
+ * kiln itself when it is one, else (root) in a child that has become
+ * user nobody (setresuid drops the capabilities).  1 refused, 0 opened,
+ * -1 not known.
+ */
+static int unprivileged_refused(bool priv)
+{
+	int err, status;
+	pid_t pid;
+
+	if (!priv) {
+		err = try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0);
+		return err == -EACCES || err == -EPERM ? 1 : err ? -1 : 0;
+	}
+	if (geteuid() != 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(3);
+		err = try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0);
+		_exit(err == -EACCES || err == -EPERM ? 1 : err ? 2 : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
+		return -1;
+	return WEXITSTATUS(status);
+}
+
 #define PARANOID_FIX "sysctl -w kernel.perf_event_paranoid=%d (to keep it: a line " \
 	"kernel.perf_event_paranoid=%d in /etc/sysctl.d/99-perf.conf), or grant " \
 	"kiln CAP_PERFMON: setcap cap_perfmon+ep $(command -v kiln)"
@@ -91,13 +131,25 @@ int kiln_doc_paranoid(struct kiln_doctor *d, const struct kiln_doc_target *t)
 		return 0;
 	}
 	if (v >= 3) {
+		int refused = unprivileged_refused(priv);
+
 		snprintf(fix, sizeof(fix), PARANOID_FIX, 2, 2);
-		kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE,
-			     priv ? KILN_DOC_WARN : KILN_DOC_PROBLEM, fix,
-			     "%d: perf_event_open is refused to every user without "
-			     "CAP_PERFMON or CAP_SYS_ADMIN (Debian's and Ubuntu's level "
-			     "3)%s", v, priv ? "; kiln runs with the capability and "
-			     "is not affected, other users are" : "");
+		if (refused == 0)
+			kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE, KILN_DOC_WARN,
+				     fix, "%d: this kernel has no level 3 (a user "
+				     "without CAP_PERFMON could open an event%s): it "
+				     "acts as 2, user space of one's own processes; "
+				     "a kernel with Debian's patch would refuse users "
+				     "everything", v, priv ? ", tried as user nobody" : "");
+		else
+			kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE,
+				     priv ? KILN_DOC_WARN : KILN_DOC_PROBLEM, fix,
+				     "%d: perf_event_open is refused to every user "
+				     "without CAP_PERFMON or CAP_SYS_ADMIN (Debian's "
+				     "and Ubuntu's level 3%s)%s", v,
+				     refused == 1 && priv ? ", tried as user nobody" : "",
+				     priv ? "; kiln runs with the capability and is "
+				     "not affected, other users are" : "");
 	} else if (v == 2) {
 		snprintf(fix, sizeof(fix), PARANOID_FIX, 1, 1);
 		kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE,
@@ -188,10 +240,10 @@ static void explain_refusal(struct kiln_doctor *d, const char *subject, int err,
 		kiln_doc_add(d, c, KILN_DOC_MACHINE, subject, KILN_DOC_PROBLEM,
 			     CONTAINER_FIX,
 			     "refused (%s) by a seccomp filter (Seccomp: 2 in "
-			     "/proc/self/status)%s%s%s, not by the sysctl "
-			     "(perf_event_paranoid %d)", strerror(-err),
-			     kind ? ": this is a " : "", kind ? kind : "",
-			     kind ? " container" : "", paranoid);
+			     "/proc/self/status), not by the sysctl "
+			     "(perf_event_paranoid %d)%s%s%s", strerror(-err),
+			     paranoid, kind ? "; kiln runs in a " : "",
+			     kind ? kind : "", kind ? " container" : "");
 	} else if (in_user_namespace()) {
 		kiln_doc_add(d, c, KILN_DOC_MACHINE, subject, KILN_DOC_PROBLEM,
 			     CONTAINER_FIX,
@@ -277,8 +329,9 @@ int kiln_doc_perf_open(struct kiln_doctor *d, const struct kiln_doc_target *t)
 int kiln_doc_kptr(struct kiln_doctor *d, const struct kiln_doc_target *t)
 {
 	int v = read_int("/proc/sys/kernel/kptr_restrict");
-	struct kiln_buf b = KILN_BUF_INIT;
-	bool hidden;
+	int paranoid = read_int("/proc/sys/kernel/perf_event_paranoid");
+	const char *c = "kptr_restrict";
+	bool hidden = true;
 	int fd;
 
 	/* What this user sees: kallsyms' first address, zero when hidden. */
@@ -289,39 +342,89 @@ int kiln_doc_kptr(struct kiln_doctor *d, const struct kiln_doc_target *t)
 
 		close(fd);
 		hidden = n <= 0 || !strtoull(line, NULL, 16);
-	} else {
-		hidden = true;
 	}
-	kiln_buf_release(&b);
 	if (!hidden)
-		kiln_doc_add(d, "kptr_restrict", KILN_DOC_MACHINE, MACHINE, KILN_DOC_OK,
-			     NULL, "%d: /proc/kallsyms shows kernel addresses to "
-			     "kiln, so kernel frames get names", v);
+		kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE, KILN_DOC_OK, NULL,
+			     "%d: /proc/kallsyms shows kernel addresses to kiln, so "
+			     "kernel frames get names", v);
+	else if (v == 0)
+		/* kallsyms_show_value(): with 0, addresses are shown where
+		 * perf_event_paranoid <= 1, else only to CAP_SYSLOG. */
+		kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE, KILN_DOC_WARN,
+			     "sysctl -w kernel.perf_event_paranoid=1, or run kiln as "
+			     "root (CAP_SYSLOG)",
+			     "0, but with kernel.perf_event_paranoid %d /proc/kallsyms "
+			     "shows addresses only to CAP_SYSLOG: kernel frames "
+			     "(--kernel, -a) stay [kernel.kallsyms] without names",
+			     paranoid);
 	else
-		kiln_doc_add(d, "kptr_restrict", KILN_DOC_MACHINE, MACHINE,
-			     KILN_DOC_WARN, "sysctl -w kernel.kptr_restrict=0 (1 "
-			     "hides addresses from users without CAP_SYSLOG, 2 from "
-			     "everyone), or run kiln as root",
-			     "%d: /proc/kallsyms hides kernel addresses from kiln: "
+		kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE, KILN_DOC_WARN,
+			     v == 1 ? "run kiln as root (CAP_SYSLOG), or sysctl -w "
+			     "kernel.kptr_restrict=0 with kernel.perf_event_paranoid "
+			     "at 1 or less" : "sysctl -w kernel.kptr_restrict=1 (kiln "
+			     "as root then sees them) or 0",
+			     "%d: /proc/kallsyms hides kernel addresses from %s: "
 			     "kernel frames (--kernel, -a) stay [kernel.kallsyms] "
-			     "without names", v);
+			     "without names", v, v == 1 ? "users without CAP_SYSLOG" :
+			     "everyone, root too");
 	return 0;
+}
+
+/*
+ * Where tracefs is mounted, from /proc/self/mounts (kiln_event_tracefs()
+ * would mount it as root: the doctor looks, it changes nothing).
+ */
+static char *tracefs_mount(void)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	char *line, *at = NULL;
+
+	if (kiln_read_proc(AT_FDCWD, "/proc/self/mounts", &b) || !b.len)
+		goto out;
+	for (line = b.data; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		char dev[64], dir[512], type[64];
+
+		if (sscanf(line, "%63s %511s %63s", dev, dir, type) == 3 &&
+		    !strcmp(type, "tracefs")) {
+			free(at);
+			at = strdup(dir);
+			if (!strcmp(dir, "/sys/kernel/tracing"))
+				break;
+		}
+	}
+out:
+	kiln_buf_release(&b);
+	return at;
 }
 
 int kiln_doc_tracefs(struct kiln_doctor *d, const struct kiln_doc_target *t)
 {
-	const char *at = kiln_event_tracefs();
+	char *at = tracefs_mount();
+	char events[600], fix[700];
 
-	if (at)
+	if (!at) {
+		kiln_doc_add(d, "tracefs", KILN_DOC_MACHINE, MACHINE, KILN_DOC_WARN,
+			     "mount -t tracefs nodev /sys/kernel/tracing (as root; "
+			     "kiln record mounts it itself when it runs as root)",
+			     "not mounted: tracepoints (-e sched:sched_switch), "
+			     "--off-cpu and --wall cannot be recorded");
+		return 0;
+	}
+	snprintf(events, sizeof(events), "%s/events", at);
+	if (!access(events, R_OK | X_OK)) {
 		kiln_doc_add(d, "tracefs", KILN_DOC_MACHINE, MACHINE, KILN_DOC_OK,
 			     NULL, "mounted at %s: tracepoints, --off-cpu and "
 			     "--wall can be recorded", at);
-	else
+	} else {
+		snprintf(fix, sizeof(fix), "run kiln as root, or let a group in: "
+			 "mount -o remount,gid=GROUP,mode=0750 %s (and chgrp -R "
+			 "GROUP %s/events)", at, at);
 		kiln_doc_add(d, "tracefs", KILN_DOC_MACHINE, MACHINE, KILN_DOC_WARN,
-			     "mount -t tracefs nodev /sys/kernel/tracing (as root; "
-			     "kiln mounts it itself when it runs as root)",
-			     "not mounted: tracepoints (-e sched:sched_switch), "
-			     "--off-cpu and --wall cannot be recorded");
+			     fix, "mounted at %s, but kiln cannot read it (%s): "
+			     "tracepoints, --off-cpu and --wall need root here", at,
+			     strerror(errno));
+	}
+	free(at);
 	return 0;
 }
 
