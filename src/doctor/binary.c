@@ -11,6 +11,11 @@
 #include "doctor/docint.h"
 #include "symbolize/symbolize.h"
 
+bool kiln_doc_has_fp(const struct kiln_doc_elf *e)
+{
+	return e->fp_nonleaf && e->fp_set * 100 / e->fp_nonleaf >= 80;
+}
+
 #define FP_FIX "rebuild with -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer " \
 	"(CFLAGS, and RUSTFLAGS=-Cforce-frame-pointers=yes); meanwhile record " \
 	"with --call-graph dwarf (kiln record's default, auto, does where " \
@@ -20,7 +25,8 @@ int kiln_doc_framepointers(struct kiln_doctor *d, const struct kiln_doc_target *
 			   const struct kiln_doc_elf *e, bool program)
 {
 	const char *c = "frame-pointers";
-	bool cfi = e->eh_frame || e->debug_frame;
+	bool cfi = e->cfi_funcs ? (e->cfi_eh > e->cfi_debug ? e->cfi_eh : e->cfi_debug)
+				  * 100 / e->cfi_funcs >= 80 : e->eh_frame || e->debug_frame;
 	unsigned pct;
 
 	if (e->fp_err == -ENOTSUP) {
@@ -35,14 +41,18 @@ int kiln_doc_framepointers(struct kiln_doctor *d, const struct kiln_doc_target *
 		return 0;
 	}
 	pct = e->fp_set * 100 / e->fp_nonleaf;
-	if (pct >= 80) {
+	if (kiln_doc_has_fp(e)) {
 		kiln_doc_add(d, c, KILN_DOC_BINARY, e->path, KILN_DOC_OK, NULL,
 			     "yes: %u of %u non-leaf functions sampled set up %%rbp "
 			     "(push %%rbp; mov %%rsp,%%rbp)", e->fp_set, e->fp_nonleaf);
 		return 0;
 	}
 	kiln_doc_add(d, c, KILN_DOC_BINARY, e->path,
-		     cfi ? KILN_DOC_WARN : KILN_DOC_PROBLEM, FP_FIX,
+		     cfi ? KILN_DOC_WARN : KILN_DOC_PROBLEM, cfi ? FP_FIX :
+		     "rebuild with -fno-omit-frame-pointer "
+		     "-mno-omit-leaf-frame-pointer, or at least without "
+		     "-fno-asynchronous-unwind-tables, so that DWARF unwinding "
+		     "can pass it",
 		     "%s: %u of %u non-leaf functions sampled set up %%rbp "
 		     "(built with -fomit-frame-pointer, gcc's default at -O1 and "
 		     "up): frame-pointer unwinding (--call-graph fp, -a's default, "
@@ -53,33 +63,49 @@ int kiln_doc_framepointers(struct kiln_doctor *d, const struct kiln_doc_target *
 	return 0;
 }
 
+#define CFI_FIX "build without -fno-asynchronous-unwind-tables / " \
+	"-fno-unwind-tables (gcc's default on x86-64 keeps .eh_frame), and do " \
+	"not remove .eh_frame"
+
 int kiln_doc_unwindtables(struct kiln_doctor *d, const struct kiln_doc_target *t,
 			  const struct kiln_doc_elf *e, bool program)
 {
 	const char *c = "unwind-tables";
-	bool fp = e->fp_nonleaf && e->fp_set * 100 / e->fp_nonleaf >= 80;
+	bool fp = kiln_doc_has_fp(e);
 
-	if (e->eh_frame)
+	if (!e->cfi_funcs) {
+		/* No function symbols to sample: the sections tell. */
+		if (e->eh_frame || e->debug_frame)
+			kiln_doc_add(d, c, KILN_DOC_BINARY, e->path, KILN_DOC_OK, NULL,
+				     "%s (no function symbols to check it per "
+				     "function)", e->eh_frame ? ".eh_frame" :
+				     ".debug_frame");
+		else
+			kiln_doc_add(d, c, KILN_DOC_BINARY, e->path,
+				     KILN_DOC_PROBLEM, CFI_FIX, "no .eh_frame and no "
+				     ".debug_frame: DWARF unwinding cannot pass this file");
+		return 0;
+	}
+	if (e->cfi_eh * 100 / e->cfi_funcs >= 80)
 		kiln_doc_add(d, c, KILN_DOC_BINARY, e->path, KILN_DOC_OK, NULL,
-			     ".eh_frame%s%s: DWARF unwinding (--call-graph dwarf, "
-			     "auto) works", e->eh_frame_hdr ? " with .eh_frame_hdr" :
-			     " (no .eh_frame_hdr)", e->debug_frame ?
-			     ", and .debug_frame" : "");
-	else if (e->debug_frame)
-		kiln_doc_add(d, c, KILN_DOC_BINARY, e->path, KILN_DOC_WARN,
-			     "build without -fno-asynchronous-unwind-tables (and do "
-			     "not remove .eh_frame)",
-			     "no .eh_frame, only .debug_frame%s: kiln record reads it, "
-			     "in-process unwinders (libkiln.so, libunwind) do not",
-			     e->debugfile ? " (in the separate debug file)" : "");
+			     ".eh_frame covers %u of %u functions sampled%s: DWARF "
+			     "unwinding (--call-graph dwarf, auto) works", e->cfi_eh,
+			     e->cfi_funcs, e->eh_frame_hdr ? "" : " (no .eh_frame_hdr)");
+	else if (e->cfi_debug * 100 / e->cfi_funcs >= 80)
+		kiln_doc_add(d, c, KILN_DOC_BINARY, e->path, KILN_DOC_WARN, CFI_FIX,
+			     ".eh_frame covers %u of %u functions sampled, "
+			     ".debug_frame%s %u: kiln record reads it, in-process "
+			     "unwinders (libkiln.so, libunwind) do not", e->cfi_eh,
+			     e->cfi_funcs, e->debugfile ? " (in the debug file)" : "",
+			     e->cfi_debug);
 	else
 		kiln_doc_add(d, c, KILN_DOC_BINARY, e->path,
-			     fp ? KILN_DOC_WARN : KILN_DOC_PROBLEM,
-			     "build without -fno-asynchronous-unwind-tables / "
-			     "-fno-unwind-tables, and do not strip .eh_frame",
-			     "no .eh_frame and no .debug_frame: DWARF unwinding "
-			     "cannot pass this file%s", fp ? "; frame pointers still "
-			     "do" : ", nor can frame pointers");
+			     fp ? KILN_DOC_WARN : KILN_DOC_PROBLEM, CFI_FIX,
+			     "missing: .eh_frame covers %u of %u functions sampled, "
+			     ".debug_frame %u: DWARF unwinding cannot pass them%s",
+			     e->cfi_eh, e->cfi_funcs, e->cfi_debug, fp ?
+			     "; frame pointers still do" : ", nor can frame pointers: "
+			     "stacks stop here");
 	return 0;
 }
 

@@ -34,6 +34,9 @@ struct kiln_doc_elf {
 	unsigned fp_nonleaf;	/* of them, with a call */
 	unsigned fp_set;	/* of those, setting up %rbp before it */
 	int fp_err;		/* -ENOTSUP: not x86-64; -ENODATA: no symbols */
+	/* Unwind tables: of the same sample, those .eh_frame has a row for,
+	 * and those .debug_frame has (here or in the debug file). */
+	unsigned cfi_funcs, cfi_eh, cfi_debug;
 	/* The allocator this file brings, if any ("jemalloc", ...). */
 	const char *allocator;
 	bool defines_malloc;
@@ -93,6 +96,9 @@ int kiln_doc_buildid(struct kiln_doctor *d, const struct kiln_doc_target *t,
 		     const struct kiln_doc_elf *e, bool program);
 int kiln_doc_allocator(struct kiln_doctor *d, const struct kiln_doc_target *t);
 int kiln_doc_jitmaps(struct kiln_doctor *d, const struct kiln_doc_target *t);
+
+/* Whether most sampled non-leaf functions set up frame pointers. */
+bool kiln_doc_has_fp(const struct kiln_doc_elf *e);
 
 /* This process's effective capability bit cap (linux/capability.h). */
 bool kiln_doc_has_cap(int cap);

@@ -95,6 +95,33 @@ static void judge(csh h, cs_insn *in, const uint8_t *code, size_t size,
 	}
 }
 
+/* Whether cfi (with bias) has a row for addr. */
+static bool covers(Dwarf_CFI *cfi, Dwarf_Addr bias, uint64_t addr)
+{
+	Dwarf_Frame *frame = NULL;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame))
+		return false;
+	free(frame);
+	return true;
+}
+
+/* Which sampled functions the unwind tables cover. */
+static void sample_cfi(struct kiln_doc_elf *e, Dwfl_Module *mod,
+		       struct func *f, size_t n)
+{
+	size_t step = n > FP_SAMPLE ? n / FP_SAMPLE : 1, i;
+	Dwarf_Addr ehbias = 0, dbias = 0;
+	Dwarf_CFI *eh = dwfl_module_eh_cfi(mod, &ehbias);
+	Dwarf_CFI *dbg = dwfl_module_dwarf_cfi(mod, &dbias);
+
+	for (i = 0; i < n; i += step) {
+		e->cfi_funcs++;
+		e->cfi_eh += covers(eh, ehbias, f[i].addr);
+		e->cfi_debug += covers(dbg, dbias, f[i].addr);
+	}
+}
+
 static void sample_prologues(struct kiln_doc_elf *e, Dwfl_Module *mod,
 			     struct func *f, size_t n)
 {
@@ -175,6 +202,7 @@ static int functions(struct kiln_doc_elf *e, Dwfl_Module *mod)
 	for (j = 1, k = 1; j < n; j++)
 		if (f[j].addr != f[k - 1].addr)
 			f[k++] = f[j];
+	sample_cfi(e, mod, f, k);
 	if (e->x86_64)
 		sample_prologues(e, mod, f, k);
 	else
