@@ -30,9 +30,7 @@ static void json_str(struct kiln_buf *b, const char *s)
 		kiln_buf_adds(b, "null");
 		return;
 	}
-	kiln_buf_addc(b, '"');
-	kiln_buf_add_json(b, s, strlen(s));
-	kiln_buf_addc(b, '"');
+	kiln_buf_add_json(b, s, strlen(s));	/* quoted */
 }
 
 static void print_json(const struct kiln_doctor *d)
