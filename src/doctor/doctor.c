@@ -194,8 +194,10 @@ static int find_target(struct kiln_doctor *d, struct kiln_doc_target *t,
 	}
 	if (!o->cmd)
 		return 0;
-	if (!kiln_child_find(o->cmd[0], &exe))
+	if (!kiln_child_find(o->cmd[0], &exe)) {
+		kiln_buf_release(&exe);
 		return -ENOENT;
+	}
 	err = run_cmd(d, t, o->cmd, o->stop);
 	if (!err)
 		err = kiln_doc_target_objects(t, exe.data);
