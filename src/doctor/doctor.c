@@ -208,6 +208,7 @@ static int find_target(struct kiln_doctor *d, struct kiln_doc_target *t,
 int kiln_doctor_run(struct kiln_doctor *d, const struct kiln_doctor_opts *o)
 {
 	struct kiln_doc_target t = { 0 };
+	char subject[32];
 	size_t i, j;
 	int err;
 
@@ -216,6 +217,13 @@ int kiln_doctor_run(struct kiln_doctor *d, const struct kiln_doctor_opts *o)
 		err = t.objs[0].err;
 	if (!err && o->binary && !t.nobjs)
 		err = -ENOENT;
+	snprintf(subject, sizeof(subject), "pid %d", (int)o->pid);
+	if (!err && o->pid && !t.nobjs)
+		kiln_doc_add(d, "program", KILN_DOC_PROCESS, subject,
+			     KILN_DOC_SKIP, "run kiln doctor as the process's owner "
+			     "or as root", "the program of pid %d cannot be read "
+			     "(/proc/%d/exe): its binaries are not examined",
+			     (int)o->pid, (int)o->pid);
 	for (i = 0; !err && i < NCHECKS; i++) {
 		const struct row_check *c = &table[i];
 

@@ -227,17 +227,18 @@ static void explain_refusal(struct kiln_doctor *d, const char *subject, int err,
 	const char *kind = container_kind();
 	bool filtered = seccomp && atoi(seccomp) == 2;
 	const char *c = "perf_event_open";
+	enum kiln_doc_scope sc = pid ? KILN_DOC_PROCESS : KILN_DOC_MACHINE;
 	char fix[400];
 
 	free(seccomp);
 	if (!perf_privileged() && paranoid >= 3) {
 		snprintf(fix, sizeof(fix), PARANOID_FIX, 2, 2);
-		kiln_doc_add(d, c, KILN_DOC_MACHINE, subject, KILN_DOC_PROBLEM, fix,
+		kiln_doc_add(d, c, sc, subject, KILN_DOC_PROBLEM, fix,
 			     "refused (%s): kernel.perf_event_paranoid is %d, which "
 			     "forbids it to users without CAP_PERFMON", strerror(-err),
 			     paranoid);
 	} else if (filtered) {
-		kiln_doc_add(d, c, KILN_DOC_MACHINE, subject, KILN_DOC_PROBLEM,
+		kiln_doc_add(d, c, sc, subject, KILN_DOC_PROBLEM,
 			     CONTAINER_FIX,
 			     "refused (%s) by a seccomp filter (Seccomp: 2 in "
 			     "/proc/self/status), not by the sysctl "
@@ -245,19 +246,19 @@ static void explain_refusal(struct kiln_doctor *d, const char *subject, int err,
 			     paranoid, kind ? "; kiln runs in a " : "",
 			     kind ? kind : "", kind ? " container" : "");
 	} else if (in_user_namespace()) {
-		kiln_doc_add(d, c, KILN_DOC_MACHINE, subject, KILN_DOC_PROBLEM,
+		kiln_doc_add(d, c, sc, subject, KILN_DOC_PROBLEM,
 			     CONTAINER_FIX,
 			     "refused (%s) in a user namespace%s%s: capabilities "
 			     "there do not count for perf events", strerror(-err),
 			     kind ? ", a " : "", kind ? kind : "");
 	} else if (pid && !perf_privileged()) {
-		kiln_doc_add(d, c, KILN_DOC_PROCESS, subject, KILN_DOC_PROBLEM,
+		kiln_doc_add(d, c, sc, subject, KILN_DOC_PROBLEM,
 			     "run kiln as the process's owner or as root (or with "
 			     "CAP_PERFMON)",
 			     "refused (%s) for pid %d: it belongs to another user "
 			     "or is not dumpable", strerror(-err), (int)pid);
 	} else {
-		kiln_doc_add(d, c, KILN_DOC_MACHINE, subject, KILN_DOC_PROBLEM,
+		kiln_doc_add(d, c, sc, subject, KILN_DOC_PROBLEM,
 			     CONTAINER_FIX,
 			     "refused (%s) although kernel.perf_event_paranoid is %d "
 			     "and no seccomp filter is set: a security module "
@@ -290,6 +291,7 @@ static int try_open(unsigned type, unsigned long long config, pid_t pid)
 int kiln_doc_perf_open(struct kiln_doctor *d, const struct kiln_doc_target *t)
 {
 	pid_t pid = t->pid && !t->ran ? t->pid : 0;
+	enum kiln_doc_scope sc;
 	char subject[64];
 	int err;
 
@@ -305,10 +307,11 @@ int kiln_doc_perf_open(struct kiln_doctor *d, const struct kiln_doc_target *t)
 			     pid ? subject : "kiln itself");
 		return 0;
 	}
+	sc = pid ? KILN_DOC_PROCESS : KILN_DOC_MACHINE;
 	if (err == -EACCES || err == -EPERM) {
 		explain_refusal(d, subject, err, pid);
 	} else if (err == -ENOSYS) {
-		kiln_doc_add(d, "perf_event_open", KILN_DOC_MACHINE, subject,
+		kiln_doc_add(d, "perf_event_open", sc, subject,
 			     KILN_DOC_PROBLEM, CONTAINER_FIX,
 			     "not available (%s): a kernel without "
 			     "CONFIG_PERF_EVENTS, or a seccomp filter answering "
@@ -317,7 +320,7 @@ int kiln_doc_perf_open(struct kiln_doctor *d, const struct kiln_doc_target *t)
 		kiln_doc_add(d, "perf_event_open", KILN_DOC_PROCESS, subject,
 			     KILN_DOC_SKIP, NULL, "the process has ended");
 	} else {
-		kiln_doc_add(d, "perf_event_open", KILN_DOC_MACHINE, subject,
+		kiln_doc_add(d, "perf_event_open", sc, subject,
 			     KILN_DOC_PROBLEM, "kiln record --mode inject samples "
 			     "in-process without perf_event_open",
 			     "the cpu-clock event cannot be opened: %s",

@@ -51,6 +51,26 @@ r=$(row "$T/out" jit-maps "pid $plain")
 case $r in ok$'\t'"no JIT code"*) ;; *) fail "jit-maps without JIT: $r";; esac
 kill "$plain"
 
+# Another user's process (kiln as nobody, the workload root's): refused,
+# and said why; its program cannot be read.  (Where perf_event_paranoid
+# is 3 the sysctl is blamed first: t941.)
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
+   [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
+    "$WL/shares" 600 >/dev/null 2>&1 & plain=$!
+    pids="$pids $plain"
+    wait_for "the shares workload" runs_shares
+    chmod 755 "$T"
+    rc=0
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$KILN" doctor --json -p "$plain" > "$T/other.json" || rc=$?
+    [ "$rc" -eq 1 ] || fail "kiln doctor as nobody on root's process: exit $rc, expected 1"
+    r=$(row "$T/other.json" perf_event_open "pid $plain")
+    case $r in problem$'\t'"refused (Permission denied) for pid $plain: it belongs to another user"*) ;;
+    *) fail "another user's process: $r";; esac
+    r=$(row "$T/other.json" program "pid $plain")
+    case $r in skip$'\t'"the program of pid $plain cannot be read"*) ;; *) fail "another user's program: $r";; esac
+    kill "$plain"
+fi
+
 # A command run to its end: its program and libraries, its JIT map
 # (written and left behind by the workload), the table on stdout after
 # the command's own output.
