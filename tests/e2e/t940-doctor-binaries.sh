@@ -19,8 +19,14 @@ want() {
     [ $# -lt 6 ] || printf '%s\n' "$r" | grep -Eq -- "$6" || fail "$2 of $3: fix not /$6/: $r"
 }
 
+# A binary without problems exits 0, unless the machine has one (where
+# perf_event_open is refused, say): then 1.
+"$KILN" doctor --json > "$T/m.json" || [ $? -eq 1 ] || fail "kiln doctor failed"
+mp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["problems"])' "$T/m.json")
+clean=$(( mp > 0 ))
+
 # Frame pointers: the -O1 workload with -fno-omit-frame-pointer.
-expect_status 0 "$KILN" doctor --json "$WL/shares"
+expect_status "$clean" "$KILN" doctor --json "$WL/shares"
 cp "$T/out" "$T/fp.json"
 want "$T/fp.json" frame-pointers /shares ok "^ok	yes: ([0-9]+) of \1 non-leaf functions sampled set up %rbp"
 want "$T/fp.json" unwind-tables /shares ok ".eh_frame covers ([0-9]+) of \1 functions sampled"
@@ -34,12 +40,12 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"]; assert r[0]
     fail "the machine's rows do not come first"
 
 # Without frame pointers: a warning (DWARF unwinding still works), exit 0.
-expect_status 0 "$KILN" doctor --json "$WL/shares-nofp"
+expect_status "$clean" "$KILN" doctor --json "$WL/shares-nofp"
 want "$T/out" frame-pointers /shares-nofp warn \
     "no: 0 of [1-9][0-9]* non-leaf functions sampled set up %rbp.*loses callers; DWARF unwinding works" \
     "-fno-omit-frame-pointer.*--call-graph dwarf"
 # The table says the same, with the fix under the row.
-expect_status 0 "$KILN" doctor "$WL/shares-nofp"
+expect_status "$clean" "$KILN" doctor "$WL/shares-nofp"
 has "$T/out" "^binary .*/shares-nofp$"
 has "$T/out" "^warn +frame-pointers +no: 0 of "
 has "$T/out" "^ +fix: rebuild with -fno-omit-frame-pointer"
@@ -54,7 +60,7 @@ __attribute__((noinline)) int top(int x) { return mid(x) * mid(x - 1); }
 int main(int argc, char **argv) { (void)argv; return top(argc) & 1; }
 C
 gcc -O2 -fno-omit-frame-pointer -o "$T/fp2" "$T/chain.c"
-expect_status 0 "$KILN" doctor --json "$T/fp2"
+expect_status "$clean" "$KILN" doctor --json "$T/fp2"
 want "$T/out" frame-pointers /fp2 ok "yes: ([0-9]+) of \1 non-leaf"
 # Neither frame pointers nor unwind tables: stacks stop there (exit 1).
 gcc -O1 -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables \
@@ -79,18 +85,18 @@ want "$T/s.json" debug-info /stripped problem \
     "/usr/lib/debug/.build-id/${sid:0:2}/${sid:2}.debug"
 expect_status 1 env KILN_CACHE_DIR= "$KILN" doctor "$T/stripped"
 has "$T/out" "^problem +debug-info +stripped"
-has "$T/out" "^1 problem, "
+has "$T/out" "^$((mp + 1)) problems?, "
 
 # With a debug file named by .gnu_debuglink beside it: found (exit 0), and
 # its symbols let the prologues be judged again.
 objcopy --add-gnu-debuglink="$T/prog.debug" "$T/stripped" "$T/linked"
-expect_status 0 env KILN_CACHE_DIR= "$KILN" doctor --json "$T/linked"
+expect_status "$clean" env KILN_CACHE_DIR= "$KILN" doctor --json "$T/linked"
 want "$T/out" debug-info /linked ok "separate debug file $T/prog.debug, found by .gnu_debuglink"
 want "$T/out" frame-pointers /linked warn "no: 0 of [1-9]"
 # With the debug file in kiln's debug file cache, by build ID.
 mkdir -p "$T/cache/${sid:0:2}"
 cp "$T/prog.debug" "$T/cache/${sid:0:2}/${sid:2}.debug"
-expect_status 0 env KILN_CACHE_DIR="$T/cache" "$KILN" doctor --json "$T/stripped"
+expect_status "$clean" env KILN_CACHE_DIR="$T/cache" "$KILN" doctor --json "$T/stripped"
 want "$T/out" debug-info /stripped ok "found in kiln's debug file cache"
 
 # A debuglink to another build's debug file (another build ID): not taken.
