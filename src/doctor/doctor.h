@@ -83,6 +83,16 @@ void kiln_doctor_release(struct kiln_doctor *d);
 /* How many rows have status s. */
 size_t kiln_doctor_count(const struct kiln_doctor *d, enum kiln_doc_status s);
 
+/*
+ * Why perf_event_open was refused with err (-EACCES or -EPERM) to this
+ * process (on pid, or 0: on itself), as the doctor's perf_event_open
+ * check says it: the sysctl, a seccomp filter (and the container), a user
+ * namespace, another user's process, else a security module.  *why and
+ * *fix are malloc'ed sentences (the caller frees them).  0 or -ENOMEM.
+ * For the commands that meet a refusal (kiln record, kiln stat).
+ */
+int kiln_doctor_explain_refusal(int err, pid_t pid, char **why, char **fix);
+
 /* "ok", "warn", "problem", "skip"; "machine", "binary", "process". */
 const char *kiln_doctor_status_name(enum kiln_doc_status s);
 const char *kiln_doctor_scope_name(enum kiln_doc_scope s);

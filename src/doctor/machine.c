@@ -268,6 +268,23 @@ static void explain_refusal(struct kiln_doctor *d, const char *subject, int err,
 	}
 }
 
+int kiln_doctor_explain_refusal(int err, pid_t pid, char **why, char **fix)
+{
+	struct kiln_doctor d = KILN_DOCTOR_INIT;
+	char subject[32];
+
+	*why = *fix = NULL;
+	snprintf(subject, sizeof(subject), pid ? "pid %d" : MACHINE, (int)pid);
+	explain_refusal(&d, subject, err, pid);
+	if (!d.err && d.nrows) {
+		*why = d.rows[0].finding;
+		*fix = d.rows[0].fix;
+		d.rows[0].finding = d.rows[0].fix = NULL;
+	}
+	kiln_doctor_release(&d);
+	return *why ? 0 : -ENOMEM;
+}
+
 /* Opens a user-space event of type/config on pid (0: this process). */
 static int try_open(unsigned type, unsigned long long config, pid_t pid)
 {

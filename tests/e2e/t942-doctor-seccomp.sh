@@ -3,8 +3,8 @@
 # runtimes' default profiles and hardened services do (the noperf
 # workload): a problem (exit 1) blamed on the filter, not on the sysctl,
 # with the container settings and kiln record --mode inject as the fix;
-# the hardware counters are then not judged.  Without the filter the same
-# check passes.
+# the hardware counters are then not judged; kiln stat's refusal says the
+# same (the doctor's explanation).  Without the filter the check passes.
 . "$(dirname "$0")/lib.sh"
 need python3
 row() { python3 "$KILN_SRC/tests/e2e/doctor-row.py" "$@"; }
@@ -33,6 +33,11 @@ expect_status 1 "$WL/noperf" "$KILN" doctor
 has "$T/out" "^problem +perf_event_open +refused \(Permission denied\) by a seccomp filter"
 has "$T/out" "^ +fix: allow perf_event_open where the process runs"
 has "$T/out" "^1 problem, "
+
+# kiln stat meets the same refusal and says the same why and fix.
+expect_status 1 "$WL/noperf" "$KILN" stat -- true
+has "$T/err" "^  why: refused \(Permission denied\) by a seccomp filter"
+has "$T/err" "^  fix: allow perf_event_open where the process runs"
 
 # Without the filter: it works.
 "$KILN" doctor --json > "$T/ok.json" || [ $? -eq 1 ] || fail "kiln doctor failed"
