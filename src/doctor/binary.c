@@ -44,7 +44,9 @@ int kiln_doc_framepointers(struct kiln_doctor *d, const struct kiln_doc_target *
 	if (kiln_doc_has_fp(e)) {
 		kiln_doc_add(d, c, KILN_DOC_BINARY, e->path, KILN_DOC_OK, NULL,
 			     "yes: %u of %u non-leaf functions sampled set up %%rbp "
-			     "(push %%rbp; mov %%rsp,%%rbp)", e->fp_set, e->fp_nonleaf);
+			     "(push %%rbp; mov %%rsp,%%rbp)%s", e->fp_set, e->fp_nonleaf,
+			     e->fp_from_cfi ? "; functions found from .eh_frame_hdr "
+			     "(no symbols)" : "");
 		return 0;
 	}
 	kiln_doc_add(d, c, KILN_DOC_BINARY, e->path,
@@ -56,8 +58,10 @@ int kiln_doc_framepointers(struct kiln_doctor *d, const struct kiln_doc_target *
 		     "%s: %u of %u non-leaf functions sampled set up %%rbp "
 		     "(built with -fomit-frame-pointer, gcc's default at -O1 and "
 		     "up): frame-pointer unwinding (--call-graph fp, -a's default, "
-		     "perf -g) loses callers%s", pct >= 20 ? "partly" : "no",
+		     "perf -g) loses callers%s%s", pct >= 20 ? "partly" : "no",
 		     e->fp_set, e->fp_nonleaf,
+		     e->fp_from_cfi ? " (functions found from .eh_frame_hdr: no "
+		     "symbols)" : "",
 		     cfi ? "; DWARF unwinding works" : ", and no unwind tables "
 		     "either: stacks stop here");
 	return 0;

@@ -34,6 +34,7 @@ struct kiln_doc_elf {
 	unsigned fp_nonleaf;	/* of them, with a call */
 	unsigned fp_set;	/* of those, setting up %rbp before it */
 	int fp_err;		/* -ENOTSUP: not x86-64; -ENODATA: no symbols */
+	bool fp_from_cfi;	/* functions found from .eh_frame_hdr */
 	/* Unwind tables: of the same sample, those .eh_frame has a row for,
 	 * and those .debug_frame has (here or in the debug file). */
 	unsigned cfi_funcs, cfi_eh, cfi_debug;

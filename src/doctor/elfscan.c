@@ -165,6 +165,77 @@ static void sample_prologues(struct kiln_doc_elf *e, Dwfl_Module *mod,
 	cs_close(&h);
 }
 
+static int32_t get_s32(const unsigned char *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return v;	/* x86-64 only reads it: little-endian */
+}
+
+/*
+ * A file without function symbols (stripped, no debug file): the function
+ * starts are those of .eh_frame_hdr's search table, each running to the
+ * next (gcc's and LLVM's encoding only: a 4-byte frame pointer and count,
+ * pairs datarel|sdata4), the entry point (_start) left out.  Their unwind
+ * tables are then not judged from them: they are where they came from.
+ */
+static int from_eh_frame_hdr(struct kiln_doc_elf *e, Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t shstrndx, count, i, n = 0;
+	Elf_Scn *scn = NULL;
+	struct func *f;
+	const unsigned char *p;
+	GElf_Shdr sh;
+	GElf_Ehdr eh;
+	Elf_Data *data = NULL;
+
+	e->fp_err = -ENODATA;
+	if (!e->x86_64 || !elf || elf_getshdrstrndx(elf, &shstrndx) ||
+	    !gelf_getehdr(elf, &eh))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".eh_frame_hdr") && sh.sh_type == SHT_PROGBITS) {
+			data = elf_getdata(scn, NULL);
+			break;
+		}
+	}
+	if (!data || !data->d_buf || data->d_size < 12)
+		return 0;
+	p = data->d_buf;
+	if (p[0] != 1 || (p[1] & 0x0f) != 0x0b || p[2] != 0x03 || p[3] != 0x3b)
+		return 0;
+	count = (uint32_t)get_s32(p + 8);
+	if (count > (data->d_size - 12) / 8)
+		return 0;
+	f = calloc(count ? count : 1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		uint64_t start = sh.sh_addr + (int64_t)get_s32(p + 12 + 8 * i);
+
+		if (start == eh.e_entry)
+			continue;
+		f[n++].addr = start + bias;
+	}
+	qsort(f, n, sizeof(*f), cmp_func);
+	for (i = 0; i < n; i++)
+		f[i].size = i + 1 < n ? f[i + 1].addr - f[i].addr : FP_MAX_BYTES;
+	if (n) {
+		e->fp_err = 0;
+		e->fp_from_cfi = true;
+		sample_prologues(e, mod, f, n);
+	}
+	free(f);
+	return 0;
+}
+
 /* The module's functions (from .symtab, the debug file's, or .dynsym),
  * one per address; their allocator names noted. */
 static int functions(struct kiln_doc_elf *e, Dwfl_Module *mod)
@@ -194,9 +265,8 @@ static int functions(struct kiln_doc_elf *e, Dwfl_Module *mod)
 		f[n++].size = sym.st_size;
 	}
 	if (!n) {
-		e->fp_err = -ENODATA;
 		free(f);
-		return 0;
+		return from_eh_frame_hdr(e, mod);
 	}
 	qsort(f, n, sizeof(*f), cmp_func);
 	for (j = 1, k = 1; j < n; j++)

@@ -83,6 +83,13 @@ sid=$(row "$T/s.json" build-id /stripped | cut -c4-43)
 want "$T/s.json" debug-info /stripped problem \
     "stripped: no symbol table, no DWARF, and no separate debug file found \(build ID $sid\)" \
     "/usr/lib/debug/.build-id/${sid:0:2}/${sid:2}.debug"
+# Without symbols the prologues are found from .eh_frame_hdr's table.
+want "$T/s.json" frame-pointers /stripped warn \
+    "no: 0 of [1-9][0-9]* non-leaf .*functions found from .eh_frame_hdr: no symbols"
+strip -s -o "$T/fpstripped" "$WL/shares"
+expect_status 1 env KILN_CACHE_DIR= "$KILN" doctor --json "$T/fpstripped"
+want "$T/out" frame-pointers /fpstripped ok \
+    "yes: ([0-9]+) of \1 non-leaf .*functions found from .eh_frame_hdr \(no symbols\)"
 expect_status 1 env KILN_CACHE_DIR= "$KILN" doctor "$T/stripped"
 has "$T/out" "^problem +debug-info +stripped"
 has "$T/out" "^$((mp + 1)) problems?, "
