@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "doctor/doctor.h"
@@ -46,6 +47,14 @@ struct kiln_doc_elf {
 	size_t nneeded;
 	char *runpath;		/* DT_RUNPATH or DT_RPATH, $ORIGIN expanded */
 };
+
+/*
+ * One function's x86-64 code [code, code+len) at addr: *nonleaf when it
+ * calls anything, *sets when it pushes %rbp and then moves %rsp into it
+ * before its first call.  0, -ENOTSUP (no x86-64 decoder) or -ENOMEM.
+ */
+int kiln_doc_prologue(const uint8_t *code, size_t len, uint64_t addr,
+		      bool *nonleaf, bool *sets);
 
 /* Reads path's facts into e (zeroed first).  0 or -ENOMEM; a file that
  * cannot be read is e->err, not an error. */

@@ -122,6 +122,23 @@ static void sample_cfi(struct kiln_doc_elf *e, Dwfl_Module *mod,
 	}
 }
 
+int kiln_doc_prologue(const uint8_t *code, size_t len, uint64_t addr,
+		      bool *nonleaf, bool *sets)
+{
+	cs_insn *in;
+	csh h;
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return -ENOTSUP;
+	in = cs_malloc(h);
+	if (in) {
+		judge(h, in, code, len, addr, nonleaf, sets);
+		cs_free(in, 1);
+	}
+	cs_close(&h);
+	return in ? 0 : -ENOMEM;
+}
+
 static void sample_prologues(struct kiln_doc_elf *e, Dwfl_Module *mod,
 			     struct func *f, size_t n)
 {
