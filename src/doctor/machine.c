@@ -141,15 +141,24 @@ int kiln_doc_paranoid(struct kiln_doctor *d, const struct kiln_doc_target *t)
 				     "acts as 2, user space of one's own processes; "
 				     "a kernel with Debian's patch would refuse users "
 				     "everything", v, priv ? ", tried as user nobody" : "");
-		else
+		else if (refused == 1)
 			kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE,
 				     priv ? KILN_DOC_WARN : KILN_DOC_PROBLEM, fix,
 				     "%d: perf_event_open is refused to every user "
 				     "without CAP_PERFMON or CAP_SYS_ADMIN (Debian's "
 				     "and Ubuntu's level 3%s)%s", v,
-				     refused == 1 && priv ? ", tried as user nobody" : "",
+				     priv ? ", tried as user nobody" : "",
 				     priv ? "; kiln runs with the capability and is "
 				     "not affected, other users are" : "");
+		else
+			kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE, KILN_DOC_WARN,
+				     fix, "%d: where the kernel has Debian's and "
+				     "Ubuntu's level 3, perf_event_open is refused to "
+				     "every user without CAP_PERFMON (not known here: "
+				     "%s)", v, priv ? "kiln could not try as user "
+				     "nobody; kiln itself has the capability" :
+				     "perf_event_open fails for another reason, "
+				     "see its row");
 	} else if (v == 2) {
 		snprintf(fix, sizeof(fix), PARANOID_FIX, 1, 1);
 		kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE,
@@ -354,14 +363,28 @@ int kiln_doc_kptr(struct kiln_doctor *d, const struct kiln_doc_target *t)
 	bool hidden = true;
 	int fd;
 
-	/* What this user sees: kallsyms' first address, zero when hidden. */
+	/* What this user sees: the address of kallsyms' first text symbol,
+	 * zero when hidden (x86-64 kernels list per-CPU symbols first, at
+	 * offsets from 0, whoever reads them). */
 	fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		char line[64] = "";
-		ssize_t n = read(fd, line, sizeof(line) - 1);
+		char buf[16384];
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		char *line = buf;
 
 		close(fd);
-		hidden = n <= 0 || !strtoull(line, NULL, 16);
+		buf[n > 0 ? n : 0] = '\0';
+		while (line && *line) {
+			char *end;
+			unsigned long long addr = strtoull(line, &end, 16);
+
+			if (end[0] == ' ' && (end[1] == 't' || end[1] == 'T')) {
+				hidden = !addr;
+				break;
+			}
+			line = strchr(line, '\n');
+			line = line ? line + 1 : NULL;
+		}
 	}
 	if (!hidden)
 		kiln_doc_add(d, c, KILN_DOC_MACHINE, MACHINE, KILN_DOC_OK, NULL,
