@@ -19,7 +19,8 @@ cd "$root"
 exceptions=${2:-scripts/layout-exceptions.txt}
 
 # folder: the folders it may include besides itself.  Direction (STYLE.md):
-# cli, web -> session -> capture/symbolize/format -> profile -> util, and
+# cli, web -> session -> capture/symbolize/format -> profile -> util
+# (cli -> doctor -> session and below: kiln doctor's checks), and
 # libkiln -> {cpu, heap, locks, http} -> {runtime, unwind} -> {profile,
 # symbolize, format, util}.  kiln/ is the public header (include/kiln/).
 # Folders not made yet (session, locks) are in already.
@@ -32,7 +33,8 @@ capture:   symbolize profile util
 render:    profile util
 session:   capture symbolize format render profile util
 web:       session render format symbolize profile util
-cli:       web session capture symbolize format render profile util
+cli:       web doctor session capture symbolize format render profile util
+doctor:    session capture symbolize format profile util
 runtime:   util
 unwind:    runtime util
 cpu:       runtime unwind format symbolize profile util kiln

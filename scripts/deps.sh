@@ -9,7 +9,7 @@ what=${1:-all}
 build_pkgs="cmake make gcc g++ pkg-config libdw-dev libelf-dev
   libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libzstd-dev
   libmicrohttpd-dev libunwind-dev libiberty-dev libcmocka-dev libxxhash-dev
-  libgraphviz-dev libjansson-dev libcurl4-openssl-dev"
+  libgraphviz-dev libjansson-dev libcurl4-openssl-dev libcapstone-dev"
 # Tools the tests compare kiln with or drive: go tool pprof, perf,
 # gperftools' libprofiler, heaptrack, jemalloc, headless chromium;
 # graphviz (dot) for `go tool pprof -svg` and GNU time for peak RSS in bench/;

@@ -28,6 +28,7 @@ int kiln_cmd_heap(int argc, char **argv);
 int kiln_cmd_callgraph(int argc, char **argv);
 int kiln_cmd_stat(int argc, char **argv);
 int kiln_cmd_list(int argc, char **argv);
+int kiln_cmd_doctor(int argc, char **argv);
 int kiln_cmd_serve(int argc, char **argv);
 
 /* Prints "kiln: <message>" on stderr. */

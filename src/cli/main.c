@@ -356,6 +356,38 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Examples:\n"
 	  "  kiln convert perf.data -o cpu.pb.gz\n"
 	  "  perf script > out.perf && kiln convert out.perf -o cpu.pb.gz\n" },
+	{ "doctor", kiln_cmd_doctor, "check what decides whether profiles will be good here, and the fixes",
+	  "usage: kiln doctor [--json] [BINARY]\n"
+	  "       kiln doctor [--json] -p PID\n"
+	  "       kiln doctor [--json] -- CMD [ARGS...]\n"
+	  "\n"
+	  "Answers \"why are my stacks broken?\" for this machine and, when\n"
+	  "given one, a binary and the libraries it loads, or a process: each\n"
+	  "check is one row with its status (ok, warn, problem, skip), what it\n"
+	  "found and the fix.  Machine: kernel.perf_event_paranoid (with the\n"
+	  "exact sysctl), whether perf_event_open opens here (refused: by the\n"
+	  "sysctl, a seccomp filter, a container, a user namespace), kptr_restrict,\n"
+	  "tracefs, hardware counters, Yama's ptrace_scope.  Each binary: frame\n"
+	  "pointers (the share of sampled non-leaf functions whose prologue sets\n"
+	  "up %rbp), .eh_frame/.debug_frame, DWARF or a symbol table or a\n"
+	  "separate debug file found as kiln record finds it (kiln's debug file\n"
+	  "cache, build ID, .gnu_debuglink), the build ID; the program's\n"
+	  "allocator (glibc, jemalloc, tcmalloc, linked in) for heap profiling.\n"
+	  "Process: JIT code and its /tmp/perf-PID.map.  With -- CMD the command\n"
+	  "is run to its end (Ctrl-C stops it), its memory map read as it runs.\n"
+	  "\n"
+	  "  -p, --pid PID          a running process: its program, mapped\n"
+	  "                         libraries, JIT code; perf_event_open on it\n"
+	  "      --json             the rows as JSON: {problems, warnings, rows:\n"
+	  "                         [{check, applies_to, subject, status,\n"
+	  "                         finding, fix}]}\n"
+	  "\n"
+	  "Exit status: 0 when no check found a problem (warnings allowed), 1\n"
+	  "when one did, 2 for a usage error (no such process, not an ELF file).\n"
+	  "\n"
+	  "Examples:\n"
+	  "  kiln doctor ./server\n"
+	  "  kiln doctor -p $(pidof node) --json\n" },
 };
 
 #define NCMDS (sizeof(kiln_cmds) / sizeof(kiln_cmds[0]))

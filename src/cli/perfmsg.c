@@ -11,6 +11,7 @@
 
 #include "capture/events.h"
 #include "cli/cli.h"
+#include "doctor/doctor.h"
 #include "util/buf.h"
 
 int kiln_cli_event_error(const char *name, int err)
@@ -69,6 +70,28 @@ int kiln_cli_read_int(const char *path)
 	return v;
 }
 
+/*
+ * What refused perf_event_open when the sysctl allows it, and the fix, as
+ * `kiln doctor` finds it (a seccomp filter and the container, a user
+ * namespace, a security module).
+ */
+static void print_why(int err)
+{
+	char *why, *fix;
+
+	if (kiln_doctor_explain_refusal(err, 0, &why, &fix)) {
+		fprintf(stderr, "  a container, a user namespace or a seccomp "
+				"profile may forbid perf_event_open: allow it there\n");
+		return;
+	}
+	fprintf(stderr, "  why: %s\n", why);
+	if (fix)
+		fprintf(stderr, "  fix: %s\n", fix);
+	fprintf(stderr, "  ('kiln doctor' checks the rest of what profiles need here)\n");
+	free(why);
+	free(fix);
+}
+
 void kiln_cli_perf_refused(int err, int need, const char *what)
 {
 	int paranoid = kiln_cli_read_int("/proc/sys/kernel/perf_event_paranoid");
@@ -83,10 +106,7 @@ void kiln_cli_perf_refused(int err, int need, const char *what)
 		fprintf(stderr, "  fix: run as the process's owner or root, or "
 				"grant CAP_PERFMON (setcap cap_perfmon+ep kiln)\n");
 	else
-		fprintf(stderr, "  kiln runs as root and the sysctl allows it: a "
-				"seccomp profile or a security module (container, "
-				"SELinux, AppArmor) refuses perf_event_open; allow it "
-				"there\n");
+		print_why(err);
 }
 
 /*
@@ -116,11 +136,7 @@ void kiln_cli_record_refused(int err, bool kernel, bool system_wide,
 	if (fix.len)
 		fprintf(stderr, "  fix: %s\n", fix.data);
 	if (!fix.len || root)
-		fprintf(stderr, "  %s: a container, a user namespace or a seccomp profile may forbid "
-				"perf_event_open (allow it there; with Docker, "
-				"--cap-add PERFMON or a seccomp profile that "
-				"permits it)\n", root ? "kiln runs as root" :
-				"the setting already allows this");
+		print_why(err);
 	if (kernel && !system_wide)
 		fprintf(stderr, "  leave out --kernel to profile user space only\n");
 	if (have_cmd && !system_wide)
