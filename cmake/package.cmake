@@ -25,17 +25,17 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "kiln maintainers <kiln@kiln-profiler.org>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "profiler for Linux: CPU, events, heap; reads and draws other profilers' files")
+# The extended description (CPack puts the summary above it).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-"profiler for Linux: CPU, events, heap; reads and draws other profilers' files
- kiln records CPU and event profiles of commands, processes or the whole
- machine through perf_event_open, or in process with its preloaded agent
- libkiln.so where perf_event_open is refused; traces the heap of a command
- (allocations, peak, leaks); counts events as perf stat does.  It reads
- pprof, perf.data, perf script text, collapsed stacks, speedscope, Chrome
- and gperftools profiles, valgrind massif and heaptrack files, and prints
- tables, draws flame graphs and call graphs, converts between formats and
- serves a web UI.  libkiln.so also serves Go's /debug/pprof endpoints from
- inside C, C++ and Rust programs.")
+"kiln records CPU and event profiles of commands, processes or the whole
+machine through perf_event_open, or in process with its preloaded agent
+libkiln.so where perf_event_open is refused; traces the heap of a command
+(allocations, peak, leaks); counts events as perf stat does.  It reads
+pprof, perf.data, perf script text, collapsed stacks, speedscope, Chrome
+and gperftools profiles, valgrind massif and heaptrack files, and prints
+tables, draws flame graphs and call graphs, converts between formats and
+serves a web UI.  libkiln.so also serves Go's /debug/pprof endpoints from
+inside C, C++ and Rust programs.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)         # kiln_VERSION_ARCH.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
@@ -43,6 +43,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The programs kiln compares itself with or drives are suggestions only.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "linux-perf, golang-go")
+# libkiln.so and libkiln-malloc.so in /usr/lib: the ldconfig trigger
+# (lintian: lacks-ldconfig-trigger).
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/debian/triggers)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_SOURCE_IGNORE_FILES "/build.*/;/\\\\.git/;node_modules")
