@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # kiln: top-level entry points.  The real build is CMake's, in build/.
 #   make         install missing Debian packages, build into build/
 #   make run     build, profile the bundled demo, leave kiln-demo.svg

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages kiln needs to build, test and benchmark, when
 # any is missing.  Called by `make`; safe to run again (does nothing then).
 # Usage: scripts/deps.sh [build|test|all]   (default: all)

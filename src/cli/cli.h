@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The command line (cli stage): one kiln_cmd_<name>() per subcommand file,
  * and helpers they share for messages and exit status.

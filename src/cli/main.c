@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kiln's entry point (cli stage): picks the subcommand, prints help, and
  * holds the helpers every command uses for messages and files.
