@@ -14,10 +14,13 @@ build_pkgs="cmake make gcc g++ pkg-config libdw-dev libelf-dev
 # Tools the tests compare kiln with or drive: go tool pprof, perf,
 # gperftools' libprofiler, heaptrack, jemalloc, headless chromium;
 # graphviz (dot) for `go tool pprof -svg` and GNU time for peak RSS in bench/;
-# the linkers and the Rust compiler of the toolchain matrix (t515, t516).
+# the linkers and the Rust compiler of the toolchain matrix (t515, t516);
+# the packaging tests' tools (t340-t345): dpkg-deb and dpkg-shlibdeps,
+# man and groff (man -l, col), lintian, bash-completion and zsh.
 test_pkgs="golang-go linux-perf google-perftools libgoogle-perftools-dev
   heaptrack libjemalloc-dev chromium nodejs npm curl valgrind hyperfine
-  graphviz time lld mold rustc"
+  graphviz time lld mold rustc
+  dpkg-dev man-db groff-base bsdextrautils lintian bash-completion zsh"
 
 case $what in
 build) want=$build_pkgs ;;

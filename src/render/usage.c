@@ -37,6 +37,19 @@ static struct line next_line(const char **p)
 	return l;
 }
 
+/* A heading is one word, maybe with a parenthesis, and a colon:
+ * "Examples:", "Environment (also for flame):"; not "It writes:". */
+static bool is_heading(struct line l)
+{
+	size_t i = 0;
+
+	if (!l.len || l.s[l.len - 1] != ':' || l.s[0] < 'A' || l.s[0] > 'Z')
+		return false;
+	while (i < l.len - 1 && l.s[i] != ' ')
+		i++;
+	return i == l.len - 1 || (l.s[i + 1] == '(' && l.s[l.len - 2] == ')');
+}
+
 /* "-o, --output FILE    where": the tag ends at two blanks in a row. */
 static void split_item(struct line l, size_t ind, struct kiln_usage_line *u)
 {
@@ -84,7 +97,7 @@ int kiln_usage_parse(const char *usage,
 				ind = 7;
 			u.text = l.s + ind;
 			u.len = l.len - ind;
-		} else if (!ind && para_start && l.s[l.len - 1] == ':' && *p == ' ' &&
+		} else if (!ind && para_start && is_heading(l) && *p == ' ' &&
 			   !is_blank(next_line(&(const char *){ p }))) {
 			u.kind = KILN_USAGE_HEADING;
 			u.len = l.len - 1;

@@ -9,10 +9,10 @@
  * The conventions it reads, those of src/cli/main.c's table:
  *   - the first lines "usage: ..." (then lines indented under it) are
  *     the synopsis, up to the first blank line;
- *   - an unindented line ending in ':' with indented lines under it heads
- *     them ("Examples:", "Environment (...):") when it opens a paragraph;
- *     under a heading that
- *     starts with "Example" the lines are literal;
+ *   - a line that opens a paragraph with one capitalized word, maybe a
+ *     parenthesis, and a colon ("Examples:", "Environment (also for
+ *     flame):"), with indented lines under it, heads them; under a
+ *     heading that starts with "Example" the lines are literal;
  *   - an indented line (fewer than 8 blanks) is a list item: its tag up
  *     to two blanks in a row, then its description; a line indented by 8
  *     or more blanks continues the item above it;

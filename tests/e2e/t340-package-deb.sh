@@ -13,6 +13,7 @@
 need_agent
 need cpack
 need dpkg-deb
+need dpkg-shlibdeps
 [ -f "$KILN_BUILD/CPackConfig.cmake" ] || skip "no CPackConfig.cmake in the build"
 
 # Packaged from the build as it is (the install rules, no rebuild).
