@@ -22,7 +22,7 @@ done
 # Every peer's perf.data named, with the licence its README gives.
 for f in "$KILN_SRC"/tests/fixtures/perfdata/peers/*; do
     b=$(basename "$f")
-    [ "$b" = README.md ] && continue
+    case $b in README.md|COPYING.*) continue ;; esac
     grep -q "tests/fixtures/perfdata/peers/$b\$" "$c" || fail "debian/copyright lacks $b"
 done
 has "$c" "^Files: tests/fixtures/perfscript/flamegraph/\*$"
@@ -32,6 +32,19 @@ has "$c" "^Files: tests/fixtures/speedscope/\*$"
 has "$c" "^License: MIT$"
 has "$c" "^License: GPL-3$"
 has "$c" "^License: GPL-2\+$"
+# The licences' texts travel with the files that need them.
+grep -q "COMMON DEVELOPMENT AND DISTRIBUTION LICENSE" "$KILN_SRC/tests/fixtures/perfscript/flamegraph/LICENSE.CDDL-1.0" ||
+    fail "no CDDL text beside FlameGraph's files"
+grep -q "GNU GENERAL PUBLIC LICENSE" "$KILN_SRC/tests/fixtures/perfdata/peers/COPYING.GPL-3" || fail "no GPL-3 text"
+grep -q "Version 2, June 1991" "$KILN_SRC/tests/fixtures/perfdata/peers/COPYING.GPL-2" || fail "no GPL-2 text"
+# Fuzz seeds copied from the peers' fixtures are covered too.
+for f in "$KILN_SRC"/tests/fuzz/corpus/*/*; do
+    b=$(basename "$f")
+    m=$(find "$KILN_SRC/tests/fixtures/pprof/legacy" "$KILN_SRC/tests/fixtures/speedscope" -name "$b" | head -1)
+    [ -n "$m" ] || continue
+    d=${f#"$KILN_SRC"/}
+    grep -qF " $d" "$c" || grep -qF "${d%/*}/${b%%.*}.*" "$c" || fail "debian/copyright lacks the seed $d"
+done
 # Each fixtures README that names a licence is covered.
 grep -l -i "licen" "$KILN_SRC"/tests/fixtures/*/README.md "$KILN_SRC"/tests/fixtures/*/*/README.md 2>/dev/null |
 while read -r r; do
