@@ -382,7 +382,9 @@ static void main_usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", kiln_cmds[i].name,
 			kiln_cmds[i].summary);
 	fprintf(f, "  %-10s %s\n", "help", "help on a command: kiln help top");
-	fprintf(f, "\nkiln <command> --help shows a command's options.\n");
+	fprintf(f, "\nkiln <command> --help shows a command's options; "
+		   "man kiln-<command> the same\n(kiln help --man <command> "
+		   "renders the page).  kiln --version: version and commit.\n");
 }
 
 int kiln_cli_usage_text(const char *cmd, struct kiln_buf *out)
