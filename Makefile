@@ -71,6 +71,7 @@ bench: test-deps build
 	@bench/run.sh
 
 deb: build
+	@scripts/deps.sh deb
 	@cd build && cpack -G DEB
 	@ls build/kiln_*.deb
 
