@@ -13,9 +13,11 @@ if(GIT AND EXISTS "${SRC}/.git")
                   OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(rc EQUAL 0 AND out)
     set(commit ${out})
-    execute_process(COMMAND ${GIT} -C ${SRC} diff-index --quiet HEAD --
-                    RESULT_VARIABLE dirty ERROR_QUIET)
-    if(NOT dirty EQUAL 0)
+    # git status refreshes the index first (diff-index alone reports a
+    # file whose time stamp changed as modified).
+    execute_process(COMMAND ${GIT} -C ${SRC} status --porcelain --untracked-files=no
+                    OUTPUT_VARIABLE dirty ERROR_QUIET)
+    if(dirty)
       set(commit "${commit}-dirty")
     endif()
   endif()
