@@ -217,7 +217,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  KILN_MAX_INPUT=SIZE   the most a decompressed input or one that is\n"
 	  "                        not a regular file may hold (default 4G)\n"
 	  "  KILN_NO_LOCAL_SYMBOLS=1   as --no-local-symbols\n"
-	  "  KILN_HTTP_TOKEN=TOKEN sent as 'Authorization: Bearer TOKEN' to a URL\n"
+	  "  KILN_HTTP_TOKEN=TOKEN  sent as 'Authorization: Bearer TOKEN' to a URL\n"
 	  "  KILN_CACHE_DIR=DIR    where decompressed separate debug files are\n"
 	  "                        kept (default ~/.cache/kiln/debug; empty: no\n"
 	  "                        cache; docs/symbols.md)\n"

@@ -51,6 +51,12 @@ has "$T/record.1" '^\\fB\\-F\\fR, \\fB\\-\\-freq\\fR \\fIHZ\\fR$'
 has "$T/convert.txt" "perf-script"
 has "$T/top.txt" "^ENVIRONMENT$"
 has "$T/top.txt" "KILN_MAX_INPUT=SIZE"
+# Every list item of the help has its description on the page.
+for c in $(cat "$T/cmds"); do
+    [ "$c" = help ] && continue
+    awk '/^\.TP$/ { tp = NR } tp && NR == tp + 2 && /^\.(TP|SH|PP)/ { print FILENAME ": item without text at line " NR - 1 }' "$T/$c.1"
+done > "$T/bare"
+[ -s "$T/bare" ] && { cat "$T/bare" >&2; fail "list items without a description"; }
 # Errors.
 expect_status 2 "$KILN" help --man nosuch
 has "$T/err" "no command 'nosuch'"
