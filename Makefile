@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # kiln: top-level entry points.  The real build is CMake's, in build/.
 #   make         install missing Debian packages, build into build/
 #   make run     build, profile the bundled demo, leave kiln-demo.svg
@@ -6,13 +7,14 @@
 #   make fuzz    libFuzzer runs of every reader harness (clang), FUZZ_TIME
 #                seconds each (default 600) -> build-fuzz/fuzz-crashes/
 #   make bench   benchmarks against the tools kiln replaces -> bench/RESULTS.md
+#   make deb     the Debian package build/kiln_VERSION_amd64.deb (CPack)
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 FUZZ_TIME ?= 600
 
-.PHONY: all build deps test-deps run test test-fast test-asan test-fuzz fuzz-build fuzz bench install clean
+.PHONY: all build deb deps test-deps run test test-fast test-asan test-fuzz fuzz-build fuzz bench install clean
 
 all: build
 
@@ -67,6 +69,11 @@ fuzz: fuzz-build
 
 bench: test-deps build
 	@bench/run.sh
+
+deb: build
+	@scripts/deps.sh deb
+	@cd build && cpack -G DEB
+	@ls build/kiln_*.deb
 
 install: build
 	@cmake --install build --prefix $(PREFIX)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/agent-exit.sh: the agent's exit cost, the time from a program's
 # exit() to its being gone with CPUPROFILE set (stopping, symbolizing and
 # writing the profile), against gperftools' libprofiler.so and against

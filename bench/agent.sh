@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/agent.sh: overhead of the in-process agent (libkiln.so, LD_PRELOAD)
 # against gperftools' libprofiler.so on the same CPU-bound multi-threaded
 # program, at the same frequency, in the same run (issue 4, "Speed": no more

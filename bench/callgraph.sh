@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/callgraph.sh: `kiln callgraph -o x.svg` against `go tool pprof -svg`
 # on the same pprof file, the bench's 1,000,000-sample profile (issue 13,
 # "Speed": at least 10x faster, at most 1/5 of pprof's peak RSS).  Prints a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench/cpuloop.c: deterministic CPU-bound workload for bench/record.sh.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench/exitcost.c: how long a program takes to be gone once it calls
  * exit(), for bench/agent-exit.sh (a profiler's exit cost: stopping,

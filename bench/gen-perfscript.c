@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gen-perfscript: writes realistic `perf script -F +pid` text for the
  * benchmarks in bench/ (not part of kiln itself; built by bench/run.sh).

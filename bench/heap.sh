@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/heap.sh: speed of kiln's heap profiler (libkiln.so with
 # KILN_HEAP_TRACE, `kiln heap`) against heaptrack, gperftools' HEAPPROFILE
 # and valgrind massif on the same multi-threaded malloc-heavy program

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/legacy.sh: reading a legacy text heap profile, `kiln top` against
 # `go tool pprof -top` on the same file (issue 24, "Speed": the legacy
 # text formats read at least 10x faster than go tool pprof -top on a 100 MB

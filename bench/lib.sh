@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench/lib.sh: what the benchmarks share (sourced; bash).  Runs files hold
 # one run a line, "NAME VALUE..." separated by blanks.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/malloc-split.sh: what the malloc interposer costs a program that is
 # only CPU-profiled (issue 15, "Speed": CPU profiling only, on the
 # malloc-heavy bench program, no measurable difference from the bare run).

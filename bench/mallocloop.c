@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench/mallocloop.c: deterministic malloc-heavy multi-threaded workload for
  * bench/heap.sh (speed of kiln's heap profiler against heaptrack, gperftools'

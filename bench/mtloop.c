@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench/mtloop.c: deterministic CPU-bound multi-threaded workload for
  * bench/agent.sh (overhead of the in-process agent libkiln.so against

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/perfdata.sh: reading perf.data.  `kiln top perf.data` against
 # `perf report --stdio`, `perf script` alone (text out, to /dev/null) and
 # `perf script | kiln top -`, on the same files: the shares workload

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/record-a.sh: the cost of system-wide recording.  `kiln record -a -g`
 # against `perf record -a -g` at the same rate (999 Hz by default) while
 # every CPU is busy: a copy of bench/cpuloop.c (fp build) pinned to each,

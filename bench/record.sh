@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/record.sh: speed of `kiln record` against `perf record` + `perf script`
 # on a CPU-bound program (bench/cpuloop.c: fixed work, about 3 s, five calls
 # deep).  Prints a markdown section on stdout and writes it to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/report.sh: turns bench/run.sh's results.tsv into bench/RESULTS.md.
 # usage: report.sh RESULTS.TSV OUTDIR RESULTS.MD KILN TEXT
 # results.tsv columns: name, status (ok|failed|skipped), median wall

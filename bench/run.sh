@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/run.sh: speed benchmarks of kiln's offline tools against the tools
 # they replace (`make bench` runs it; see bench/README.md).
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/serve-bench.mjs: one timed run of a profile viewer in headless
 // chromium, for bench/serve.sh.  Starts the viewer's server itself (so the
 // clock starts with the server), waits for it to listen, opens its flame

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/serve-report.mjs: bench/serve.sh's runs (one JSON line each, from
 // serve-bench.mjs) -> the markdown section of RESULTS-serve.md, on stdout.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/serve.sh: `kiln serve` against the viewers it replaces (issue 14,
 # "Speed"), in headless chromium (Debian's /usr/bin/chromium driven by
 # playwright-core, bench/serve-bench.mjs):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/stat.sh: the cost of `kiln stat` against `perf stat`.
 #   1. Overhead on a CPU-bound program (bench/cpuloop.c, fixed work, about
 #      3 s): wall time of the bare program, under `kiln stat` and under

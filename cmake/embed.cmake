@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Turns the files of kiln serve's page into C arrays (cmake -P), so that
 # the page is compiled into the binary and nothing is fetched at run time.
 #   cmake -DOUT=assets.c -DDIR=src/web/page -DFILES=index.html,app.js -P embed.cmake

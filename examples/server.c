@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Example: embedding kiln in a server.  Serves /debug/pprof/ on
  * 127.0.0.1:PORT (default 6060) for `go tool pprof`, and writes a CPU

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks the layout of src/ that STYLE.md describes, for `ctest -R layout`:
 #   - every #include "DIR/..." of a file in src/FOLDER/ names FOLDER itself
 #     or a folder the table below lets FOLDER include (a lower stage);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make run`: profiles the bundled demo and leaves kiln-demo.pb.gz (pprof)
 # and kiln-demo.svg (flame graph) in the working folder, then prints the
 # top functions.  Uses `kiln record` when this kiln has it; otherwise

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages kiln needs to build, test and benchmark, when
 # any is missing.  Called by `make`; safe to run again (does nothing then).
-# Usage: scripts/deps.sh [build|test|all]   (default: all)
+# Usage: scripts/deps.sh [build|deb|test|all]   (default: all)
+# (deb: what make deb needs besides the build: dpkg-shlibdeps, file)
 set -eu
 
 what=${1:-all}
@@ -13,15 +15,21 @@ build_pkgs="cmake make gcc g++ pkg-config libdw-dev libelf-dev
 # Tools the tests compare kiln with or drive: go tool pprof, perf,
 # gperftools' libprofiler, heaptrack, jemalloc, headless chromium;
 # graphviz (dot) for `go tool pprof -svg` and GNU time for peak RSS in bench/;
-# the linkers and the Rust compiler of the toolchain matrix (t515, t516).
+# the linkers and the Rust compiler of the toolchain matrix (t515, t516);
+# the packaging tests' tools (t340-t345): dpkg-deb and dpkg-shlibdeps,
+# man and groff (man -l, col), lintian, bash-completion and zsh.
 test_pkgs="golang-go linux-perf google-perftools libgoogle-perftools-dev
   heaptrack libjemalloc-dev chromium nodejs npm curl valgrind hyperfine
-  graphviz time lld mold rustc"
+  graphviz time lld mold rustc
+  dpkg-dev man-db groff-base bsdextrautils lintian bash-completion zsh"
+
+deb_pkgs="dpkg-dev file"
 
 case $what in
 build) want=$build_pkgs ;;
-test|all) want="$build_pkgs $test_pkgs" ;;
-*) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
+deb) want="$build_pkgs $deb_pkgs" ;;
+test|all) want="$build_pkgs $deb_pkgs $test_pkgs" ;;
+*) echo "usage: $0 [build|deb|test|all]" >&2; exit 2 ;;
 esac
 
 missing=
@@ -47,7 +55,7 @@ fi
 
 # playwright-core drives Debian's chromium in the browser tests; speedscope
 # (its offline release) is a viewer bench/serve.sh compares kiln serve with.
-if [ "$what" != build ]; then
+if [ "$what" != build ] && [ "$what" != deb ]; then
     here=$(cd "$(dirname "$0")/.." && pwd)
     if [ -f "$here/tests/browser/package.json" ] &&
        { [ ! -d "$here/tests/browser/node_modules/playwright-core" ] ||

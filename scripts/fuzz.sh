@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Long libFuzzer runs of the harnesses in tests/fuzz/ (`make fuzz`).
 # Usage: scripts/fuzz.sh BUILD_DIR SECONDS [HARNESS...]
 #   BUILD_DIR  configured with -DKILN_FUZZ=ON (clang), harnesses built

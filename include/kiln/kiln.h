@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kiln's embedding API (libkiln.so, pkg-config kiln): CPU and heap
  * profiling of the calling process from inside, and the HTTP endpoints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event names (capture stage): perf's names for software, hardware and
  * hardware-cache events, kernel PMU events described in sysfs

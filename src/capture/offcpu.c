@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Off-CPU and wall time from context switches (capture stage).  See
  * offcpu.h.

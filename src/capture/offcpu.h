@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Off-CPU and wall time from context switches (capture stage), for
  * `kiln record --off-cpu` and `--wall`.

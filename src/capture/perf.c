@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Sampling through perf_event_open (capture stage): the events' attributes
  * and the events opened, one per CPU.  perfring.c empties their rings,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Sampling through perf_event_open (capture stage): per-CPU events that
  * follow a process and its future threads and children (inherit), one

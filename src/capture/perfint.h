@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The perf_event sampler's insides (capture stage), shared by perf.c (the
  * events' attributes, the events opened), perfring.c (the rings emptied,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * perf_event records into events (capture stage): a record copied out of
  * a ring (perfring.c) parsed into struct kiln_perf_event -- samples,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The perf_event rings (capture stage): records copied out of the mmap'ed
  * rings (a sample's stack copy only as far as the kernel filled it), by

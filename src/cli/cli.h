@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The command line (cli stage): one kiln_cmd_<name>() per subcommand file,
  * and helpers they share for messages and exit status.
@@ -35,6 +36,20 @@ int kiln_cmd_serve(int argc, char **argv);
 void kiln_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the usage text of a command to stdout (help) or stderr. */
 void kiln_cli_usage(const char *cmd, bool to_stderr);
+/*
+ * Appends the whole help text of command cmd (what `kiln help cmd`
+ * prints: its usage, with the list of written formats where it has one)
+ * to out.  0, -ENOENT for no such command, or -ENOMEM.
+ */
+int kiln_cli_usage_text(const char *cmd, struct kiln_buf *out);
+/* Row i of the command table: its name (NULL past the last row), and its
+ * one-line summary in *summary when summary is not NULL. */
+const char *kiln_cli_cmd_row(size_t i, const char **summary);
+/*
+ * `kiln help --man [COMMAND]`, `kiln help --complete ...` (cli/help.c):
+ * argv[0] is the "--" option.  Returns the exit status.
+ */
+int kiln_cli_help_extra(int argc, char **argv);
 /* For a bad option: the message, a hint to --help, returns 2. */
 int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln callgraph`: a call graph like gprof2dot's and pprof's, laid out
  * in process by graphviz's library (cli stage).

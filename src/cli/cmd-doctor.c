@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln doctor [-p PID | -- CMD | BINARY]`: what decides whether profiles
  * will be good here, and the fix for each (cli stage: options and

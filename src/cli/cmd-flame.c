@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln flame`: interactive flame graph SVG (cli stage).
  */

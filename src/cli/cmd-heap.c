@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln heap`: heap profile of a command (cli stage).  Runs it with the
  * preload agent streaming a heap trace (docs/heap-trace.md), reads the

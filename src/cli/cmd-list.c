@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln list`: the events this machine can count, grouped as `perf list`
  * groups them (software, hardware, hardware cache, kernel PMU,

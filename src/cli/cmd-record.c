@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln record`: CPU (or any event) sampling of a command or of running
  * processes through perf_event_open, symbolized on the spot, written as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln serve`: a local web UI over profiles read once (cli stage).  The
  * address is taken first (a bad one refused before any input is read),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln stat`: counts events for a command, running processes, or whole
  * CPUs, as `perf stat` does (cli stage): the options parsed here; the

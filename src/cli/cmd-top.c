@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln top`: the hottest functions as a text table, like `pprof -top`
  * (cli stage).

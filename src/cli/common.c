@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Input handling shared by the commands that read profiles (cli stage).
  */

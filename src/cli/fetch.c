@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * URLs as inputs (cli stage): `kiln top http://HOST:PORT/debug/pprof/profile
  * ?seconds=5` fetches the body with libcurl, as `go tool pprof URL` does,

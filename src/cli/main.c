@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kiln's entry point (cli stage): picks the subcommand, prints help, and
  * holds the helpers every command uses for messages and files.
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "kiln-version.h"
 #include "format/format.h"
 #include "profile/profile.h"
 #include "session/replay.h"
@@ -215,7 +217,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  KILN_MAX_INPUT=SIZE   the most a decompressed input or one that is\n"
 	  "                        not a regular file may hold (default 4G)\n"
 	  "  KILN_NO_LOCAL_SYMBOLS=1   as --no-local-symbols\n"
-	  "  KILN_HTTP_TOKEN=TOKEN sent as 'Authorization: Bearer TOKEN' to a URL\n"
+	  "  KILN_HTTP_TOKEN=TOKEN  sent as 'Authorization: Bearer TOKEN' to a URL\n"
 	  "  KILN_CACHE_DIR=DIR    where decompressed separate debug files are\n"
 	  "                        kept (default ~/.cache/kiln/debug; empty: no\n"
 	  "                        cache; docs/symbols.md)\n"
@@ -412,27 +414,49 @@ static void main_usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", kiln_cmds[i].name,
 			kiln_cmds[i].summary);
 	fprintf(f, "  %-10s %s\n", "help", "help on a command: kiln help top");
-	fprintf(f, "\nkiln <command> --help shows a command's options.\n");
+	fprintf(f, "\nkiln <command> --help shows a command's options; "
+		   "man kiln-<command> the same\n(kiln help --man <command> "
+		   "renders the page).  kiln --version: version and commit.\n");
+}
+
+int kiln_cli_usage_text(const char *cmd, struct kiln_buf *out)
+{
+	const struct kiln_cmd *c = find_cmd(cmd);
+
+	if (!c)
+		return -ENOENT;
+	kiln_buf_adds(out, c->usage);
+	if (c->usage_after_formats) {
+		int err = kiln_fmt_list_help(out);
+
+		if (err)
+			return err;
+		kiln_buf_adds(out, c->usage_after_formats);
+	}
+	return out->data ? 0 : -ENOMEM;
+}
+
+const char *kiln_cli_cmd_row(size_t i, const char **summary)
+{
+	if (i >= NCMDS)
+		return NULL;
+	if (summary)
+		*summary = kiln_cmds[i].summary;
+	return kiln_cmds[i].name;
 }
 
 void kiln_cli_usage(const char *cmd, bool to_stderr)
 {
-	const struct kiln_cmd *c = find_cmd(cmd);
+	struct kiln_buf b = KILN_BUF_INIT;
 	FILE *f = to_stderr ? stderr : stdout;
 
-	if (!c) {
+	if (!find_cmd(cmd)) {
 		main_usage(f);
 		return;
 	}
-	fputs(c->usage, f);
-	if (c->usage_after_formats) {
-		struct kiln_buf b = KILN_BUF_INIT;
-
-		if (!kiln_fmt_list_help(&b))
-			fputs(b.data, f);
-		kiln_buf_release(&b);
-		fputs(c->usage_after_formats, f);
-	}
+	if (!kiln_cli_usage_text(cmd, &b))
+		fputs(b.data, f);
+	kiln_buf_release(&b);
 }
 
 void kiln_cli_error(const char *fmt, ...)
@@ -515,6 +539,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
+		/* kiln help --man|--complete ...: cli/help.c */
+		if (argc > 2 && !strncmp(argv[2], "--", 2))
+			return kiln_cli_help_extra(argc - 2, argv + 2);
 		if (argc > 2 && !find_cmd(argv[2])) {
 			kiln_cli_error("no command '%s' (see 'kiln help')", argv[2]);
 			return KILN_EXIT_USAGE;
@@ -523,7 +550,7 @@ int main(int argc, char **argv)
 		return KILN_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("kiln 0.1.0\n");
+		printf("kiln %s (commit %s)\n", KILN_VERSION, KILN_COMMIT);
 		return KILN_EXIT_OK;
 	}
 	env = getenv("KILN_MAX_INPUT");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Messages for the perf_event_open commands (cli stage): an event name that
  * cannot be used, and a refusal with the setting that would allow it

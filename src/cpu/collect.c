@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CPU sampler's collector (cpu stage): a thread of kiln's that drains
  * the handlers' sample queue every few milliseconds (sooner when woken)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libkiln.so's CPU sampler (cpu stage), a part of the in-process runtime:
  * cpu.c arms per-thread CPU-time timers whose SIGPROF handler (sigprof.c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CPU sampler's shared state (cpu stage), between the sampler and
  * collector (cpu.c, normal context) and the SIGPROF handler (sigprof.c,

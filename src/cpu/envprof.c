@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CPU agent (cpu stage): acts on kiln's CPU variables (and their
  * gperftools aliases, parsed by runtime/env.c) when libkiln.so loads:

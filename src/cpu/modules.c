@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The modules this process has had mapped (cpu stage): the shared
  * libraries the loader reports (dl_iterate_phdr), each with its path,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Profiles of this process (cpu stage): what the CPU profile (cpu.c)
  * and the heap profiles (heap/dump.c) do alike when they turn raw

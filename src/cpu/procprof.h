@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Profiles of this process (cpu stage, procprof.c and modules.c): what
  * the CPU profile and the heap profiles (heap/dump.c) do alike when they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CPU sampler's SIGPROF handler (cpu stage) and what it calls: the
  * push into the sample queue (Vyukov's bounded MPMC queue, drained by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every thread's stack now (cpu stage): the goroutine profile that
  * /debug/pprof/goroutine answers and continuous profilers scrape, one

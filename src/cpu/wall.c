@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Wall-clock sampling (cpu stage): KILN_CPU_MODE=wall or
  * CPUPROFILE_REALTIME=1.  Every thread of the process is sampled at each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The doctor's binary checks (doctor stage), one row per ELF file from
  * its facts (elfscan.c): frame pointers, unwind tables, debug info, build

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the doctor's files share (doctor stage): the target being
  * examined, one ELF file's facts as the binary checks read them, and

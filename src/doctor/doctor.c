@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln doctor`'s table of checks and its run (doctor stage): the target
  * found (a binary, a process's program and maps, or a command run to its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln doctor`'s checks (doctor stage, between the CLI and the session
  * stage): what decides whether profiles will be good on this machine, for

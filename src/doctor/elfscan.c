@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One ELF file's facts for the doctor's binary checks (doctor stage):
  * its sections (unwind tables, symbols, DWARF), its build ID and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The doctor's machine checks (doctor stage): perf_event_paranoid,
  * whether perf_event_open opens here (and when not, why: the sysctl, a

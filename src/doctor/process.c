@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the doctor examines (doctor stage): the program and the libraries
  * it loads, found as the dynamic loader finds them (DT_NEEDED through

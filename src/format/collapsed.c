@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Collapsed ("folded") stacks (format stage): one line per stack, frames
  * root first and separated by ';', then a space and a count:

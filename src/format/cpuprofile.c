@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Chrome's and Node's CPU profiles (format stage), read as speedscope
  * reads them (jlfwong/speedscope src/import/chrome.ts):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Detection (format stage): which format a file is, by the scores and
  * readers of the one table (format/formats.def), for the read-any-file

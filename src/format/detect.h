@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Detection, inside format/ (format stage): what format/detect.c weighs a
  * file by, for the read-any-file entry point (read.c).  The rest of kiln

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Profile file formats (format stage): detection, readers and writers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gperftools legacy CPU profile reader (format stage): the binary file that
  * libprofiler writes for CPUPROFILE=... (see gperftools' profiledata.h and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gzip and zlib streams (format stage): inflating compressed input under
  * the input limit, deflating pprof output.  A file of its own so that what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kiln heap trace's columns and records (format stage): the one
  * description of docs/heap-trace.md's tables that its encoder and its

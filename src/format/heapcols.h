@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kiln heap trace's columns and records, described once (format
  * stage): docs/heap-trace.md's column table and record table as data.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kiln heap trace encoder (format stage): merges the threads' event
  * runs by time and writes them as version 2 records in columns, frees as

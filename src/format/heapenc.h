@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kiln heap trace encoder (format stage): turns the heap events that
  * libkiln.so's writer thread drains from the threads' rings (one sorted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kiln heap trace's detection and header peek (format stage): is
  * this a heap trace, and whose (pid, ppid, start time, sample rate), from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kiln heap trace reader (format stage): decompresses the zstd frames
  * one at a time and hands each to the decoder (heaptrace.c), which hands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kiln heap trace decoder (format stage): one frame's column table
  * and columns, decoded into records (docs/heap-trace.md, version 2) whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kiln heap trace reader (format stage): zstd frames of records in
  * columns, as docs/heap-trace.md describes them, fed in order to a heap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kiln heap trace reader's internals (format stage), shared by
  * heaptrace.c (one frame's columns decoded into records and handed to

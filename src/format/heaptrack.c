@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * KDE heaptrack's traces, `heaptrack.NAME.PID.zst` / `.gz` (format stage),
  * read: the interpreted trace heaptrack leaves after its run, as a heap

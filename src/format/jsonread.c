@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The JSON readers' shared helpers (format stage): see jsonread.h.
  */

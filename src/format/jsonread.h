@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the JSON readers share (format stage, private to speedscope-read.c
  * and cpuprofile.c): parsing a whole file with jansson, with errors as

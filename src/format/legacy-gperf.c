@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The parsers of the gperftools and Go legacy text profiles (format
  * stage, table in format/legacy.c): heap, growth and fragmentation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Java's legacy profiles (format stage, by pprof's
  * profile/legacy_java_profile.go): the heapz and contentionz text, whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The memory map of a legacy text profile (format stage): the lines after
  * "MAPPED_LIBRARIES:" or "--- Memory map: ---", turned into the profile's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The legacy text profiles `go tool pprof` reads (format stage), read by
  * the rules of pprof's profile/legacy_profile.go and

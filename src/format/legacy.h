@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The legacy text profiles of gperftools, Go and Java (format stage),
  * private to the format readers: the memory map of those files, the names

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A cache from a piece of input text to an id (format stage), private to
  * the text readers (perf script, collapsed stacks).  The keys point into

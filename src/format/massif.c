@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * valgrind massif's output, `massif.out.PID` (format stage), read: the
  * heap tree of the peak snapshot as a heap profile, one sample type

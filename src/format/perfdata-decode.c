@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * perf.data reader (format stage), the records decoded: finds the binaries a
  * perf.data names (the file itself when its build ID matches the one

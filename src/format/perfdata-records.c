@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * perf.data reader (format stage), the records: each record of the data
  * section (and of the compressed records, inflated) noted with its time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * perf.data reader (format stage), the compressed records: `perf record
  * -z` writes what it reads from the ring buffers as PERF_RECORD_COMPRESSED

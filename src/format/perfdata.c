@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * perf.data reader (format stage): perf's own file format, as written by
  * `perf record` to a file or (pipe mode, `perf record -o -`) to a stream,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * perf.data reader (format stage), the part its files share: perfdata.c
  * reads the file (header, event attributes, feature sections);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `perf script` sample headers (format stage): the header line
  *

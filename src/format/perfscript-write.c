@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `perf script` text, the writer (format stage): a profile printed as
  * perf script prints samples, one record per sample with its frames, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `perf script` text (format stage): the reader turns the text that
  * `perf script` prints into the profile model, the writer prints a profile

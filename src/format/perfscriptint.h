@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `perf script` reader's internals (format stage), shared by
  * perfscript.c (the reader: lines walked, frames turned into locations,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pprof's wire format (format stage): the fields of profile.proto as
  * protobuf-c expects them, and a walker over them.  The reader

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pprof writer (format stage): the model into profile.proto, packed by
  * protobuf-c and gzipped.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pprof reader (format stage): profile.proto (package perftools.profiles),
  * the format of go tool pprof, Pyroscope and Parca, read through the

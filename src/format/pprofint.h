@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pprof's internals (format stage), shared by its three files: pprof.c
  * (the reader), pprof-write.c (the writer) and pprof-wire.c (the walker

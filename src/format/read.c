@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The read-any-file entry point (format stage): gzip, zstd and UTF-16
  * undone, then the format told by detection (detect.c) and read by its

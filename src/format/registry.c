@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The formats kiln reads and writes (format stage): the names, file
  * extensions, writers and words of the one table (format/formats.def),

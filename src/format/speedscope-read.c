@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading speedscope's JSON (format stage): the file format of
  * speedscope.app (jlfwong/speedscope src/lib/file-format-spec.ts), written

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * speedscope JSON (format stage), the file format of speedscope.app
  * (https://www.speedscope.app/file-format-schema.json): a table of frames

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What every text reader shares (format stage): text as UTF-8 whatever
  * its byte order mark said, the refusal of binary data, and the count of

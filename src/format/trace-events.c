@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Chrome's trace events without a CPU profile (format stage): the
  * duration events of a Catapult / chrome://tracing / Perfetto JSON trace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Whole zstd streams (format stage): inflating compressed input of other
  * tools (heaptrack's .zst traces) under the input limit, as gzip.c does

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The in-process heap aggregate of libkiln.so (heap stage): what the
  * heap profile dumps (KILN_HEAP / HEAPPROFILE), kiln_heap_write() and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap profiles of this process (heap stage): the gperftools-style
  * HEAPPROFILE dumps and what kiln_heap_write() and the /debug/pprof/heap

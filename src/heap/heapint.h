@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internals shared by the malloc hooks (hooks.c) and the trace writer
  * (trace.c) of the heap profiler (heap stage).  Everything a hook touches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The malloc interposer, libkiln-malloc.so (heap stage): a library of
  * its own, preloaded only when heap profiling is asked for (it loads

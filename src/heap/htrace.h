@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The heap profiler inside the profiled process (heap stage): malloc
  * interposition in libkiln.so (hooks.c) feeding a streamed trace

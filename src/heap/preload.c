@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Where the heap tracer sits in the process (heap stage): the malloc
  * interposer (libkiln-malloc.so) found and its interface checked, whether

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The heap tracer's hook context (heap stage): what the malloc hooks of
  * libkiln-malloc.so call on the program's threads -- the calling thread's

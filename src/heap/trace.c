@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The heap trace of libkiln.so (heap stage): its life -- started from
  * KILN_HEAP_TRACE at load (or by a heap profile: the aggregate alone,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The heap tracer's internals inside libkiln.so (heap stage), shared by
  * its three files: ring.c (what the malloc hooks call, on the program's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The heap tracer's writer thread (heap stage): every 100 ms, or sooner
  * when woken, it drains the threads' rings into batches, prefixes them

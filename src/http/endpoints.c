@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP endpoints answered at once (httpint.h): the index, goroutine
  * (every thread's stack), cmdline, symbol lookups, and valid empty

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * KILN_HTTP: the server libkiln.so starts from the variable at load, and
  * its heir in a daemon's child (http stage).  The endpoints are http.c's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The /debug/pprof/ HTTP endpoints (http stage), served by libmicrohttpd
  * from inside the profiled process, compatible with Go's net/http/pprof

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP endpoints' server (http stage): what libkiln.so's public API
  * (libkiln/api.c: kiln_http_start() and the rest, which keep kiln's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP part's insides, shared by its files (the interface is
  * kiln/kiln.h's kiln_http_* and docs/http.md):

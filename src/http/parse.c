@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the HTTP server parses itself (http stage): the Accept header and
  * the listening address.  Plain functions of strings, apart from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP endpoints a worker thread answers (httpint.h): CPU profiles over
  * seconds, heap and allocs profiles, rendered as pprof, text, a flame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The request plumbing of the /debug/pprof/ server (http stage, inside
  * the profiled process): libmicrohttpd's request callbacks, run on its

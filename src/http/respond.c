@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Responses and query parameters of the HTTP endpoints (httpint.h).
  */

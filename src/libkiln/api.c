@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libkiln.so's public API, include/kiln/kiln.h (libkiln stage): every
  * exported kiln_* function is here, over the parts' own calls.  Each

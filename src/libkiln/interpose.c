@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every libc function libkiln.so interposes, but malloc's (libkiln stage;
  * the malloc family is libkiln-malloc.so's, src/heap/hooks.c).  Each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The one owner of libkiln.so's process-wide life (libkiln stage): its
  * only constructor, its only destructor and its only pthread_atfork

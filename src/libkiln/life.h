@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The process-wide life of libkiln.so (libkiln stage): life.c, the one
  * owner of the library's constructor, destructor and fork handlers, and

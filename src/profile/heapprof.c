@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap counts as a pprof heap profile (profile stage): the one builder
  * that both the in-process heap dumps and the trace analysis use; see

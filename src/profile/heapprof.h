@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap counts as a pprof heap profile (profile stage): the one builder of
  * heap profiles, used on both sides of the trace: in the profiled process

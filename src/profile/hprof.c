@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap analysis (profile stage): the live set, totals, per-stack measures
  * and memory over time of a stream of heap events.  See heap.h.

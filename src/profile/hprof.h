@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap analysis (profile stage): turns a time-ordered stream of heap
  * events (allocations and frees with call stacks, as the kiln heap trace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Executable mappings of a maps text as profile mappings (profile
  * stage).  See maptab.h.

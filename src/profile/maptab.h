@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The executable file mappings of a /proc/PID/maps text as profile
  * mappings, with a lookup by address (profile stage): how the agent's

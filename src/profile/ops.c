@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Whole-profile operations (profile stage): merging two profiles and
  * focus/ignore filtering by regular expression.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The profile model (profile stage): interning tables and samples.
  * See profile.h for the rules on ids and ownership.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The profile model (profile stage): what every reader fills and every
  * writer and renderer reads.  It follows pprof's data model: interned

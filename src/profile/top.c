@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Flat and cumulative aggregation (profile stage).
  */

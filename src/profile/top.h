@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Flat and cumulative aggregation (profile stage): the data behind
  * `kiln top`, by function or by source line.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Call tree (profile stage): aggregation of samples into a tree keyed by
  * (parent, frame name), for the flame graph renderer.  See tree.h.

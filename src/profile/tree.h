@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Call tree (profile stage): the samples of one sample type aggregated
  * into a tree of frames, as a flame graph draws it.

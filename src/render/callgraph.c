@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Call graph (render stage): building the graph.  See callgraph.h.
  *

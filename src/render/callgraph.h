@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Call graph (render stage): the graph behind `kiln callgraph` and the
  * call graph view of `kiln serve`, built from the profile model, written

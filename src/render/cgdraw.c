@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Call graph (render stage): drawing -- the DOT text with gprof2dot's
  * colours, pprof's legend and labels, and the layout and drawing through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The call graph's building state (render stage), shared by callgraph.c
  * (the samples interned into node sequences, one build of the graph from

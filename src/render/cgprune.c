@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Call graph (render stage): pruning, as pprof prunes -- edges under the
  * cutoff trimmed, nodes ordered by pprof's entropy score, residual edges

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Flame graph rendering (render stage): one self-contained interactive
  * SVG per profile.

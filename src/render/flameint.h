@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The flame graph's state (render stage), shared by flamelayout.c (the
  * boxes: walk, measure, rows) and flame.c (the SVG drawn from them).

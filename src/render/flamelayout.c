@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Flame graph layout (render stage): the boxes to draw -- one per call
  * tree node as wide as its total, runs of narrow siblings merged or

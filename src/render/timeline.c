@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Memory over time as SVG (render stage): stacked areas, one per site,
  * the rest in grey, a dashed line for the largest size within each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Memory over time (render stage): a self-contained SVG chart of the heap
  * size with the largest allocation sites stacked under it, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Alternate signal stacks for the SIGPROF handler (runtime stage).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kiln's alternate signal stacks (runtime stage, altstack.c).
  */

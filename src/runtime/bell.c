@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Doorbells from signal handlers to kiln's threads (runtime stage): see
  * bell.h.  Async-signal-safe throughout.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A doorbell from signal handlers to one of kiln's threads (runtime stage):
  * a word of request bits in memory and a futex.  It replaces the pipes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libkiln.so's variables, parsed once (runtime stage).  See env.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libkiln.so's variables (runtime stage): every KILN_* variable the
  * in-process runtime reads and gperftools' names for the same things

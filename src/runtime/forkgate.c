@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fork safety for kiln's own threads (runtime stage).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The fork gate (runtime stage, forkgate.c): kiln's threads idle across
  * the program's fork(), so that a child never inherits a lock held by a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The allocation guard (runtime stage): a per-thread count that, while
  * above zero, keeps the calling thread's allocations out of the heap

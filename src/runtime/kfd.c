@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kiln's own file descriptors in the host process (runtime stage): see
  * kfd.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * File descriptors that kiln holds inside someone else's process (agent
  * stage).  The host may close any fd number at any time (daemons close

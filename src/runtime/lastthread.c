@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The last thread of the program (runtime stage): a process lives while any of
  * its threads does, and kiln's threads (the collector, the HTTP server,

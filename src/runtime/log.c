@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Agent logging (runtime stage): on stderr, errors only by default (a
  * profile that cannot be written, the agent stepping aside), more with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libkiln.so's messages on stderr (runtime stage, log.c).
  */

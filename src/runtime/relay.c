@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay: signal handlers -> one thread of kiln's (runtime stage).  See
  * relay.h.

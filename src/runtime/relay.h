@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The relay (runtime stage): the one way a signal handler, or a hook that
  * must not block, has work done.  Handlers cannot write a file or take a

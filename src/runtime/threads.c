@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kiln's own threads and the registry of the process's threads (runtime
  * stage): see threads.h.

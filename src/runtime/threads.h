@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kiln's own threads in the host process (runtime stage): the one thread
  * starter and the registry of every thread the process has, kiln's marked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The recorder's machine/thread/map model (session stage): processes and
  * threads as FORK, COMM and EXIT records tell them, each process's

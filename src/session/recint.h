@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The recorder's insides (session stage), shared by its files: record.c
  * (the recorder's life, sample assembly: stacks, the stack cache, values

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A recording session in the profiled process (session stage): `kiln
  * record --mode inject`, the command run with libkiln.so preloaded and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A recording session (session stage): targets opened, the command
  * started, the rings drained into the recorder until the end, the profile

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A recording session (session stage), what `kiln record` drives once its
  * options are parsed: the perf_event rings opened on the targets (a

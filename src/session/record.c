@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * From perf records to a symbolized profile (session stage): the
  * recorder's life and sample assembly (stacks unwound or taken from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * From perf records to a symbolized profile (session stage): tracks the
  * processes, threads and mappings that MMAP2/COMM/FORK/EXIT records

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The perf.data replay (session stage): a perf.data is a recording session
  * played back.  format/perfdata.c parses the file and notes its records,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The perf.data replay (session stage): perf's file read into a profile
  * through the recording session's model (see replay.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The recorder's address resolution (session stage): an address of a
  * process at a time to a location of the profile, through a symbol session

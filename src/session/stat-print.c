@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln stat`'s printing (session stage): derived metrics and the lines
  * perf stat prints, in its three forms.  See stat-run.h.

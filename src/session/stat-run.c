@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln stat`'s run (session stage): the targets opened (a command kiln
  * starts and follows with its children, -p processes thread by thread,

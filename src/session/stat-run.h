@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `kiln stat`'s counting session (session stage): one run of the
  * measurement (targets opened, the command started, intervals printed,

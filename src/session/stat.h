@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Counting events (session stage), the session behind `kiln stat`: each
  * event opened as a counter (no ring buffer) on every target, a target

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What a session measures (session stage): lists of processes, threads or
  * CPUs as -p, -t and -C give them, the CPUs online, whether targets still

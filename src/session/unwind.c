@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * DWARF unwinding of sampled user stacks through libdwfl (session stage).
  * See unwind.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * DWARF unwinding of sampled user stacks (session stage): the registers
  * and the copy of the user stack that perf_event_open took with a sample

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cache of decompressed separate debug files (symbolize stage): see
  * debugcache.h and docs/symbols.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cache of decompressed separate debug files (symbolize stage), keyed
  * by build ID as perf's ~/.debug is: DIR/xx/yyyy.debug holds a copy of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * elfutils' standard debug file search without its debuginfod client
  * where that client could not answer (symbolize stage).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * elfutils' standard search for a module's separate debug file
  * (symbolize stage), without loading its debuginfod client where that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Symbol name demangling (symbolize stage) through libiberty, the
  * demangler of binutils and gdb: C++ (Itanium ABI), Rust legacy ("_ZN...17h

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * DWARF for the symbolizer (symint.h): the functions of a compilation unit
  * indexed by address, and an address's inline chain as `eu-addr2line -i`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The load bias of a mapped ELF file (symbolize stage; see elfbias.h).
  */

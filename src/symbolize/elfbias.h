@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The load bias of a mapped ELF file: the one computation every stage
  * that turns a runtime address into a file address uses (the symbolizer,

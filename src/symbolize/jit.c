@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * JIT code for the symbolizer (symint.h): perf's /tmp/perf-PID.map files,
  * read whole or as they grow.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel symbols from /proc/kallsyms (symbolize stage).
  */

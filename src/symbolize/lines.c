@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Lines read apart (symbolize.h: kiln_sym_fill_lines()): the lines and
  * inlined frames a session with defer_cached_lines left out, read by a

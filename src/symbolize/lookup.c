@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The symbolizer's lookups (symbolize stage): an address's frames through
  * its module (symbols, DWARF inline chains, JIT maps) with the per-address

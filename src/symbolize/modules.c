@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The symbolizer's mappings and modules (symbolize stage): the address
  * space of a session (mappings added, found by address) and the files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The source files a program's debug info names (symbolize stage): the
  * line tables' file names of every unit of an ELF file (or of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The symbolizer (symbolize stage): libdwfl sessions over an address space
  * described by file mappings, with a cache per address.  This file: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The symbolizer (symbolize stage): runtime address -> function names,
  * source files, lines and inlined frames, through elfutils' libdwfl.

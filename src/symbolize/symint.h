@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The symbolizer's insides, shared by its files (not an interface: see
  * symbolize.h): the session and module structures, and the functions one

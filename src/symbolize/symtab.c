@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ELF symbol tables for the symbolizer (symint.h): which symbol names an
  * address, one name of several aliases by one rule, and PLT entries.

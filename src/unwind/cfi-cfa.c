@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CFI unwinder's CFA programs (capture stage, normal context, with
  * cfi-parse.c): a CIE's initial instructions and an FDE's program run over

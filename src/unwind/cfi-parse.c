@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CFI unwinder's table builder (capture stage, normal context:
  * allocation allowed): reads a loaded object's .eh_frame_hdr and

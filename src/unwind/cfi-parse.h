@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the CFI table builder's two files share (capture stage, normal
  * context): cfi-parse.c (CIEs, FDEs, the rows of a module) and cfi-cfa.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CFI unwinder's walk (unwind stage): kiln_cfi_unwind() and its
  * siblings, which the SIGPROF handler, the wall-clock sampler and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * In-process stack unwinding for the SIGPROF handler (unwind stage): see
  * cfi.h and docs/unwinding.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * In-process stack unwinding for the SIGPROF handler (unwind stage):
  * frame pointers checked against the stack bounds and the executable

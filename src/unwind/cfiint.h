@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CFI unwinder's internals (unwind stage), shared by its three files
  * and by nothing else (tests/unit/test-cfi.c aside):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Growable byte buffer and arrays (util stage). */
 #include "util/buf.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Growable byte buffer (util stage): the one way kiln builds strings and
  * output files in memory.  Not for signal handlers or malloc hooks.

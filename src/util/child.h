@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Starting a command to measure (util), the one way kiln starts a
  * workload (record, stat, heap): forked at once but held before exec

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Diagnostics (util stage). */
 #include "util/diag.h"
 

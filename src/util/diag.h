@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Diagnostics (util stage): library code never prints; a function that
  * rejects its input fills a struct kiln_diag with where and why, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whole-file input and safe output (util stage). */
 #include "util/file.h"
 

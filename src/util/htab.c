@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Open-addressing hash index (util stage). */
 #include "util/htab.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Open-addressing hash index (util stage).  It maps a 32-bit hash to
  * 32-bit ids (1-based, 0 is "empty") of entries that the caller keeps in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How much input kiln takes in (util stage). */
 #include "util/limit.h"
 

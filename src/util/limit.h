@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * How much input kiln takes in (util stage): the most bytes a reader
  * holds in memory from one input that is not a regular file (a pipe,

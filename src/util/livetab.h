@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The live-block table (util stage): live heap blocks by address, open
  * addressing with linear probing, kept at most half full.  The caller's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * /proc/PID/maps: the one reader and parser (util stage).  See maps.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * /proc/PID/maps, the one reader and parser (util stage).  Every reader
  * of a process's address space goes through here: the agent's profiles,

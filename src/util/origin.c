@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Requests a web page could make a browser send (util stage; origin.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Requests a web page could make a browser send to a local server (util
  * stage; used by kiln serve and by libkiln.so's /debug/pprof server):

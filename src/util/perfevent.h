@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The perf event record (util: below capture/ and format/, which both
  * make them): what the kernel's ring buffers (capture/perf.c) and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Opening files that must be regular files (util stage). */
 #include "util/file.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Sorting by a 64-bit key (util stage).  See sort.h.
  */

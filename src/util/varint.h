@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * LEB128 varints (util stage): the one encoder and decoder of the 7-bit
  * groups that protobuf (pprof), kiln's heap trace and DWARF use, low group

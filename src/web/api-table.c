@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The table views of kiln serve's API (web stage): /api/top (the `kiln
  * top` table, sorted, filtered and cut here, with deltas against the diff

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The tree views of kiln serve's API (web stage): /api/flame (flame graph
  * nodes at least `min` pixels wide under a zoom root, with the search's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The JSON API of kiln serve (web stage): every aggregation the page shows
  * is done in C, over the model, and only what one view draws is sent.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The request plumbing of kiln serve's API (web stage): arguments, the
  * selection, JSON output.  See call.h.

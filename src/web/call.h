@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The request plumbing of kiln serve's API (web stage, internal to
  * src/web/api*.c): one struct call per request, the arguments, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The call graph view's drawing (web stage): kiln callgraph's engine, its
  * DOT text laid out by graphviz's library.  Kept apart from api.c and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The model behind kiln serve (web stage): the inputs, parsed once, and a
  * small cache of selections (input, sample type, focus, ignore) with their

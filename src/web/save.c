@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * "Save as one HTML file" for kiln serve (web stage): the page with its
  * style and script inlined and the data of the current selection embedded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP server of kiln serve (web stage), on libmicrohttpd: one
  * polling thread answers every request, from the page compiled into the

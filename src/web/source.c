@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Source text for kiln serve's source view (web stage): a file named by
  * the profile's line table, found and read from this machine, split into

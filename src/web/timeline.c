@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Per-thread activity over time for kiln serve (web stage): the samples
  * of a selection summed per thread and per time bucket, from their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kiln serve (web stage): the profiles a user opened, parsed once and held
  * by the C process, a JSON API that aggregates them on request (flame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internals of kiln serve (web stage) shared by model.c and api.c: the
  * inputs and the cache of selections built from them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opens kiln's call graph SVG (drawn in process by graphviz's library) in
 // headless chromium (Debian's /usr/bin/chromium through playwright-core)
 // and checks what a user sees: the function names as text, one node box

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kiln serve's Flame tab on a profile whose stacks are deeper than the
 // window is tall: the page opens on the roots (the bottom row of the
 // flame graph, `main`), not on the empty top of the deepest stacks; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The saved page's regular expressions against the server's: app.js's
 // ereToJs() (taken from the page's own source) must make every pattern of
 // PATTERNS match the same NAMES as regcomp does (eregrep's answers), and

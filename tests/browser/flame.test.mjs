@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives kiln's interactive flame graph SVG in headless chromium (Debian's
 // /usr/bin/chromium through playwright-core) the way a user would: hover,
 // search, click to zoom, reset.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every browser test of kiln shares: the TAP-like check() and its
 // failure count, and headless chromium (Debian's, through playwright-core)
 // in a throwaway profile directory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opens a page saved by kiln serve ("save as one HTML file") from file://
 // in headless chromium with every network request refused: the flame graph
 // draws, hover gives the known share, a click zooms, search gives the known

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives kiln serve's page in headless chromium (Debian's /usr/bin/chromium
 // through playwright-core) as a user would: the flame graph draws, hover
 // shows a frame's share, click zooms (and the URL says so), search gives the

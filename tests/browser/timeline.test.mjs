@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives the threads-over-time strip of kiln serve's page in headless
 // chromium: the strips draw where each thread had samples, a drag selects
 // a time range that the URL keeps and every view follows, a link with a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reads call graph DOT text for the tests.
 
 Usage: callgraph-dot.py list KILN.dot

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a deterministic synthetic profile as collapsed stacks, for the
 call graph tests: a few thousand stacks over a few hundred functions with
 direct recursion (f;f), mutual recursion (a;b;a), functions reached from

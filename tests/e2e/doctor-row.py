@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prints one row of `kiln doctor --json` output as STATUS<TAB>FINDING<TAB>FIX.
 
 usage: doctor-row.py FILE CHECK [SUBJECT]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares kiln's collapsed output of a perf script file with FlameGraph's.
 
     fgcompare.py EXPECTED KILN INPUT

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Reads `perf script` text the way the Firefox Profiler's importer does
 // (firefox-devtools/profiler src/profile-logic/import/linux-perf.js: its
 // parsing rules, written again here) and prints what a user of that

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """An independent reader of kiln heap traces (docs/heap-trace.md), for the
 tests of the in-process side: it checks the structure of a trace strictly
 and prints what the tests compare with the workloads' known numbers.

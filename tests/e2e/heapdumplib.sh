@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers of the heap profile tests t860-t879 (sourced after lib.sh):
 # HEAPPROFILE/KILN_HEAP dumps, kiln_heap_write and /debug/pprof/heap.
 need_agent

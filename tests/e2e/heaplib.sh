@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers of the heap tracer tests t800-t829 (sourced after lib.sh).
 # heapcheck.py is an independent reader of the trace format: it checks
 # the structure strictly and prints per-site numbers.

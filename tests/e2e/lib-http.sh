@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the tests of the /debug/pprof/ endpoints (t6NN-http-*.sh),
 # sourced after lib.sh.  The workload is tests/workloads/httpserve.c with
 # libkiln-malloc.so (and so libkiln.so) preloaded.  Under ASan+UBSan the sanitizer runtime is preloaded

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the kiln serve tests (sourced after lib.sh).
 # serve_start ARGS...: starts `kiln serve ARGS...` in the background and
 # waits (a blocking read, no sleeps) for the URL it prints once the server

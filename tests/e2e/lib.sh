@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for the end-to-end tests (sourced, not run).
 # Environment from CTest: KILN (the kiln binary), KILN_SRC (source tree),
 # KILN_BUILD (build tree, workloads in $KILN_BUILD/workloads),

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a small pprof profile (gzipped protobuf) by hand, for tests that
 need a profile of a given shape, such as a crafted one naming any file.
 Usage: mkpprof.py OUT NAME=FILE:LINE[=COUNT] ...

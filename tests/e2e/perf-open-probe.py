@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Whether this process may open a perf event: a user-space cpu-clock
 counter on itself, through the perf_event_open system call (x86-64).
 

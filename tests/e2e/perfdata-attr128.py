@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 # Copies perf.data $1 to $2 with its event attributes cut to the 128 bytes
 # perf 6.1 knows, when the bytes past them are all zero (a newer perf wrote
 # them; 6.1 refuses such a file as "incompatible file format").  Exit 1 when

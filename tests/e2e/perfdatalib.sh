@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the perf.data tests (sourced after lib.sh).
 # perf's build-id cache goes under $T, not the caller's home.
 export HOME=$T

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln's command line: help, usage errors and exit statuses.
 . "$(dirname "$0")/lib.sh"
 

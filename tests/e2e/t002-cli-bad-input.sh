@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Unreadable input: a clear message naming the file (and format/position
 # where there is one), exit status 2, nothing written.
 . "$(dirname "$0")/lib.sh"

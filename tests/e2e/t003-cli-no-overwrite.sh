@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln convert and flame never write over an input file.
 . "$(dirname "$0")/lib.sh"
 

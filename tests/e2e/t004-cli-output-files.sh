@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Outputs never replace what is not a regular file, and never lose one:
 # a character device is written in place (/dev/null stays a device,
 # /dev/full reports "No space left on device", exit 1); a FIFO is written

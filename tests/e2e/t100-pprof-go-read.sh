@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # pprof written by Go (runtime/pprof in a program that burns CPU in
 # main.burnA/B/C, and the same profile rewritten by `go tool pprof -proto`)
 # is read by kiln: `kiln top` shows the same total and the same functions,

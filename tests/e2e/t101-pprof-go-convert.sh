@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # pprof written by `kiln convert` is read by `go tool pprof`: from a Go
 # CPU profile, kiln's .pb.gz and .pb give exactly the -top table of the
 # original (same total, names, flat and cum); converting is deterministic,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Labels and comments survive kiln convert pprof -> pprof: a Go profile
 # whose samples carry the label worker=a|b|c (pprof.Do), with a comment
 # added by `go tool pprof -add_comment`, gives the same -tags, -comments

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Broken pprof input is refused with exit status 2 and a message naming
 # the file, the format and the byte offset with the reason; nothing is
 # written.  Uses the committed Go fixture, so no Go toolchain is needed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # --hide RE (pprof's -hide) in kiln top, flame, callgraph and convert, and
 # hide= in kiln serve: the frames whose function matches go from every
 # stack, the samples stay (their values count where the rest of the stack

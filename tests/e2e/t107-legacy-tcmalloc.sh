@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A real gperftools heap profile: the heapkeep workload run with Debian's
 # libtcmalloc preloaded and HEAPPROFILE set writes hp.0001.heap at exit
 # ("heap profile: ... @ heapprofile", then MAPPED_LIBRARIES:).  kiln reads

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The legacy profiles of pprof's test data (tests/fixtures/pprof/legacy/)
 # through every command that reads profiles: kiln top, flame and convert
 # read each one, and `go tool pprof` reads what convert wrote with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `kiln flame` on collapsed stacks: the SVG names every frame with its value
 # and share, is well-formed and self-contained, is the same bytes when made
 # twice, reads pprof the same way, escapes XML specials, draws an empty

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `kiln flame --reverse` draws leaf-rooted stacks top-down (an icicle) and
 # `--diff BASE` colours frames red where their share grew, blue where it
 # shrank, neutral where it stayed, with both values in the tooltip.

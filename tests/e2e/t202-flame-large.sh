@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A profile of 100,000 distinct tiny stacks beside one big one: frames
 # narrower than a pixel are merged, so the SVG stays small and quick.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The flame graph in a real browser (headless chromium via playwright-core):
 # hover shows the name and percentage, search shows the matched share
 # counting nested matches once, click zooms a frame to the full width,

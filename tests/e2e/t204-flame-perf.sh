@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A real profile: `perf record -g` of the shares workload through
 # `perf script`, drawn by `kiln flame`: burn_a has about 60% of the width,
 # times show in milliseconds, and colours tell the program's code (warm)

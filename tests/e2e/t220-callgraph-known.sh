@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln callgraph on a profile with a known call structure: recursion (fib
 # calls itself), a function reached from two callers (helper), the nodes'
 # total and self and the edges' percentages as known within 1 point,

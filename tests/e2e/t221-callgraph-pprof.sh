@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln callgraph against `go tool pprof -dot` on the same pprof files at
 # the same thresholds (--node-fraction/-nodefraction, --edge-fraction/
 # -edgefraction, --nodes/-nodecount): the same kept nodes with the same

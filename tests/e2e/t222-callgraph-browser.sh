@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The call graph SVG, drawn in process by graphviz's library, opened in a
 # real browser (headless chromium via playwright-core): every known
 # function name shown in its own box with its total and self

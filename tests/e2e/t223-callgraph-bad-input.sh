@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln callgraph on bad input: exit status 2 and the same message kiln top
 # gives (missing file, text that is no profile, a truncated pprof, a bad
 # --diff base, an unknown sample type, a bad regex), and usage errors for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln callgraph on a real program recorded with kiln record: the
 # workload tests/workloads/callgraph.c has a known call structure
 # (recursion in fib, helper reached from compute and from render); the

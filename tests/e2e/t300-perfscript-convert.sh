@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A real `perf record -g` of the shares workload, printed by `perf script`,
 # read by kiln: the sample total matches perf's, burn_a has ~60% of the
 # time, and every text output (collapsed, speedscope, perf script) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # perf script with -F +pid (pid/tid), two events in one file
 # (-e cpu-clock,task-clock): one sample type per event.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Kernel frames ([kernel.kallsyms]) and frames without symbols ([unknown],
 # a stripped copy of the workload): kernel frames keep their kind (the
 # collapsed output marks them _[k]); unknown frames are named by their

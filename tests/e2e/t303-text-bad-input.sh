@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Broken perf script and collapsed files: exit status 2 and a message that
 # names the file, the format it was read as, and the line.
 . "$(dirname "$0")/lib.sh"

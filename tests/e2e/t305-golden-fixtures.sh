@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Golden outputs: kiln top and the collapsed stacks of the fixtures in
 # tests/fixtures (a checked-in ELF with DWARF, a perf script text, a
 # pprof, a gperftools profile, a heap trace) compared with `diff -u` to the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Inputs that would take all memory or block: a limit on what is held in
 # memory (KILN_MAX_INPUT; 4 GiB by default) for decompressed data and
 # inputs that are not regular files, with exit 2 and a message naming the

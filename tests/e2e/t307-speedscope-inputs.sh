@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What speedscope opens, kiln opens: speedscope's own sample profiles
 # (speedscope JSON sampled and evented, Chrome/Node .cpuprofile, Chrome
 # trace events, collapsed stacks in UTF-16 and with comments;

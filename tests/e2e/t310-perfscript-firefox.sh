@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The perf script that kiln writes, read by the Firefox Profiler's own
 # import rules (tests/e2e/firefox-perf.js: one sample per record, period
 # ignored) gives the profile's shares:

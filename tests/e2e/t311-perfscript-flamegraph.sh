@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The 13 perf script inputs of FlameGraph's own test suite (perf 3.13 to
 # 4.13: with and without time, cpu, pid/tid and period; frames indented
 # with tabs, spaces or not at all; two events; Java, Node and Rust names

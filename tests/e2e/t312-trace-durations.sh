@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Chrome trace events that hold durations and no CPU profile (what clang
 # -ftime-trace, chrome://tracing and Perfetto's JSON export write) are
 # read as speedscope reads them: each thread's "X"/"B"/"E" events nest

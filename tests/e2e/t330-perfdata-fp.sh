@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # perf.data from `perf record -g` (frame pointers), read directly: kiln's
 # sample total equals perf report's, the shares of burn_a/b/c agree within
 # a point, the call chains are perf's, fork and exec are followed, and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # perf.data from `perf record --call-graph dwarf` of a program built
 # without frame pointers: the register and stack copies are unwound by
 # kiln's own DWARF unwinder; totals equal perf report's, shares within a

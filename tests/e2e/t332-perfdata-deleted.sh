@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A perf.data whose binary was deleted after recording: the frames are
 # named from perf's build-id cache (~/.debug, which perf record fills);
 # without the cache they are named by their module, "[shares]", the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Truncated and corrupt perf.data files: exit status 2 and a message
 # naming the file, perf.data and the byte offset (tests/unit/test-perfdata.c
 # cuts and flips a real file at many more places).

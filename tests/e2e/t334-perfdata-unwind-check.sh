@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # --call-graph dwarf perf.data files are unwound from cached CFI rows
 # (session/unwind.c's fast path) where the rows are simple, by libdwfl
 # elsewhere.  KILN_UNWIND_CHECK=1 unwinds every sample both ways and says

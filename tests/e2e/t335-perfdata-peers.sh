@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # perf.data from other machines: the 12 test files of perfparser and
 # hotspot (tests/fixtures/perfdata/peers, README there: zstd-compressed
 # records, several events, leader sampling, a RHEL 7 kernel's MMAP2, pipe

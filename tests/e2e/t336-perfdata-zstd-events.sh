@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # perf.data made here with `perf record -z` (zstd-compressed records) and
 # with two events (`-e task-clock,page-faults`): read; the totals equal
 # perf report's; each event is its own sample type (task-clock's samples

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gperftools CPU profile (libprofiler, CPUPROFILE) of the shares workload:
 # kiln reads it, symbolizes it from the binaries, and shows burn_a/b/c at
 # about 60/30/10% with the whole chain main -> run -> stage_X -> burn_X.

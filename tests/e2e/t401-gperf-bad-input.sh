@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bad gperftools CPU profiles: exit 2 with the file name, the format and
 # the byte offset where the file goes wrong; nothing written.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Inline frames: a gperftools profile of tests/workloads/inlined.c shows
 # the code inlined into outer_loop as frames of their own, innermost
 # first, with their lines.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln record on a program built with frame pointers: the 60/30/10 split
 # within 3 points and every chain whole down to main (the caller of the
 # frameless leaf recovered), in fp and auto modes.

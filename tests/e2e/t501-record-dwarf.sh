@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln record --call-graph dwarf on a program built without frame pointers:
 # the split within 3 points and whole chains through DWARF CFI unwinding;
 # auto mode falls back to DWARF by itself.

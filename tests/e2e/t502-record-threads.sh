@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Both threads of a two-thread program are sampled and labelled.
 . "$(dirname "$0")/lib.sh"
 need_record

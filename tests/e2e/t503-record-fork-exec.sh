@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A program that forks and execs another binary: the child's samples land
 # on the child's functions, the parent's on its own; the command's exit
 # status becomes kiln's.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln record -p PID --duration 2 on a running process (all its threads).
 # No upper bound on wall-clock time (a loaded machine stretches it): that
 # --duration ended the recording shows in the process still running after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A binary deleted after it started, and a library dlopened mid-run, are
 # both symbolized.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The profile carries its own symbols: moved away from the binaries (which
 # are renamed away too), go tool pprof -top still shows every name; the
 # mappings carry build IDs and the command line is in the comments.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bad input to kiln record: clear errors and exit status 2 (usage) or 1.
 . "$(dirname "$0")/lib.sh"
 # In a folder of its own, where the default output kiln.cpu.pb.gz would

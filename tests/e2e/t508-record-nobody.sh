@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # As an unprivileged user: profiling one's own command works (user space
 # only); -p on root's process fails with a clear message and exit 1.
 . "$(dirname "$0")/lib.sh"

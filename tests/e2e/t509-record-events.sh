@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Events other than cpu-clock: task-clock, a software event, a tracepoint
 # with stacks, and a fixed period with -c.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # JIT code named through /tmp/perf-PID.map; kernel frames with --kernel;
 # SIGTERM and SIGINT stop the recording and still write the profile.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln record on C++ (demangled names from DWARF and the symbol table) and
 # on code inlined twice (inline frames with their own lines).
 . "$(dirname "$0")/lib.sh"

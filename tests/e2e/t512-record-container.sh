@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A process in another mount namespace with another root (a container):
 # its mappings name files that exist only under /proc/PID/root, and kiln
 # still symbolizes them.  No bare addresses at the ends of chains.

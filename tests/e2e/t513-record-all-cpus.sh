@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln record -a: every process on every CPU.  Two programs with known
 # splits run under names of their own (other copies of the workloads may
 # run on a shared machine); each is found by its comm label with its own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln record as a new user meets it: signals to kiln alone, the output
 # checked before the run, the target's command line as the comment, kernel
 # time counted, JIT code named when compiled late, PLT stubs named, a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The toolchain matrix: the shares workload linked by GNU ld, gold, LLD
 # and mold, PIE and not, with and without -z separate-code.  LLD and mold
 # start the code segment inside the read-only segment's last page, where

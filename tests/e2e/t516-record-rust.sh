@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Rust binaries, whose default linker on x86-64 Linux is LLD since rustc
 # 1.90 (rustup's rustc here), built three ways: the rustc on PATH with its
 # default linker, Debian's rustc (GNU ld through cc), and Debian's rustc

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln record of a stripped program (no symbols for its own functions, no
 # build ID to find a debug copy by): its frames are named by the module,
 # "[stripped-shares]", one frame per module as FlameGraph and perf script

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln record --off-cpu and --wall on tests/workloads/offcpu (burn 0.5 s of
 # CPU, nap 1 s, wait_pipe 0.5 s on a pipe).  On a loaded machine the wall
 # time of burn stretches (the thread waits for a CPU) but its CPU time does

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every sample of `kiln record` carries its time: the numeric label "time"
 # in nanoseconds since the profile's start (1 ms buckets), read by
 # go tool pprof (-tags, -top still work), kept by kiln convert (pprof to

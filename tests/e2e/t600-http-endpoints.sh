@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # The /debug/pprof/ endpoints other than the CPU profile, in a program
 # that calls kiln_http_start (libkiln.so preloaded): the index page with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # Bad parameters of /debug/pprof/profile get 400 with a message naming
 # the parameter, and start no profile (a good request right after gets

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # The real Go client against the endpoint: `go tool pprof -top
 # http://127.0.0.1:PORT/debug/pprof/profile?seconds=3` shows the program's

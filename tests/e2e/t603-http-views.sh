@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # The readable views of the CPU profile: a browser's Accept header gets
 # kiln serve's page with the profile in it (the same page, saved with its

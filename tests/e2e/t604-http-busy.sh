@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # One CPU profile at a time: a second request while one runs gets 409 with
 # a message, and the other endpoints answer while it runs.  A client

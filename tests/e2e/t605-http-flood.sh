@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # The server never hurts its host: 500 concurrent connections and idle
 # half-sent requests (slowloris) while the program keeps handling its own

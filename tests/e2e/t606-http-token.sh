@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # KILN_HTTP_TOKEN makes every endpoint demand "Authorization: Bearer
 # TOKEN": 401 (with WWW-Authenticate) without it or with a wrong, shorter

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # The address forms of kiln_http_start: "HOST:PORT", "PORT" alone
 # (loopback), ":PORT" (every address), "[::1]:PORT" (IPv6), a host name,

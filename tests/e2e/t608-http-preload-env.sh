@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # No rebuild needed: LD_PRELOAD=libkiln.so with KILN_HTTP=ADDR starts the
 # endpoints inside a program that knows nothing of kiln (the agent logs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # Slow clients cannot lock the others out, and a client without the token
 # costs the host nothing: 70 connections (more than the 64 the server

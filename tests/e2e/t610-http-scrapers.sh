@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What continuous profilers scrape by default answers: Grafana Alloy asks
 # for profile, allocs, mutex and block (and goroutine); mutex and block
 # are valid, empty profiles with Go's sample types that go tool pprof

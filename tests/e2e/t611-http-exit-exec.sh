@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # KILN_HTTP at the edges of a process's life, on real programs (python3,
 # sh): a CPU profile request still waiting when the program exits gets a

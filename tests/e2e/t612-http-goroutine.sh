@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # /debug/pprof/goroutine: a C program's threads are its goroutines.  One
 # sample per thread with its stack now (goroutine/count, thread,
 # thread_name and state labels), as Grafana Alloy and Parca scrape it;

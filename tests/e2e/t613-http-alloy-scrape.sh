@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What Grafana Alloy's pyroscope.scrape does with its default profiles
 # (process_cpu as profile?seconds=14 while goroutine, mutex, block and
 # allocs are fetched beside it, every 15 s) against a server under load,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # KILN_HTTP in a daemon: the process started with the variable forks,
 # exits, the child calls setsid, forks and exits too, and the grandchild

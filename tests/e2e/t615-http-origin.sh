@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Who KILN_HTTP answers on loopback: no Host naming another machine (DNS
 # rebinding), no request from another site's page (an <img> start of an
 # hour-long profile, a cross-origin POST to /symbol), but a link followed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # URLs as inputs, as `go tool pprof URL` takes them: kiln top, convert,
 # flame and serve fetch http://HOST:PORT/debug/pprof/profile?seconds=N

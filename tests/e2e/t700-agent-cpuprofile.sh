@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan serial
 # LD_PRELOAD=libkiln.so with gperftools' CPUPROFILE on a multi-threaded
 # server: the function split within 3 points, go tool pprof reads it,

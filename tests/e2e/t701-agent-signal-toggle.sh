@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan serial
 # CPUPROFILESIGNAL=12: each pair of signals starts and stops a profile,
 # written as PATH.0, PATH.1; both have the right split.

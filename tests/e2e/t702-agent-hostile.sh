@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A hostile program (fork, exec, 1000 threads, dlopen/dlclose, malloc
 # storms, its own SIGPROF handler) prints the same with and without the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # SIGTERM and a fatal signal still write the profile, and the program
 # still dies of its signal; a forked child does not write.

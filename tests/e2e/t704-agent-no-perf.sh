@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan serial
 # Where perf_event_open is denied (a seccomp filter): the agent still
 # profiles, and kiln record falls back to the in-process sampler by itself,

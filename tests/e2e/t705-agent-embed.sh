@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # The embedding API: a program linked with -lkiln starts and stops a CPU
 # profile itself; the pkg-config file builds a user's program.

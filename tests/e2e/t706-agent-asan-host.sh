@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan serial
 # The hostile program built with AddressSanitizer, profiled by the agent
 # (the ASan runtime preloaded first, as such programs need): same output

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan serial
 # The hostile program built with ThreadSanitizer, profiled by the agent
 # (the TSan runtime preloaded first): no TSan report, a profile, and the

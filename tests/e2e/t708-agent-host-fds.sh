@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A host that treats fds as daemons do (tests/workloads/fdhostile.c) runs
 # the same bare and under the agent in each mode (CPU, heap trace, HTTP,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # kiln's signal handlers are harmless to the host, in each mode (CPU,
 # heap trace, HTTP, all three), with the same stdout and exit status as

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # The CPU profile's output is opened (and checked) when profiling starts:
 #  - an unwritable KILN_CPU/CPUPROFILE is reported at once, the program

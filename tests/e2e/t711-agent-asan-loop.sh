@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan serial
 # An ASan-built program (ASan runtime preloaded first) that forks while
 # its threads and kiln's allocate, under the agent with CPU profiling at

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # The agent writes its profiles through the same writer as the CLI:
 # CPUPROFILE=/dev/null leaves the device in place (as root a rename would

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # The agent names the vDSO's functions (no file on disk holds them: the
 # symbolizer reads the image this kernel maps into every process, through

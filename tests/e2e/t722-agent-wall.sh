@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan serial
 # Wall-clock mode of libkiln.so (KILN_CPU_MODE=wall, gperftools'
 # CPUPROFILE_REALTIME=1): every thread sampled whether it runs or waits.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # The same program profiled by kiln record and by the agent
 # (LD_PRELOAD=libkiln.so CPUPROFILE) shows the same function names and

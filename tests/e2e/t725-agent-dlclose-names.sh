@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A library dlopen()ed, burnt in and dlclose()d before the profile is
 # written (at exit) is gone from /proc/self/maps by then: the agent names

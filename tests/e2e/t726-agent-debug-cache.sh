@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # The debug file cache (docs/symbols.md) between kiln and the agent: the
 # agent never writes it; kiln record writes libc's decompressed debug file

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A function whose tail GCC split off and inlined back into it
 # (tests/workloads/splitpart.c: DWARF says split_work is inlined into

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # One relay (issue 15 item 1): with a toggle signal for the CPU profile
 # and a dump signal for the heap profile, one thread of kiln's does the

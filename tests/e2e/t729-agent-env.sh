@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # libkiln.so's variables are parsed in one place (runtime/env.c) with one
 # set of rules: the KILN_ name wins over gperftools' where both are set;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # With heap profiling off, no allocation passes through kiln (SPEC 3): the
 # malloc interposer is libkiln-malloc.so, a library of its own, and

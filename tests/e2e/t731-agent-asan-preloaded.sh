@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # ASan's runtime preloaded in front of the agent into programs *not* built
 # with ASan, as t706 and t711 do to `timeout` (LD_PRELOAD="libasan.so

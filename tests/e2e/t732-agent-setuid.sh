@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # Secure execution: a set-user-ID-root program linked with libkiln.so, run
 # by nobody, takes no output path from the caller's environment.

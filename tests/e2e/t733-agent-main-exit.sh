@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A program whose main thread ends with pthread_exit() ends when its last
 # thread does, under the agent as bare: kiln's own threads (the

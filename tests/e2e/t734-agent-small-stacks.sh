@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # Threads on small stacks, sampled at 999 Hz in CPU and wall modes.  A
 # thread that sets its own 4 KiB or 2 KiB alternate signal stack is not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A program that installs a seccomp filter forbidding timer_create, then
 # starts threads (kiln made a CPU timer for each: SIGSYS killed it).  Both

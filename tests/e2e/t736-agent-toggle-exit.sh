@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # CPUPROFILESIGNAL's stop followed at once by the program's exit: the
 # stop's PATH.0 is written whole every time (the relay's write was cut by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # An exec that fails returns to the program, which goes on: so does its
 # CPU profile.  Before an exec kiln writes the profile so far (the image

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # KILN_HEAP_TRACE: every allocation function of heapbasic is traced with
 # its exact count, bytes and site, the known leak stays live, the trace

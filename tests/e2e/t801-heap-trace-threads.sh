@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # Four producer threads allocate, a consumer thread frees (cross-thread
 # frees): every block is freed, the counts are exact, the threads are named.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A child after fork writes PATH.PID with its own events (and its parent's
 # pid); the parent's trace never has the child's.

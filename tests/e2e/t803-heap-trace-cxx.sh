@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # C++ new/delete, new[]/delete[], aligned and nothrow new: exact counts at
 # the C++ functions, the two leaked widgets live; a failing new still

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A program linked with jemalloc is traced as fully as one using glibc,
 # mallocx/rallocx/dallocx/sdallocx included; one with jemalloc linked

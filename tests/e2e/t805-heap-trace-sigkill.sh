@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A program killed by SIGKILL leaves a readable trace holding what it did
 # before: the trace is written while the program runs (about every

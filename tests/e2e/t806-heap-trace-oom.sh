@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # Under `ulimit -v` the program's allocations fail: it behaves as without
 # the agent and the trace stays readable, every block it got freed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # KILN_HEAP_SAMPLE=R: about one allocation per R bytes is reported, the
 # estimates scale back to the true numbers, and frees are reported for the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A process that ends with _exit() (no destructor runs) keeps its heap
 # trace: all 1000 allocations, and the end record; so does a forked child

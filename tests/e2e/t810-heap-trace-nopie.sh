@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A program built without PIE that takes malloc's address (its PLT entry
 # is then malloc's canonical address, which dlsym(RTLD_DEFAULT) returns)

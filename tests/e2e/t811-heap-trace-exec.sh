@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # exec keeps the pid: nothing an image recorded is lost.  The image
 # before writes its last events first; the new image keeps that trace as

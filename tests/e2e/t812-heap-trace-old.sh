@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # KILN_HEAP_TRACE over a file an earlier run left: it is kept as
 # PATH.old (an older PATH.old replaced), as perf keeps perf.data.old;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A library dlopen()ed, allocating and dlclose()d at once (tests/workloads/
 # heapdl.c with plugins/heapplug.c): its allocations are unwound through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # kiln heap on heapbasic: exact per-site numbers for every measure
 # (calls, bytes allocated, bytes at the peak, leaked, temporary), the

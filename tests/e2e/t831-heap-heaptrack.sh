@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # Cross-check with heaptrack on heapbasic: the same number of allocation
 # calls per site of the workload, the same total (less what only one of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # kiln heap passes the command's exit status through (128+N when killed
 # by signal N), forwards SIGTERM to it, analyses the trace a SIGKILLed

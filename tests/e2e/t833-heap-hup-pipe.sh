@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # kiln heap when its terminal goes away: SIGHUP to kiln reaches the
 # program (as SIGTERM does) and kiln still writes its summary, pprof and

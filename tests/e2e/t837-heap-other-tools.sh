@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # Other tools' heap files: heapbasic (known numbers, see t830) under
 # valgrind --tool=massif and under heaptrack; kiln reads both files and

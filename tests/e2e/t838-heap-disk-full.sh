@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # A heap trace on a disk that fills up (a 256 KiB tmpfs, nearly full):
 # the agent says it cannot write, kiln heap reads what the trace holds and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # HEAPPROFILE=PREFIX (alias of KILN_HEAP): one pprof heap profile,
 # PREFIX.0001.heap, written at exit; with KILN_HEAP_SAMPLE=0 its numbers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # KILN_HEAP_SIGNAL: each signal dumps PREFIX.NNNN.heap (0001, 0002), and
 # the exit dump takes the next number; each dump is the state at its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # HEAP_PROFILE_ALLOCATION_INTERVAL (alias of KILN_HEAP_INTERVAL): a dump
 # every so many bytes allocated, numbered on, each with more allocated

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan serial
 # /debug/pprof/heap and /debug/pprof/allocs in a program started with
 # KILN_HTTP alone: heap profiling is on in sampling mode, the endpoints

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # The embedding API: a program linked with -lkiln-malloc -lkiln calls
 # kiln_heap_start() and kiln_heap_write(path); the profile has its

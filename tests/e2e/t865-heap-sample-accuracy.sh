@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan serial
 # Sampling mode (the default, one sample per 524288 bytes): on heapmany,
 # 2 GiB allocated in 524288 blocks of 1 to 8 KiB, the heap profile's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # KILN_HEAP across fork: the parent dumps PREFIX.0001.heap with its own
 # allocations only; the child dumps PREFIX.PID.0001.heap with its own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # kiln's own work is not the program's: in a server run with KILN_HTTP
 # and KILN_HEAP_TRACE (every allocation), after many requests (heap and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: noasan
 # KILN_HEAP=PREFIX across exec (the same process, a new image): the image
 # before the exec writes its dump first (as exit would), and the new image

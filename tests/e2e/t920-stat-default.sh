@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln stat -- CMD: perf stat's default events with their derived lines,
 # the elapsed/user/sys times, <not supported> for what the machine lacks,
 # the command's exit status as kiln's, and Ctrl-C printing the totals.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # kiln stat against perf stat on the same programs: task-clock, page-faults,
 # context-switches and cpu-migrations agree within 10%.  Counts that the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A tracepoint counted by kiln stat equals the known number of calls, and
 # kiln record -e TRACEPOINT samples every event by default (period 1, as
 # perf): 2000 getrandom calls in rand_many, 500 in rand_few.

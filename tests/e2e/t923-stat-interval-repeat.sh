@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # -I 100 on a 1 s program prints about 10 blocks whose counts add up to the
 # whole; -r 5 prints means with a +- spread, and the elapsed time's spread.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # -x SEP and --json: parsed by a CSV and a JSON reader, every event is
 # there with perf's fields (counter-value, unit, event, event-runtime,
 # pcnt-running, metric-value, metric-unit), <not supported> included.

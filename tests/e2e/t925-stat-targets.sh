@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln stat on running processes (-p, with --duration or -- sleep S as perf
 # users type it, --per-thread with thread names) and on whole CPUs (-a, -C).
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln stat's and record's errors: an unknown event gets the closest names,
 # a cache event the machine lacks is refused by name, tracefs not mounted
 # gets how to mount it, a refused perf_event_open gets the setting that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln list: events grouped as perf list groups them, only those that can
 # be counted here unless --all, which marks the others; a filter; and the
 # tracepoints of tracefs (sched:sched_switch).

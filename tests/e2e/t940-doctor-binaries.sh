@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln doctor BINARY: frame pointers judged from the prologues of non-leaf
 # functions (a workload built with frame pointers, the same built with
 # -fomit-frame-pointer, one without unwind tables either), unwind tables,

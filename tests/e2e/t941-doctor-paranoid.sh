@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest-labels: serial
 # kiln doctor with kernel.perf_event_paranoid set to 3 and back (restored
 # by a trap): as root, a warning with the exact sysctl; as user nobody, a

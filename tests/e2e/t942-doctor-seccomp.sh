@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln doctor where a seccomp filter refuses perf_event_open, as container
 # runtimes' default profiles and hardened services do (the noperf
 # workload): a problem (exit 1) blamed on the filter, not on the sysctl,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln doctor -p PID and -- CMD: the process's JIT code (anonymous
 # executable memory) with and without /tmp/perf-PID.map (the jit
 # workload), perf_event_open tried on the process, its program and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln serve's JSON API on a profile of known shape: the flame graph nodes
 # (only those a pixel wide or more, under a zoom root), the search's
 # matched share, the top table (kiln top's numbers), the sandwich of a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln serve's page in a real browser (headless chromium via
 # playwright-core) on a profile of known shape: the canvas draws, hover
 # shows the known share, click zooms and the URL says so, search gives

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln serve on profiles kiln recorded: a CPU profile of the shares
 # workload (60/30/10) in the browser (flame graph drawn, burn_a's share by
 # search and by hover, module or file:line on hover, stage_a among burn_a's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln serve NEW --diff BASE: the API gives each flame graph node the
 # base's value scaled to the new total, and the page draws the grown
 # function red, the shrunk one blue, and says so on hover.  A bad base is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln serve's threads over time and time range: a perf script profile of
 # two threads in known phases (alpha in phase_one for its first 600 ms,
 # beta in phase_two from 400 ms to 1 s, one 1 ms sample each millisecond)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln serve's time range on a heap trace: heapphases allocates 1,000,000
 # bytes (kept), then 300 ms later 2,000,000 (freed in phase three), then
 # 300 ms later 500,000 (kept).  The memory-over-time line shows the three

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln serve's "save as one HTML file": /api/download?format=html gives the
 # page with its style, script and the selection's data inlined (no
 # reference to the server), which opens from file:// with the network

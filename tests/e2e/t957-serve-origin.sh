@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Who kiln serve answers.  On loopback: only Host values naming loopback
 # at its port (DNS rebinding gives the attacker's name), no request from
 # another site's page (Sec-Fetch-Site, Origin) but a navigation; pprof's

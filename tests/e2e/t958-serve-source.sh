@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Which files kiln serve's source view reads.  A crafted profile naming
 # /etc/shadow, a file outside every root, or a link from the working
 # directory to /etc gets no text and a sentence saying why; files under

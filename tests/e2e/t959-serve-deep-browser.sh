@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kiln serve's Flame tab opens on the roots when the stacks are deeper
 # than the window is tall (node, Rust and -a profiles showed slivers at the
 # empty top until the user scrolled); an empty profile or selection says

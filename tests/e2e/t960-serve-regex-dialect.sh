@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One regular expression dialect: a saved page searches and filters in the
 # browser, the server with regcomp (POSIX ERE, GNU escapes, the C locale);
 # the page's translation (app.js's ereToJs) must match the same names as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A stand-in for libFuzzer where clang is missing (the default build):
  * runs LLVMFuzzerTestOneInput() on every file of the folders given, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer harness for the heap-trace reader (src/format/heaptrace.c and
  * the analysis of src/profile/hprof.c): zstd frames or an uncompressed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer harness for what kiln's HTTP server parses itself
  * (src/http/parse.c; the query string and header lines are libmicrohttpd's):

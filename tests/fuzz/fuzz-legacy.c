@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer harness for the reader of legacy text profiles
  * (src/format/legacy*.c: gperftools heap/growth, contention, thread, Go

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer harness for the reader of massif files (src/format/massif.c):
  * any bytes are read or refused with a message; what is read goes through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer harness for the perf.data reader (src/format/perfdata*.c and
  * its replay, src/session/replay.c): any bytes must be refused with

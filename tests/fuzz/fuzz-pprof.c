@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer harness for the pprof reader (src/format/pprof.c), raw and
  * gzip-compressed: gzip input goes through kiln_gunzip() first, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer harness for what kiln_read_profile() does before and around
  * the readers (src/format/read.c, src/format/text.c): the text decoding

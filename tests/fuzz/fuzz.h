@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What every reader harness checks (tests/fuzz/README.md): a reader
  * returns 0, -ENOMEM, or -EINVAL with a message; a profile it accepted

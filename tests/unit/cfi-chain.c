@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Call chains for tests/unit/test-cfi.c, compiled into that test with
  * -fomit-frame-pointer (see CMakeLists.txt): chain_a -> chain_b ->

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The call chains of cfi-chain.c (no frame pointers, CFI only) and
  * cfi-chain-fp.c (frame pointers everywhere), for tests/unit/test-cfi.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the call graph (render/callgraph.c): totals and self
  * values, edges counted once per stack through recursion and cycles,
  * pruning by node and edge fraction and by count (pprof's entropy order),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the in-process unwinder (src/unwind/cfi*.c), on this very
  * process: tables of the loaded modules, the rules of hand-written CFI,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for util/child.c, the one way kiln starts, waits for and
  * ends a workload: the exit status of a wait status (128+signal), a

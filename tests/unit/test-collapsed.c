@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the collapsed-stacks reader and writer (format stage).
  * tests/fixtures/collapsed/shares.collapsed was folded from

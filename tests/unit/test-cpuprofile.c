@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the Chrome/Node CPU profile reader (format stage): the
  * .cpuprofile of Chrome 65 and the older tree of node 10 (speedscope's

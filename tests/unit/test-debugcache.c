@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the debug file cache (src/symbolize/debugcache.c): libc's
  * addresses symbolized from its separate debug file (Debian's libc6-dbg,

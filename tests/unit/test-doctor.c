@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of src/doctor/: the prologue judge on hand-assembled x86-64
  * functions (frame set up, after endbr64, shrink-wrapped past an early

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of event naming (src/capture/events.c) and of the counting
  * session (src/session/stat.c): perf's names and their encodings

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Allocation failures, injected (as SQLite's test harness does): this
  * test is linked with --wrap for malloc, calloc, realloc, strdup and

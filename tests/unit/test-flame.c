@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the flame graph renderer (render/flame.c): content,
  * determinism, escaping, reversed and differential graphs, colours by
  * kind, merging of tiny frames, empty profiles. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the format table and the read-any-file entry point
  * (format stage): names, other names and extensions; detection of each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Mutation fuzzing of every reader, run in the suite (and so under ASan and
  * UBSan in `make test`): each fixture is mutated many times (bit flips,

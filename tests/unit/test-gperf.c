@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the gperftools CPU profile reader (src/format/gperf.c):
  * files built here in all four encodings (32/64-bit, little/big-endian)

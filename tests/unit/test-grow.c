@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of kiln_array_grow_from() and KILN_GROW (util/buf.h), the one
  * growable-array helper: capacity

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Other tools' heap files (format/massif.c, format/heaptrack.c): the
  * hand-made fixtures of tests/fixtures/heapothers/ read with their known

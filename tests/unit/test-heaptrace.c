@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the heap trace reader (src/format/heaptrace.c) and the
  * heap analysis (src/profile/hprof.c).  Traces are written here by a small

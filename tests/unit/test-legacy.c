@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the legacy profile readers (src/format/legacy.c,
  * legacy-maps.c, and gperf.c for the binary CPU ones): every profile of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of util/livetab.h, the live-block table: random inserts and
  * removals (colliding addresses included, across several growths)

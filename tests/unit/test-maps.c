@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of util/maps.c: /proc/PID/maps lines parsed, a maps file
  * walked by the iterator across reads and past a line longer than its

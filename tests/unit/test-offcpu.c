@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for capture/offcpu.c: off-CPU intervals and wall-time weights
  * from synthetic sched_switch samples and switch records (no tracefs or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of util/origin.c: which Host values name a loopback server
  * (DNS rebinding) and which browser requests come from another site.

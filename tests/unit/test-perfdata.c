@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the perf.data reader (src/format/perfdata.c) on real
  * files from `perf record` (tests/fixtures/perfdata/, README there): the

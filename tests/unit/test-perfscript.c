@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the perf script reader and writer (format stage), on real
  * `perf script` output in tests/fixtures/perfscript/ and on small texts

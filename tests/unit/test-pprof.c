@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the pprof reader and writer (src/format/pprof.c): round
  * trips of a profile using every field, real Go profiles from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the profile model: interning, samples, merge, filter, top. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of util/sort.c: kiln_sort_by_u64() gives what a stable sort
  * by the key gives (each element also carries its place before the sort,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the speedscope JSON writer and reader (format stage): a
  * small profile built here is compared with the exact JSON expected, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the symbolizer (src/symbolize/): names, files and lines of
  * the workload binaries placed at a made-up load address, inline chains

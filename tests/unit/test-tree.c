@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the call tree (profile/tree.c): totals, self values, name
  * order, reversed trees, diff bases, inline frames and kinds. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of util/varint.h: unsigned and signed LEB128 round trips at
  * the boundaries of each byte count (0, 127, 128, 2^32-1, 2^64-1 and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of kiln serve's API (web/api.c, web/model.c) without a
  * socket: zoom paths with escaped names, the pixel bound on flame nodes,
  * the sandwich of a recursive function, filtered selections leaving the

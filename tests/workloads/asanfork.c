@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload for the ASan-hosted agent loop (t711): forks 20 children while
  * its threads allocate and kiln's own threads (the CPU collector, a heap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload with a known call graph, for kiln callgraph's tests.  Of its
  * CPU time, about:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: a multi-threaded "server" for the in-process agent.  NTHREADS
  * workers (default 4) spend CPU in burn_a, burn_b and burn_c in the ratio

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload (C++): CPU time in a namespaced class method, a template
  * instance and an overloaded function, to test demangled names from

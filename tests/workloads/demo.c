@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The bundled demo for `make run`: a toy request loop that parses, hashes
  * and sorts, so the flame graph has a few layers and some libc in it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: burns in host_burn for a while, then dlopens LIBRARY, calls
  * its plugin_burn(SECONDS), dlcloses it, and burns again.

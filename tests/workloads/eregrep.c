@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helper of t960 (not a workload): how kiln serve's server matches names.
  * Reads lines "PATTERN" then names from stdin, separated by a line "--":

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: burns CPU in before_exec_burn, then calls execv() on a path
  * that does not exist (the exec fails with ENOENT and returns), then

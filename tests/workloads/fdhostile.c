@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: a host that treats file descriptors as daemons do, to check
  * that an in-process profiler never writes into, reads from or closes a

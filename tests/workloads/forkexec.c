@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: forks; the child execs PROGRAM [ARGS...] while the parent burns
  * CPU in parent_burn until the child exits.

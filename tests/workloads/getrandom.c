@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: calls getrandom(2) in a loop from rand_loop for SECONDS (1);
  * or, with "-n", exactly 2000 times from rand_many and 500 times from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload with known numbers (tests of the heap tracer): every
  * allocation function called a known number of times with known sizes

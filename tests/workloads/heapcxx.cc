@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // C++ heap workload (tests of the heap tracer): operator new/delete of a
 // known class in make_widgets(), new[]/delete[] in make_arrays(), a
 // std::vector grown in fill_vector(), and 2 leaked Widgets in leak_widgets().

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: dlopens LIBRARY (libheapplug.so), leaks 64 blocks of 4096
  * bytes through its plugin_leak(), dlcloses it at once and exits: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload that execs (tests of the heap tracer, t811): the pid stays,
  * the image changes, and every image's allocations must be found.

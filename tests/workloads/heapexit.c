@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload that ends with _exit() (tests of the heap tracer): 1000
  * allocations of 100 bytes in exit_work(), kept, then _exit(0), which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload that forks (tests of the heap tracer): the parent makes
  * 100 allocations of 200 bytes in parent_work() and frees them; the child

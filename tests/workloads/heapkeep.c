@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload for heap profilers' in-use figures (t107): known bytes
  * allocated in named noinline functions and kept until exit, where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload that runs until killed (tests of the heap tracer: a
  * SIGKILLed program leaves a readable trace).  hold() keeps 1000 blocks

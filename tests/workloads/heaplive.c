@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload with many blocks live at once (tests of the sampled-block
  * set, which starts small and grows): 30 000 blocks of 64 bytes allocated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: 2 GiB allocated in all, with known numbers, for the sampling
  * accuracy of heap profiles (tests/e2e/t865-heap-sample-accuracy.sh).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload that runs out of memory (run it under `ulimit -v`): grab()
  * allocates 1 MiB blocks until malloc fails, then every block is freed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload in three phases 300 ms apart (kiln serve's time range on
  * heap traces), every number exact when every allocation is traced:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: a "server" that allocates while it runs, for the tests of the
  * heap profile endpoints and dumps (tests/e2e/t86*-heap-*.sh).  Start it

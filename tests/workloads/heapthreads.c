@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Multi-threaded heap workload (tests of the heap tracer): 4 producer
  * threads each allocate 5000 blocks of 48 bytes in produce(); one consumer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: everything an in-process profiler must survive.  It forks,
  * execs, creates and joins 1000 threads, dlopens and dlcloses a library,

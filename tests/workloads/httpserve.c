@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: a small multi-threaded "server" for the tests of the HTTP
  * endpoints (tests/e2e/t6*-http-*.sh).  Worker threads handle made-up

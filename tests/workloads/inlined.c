@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: CPU time spent in code inlined twice, to test inline frames.
  * outer_loop() (a real function) inlines mix_middle(), which inlines

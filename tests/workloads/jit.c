@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: a tiny JIT.  Copies machine code for a counting loop into an
  * anonymous executable mapping, names it "jit_spin" in /tmp/perf-PID.map

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: the main thread ends with pthread_exit() while a worker burns
  * CPU in burn_worker; the process ends when the worker does (glibc's last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Runs a command with perf_event_open(2) denied (EACCES) by a seccomp
  * filter, as containers and hardened services do.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload for off-CPU and wall profiles: the main thread burns 0.5 s of
  * CPU in burn, sleeps 1 s in nap and waits 0.5 s on a pipe in wait_pipe

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: calls memcmp through the PLT in a tight loop for SECONDS
  * (default 1) of CPU time, so that samples land in the PLT stub too,

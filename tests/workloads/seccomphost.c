@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: a program that installs a seccomp filter forbidding
  * timer_create (what a sandboxed server's allowlist does to a call it

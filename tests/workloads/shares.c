@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: spends about 60% / 30% / 10% of its CPU time in burn_a,
  * burn_b and burn_c, each at the end of a chain

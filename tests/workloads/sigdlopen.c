@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: a fatal signal while the dynamic loader's lock is held.  A
  * thread dlopens LIBRARY, whose constructor never returns (so dlopen

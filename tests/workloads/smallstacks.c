@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: threads on small stacks.
  * Usage: smallstacks alt BYTES    4 threads each set an alternate signal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: CPU time in a function whose tail GCC's partial inlining
  * splits off (split_work.part.0) and then inlines back into it: its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: threads that an in-process profiler's SIGPROF handler must not
  * disturb.  Output is deterministic, the same with and without an agent.

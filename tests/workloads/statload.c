@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload for counting tests, one behaviour per mode:
  *   statload cpu SECONDS      burn SECONDS of CPU time in burn (one thread)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: spends its CPU time partly in user code (burn) and partly in
  * the kernel, writing small blocks to /dev/null from write_loop, until

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: two named threads, "worker-a" in spin_a and "worker-b" in
  * spin_b, each burning CPU for SECONDS (default 1.5).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload: toggles its own CPU profile with signal SIG (CPUPROFILESIGNAL)
  * around 0.3 s of CPU in burn_toggle, then exits at once: the stop's

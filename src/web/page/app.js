@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kiln serve's page: draws what the C server aggregated.  The browser holds
 // only the nodes of the current view (those at least a pixel wide); every
 // piece of view state lives in location.hash, so a link reproduces it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Host of the secure-execution test (t732): linked with -lkiln (libkiln.so
  * loaded as a dependency, its constructor run) and made set-user-ID root

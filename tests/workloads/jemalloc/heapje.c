@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload linked with jemalloc (tests of the heap tracer): the
  * standard entry points and jemalloc's own, each from a known function.

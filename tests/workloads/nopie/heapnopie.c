@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Heap workload built without PIE (tests of the heap tracer, t810).  It
  * takes malloc's address in its code, so the linker gives malloc a

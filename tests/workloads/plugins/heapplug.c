@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A shared library for the heapdl workload: plugin_leak allocates blocks
  * that are never freed, through a function of its own. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A shared library for the dlopen workload: plugin_burn burns CPU. */
 #include <time.h>
 

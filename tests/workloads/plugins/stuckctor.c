@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A library whose constructor never returns (tests/workloads/sigdlopen.c):
  * it tells the program it started, through the fd in STUCK_FD, then
