@@ -6,6 +6,9 @@
  *   /api/flame      flame graph nodes (api-tree.c)
  *   /api/sandwich   callers and callees of one function (api-tree.c)
  *   /api/top        the `kiln top` table (api-table.c)
+ *   /api/calltree   the call tree, one node's children at a time
+ *                   (api-calltree.c)
+ *   /api/summary    what the profile says about itself (api-summary.c)
  *   /api/source     a function's cost per source line (api-table.c)
  *   /api/callgraph  the call graph (kiln callgraph's engine) as SVG
  *   /api/timeline   the selection's values per thread over time, or a
@@ -309,10 +312,14 @@ int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 		status = web_api_callgraph(&c);
 	else if (!strcmp(r->path, "/api/source"))
 		status = web_api_source(&c);
+	else if (!strcmp(r->path, "/api/calltree"))
+		status = web_api_calltree(&c);
+	else if (!strcmp(r->path, "/api/summary"))
+		status = web_api_summary(&c);
 	else
 		status = call_fail(&c, 404, "no API '%s' (there are /api/profiles, "
 			      "/api/flame, /api/top, /api/sandwich, /api/callgraph, "
-			      "/api/source, "
+			      "/api/source, /api/calltree, /api/summary, "
 			      "/api/timeline, "
 			      "/api/download)", r->path);
 	if (c.err) {

@@ -85,6 +85,7 @@ void kiln_web_model_free(struct kiln_web_model *m)
 		if (m->in[i].heap) {
 			free(m->in[i].heap->max);
 			free(m->in[i].heap->end);
+			free(m->in[i].heap->cmdline);
 			free(m->in[i].heap);
 		}
 		free(m->in[i].name);
@@ -117,9 +118,10 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 		return 0;
 	}
 	err = kiln_heaptrace_analyse(in->trace, in->trace_len, &h, &info, d);
-	kiln_heaptrace_info_release(&info);
-	if (err)
+	if (err) {
+		kiln_heaptrace_info_release(&info);
 		return err;
+	}
 	hl = calloc(1, sizeof(*hl));
 	if (hl) {
 		hl->n = h->nbuckets;
@@ -133,6 +135,7 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 		}
 		free(hl);
 		kiln_hprof_free(h);
+		kiln_heaptrace_info_release(&info);
 		return -ENOMEM;
 	}
 	if (hl->n) {
@@ -143,6 +146,14 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 	hl->peak = h->tot.peak;
 	hl->peak_t = h->tot.peak_t;
 	hl->span = h->tot.t_last - h->tot.t_first;
+	hl->tot = h->tot;
+	hl->pid = info.pid;
+	hl->sample_bytes = info.sample_bytes;
+	hl->threads = info.threads;
+	/* The command line moves to the line (released below as NULL). */
+	hl->cmdline = info.cmdline;
+	info.cmdline = NULL;
+	kiln_heaptrace_info_release(&info);
 	kiln_hprof_free(h);
 	in->heap = hl;
 	*out = hl;

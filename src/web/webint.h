@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "profile/hprof.h"
 #include "profile/top.h"
 #include "profile/tree.h"
 #include "util/buf.h"
@@ -25,6 +26,12 @@ struct web_heapline {
 	double peak;
 	uint64_t peak_t;	/* ns after the first event */
 	uint64_t span;		/* ns from the first event to the last */
+	/* For the summary: the analysis's totals and what the trace says
+	 * about itself (cmdline owned, may be NULL). */
+	struct kiln_hprof_totals tot;
+	uint64_t pid, sample_bytes;
+	size_t threads;
+	char *cmdline;
 };
 
 struct web_input {

@@ -10,8 +10,10 @@ const $ = (id) => document.getElementById(id);
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
-  t0: '', t1: '', cgn: '80', fit: '1', abs: '0' };
+  t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '' };
 let state = { ...DEFAULTS };
+// Views in files of their own (calltree.js, summary.js): render(gen), wire().
+const VIEWS = { calltree: CallTree, summary: Summary };
 
 function readHash() {
   const q = new URLSearchParams(location.hash.slice(1));
@@ -586,7 +588,7 @@ function header() {
     a.href = `/api/download?${q.toString()}`;
   }
   for (const k of ['focus', 'ignore', 'hide']) if (document.activeElement !== $(k)) $(k).value = state[k];
-  for (const v of ['flame', 'top', 'sandwich', 'callgraph', 'source'])
+  for (const v of ['flame', 'top', 'sandwich', 'callgraph', 'source', ...Object.keys(VIEWS)])
     $(`${v}-view`).hidden = !(state.v === v || (v === 'flame' && state.v === 'icicle'));
 }
 
@@ -804,7 +806,7 @@ async function render() {
   header();
   try {
     // The view's request goes out first; the strip is drawn meanwhile.
-    const view = state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
+    const view = VIEWS[state.v] ? VIEWS[state.v].render(gen) : state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
       state.v === 'callgraph' ? renderCallgraph(gen) : state.v === 'source' ? renderSource(gen) : renderFlame(gen);
     await Promise.all([view, renderTimeline(gen)]);
     if (gen === generation) showError('');
@@ -832,6 +834,7 @@ function wire() {
   callees.onClick = (i) => setState({ fn: callees.name(i) });
 
   wireTimeline();
+  for (const v of Object.values(VIEWS)) v.wire();
   $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '', t0: '', t1: '' }));
   $('type').addEventListener('change', (e) => setState({ type: e.target.value, root: '' }));
   for (const k of ['focus', 'ignore', 'hide'])
@@ -897,7 +900,7 @@ async function main() {
     // The saved selection is the only one: its profile and type.
     const saved = OFFLINE.profiles.profiles[+OFFLINE.sel.p || 0] || { name: '?' };
     document.title = `kiln: ${saved.name}`;  // as the <title> the server wrote
-    for (const id of ['tab-sandwich', 'tab-source', 'downloads', 'timeline-view', 'sw-source'])
+    for (const id of ['tab-sandwich', 'tab-source', 'tab-calltree', 'tab-summary', 'downloads', 'timeline-view', 'sw-source'])
       $(id).hidden = true;
     // Its help names only what it has: no sandwich here.
     for (const h of document.querySelectorAll('#flame-view .help'))
