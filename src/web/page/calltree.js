@@ -16,7 +16,7 @@ const CallTree = (() => {
   let kids = new Map();         // path -> { children: [node], more, moreTotal }
   let open = new Set(['']);     // paths whose children are shown
   let rows = [];                // the drawn rows, in order
-  let sel = '';                 // the selected path
+  let chosen = '';              // the selected path
   let hotEnd = '';              // where the hot path ends (selected at first)
 
   const childPath = (path, name) => (path ? path + ';' : '') + escName(name);
@@ -40,12 +40,12 @@ const CallTree = (() => {
   }
 
   async function fetchLevels(path, levels) {
-    const q = sel_();
+    const q = query();
     if (path) q.set('path', path);
     if (levels) q.set('open', String(levels));
     return api('calltree', q);
   }
-  function sel_() {
+  function query() {
     const q = sel();
     if (state.rev === '1') q.set('reverse', '1');
     return q;
@@ -62,7 +62,7 @@ const CallTree = (() => {
   }
 
   async function render(gen) {
-    const k = sel_().toString();
+    const k = query().toString();
     if (document.activeElement !== $('ct-reverse')) $('ct-reverse').checked = state.rev === '1';
     if (k !== key) {
       const d = await fetchLevels('', HOT);
@@ -73,9 +73,9 @@ const CallTree = (() => {
       const first = kids.get(last.path).children[0];
       hotEnd = first ? first.path : '';
     }
-    sel = state.ct || hotEnd;
-    if (sel) {
-      try { await openTo(sel); } catch (e) { sel = hotEnd; }
+    chosen = state.ct || hotEnd;
+    if (chosen) {
+      try { await openTo(chosen); } catch (e) { chosen = hotEnd; }
       if (gen !== generation) return;
     }
     draw();
@@ -118,7 +118,7 @@ const CallTree = (() => {
   function row(n, depth) {
     const tr = document.createElement('tr');
     tr.dataset.path = n.path;
-    if (n.path === sel) tr.classList.add('sel');
+    if (n.path === chosen) tr.classList.add('sel');
     const cells = [fmtValue(n.total, unit), pct(n.total), n.self ? fmtValue(n.self, unit) : '—', n.self ? pct(n.self) : '', String(n.nkids || '')];
     for (const [i, t] of cells.entries()) {
       const td = document.createElement('td');
@@ -142,7 +142,7 @@ const CallTree = (() => {
   // Selection: the URL is replaced, not pushed (one entry per move would
   // bury Back); nothing is fetched.
   function select(path) {
-    sel = path;
+    chosen = path;
     state.ct = path;
     const q = new URLSearchParams();
     for (const k of Object.keys(DEFAULTS)) if (state[k] !== DEFAULTS[k]) q.set(k, state[k]);
@@ -165,7 +165,7 @@ const CallTree = (() => {
   }
 
   function key_(e) {
-    const i = rows.findIndex((r) => r.path === sel);
+    const i = rows.findIndex((r) => r.path === chosen);
     const n = rows[i];
     const act = {
       ArrowDown: () => i + 1 < rows.length && select(rows[i + 1].path),
