@@ -28,7 +28,7 @@ const Summary = (() => {
 
   function census(c, unit) {
     return [
-      ['sample records', num(c.records)],
+      ['records', `${num(c.records)} (distinct stacks, labels and times)`],
       ['processes', c.processes ? num(c.processes) : 'not recorded'],
       ['threads', c.threads ? num(c.threads) : 'not recorded'],
       ['time span', c.time_span ? `${sec(c.time_span[0])} – ${sec(c.time_span[1])} after the start` : 'no sample times'],
@@ -47,12 +47,13 @@ const Summary = (() => {
         ['command line', d.command === null ? 'not recorded' : d.command, 'command'],
         ['host', d.host === null ? 'not recorded' : d.host, 'host'],
         ['started', d.start_ns ? new Date(d.start_ns / 1e6).toISOString().replace('T', ' ').replace('Z', ' UTC') : 'not recorded'],
-        ['duration', d.duration_ns ? sec(d.duration_ns) : d.time_span ? `${sec(d.time_span[1] - d.time_span[0])} (first to last sample)` : 'not recorded', 'duration'],
+        ['duration', d.heap ? `${sec(d.heap.span)} (first to last heap event)` : d.duration_ns ? sec(d.duration_ns) : d.time_span ? `${sec(d.time_span[1] - d.time_span[0])} (first to last sample)` : 'not recorded', 'duration'],
         ['read by', `kiln ${d.kiln_version}`, 'version'],
       ]),
       ...section('Recording', [
-        ['event', ev, 'event'], ['period', period, 'period'],
-        ['samples', num(d.samples), 'samples'], ['lost', d.lost === null ? 'none reported' : num(d.lost), 'lost'],
+        ...(d.heap ? [['event', 'every allocation and free (kiln heap trace)', 'event']] : [
+          ['event', ev, 'event'], ['period', period, 'period'],
+          ['samples', num(d.samples), 'samples'], ['lost', d.lost === null ? 'none reported' : num(d.lost), 'lost']]),
         ...d.types.map((t) => [`total ${t.type}`, `${t.total_str} (${t.unit})`]),
         ...census(d),
       ]),
