@@ -282,7 +282,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "\n"
 	  "Example:\n"
 	  "  kiln callgraph perf.script -o cpu.svg\n" },
-	{ "serve", kiln_cmd_serve, "web UI over profiles: flame graph, top, call tree, call graph, timeline",
+	{ "serve", kiln_cmd_serve, "local web UI: flame graph, top, call tree, call graph, timeline",
 	  "usage: kiln serve [options] FILE|URL... [--diff BASE]\n"
 	  "\n"
 	  "Reads the profiles once (any format kiln reads: pprof, perf.data,\n"

@@ -112,7 +112,7 @@ int web_api_calltree(struct call *c)
 	struct kiln_buf path = KILN_BUF_INIT;
 	struct ct_kid *kids = NULL;
 	size_t cap = 0;
-	const char *at = call_arg(c, "path");
+	const char *at;
 	uint32_t node;
 	long n, open, k;
 	bool reverse;
@@ -129,6 +129,8 @@ int web_api_calltree(struct call *c)
 		c->err = err;
 		return 500;
 	}
+	/* Read last: an argument's value may live only until the next. */
+	at = call_arg(c, "path");
 	node = web_tree_walk(c, t, at);
 	if (node == UINT32_MAX)
 		return c->err ? 500 : c->status;
