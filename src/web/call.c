@@ -136,6 +136,8 @@ int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 	s.focus = call_arg(c, "focus");
 	s.ignore = call_arg(c, "ignore");
 	s.hide = call_arg(c, "hide");
+	s.labels = call_arg(c, "labels");
+	s.group = call_arg(c, "group");
 	if (ranged && (call_time_arg(c, "t0", &s.t0, &has0) ||
 		       call_time_arg(c, "t1", &s.t1, &has1)))
 		return -1;

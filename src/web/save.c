@@ -205,6 +205,7 @@ int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
 	    kiln_buf_adds(out, "</style>") ||
 	    inline_js(out, &page, &n, "/calltree.js") ||
 	    inline_js(out, &page, &n, "/summary.js") ||
+	    inline_js(out, &page, &n, "/labels.js") ||
 	    splice(out, &page, &n, "<script src=\"/app.js\"></script>") ||
 	    kiln_buf_adds(out, "<script>\nwindow.KILN_OFFLINE = ") ||
 	    add_script_safe(out, data.data, data.len) ||

@@ -54,6 +54,11 @@ struct web_sel {
 	unsigned p;
 	int type;
 	const char *focus, *ignore, *hide;
+	/* Label conditions "KEY=VALUE" (keep) or "KEY!=VALUE" (drop),
+	 * separated by ';' ('\;' and '\\' inside), as
+	 * kiln_prof_keep_labels() applies them; group: the label every stack
+	 * is rooted at (kiln_prof_group_by_label()).  NULL or "": none. */
+	const char *labels, *group;
 	bool ranged;
 	int64_t t0, t1;
 };
@@ -67,6 +72,7 @@ struct web_view {
 	unsigned p;
 	int type;
 	char *focus, *ignore, *hide;	/* NULL for none */
+	char *labels, *group;		/* NULL for none */
 	bool ranged;
 	int64_t t0, t1;
 	struct kiln_prof *prof;		/* the input's, or a filtered copy */

@@ -10,7 +10,7 @@ const $ = (id) => document.getElementById(id);
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
-  t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '' };
+  t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '', lf: '', g: '' };
 let state = { ...DEFAULTS };
 // Views in files of their own (calltree.js, summary.js): render(gen), wire().
 const VIEWS = { calltree: CallTree, summary: Summary };
@@ -75,6 +75,8 @@ function sel() {
   if (state.ignore) q.set('ignore', state.ignore);
   if (state.hide) q.set('hide', state.hide);
   if (state.t0 && state.t1) { q.set('t0', state.t0); q.set('t1', state.t1); }
+  if (state.lf) q.set('labels', state.lf);
+  if (state.g) q.set('group', state.g);
   return q;
 }
 
@@ -808,7 +810,7 @@ async function render() {
     // The view's request goes out first; the strip is drawn meanwhile.
     const view = VIEWS[state.v] ? VIEWS[state.v].render(gen) : state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
       state.v === 'callgraph' ? renderCallgraph(gen) : state.v === 'source' ? renderSource(gen) : renderFlame(gen);
-    await Promise.all([view, renderTimeline(gen)]);
+    await Promise.all([view, renderTimeline(gen), Labels.render(gen)]);
     if (gen === generation) showError('');
   } catch (e) {
     if (gen === generation) showError(e.message);
@@ -835,7 +837,8 @@ function wire() {
 
   wireTimeline();
   for (const v of Object.values(VIEWS)) v.wire();
-  $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '', t0: '', t1: '' }));
+  Labels.wire();
+  $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '', t0: '', t1: '', lf: '', g: '' }));
   $('type').addEventListener('change', (e) => setState({ type: e.target.value, root: '' }));
   for (const k of ['focus', 'ignore', 'hide'])
     $(k).addEventListener('change', (e) => setState({ [k]: e.target.value, root: '' }));
