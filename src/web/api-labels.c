@@ -98,7 +98,7 @@ int web_api_labels(struct call *c)
 {
 	struct web_view *v;
 	struct lval *lv = NULL;
-	size_t n = 0, i, shown = 0, more = 0;
+	size_t n = 0, i, shown = 0, more = 0, from;
 	long max;
 	char buf[32];
 	int err;
@@ -106,6 +106,9 @@ int web_api_labels(struct call *c)
 	if (call_num_arg(c, "n", 1, 100000, LABELS_N_DEFAULT, &max) ||
 	    call_selection(c, &v))
 		return c->status;
+	if (call_memo_get(c, v, WEB_MEMO_LABELS, max))
+		return c->err ? 500 : 200;
+	from = c->out->len;
 	err = collect(v->prof, v->type, &lv, &n);
 	if (err) {
 		c->err = err;
@@ -142,5 +145,6 @@ int web_api_labels(struct call *c)
 		call_add(c, "],\"more\":%zu}", more);
 	call_add(c, "]}\n");
 	free(lv);
+	call_memo_put(c, v, WEB_MEMO_LABELS, max, from);
 	return c->err ? 500 : 200;
 }

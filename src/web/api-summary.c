@@ -242,11 +242,14 @@ int web_api_summary(struct call *c)
 	struct web_view *v;
 	struct web_input *in;
 	struct census cs;
-	size_t i;
+	size_t i, from;
 	int ct, err;
 
 	if (call_selection(c, &v))
 		return c->status;
+	if (call_memo_get(c, v, WEB_MEMO_SUMMARY, 0))
+		return c->err ? 500 : 200;
+	from = c->out->len;
 	in = &c->m->in[v->p];
 	call_add(c, "{\"kiln_version\":\"%s\",", KILN_VERSION);
 	err = add_input(c, in);
@@ -301,5 +304,6 @@ int web_api_summary(struct call *c)
 		call_add(c, "null");
 	}
 	call_add(c, "}\n");
+	call_memo_put(c, v, WEB_MEMO_SUMMARY, 0, from);
 	return c->err ? 500 : 200;
 }

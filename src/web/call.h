@@ -75,6 +75,13 @@ struct kiln_tree_node;
 uint32_t web_node_module(const struct kiln_prof *p,
 			 const struct kiln_tree_node *n);
 
+/* A kept answer: call_memo_get() appends view v's answer `which` made
+ * with argument arg and returns true when there is one; call_memo_put()
+ * keeps what the answer appended to c->out from offset `from` on. */
+bool call_memo_get(struct call *c, struct web_view *v, int which, long arg);
+void call_memo_put(struct call *c, struct web_view *v, int which, long arg,
+		   size_t from);
+
 /* The endpoints: each answers one path under /api/ and returns the
  * status (docs/kiln-serve.md). */
 int web_api_profiles(struct call *c);

@@ -58,6 +58,8 @@ static void view_release(struct web_view *v)
 		kiln_top_release(&v->top[i]);
 		kiln_top_release(&v->base_top[i]);
 	}
+	for (i = 0; i < WEB_MEMOS; i++)
+		kiln_buf_release(&v->memo[i]);
 	kiln_tree_release(&v->sw_callers);
 	kiln_tree_release(&v->sw_callees);
 	if (v->own)

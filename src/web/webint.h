@@ -15,6 +15,9 @@
 
 struct kiln_diag;
 
+/* The kept answers of a view (web_view.memo). */
+enum { WEB_MEMO_LABELS, WEB_MEMO_SUMMARY, WEB_MEMOS };
+
 /* Selections kept built at once: a few views open side by side. */
 #define WEB_VIEWS 6
 
@@ -88,6 +91,11 @@ struct web_view {
 	/* The last sandwich: function name string id (0: none) and trees. */
 	uint32_t sw_name;
 	struct kiln_tree sw_callers, sw_callees;
+	/* Answers that depend on the selection only (/api/labels with its
+	 * n, /api/summary), kept: each costs a pass over every sample. */
+	struct kiln_buf memo[WEB_MEMOS];
+	long memo_arg[WEB_MEMOS];
+	bool memo_ok[WEB_MEMOS];
 	unsigned long tick;		/* last use, for eviction */
 };
 

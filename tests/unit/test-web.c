@@ -323,6 +323,14 @@ static void test_summary(void **state)
 	assert_non_null(strstr(out.data, "\"samples\":10,"));
 	assert_non_null(strstr(out.data, "\"records\":3,\"processes\":2,\"threads\":3,\"time_span\":null"));
 	assert_null(strstr(out.data, "\"heap\""));
+	/* Kept: the same answer again. */
+	{
+		char *first = strdup(out.data);
+
+		assert_int_equal(call(m, "/api/summary", "", &out), 200);
+		assert_string_equal(out.data, first);
+		free(first);
+	}
 	/* The selection: focus on nothing that matches leaves no samples. */
 	assert_int_equal(call(m, "/api/summary", "ignore=f", &out), 200);
 	assert_non_null(strstr(out.data, "\"selection\":{\"type\":\"samples\",\"unit\":\"count\",\"total\":0,"));
