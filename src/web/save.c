@@ -28,7 +28,8 @@ struct sub {
 static const char *sub_arg(void *ctx, const char *key)
 {
 	static const char *const pass[] = { "p", "type", "focus", "ignore",
-					    "hide", "t0", "t1", NULL };
+					    "hide", "t0", "t1", "labels",
+					    "group", NULL };
 	const struct sub *s = ctx;
 	size_t i;
 
@@ -135,7 +136,8 @@ int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
 		"diff", "0", "node_fraction", "", "edge_fraction", "", NULL };
 	static const char *const none[] = { NULL };
 	static const char *const sel_keys[] = { "p", "type", "focus", "ignore",
-						"hide", "t0", "t1", NULL };
+						"hide", "t0", "t1", "labels",
+						"group", NULL };
 	size_t i;
 	const struct kiln_web_asset *html = kiln_web_asset("/");
 	const struct kiln_web_asset *css = kiln_web_asset("/style.css");

@@ -57,6 +57,12 @@ expect_get 200 '/api/flame?group=pid&labels=pid!%3D200&root=pid%3D100'
 [ "$(jq '.path[0].total' "$T/body")" = 3000000 ] || fail "flame group root: $(cat "$T/body")"
 expect_get 200 '/api/calltree?group=nosuch'
 [ "$(jq -r '.names[0]' "$T/body")" = "nosuch=(none)" ] || fail "group by a missing label: $(cat "$T/body")"
+# Downloads and the saved page hold to them too.
+expect_get 200 '/api/download?format=collapsed&labels=pid%3D200&group=pid'
+[ "$(cat "$T/body")" = "pid=200;main;burn_c 1000000" ] || fail "download: $(cat "$T/body")"
+expect_get 200 '/api/download?format=html&labels=pid%3D200'
+has "$T/body" '"labels":"pid=200"'
+grep -q 'burn_b' "$T/body" && fail "the saved page holds a dropped sample"
 expect_get 400 '/api/top?labels=pid'
 has "$T/body" "bad label condition 'pid'"
 expect_get 400 '/api/top?labels=%3D1'

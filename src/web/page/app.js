@@ -915,6 +915,8 @@ async function main() {
     $('saved').textContent = `saved page of ${saved.name}` + (OFFLINE.sel.focus ? `, focus ${OFFLINE.sel.focus}` : '') +
       (OFFLINE.sel.ignore ? `, ignore ${OFFLINE.sel.ignore}` : '') +
       (OFFLINE.sel.hide ? `, hide ${OFFLINE.sel.hide}` : '') +
+      (OFFLINE.sel.labels ? `, labels ${OFFLINE.sel.labels}` : '') +
+      (OFFLINE.sel.group ? `, grouped by ${OFFLINE.sel.group}` : '') +
       (OFFLINE.sel.t0 ? `, ${fmtSec(+OFFLINE.sel.t0, +OFFLINE.sel.t1)} – ${fmtSec(+OFFLINE.sel.t1, +OFFLINE.sel.t1)}` : '');
   }
   try {
