@@ -63,7 +63,7 @@ const CallTree = (() => {
 
   async function render(gen) {
     const k = query().toString();
-    if (document.activeElement !== $('ct-reverse')) $('ct-reverse').checked = state.rev === '1';
+    $('ct-reverse').checked = state.rev === '1';
     if (k !== key) {
       const d = await fetchLevels('', HOT);
       if (gen !== generation) return;
@@ -184,11 +184,74 @@ const CallTree = (() => {
       Enter: () => n && toggle(n.path, false),
       '*': () => n && toggle(n.path, true),
       s: () => n && setState({ v: 'sandwich', fn: n.name }),
+      m: () => n && MENU[0][2](n),
+      ContextMenu: () => { const tr = $('ct-table').querySelector('tr.sel'); if (n && tr) { const r = tr.getBoundingClientRect(); menu(n, r.left + 40, r.bottom); } },
     };
     if (act[e.key]) { e.preventDefault(); act[e.key](); }
   }
 
+  // ---- the context menu: transforms as the selection's own filters ----
+  // (merge = hide, drop = ignore, focus = focus: in the URL, every view
+  // and download holds to them, the server does the work).
+  const ere = (name) => '^' + name.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&') + '$';
+  const orRe = (cur, re) => (cur ? `${cur}|${re}` : re);
+  const MENU = [
+    ['merge', 'Merge function (remove it from every stack: its time goes to its callers)',
+      (n) => setState({ hide: orRe(state.hide, ere(n.name)), ct: '' })],
+    ['focus', 'Focus on function (only samples that pass through it)',
+      (n) => setState({ focus: orRe(state.focus, ere(n.name)), ct: '' })],
+    ['drop', 'Drop samples with this function',
+      (n) => setState({ ignore: orRe(state.ignore, ere(n.name)), ct: '' })],
+    ['flame', 'Show in the flame graph',
+      (n) => setState({ v: 'flame', root: state.rev === '1' ? '' : n.path })],
+    ['sandwich', 'Sandwich (callers and callees)', (n) => setState({ v: 'sandwich', fn: n.name })],
+    ['open', 'Open the hot path below (*)', (n) => toggle(n.path, true)],
+  ];
+  function menu(n, x, y) {
+    const m = $('ct-menu');
+    m.replaceChildren(...MENU.map(([id, text, act]) => {
+      const a = document.createElement('a');
+      a.dataset.act = id;
+      a.textContent = text;
+      a.tabIndex = 0;
+      a.addEventListener('click', () => { closeMenu(); act(n); });
+      a.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); a.click(); } });
+      return a;
+    }));
+    m.hidden = false;
+    // Inside the window: flipped left or up where it would overflow.
+    const w = m.offsetWidth, h = m.offsetHeight;
+    m.style.left = `${Math.max(0, x + w > innerWidth ? x - w : x)}px`;
+    m.style.top = `${Math.max(0, y + h > innerHeight ? y - h : y)}px`;
+    m.firstChild.focus();
+  }
+  function closeMenu() {
+    if ($('ct-menu').hidden) return;
+    $('ct-menu').hidden = true;
+    $('ct-table').focus();
+  }
+
   function wire() {
+    const t0 = $('ct-table');
+    t0.addEventListener('contextmenu', (e) => {
+      const tr = e.target.closest('tr[data-path]');
+      if (!tr) return;
+      e.preventDefault();
+      select(tr.dataset.path);
+      const n = rows.find((r) => r.path === tr.dataset.path);
+      if (n) menu(n, e.clientX, e.clientY);
+    });
+    $('ct-menu').addEventListener('keydown', (e) => {
+      const items = [...$('ct-menu').children];
+      const i = items.indexOf(document.activeElement);
+      if (e.key === 'Escape') closeMenu();
+      else if (e.key === 'ArrowDown') items[(i + 1) % items.length].focus();
+      else if (e.key === 'ArrowUp') items[(i + items.length - 1) % items.length].focus();
+      else return;
+      e.preventDefault();
+      e.stopPropagation();
+    });
+    document.addEventListener('click', (e) => { if (!$('ct-menu').contains(e.target)) closeMenu(); });
     $('ct-reverse').addEventListener('change', (e) => setState({ rev: e.target.checked ? '1' : '0', ct: '' }));
     const t = $('ct-table');
     t.addEventListener('keydown', key_);
