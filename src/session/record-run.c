@@ -383,8 +383,17 @@ static int finish(struct run *r)
 	if (o->system_wide && !o->ncmd)
 		kiln_prof_add_comment(prof, o->cpu_arg ? "every process on the "
 				      "CPUs given with -C" : "every process (-a)");
-	/* Where it ran and what it missed, in the words perf.data's reader
-	 * uses (kiln serve's summary reads them back). */
+	/* What was sampled, where it ran and what it missed, the last two
+	 * in the words perf.data's reader uses (kiln serve's summary reads
+	 * them back). */
+	if (o->ro.event) {
+		char c[200];
+
+		snprintf(c, sizeof(c), "event: %s, %s %" PRIu64 "%s", o->ro.event,
+			 o->pa.freq ? "frequency" : "period", o->pa.sample,
+			 o->pa.freq ? " Hz" : "");
+		kiln_prof_add_comment(prof, c);
+	}
 	if (!uname(&u)) {
 		char c[300];
 

@@ -7,9 +7,10 @@
  *
  * The command line and host come from the profile's comments, which the
  * readers and `kiln record` write (docs/kiln-serve.md "Summary"): the
- * host is the comment "hostname: NAME[, kernel RELEASE]", lost samples
- * "perf lost N records" or "kiln lost N samples", and the command line
- * the first comment that is none of kiln's notes.
+ * host is the comment "hostname: NAME[, kernel RELEASE]", the event
+ * "event: NAME, frequency N Hz" (or "period N"), lost samples "perf lost
+ * N records" or "kiln lost N samples", and the command line the first
+ * comment that is none of kiln's notes.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,7 +29,7 @@
  * line. */
 static const char *const notes[] = {
 	"hostname: ", "perf lost ", "kiln lost ", "kiln: ", "every process",
-	"the trace was cut", NULL,
+	"the trace was cut", "event: ", NULL,
 };
 
 static bool is_note(const char *s)
@@ -170,6 +171,7 @@ static int add_input(struct call *c, struct web_input *in)
 	const struct kiln_prof *p = in->prof;
 	const char *host = comment_after(p, "hostname: ");
 	const char *lost = comment_after(p, "perf lost ");
+	const char *event = comment_after(p, "event: ");
 	const char *cmd = NULL;
 	struct census cs;
 	size_t i;
@@ -195,6 +197,11 @@ static int add_input(struct call *c, struct web_input *in)
 	call_add(c, ",\"host\":");
 	if (host)
 		call_add_str(c, host);
+	else
+		call_add(c, "null");
+	call_add(c, ",\"event\":");
+	if (event)
+		call_add_str(c, event);
 	else
 		call_add(c, "null");
 	call_add(c, ",\"lost\":");

@@ -32,7 +32,7 @@ await withBrowser({ viewport: { width: 1300, height: 900 } }, async (context, pa
   await page.waitForFunction(() => document.body.dataset.ready === '1');
   check(await text('command') === want.command, 'the command line is the recorded one', await text('command'));
   check((await text('host')).startsWith(want.host + ', kernel '), 'the host is this machine', await text('host'));
-  check((await text('event')).startsWith('cpu (nanoseconds)'), 'the event is cpu time', await text('event'));
+  check(await text('event') === 'cpu-clock, frequency 999 Hz · cpu (nanoseconds)', 'the event is kiln record\'s', await text('event'));
   check(/\d+ Hz/.test(await text('period')), 'the period says its frequency', await text('period'));
   check(num(await text('samples')) === want.samples, 'the sample count is kiln record\'s', await text('samples'));
   check(num(await text('sel-samples')) === want.samples, 'the whole run is selected', await text('sel-samples'));

@@ -29,7 +29,8 @@ serve_start -q --http 127.0.0.1:0 "${inputs[@]}"
 expect_get 200 /api/summary
 [ "$(jq -r .command "$T/body")" = "$WL/shares 1" ] || fail "command: $(cat "$T/body")"
 [ "$(jq -r .host "$T/body")" = "$(uname -n), kernel $(uname -r)" ] || fail "host: $(cat "$T/body")"
-[ "$(jq -r '"\(.period_type)/\(.period_unit)"' "$T/body")" = cpu/nanoseconds ] || fail "event: $(cat "$T/body")"
+[ "$(jq -r '"\(.event) \(.period_type)/\(.period_unit)"' "$T/body")" = "cpu-clock, frequency 999 Hz cpu/nanoseconds" ] ||
+    fail "event: $(cat "$T/body")"
 [ "$(jq .samples "$T/body")" = "$samples" ] || fail "samples: $(jq .samples "$T/body"), kiln record wrote $samples"
 [ "$(jq '.selection.samples' "$T/body")" = "$samples" ] || fail "selection: $(cat "$T/body")"
 [ "$(jq -c '[.processes, .threads]' "$T/body")" = "[1,1]" ] || fail "processes, threads: $(cat "$T/body")"

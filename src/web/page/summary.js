@@ -38,7 +38,8 @@ const Summary = (() => {
   async function render(gen) {
     const d = await api('summary', sel());
     if (gen !== generation) return;
-    const ev = d.period_type ? `${d.period_type} (${d.period_unit})` : d.types.map((t) => t.type).join(', ');
+    const ev = (d.event ? `${d.event} · ` : '') +
+      (d.period_type ? `${d.period_type} (${d.period_unit})` : d.types.map((t) => t.type).join(', '));
     let period = d.period ? `${fmtValue(d.period, d.period_unit)}` : 'not recorded';
     if (d.period && d.period_unit === 'nanoseconds') period += ` (${Math.round(1e9 / d.period)} Hz)`;
     const out = [
