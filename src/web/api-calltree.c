@@ -76,7 +76,8 @@ static uint32_t emit_level(struct call *c, const struct kiln_tree *t,
 		(*kids)[nk] = (struct ct_kid){ ch, (uint32_t)nk };
 		nk++;
 	}
-	qsort_r(*kids, nk, sizeof(**kids), cmp_kid, (void *)t);
+	if (nk)		/* *kids may still be NULL */
+		qsort_r(*kids, nk, sizeof(**kids), cmp_kid, (void *)t);
 	call_add(c, "{\"path\":");
 	call_add_str(c, path->data ? path->data : "");
 	call_add(c, ",\"children\":[");

@@ -81,6 +81,11 @@ static int collect(const struct kiln_prof *p, int type, struct lval **out,
 		}
 	}
 	free(per);
+	if (!m) {	/* no labels: and qsort() must not see NULL */
+		*out = NULL;
+		*n = 0;
+		return 0;
+	}
 	qsort(v, m, sizeof(*v), cmp_lval);
 	for (i = 0, j = 0; i < m; i++) {
 		if (j && !cmp_lval(&v[j - 1], &v[i]))

@@ -278,6 +278,12 @@ static void test_calltree(void **state)
 	assert_non_null(strstr(out.data, "\"children\":[[0,600,600,1,-1,0,3,-1],[1,300,300,2,"));
 	assert_int_equal(call(m, "/api/calltree", "reverse=1&path=rec", &out), 200);
 	assert_non_null(strstr(out.data, "\"children\":[[0,200,0,1,-1,0,3,-1],[1,100,0,1,"));
+	/* A leaf's children: none (nothing to sort). */
+	assert_int_equal(call(m, "/api/calltree", "path=main;tiny", &out), 200);
+	assert_non_null(strstr(out.data, "\"children\":[],\"more\":0"));
+	/* No labels at all. */
+	assert_int_equal(call(m, "/api/labels", "", &out), 200);
+	assert_non_null(strstr(out.data, "\"keys\":[]"));
 	assert_int_equal(call(m, "/api/calltree", "path=main;nope", &out), 404);
 	assert_int_equal(call(m, "/api/calltree", "n=0", &out), 400);
 	assert_int_equal(call(m, "/api/calltree", "open=513", &out), 400);
@@ -318,7 +324,7 @@ static void test_summary(void **state)
 	m = kiln_web_model_new(&p, &name, &fmt, 1);
 	assert_non_null(m);
 	assert_int_equal(call(m, "/api/summary", "", &out), 200);
-	assert_non_null(strstr(out.data, "\"command\":\"./server --port 1\",\"host\":\"box, kernel 6.1\",\"lost\":7,"));
+	assert_non_null(strstr(out.data, "\"command\":\"./server --port 1\",\"host\":\"box, kernel 6.1\",\"event\":null,\"lost\":7,"));
 	assert_non_null(strstr(out.data, "\"period\":1000,"));
 	assert_non_null(strstr(out.data, "\"samples\":10,"));
 	assert_non_null(strstr(out.data, "\"records\":3,\"processes\":2,\"threads\":3,\"time_span\":null"));
