@@ -63,9 +63,8 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* What the samples of p with a non-zero value of type `type` (every
- * sample when type < 0) carry: distinct values of the labels pid and
- * thread, and the earliest and latest "time".  0 or -ENOMEM. */
+/* What a profile's samples carry: distinct values of the labels pid and
+ * thread, and the earliest and latest "time". */
 struct census {
 	size_t pids, threads;
 	bool timed;
@@ -84,6 +83,8 @@ static size_t distinct(int64_t *v, size_t n)
 	return k;
 }
 
+/* The census of the samples of p with a non-zero value of type `type`
+ * (every sample when type < 0).  0 or -ENOMEM. */
 static int census_of(const struct kiln_prof *p, int type, struct census *cs)
 {
 	uint32_t kpid = kiln_prof_find_str(p, "pid", 3);
