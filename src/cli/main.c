@@ -284,7 +284,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "\n"
 	  "Example:\n"
 	  "  kiln callgraph perf.script -o cpu.svg\n" },
-	{ "serve", kiln_cmd_serve, "local web UI over profiles: flame graph, top, call graph, timeline",
+	{ "serve", kiln_cmd_serve, "local web UI: flame graph, top, call tree, call graph, timeline",
 	  "usage: kiln serve [options] FILE|URL... [--diff BASE]\n"
 	  "\n"
 	  "Reads the profiles once (any format kiln reads: pprof, perf.data,\n"
@@ -298,8 +298,15 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "zoom, breadcrumbs, search with the matched share, keyboard), the top\n"
 	  "table (the numbers of kiln top; sortable, filterable), the call graph\n"
 	  "(kiln callgraph's, drawn by graphviz), a function's cost per source\n"
-	  "line with its text, and the sandwich of one function (its callers and\n"
-	  "callees).  Inputs whose samples carry times (kiln\n"
+	  "line with its text, the sandwich of one function (its callers and\n"
+	  "callees), the call tree as an expandable table (total, self and\n"
+	  "share per node, top-down or inverted, opened on the hot path,\n"
+	  "arrow keys; sent a node's children at a time), and a summary\n"
+	  "(command line, host, event and period, duration, samples and lost,\n"
+	  "processes and threads; a heap trace's calls, temporary, peak and\n"
+	  "leaked, as kiln heap prints them).  A label bar keeps or drops\n"
+	  "samples by any label's value (pid, thread, thread_name, a pprof's\n"
+	  "own) and groups every view by one label.  Inputs whose samples carry times (kiln\n"
 	  "record, perf script, perf.data) get a strip per thread over time: a\n"
 	  "drag selects a time range that every view then holds to.  Sample\n"
 	  "type, focus and ignore are controls; every piece of view state is in\n"
@@ -329,7 +336,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "The URL is printed on standard output once the server is ready.\n"
 	  "\n"
 	  "Example:\n"
-	  "  kiln serve kiln.cpu.pb.gz perf.script   # then open http://127.0.0.1:8080/\n" },
+	  "  kiln serve kiln.cpu.pb.gz perf.script   # then open http://127.0.0.1:8080/\n"
+	  "  # http://127.0.0.1:8080/#v=calltree  the call tree; #v=summary  the summary\n" },
 	{ "convert", kiln_cmd_convert, "convert between profile formats",
 	  "usage: kiln convert [options] IN... -o OUT [--to FORMAT]\n"
 	  "  (IN: a FILE or URL)\n"

@@ -4,7 +4,9 @@
  * focus/ignore filtering by regular expression.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -474,4 +476,136 @@ out:
 	free(kept);
 	free(stack);
 	return err;
+}
+
+const char *kiln_prof_label_text(const struct kiln_prof *p,
+				 const struct kiln_label *l, char *buf, size_t n)
+{
+	if (l->str)
+		return kiln_prof_str(p, l->str);
+	snprintf(buf, n, "%" PRId64, l->num);
+	return buf;
+}
+
+/* Whether sample labels lset satisfy the conditions (the header's rule). */
+static bool labels_keep(const struct kiln_prof *p, uint32_t lset,
+			const struct kiln_label_cond *c, const uint32_t *keys,
+			size_t n)
+{
+	char buf[32];
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		const struct kiln_label *l = kiln_prof_label(p, lset, keys[i]);
+		bool hit = l && !strcmp(kiln_prof_label_text(p, l, buf, sizeof(buf)),
+					c[i].value);
+
+		if (c[i].exclude) {
+			if (hit)
+				return false;
+			continue;
+		}
+		if (hit)
+			continue;
+		/* Another include of the same key may hold. */
+		for (j = 0; j < n; j++)
+			if (j != i && !c[j].exclude && !strcmp(c[j].key, c[i].key) &&
+			    l && !strcmp(kiln_prof_label_text(p, l, buf, sizeof(buf)),
+					 c[j].value))
+				break;
+		if (j == n)
+			return false;
+	}
+	return true;
+}
+
+int kiln_prof_keep_labels(struct kiln_prof *p, const struct kiln_label_cond *c,
+			  size_t n)
+{
+	uint32_t *keys;
+	uint8_t *keep;
+	struct old_samples o;
+	size_t i;
+
+	if (!n)
+		return 0;
+	keys = malloc(n * sizeof(*keys));
+	keep = calloc(p->nlabelsets + 1, 1);	/* 0 unknown, 1 no, 2 yes */
+	if (!keys || !keep) {
+		free(keys);
+		free(keep);
+		return -ENOMEM;
+	}
+	/* A key the profile lacks is string 0: no sample has it. */
+	for (i = 0; i < n; i++)
+		keys[i] = kiln_prof_find_str(p, c[i].key, strlen(c[i].key));
+	o = take_samples(p);
+	for (i = 0; i < o.n; i++) {
+		uint32_t ls = o.samples[i].labels;
+
+		if (!keep[ls])
+			keep[ls] = labels_keep(p, ls, c, keys, n) ? 2 : 1;
+		if (keep[ls] == 2)
+			kiln_prof_add_sample(p, o.samples[i].depth ?
+					     o.stacks + o.samples[i].stack : NULL,
+					     o.samples[i].depth,
+					     o.values + i * p->ntypes, ls);
+	}
+	free_samples(&o);
+	free(keys);
+	free(keep);
+	return p->err;
+}
+
+int kiln_prof_group_by_label(struct kiln_prof *p, const char *key)
+{
+	uint32_t k, *root, *stack = NULL;
+	size_t cap = 0, i;
+	struct old_samples o;
+	char buf[32];
+	int err = 0;
+
+	if (!key || !*key)
+		return 0;
+	k = kiln_prof_find_str(p, key, strlen(key));
+	root = calloc(p->nlabelsets + 1, sizeof(*root));	/* location per set */
+	if (!root)
+		return -ENOMEM;
+	o = take_samples(p);
+	for (i = 0; i < o.n && !err; i++) {
+		const struct kiln_sample *s = &o.samples[i];
+		uint32_t d = s->depth;
+
+		if (!root[s->labels]) {
+			const struct kiln_label *l = k ? kiln_prof_label(p, s->labels, k) : NULL;
+			struct kiln_buf name = KILN_BUF_INIT;
+			struct kiln_line line = { 0, 0 };
+
+			kiln_buf_addf(&name, "%s=%s", key,
+				      l ? kiln_prof_label_text(p, l, buf, sizeof(buf)) : "(none)");
+			if (name.data)
+				line.function = kiln_prof_function(p,
+					kiln_prof_intern(p, name.data, name.len), 0, 0, 0);
+			kiln_buf_release(&name);
+			root[s->labels] = line.function ?
+				kiln_prof_location(p, 0, 0, &line, 1) : 0;
+			if (!root[s->labels]) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		if (kiln_array_grow((void **)&stack, &cap, d + 1, sizeof(*stack))) {
+			err = -ENOMEM;
+			break;
+		}
+		if (d)
+			memcpy(stack, o.stacks + s->stack, d * sizeof(*stack));
+		stack[d] = root[s->labels];	/* the outermost frame */
+		kiln_prof_add_sample(p, stack, d + 1, o.values + i * p->ntypes,
+				     s->labels);
+	}
+	free_samples(&o);
+	free(stack);
+	free(root);
+	return err ? err : p->err;
 }

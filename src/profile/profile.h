@@ -287,6 +287,35 @@ int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d);
  */
 int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1);
 
+/* A label's value as text: a string label's string, a numeric one's
+ * decimal (written into buf of n bytes, which 32 suffice for). */
+const char *kiln_prof_label_text(const struct kiln_prof *p,
+				 const struct kiln_label *l, char *buf, size_t n);
+
+/* A condition on a sample's labels: its label `key` has (or, exclude,
+ * has not) the value `value` (as kiln_prof_label_text() writes it). */
+struct kiln_label_cond {
+	const char *key, *value;
+	bool exclude;
+};
+
+/*
+ * Keeps the samples whose labels meet the n conditions: for every key
+ * that include conditions name, the sample's label of that key has one
+ * of their values (a sample without it goes); no exclude condition's
+ * label has its value.  n 0: all stay.  0 or -ENOMEM.
+ */
+int kiln_prof_keep_labels(struct kiln_prof *p, const struct kiln_label_cond *c,
+			  size_t n);
+
+/*
+ * Roots every stack at its sample's label `key`: a frame named
+ * "KEY=VALUE" ("KEY=(none)" for samples without it) is added as the
+ * outermost frame, so that a tree or flame graph starts with one node
+ * per value.  NULL or "": nothing.  0 or -ENOMEM.
+ */
+int kiln_prof_group_by_label(struct kiln_prof *p, const char *key);
+
 /* One frame of an expanded stack: inline frames are frames of their own. */
 struct kiln_frame {
 	uint32_t name;		/* string id, never 0: fallback for unknown */

@@ -8,11 +8,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 
 #include "capture/offcpu.h"
 #include "profile/profile.h"
@@ -357,6 +359,7 @@ static int finish(struct run *r)
 {
 	const struct kiln_record_opts *o = r->o;
 	struct kiln_prof *prof;
+	struct utsname u;
 	int i;
 
 	if (r->oc)
@@ -381,6 +384,31 @@ static int finish(struct run *r)
 	if (o->system_wide && !o->ncmd)
 		kiln_prof_add_comment(prof, o->cpu_arg ? "every process on the "
 				      "CPUs given with -C" : "every process (-a)");
+	/* What was sampled, where it ran and what it missed, the last two
+	 * in the words perf.data's reader uses (kiln serve's summary reads
+	 * them back). */
+	if (o->ro.event) {
+		char c[200];
+
+		snprintf(c, sizeof(c), "event: %s, %s %" PRIu64 "%s", o->ro.event,
+			 o->pa.freq ? "frequency" : "period", o->pa.sample,
+			 o->pa.freq ? " Hz" : "");
+		kiln_prof_add_comment(prof, c);
+	}
+	if (!uname(&u)) {
+		char c[300];
+
+		snprintf(c, sizeof(c), "hostname: %s, kernel %s", u.nodename,
+			 u.release);
+		kiln_prof_add_comment(prof, c);
+	}
+	if (kiln_perf_lost(r->s)) {
+		char c[80];
+
+		snprintf(c, sizeof(c), "kiln lost %" PRIu64 " samples",
+			 kiln_perf_lost(r->s));
+		kiln_prof_add_comment(prof, c);
+	}
 	r->res->prof = prof;
 	r->res->samples = kiln_rec_samples(r->rec);
 	r->res->self_samples = kiln_rec_self_samples(r->rec);

@@ -134,15 +134,8 @@ static int64_t matched(const struct kiln_tree *t, uint32_t root,
 	return all;
 }
 
-/* Index of string id s in the answer's "names" table, added if new. */
-struct names {
-	uint32_t *idx;		/* string id -> index + 1 */
-	size_t nidx;
-	uint32_t n;
-};
-
-static uint32_t name_ref(struct call *c, struct names *nm,
-			 const struct kiln_prof *p, uint32_t s)
+uint32_t web_name_ref(struct call *c, struct web_names *nm,
+		      const struct kiln_prof *p, uint32_t s)
 {
 	if (s >= nm->nidx) {
 		size_t n = p->nstrs + 64;
@@ -163,8 +156,8 @@ static uint32_t name_ref(struct call *c, struct names *nm,
 	return nm->idx[s] - 1;
 }
 
-static void names_write(struct call *c, struct names *nm,
-			const struct kiln_prof *p)
+void web_names_write(struct call *c, struct web_names *nm,
+		     const struct kiln_prof *p)
 {
 	uint32_t *order = calloc(nm->n + 1, sizeof(*order));
 	size_t s;
@@ -186,9 +179,8 @@ static void names_write(struct call *c, struct names *nm,
 	free(order);
 }
 
-/* The base name of the file a node's code was mapped from, or 0. */
-static uint32_t node_module(const struct kiln_prof *p,
-			    const struct kiln_tree_node *n)
+uint32_t web_node_module(const struct kiln_prof *p,
+			 const struct kiln_tree_node *n)
 {
 	const struct kiln_location *l;
 
@@ -260,7 +252,7 @@ static double diff_scale(const struct kiln_tree *t, uint32_t from, double px,
  */
 static void emit_nodes(struct call *c, const struct kiln_tree *t,
 		       uint32_t from, double width_px, double min_px, bool diff,
-		       struct search *s, struct names *nm, uint32_t *maxdepth,
+		       struct search *s, struct web_names *nm, uint32_t *maxdepth,
 		       size_t *dropped)
 {
 	const struct kiln_prof *p = t->prof;
@@ -286,11 +278,11 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 		int64_t x;
 		uint32_t file = nd->function ?
 			p->functions[nd->function].filename : 0;
-		uint32_t mod = node_module(p, nd);
+		uint32_t mod = web_node_module(p, nd);
 		/* -1: no name (the root, drawn as "all"), module or file */
-		int64_t iname = it.node ? (int64_t)name_ref(c, nm, p, nd->name) : -1;
-		int64_t imod = mod ? (int64_t)name_ref(c, nm, p, mod) : -1;
-		int64_t ifile = file ? (int64_t)name_ref(c, nm, p, file) : -1;
+		int64_t iname = it.node ? (int64_t)web_name_ref(c, nm, p, nd->name) : -1;
+		int64_t imod = mod ? (int64_t)web_name_ref(c, nm, p, mod) : -1;
+		int64_t ifile = file ? (int64_t)web_name_ref(c, nm, p, file) : -1;
 
 		call_add(c, "%s[%" PRId64 ",%u,%" PRId64 ",%" PRId64 ",%" PRId64
 		    ",%u,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d",
@@ -341,10 +333,8 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 	free(stack);
 }
 
-/* Frame names in a root path are separated by ';', with '\;' and '\\'
- * for those characters inside a name. */
-static uint32_t walk_path(struct call *c, const struct kiln_tree *t,
-			  const char *path)
+uint32_t web_tree_walk(struct call *c, const struct kiln_tree *t,
+		       const char *path)
 {
 	struct kiln_buf name = KILN_BUF_INIT;
 	uint32_t cur = 0;
@@ -390,7 +380,7 @@ int web_api_flame(struct call *c)
 	struct web_view *v;
 	struct kiln_tree *t;
 	struct search s;
-	struct names nm = { 0 };
+	struct web_names nm = { 0 };
 	uint32_t root, i, maxdepth, *chain = NULL;
 	size_t dropped, nchain = 0, ccap = 0;
 	long width, min;
@@ -410,7 +400,7 @@ int web_api_flame(struct call *c)
 		c->err = err;
 		return 500;
 	}
-	root = walk_path(c, t, call_arg(c, "root"));
+	root = web_tree_walk(c, t, call_arg(c, "root"));
 	if (root == UINT32_MAX)
 		return c->status;
 	if (search_init(c, &s, v->prof))
@@ -449,7 +439,7 @@ int web_api_flame(struct call *c)
 	emit_nodes(c, t, root, (double)width, (double)min, diff, &s, &nm,
 		   &maxdepth, &dropped);
 	call_add(c, ",\"depth\":%u,\"dropped\":%zu,", maxdepth, dropped);
-	names_write(c, &nm, v->prof);
+	web_names_write(c, &nm, v->prof);
 	call_add(c, "}\n");
 	free(chain);
 	free(nm.idx);
@@ -551,7 +541,7 @@ int web_api_sandwich(struct call *c)
 	struct web_view *v;
 	struct kiln_tree *t, callers = KILN_TREE_INIT, callees = KILN_TREE_INIT;
 	struct search s;
-	struct names nm = { 0 };
+	struct web_names nm = { 0 };
 	const char *fn = call_arg(c, "fn");
 	uint32_t name, maxdepth;
 	size_t dropped;
@@ -598,7 +588,7 @@ int web_api_sandwich(struct call *c)
 	emit_nodes(c, &callees, callees.nodes[0].child, (double)width, 1.0, false, &s,
 		   &nm, &maxdepth, &dropped);
 	call_add(c, ",\"depth\":%u},", maxdepth);
-	names_write(c, &nm, v->prof);
+	web_names_write(c, &nm, v->prof);
 	call_add(c, "}\n");
 out:
 	free(nm.idx);

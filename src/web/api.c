@@ -7,6 +7,10 @@
  *   /api/flame      flame graph nodes (api-tree.c)
  *   /api/sandwich   callers and callees of one function (api-tree.c)
  *   /api/top        the `kiln top` table (api-table.c)
+ *   /api/calltree   the call tree, one node's children at a time
+ *                   (api-calltree.c)
+ *   /api/summary    what the profile says about itself (api-summary.c)
+ *   /api/labels     the selection's labels and their values (api-labels.c)
  *   /api/source     a function's cost per source line (api-table.c)
  *   /api/callgraph  the call graph (kiln callgraph's engine) as SVG
  *   /api/timeline   the selection's values per thread over time, or a
@@ -17,7 +21,8 @@
  * Common arguments (call.c): p (input index, default 0), type (sample
  * type name or index, as --sample-type), focus, ignore (regexes, as kiln
  * top), t0 and t1 (a time range, nanoseconds since the recording's
- * start).  The wire format is in docs/kiln-serve.md.
+ * start), labels (label conditions) and group (a label to root stacks
+ * at).  The wire format is in docs/kiln-serve.md.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -310,10 +315,16 @@ int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 		status = web_api_callgraph(&c);
 	else if (!strcmp(r->path, "/api/source"))
 		status = web_api_source(&c);
+	else if (!strcmp(r->path, "/api/calltree"))
+		status = web_api_calltree(&c);
+	else if (!strcmp(r->path, "/api/summary"))
+		status = web_api_summary(&c);
+	else if (!strcmp(r->path, "/api/labels"))
+		status = web_api_labels(&c);
 	else
 		status = call_fail(&c, 404, "no API '%s' (there are /api/profiles, "
 			      "/api/flame, /api/top, /api/sandwich, /api/callgraph, "
-			      "/api/source, "
+			      "/api/source, /api/calltree, /api/summary, /api/labels, "
 			      "/api/timeline, "
 			      "/api/download)", r->path);
 	if (c.err) {

@@ -137,6 +137,8 @@ int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 	s.focus = call_arg(c, "focus");
 	s.ignore = call_arg(c, "ignore");
 	s.hide = call_arg(c, "hide");
+	s.labels = call_arg(c, "labels");
+	s.group = call_arg(c, "group");
 	if (ranged && (call_time_arg(c, "t0", &s.t0, &has0) ||
 		       call_time_arg(c, "t1", &s.t1, &has1)))
 		return -1;
@@ -206,3 +208,26 @@ int call_frac_arg(struct call *c, const char *key, double def, double *out)
 	return 0;
 }
 
+
+bool call_memo_get(struct call *c, struct web_view *v, int which, long arg)
+{
+	if (!v->memo_ok[which] || v->memo_arg[which] != arg)
+		return false;
+	if (kiln_buf_add(c->out, v->memo[which].data, v->memo[which].len))
+		c->err = -ENOMEM;
+	return true;
+}
+
+void call_memo_put(struct call *c, struct web_view *v, int which, long arg,
+		   size_t from)
+{
+	v->memo_ok[which] = false;
+	if (c->err)
+		return;
+	kiln_buf_reset(&v->memo[which]);
+	/* Not kept when out of memory: made again next time. */
+	if (!kiln_buf_add(&v->memo[which], c->out->data + from, c->out->len - from)) {
+		v->memo_arg[which] = arg;
+		v->memo_ok[which] = true;
+	}
+}

@@ -52,6 +52,37 @@ int call_selection(struct call *c, struct web_view **v);
 const char *call_type_name(const struct kiln_prof *p, int type);
 const char *call_unit_name(const struct kiln_prof *p, int type);
 
+/* The answer's "names" table: string ids, each once, in first-use order;
+ * web_name_ref() gives s's index in it (adding it), web_names_write()
+ * appends "names":[...] (zero-initialize, free(idx) after). */
+struct web_names {
+	uint32_t *idx;		/* string id -> index + 1 */
+	size_t nidx;
+	uint32_t n;
+};
+uint32_t web_name_ref(struct call *c, struct web_names *nm,
+		      const struct kiln_prof *p, uint32_t s);
+void web_names_write(struct call *c, struct web_names *nm,
+		     const struct kiln_prof *p);
+/* The node of t at path: frame names from the root's child down,
+ * separated by ';', with '\;' and '\\' for those characters inside a
+ * name; NULL or "": the root.  UINT32_MAX when there is no such node (the
+ * 404 answer is made) or out of memory (c->err). */
+struct kiln_tree;
+uint32_t web_tree_walk(struct call *c, const struct kiln_tree *t,
+		       const char *path);
+/* The string id of the file a node's code was mapped from, or 0. */
+struct kiln_tree_node;
+uint32_t web_node_module(const struct kiln_prof *p,
+			 const struct kiln_tree_node *n);
+
+/* A kept answer: call_memo_get() appends view v's answer `which` made
+ * with argument arg and returns true when there is one; call_memo_put()
+ * keeps what the answer appended to c->out from offset `from` on. */
+bool call_memo_get(struct call *c, struct web_view *v, int which, long arg);
+void call_memo_put(struct call *c, struct web_view *v, int which, long arg,
+		   size_t from);
+
 /* The endpoints: each answers one path under /api/ and returns the
  * status (docs/kiln-serve.md). */
 int web_api_profiles(struct call *c);
@@ -62,5 +93,8 @@ int web_api_source(struct call *c);
 int web_api_callgraph(struct call *c);
 int web_api_timeline(struct call *c);
 int web_api_download(struct call *c);
+int web_api_calltree(struct call *c);
+int web_api_summary(struct call *c);
+int web_api_labels(struct call *c);
 
 #endif

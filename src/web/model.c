@@ -59,6 +59,8 @@ static void view_release(struct web_view *v)
 		kiln_top_release(&v->top[i]);
 		kiln_top_release(&v->base_top[i]);
 	}
+	for (i = 0; i < WEB_MEMOS; i++)
+		kiln_buf_release(&v->memo[i]);
 	kiln_tree_release(&v->sw_callers);
 	kiln_tree_release(&v->sw_callees);
 	if (v->own)
@@ -68,6 +70,8 @@ static void view_release(struct web_view *v)
 	free(v->focus);
 	free(v->ignore);
 	free(v->hide);
+	free(v->labels);
+	free(v->group);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -86,6 +90,7 @@ void kiln_web_model_free(struct kiln_web_model *m)
 		if (m->in[i].heap) {
 			free(m->in[i].heap->max);
 			free(m->in[i].heap->end);
+			free(m->in[i].heap->cmdline);
 			free(m->in[i].heap);
 		}
 		free(m->in[i].name);
@@ -118,9 +123,10 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 		return 0;
 	}
 	err = kiln_heaptrace_analyse(in->trace, in->trace_len, &h, &info, d);
-	kiln_heaptrace_info_release(&info);
-	if (err)
+	if (err) {
+		kiln_heaptrace_info_release(&info);
 		return err;
+	}
 	hl = calloc(1, sizeof(*hl));
 	if (hl) {
 		hl->n = h->nbuckets;
@@ -134,6 +140,7 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 		}
 		free(hl);
 		kiln_hprof_free(h);
+		kiln_heaptrace_info_release(&info);
 		return -ENOMEM;
 	}
 	if (hl->n) {
@@ -144,6 +151,14 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 	hl->peak = h->tot.peak;
 	hl->peak_t = h->tot.peak_t;
 	hl->span = h->tot.t_last - h->tot.t_first;
+	hl->tot = h->tot;
+	hl->pid = info.pid;
+	hl->sample_bytes = info.sample_bytes;
+	hl->threads = info.threads;
+	/* The command line moves to the line (released below as NULL). */
+	hl->cmdline = info.cmdline;
+	info.cmdline = NULL;
+	kiln_heaptrace_info_release(&info);
 	kiln_hprof_free(h);
 	in->heap = hl;
 	*out = hl;
@@ -159,10 +174,71 @@ int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
 	return m->base.name && m->base.format ? 0 : -ENOMEM;
 }
 
+/*
+ * Applies the label conditions (struct web_sel's format) and the
+ * grouping to p.  0, -EINVAL (a condition without '=', d filled) or
+ * -ENOMEM.
+ */
+static int by_labels(struct kiln_prof *p, const char *labels,
+		     const char *group, struct kiln_diag *d)
+{
+	struct kiln_label_cond *c = NULL;
+	size_t n = 0, cap = 0, i, len = labels ? strlen(labels) : 0;
+	char *buf = malloc(len + 1), *w = buf, *item = buf, *eq;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	/* Unescape into buf, cutting items at the unescaped ';'. */
+	for (i = 0; i <= len && !err; i++) {
+		char ch = labels ? labels[i] : '\0';
+
+		if (ch == '\\' && i + 1 < len) {
+			*w++ = labels[++i];
+			continue;
+		}
+		if (ch != ';' && ch) {
+			*w++ = ch;
+			continue;
+		}
+		*w++ = '\0';
+		if (!*item) {
+			item = w;
+			continue;
+		}
+		if (kiln_array_grow((void **)&c, &cap, n + 1, sizeof(*c))) {
+			err = -ENOMEM;
+			break;
+		}
+		eq = strchr(item, '=');
+		if (!eq || eq == item || (eq == item + 1 && *item == '!')) {
+			err = kiln_diag(d, "bad label condition '%s': want KEY=VALUE "
+					"or KEY!=VALUE", item);
+			break;
+		}
+		c[n].exclude = eq[-1] == '!';
+		if (c[n].exclude)
+			eq[-1] = '\0';
+		*eq = '\0';
+		c[n].key = item;
+		c[n].value = eq + 1;
+		n++;
+		item = w;
+	}
+	if (!err)
+		err = kiln_prof_keep_labels(p, c, n);
+	if (!err)
+		err = kiln_prof_group_by_label(p, group);
+	free(c);
+	free(buf);
+	return err;
+}
+
 /* A filtered copy of p, as kiln top filters what it read, and cut to
  * the time range when one is given.  0 or -errno. */
 static int filtered(const struct kiln_prof *p, const char *focus,
 		    const char *ignore, const char *hide, const int64_t *range,
+		    const char *labels, const char *group,
 		    struct kiln_prof **out, struct kiln_diag *d)
 {
 	struct kiln_prof *copy = kiln_prof_new();
@@ -177,6 +253,8 @@ static int filtered(const struct kiln_prof *p, const char *focus,
 		err = kiln_prof_hide(copy, hide, d);
 	if (!err && range)
 		err = kiln_prof_keep_time(copy, range[0], range[1]);
+	if (!err)
+		err = by_labels(copy, labels, group, d);
 	if (err) {
 		kiln_prof_free(copy);
 		return err;
@@ -188,6 +266,7 @@ static int filtered(const struct kiln_prof *p, const char *focus,
 /* A heap trace's profile over [t0, t1), filtered.  0 or -errno. */
 static int heap_range(const struct web_input *in, const char *focus,
 		      const char *ignore, const char *hide, int64_t t0, int64_t t1,
+		      const char *labels, const char *group,
 		      struct kiln_prof **out, struct kiln_diag *d)
 {
 	struct kiln_prof *p = kiln_prof_new();
@@ -203,6 +282,8 @@ static int heap_range(const struct web_input *in, const char *focus,
 		err = kiln_prof_filter(p, focus, ignore, d);
 	if (!err)
 		err = kiln_prof_hide(p, hide, d);
+	if (!err)
+		err = by_labels(p, labels, group, d);
 	if (err) {
 		kiln_prof_free(p);
 		return err;
@@ -222,6 +303,8 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	const char *focus = s->focus && *s->focus ? s->focus : NULL;
 	const char *ignore = s->ignore && *s->ignore ? s->ignore : NULL;
 	const char *hide = s->hide && *s->hide ? s->hide : NULL;
+	const char *labels = s->labels && *s->labels ? s->labels : NULL;
+	const char *group = s->group && *s->group ? s->group : NULL;
 	const int64_t range[2] = { s->t0, s->t1 };
 	unsigned p = s->p;
 	int type = s->type;
@@ -233,7 +316,8 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		v = &m->views[i];
 		if (v->used && v->p == p && v->type == type &&
 		    same(v->focus, focus) && same(v->ignore, ignore) &&
-		    same(v->hide, hide) &&
+		    same(v->hide, hide) && same(v->labels, labels) &&
+		    same(v->group, group) &&
 		    v->ranged == s->ranged &&
 		    (!s->ranged || (v->t0 == s->t0 && v->t1 == s->t1))) {
 			v->tick = ++m->tick;
@@ -251,10 +335,12 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	err = 0;
 	if (s->ranged && m->in[p].trace)	/* analysed again over the range */
 		err = heap_range(&m->in[p], focus, ignore, hide, s->t0, s->t1,
-				 &slot->prof, d);
-	else if (focus || ignore || hide || s->ranged)	/* rewrites samples */
+				 labels, group, &slot->prof, d);
+	else if (focus || ignore || hide || s->ranged || labels || group)
+		/* rewrites samples */
 		err = filtered(m->in[p].prof, focus, ignore, hide,
-			       s->ranged ? range : NULL, &slot->prof, d);
+			       s->ranged ? range : NULL, labels, group,
+			       &slot->prof, d);
 	if (err)
 		return err;
 	if (!slot->prof) {
@@ -265,9 +351,9 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		slot->t0 = s->t0;
 		slot->t1 = s->t1;
 	}
-	if (m->base.prof && (focus || ignore || hide)) {
-		err = filtered(m->base.prof, focus, ignore, hide, NULL,
-			       &slot->base, d);
+	if (m->base.prof && (focus || ignore || hide || labels || group)) {
+		err = filtered(m->base.prof, focus, ignore, hide, NULL, labels,
+			       group, &slot->base, d);
 		if (err) {
 			slot->base = NULL;
 			view_release(slot);
@@ -278,8 +364,11 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	slot->focus = focus ? strdup(focus) : NULL;
 	slot->ignore = ignore ? strdup(ignore) : NULL;
 	slot->hide = hide ? strdup(hide) : NULL;
+	slot->labels = labels ? strdup(labels) : NULL;
+	slot->group = group ? strdup(group) : NULL;
 	if ((focus && !slot->focus) || (ignore && !slot->ignore) ||
-	    (hide && !slot->hide)) {
+	    (hide && !slot->hide) || (labels && !slot->labels) ||
+	    (group && !slot->group)) {
 		view_release(slot);
 		return -ENOMEM;
 	}

@@ -29,7 +29,8 @@ struct sub {
 static const char *sub_arg(void *ctx, const char *key)
 {
 	static const char *const pass[] = { "p", "type", "focus", "ignore",
-					    "hide", "t0", "t1", NULL };
+					    "hide", "t0", "t1", "labels",
+					    "group", NULL };
 	const struct sub *s = ctx;
 	size_t i;
 
@@ -105,6 +106,25 @@ static int splice(struct kiln_buf *out, const char **page, size_t *n,
 	return 0;
 }
 
+/* The page up to the script tag of asset path (a view's own file, whose
+ * tab the saved page hides), then that file inlined.  0 or -ENOMEM
+ * (-ENOENT, -EINVAL: no such asset or tag). */
+static int inline_js(struct kiln_buf *out, const char **page, size_t *n,
+		     const char *path)
+{
+	const struct kiln_web_asset *a = kiln_web_asset(path);
+	char tag[64];
+
+	if (!a)
+		return -ENOENT;
+	snprintf(tag, sizeof(tag), "<script src=\"%s\"></script>", path);
+	if (splice(out, page, n, tag) || kiln_buf_adds(out, "<script>\n") ||
+	    add_script_safe(out, (const char *)a->data, a->len) ||
+	    kiln_buf_adds(out, "</script>"))
+		return -ENOMEM;
+	return 0;
+}
+
 int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
 		       struct kiln_buf *out, struct kiln_buf *err_msg)
 {
@@ -117,7 +137,8 @@ int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
 		"diff", "0", "node_fraction", "", "edge_fraction", "", NULL };
 	static const char *const none[] = { NULL };
 	static const char *const sel_keys[] = { "p", "type", "focus", "ignore",
-						"hide", "t0", "t1", NULL };
+						"hide", "t0", "t1", "labels",
+						"group", NULL };
 	size_t i;
 	const struct kiln_web_asset *html = kiln_web_asset("/");
 	const struct kiln_web_asset *css = kiln_web_asset("/style.css");
@@ -185,6 +206,9 @@ int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
 	    kiln_buf_adds(out, "<style>\n") ||
 	    kiln_buf_add(out, css->data, css->len) ||
 	    kiln_buf_adds(out, "</style>") ||
+	    inline_js(out, &page, &n, "/calltree.js") ||
+	    inline_js(out, &page, &n, "/summary.js") ||
+	    inline_js(out, &page, &n, "/labels.js") ||
 	    splice(out, &page, &n, "<script src=\"/app.js\"></script>") ||
 	    kiln_buf_adds(out, "<script>\nwindow.KILN_OFFLINE = ") ||
 	    add_script_safe(out, data.data, data.len) ||

@@ -9,11 +9,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "profile/hprof.h"
 #include "profile/top.h"
 #include "profile/tree.h"
 #include "util/buf.h"
 
 struct kiln_diag;
+
+/* The kept answers of a view (web_view.memo). */
+enum { WEB_MEMO_LABELS, WEB_MEMO_SUMMARY, WEB_MEMOS };
 
 /* Selections kept built at once: a few views open side by side. */
 #define WEB_VIEWS 6
@@ -26,6 +30,12 @@ struct web_heapline {
 	double peak;
 	uint64_t peak_t;	/* ns after the first event */
 	uint64_t span;		/* ns from the first event to the last */
+	/* For the summary: the analysis's totals and what the trace says
+	 * about itself (cmdline owned, may be NULL). */
+	struct kiln_hprof_totals tot;
+	uint64_t pid, sample_bytes;
+	size_t threads;
+	char *cmdline;
 };
 
 struct web_input {
@@ -48,6 +58,11 @@ struct web_sel {
 	unsigned p;
 	int type;
 	const char *focus, *ignore, *hide;
+	/* Label conditions "KEY=VALUE" (keep) or "KEY!=VALUE" (drop),
+	 * separated by ';' ('\;' and '\\' inside), as
+	 * kiln_prof_keep_labels() applies them; group: the label every stack
+	 * is rooted at (kiln_prof_group_by_label()).  NULL or "": none. */
+	const char *labels, *group;
 	bool ranged;
 	int64_t t0, t1;
 };
@@ -61,6 +76,7 @@ struct web_view {
 	unsigned p;
 	int type;
 	char *focus, *ignore, *hide;	/* NULL for none */
+	char *labels, *group;		/* NULL for none */
 	bool ranged;
 	int64_t t0, t1;
 	struct kiln_prof *prof;		/* the input's, or a filtered copy */
@@ -76,6 +92,11 @@ struct web_view {
 	/* The last sandwich: function name string id (0: none) and trees. */
 	uint32_t sw_name;
 	struct kiln_tree sw_callers, sw_callees;
+	/* Answers that depend on the selection only (/api/labels with its
+	 * n, /api/summary), kept: each costs a pass over every sample. */
+	struct kiln_buf memo[WEB_MEMOS];
+	long memo_arg[WEB_MEMOS];
+	bool memo_ok[WEB_MEMOS];
 	unsigned long tick;		/* last use, for eviction */
 };
 

@@ -337,6 +337,91 @@ static void test_inline_and_fallback(void **state)
 	kiln_prof_free(p);
 }
 
+/* Adds leaf f with value v and labels pid=pid (numeric) and who=who
+ * (a string; NULL: no labels at all). */
+static void add_labelled(struct kiln_prof *p, const char *f, int64_t pid,
+			 const char *who, int64_t v)
+{
+	struct kiln_label l[2] = {
+		{ kiln_prof_interns(p, "pid"), 0, pid, 0 },
+		{ kiln_prof_interns(p, "who"), who ? kiln_prof_interns(p, who) : 0, 0, 0 },
+	};
+	uint32_t locs[2] = { loc(p, f), loc(p, "main") };
+	int64_t vals[2] = { v, v };
+
+	assert_true(kiln_prof_add_sample(p, locs, 2, vals,
+					 who ? kiln_prof_labelset(p, l, 2) : 0) >= 0);
+}
+
+static struct kiln_prof *make_labelled(void)
+{
+	static const char *const types[] = { "samples/count", "cpu/nanoseconds" };
+	struct kiln_prof *p = kiln_prof_new();
+
+	assert_non_null(p);
+	assert_int_equal(kiln_prof_set_types_str(p, types, 2), 0);
+	add_labelled(p, "a", 1, "x", 1);
+	add_labelled(p, "b", 2, "y", 10);
+	add_labelled(p, "c", 3, "x", 100);
+	add_labelled(p, "d", 0, NULL, 1000);
+	return p;
+}
+
+static void test_labels(void **state)
+{
+	const struct kiln_label_cond pid12[] = {
+		{ "pid", "1", false }, { "pid", "2", false },
+	};
+	const struct kiln_label_cond pid12_x[] = {
+		{ "pid", "1", false }, { "pid", "2", false }, { "who", "x", false },
+	};
+	const struct kiln_label_cond not_x[] = { { "who", "x", true } };
+	const struct kiln_label_cond nokey[] = { { "nokey", "1", false } };
+	struct kiln_frame *f = NULL;
+	struct kiln_prof *p;
+	size_t cap = 0, i;
+	char buf[32];
+
+	/* Two values of one key: either; with another key: both. */
+	p = make_labelled();
+	assert_int_equal(kiln_prof_keep_labels(p, pid12, 2), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 11);
+	assert_int_equal(kiln_prof_keep_labels(p, pid12_x, 3), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 1);
+	kiln_prof_free(p);
+	/* Exclude keeps the samples without the label. */
+	p = make_labelled();
+	assert_int_equal(kiln_prof_keep_labels(p, not_x, 1), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 1010);
+	assert_int_equal(kiln_prof_keep_labels(p, NULL, 0), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 1010);
+	/* A key nobody has keeps nothing. */
+	assert_int_equal(kiln_prof_keep_labels(p, nokey, 1), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 0);
+	kiln_prof_free(p);
+	/* Group: the outermost frame names the value. */
+	p = make_labelled();
+	assert_int_equal(kiln_prof_group_by_label(p, "who"), 0);
+	assert_int_equal(kiln_prof_total(p, 0), 1111);
+	for (i = 0; i < p->nsamples; i++) {
+		long n = kiln_prof_frames(p, &p->samples[i], &f, &cap);
+		const struct kiln_label *l = kiln_prof_label(p, p->samples[i].labels,
+			kiln_prof_find_str(p, "who", 3));
+
+		assert_int_equal(n, 3);
+		assert_string_equal(kiln_prof_str(p, f[1].name), "main");
+		snprintf(buf, sizeof(buf), "who=%s", l ? kiln_prof_str(p, l->str) : "(none)");
+		assert_string_equal(kiln_prof_str(p, f[2].name), buf);
+	}
+	{
+		const struct kiln_label num = { 0, 0, -42, 0 };
+
+		assert_string_equal(kiln_prof_label_text(p, &num, buf, sizeof(buf)), "-42");
+	}
+	free(f);
+	kiln_prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_hide),
 		cmocka_unit_test(test_inline_and_fallback),
+		cmocka_unit_test(test_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

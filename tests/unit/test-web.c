@@ -2,7 +2,8 @@
 /* Unit tests of kiln serve's API (web/api.c, web/model.c) without a
  * socket: zoom paths with escaped names, the pixel bound on flame nodes,
  * the sandwich of a recursive function, filtered selections leaving the
- * input whole, the selection cache under eviction, errors. */
+ * input whole, the selection cache under eviction, errors, the call
+ * tree's levels and the summary's figures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -254,6 +255,98 @@ static void test_source_read(void **state)
 	(void)state;
 }
 
+static void test_calltree(void **state)
+{
+	struct kiln_web_model *m = model();
+	struct kiln_buf out = KILN_BUF_INIT;
+
+	/* The hot path: main, a;b (escaped in the path), rec, g, rec; leaf
+	 * has no children, so no level of its own. */
+	assert_int_equal(call(m, "/api/calltree", "open=64", &out), 200);
+	assert_non_null(strstr(out.data, "{\"path\":\"main;a\\\\;b;rec;g;rec\",\"children\":[[6,600,600,0,"));
+	assert_null(strstr(out.data, "\"path\":\"main;a\\\\;b;rec;g;rec;leaf\""));
+	/* main's children heaviest first (a;b 800, back\slash 100, tiny 1),
+	 * cut at n=2: one more worth 1. */
+	assert_int_equal(call(m, "/api/calltree", "path=main&n=2", &out), 200);
+	assert_non_null(strstr(out.data, "\"children\":[[0,800,0,1,-1,0,"));
+	assert_non_null(strstr(out.data, "\"more\":1,\"more_total\":1}"));
+	assert_non_null(strstr(out.data, "\"names\":[\"a;b\",\"back\\\\slash\"]"));
+	/* Only one level without open. */
+	assert_null(strstr(out.data, "},{\"path\""));
+	/* Inverted: leaf 600/600, rec 300/300 (its self), tiny 1; rec's
+	 * callers have no self. */
+	assert_int_equal(call(m, "/api/calltree", "reverse=1", &out), 200);
+	assert_non_null(strstr(out.data, "\"children\":[[0,600,600,1,-1,0,3,-1],[1,300,300,2,"));
+	assert_int_equal(call(m, "/api/calltree", "reverse=1&path=rec", &out), 200);
+	assert_non_null(strstr(out.data, "\"children\":[[0,200,0,1,-1,0,3,-1],[1,100,0,1,"));
+	/* A leaf's children: none (nothing to sort). */
+	assert_int_equal(call(m, "/api/calltree", "path=main;tiny", &out), 200);
+	assert_non_null(strstr(out.data, "\"children\":[],\"more\":0"));
+	/* No labels at all. */
+	assert_int_equal(call(m, "/api/labels", "", &out), 200);
+	assert_non_null(strstr(out.data, "\"keys\":[]"));
+	assert_int_equal(call(m, "/api/calltree", "path=main;nope", &out), 404);
+	assert_int_equal(call(m, "/api/calltree", "n=0", &out), 400);
+	assert_int_equal(call(m, "/api/calltree", "open=513", &out), 400);
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+}
+
+static void test_summary(void **state)
+{
+	static const char *const types[] = { "samples/count" };
+	struct kiln_prof *p = kiln_prof_new();
+	const char *name = "s.pb.gz", *fmt = "pprof";
+	struct kiln_buf out = KILN_BUF_INIT;
+	struct kiln_web_model *m;
+	uint32_t k_pid, k_thr;
+	int i;
+
+	assert_non_null(p);
+	assert_int_equal(kiln_prof_set_types_str(p, types, 1), 0);
+	k_pid = kiln_prof_interns(p, "pid");
+	k_thr = kiln_prof_interns(p, "thread");
+	/* Two processes, three threads; two samples share a thread (and
+	 * their labels: one record). */
+	for (i = 0; i < 4; i++) {
+		static const int64_t pid[] = { 10, 10, 20, 10 }, tid[] = { 10, 11, 20, 11 };
+		struct kiln_label l[2] = { { k_pid, 0, pid[i], 0 }, { k_thr, 0, tid[i], 0 } };
+		struct kiln_line ln = { kiln_prof_function(p, kiln_prof_interns(p, "f"), 0, 0, 0), 0 };
+		uint32_t loc = kiln_prof_location(p, 0, 0x1000, &ln, 1);
+		int64_t v = i + 1;
+
+		assert_true(kiln_prof_add_sample(p, &loc, 1, &v, kiln_prof_labelset(p, l, 2)) >= 0);
+	}
+	/* Notes first: the command line is the first comment that is none. */
+	assert_int_equal(kiln_prof_add_comment(p, "hostname: box, kernel 6.1"), 0);
+	assert_int_equal(kiln_prof_add_comment(p, "perf lost 7 records"), 0);
+	assert_int_equal(kiln_prof_add_comment(p, "./server --port 1"), 0);
+	p->period = 1000;
+	m = kiln_web_model_new(&p, &name, &fmt, 1);
+	assert_non_null(m);
+	assert_int_equal(call(m, "/api/summary", "", &out), 200);
+	assert_non_null(strstr(out.data, "\"command\":\"./server --port 1\",\"host\":\"box, kernel 6.1\",\"event\":null,\"lost\":7,"));
+	assert_non_null(strstr(out.data, "\"period\":1000,"));
+	assert_non_null(strstr(out.data, "\"samples\":10,"));
+	assert_non_null(strstr(out.data, "\"records\":3,\"processes\":2,\"threads\":3,\"time_span\":null"));
+	assert_null(strstr(out.data, "\"heap\""));
+	/* Kept: the same answer again. */
+	{
+		char *first = strdup(out.data);
+
+		assert_int_equal(call(m, "/api/summary", "", &out), 200);
+		assert_string_equal(out.data, first);
+		free(first);
+	}
+	/* The selection: focus on nothing that matches leaves no samples. */
+	assert_int_equal(call(m, "/api/summary", "ignore=f", &out), 200);
+	assert_non_null(strstr(out.data, "\"selection\":{\"type\":\"samples\",\"unit\":\"count\",\"total\":0,"));
+	assert_non_null(strstr(out.data, "\"records\":0,\"processes\":0,\"threads\":0"));
+	assert_int_equal(call(m, "/api/summary", "p=3", &out), 400);
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+}
+
 static void test_assets(void **state)
 {
 	const struct kiln_web_asset *a = kiln_web_asset("/");
@@ -262,6 +355,8 @@ static void test_assets(void **state)
 	assert_non_null(strstr(a->type, "text/html"));
 	assert_true(a->len > 100);
 	assert_non_null(kiln_web_asset("/app.js"));
+	assert_non_null(kiln_web_asset("/calltree.js"));
+	assert_non_null(kiln_web_asset("/summary.js"));
 	assert_null(kiln_web_asset("/index.html"));
 	assert_null(kiln_web_asset("/../app.js"));
 	assert_null(kiln_web_asset(""));
@@ -276,6 +371,8 @@ int main(void)
 		cmocka_unit_test(test_selections),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_assets),
+		cmocka_unit_test(test_calltree),
+		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_source_read),
 	};
 

@@ -11,8 +11,10 @@ const $ = (id) => document.getElementById(id);
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
-  t0: '', t1: '', cgn: '80', fit: '1', abs: '0' };
+  t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '', lf: '', g: '' };
 let state = { ...DEFAULTS };
+// Views in files of their own (calltree.js, summary.js): render(gen), wire().
+const VIEWS = { calltree: CallTree, summary: Summary };
 
 function readHash() {
   const q = new URLSearchParams(location.hash.slice(1));
@@ -74,6 +76,8 @@ function sel() {
   if (state.ignore) q.set('ignore', state.ignore);
   if (state.hide) q.set('hide', state.hide);
   if (state.t0 && state.t1) { q.set('t0', state.t0); q.set('t1', state.t1); }
+  if (state.lf) q.set('labels', state.lf);
+  if (state.g) q.set('group', state.g);
   return q;
 }
 
@@ -587,7 +591,7 @@ function header() {
     a.href = `/api/download?${q.toString()}`;
   }
   for (const k of ['focus', 'ignore', 'hide']) if (document.activeElement !== $(k)) $(k).value = state[k];
-  for (const v of ['flame', 'top', 'sandwich', 'callgraph', 'source'])
+  for (const v of ['flame', 'top', 'sandwich', 'callgraph', 'source', ...Object.keys(VIEWS)])
     $(`${v}-view`).hidden = !(state.v === v || (v === 'flame' && state.v === 'icicle'));
 }
 
@@ -805,9 +809,9 @@ async function render() {
   header();
   try {
     // The view's request goes out first; the strip is drawn meanwhile.
-    const view = state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
+    const view = VIEWS[state.v] ? VIEWS[state.v].render(gen) : state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
       state.v === 'callgraph' ? renderCallgraph(gen) : state.v === 'source' ? renderSource(gen) : renderFlame(gen);
-    await Promise.all([view, renderTimeline(gen)]);
+    await Promise.all([view, renderTimeline(gen), Labels.render(gen)]);
     if (gen === generation) showError('');
   } catch (e) {
     if (gen === generation) showError(e.message);
@@ -833,7 +837,9 @@ function wire() {
   callees.onClick = (i) => setState({ fn: callees.name(i) });
 
   wireTimeline();
-  $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '', t0: '', t1: '' }));
+  for (const v of Object.values(VIEWS)) v.wire();
+  Labels.wire();
+  $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '', t0: '', t1: '', lf: '', g: '' }));
   $('type').addEventListener('change', (e) => setState({ type: e.target.value, root: '' }));
   for (const k of ['focus', 'ignore', 'hide'])
     $(k).addEventListener('change', (e) => setState({ [k]: e.target.value, root: '' }));
@@ -898,7 +904,7 @@ async function main() {
     // The saved selection is the only one: its profile and type.
     const saved = OFFLINE.profiles.profiles[+OFFLINE.sel.p || 0] || { name: '?' };
     document.title = `kiln: ${saved.name}`;  // as the <title> the server wrote
-    for (const id of ['tab-sandwich', 'tab-source', 'downloads', 'timeline-view', 'sw-source'])
+    for (const id of ['tab-sandwich', 'tab-source', 'tab-calltree', 'tab-summary', 'downloads', 'timeline-view', 'sw-source'])
       $(id).hidden = true;
     // Its help names only what it has: no sandwich here.
     for (const h of document.querySelectorAll('#flame-view .help'))
@@ -910,6 +916,8 @@ async function main() {
     $('saved').textContent = `saved page of ${saved.name}` + (OFFLINE.sel.focus ? `, focus ${OFFLINE.sel.focus}` : '') +
       (OFFLINE.sel.ignore ? `, ignore ${OFFLINE.sel.ignore}` : '') +
       (OFFLINE.sel.hide ? `, hide ${OFFLINE.sel.hide}` : '') +
+      (OFFLINE.sel.labels ? `, labels ${OFFLINE.sel.labels}` : '') +
+      (OFFLINE.sel.group ? `, grouped by ${OFFLINE.sel.group}` : '') +
       (OFFLINE.sel.t0 ? `, ${fmtSec(+OFFLINE.sel.t0, +OFFLINE.sel.t1)} – ${fmtSec(+OFFLINE.sel.t1, +OFFLINE.sel.t1)}` : '');
   }
   try {
