@@ -22,9 +22,8 @@
 #include "util/buf.h"
 #include "web/call.h"
 
-#ifndef KILN_VERSION
-#define KILN_VERSION "unknown"
-#endif
+/* kiln --version's: the version and the commit (cmake/version.cmake). */
+#include "kiln-version.h"
 
 /* Comments kiln's readers and recorders write that are not a command
  * line. */
@@ -260,7 +259,8 @@ int web_api_summary(struct call *c)
 		return c->err ? 500 : 200;
 	from = c->out->len;
 	in = &c->m->in[v->p];
-	call_add(c, "{\"kiln_version\":\"%s\",", KILN_VERSION);
+	call_add(c, "{\"kiln_version\":\"%s (commit %s)\",", KILN_VERSION,
+		 KILN_COMMIT);
 	err = add_input(c, in);
 	if (!err && in->trace) {
 		struct web_heapline *hl;
