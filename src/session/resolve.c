@@ -64,6 +64,7 @@ static struct kiln_sym *proc_sym(struct kiln_rec *r, struct proc *pr)
 					     pr->maps[i].start, pr->maps[i].end,
 					     pr->maps[i].pgoff);
 	pr->perfmap_off = 0;
+	pr->perfmap_read = false;
 	if (!r->o.offline)
 		kiln_sym_load_perfmap_from(pr->sym, (int)pr->pid, &pr->perfmap_off,
 					   NULL);
@@ -102,6 +103,24 @@ static bool reload_perfmap(struct kiln_rec *r, struct proc *pr)
 		return false;
 	pr->jitver++;
 	return true;
+}
+
+/*
+ * A perf.data replayed: an address outside every ELF file is named from
+ * /tmp/perf-PID.map as perf report names it, read once, at the first such
+ * address of the process, if root or the user reading owns it (perf
+ * report's rule; docs/symbols.md).  True when lines were read.
+ */
+static bool read_perfmap(struct proc *pr)
+{
+	uint64_t before = pr->perfmap_off;
+
+	if (pr->perfmap_read || !pr->sym)
+		return false;
+	pr->perfmap_read = true;
+	kiln_sym_load_perfmap_owned(pr->sym, (int)pr->pid, geteuid(),
+				    &pr->perfmap_off, NULL);
+	return pr->perfmap_off != before;
 }
 
 /* Whether a mapping's code may be named by the perf map (not an ELF file). */
@@ -195,8 +214,8 @@ static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
 		sym = proc_sym(r, pr);
 	if (sym) {
 		kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
-		if (!info.nframes && !r->o.offline && jit_mapping(r, m) &&
-		    reload_perfmap(r, pr))
+		if (!info.nframes && jit_mapping(r, m) &&
+		    (r->o.offline ? read_perfmap(pr) : reload_perfmap(r, pr)))
 			kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
 	}
 	*miss = !r->o.offline && !info.nframes && jit_mapping(r, m);

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct kiln_prof;
 struct kiln_buf;
@@ -180,6 +181,14 @@ int kiln_sym_load_perfmap(struct kiln_sym *s, int pid, struct kiln_diag *d);
  */
 int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
 			       struct kiln_diag *d);
+/*
+ * kiln_sym_load_perfmap_from() for a map read after the fact (a perf.data
+ * of a process that may be long gone, as perf report reads it): the file
+ * is read only when it is owned by root or by `owner` (the user reading
+ * the profile, perf report's rule); another's is skipped, returning 0.
+ */
+int kiln_sym_load_perfmap_owned(struct kiln_sym *s, int pid, uid_t owner,
+				uint64_t *offset, struct kiln_diag *d);
 
 /*
  * Symbolizes the runtime address addr (looked up as it is: pass a return
