@@ -47,6 +47,7 @@ long ksym_add_map(struct kiln_sym *s, const char *path, size_t len,
 	m->end = end;
 	m->offset = offset;
 	m->mod = MOD_UNTRIED;
+	m->shift = 0;
 	s->order_valid = false;
 	return (long)s->nmaps++;
 }
@@ -294,9 +295,10 @@ int ksym_resolve(struct kiln_sym *s, size_t mi)
 	Dwarf_Addr b;
 	struct mod *md;
 	char name[4096];
+	GElf_Ehdr ehdr;
 	Elf *elf;
 	size_t i;
-	bool ok;
+	bool ok, exec;
 	int fd;
 
 	if (m->mod != MOD_UNTRIED)
@@ -317,18 +319,26 @@ int ksym_resolve(struct kiln_sym *s, size_t mi)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	ok = elf && elf_kind(elf) == ELF_K_ELF && elf_bias(elf, m, &bias);
+	/* libdwfl places an ET_EXEC file where it was linked, whatever
+	 * base it is given: a copy mapped elsewhere is shifted to it. */
+	exec = ok && gelf_getehdr(elf, &ehdr) && ehdr.e_type == ET_EXEC;
 	elf_end(elf);
 	if (!ok) {
 		close(fd);
 		return 0;
 	}
+	/* One module per file: another mapping of it at another place
+	 * (another part mapped again) is looked up in the same module. */
 	for (i = 0; i < s->nmods; i++) {
-		if (s->mods[i].bias == bias && !strcmp(s->mods[i].path, m->path)) {
+		if (!strcmp(s->mods[i].path, m->path)) {
 			close(fd);
 			m->mod = (int)i;
+			m->shift = bias - s->mods[i].bias;
 			return 0;
 		}
 	}
+	m->shift = exec ? bias : 0;
+	bias -= m->shift;
 	if (KILN_GROW(s->mods, s->mods_alloc, s->nmods + 1, 16)) {
 		close(fd);
 		return -ENOMEM;
