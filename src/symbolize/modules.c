@@ -286,6 +286,14 @@ static bool own_dwarf(Dwfl_Module *dwmod)
 	return false;
 }
 
+/* Files reported to libdwfl by every session of the process. */
+static unsigned long files_reported;
+
+unsigned long kiln_sym_files_reported(void)
+{
+	return __atomic_load_n(&files_reported, __ATOMIC_RELAXED);
+}
+
 /* Reports the file of mapping mi to libdwfl once; sets maps[mi].mod. */
 int ksym_resolve(struct kiln_sym *s, size_t mi)
 {
@@ -306,6 +314,20 @@ int ksym_resolve(struct kiln_sym *s, size_t mi)
 	m->mod = MOD_NONE;
 	if (kiln_sym_no_local())
 		return 0;
+	/* One module per file: another mapping of it at another place
+	 * (another part mapped again, another process's copy placed in a
+	 * shared session) is looked up in the same module, through the ELF
+	 * libdwfl holds: the file is not opened again. */
+	for (i = 0; i < s->nmods; i++) {
+		if (strcmp(s->mods[i].path, m->path))
+			continue;
+		elf = dwfl_module_getelf(s->mods[i].dwmod, &b);
+		if (elf && elf_bias(elf, m, &bias)) {
+			m->mod = (int)i;
+			m->shift = bias - s->mods[i].bias;
+		}
+		return 0;
+	}
 	if (!strcmp(m->path, "[vdso]") && !s->root) {
 		fd = open_own_vdso(m);
 		snprintf(name, sizeof(name), "[vdso]");
@@ -327,16 +349,6 @@ int ksym_resolve(struct kiln_sym *s, size_t mi)
 		close(fd);
 		return 0;
 	}
-	/* One module per file: another mapping of it at another place
-	 * (another part mapped again) is looked up in the same module. */
-	for (i = 0; i < s->nmods; i++) {
-		if (!strcmp(s->mods[i].path, m->path)) {
-			close(fd);
-			m->mod = (int)i;
-			m->shift = bias - s->mods[i].bias;
-			return 0;
-		}
-	}
 	m->shift = exec ? bias : 0;
 	bias -= m->shift;
 	if (KILN_GROW(s->mods, s->mods_alloc, s->nmods + 1, 16)) {
@@ -357,6 +369,7 @@ int ksym_resolve(struct kiln_sym *s, size_t mi)
 		close(fd);
 		return 0;
 	}
+	__atomic_fetch_add(&files_reported, 1, __ATOMIC_RELAXED);
 	md = &s->mods[s->nmods];
 	memset(md, 0, sizeof(*md));
 	md->path = m->path;

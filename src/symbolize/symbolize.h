@@ -148,6 +148,13 @@ void kiln_sym_close_debug_cache(void);
 int kiln_sym_debug_sources(const char *path, struct kiln_buf *files,
 			   struct kiln_buf *dirs);
 
+/*
+ * How many files the symbol sessions of this process have opened and
+ * reported to libdwfl so far (one per module: a file mapped several times
+ * in one session counts once).  For tests that check that work is shared.
+ */
+unsigned long kiln_sym_files_reported(void);
+
 /* A new session (opts may be NULL).  NULL with errno set on failure. */
 struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts);
 /* Frees the session, libdwfl's state and every result it handed out. */
