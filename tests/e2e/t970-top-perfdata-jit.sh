@@ -32,14 +32,21 @@ expect_status 0 "$KILN" top -n 0 "$T/jit.data"
 cp "$T/out" "$T/kiln.top"
 got=$(name_pct "$T/kiln.top" "$name")
 [ -n "$got" ] || { head -20 "$T/kiln.top" >&2; fail "kiln top does not name '$name'"; }
-within "$got" "$want" 1 || fail "'$name': kiln $got%, perf report $want%"
+# (Within 2 points: V8 reuses code space, and the map then holds older
+# entries under newer ones that the two readers may order differently.)
+within "$got" "$want" 2 || fail "'$name': kiln $got%, perf report $want%"
 
-# Another user's map is not read (perf report: "not owned by current user or root").
-chown 65534 "/tmp/perf-$NPID.map"
-expect_status 0 "$KILN" top -n 0 "$T/jit.data"
-hasnt "$T/out" 'kilnHotLoop'
-has "$T/out" '\[anon\]'
-chown 0 "/tmp/perf-$NPID.map"
+# Another user's map is not read (perf report: "not owned by current user
+# or root"); root can give the map away to check.
+if [ "$(id -u)" = 0 ]; then
+    chown 65534 "/tmp/perf-$NPID.map"
+    expect_status 0 "$KILN" top -n 0 "$T/jit.data"
+    hasnt "$T/out" 'kilnHotLoop'
+    has "$T/out" '\[anon\]'
+    chown 0 "/tmp/perf-$NPID.map"
+else
+    echo "not root: the map's owner is not changed (ownership rule unchecked)" >&2
+fi
 
 # --no-local-symbols: no local file is read, the JIT map included.
 expect_status 0 "$KILN" top -n 0 --no-local-symbols "$T/jit.data"
