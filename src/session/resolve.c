@@ -1,8 +1,9 @@
 /*
  * The recorder's address resolution (session stage): an address of a
  * process at a time to a location of the profile, through a symbol session
- * per process (or per file with -a), the JIT perf maps, kallsyms, cached
- * per (process generation, address).  See recint.h.
+ * per process, or per file (a DSO object, shared by the processes of a
+ * perf.data or of -a), the JIT perf maps, kallsyms, cached per (process
+ * generation, address).  See recint.h.
  */
 #include "session/record.h"
 
