@@ -38,6 +38,7 @@ struct proc {
 	struct kiln_unwind *uw;	/* lazily, DWARF mode */
 	uint64_t perfmap_off;	/* bytes of /tmp/perf-PID.map read so far */
 	uint64_t perfmap_checked;	/* when its size was last looked at (ns) */
+	bool perfmap_read;	/* offline: /tmp/perf-PID.map was read */
 	uint32_t jitver;	/* counts the reads that found new lines */
 	uint32_t nmiss;		/* unnamed JIT addresses since kiln_rec_name_misses() */
 	bool exited;
@@ -45,15 +46,25 @@ struct proc {
 };
 
 /*
- * -a: one symbol session per file, shared by every process that maps it
- * (a machine runs many processes of the same programs and libraries; a
- * session each would read the same debug files again and again).  The
- * file is placed at the addresses of the first process that showed it.
+ * A part of a DSO's file placed in its symbol session: file offsets
+ * [pgoff, end) at DSO_BASE + pgoff (parts never overlap).
  */
-struct filesym {
-	uint32_t file;		/* string id of the path */
-	uint64_t start, end, pgoff;
-	struct kiln_sym *sym;
+struct dso_part {
+	uint64_t pgoff, end;
+};
+
+/*
+ * One file shared by every process that maps it, in a perf.data or with
+ * -a (docs/design.md, "The DSO object"): a machine runs many processes of
+ * the same programs and libraries, and a session each would read the
+ * same symbol tables and debug files again and again.  Owned by the
+ * recorder, freed with it; looked up by the string id of the file read.
+ */
+struct dso {
+	uint32_t file;		/* string id of the file read (the key) */
+	struct kiln_sym *sym;	/* one session, the file at DSO_BASE */
+	struct dso_part *parts;	/* by pgoff */
+	size_t nparts, parts_alloc;
 };
 
 struct thread {
@@ -118,9 +129,9 @@ struct kiln_rec {
 	size_t naddrs, addrs_alloc;
 	struct kiln_htab addr_index;
 
-	struct filesym *files;
-	size_t nfiles, files_alloc;
-	struct kiln_htab file_index;
+	struct dso *dsos;
+	size_t ndsos, dsos_alloc;
+	struct kiln_htab dso_index;
 
 	struct kiln_kallsyms *ksyms;
 	bool ksyms_tried;

@@ -115,10 +115,12 @@ void kiln_rec_free(struct kiln_rec *r)
 	for (i = 0; i < r->nprocs; i++)
 		kiln_rec_proc_release(&r->procs[i]);
 	free(r->procs);
-	for (i = 0; i < r->nfiles; i++)
-		kiln_sym_free(r->files[i].sym);
-	free(r->files);
-	kiln_htab_release(&r->file_index);
+	for (i = 0; i < r->ndsos; i++) {
+		kiln_sym_free(r->dsos[i].sym);
+		free(r->dsos[i].parts);
+	}
+	free(r->dsos);
+	kiln_htab_release(&r->dso_index);
 	free(r->threads);
 	free(r->addrs);
 	free(r->locs);

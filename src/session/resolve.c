@@ -2,8 +2,9 @@
 /*
  * The recorder's address resolution (session stage): an address of a
  * process at a time to a location of the profile, through a symbol session
- * per process (or per file with -a), the JIT perf maps, kallsyms, cached
- * per (process generation, address).  See recint.h.
+ * per process, or per file (a DSO object, shared by the processes of a
+ * perf.data or of -a), the JIT perf maps, kallsyms, cached per (process
+ * generation, address).  See recint.h.
  */
 #include "session/record.h"
 
@@ -65,6 +66,7 @@ static struct kiln_sym *proc_sym(struct kiln_rec *r, struct proc *pr)
 					     pr->maps[i].start, pr->maps[i].end,
 					     pr->maps[i].pgoff);
 	pr->perfmap_off = 0;
+	pr->perfmap_read = false;
 	if (!r->o.offline)
 		kiln_sym_load_perfmap_from(pr->sym, (int)pr->pid, &pr->perfmap_off,
 					   NULL);
@@ -105,6 +107,24 @@ static bool reload_perfmap(struct kiln_rec *r, struct proc *pr)
 	return true;
 }
 
+/*
+ * A perf.data replayed: an address outside every ELF file is named from
+ * /tmp/perf-PID.map as perf report names it, read once, at the first such
+ * address of the process, if root or the user reading owns it (perf
+ * report's rule; docs/symbols.md).  True when lines were read.
+ */
+static bool read_perfmap(struct proc *pr)
+{
+	uint64_t before = pr->perfmap_off;
+
+	if (pr->perfmap_read || !pr->sym)
+		return false;
+	pr->perfmap_read = true;
+	kiln_sym_load_perfmap_owned(pr->sym, (int)pr->pid, geteuid(),
+				    &pr->perfmap_off, NULL);
+	return pr->perfmap_off != before;
+}
+
 /* Whether a mapping's code may be named by the perf map (not an ELF file). */
 static bool jit_mapping(struct kiln_rec *r, const struct rmap *m)
 {
@@ -114,70 +134,118 @@ static bool jit_mapping(struct kiln_rec *r, const struct rmap *m)
 	       !strncmp(path, "/memfd:", 7);
 }
 
-static bool file_eq(const void *ctx, uint32_t id)
+/* Where a DSO's file offset x is looked up: DSO_BASE + x (docs/design.md). */
+#define DSO_BASE 0x100000000000ull
+
+static bool dso_eq(const void *ctx, uint32_t id)
 {
 	const struct kiln_rec *r = ((const void **)ctx)[0];
 	uint32_t file = *(const uint32_t *)((const void **)ctx)[1];
 
-	return r->files[id - 1].file == file;
+	return r->dsos[id - 1].file == file;
+}
+
+/* The DSO of the file read (string id file), made on first use; NULL
+ * when out of memory (r->err set). */
+static struct dso *dso_get(struct kiln_rec *r, struct proc *pr, uint32_t file)
+{
+	const void *ctx[2] = { r, &file };
+	uint32_t hash = (uint32_t)kiln_hash(&file, sizeof(file)), id;
+	struct kiln_sym_opts so = { 0 };
+	struct dso *d;
+
+	id = kiln_htab_find(&r->dso_index, hash, dso_eq, ctx);
+	if (id)
+		return &r->dsos[id - 1];
+	if (!GROW(r->dsos, r->dsos_alloc, r->ndsos + 1)) {
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	d = &r->dsos[r->ndsos];
+	memset(d, 0, sizeof(*d));
+	d->file = file;
+	/* Live, the first process's map_files if the path cannot be opened
+	 * (offline, whatever has that pid now is another process). */
+	so.pid = r->o.offline ? 0 : (int)pr->pid;
+	d->sym = kiln_sym_new(&so);
+	if (!d->sym || kiln_htab_insert(&r->dso_index, hash,
+					(uint32_t)r->ndsos + 1)) {
+		kiln_sym_free(d->sym);
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	r->ndsos++;
+	return d;
 }
 
 /*
- * -a: looks ip (in mapping m of process pr) up in the session shared by
- * every process mapping m's file.  False where that cannot be done (not
- * a plain file, another part of the file, a process in a container): the
- * process's own session is used then.
+ * Places the part of d's file that mapping m maps around file offset off
+ * in d's session, if no part holds off yet: the largest range of m's file
+ * offsets around off that no other part holds (parts never overlap, so
+ * that the one holding an address is the one found).  0 or -ENOMEM.
  */
-static bool shared_lookup(struct kiln_rec *r, struct proc *pr,
-			  const struct rmap *m, uint64_t ip, bool caller,
-			  struct kiln_sym_info *info)
+static int dso_place(struct dso *d, const char *path, const struct rmap *m,
+		     uint64_t off)
 {
-	const char *path;
-	const void *ctx[2];
-	uint32_t hash, id;
-	struct filesym *f;
-	uint64_t off;
-	char root[64];
-	struct stat a, b;
+	uint64_t lo = m->pgoff, hi = m->pgoff + (m->end - m->start);
+	size_t i;
 
-	if (!r->o.system_wide || !m)
-		return false;
-	path = kiln_prof_str(r->p, m->file);
-	if (path[0] != '/' || jit_mapping(r, m) || strstr(path, " (deleted)"))
-		return false;
-	snprintf(root, sizeof(root), "/proc/%u/root", pr->pid);
-	if (!stat(root, &a) && !stat("/", &b) &&
-	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
-		return false;
-	ctx[0] = r;
-	ctx[1] = &m->file;
-	hash = (uint32_t)kiln_hash(&m->file, sizeof(m->file));
-	id = kiln_htab_find(&r->file_index, hash, file_eq, ctx);
-	if (!id) {
-		struct kiln_sym_opts so = { 0 };
+	for (i = 0; i < d->nparts; i++) {
+		const struct dso_part *p = &d->parts[i];
 
-		if (!GROW(r->files, r->files_alloc, r->nfiles + 1) ||
-		    kiln_htab_insert(&r->file_index, hash, (uint32_t)r->nfiles + 1)) {
-			r->err = -ENOMEM;
-			return false;
-		}
-		f = &r->files[r->nfiles++];
-		f->file = m->file;
-		f->start = m->start;
-		f->end = m->end;
-		f->pgoff = m->pgoff;
-		so.pid = (int)pr->pid;
-		f->sym = kiln_sym_new(&so);
-		if (f->sym)
-			kiln_sym_add_mapping(f->sym, path, m->start, m->end, m->pgoff);
-		id = (uint32_t)r->nfiles;
+		if (off >= p->pgoff && off < p->end)
+			return 0;
+		if (p->end <= off && p->end > lo)
+			lo = p->end;
+		if (p->pgoff > off && p->pgoff < hi)
+			hi = p->pgoff;
 	}
-	f = &r->files[id - 1];
-	off = ip - m->start + m->pgoff;
-	if (!f->sym || off < f->pgoff || off - f->pgoff >= f->end - f->start)
+	if (!GROW(d->parts, d->parts_alloc, d->nparts + 1))
+		return -ENOMEM;
+	d->parts[d->nparts].pgoff = lo;
+	d->parts[d->nparts].end = hi;
+	d->nparts++;
+	return kiln_sym_add_mapping(d->sym, path, DSO_BASE + lo, DSO_BASE + hi, lo);
+}
+
+/*
+ * A perf.data or -a: looks ip (in mapping m of process pr) up in the DSO
+ * of m's file, shared by every process that maps it.  False where the
+ * file is the process's own (JIT memory, [vdso], a deleted file, a
+ * process in a container): the process's own session is used then.
+ */
+static bool dso_lookup(struct kiln_rec *r, struct proc *pr,
+		       const struct rmap *m, uint64_t ip, bool caller,
+		       struct kiln_sym_info *info)
+{
+	const char *path, *name;
+	uint64_t a = caller ? ip - 1 : ip;
+	char root[64];
+	struct stat st_a, st_b;
+	struct dso *d;
+
+	if ((!r->o.system_wide && !r->o.offline) || !m || a < m->start)
 		return false;
-	ip = f->start + (off - f->pgoff);
-	return !kiln_sym_lookup(f->sym, caller ? ip - 1 : ip, info);
+	name = kiln_prof_str(r->p, m->file);
+	path = kiln_rec_sym_path(r, m);
+	if (!path || path[0] != '/' || name[0] != '/' || jit_mapping(r, m) ||
+	    strstr(name, " (deleted)") || strstr(path, " (deleted)"))
+		return false;
+	if (!r->o.offline) {
+		snprintf(root, sizeof(root), "/proc/%u/root", pr->pid);
+		if (!stat(root, &st_a) && !stat("/", &st_b) &&
+		    (st_a.st_dev != st_b.st_dev || st_a.st_ino != st_b.st_ino))
+			return false;
+	}
+	d = dso_get(r, pr, m->open ? m->open : m->file);
+	if (!d)
+		return false;
+	a = a - m->start + m->pgoff;
+	if (dso_place(d, path, m, a)) {
+		r->err = -ENOMEM;
+		return false;
+	}
+	return !kiln_sym_lookup(d->sym, DSO_BASE + a, info);
 }
 
 static uint32_t info_lines(struct kiln_rec *r, const struct kiln_sym_info *info,
@@ -192,12 +260,12 @@ static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
 	struct kiln_line lines[32];
 	uint32_t n = 0, mapping = m ? m->mapping : 0;
 
-	if (!shared_lookup(r, pr, m, ip, caller, &info))
+	if (!dso_lookup(r, pr, m, ip, caller, &info))
 		sym = proc_sym(r, pr);
 	if (sym) {
 		kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
-		if (!info.nframes && !r->o.offline && jit_mapping(r, m) &&
-		    reload_perfmap(r, pr))
+		if (!info.nframes && jit_mapping(r, m) &&
+		    (r->o.offline ? read_perfmap(pr) : reload_perfmap(r, pr)))
 			kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
 	}
 	*miss = !r->o.offline && !info.nframes && jit_mapping(r, m);

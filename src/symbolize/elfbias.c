@@ -29,14 +29,11 @@ bool kiln_sym_elf_bias(Elf *elf, uint64_t start, uint64_t offset,
 	size_t i, n;
 	int best_rank = -1;
 
-	if (!gelf_getehdr(elf, &ehdr))
+	if (!gelf_getehdr(elf, &ehdr) ||
+	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN))
 		return false;
-	if (ehdr.e_type == ET_EXEC) {
-		*bias = 0;
-		return true;
-	}
-	if (ehdr.e_type != ET_DYN || elf_getphdrnum(elf, &n))
-		return false;
+	if (elf_getphdrnum(elf, &n))
+		n = 0;
 	for (i = 0; i < n; i++) {
 		GElf_Phdr ph;
 		uint64_t lo;
@@ -56,8 +53,10 @@ bool kiln_sym_elf_bias(Elf *elf, uint64_t start, uint64_t offset,
 			best_rank = rank;
 		}
 	}
-	if (best_rank < 0)
-		return false;
+	if (best_rank < 0) {
+		*bias = 0;
+		return ehdr.e_type == ET_EXEC;
+	}
 	/* File offset x is at vaddr p_vaddr + (x - p_offset) and at runtime
 	 * start + (x - offset). */
 	*bias = start - offset - best.p_vaddr + best.p_offset;

@@ -15,8 +15,11 @@
 /*
  * The load bias (runtime address minus ELF virtual address) of elf when
  * its bytes from file offset `offset` are mapped executable at runtime
- * address `start` (the columns of /proc/PID/maps).  ET_EXEC files have
- * bias 0.  Only code is symbolized and unwound: a data mapping's bias is
+ * address `start` (the columns of /proc/PID/maps).  An ET_EXEC file mapped
+ * where it was linked has bias 0; a part of it mapped again elsewhere
+ * (node maps its embedded builtins a second time, at another address,
+ * from another file offset) has the bias of that copy, and one no segment
+ * holds is taken as mapped where linked (0).  Only code is symbolized and unwound: a data mapping's bias is
  * not what this answers (R and RW segments can share a page offset and
  * RELRO turns part of RW into R, so nothing in one mapping tells them
  * apart).

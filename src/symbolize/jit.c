@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbolize/symint.h"
@@ -112,11 +113,14 @@ int kiln_sym_load_perfmap(struct kiln_sym *s, int pid, struct kiln_diag *d)
 	return kiln_sym_load_perfmap_from(s, pid, &off, d);
 }
 
-int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
-			       struct kiln_diag *d)
+/* Reads the map from *offset on when it is owned by root or by `owner`
+ * (any owner when owner is -1). */
+static int load_perfmap(struct kiln_sym *s, int pid, uid_t owner,
+			uint64_t *offset, struct kiln_diag *d)
 {
 	char path[64], *text = NULL;
 	size_t len = 0, cap = 0;
+	struct stat st;
 	ssize_t n;
 	int fd, err;
 
@@ -129,6 +133,14 @@ int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
 		return 0;
 	if (fd < 0)
 		return fd;
+	/* Anyone can write /tmp/perf-PID.map for a process long gone:
+	 * only root's or the owner's names are believed (fstat: the file
+	 * opened, not the one the name points to by now). */
+	if (owner != (uid_t)-1 &&
+	    (fstat(fd, &st) || (st.st_uid && st.st_uid != owner))) {
+		close(fd);
+		return 0;
+	}
 	if (*offset && lseek(fd, (off_t)*offset, SEEK_SET) < 0) {
 		err = -errno;
 		close(fd);
@@ -160,4 +172,16 @@ out:
 	free(text);
 	close(fd);
 	return err;
+}
+
+int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
+			       struct kiln_diag *d)
+{
+	return load_perfmap(s, pid, (uid_t)-1, offset, d);
+}
+
+int kiln_sym_load_perfmap_owned(struct kiln_sym *s, int pid, uid_t owner,
+				uint64_t *offset, struct kiln_diag *d)
+{
+	return load_perfmap(s, pid, owner, offset, d);
 }

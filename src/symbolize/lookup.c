@@ -136,7 +136,7 @@ static int lookup_in(struct kiln_sym *s, uint32_t map, uint64_t addr,
 
 			info.build_id = md->build_id;
 			info.has_dwarf = md->has_dwarf;
-			err = symbolize(s, md, addr, &info);
+			err = symbolize(s, md, addr - m->shift, &info);
 			if (err)
 				return err;
 		}

@@ -48,6 +48,7 @@ long ksym_add_map(struct kiln_sym *s, const char *path, size_t len,
 	m->end = end;
 	m->offset = offset;
 	m->mod = MOD_UNTRIED;
+	m->shift = 0;
 	s->order_valid = false;
 	return (long)s->nmaps++;
 }
@@ -286,6 +287,14 @@ static bool own_dwarf(Dwfl_Module *dwmod)
 	return false;
 }
 
+/* Files reported to libdwfl by every session of the process. */
+static unsigned long files_reported;
+
+unsigned long kiln_sym_files_reported(void)
+{
+	return __atomic_load_n(&files_reported, __ATOMIC_RELAXED);
+}
+
 /* Reports the file of mapping mi to libdwfl once; sets maps[mi].mod. */
 int ksym_resolve(struct kiln_sym *s, size_t mi)
 {
@@ -295,9 +304,10 @@ int ksym_resolve(struct kiln_sym *s, size_t mi)
 	Dwarf_Addr b;
 	struct mod *md;
 	char name[4096];
+	GElf_Ehdr ehdr;
 	Elf *elf;
 	size_t i;
-	bool ok;
+	bool ok, exec;
 	int fd;
 
 	if (m->mod != MOD_UNTRIED)
@@ -305,6 +315,20 @@ int ksym_resolve(struct kiln_sym *s, size_t mi)
 	m->mod = MOD_NONE;
 	if (kiln_sym_no_local())
 		return 0;
+	/* One module per file: another mapping of it at another place
+	 * (another part mapped again, another process's copy placed in a
+	 * shared session) is looked up in the same module, through the ELF
+	 * libdwfl holds: the file is not opened again. */
+	for (i = 0; i < s->nmods; i++) {
+		if (strcmp(s->mods[i].path, m->path))
+			continue;
+		elf = dwfl_module_getelf(s->mods[i].dwmod, &b);
+		if (elf && elf_bias(elf, m, &bias)) {
+			m->mod = (int)i;
+			m->shift = bias - s->mods[i].bias;
+		}
+		return 0;
+	}
 	if (!strcmp(m->path, "[vdso]") && !s->root) {
 		fd = open_own_vdso(m);
 		snprintf(name, sizeof(name), "[vdso]");
@@ -318,18 +342,16 @@ int ksym_resolve(struct kiln_sym *s, size_t mi)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	ok = elf && elf_kind(elf) == ELF_K_ELF && elf_bias(elf, m, &bias);
+	/* libdwfl places an ET_EXEC file where it was linked, whatever
+	 * base it is given: a copy mapped elsewhere is shifted to it. */
+	exec = ok && gelf_getehdr(elf, &ehdr) && ehdr.e_type == ET_EXEC;
 	elf_end(elf);
 	if (!ok) {
 		close(fd);
 		return 0;
 	}
-	for (i = 0; i < s->nmods; i++) {
-		if (s->mods[i].bias == bias && !strcmp(s->mods[i].path, m->path)) {
-			close(fd);
-			m->mod = (int)i;
-			return 0;
-		}
-	}
+	m->shift = exec ? bias : 0;
+	bias -= m->shift;
 	if (KILN_GROW(s->mods, s->mods_alloc, s->nmods + 1, 16)) {
 		close(fd);
 		return -ENOMEM;
@@ -348,6 +370,7 @@ int ksym_resolve(struct kiln_sym *s, size_t mi)
 		close(fd);
 		return 0;
 	}
+	__atomic_fetch_add(&files_reported, 1, __ATOMIC_RELAXED);
 	md = &s->mods[s->nmods];
 	memset(md, 0, sizeof(*md));
 	md->path = m->path;

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct kiln_prof;
 struct kiln_buf;
@@ -148,6 +149,13 @@ void kiln_sym_close_debug_cache(void);
 int kiln_sym_debug_sources(const char *path, struct kiln_buf *files,
 			   struct kiln_buf *dirs);
 
+/*
+ * How many files the symbol sessions of this process have opened and
+ * reported to libdwfl so far (one per module: a file mapped several times
+ * in one session counts once).  For tests that check that work is shared.
+ */
+unsigned long kiln_sym_files_reported(void);
+
 /* A new session (opts may be NULL).  NULL with errno set on failure. */
 struct kiln_sym *kiln_sym_new(const struct kiln_sym_opts *opts);
 /* Frees the session, libdwfl's state and every result it handed out. */
@@ -181,6 +189,14 @@ int kiln_sym_load_perfmap(struct kiln_sym *s, int pid, struct kiln_diag *d);
  */
 int kiln_sym_load_perfmap_from(struct kiln_sym *s, int pid, uint64_t *offset,
 			       struct kiln_diag *d);
+/*
+ * kiln_sym_load_perfmap_from() for a map read after the fact (a perf.data
+ * of a process that may be long gone, as perf report reads it): the file
+ * is read only when it is owned by root or by `owner` (the user reading
+ * the profile, perf report's rule); another's is skipped, returning 0.
+ */
+int kiln_sym_load_perfmap_owned(struct kiln_sym *s, int pid, uid_t owner,
+				uint64_t *offset, struct kiln_diag *d);
 
 /*
  * Symbolizes the runtime address addr (looked up as it is: pass a return

@@ -46,6 +46,13 @@ struct map {
 	const char *path;	/* as given, in the arena */
 	uint64_t start, end, offset;
 	int mod;
+	/*
+	 * Runtime address minus the module's address (its Dwfl_Module's
+	 * space): 0 for the mapping the module was reported for, the
+	 * difference of the biases for another mapping of the same file at
+	 * another place (node's embedded builtins mapped a second time).
+	 */
+	uint64_t shift;
 };
 
 /*
@@ -125,7 +132,7 @@ struct alias {
 
 struct mod {
 	const char *path;	/* the mapped path, as given */
-	uint64_t bias;
+	uint64_t bias;		/* as libdwfl has it (0 for ET_EXEC files) */
 	Dwfl_Module *dwmod;
 	const char *build_id;
 	bool has_dwarf;
