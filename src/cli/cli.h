@@ -29,6 +29,7 @@ int kiln_cmd_callgraph(int argc, char **argv);
 int kiln_cmd_stat(int argc, char **argv);
 int kiln_cmd_list(int argc, char **argv);
 int kiln_cmd_serve(int argc, char **argv);
+int kiln_cmd_diff(int argc, char **argv);
 
 /* Prints "kiln: <message>" on stderr. */
 void kiln_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
