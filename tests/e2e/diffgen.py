@@ -4,7 +4,9 @@ each a multinomial draw of N samples over functions of known shares, as a
 sampling profiler would see a program that spends those shares of its time
 in them.  Stacks are main;run;stage_X;burn_X (tiny_K directly under run).
 Usage: diffgen.py OUT SEED N NAME=SHARE...
-SHARE in percent (normalised to their sum).  Types samples/count and
+SHARE in percent (normalised to their sum).  SEED may be FIRST+COUNT and
+OUT then holds %d: COUNT files OUT % j for j = 1..COUNT, seeds FIRST + j
+(one python start for many profiles).  Types samples/count and
 cpu/nanoseconds (period 10 ms, as at 99 Hz).  The same SEED, the same file.
 Only the standard library: the encoding is protobuf's wire format."""
 import gzip
@@ -38,12 +40,21 @@ def packed(vals):
 
 
 def main():
-    out, seed, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    out, seed, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     names, weights = [], []
     for spec in sys.argv[4:]:
         name, share = spec.split("=")
         names.append(name)
         weights.append(float(share))
+    if "+" in seed:
+        first, count = (int(x) for x in seed.split("+"))
+        for j in range(1, count + 1):
+            write(out % j, first + j, n, names, weights)
+    else:
+        write(out, int(seed), n, names, weights)
+
+
+def write(out, seed, n, names, weights):
     rng = random.Random(seed)
     counts = dict.fromkeys(names, 0)
     for name in rng.choices(names, weights, k=n):

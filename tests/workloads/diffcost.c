@@ -11,20 +11,23 @@
 
 volatile unsigned long sink;
 
-static unsigned long spin(unsigned long n)
-{
-	unsigned long i, x = sink;
+/* The loop written out in each function (a helper, even inlined, would
+ * be the leaf frame: kiln names inlined frames). */
+#define SPIN(count)							\
+	do {								\
+		unsigned long i_, x_ = sink, n_ = (count);		\
+									\
+		for (i_ = 0; i_ < n_; i_++)				\
+			x_ = x_ * 6364136223846793005ul +		\
+			     1442695040888963407ul;			\
+		sink = x_;						\
+	} while (0)
 
-	for (i = 0; i < n; i++)
-		x = x * 6364136223846793005ul + 1442695040888963407ul;
-	return x;
-}
-
-__attribute__((noinline)) void cost_a(unsigned long n) { sink = spin(n * 2); }
-__attribute__((noinline)) void cost_b(unsigned long n) { sink = spin(n); }
+__attribute__((noinline)) void cost_a(unsigned long n) { SPIN(n * 2); }
+__attribute__((noinline)) void cost_b(unsigned long n) { SPIN(n); }
 __attribute__((noinline)) void cost_c(unsigned long n, double cost)
 {
-	sink = spin((unsigned long)((double)n * cost));
+	SPIN((unsigned long)((double)n * cost));
 }
 
 static double cpu_seconds(void)
