@@ -365,25 +365,41 @@ struct work {
 	size_t nfn;
 	struct acc ab, an;
 	double *obs;		/* observed deltas, [2 * nfn]: flat, then cum */
+	double *ob, *on;	/* observed shares of each side, the same */
 	double *sum, *sumsq;	/* over replicates, [2 * nfn] */
 	double *se;		/* [2 * nfn] */
 	bool *tested;		/* [2 * nfn] */
 	double *maxt;		/* [resamples] */
 };
 
+/*
+ * The spread factor of a side of k profiles drawn with replacement: the
+ * mean of k draws from k values varies (k - 1) / k as much as the mean of
+ * k fresh runs would, so its deviations are scaled by sqrt(k / (k - 1))
+ * (the small-sample correction of the bootstrap's variance).
+ */
+static double spread(const struct side *s, bool resample)
+{
+	return resample && s->n > 1 ?
+	       sqrt((double)s->n / (double)(s->n - 1)) : 1.0;
+}
+
 /* Replicate b's deltas into out[2 * nfn]. */
 static void replicate(struct work *w, const struct kiln_diff_opts *o,
 		      unsigned b, bool resample, double *out)
 {
+	double fb = spread(&w->base, resample), fn = spread(&w->new, resample);
+	size_t i, n = w->nfn;
 	struct rng rng;
-	size_t i;
 
 	rng_seed(&rng, o->seed * 0x100000001b3ull + b);
-	side_eval(&w->ab, &w->base, w->nfn, &rng, resample);
-	side_eval(&w->an, &w->new, w->nfn, &rng, resample);
-	for (i = 0; i < w->nfn; i++) {
-		out[i] = w->an.flat[i] - w->ab.flat[i];
-		out[w->nfn + i] = w->an.cum[i] - w->ab.cum[i];
+	side_eval(&w->ab, &w->base, n, &rng, resample);
+	side_eval(&w->an, &w->new, n, &rng, resample);
+	for (i = 0; i < n; i++) {
+		out[i] = w->on[i] + fn * (w->an.flat[i] - w->on[i]) -
+			 w->ob[i] - fb * (w->ab.flat[i] - w->ob[i]);
+		out[n + i] = w->on[n + i] + fn * (w->an.cum[i] - w->on[n + i]) -
+			     w->ob[n + i] - fb * (w->ab.cum[i] - w->ob[n + i]);
 	}
 }
 
@@ -518,6 +534,8 @@ static void work_release(struct work *w)
 	free(w->an.rf);
 	free(w->an.rc);
 	free(w->obs);
+	free(w->ob);
+	free(w->on);
 	free(w->sum);
 	free(w->sumsq);
 	free(w->se);
@@ -663,18 +681,24 @@ int kiln_diff_build(struct kiln_diff *d, struct kiln_prof **base,
 	if (acc_alloc(&w.ab, nfn) || acc_alloc(&w.an, nfn))
 		goto out;
 	w.obs = calloc(2 * nfn, sizeof(double));
+	w.ob = calloc(2 * nfn, sizeof(double));
+	w.on = calloc(2 * nfn, sizeof(double));
 	w.sum = calloc(2 * nfn, sizeof(double));
 	w.sumsq = calloc(2 * nfn, sizeof(double));
 	w.se = calloc(2 * nfn, sizeof(double));
 	w.tested = calloc(2 * nfn, sizeof(bool));
 	w.maxt = calloc(d->opts.resamples, sizeof(double));
 	cnt = calloc(4 * nfn, sizeof(double));
-	if (!w.obs || !w.sum || !w.sumsq || !w.se || !w.tested || !w.maxt ||
+	if (!w.obs || !w.ob || !w.on || !w.sum || !w.sumsq || !w.se || !w.tested || !w.maxt ||
 	    !cnt)
 		goto out;
 	side_eval(&w.ab, &w.base, nfn, NULL, false);
 	side_eval(&w.an, &w.new, nfn, NULL, false);
 	for (i = 0; i < nfn; i++) {
+		w.ob[i] = w.ab.flat[i];
+		w.ob[nfn + i] = w.ab.cum[i];
+		w.on[i] = w.an.flat[i];
+		w.on[nfn + i] = w.an.cum[i];
 		w.obs[i] = w.an.flat[i] - w.ab.flat[i];
 		w.obs[nfn + i] = w.an.cum[i] - w.ab.cum[i];
 	}

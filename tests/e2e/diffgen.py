@@ -4,7 +4,9 @@ each a multinomial draw of N samples over functions of known shares, as a
 sampling profiler would see a program that spends those shares of its time
 in them.  Stacks are main;run;stage_X;burn_X (tiny_K directly under run).
 Usage: diffgen.py OUT SEED N NAME=SHARE...
-SHARE in percent (normalised to their sum).  SEED may be FIRST+COUNT and
+SHARE in percent (normalised to their sum); SHARE~J draws the share
+uniformly from SHARE-J..SHARE+J for each profile (runs that vary more than
+sampling alone would make them).  SEED may be FIRST+COUNT and
 OUT then holds %d: COUNT files OUT % j for j = 1..COUNT, seeds FIRST + j
 (one python start for many profiles).  Types samples/count and
 cpu/nanoseconds (period 10 ms, as at 99 Hz).  The same SEED, the same file.
@@ -45,7 +47,7 @@ def main():
     for spec in sys.argv[4:]:
         name, share = spec.split("=")
         names.append(name)
-        weights.append(float(share))
+        weights.append(tuple(float(x) for x in share.split("~")) + (0,))
     if "+" in seed:
         first, count = (int(x) for x in seed.split("+"))
         for j in range(1, count + 1):
@@ -56,6 +58,7 @@ def main():
 
 def write(out, seed, n, names, weights):
     rng = random.Random(seed)
+    weights = [w[0] + rng.uniform(-w[1], w[1]) for w in weights]
     counts = dict.fromkeys(names, 0)
     for name in rng.choices(names, weights, k=n):
         counts[name] += 1

@@ -6,7 +6,7 @@
 # to 25% (the others scaled down), the regression found (exit 1) in at
 # least 19, with burn_c named, and nothing named but burn_c and its caller
 # stage_c (whose cumulative share grew the same).  Then the same with three
-# profiles of 2,000 samples a side (BASE... -- NEW...: the profiles
+# profiles of 3,000 samples a side (BASE... -- NEW...: the profiles
 # resampled too).
 . "$(dirname "$0")/lib.sh"
 need python3
@@ -54,9 +54,9 @@ echo "one profile a side: $false_alarms false alarms in 20 identical pairs, $det
 
 false_alarms=0 detected=0
 # Profile 3i-2, 3i-1 and 3i of each kind make set i.
-python3 "$GEN" "$T/mb%d.pb.gz" 5000+60 2000 $BASE
-python3 "$GEN" "$T/mn%d.pb.gz" 6000+60 2000 $BASE
-python3 "$GEN" "$T/ms%d.pb.gz" 7000+60 2000 $SLOW
+python3 "$GEN" "$T/mb%d.pb.gz" 5000+60 3000 $BASE
+python3 "$GEN" "$T/mn%d.pb.gz" 6000+60 3000 $BASE
+python3 "$GEN" "$T/ms%d.pb.gz" 7000+60 3000 $SLOW
 set3() { echo "$T/$1$((3 * $2 - 2)).pb.gz $T/$1$((3 * $2 - 1)).pb.gz $T/$1$((3 * $2)).pb.gz"; }
 for i in $(seq 1 20); do
     # shellcheck disable=SC2046
@@ -65,7 +65,7 @@ for i in $(seq 1 20); do
     check_pair slow $(set3 mb "$i") -- $(set3 ms "$i")
 done
 has "$T/out" 'bootstrap of 1000 over profiles and samples'
-has "$T/out" '^cpu/nanoseconds: 3 base profiles \(6000 samples\) against 3 new profiles \(6000 samples\)'
+has "$T/out" '^cpu/nanoseconds: 3 base profiles \(9000 samples\) against 3 new profiles \(9000 samples\)'
 echo "three profiles a side: $false_alarms false alarms in 20 identical sets, $detected of 20 slower ones found"
 [ "$false_alarms" -le 1 ] || fail "$false_alarms false alarms in 20 identical sets"
 [ "$detected" -ge 19 ] || fail "burn_c's regression found in $detected of 20 sets only"
