@@ -10,6 +10,13 @@
 #include "profile/diff.h"
 #include "util/buf.h"
 
+/* A change as printed with two decimals: no "-0.00" for a change that
+ * rounds to nothing. */
+static double shown2(double x)
+{
+	return x > -0.005 && x < 0.005 ? 0.0 : x;
+}
+
 static const char *verdict_word(enum kiln_diff_verdict v)
 {
 	switch (v) {
@@ -53,7 +60,7 @@ static void interval(struct kiln_buf *b, const struct kiln_diff_stat *s)
 	if (s->verdict == KILN_DIFF_UNTESTED)
 		kiln_buf_addf(b, "%-18s", "");
 	else
-		kiln_buf_addf(b, "[%+7.2f, %+7.2f]", s->lo, s->hi);
+		kiln_buf_addf(b, "[%+7.2f, %+7.2f]", shown2(s->lo), shown2(s->hi));
 }
 
 static void header(const struct kiln_diff *d,
@@ -126,10 +133,10 @@ static void text(const struct kiln_diff *d,
 		const struct kiln_diff_row *r = &d->rows[i];
 
 		kiln_buf_addf(b, "%7.2f %7.2f %+8.2f ", r->flat.base,
-			      r->flat.new, r->flat.delta);
+			      r->flat.new, shown2(r->flat.delta));
 		interval(b, &r->flat);
 		kiln_buf_addf(b, "  %7.2f %7.2f %+8.2f ", r->cum.base,
-			      r->cum.new, r->cum.delta);
+			      r->cum.new, shown2(r->cum.delta));
 		interval(b, &r->cum);
 		kiln_buf_addf(b, "  %-10s %s\n", row_word(r), r->name);
 	}
@@ -144,11 +151,11 @@ static void md_stat(struct kiln_buf *b, const struct kiln_diff_stat *s)
 {
 	kiln_buf_addf(b, " %.2f%% | %.2f%% | ", s->base, s->new);
 	if (s->verdict == KILN_DIFF_UNTESTED)
-		kiln_buf_addf(b, "%+.2f |", s->delta);
+		kiln_buf_addf(b, "%+.2f |", shown2(s->delta));
 	else
 		kiln_buf_addf(b, "%s%+.2f%s [%+.2f, %+.2f] |",
-			      s->regression ? "**" : "", s->delta,
-			      s->regression ? "**" : "", s->lo, s->hi);
+			      s->regression ? "**" : "", shown2(s->delta),
+			      s->regression ? "**" : "", shown2(s->lo), shown2(s->hi));
 }
 
 /* A name in a table cell: HTML-escaped, its '|' as an entity. */
