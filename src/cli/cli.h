@@ -31,6 +31,7 @@ int kiln_cmd_stat(int argc, char **argv);
 int kiln_cmd_list(int argc, char **argv);
 int kiln_cmd_doctor(int argc, char **argv);
 int kiln_cmd_serve(int argc, char **argv);
+int kiln_cmd_diff(int argc, char **argv);
 
 /* Prints "kiln: <message>" on stderr. */
 void kiln_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
