@@ -127,6 +127,9 @@ struct kiln_heaptrace_stream {
 	struct kiln_buf frame;
 	int err;		/* sticky */
 	bool raw;		/* one uncompressed stream */
+	kiln_heaptrace_progress_fn progress;
+	void *progress_arg;
+	size_t progress_total;
 };
 
 struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
@@ -219,6 +222,9 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 			info->frames++;
 		r->frame_off += n;
 		at += n;
+		if (!err && s->progress &&
+		    s->progress(s->progress_arg, r->frame_off, s->progress_total))
+			err = -ECANCELED;
 	}
 out:
 	*used = at;
@@ -262,7 +268,17 @@ int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
 	return 0;
 }
 
+void kiln_heaptrace_stream_progress(struct kiln_heaptrace_stream *s,
+				    kiln_heaptrace_progress_fn fn, void *arg,
+				    size_t total)
+{
+	s->progress = fn;
+	s->progress_arg = arg;
+	s->progress_total = total;
+}
+
 static int analyse(const char *data, size_t len, const uint64_t *range,
+		   kiln_heaptrace_progress_fn fn, void *arg,
 		   struct kiln_hprof **out, struct kiln_heaptrace_info *info,
 		   struct kiln_diag *d)
 {
@@ -273,6 +289,7 @@ static int analyse(const char *data, size_t len, const uint64_t *range,
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	kiln_heaptrace_stream_progress(s, fn, arg, len);
 	if (range)
 		err = kiln_heaptrace_stream_window(s, range[0], range[1]);
 	if (!err)
@@ -287,11 +304,21 @@ int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_hprof **out
 			   struct kiln_heaptrace_info *info,
 			   struct kiln_diag *d)
 {
-	return analyse(data, len, NULL, out, info, d);
+	return analyse(data, len, NULL, NULL, NULL, out, info, d);
+}
+
+int kiln_heaptrace_analyse_progress(const char *data, size_t len,
+				    kiln_heaptrace_progress_fn fn, void *arg,
+				    struct kiln_hprof **out,
+				    struct kiln_heaptrace_info *info,
+				    struct kiln_diag *d)
+{
+	return analyse(data, len, NULL, fn, arg, out, info, d);
 }
 
 static int read_prof(struct kiln_prof *p, const char *data, size_t len,
-		     const uint64_t *range, struct kiln_diag *d)
+		     const uint64_t *range, kiln_heaptrace_progress_fn fn,
+		     void *arg, struct kiln_diag *d)
 {
 	struct kiln_heaptrace_info info;
 	struct kiln_hprof *h = NULL;
@@ -299,7 +326,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	char note[160];
 	int err;
 
-	err = analyse(data, len, range, &h, &info, d);
+	err = analyse(data, len, range, fn, arg, &h, &info, d);
 	if (err)
 		goto out;
 	err = kiln_hprof_prof(h, KILN_HPROF_MEASURES, p, NULL);
@@ -336,13 +363,15 @@ out:
 int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 			struct kiln_diag *d)
 {
-	return read_prof(p, data, len, NULL, d);
+	return read_prof(p, data, len, NULL, NULL, NULL, d);
 }
 
 int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
-			      uint64_t t0, uint64_t t1, struct kiln_diag *d)
+			      uint64_t t0, uint64_t t1,
+			      kiln_heaptrace_progress_fn fn, void *arg,
+			      struct kiln_diag *d)
 {
 	const uint64_t range[2] = { t0, t1 };
 
-	return read_prof(p, data, len, range, d);
+	return read_prof(p, data, len, range, fn, arg, d);
 }

@@ -81,13 +81,36 @@ int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
 				 uint64_t t1);
 
 /*
+ * Progress of a long analysis (kiln serve's busy state and cancel):
+ * called after each zstd frame with the compressed bytes consumed so far
+ * and the total; a non-zero return stops the analysis, which then fails
+ * with -ECANCELED.  Called in the analysing thread.
+ */
+typedef int (*kiln_heaptrace_progress_fn)(void *arg, size_t done, size_t total);
+/* Sets s's progress callback (before the first feed); total is what it
+ * is told as the whole (the file's size). */
+void kiln_heaptrace_stream_progress(struct kiln_heaptrace_stream *s,
+				    kiln_heaptrace_progress_fn fn, void *arg,
+				    size_t total);
+/* kiln_heaptrace_analyse() reporting progress to fn (NULL: none); also
+ * -ECANCELED when fn stopped it. */
+int kiln_heaptrace_analyse_progress(const char *data, size_t len,
+				    kiln_heaptrace_progress_fn fn, void *arg,
+				    struct kiln_hprof **out,
+				    struct kiln_heaptrace_info *info,
+				    struct kiln_diag *d);
+
+/*
  * kiln_heaptrace_read() (format.h) over the time range [t0, t1) ns after
  * the trace's first event: the measures of kiln_hprof_set_window() (what
  * was allocated in the range, the peak within it, what it allocated that
  * is still live at its end).  kiln serve's time range on heap traces.
+ * Progress goes to fn (NULL: none); -ECANCELED when fn stopped it.
  */
 struct kiln_prof;
 int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
-			      uint64_t t0, uint64_t t1, struct kiln_diag *d);
+			      uint64_t t0, uint64_t t1,
+			      kiln_heaptrace_progress_fn fn, void *arg,
+			      struct kiln_diag *d);
 
 #endif
