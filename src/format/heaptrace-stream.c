@@ -121,17 +121,6 @@ void kiln_heaptrace_info_release(struct kiln_heaptrace_info *info)
 	info->cmdline = NULL;
 }
 
-struct kiln_heaptrace_stream {
-	struct reader r;
-	ZSTD_DCtx *z;
-	struct kiln_buf frame;
-	int err;		/* sticky */
-	bool raw;		/* one uncompressed stream */
-	kiln_heaptrace_progress_fn progress;
-	void *progress_arg;
-	size_t progress_total;
-};
-
 struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
 	struct kiln_heaptrace_info *info, struct kiln_diag *d)
 {
@@ -225,6 +214,13 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 		if (!err && s->progress &&
 		    s->progress(s->progress_arg, r->frame_off, s->progress_total))
 			err = -ECANCELED;
+		if (!err && s->index)
+			err = kiln_heaptrace_index_mark(s);
+		/* Past a range's end every event is ignored (reader times
+		 * never go back): the rest need not be read. */
+		if (r->window && r->h && r->h->started &&
+		    r->t - r->h->tot.t_first >= r->window[1])
+			break;
 	}
 out:
 	*used = at;
@@ -277,25 +273,42 @@ void kiln_heaptrace_stream_progress(struct kiln_heaptrace_stream *s,
 	s->progress_total = total;
 }
 
+/*
+ * The analysis of data, over range (NULL: the whole run), from the mark
+ * of index x nearest before it (x NULL: from the start), building index
+ * build (NULL: none) as it goes.
+ */
 static int analyse(const char *data, size_t len, const uint64_t *range,
+		   const struct kiln_heaptrace_index *x,
+		   struct kiln_heaptrace_index *build,
 		   kiln_heaptrace_progress_fn fn, void *arg,
 		   struct kiln_hprof **out, struct kiln_heaptrace_info *info,
 		   struct kiln_diag *d)
 {
 	struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(info, d);
-	size_t used;
+	size_t used, from = 0;
 	int err = 0;
 
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
 	kiln_heaptrace_stream_progress(s, fn, arg, len);
+	s->index = build;
 	if (range)
 		err = kiln_heaptrace_stream_window(s, range[0], range[1]);
+	if (!err && range && x)
+		err = kiln_heaptrace_index_resume(s, x, range[0], &from);
 	if (!err)
-		err = kiln_heaptrace_stream_feed(s, data, len, true, &used);
+		err = kiln_heaptrace_stream_feed(s, data + from, len - from, true,
+						 &used);
 	if (!err)
 		err = kiln_heaptrace_stream_end(s, len, out);
+	if (!err && build)
+		err = kiln_heaptrace_index_end(build, *out, info);
+	if (err) {
+		kiln_hprof_free(*out);
+		*out = NULL;
+	}
 	kiln_heaptrace_stream_free(s);
 	return err;
 }
@@ -304,7 +317,7 @@ int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_hprof **out
 			   struct kiln_heaptrace_info *info,
 			   struct kiln_diag *d)
 {
-	return analyse(data, len, NULL, NULL, NULL, out, info, d);
+	return analyse(data, len, NULL, NULL, NULL, NULL, NULL, out, info, d);
 }
 
 int kiln_heaptrace_analyse_progress(const char *data, size_t len,
@@ -313,12 +326,37 @@ int kiln_heaptrace_analyse_progress(const char *data, size_t len,
 				    struct kiln_heaptrace_info *info,
 				    struct kiln_diag *d)
 {
-	return analyse(data, len, NULL, fn, arg, out, info, d);
+	return analyse(data, len, NULL, NULL, NULL, fn, arg, out, info, d);
+}
+
+int kiln_heaptrace_analyse_index(const char *data, size_t len,
+				 kiln_heaptrace_progress_fn fn, void *arg,
+				 struct kiln_hprof **out,
+				 struct kiln_heaptrace_info *info,
+				 struct kiln_heaptrace_index **index,
+				 struct kiln_diag *d)
+{
+	struct kiln_heaptrace_index *x = kiln_heaptrace_index_new(len);
+	int err;
+
+	*index = NULL;
+	if (!x) {
+		memset(info, 0, sizeof(*info));
+		*out = NULL;
+		return -ENOMEM;
+	}
+	err = analyse(data, len, NULL, NULL, x, fn, arg, out, info, d);
+	if (err)
+		kiln_heaptrace_index_free(x);
+	else
+		*index = x;
+	return err;
 }
 
 static int read_prof(struct kiln_prof *p, const char *data, size_t len,
-		     const uint64_t *range, kiln_heaptrace_progress_fn fn,
-		     void *arg, struct kiln_diag *d)
+		     const uint64_t *range, const struct kiln_heaptrace_index *x,
+		     kiln_heaptrace_progress_fn fn, void *arg,
+		     struct kiln_diag *d)
 {
 	struct kiln_heaptrace_info info;
 	struct kiln_hprof *h = NULL;
@@ -326,7 +364,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	char note[160];
 	int err;
 
-	err = analyse(data, len, range, fn, arg, &h, &info, d);
+	err = analyse(data, len, range, x, NULL, fn, arg, &h, &info, d);
 	if (err)
 		goto out;
 	err = kiln_hprof_prof(h, KILN_HPROF_MEASURES, p, NULL);
@@ -363,15 +401,16 @@ out:
 int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 			struct kiln_diag *d)
 {
-	return read_prof(p, data, len, NULL, NULL, NULL, d);
+	return read_prof(p, data, len, NULL, NULL, NULL, NULL, d);
 }
 
 int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
+			      const struct kiln_heaptrace_index *x,
 			      uint64_t t0, uint64_t t1,
 			      kiln_heaptrace_progress_fn fn, void *arg,
 			      struct kiln_diag *d)
 {
 	const uint64_t range[2] = { t0, t1 };
 
-	return read_prof(p, data, len, range, fn, arg, d);
+	return read_prof(p, data, len, range, x, fn, arg, d);
 }

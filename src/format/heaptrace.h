@@ -101,14 +101,39 @@ int kiln_heaptrace_analyse_progress(const char *data, size_t len,
 				    struct kiln_diag *d);
 
 /*
+ * A trace's time index (kiln serve's ranges): marks every 1/64 of its
+ * bytes (fewer when the live blocks would take more than 256 MiB), each
+ * with the reader's state and the blocks live there, so that a range is
+ * analysed from the mark before it, not from the start, and stops at
+ * its end.  Built by one whole analysis; read-only afterwards (threads
+ * may share it).
+ */
+struct kiln_heaptrace_index;
+/* kiln_heaptrace_analyse_progress() that also builds *index (free it
+ * with _index_free(); NULL on failure). */
+int kiln_heaptrace_analyse_index(const char *data, size_t len,
+				 kiln_heaptrace_progress_fn fn, void *arg,
+				 struct kiln_hprof **out,
+				 struct kiln_heaptrace_info *info,
+				 struct kiln_heaptrace_index **index,
+				 struct kiln_diag *d);
+void kiln_heaptrace_index_free(struct kiln_heaptrace_index *x);
+/* Marks and bytes the index holds (for messages and tests). */
+size_t kiln_heaptrace_index_marks(const struct kiln_heaptrace_index *x,
+				  size_t *bytes);
+
+/*
  * kiln_heaptrace_read() (format.h) over the time range [t0, t1) ns after
  * the trace's first event: the measures of kiln_hprof_set_window() (what
  * was allocated in the range, the peak within it, what it allocated that
  * is still live at its end).  kiln serve's time range on heap traces.
- * Progress goes to fn (NULL: none); -ECANCELED when fn stopped it.
+ * With x (the trace's index, or NULL) it starts at the mark before t0;
+ * it stops at t1 in any case.  Progress goes to fn (NULL: none);
+ * -ECANCELED when fn stopped it.
  */
 struct kiln_prof;
 int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
+			      const struct kiln_heaptrace_index *x,
 			      uint64_t t0, uint64_t t1,
 			      kiln_heaptrace_progress_fn fn, void *arg,
 			      struct kiln_diag *d);

@@ -101,6 +101,7 @@ void kiln_web_model_loading(struct kiln_web_model *m, const char *what)
 
 static int make_heapline(struct kiln_web_model *m, const char *trace,
 			 size_t len, struct web_heapline **out,
+			 struct kiln_heaptrace_index **index,
 			 struct kiln_diag *d);
 static void heapline_free(struct web_heapline *hl)
 {
@@ -116,6 +117,7 @@ int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
 			     struct kiln_buf *trace, struct kiln_diag *d)
 {
 	struct web_heapline *hl = NULL;
+	struct kiln_heaptrace_index *index = NULL;
 	char *fmt = strdup(format);
 	size_t len = 0;
 	char *bytes;
@@ -125,7 +127,7 @@ int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
 	 * here, on the loader's thread, not under the lock nor in the first
 	 * request for it. */
 	if (fmt && trace && trace->len)
-		err = make_heapline(m, trace->data, trace->len, &hl, d);
+		err = make_heapline(m, trace->data, trace->len, &hl, &index, d);
 	if (!fmt || err) {
 		free(fmt);
 		kiln_prof_free(prof);
@@ -144,6 +146,8 @@ int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
 		free(bytes);
 	heapline_free(m->in[i].heap);
 	m->in[i].heap = hl;
+	kiln_heaptrace_index_free(m->in[i].index);
+	m->in[i].index = index;
 	pthread_mutex_unlock(&m->lock);
 	pthread_mutex_lock(&m->st.lock);
 	m->st.loaded++;
@@ -199,6 +203,7 @@ void kiln_web_model_free(struct kiln_web_model *m)
 		kiln_prof_free(m->in[i].prof);
 		free(m->in[i].trace);
 		heapline_free(m->in[i].heap);
+		kiln_heaptrace_index_free(m->in[i].index);
 		free(m->in[i].name);
 		free(m->in[i].format);
 	}
@@ -229,15 +234,18 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 	/* Made when the input was set (kiln_web_model_set_input); a model
 	 * given a trace otherwise makes it here, once. */
 	if (!in->heap)
-		err = make_heapline(NULL, in->trace, in->trace_len, &in->heap, d);
+		err = make_heapline(NULL, in->trace, in->trace_len, &in->heap,
+				    NULL, d);
 	*out = in->heap;
 	return err;
 }
 
-/* The memory over time of a trace; progress to m's status (m: NULL,
- * none).  0, -EINVAL (d filled) or -ENOMEM. */
+/* The memory over time of a trace, and with index its time index, in
+ * one analysis; progress to m's status (m: NULL, none).  0, -EINVAL (d
+ * filled) or -ENOMEM. */
 static int make_heapline(struct kiln_web_model *m, const char *trace,
 			 size_t len, struct web_heapline **out,
+			 struct kiln_heaptrace_index **index,
 			 struct kiln_diag *d)
 {
 	struct kiln_heaptrace_info info;
@@ -245,9 +253,14 @@ static int make_heapline(struct kiln_web_model *m, const char *trace,
 	struct kiln_hprof *h = NULL;
 	int err;
 
-	err = kiln_heaptrace_analyse_progress(trace, len,
-					      m ? on_load_progress : NULL, m,
-					      &h, &info, d);
+	if (index)
+		err = kiln_heaptrace_analyse_index(trace, len,
+						   m ? on_load_progress : NULL,
+						   m, &h, &info, index, d);
+	else
+		err = kiln_heaptrace_analyse_progress(trace, len,
+						      m ? on_load_progress : NULL,
+						      m, &h, &info, d);
 	kiln_heaptrace_info_release(&info);
 	if (err)
 		return err;
@@ -264,6 +277,10 @@ static int make_heapline(struct kiln_web_model *m, const char *trace,
 		}
 		free(hl);
 		kiln_hprof_free(h);
+		if (index) {
+			kiln_heaptrace_index_free(*index);
+			*index = NULL;
+		}
 		return -ENOMEM;
 	}
 	if (hl->n) {
@@ -371,7 +388,7 @@ static int heap_range(struct kiln_web_model *m, unsigned pi, const char *focus,
 		 t1 / 1e9);
 	j.job = kiln_web_job_start(m, pi, what);
 	pthread_mutex_unlock(&m->lock);
-	err = kiln_heaptrace_read_range(p, in->trace, in->trace_len,
+	err = kiln_heaptrace_read_range(p, in->trace, in->trace_len, in->index,
 					(uint64_t)t0, (uint64_t)t1,
 					on_range_progress, &j, d);
 	if (!err)

@@ -16,6 +16,7 @@
 
 struct kiln_diag;
 struct kiln_web_req;
+struct kiln_heaptrace_index;
 
 /* Selections kept built at once: a few views open side by side. */
 #define WEB_VIEWS 6
@@ -39,6 +40,7 @@ struct web_input {
 	char *trace;
 	size_t trace_len;
 	struct web_heapline *heap;
+	struct kiln_heaptrace_index *index;	/* its time index, or NULL */
 	/* The range last asked of the trace and its generation: a request
 	 * for another range bumps gen, which stops the analyses of older
 	 * ones (atomic: read by the analysing threads without the lock). */
