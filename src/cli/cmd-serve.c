@@ -43,7 +43,6 @@ static int load_inputs(struct kiln_web_model *m, char **files, int n,
 		       const char *diff)
 {
 	struct kiln_diag d = { "" };
-	size_t samples = 0;
 	double t0 = kiln_cli_now(), t;
 	char what[300];
 	int i, rc = KILN_EXIT_OK;
@@ -68,13 +67,14 @@ static int load_inputs(struct kiln_web_model *m, char **files, int n,
 		rc = kiln_cli_read_keep(f, &p, &fmt, i < n ? &trace : NULL);
 		if (rc)
 			break;
-		samples += p->nsamples;
 		if (i == n) {
 			err = kiln_web_model_set_base(m, p, f, kiln_fmt_name(fmt));
 		} else {
+			/* A heap trace comes unread (p NULL): the model
+			 * reads it once, for everything it needs. */
 			if (trace.len) {
-				snprintf(what, sizeof(what), "analysing '%s' over "
-					 "time", f);
+				snprintf(what, sizeof(what), "analysing the heap "
+					 "trace '%s'", f);
 				kiln_web_model_loading(m, what);
 			}
 			err = kiln_web_model_set_input(m, (size_t)i, p,
@@ -97,9 +97,8 @@ static int load_inputs(struct kiln_web_model *m, char **files, int n,
 	if (kiln_cli_stop_signal)
 		return KILN_EXIT_OK;
 	if (!rc && !kiln_cli_quiet)
-		fprintf(stderr, "kiln serve: read %d profile%s (%zu distinct "
-			"stacks) in %.2f s\n", n, n == 1 ? "" : "s", samples,
-			kiln_cli_now() - t0);
+		fprintf(stderr, "kiln serve: read %d profile%s in %.2f s\n", n,
+			n == 1 ? "" : "s", kiln_cli_now() - t0);
 	return rc;
 }
 

@@ -353,8 +353,14 @@ int kiln_heaptrace_analyse_index(const char *data, size_t len,
 	return err;
 }
 
+/*
+ * The profile of data over range (NULL: the whole run), from index x's
+ * marks (NULL: from the start), building index build (NULL: none); the
+ * finished analysis goes to *keep (NULL: freed).
+ */
 static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		     const uint64_t *range, const struct kiln_heaptrace_index *x,
+		     struct kiln_heaptrace_index *build, struct kiln_hprof **keep,
 		     kiln_heaptrace_progress_fn fn, void *arg,
 		     struct kiln_diag *d)
 {
@@ -364,7 +370,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	char note[160];
 	int err;
 
-	err = analyse(data, len, range, x, NULL, fn, arg, &h, &info, d);
+	err = analyse(data, len, range, x, build, fn, arg, &h, &info, d);
 	if (err)
 		goto out;
 	err = kiln_hprof_prof(h, KILN_HPROF_MEASURES, p, NULL);
@@ -393,6 +399,10 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		err = kiln_prof_error(p);
 out:
 	kiln_sym_free(sym);
+	if (keep && !err) {
+		*keep = h;
+		h = NULL;
+	}
 	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
 	return err;
@@ -401,7 +411,7 @@ out:
 int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 			struct kiln_diag *d)
 {
-	return read_prof(p, data, len, NULL, NULL, NULL, NULL, d);
+	return read_prof(p, data, len, NULL, NULL, NULL, NULL, NULL, NULL, d);
 }
 
 int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
@@ -412,5 +422,26 @@ int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
 {
 	const uint64_t range[2] = { t0, t1 };
 
-	return read_prof(p, data, len, range, x, fn, arg, d);
+	return read_prof(p, data, len, range, x, NULL, NULL, fn, arg, d);
+}
+
+int kiln_heaptrace_read_index(struct kiln_prof *p, const char *data, size_t len,
+			      kiln_heaptrace_progress_fn fn, void *arg,
+			      struct kiln_hprof **h,
+			      struct kiln_heaptrace_index **index,
+			      struct kiln_diag *d)
+{
+	struct kiln_heaptrace_index *x = kiln_heaptrace_index_new(len);
+	int err;
+
+	*h = NULL;
+	*index = NULL;
+	if (!x)
+		return -ENOMEM;
+	err = read_prof(p, data, len, NULL, NULL, x, h, fn, arg, d);
+	if (err)
+		kiln_heaptrace_index_free(x);
+	else
+		*index = x;
+	return err;
 }

@@ -118,6 +118,19 @@ int kiln_heaptrace_analyse_index(const char *data, size_t len,
 				 struct kiln_heaptrace_index **index,
 				 struct kiln_diag *d);
 void kiln_heaptrace_index_free(struct kiln_heaptrace_index *x);
+/*
+ * kiln_heaptrace_read() (format.h) into p that also keeps the finished
+ * analysis (*h: its memory over time; kiln_hprof_free() it) and builds
+ * the time index (*index), in one reading of the trace: kiln serve's.
+ * Progress to fn (NULL: none).  Errors as kiln_heaptrace_read(); *h and
+ * *index are NULL on failure.
+ */
+struct kiln_prof;
+int kiln_heaptrace_read_index(struct kiln_prof *p, const char *data, size_t len,
+			      kiln_heaptrace_progress_fn fn, void *arg,
+			      struct kiln_hprof **h,
+			      struct kiln_heaptrace_index **index,
+			      struct kiln_diag *d);
 /* Marks and bytes the index holds (for messages and tests). */
 size_t kiln_heaptrace_index_marks(const struct kiln_heaptrace_index *x,
 				  size_t *bytes);

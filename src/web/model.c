@@ -112,6 +112,61 @@ static void heapline_free(struct web_heapline *hl)
 	}
 }
 
+/* The memory over time kept from a finished analysis h.  NULL on ENOMEM. */
+static struct web_heapline *heapline_of(const struct kiln_hprof *h)
+{
+	struct web_heapline *hl = calloc(1, sizeof(*hl));
+
+	if (hl) {
+		hl->n = h->nbuckets;
+		hl->max = malloc((hl->n ? hl->n : 1) * sizeof(*hl->max));
+		hl->end = malloc((hl->n ? hl->n : 1) * sizeof(*hl->end));
+	}
+	if (!hl || !hl->max || !hl->end) {
+		heapline_free(hl);
+		return NULL;
+	}
+	if (hl->n) {
+		memcpy(hl->max, h->total_max, hl->n * sizeof(*hl->max));
+		memcpy(hl->end, h->total_end, hl->n * sizeof(*hl->end));
+	}
+	hl->bucket_ns = h->bucket_ns;
+	hl->peak = h->tot.peak;
+	hl->peak_t = h->tot.peak_t;
+	hl->span = h->tot.t_last - h->tot.t_first;
+	return hl;
+}
+
+/* A heap trace read once: its profile, memory over time and time index,
+ * progress to m's status.  0, -EINVAL (d filled) or -ENOMEM. */
+static int read_trace(struct kiln_web_model *m, const char *data, size_t len,
+		      struct kiln_prof **prof, struct web_heapline **hl,
+		      struct kiln_heaptrace_index **index, struct kiln_diag *d)
+{
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_hprof *h = NULL;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	err = kiln_heaptrace_read_index(p, data, len, on_load_progress, m, &h,
+					index, d);
+	if (!err) {
+		*hl = heapline_of(h);
+		if (!*hl)
+			err = -ENOMEM;
+	}
+	kiln_hprof_free(h);
+	if (err) {
+		kiln_prof_free(p);
+		kiln_heaptrace_index_free(*index);
+		*index = NULL;
+		return err;
+	}
+	*prof = p;
+	return 0;
+}
+
 int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
 			     struct kiln_prof *prof, const char *format,
 			     struct kiln_buf *trace, struct kiln_diag *d)
@@ -123,15 +178,19 @@ int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
 	char *bytes;
 	int err = 0;
 
-	/* The memory over time of a heap trace is a whole analysis: made
-	 * here, on the loader's thread, not under the lock nor in the first
-	 * request for it. */
-	if (fmt && trace && trace->len)
+	/* A heap trace is read here, on the loader's thread, not under the
+	 * lock: once for its profile (unless given), its memory over time
+	 * and its time index. */
+	if (fmt && trace && trace->len && !prof)
+		err = read_trace(m, trace->data, trace->len, &prof, &hl, &index, d);
+	else if (fmt && trace && trace->len)
 		err = make_heapline(m, trace->data, trace->len, &hl, &index, d);
-	if (!fmt || err) {
+	if (!fmt || err || !prof) {
 		free(fmt);
 		kiln_prof_free(prof);
-		return err ? err : -ENOMEM;
+		heapline_free(hl);
+		kiln_heaptrace_index_free(index);
+		return err ? err : fmt ? -EINVAL : -ENOMEM;
 	}
 	bytes = trace ? kiln_buf_detach(trace, &len) : NULL;
 	pthread_mutex_lock(&m->lock);
@@ -264,34 +323,15 @@ static int make_heapline(struct kiln_web_model *m, const char *trace,
 	kiln_heaptrace_info_release(&info);
 	if (err)
 		return err;
-	hl = calloc(1, sizeof(*hl));
-	if (hl) {
-		hl->n = h->nbuckets;
-		hl->max = malloc((hl->n ? hl->n : 1) * sizeof(*hl->max));
-		hl->end = malloc((hl->n ? hl->n : 1) * sizeof(*hl->end));
-	}
-	if (!hl || !hl->max || !hl->end) {
-		if (hl) {
-			free(hl->max);
-			free(hl->end);
-		}
-		free(hl);
-		kiln_hprof_free(h);
+	hl = heapline_of(h);
+	kiln_hprof_free(h);
+	if (!hl) {
 		if (index) {
 			kiln_heaptrace_index_free(*index);
 			*index = NULL;
 		}
 		return -ENOMEM;
 	}
-	if (hl->n) {
-		memcpy(hl->max, h->total_max, hl->n * sizeof(*hl->max));
-		memcpy(hl->end, h->total_end, hl->n * sizeof(*hl->end));
-	}
-	hl->bucket_ns = h->bucket_ns;
-	hl->peak = h->tot.peak;
-	hl->peak_t = h->tot.peak_t;
-	hl->span = h->tot.t_last - h->tot.t_first;
-	kiln_hprof_free(h);
 	*out = hl;
 	return 0;
 }
