@@ -36,7 +36,8 @@ static const struct option opts[] = {
 /*
  * Reads every input into the model, which is already served, saying each
  * as it loads; refuses a bad one as kiln top does (its message, exit
- * status 2).  A stop signal between inputs ends the reading (exit 0).
+ * status 2).  A stop signal ends the reading between inputs, or a heap
+ * trace's analysis at its next frame (exit 0).
  * Exit status.
  */
 static int load_inputs(struct kiln_web_model *m, char **files, int n,
@@ -65,8 +66,10 @@ static int load_inputs(struct kiln_web_model *m, char **files, int n,
 			fprintf(stderr, "kiln serve: %s...\n", what);
 		/* A URL is fetched and named by itself in the page. */
 		rc = kiln_cli_read_keep(f, &p, &fmt, i < n ? &trace : NULL);
-		if (rc)
+		if (rc) {
+			kiln_buf_release(&trace);
 			break;
+		}
 		if (i == n) {
 			err = kiln_web_model_set_base(m, p, f, kiln_fmt_name(fmt));
 		} else {
@@ -82,6 +85,8 @@ static int load_inputs(struct kiln_web_model *m, char **files, int n,
 						       &trace, &d);
 		}
 		kiln_buf_release(&trace);
+		if (err == -ECANCELED && kiln_cli_stop_signal)
+			break;
 		if (err) {
 			if (err == -EINVAL)
 				kiln_cli_error("'%s': %s", f, d.msg);
@@ -161,8 +166,9 @@ int kiln_cmd_serve(int argc, char **argv)
 		goto out_free;
 	}
 	kiln_web_enable_callgraph();
-	/* A stop signal sets a flag: the reading stops between inputs, the
-	 * wait below ends. */
+	kiln_web_model_stop_on(m, &kiln_cli_stop_signal);
+	/* A stop signal sets a flag: the reading stops between inputs (and a
+	 * heap trace's analysis at its next frame), the wait below ends. */
 	sa.sa_handler = kiln_cli_on_stop;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

@@ -88,7 +88,13 @@ static int on_load_progress(void *arg, size_t done, size_t total)
 	m->st.load_done = done;
 	m->st.load_total = total;
 	pthread_mutex_unlock(&m->st.lock);
-	return 0;
+	return m->stop && *m->stop;
+}
+
+void kiln_web_model_stop_on(struct kiln_web_model *m,
+			    const volatile sig_atomic_t *flag)
+{
+	m->stop = flag;
 }
 
 void kiln_web_model_loading(struct kiln_web_model *m, const char *what)

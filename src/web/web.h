@@ -16,6 +16,7 @@
 #ifndef KILN_WEB_WEB_H
 #define KILN_WEB_WEB_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,6 +41,10 @@ void kiln_web_model_free(struct kiln_web_model *m);
  */
 struct kiln_web_model *kiln_web_model_new_pending(const char *const *names,
 						  size_t n);
+/* The loader's analyses (a heap trace's) stop at their next frame,
+ * -ECANCELED, once *flag is non-zero: a CLI's stop signal. */
+void kiln_web_model_stop_on(struct kiln_web_model *m,
+			    const volatile sig_atomic_t *flag);
 /* What the loader does now, for /api/status ("reading 'x' (1 of 2)"). */
 void kiln_web_model_loading(struct kiln_web_model *m, const char *what);
 /*

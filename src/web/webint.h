@@ -6,6 +6,7 @@
 #define KILN_WEB_WEBINT_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -137,6 +138,7 @@ struct kiln_web_model {
 	pthread_mutex_t lock;
 	pthread_cond_t ready_cv;
 	struct web_status st;
+	const volatile sig_atomic_t *stop;	/* the loader stops when set */
 	struct web_input *in;
 	size_t n;
 	struct web_srcpol src;
