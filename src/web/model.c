@@ -432,7 +432,7 @@ static int heap_range(struct kiln_web_model *m, unsigned pi, const char *focus,
 	j.gen = in->gen;
 	snprintf(what, sizeof(what), "time range %.3f s - %.3f s", t0 / 1e9,
 		 t1 / 1e9);
-	j.job = kiln_web_job_start(m, pi, what);
+	j.job = kiln_web_job_start(m, pi, what, in->trace_len);
 	pthread_mutex_unlock(&m->lock);
 	err = kiln_heaptrace_read_range(p, in->trace, in->trace_len, in->index,
 					(uint64_t)t0, (uint64_t)t1,

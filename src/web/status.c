@@ -12,7 +12,8 @@
 #include "web/web.h"
 #include "web/webint.h"
 
-int kiln_web_job_start(struct kiln_web_model *m, unsigned p, const char *what)
+int kiln_web_job_start(struct kiln_web_model *m, unsigned p, const char *what,
+		       size_t total)
 {
 	int i, job = -1;
 
@@ -27,7 +28,7 @@ int kiln_web_job_start(struct kiln_web_model *m, unsigned p, const char *what)
 		j->p = p;
 		snprintf(j->what, sizeof(j->what), "%s", what);
 		j->done = 0;
-		j->total = 0;
+		j->total = total;
 		j->id = ++m->st.next_id;
 	}
 	pthread_mutex_unlock(&m->st.lock);

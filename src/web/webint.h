@@ -159,9 +159,10 @@ int kiln_web_save_html_locked(struct kiln_web_model *m,
 /* /api/status: loading and the heavy work running now (status.c); takes
  * only m->st.lock.  0 or -ENOMEM. */
 int kiln_web_status(struct kiln_web_model *m, struct kiln_buf *out);
-/* A job slot for heavy work on input p (-1: none free); _progress()
- * updates it, _end() frees it.  status.c. */
-int kiln_web_job_start(struct kiln_web_model *m, unsigned p, const char *what);
+/* A job slot for heavy work on input p over total bytes (-1: none
+ * free); _progress() updates it, _end() frees it.  status.c. */
+int kiln_web_job_start(struct kiln_web_model *m, unsigned p, const char *what,
+		       size_t total);
 void kiln_web_job_progress(struct kiln_web_model *m, int job, size_t done,
 			   size_t total);
 void kiln_web_job_end(struct kiln_web_model *m, int job);
