@@ -65,7 +65,7 @@ int kiln_cli_read(const char *path, struct kiln_prof **out);
 /*
  * The same, with the format read in *fmt (may be NULL) and, when the
  * input is a kiln heap trace and trace is not NULL, its bytes appended to
- * trace (kiln_read_profile_keep()).
+ * trace and *out NULL: not analysed here (kiln_read_profile_keep()).
  */
 int kiln_cli_read_keep(const char *path, struct kiln_prof **out,
 		       enum kiln_fmt *fmt, struct kiln_buf *trace);

@@ -2,8 +2,9 @@
 /*
  * `kiln serve`: a local web UI over profiles read once (cli stage).  The
  * address is taken first (a bad one refused before any input is read),
- * the files are read and checked before anything is served (a bad one is
- * refused with kiln top's message), then the server runs until Ctrl-C or
+ * the server answers and its URL is printed, then the files are read one
+ * by one, each said as it loads (a bad one is refused with kiln top's
+ * message and exit status 2), and the server runs until Ctrl-C or
  * SIGTERM.
  */
 #include <errno.h>
@@ -33,34 +34,78 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Reads every input, refusing bad ones as kiln top does; with traces,
- * the bytes of each heap trace are kept there too.  Exit status. */
-static int read_inputs(char **files, int n, struct kiln_prof **profs,
-		       const char **formats, struct kiln_buf *traces)
+/*
+ * Reads every input into the model, which is already served, saying each
+ * as it loads; refuses a bad one as kiln top does (its message, exit
+ * status 2).  A stop signal ends the reading between inputs, or a heap
+ * trace's analysis at its next frame (exit 0).
+ * Exit status.
+ */
+static int load_inputs(struct kiln_web_model *m, char **files, int n,
+		       const char *diff)
 {
-	size_t samples = 0;
-	double t0 = kiln_cli_now();
-	int i, rc;
+	struct kiln_diag d = { "" };
+	double t0 = kiln_cli_now(), t;
+	char what[300];
+	int i, rc = KILN_EXIT_OK;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n + (diff != NULL) && !kiln_cli_stop_signal; i++) {
+		const char *f = i < n ? files[i] : diff;
 		enum kiln_fmt fmt = KILN_FMT_UNKNOWN;
+		struct kiln_buf trace = KILN_BUF_INIT;
+		struct kiln_prof *p = NULL;
+		int err;
 
+		t = kiln_cli_now();
+		if (i < n)
+			snprintf(what, sizeof(what), "reading '%s' (%d of %d)", f,
+				 i + 1, n);
+		else
+			snprintf(what, sizeof(what), "reading the diff base '%s'", f);
+		kiln_web_model_loading(m, what);
 		if (!kiln_cli_quiet)
-			fprintf(stderr, "kiln serve: reading '%s' (%d of %d)...\n",
-				files[i], i + 1, n);
+			fprintf(stderr, "kiln serve: %s...\n", what);
 		/* A URL is fetched and named by itself in the page. */
-		rc = kiln_cli_read_keep(files[i], &profs[i], &fmt,
-					traces ? &traces[i] : NULL);
-		if (rc)
-			return rc;
-		formats[i] = kiln_fmt_name(fmt);
-		samples += profs[i]->nsamples;
+		rc = kiln_cli_read_keep(f, &p, &fmt, i < n ? &trace : NULL);
+		if (rc) {
+			kiln_buf_release(&trace);
+			break;
+		}
+		if (i == n) {
+			err = kiln_web_model_set_base(m, p, f, kiln_fmt_name(fmt));
+		} else {
+			/* A heap trace comes unread (p NULL): the model
+			 * reads it once, for everything it needs. */
+			if (trace.len) {
+				snprintf(what, sizeof(what), "analysing the heap "
+					 "trace '%s'", f);
+				kiln_web_model_loading(m, what);
+			}
+			err = kiln_web_model_set_input(m, (size_t)i, p,
+						       kiln_fmt_name(fmt),
+						       &trace, &d);
+		}
+		kiln_buf_release(&trace);
+		if (err == -ECANCELED && kiln_cli_stop_signal)
+			break;
+		if (err) {
+			if (err == -EINVAL)
+				kiln_cli_error("'%s': %s", f, d.msg);
+			else
+				kiln_cli_error("'%s': out of memory", f);
+			rc = err == -EINVAL ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+			break;
+		}
+		if (!kiln_cli_quiet)
+			fprintf(stderr, "kiln serve: read '%s' in %.2f s\n", f,
+				kiln_cli_now() - t);
 	}
-	if (!kiln_cli_quiet)
-		fprintf(stderr, "kiln serve: read %d profile%s (%zu distinct "
-			"stacks) in %.2f s\n", n, n == 1 ? "" : "s", samples,
-			kiln_cli_now() - t0);
-	return KILN_EXIT_OK;
+	if (kiln_cli_stop_signal)
+		return KILN_EXIT_OK;
+	if (!rc && !kiln_cli_quiet)
+		fprintf(stderr, "kiln serve: read %d profile%s in %.2f s\n", n,
+			n == 1 ? "" : "s", kiln_cli_now() - t0);
+	return rc;
 }
 
 /* Beyond loopback: every address it answers on, and a warning. */
@@ -84,17 +129,12 @@ int kiln_cmd_serve(int argc, char **argv)
 {
 	const char *addr = "127.0.0.1:8080", *diff = NULL, *token = NULL;
 	const char *source_path = NULL, *trim_path = NULL;
-	struct kiln_prof *base = NULL;
-	const char *base_fmt = NULL;
-	struct kiln_prof **profs;
-	struct kiln_buf *traces = NULL;
-	const char **formats;
 	struct kiln_web_model *m = NULL;
 	struct kiln_web *w = NULL;
 	struct kiln_diag d = { "" };
 	struct sigaction sa = { 0 };
 	sigset_t block, old, wait;
-	int c, i, n, rc, err;
+	int c, n, rc, err;
 
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -119,74 +159,57 @@ int kiln_cmd_serve(int argc, char **argv)
 		kiln_cli_error("%s", d.msg);
 		return err == -EINVAL ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
 	}
-	profs = calloc((size_t)n, sizeof(*profs));
-	formats = calloc((size_t)n, sizeof(*formats));
-	traces = calloc((size_t)n, sizeof(*traces));
-	if (!profs || !formats || !traces) {
+	m = kiln_web_model_new_pending((const char *const *)argv + optind,
+				       (size_t)n);
+	if (!m || kiln_web_model_set_source(m, source_path, trim_path)) {
 		kiln_cli_error("out of memory");
 		rc = KILN_EXIT_FAIL;
 		goto out_free;
 	}
-	rc = read_inputs(argv + optind, n, profs, formats, traces);
-	if (!rc && diff)
-		rc = read_inputs((char **)&diff, 1, &base, &base_fmt, NULL);
-	if (rc)
-		goto out_free;
 	kiln_web_enable_callgraph();
-	m = kiln_web_model_new(profs, (const char *const *)argv + optind,
-			       formats, (size_t)n);
-	if (!m) {
-		kiln_cli_error("out of memory");
-		rc = KILN_EXIT_FAIL;
-		goto out_free;
-	}
-	if (kiln_web_model_set_source(m, source_path, trim_path)) {
-		kiln_cli_error("out of memory");
-		rc = KILN_EXIT_FAIL;
-		goto out_free;
-	}
-	/* Heap traces are analysed again for a time range. */
-	for (i = 0; i < n; i++)
-		if (traces[i].len)
-			kiln_web_model_set_trace(m, (size_t)i, &traces[i]);
-	err = base ? kiln_web_model_set_base(m, base, diff, base_fmt) : 0;
-	base = NULL;	/* the model's now */
-	if (err) {
-		kiln_cli_error("out of memory");
-		rc = KILN_EXIT_FAIL;
-		goto out_free;
-	}
-	if (!kiln_cli_quiet)
-		fprintf(stderr, "kiln serve: aggregating...\n");
-	if (kiln_web_model_warm(m)) {
-		kiln_cli_error("out of memory");
-		rc = KILN_EXIT_FAIL;
-		goto out_free;
-	}
-	/* Block the stop signals before the server's thread starts, so that
-	 * they stay pending for sigsuspend() below and never interrupt it. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	kiln_web_model_stop_on(m, &kiln_cli_stop_signal);
+	/* A stop signal sets a flag: the reading stops between inputs (and a
+	 * heap trace's analysis at its next frame), the wait below ends. */
 	sa.sa_handler = kiln_cli_on_stop;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* Served before the inputs are read (which may take a minute): the
+	 * page shows the reading, requests for data wait for it. */
 	err = kiln_web_serve(w, m, &d);
 	if (err) {
 		kiln_cli_error("%s", d.msg);
 		rc = KILN_EXIT_FAIL;
-		goto out_mask;
+		goto out_free;
 	}
 	/* Said before the URL: whoever waits for the URL has it all. */
 	if (!kiln_web_loopback(w))
 		say_addresses(w, addr);
 	printf("kiln serve: %s\n", kiln_web_url(w));
 	fflush(stdout);
-	if (!kiln_cli_quiet)
+	rc = load_inputs(m, argv + optind, n, diff);
+	if (!rc && !kiln_cli_stop_signal) {
+		if (!kiln_cli_quiet)
+			fprintf(stderr, "kiln serve: aggregating...\n");
+		if (kiln_web_model_warm(m)) {
+			kiln_cli_error("out of memory");
+			rc = KILN_EXIT_FAIL;
+		}
+	}
+	kiln_web_model_ready(m, kiln_cli_stop_signal ? "kiln serve is stopping" :
+			     rc ? "kiln serve could not read its inputs (its "
+			     "terminal says why)" : NULL);
+	if (rc)
+		goto out_free;
+	/* Block the stop signals, then wait for one: one that came before
+	 * stays pending for sigsuspend() and never slips between. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if (!kiln_cli_quiet && !kiln_cli_stop_signal)
 		fprintf(stderr, "kiln serve: serving; Ctrl-C stops\n");
 	wait = old;
 	sigdelset(&wait, SIGINT);
@@ -196,19 +219,11 @@ int kiln_cmd_serve(int argc, char **argv)
 		sigsuspend(&wait);
 	if (!kiln_cli_quiet)
 		fprintf(stderr, "kiln serve: stopped by signal %d\n", (int)kiln_cli_stop_signal);
-out_mask:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out_free:
+	if (m)
+		kiln_web_model_cancel(m);	/* no range analysis holds up the stop */
 	kiln_web_stop(w);
 	kiln_web_model_free(m);
-	if (profs && !m)
-		for (i = 0; i < n; i++)
-			kiln_prof_free(profs[i]);
-	kiln_prof_free(base);
-	for (i = 0; traces && i < n; i++)
-		kiln_buf_release(&traces[i]);
-	free(traces);
-	free(profs);
-	free(formats);
 	return rc;
 }

@@ -313,8 +313,11 @@ int kiln_read_profile(const char *path, struct kiln_prof **out,
 		      enum kiln_fmt *fmt, struct kiln_diag *d);
 /*
  * The same; when the file is a kiln heap trace and trace is not NULL, its
- * bytes (gzip undone) are also appended to trace, for readers that are
- * asked again with other arguments (kiln serve's time range).
+ * bytes (gzip undone) are appended to trace instead, *out is NULL and fmt
+ * says KILN_FMT_HEAPTRACE: the caller analyses it itself (kiln serve reads
+ * it once for the profile, the memory over time and the time index,
+ * kiln_heaptrace_read_index()), which also says what is wrong with a bad
+ * one.
  */
 int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 			   enum kiln_fmt *fmt, struct kiln_buf *trace,

@@ -122,14 +122,6 @@ void kiln_heaptrace_info_release(struct kiln_heaptrace_info *info)
 	info->cmdline = NULL;
 }
 
-struct kiln_heaptrace_stream {
-	struct reader r;
-	ZSTD_DCtx *z;
-	struct kiln_buf frame;
-	int err;		/* sticky */
-	bool raw;		/* one uncompressed stream */
-};
-
 struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
 	struct kiln_heaptrace_info *info, struct kiln_diag *d)
 {
@@ -220,6 +212,16 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 			info->frames++;
 		r->frame_off += n;
 		at += n;
+		if (!err && s->progress &&
+		    s->progress(s->progress_arg, r->frame_off, s->progress_total))
+			err = -ECANCELED;
+		if (!err && s->index)
+			err = kiln_heaptrace_index_mark(s);
+		/* Past a range's end every event is ignored (reader times
+		 * never go back): the rest need not be read. */
+		if (r->window && r->h && r->h->started &&
+		    r->t - r->h->tot.t_first >= r->window[1])
+			break;
 	}
 out:
 	*used = at;
@@ -263,23 +265,51 @@ int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
 	return 0;
 }
 
+void kiln_heaptrace_stream_progress(struct kiln_heaptrace_stream *s,
+				    kiln_heaptrace_progress_fn fn, void *arg,
+				    size_t total)
+{
+	s->progress = fn;
+	s->progress_arg = arg;
+	s->progress_total = total;
+}
+
+/*
+ * The analysis of data, over range (NULL: the whole run), from the mark
+ * of index x nearest before it (x NULL: from the start), building index
+ * build (NULL: none) as it goes.
+ */
 static int analyse(const char *data, size_t len, const uint64_t *range,
+		   const struct kiln_heaptrace_index *x,
+		   struct kiln_heaptrace_index *build,
+		   kiln_heaptrace_progress_fn fn, void *arg,
 		   struct kiln_hprof **out, struct kiln_heaptrace_info *info,
 		   struct kiln_diag *d)
 {
 	struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(info, d);
-	size_t used;
+	size_t used, from = 0;
 	int err = 0;
 
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	kiln_heaptrace_stream_progress(s, fn, arg, len);
+	s->index = build;
 	if (range)
 		err = kiln_heaptrace_stream_window(s, range[0], range[1]);
+	if (!err && range && x)
+		err = kiln_heaptrace_index_resume(s, x, range[0], &from);
 	if (!err)
-		err = kiln_heaptrace_stream_feed(s, data, len, true, &used);
+		err = kiln_heaptrace_stream_feed(s, data + from, len - from, true,
+						 &used);
 	if (!err)
 		err = kiln_heaptrace_stream_end(s, len, out);
+	if (!err && build)
+		err = kiln_heaptrace_index_end(build, *out, info);
+	if (err) {
+		kiln_hprof_free(*out);
+		*out = NULL;
+	}
 	kiln_heaptrace_stream_free(s);
 	return err;
 }
@@ -288,11 +318,53 @@ int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_hprof **out
 			   struct kiln_heaptrace_info *info,
 			   struct kiln_diag *d)
 {
-	return analyse(data, len, NULL, out, info, d);
+	return analyse(data, len, NULL, NULL, NULL, NULL, NULL, out, info, d);
 }
 
+int kiln_heaptrace_analyse_progress(const char *data, size_t len,
+				    kiln_heaptrace_progress_fn fn, void *arg,
+				    struct kiln_hprof **out,
+				    struct kiln_heaptrace_info *info,
+				    struct kiln_diag *d)
+{
+	return analyse(data, len, NULL, NULL, NULL, fn, arg, out, info, d);
+}
+
+int kiln_heaptrace_analyse_index(const char *data, size_t len,
+				 kiln_heaptrace_progress_fn fn, void *arg,
+				 struct kiln_hprof **out,
+				 struct kiln_heaptrace_info *info,
+				 struct kiln_heaptrace_index **index,
+				 struct kiln_diag *d)
+{
+	struct kiln_heaptrace_index *x = kiln_heaptrace_index_new(len);
+	int err;
+
+	*index = NULL;
+	if (!x) {
+		memset(info, 0, sizeof(*info));
+		*out = NULL;
+		return -ENOMEM;
+	}
+	err = analyse(data, len, NULL, NULL, x, fn, arg, out, info, d);
+	if (err)
+		kiln_heaptrace_index_free(x);
+	else
+		*index = x;
+	return err;
+}
+
+/*
+ * The profile of data over range (NULL: the whole run), from index x's
+ * marks (NULL: from the start), building index build (NULL: none); the
+ * finished analysis goes to *keep (NULL: freed).
+ */
 static int read_prof(struct kiln_prof *p, const char *data, size_t len,
-		     const uint64_t *range, struct kiln_diag *d)
+		     const uint64_t *range, const struct kiln_heaptrace_index *x,
+		     struct kiln_heaptrace_index *build, struct kiln_hprof **keep,
+		     struct kiln_heaptrace_info *keep_info,
+		     kiln_heaptrace_progress_fn fn, void *arg,
+		     struct kiln_diag *d)
 {
 	struct kiln_heaptrace_info info;
 	struct kiln_hprof *h = NULL;
@@ -300,7 +372,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	char note[160];
 	int err;
 
-	err = analyse(data, len, range, &h, &info, d);
+	err = analyse(data, len, range, x, build, fn, arg, &h, &info, d);
 	if (err)
 		goto out;
 	err = kiln_hprof_prof(h, KILN_HPROF_MEASURES, p, NULL);
@@ -332,7 +404,16 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		err = kiln_prof_error(p);
 out:
 	kiln_sym_free(sym);
+	if (keep && !err) {
+		*keep = h;
+		h = NULL;
+	}
 	kiln_hprof_free(h);
+	if (keep_info && !err) {
+		/* The caller's now, to release. */
+		*keep_info = info;
+		memset(&info, 0, sizeof(info));
+	}
 	kiln_heaptrace_info_release(&info);
 	return err;
 }
@@ -340,13 +421,38 @@ out:
 int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 			struct kiln_diag *d)
 {
-	return read_prof(p, data, len, NULL, d);
+	return read_prof(p, data, len, NULL, NULL, NULL, NULL, NULL, NULL, NULL, d);
 }
 
 int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
-			      uint64_t t0, uint64_t t1, struct kiln_diag *d)
+			      const struct kiln_heaptrace_index *x,
+			      uint64_t t0, uint64_t t1,
+			      kiln_heaptrace_progress_fn fn, void *arg,
+			      struct kiln_diag *d)
 {
 	const uint64_t range[2] = { t0, t1 };
 
-	return read_prof(p, data, len, range, d);
+	return read_prof(p, data, len, range, x, NULL, NULL, NULL, fn, arg, d);
+}
+
+int kiln_heaptrace_read_index(struct kiln_prof *p, const char *data, size_t len,
+			      kiln_heaptrace_progress_fn fn, void *arg,
+			      struct kiln_hprof **h,
+			      struct kiln_heaptrace_info *info,
+			      struct kiln_heaptrace_index **index,
+			      struct kiln_diag *d)
+{
+	struct kiln_heaptrace_index *x = kiln_heaptrace_index_new(len);
+	int err;
+
+	*h = NULL;
+	*index = NULL;
+	if (!x)
+		return -ENOMEM;
+	err = read_prof(p, data, len, NULL, NULL, x, h, info, fn, arg, d);
+	if (err)
+		kiln_heaptrace_index_free(x);
+	else
+		*index = x;
+	return err;
 }

@@ -82,13 +82,75 @@ int kiln_heaptrace_stream_window(struct kiln_heaptrace_stream *s, uint64_t t0,
 				 uint64_t t1);
 
 /*
+ * Progress of a long analysis (kiln serve's busy state and cancel):
+ * called after each zstd frame with the compressed bytes consumed so far
+ * and the total; a non-zero return stops the analysis, which then fails
+ * with -ECANCELED.  Called in the analysing thread.
+ */
+typedef int (*kiln_heaptrace_progress_fn)(void *arg, size_t done, size_t total);
+/* Sets s's progress callback (before the first feed); total is what it
+ * is told as the whole (the file's size). */
+void kiln_heaptrace_stream_progress(struct kiln_heaptrace_stream *s,
+				    kiln_heaptrace_progress_fn fn, void *arg,
+				    size_t total);
+/* kiln_heaptrace_analyse() reporting progress to fn (NULL: none); also
+ * -ECANCELED when fn stopped it. */
+int kiln_heaptrace_analyse_progress(const char *data, size_t len,
+				    kiln_heaptrace_progress_fn fn, void *arg,
+				    struct kiln_hprof **out,
+				    struct kiln_heaptrace_info *info,
+				    struct kiln_diag *d);
+
+/*
+ * A trace's time index (kiln serve's ranges): marks every 1/64 of its
+ * bytes (fewer when the live blocks would take more than 256 MiB), each
+ * with the reader's state and the blocks live there, so that a range is
+ * analysed from the mark before it, not from the start, and stops at
+ * its end.  Built by one whole analysis; read-only afterwards (threads
+ * may share it).
+ */
+struct kiln_heaptrace_index;
+/* kiln_heaptrace_analyse_progress() that also builds *index (free it
+ * with _index_free(); NULL on failure). */
+int kiln_heaptrace_analyse_index(const char *data, size_t len,
+				 kiln_heaptrace_progress_fn fn, void *arg,
+				 struct kiln_hprof **out,
+				 struct kiln_heaptrace_info *info,
+				 struct kiln_heaptrace_index **index,
+				 struct kiln_diag *d);
+void kiln_heaptrace_index_free(struct kiln_heaptrace_index *x);
+/*
+ * kiln_heaptrace_read() (format.h) into p that also keeps the finished
+ * analysis (*h: its memory over time; kiln_hprof_free() it) and builds
+ * the time index (*index), in one reading of the trace: kiln serve's.
+ * Progress to fn (NULL: none).  Errors as kiln_heaptrace_read(); *h and
+ * *index are NULL on failure.
+ */
+struct kiln_prof;
+int kiln_heaptrace_read_index(struct kiln_prof *p, const char *data, size_t len,
+			      kiln_heaptrace_progress_fn fn, void *arg,
+			      struct kiln_hprof **h,
+			      struct kiln_heaptrace_info *info,
+			      struct kiln_heaptrace_index **index,
+			      struct kiln_diag *d);
+/* Marks and bytes the index holds (for messages and tests). */
+size_t kiln_heaptrace_index_marks(const struct kiln_heaptrace_index *x,
+				  size_t *bytes);
+
+/*
  * kiln_heaptrace_read() (format.h) over the time range [t0, t1) ns after
  * the trace's first event: the measures of kiln_hprof_set_window() (what
  * was allocated in the range, the peak within it, what it allocated that
  * is still live at its end).  kiln serve's time range on heap traces.
+ * With x (the trace's index, or NULL) it starts at the mark before t0;
+ * it stops at t1 in any case.  Progress goes to fn (NULL: none);
+ * -ECANCELED when fn stopped it.
  */
 struct kiln_prof;
 int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
-			      uint64_t t0, uint64_t t1, struct kiln_diag *d);
+			      const struct kiln_heaptrace_index *x,
+			      uint64_t t0, uint64_t t1,
+			      kiln_heaptrace_progress_fn fn, void *arg,
+			      struct kiln_diag *d);
 
 #endif

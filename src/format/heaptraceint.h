@@ -16,7 +16,9 @@
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
 #include "profile/hprof.h"
+#include "util/buf.h"
 #include "util/diag.h"
+#include <zstd.h>
 
 #define MAX_DEPTH 4096
 
@@ -50,6 +52,38 @@ struct reader {
 	const uint64_t *window;	/* [t0, t1) for kiln_hprof_set_window, or NULL */
 	uint64_t window_buf[2];
 };
+
+/* The stream API's state (heaptrace-stream.c). */
+struct kiln_heaptrace_stream {
+	struct reader r;
+	ZSTD_DCtx *z;
+	struct kiln_buf frame;
+	int err;		/* sticky */
+	bool raw;		/* one uncompressed stream */
+	kiln_heaptrace_progress_fn progress;
+	void *progress_arg;
+	size_t progress_total;
+	struct kiln_heaptrace_index *index;	/* being built, or NULL */
+};
+
+/* The time index (heaptrace-index.c): an empty one for a trace of len
+ * compressed bytes; NULL on ENOMEM. */
+struct kiln_heaptrace_index *kiln_heaptrace_index_new(size_t len);
+/* After each frame of the analysis building s->index: a mark when due.
+ * 0 or -ENOMEM. */
+int kiln_heaptrace_index_mark(struct kiln_heaptrace_stream *s);
+/* After the analysis h that built x, finished: keeps its header and its
+ * stack and maps definitions, which a resumed analysis defines again.
+ * 0 or -ENOMEM. */
+int kiln_heaptrace_index_end(struct kiln_heaptrace_index *x,
+			     const struct kiln_hprof *h,
+			     const struct kiln_heaptrace_info *info);
+/* Sets up s (new, windowed from t0) to go on from x's last mark before
+ * t0: *from is the byte to feed from (0: no mark fits, from the start).
+ * 0 or -ENOMEM. */
+int kiln_heaptrace_index_resume(struct kiln_heaptrace_stream *s,
+				const struct kiln_heaptrace_index *x,
+				uint64_t t0, size_t *from);
 
 /*
  * Parses one frame's contents (or the uncompressed stream's): the magic

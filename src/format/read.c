@@ -178,6 +178,16 @@ int kiln_read_profile_data(const char *path, const void *bytes, size_t len,
 	}
 	kiln_fmt_sniff_init(&s, data, len);
 	n = kiln_fmt_candidates(&s, c);
+	if (n && c[0].score >= KILN_FMT_CONFIDENT && trace &&
+	    c[0].f->fmt == KILN_FMT_HEAPTRACE) {
+		/* Kept for the caller, who analyses it (format.h). */
+		err = kiln_buf_add(trace, data, len);
+		if (err)
+			goto out_release;
+		if (fmtp)
+			*fmtp = KILN_FMT_HEAPTRACE;
+		goto out_release;
+	}
 	if (n && c[0].score >= KILN_FMT_CONFIDENT) {
 		/* Plainly this format: its reader's complaint is the answer. */
 		err = read_as(&c[0], data, len, &p, &inner);

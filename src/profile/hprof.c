@@ -554,6 +554,60 @@ int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	return -EINVAL;
 }
 
+int kiln_hprof_live_blocks(const struct kiln_hprof *h,
+			   struct kiln_hprof_block **out, size_t *n)
+{
+	struct kiln_hprof_block *b = malloc((h->live.n ? h->live.n : 1) * sizeof(*b));
+	size_t i, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
+		const struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
+
+		if (!e->ptr)
+			continue;
+		b[k].ptr = e->ptr;
+		b[k].size = e->size;
+		b[k].stack = e->stack;
+		b[k].tid = e->tid & ~LIVE_IN_RANGE;
+		k++;
+	}
+	*out = b;
+	*n = k;
+	return 0;
+}
+
+int kiln_hprof_resume(struct kiln_hprof *h, uint64_t t_first, uint64_t t_now,
+		      const struct kiln_hprof_block *b, size_t n)
+{
+	struct kiln_hprof_ev ev = { .t = t_now, .kind = KILN_HPROF_ALLOC };
+	size_t i;
+	int err;
+
+	if (h->started || !h->windowed || t_now < t_first ||
+	    t_now - t_first >= h->w0)
+		return -EINVAL;
+	h->started = true;
+	h->tot.t_first = t_first;
+	h->t_now = t_first;
+	/* Allocated again before the window: live, counted in no measure. */
+	for (i = 0; i < n; i++) {
+		ev.ptr = b[i].ptr;
+		ev.size = b[i].size;
+		ev.stack = b[i].stack;
+		ev.tid = b[i].tid;
+		err = kiln_hprof_event(h, &ev);
+		if (err)
+			return err;
+	}
+	h->tot.reported = 0;
+	h->last_alloc = 0;
+	return 0;
+}
+
 void kiln_hprof_lost(struct kiln_hprof *h, uint64_t count)
 {
 	h->tot.lost += count;

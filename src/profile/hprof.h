@@ -174,6 +174,32 @@ int kiln_hprof_set_window(struct kiln_hprof *h, uint64_t t0, uint64_t t1);
  */
 int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev);
 
+/* A live block as kiln_hprof_live_blocks() copies it out. */
+struct kiln_hprof_block {
+	uint64_t ptr, size;
+	uint32_t stack, tid;
+};
+
+/*
+ * The blocks live now, copied into a new array *out of *n (free() it):
+ * what a time index of a trace keeps at each of its marks.  0 or -ENOMEM.
+ */
+int kiln_hprof_live_blocks(const struct kiln_hprof *h,
+			   struct kiln_hprof_block **out, size_t *n);
+
+/*
+ * Starts a new windowed analysis (set_window done, the stacks the blocks
+ * use defined, no event added) part way through a trace, from a mark of
+ * its time index: t_first is the trace's first event, the blocks (as
+ * kiln_hprof_live_blocks() gave them) are live at t_now, which is before
+ * the window.  The events after the mark then follow.  The window's
+ * measures are those of reading the trace from its start.  0, -EINVAL
+ * (not new, not windowed, t_now not before the window, a stack not
+ * defined) or -ENOMEM.
+ */
+int kiln_hprof_resume(struct kiln_hprof *h, uint64_t t_first, uint64_t t_now,
+		      const struct kiln_hprof_block *b, size_t n);
+
 /* Counts events the process could not record. */
 void kiln_hprof_lost(struct kiln_hprof *h, uint64_t count);
 

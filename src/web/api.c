@@ -3,6 +3,8 @@
  * The JSON API of kiln serve (web stage): every aggregation the page shows
  * is done in C, over the model, and only what one view draws is sent.
  *
+ *   /api/status     loading and heavy work under way (status.c; never
+ *                   waits on the model)
  *   /api/profiles   the inputs: names, formats, sample types, totals
  *   /api/flame      flame graph nodes (api-tree.c)
  *   /api/sandwich   callers and callees of one function (api-tree.c)
@@ -26,6 +28,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,7 +271,7 @@ int web_api_download(struct call *c)
 		type = kinds[k].type;
 	} else {
 		struct kiln_buf msg = KILN_BUF_INIT;
-		int status = kiln_web_save_html(c->m, c->r, c->out, &msg);
+		int status = kiln_web_save_html_locked(c->m, c->r, c->out, &msg);
 
 		kiln_buf_release(&msg);
 		if (status != 200)
@@ -299,6 +302,30 @@ int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 
 	r->type = NULL;
 	r->filename[0] = '\0';
+	/* The status never waits: it is how the page shows what runs. */
+	if (!strcmp(r->path, "/api/status"))
+		return kiln_web_status(m, out) ? 500 : 200;
+	pthread_mutex_lock(&m->lock);
+	/* A request for data before the inputs are read waits for them
+	 * (the server answers as soon as it listens). */
+	while (!m->st.ready)
+		pthread_cond_wait(&m->ready_cv, &m->lock);
+	if (m->st.failed[0])
+		status = call_fail(&c, 503, "%s", m->st.failed);
+	else
+		status = kiln_web_api_locked(m, r, out);
+	pthread_mutex_unlock(&m->lock);
+	return status;
+}
+
+int kiln_web_api_locked(struct kiln_web_model *m, struct kiln_web_req *r,
+			struct kiln_buf *out)
+{
+	struct call c = { m, r, out, { "" }, 200, 0 };
+	int status;
+
+	r->type = NULL;
+	r->filename[0] = '\0';
 	if (!strcmp(r->path, "/api/profiles"))
 		status = web_api_profiles(&c);
 	else if (!strcmp(r->path, "/api/flame"))
@@ -322,7 +349,8 @@ int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 	else if (!strcmp(r->path, "/api/labels"))
 		status = web_api_labels(&c);
 	else
-		status = call_fail(&c, 404, "no API '%s' (there are /api/profiles, "
+		status = call_fail(&c, 404, "no API '%s' (there are /api/status, "
+			      "/api/profiles, "
 			      "/api/flame, /api/top, /api/sandwich, /api/callgraph, "
 			      "/api/source, /api/calltree, /api/summary, /api/labels, "
 			      "/api/timeline, "

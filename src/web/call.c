@@ -159,6 +159,12 @@ int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 		call_fail(c, 400, "%s", c->d.msg);
 		return -1;
 	}
+	if (err == -ECANCELED) {
+		/* 409: the page has moved on; it drops this answer. */
+		call_fail(c, 409, "cancelled: another time range of '%s' was "
+			  "asked for meanwhile", c->m->in[p].name);
+		return -1;
+	}
 	if (err) {
 		c->err = err;
 		return -1;

@@ -6,6 +6,7 @@
  * re-use what the last request built.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,35 +20,231 @@
 #include "web/web.h"
 #include "web/webint.h"
 
-struct kiln_web_model *kiln_web_model_new(struct kiln_prof **profs,
-					  const char *const *names,
-					  const char *const *formats, size_t n)
+struct kiln_web_model *kiln_web_model_new_pending(const char *const *names,
+						  size_t n)
 {
 	struct kiln_web_model *m = calloc(1, sizeof(*m));
 	size_t i;
 
-	if (m)
-		m->in = calloc(n ? n : 1, sizeof(*m->in));
-	if (!m || !m->in)
+	if (!m)
+		goto out_nomem;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->ready_cv, NULL);
+	pthread_mutex_init(&m->st.lock, NULL);
+	m->in = calloc(n ? n : 1, sizeof(*m->in));
+	if (!m->in)
 		goto out_free;
 	for (i = 0; i < n; i++) {
-		m->in[i].prof = profs[i];
-		profs[i] = NULL;
 		m->n++;
 		m->in[i].name = strdup(names[i]);
-		m->in[i].format = strdup(formats[i]);
+		m->in[i].format = strdup("");
 		if (!m->in[i].name || !m->in[i].format)
 			goto out_free;
 	}
 	return m;
 out_free:
 	kiln_web_model_free(m);
-	for (i = 0; i < n; i++) {
-		kiln_prof_free(profs[i]);
-		profs[i] = NULL;
-	}
+out_nomem:
 	errno = ENOMEM;
 	return NULL;
+}
+
+struct kiln_web_model *kiln_web_model_new(struct kiln_prof **profs,
+					  const char *const *names,
+					  const char *const *formats, size_t n)
+{
+	struct kiln_web_model *m = kiln_web_model_new_pending(names, n);
+	size_t i;
+
+	for (i = 0; m && i < n; i++) {
+		free(m->in[i].format);
+		m->in[i].format = strdup(formats[i]);
+		if (!m->in[i].format) {
+			kiln_web_model_free(m);
+			m = NULL;
+			break;
+		}
+		m->in[i].prof = profs[i];
+		profs[i] = NULL;
+	}
+	if (!m) {
+		for (i = 0; i < n; i++) {
+			kiln_prof_free(profs[i]);
+			profs[i] = NULL;
+		}
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->st.loaded = n;
+	m->st.ready = true;
+	return m;
+}
+
+/* Heavy work on the loader's side reports to the status as it goes. */
+static int on_load_progress(void *arg, size_t done, size_t total)
+{
+	struct kiln_web_model *m = arg;
+
+	pthread_mutex_lock(&m->st.lock);
+	m->st.load_done = done;
+	m->st.load_total = total;
+	pthread_mutex_unlock(&m->st.lock);
+	return m->stop && *m->stop;
+}
+
+void kiln_web_model_stop_on(struct kiln_web_model *m,
+			    const volatile sig_atomic_t *flag)
+{
+	m->stop = flag;
+}
+
+void kiln_web_model_loading(struct kiln_web_model *m, const char *what)
+{
+	pthread_mutex_lock(&m->st.lock);
+	snprintf(m->st.loading, sizeof(m->st.loading), "%s", what);
+	m->st.load_done = m->st.load_total = 0;
+	pthread_mutex_unlock(&m->st.lock);
+}
+
+static int make_heapline(struct kiln_web_model *m, const char *trace,
+			 size_t len, struct web_heapline **out,
+			 struct kiln_heaptrace_index **index,
+			 struct kiln_diag *d);
+static void heapline_free(struct web_heapline *hl)
+{
+	if (hl) {
+		free(hl->max);
+		free(hl->end);
+		free(hl->cmdline);
+		free(hl);
+	}
+}
+
+/* The memory over time kept from a finished analysis h, with the
+ * summary's figures from it and info (whose cmdline moves to the line).
+ * NULL on ENOMEM. */
+static struct web_heapline *heapline_of(const struct kiln_hprof *h,
+					struct kiln_heaptrace_info *info)
+{
+	struct web_heapline *hl = calloc(1, sizeof(*hl));
+
+	if (hl) {
+		hl->n = h->nbuckets;
+		hl->max = malloc((hl->n ? hl->n : 1) * sizeof(*hl->max));
+		hl->end = malloc((hl->n ? hl->n : 1) * sizeof(*hl->end));
+	}
+	if (!hl || !hl->max || !hl->end) {
+		heapline_free(hl);
+		return NULL;
+	}
+	if (hl->n) {
+		memcpy(hl->max, h->total_max, hl->n * sizeof(*hl->max));
+		memcpy(hl->end, h->total_end, hl->n * sizeof(*hl->end));
+	}
+	hl->bucket_ns = h->bucket_ns;
+	hl->peak = h->tot.peak;
+	hl->peak_t = h->tot.peak_t;
+	hl->span = h->tot.t_last - h->tot.t_first;
+	hl->tot = h->tot;
+	hl->pid = info->pid;
+	hl->sample_bytes = info->sample_bytes;
+	hl->threads = info->threads;
+	hl->cmdline = info->cmdline;
+	info->cmdline = NULL;
+	return hl;
+}
+
+/* A heap trace read once: its profile, memory over time and time index,
+ * progress to m's status.  0, -EINVAL (d filled) or -ENOMEM. */
+static int read_trace(struct kiln_web_model *m, const char *data, size_t len,
+		      struct kiln_prof **prof, struct web_heapline **hl,
+		      struct kiln_heaptrace_index **index, struct kiln_diag *d)
+{
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_heaptrace_info info;
+	struct kiln_hprof *h = NULL;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	err = kiln_heaptrace_read_index(p, data, len, on_load_progress, m, &h,
+					&info, index, d);
+	if (!err) {
+		*hl = heapline_of(h, &info);
+		if (!*hl)
+			err = -ENOMEM;
+		kiln_heaptrace_info_release(&info);
+	}
+	kiln_hprof_free(h);
+	if (err) {
+		kiln_prof_free(p);
+		kiln_heaptrace_index_free(*index);
+		*index = NULL;
+		return err;
+	}
+	*prof = p;
+	return 0;
+}
+
+int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
+			     struct kiln_prof *prof, const char *format,
+			     struct kiln_buf *trace, struct kiln_diag *d)
+{
+	struct web_heapline *hl = NULL;
+	struct kiln_heaptrace_index *index = NULL;
+	char *fmt = strdup(format);
+	size_t len = 0;
+	char *bytes;
+	int err = 0;
+
+	/* A heap trace is read here, on the loader's thread, not under the
+	 * lock: once for its profile (unless given), its memory over time
+	 * and its time index. */
+	if (fmt && trace && trace->len && !prof)
+		err = read_trace(m, trace->data, trace->len, &prof, &hl, &index, d);
+	else if (fmt && trace && trace->len)
+		err = make_heapline(m, trace->data, trace->len, &hl, &index, d);
+	if (!fmt || err || !prof) {
+		free(fmt);
+		kiln_prof_free(prof);
+		heapline_free(hl);
+		kiln_heaptrace_index_free(index);
+		return err ? err : fmt ? -EINVAL : -ENOMEM;
+	}
+	bytes = trace ? kiln_buf_detach(trace, &len) : NULL;
+	pthread_mutex_lock(&m->lock);
+	free(m->in[i].format);
+	m->in[i].format = fmt;
+	kiln_prof_free(m->in[i].prof);
+	m->in[i].prof = prof;
+	free(m->in[i].trace);
+	m->in[i].trace = len ? bytes : NULL;
+	m->in[i].trace_len = len;
+	if (!len)
+		free(bytes);
+	heapline_free(m->in[i].heap);
+	m->in[i].heap = hl;
+	kiln_heaptrace_index_free(m->in[i].index);
+	m->in[i].index = index;
+	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_lock(&m->st.lock);
+	m->st.loaded++;
+	m->st.loading[0] = '\0';
+	pthread_mutex_unlock(&m->st.lock);
+	return 0;
+}
+
+void kiln_web_model_ready(struct kiln_web_model *m, const char *failed)
+{
+	pthread_mutex_lock(&m->lock);
+	pthread_mutex_lock(&m->st.lock);
+	m->st.ready = true;
+	m->st.loading[0] = '\0';
+	if (failed)
+		snprintf(m->st.failed, sizeof(m->st.failed), "%s", failed);
+	pthread_mutex_unlock(&m->st.lock);
+	pthread_cond_broadcast(&m->ready_cv);
+	pthread_mutex_unlock(&m->lock);
 }
 
 static void view_release(struct web_view *v)
@@ -87,12 +284,8 @@ void kiln_web_model_free(struct kiln_web_model *m)
 	for (i = 0; m->in && i < m->n; i++) {
 		kiln_prof_free(m->in[i].prof);
 		free(m->in[i].trace);
-		if (m->in[i].heap) {
-			free(m->in[i].heap->max);
-			free(m->in[i].heap->end);
-			free(m->in[i].heap->cmdline);
-			free(m->in[i].heap);
-		}
+		heapline_free(m->in[i].heap);
+		kiln_heaptrace_index_free(m->in[i].index);
 		free(m->in[i].name);
 		free(m->in[i].format);
 	}
@@ -100,67 +293,70 @@ void kiln_web_model_free(struct kiln_web_model *m)
 	kiln_prof_free(m->base.prof);
 	free(m->base.name);
 	free(m->base.format);
+	pthread_cond_destroy(&m->ready_cv);
+	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->st.lock);
 	free(m);
 }
 
 void kiln_web_model_set_trace(struct kiln_web_model *m, size_t i,
 			      struct kiln_buf *trace)
 {
+	pthread_mutex_lock(&m->lock);
 	free(m->in[i].trace);
 	m->in[i].trace = kiln_buf_detach(trace, &m->in[i].trace_len);
+	pthread_mutex_unlock(&m->lock);
 }
 
 int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 		      struct kiln_diag *d)
+{
+	int err = 0;
+
+	/* Made when the input was set (kiln_web_model_set_input); a model
+	 * given a trace otherwise makes it here, once. */
+	if (!in->heap)
+		err = make_heapline(NULL, in->trace, in->trace_len, &in->heap,
+				    NULL, d);
+	*out = in->heap;
+	return err;
+}
+
+/* The memory over time of a trace, and with index its time index, in
+ * one analysis; progress to m's status (m: NULL, none).  0, -EINVAL (d
+ * filled) or -ENOMEM. */
+static int make_heapline(struct kiln_web_model *m, const char *trace,
+			 size_t len, struct web_heapline **out,
+			 struct kiln_heaptrace_index **index,
+			 struct kiln_diag *d)
 {
 	struct kiln_heaptrace_info info;
 	struct web_heapline *hl;
 	struct kiln_hprof *h = NULL;
 	int err;
 
-	if (in->heap) {
-		*out = in->heap;
-		return 0;
-	}
-	err = kiln_heaptrace_analyse(in->trace, in->trace_len, &h, &info, d);
+	if (index)
+		err = kiln_heaptrace_analyse_index(trace, len,
+						   m ? on_load_progress : NULL,
+						   m, &h, &info, index, d);
+	else
+		err = kiln_heaptrace_analyse_progress(trace, len,
+						      m ? on_load_progress : NULL,
+						      m, &h, &info, d);
 	if (err) {
 		kiln_heaptrace_info_release(&info);
 		return err;
 	}
-	hl = calloc(1, sizeof(*hl));
-	if (hl) {
-		hl->n = h->nbuckets;
-		hl->max = malloc((hl->n ? hl->n : 1) * sizeof(*hl->max));
-		hl->end = malloc((hl->n ? hl->n : 1) * sizeof(*hl->end));
-	}
-	if (!hl || !hl->max || !hl->end) {
-		if (hl) {
-			free(hl->max);
-			free(hl->end);
-		}
-		free(hl);
-		kiln_hprof_free(h);
-		kiln_heaptrace_info_release(&info);
-		return -ENOMEM;
-	}
-	if (hl->n) {
-		memcpy(hl->max, h->total_max, hl->n * sizeof(*hl->max));
-		memcpy(hl->end, h->total_end, hl->n * sizeof(*hl->end));
-	}
-	hl->bucket_ns = h->bucket_ns;
-	hl->peak = h->tot.peak;
-	hl->peak_t = h->tot.peak_t;
-	hl->span = h->tot.t_last - h->tot.t_first;
-	hl->tot = h->tot;
-	hl->pid = info.pid;
-	hl->sample_bytes = info.sample_bytes;
-	hl->threads = info.threads;
-	/* The command line moves to the line (released below as NULL). */
-	hl->cmdline = info.cmdline;
-	info.cmdline = NULL;
+	hl = heapline_of(h, &info);
 	kiln_heaptrace_info_release(&info);
 	kiln_hprof_free(h);
-	in->heap = hl;
+	if (!hl) {
+		if (index) {
+			kiln_heaptrace_index_free(*index);
+			*index = NULL;
+		}
+		return -ENOMEM;
+	}
 	*out = hl;
 	return 0;
 }
@@ -168,10 +364,15 @@ int kiln_web_heapline(struct web_input *in, struct web_heapline **out,
 int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
 			    const char *name, const char *format)
 {
+	int err;
+
+	pthread_mutex_lock(&m->lock);
 	m->base.prof = base;
 	m->base.name = strdup(name);
 	m->base.format = strdup(format);
-	return m->base.name && m->base.format ? 0 : -ENOMEM;
+	err = m->base.name && m->base.format ? 0 : -ENOMEM;
+	pthread_mutex_unlock(&m->lock);
+	return err;
 }
 
 /*
@@ -263,19 +464,62 @@ static int filtered(const struct kiln_prof *p, const char *focus,
 	return 0;
 }
 
-/* A heap trace's profile over [t0, t1), filtered.  0 or -errno. */
-static int heap_range(const struct web_input *in, const char *focus,
+void kiln_web_model_cancel(struct kiln_web_model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		__atomic_add_fetch(&m->in[i].gen, 1, __ATOMIC_RELAXED);
+}
+
+/* The analysis of one range: its input, generation and status slot. */
+struct range_job {
+	struct kiln_web_model *m;
+	struct web_input *in;
+	unsigned gen;
+	int job;
+};
+
+/* Progress of a range analysis; stops it once another range is asked. */
+static int on_range_progress(void *arg, size_t done, size_t total)
+{
+	struct range_job *j = arg;
+
+	kiln_web_job_progress(j->m, j->job, done, total);
+	return __atomic_load_n(&j->in->gen, __ATOMIC_RELAXED) != j->gen;
+}
+
+/*
+ * A heap trace's profile over [t0, t1), filtered, analysed again without
+ * m->lock (held on entry and on return): the trace's bytes never change
+ * once set.  0, -ECANCELED (another range was asked meanwhile) or -errno.
+ */
+static int heap_range(struct kiln_web_model *m, unsigned pi, const char *focus,
 		      const char *ignore, const char *hide, int64_t t0, int64_t t1,
 		      const char *labels, const char *group,
 		      struct kiln_prof **out, struct kiln_diag *d)
 {
+	struct web_input *in = &m->in[pi];
+	struct range_job j = { m, in, 0, -1 };
 	struct kiln_prof *p = kiln_prof_new();
+	char what[96];
 	int err;
 
 	if (!p)
 		return -ENOMEM;
-	err = kiln_heaptrace_read_range(p, in->trace, in->trace_len,
-					(uint64_t)t0, (uint64_t)t1, d);
+	if (in->want_t0 != t0 || in->want_t1 != t1) {
+		in->want_t0 = t0;
+		in->want_t1 = t1;
+		__atomic_add_fetch(&in->gen, 1, __ATOMIC_RELAXED);
+	}
+	j.gen = in->gen;
+	snprintf(what, sizeof(what), "time range %.3f s - %.3f s", t0 / 1e9,
+		 t1 / 1e9);
+	j.job = kiln_web_job_start(m, pi, what, in->trace_len);
+	pthread_mutex_unlock(&m->lock);
+	err = kiln_heaptrace_read_range(p, in->trace, in->trace_len, in->index,
+					(uint64_t)t0, (uint64_t)t1,
+					on_range_progress, &j, d);
 	if (!err)
 		err = kiln_prof_error(p);
 	if (!err)
@@ -284,6 +528,8 @@ static int heap_range(const struct web_input *in, const char *focus,
 		err = kiln_prof_hide(p, hide, d);
 	if (!err)
 		err = by_labels(p, labels, group, d);
+	kiln_web_job_end(m, j.job);
+	pthread_mutex_lock(&m->lock);
 	if (err) {
 		kiln_prof_free(p);
 		return err;
@@ -295,6 +541,29 @@ static int heap_range(const struct web_input *in, const char *focus,
 static bool same(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* The cached view of selection s, or NULL. */
+static struct web_view *cached(struct kiln_web_model *m, const struct web_sel *s,
+			       const char *focus, const char *ignore,
+			       const char *hide, const char *labels,
+			       const char *group)
+{
+	size_t i;
+
+	for (i = 0; i < WEB_VIEWS; i++) {
+		struct web_view *v = &m->views[i];
+
+		if (v->used && v->p == s->p && v->type == s->type &&
+		    same(v->focus, focus) && same(v->ignore, ignore) &&
+		    same(v->hide, hide) && same(v->labels, labels) &&
+		    same(v->group, group) && v->ranged == s->ranged &&
+		    (!s->ranged || (v->t0 == s->t0 && v->t1 == s->t1))) {
+			v->tick = ++m->tick;
+			return v;
+		}
+	}
+	return NULL;
 }
 
 int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
@@ -309,21 +578,27 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	unsigned p = s->p;
 	int type = s->type;
 	struct web_view *v, *slot = NULL;
+	struct kiln_prof *prof = NULL;
 	size_t i;
-	int err;
+	int err = 0;
 
-	for (i = 0; i < WEB_VIEWS; i++) {
-		v = &m->views[i];
-		if (v->used && v->p == p && v->type == type &&
-		    same(v->focus, focus) && same(v->ignore, ignore) &&
-		    same(v->hide, hide) && same(v->labels, labels) &&
-		    same(v->group, group) &&
-		    v->ranged == s->ranged &&
-		    (!s->ranged || (v->t0 == s->t0 && v->t1 == s->t1))) {
-			v->tick = ++m->tick;
-			*out = v;
+	*out = cached(m, s, focus, ignore, hide, labels, group);
+	if (*out)
+		return 0;
+	if (s->ranged && m->in[p].trace) {	/* analysed again over the range */
+		err = heap_range(m, p, focus, ignore, hide, s->t0, s->t1, labels,
+				 group, &prof, d);
+		if (err)
+			return err;
+		/* Another request may have made it meanwhile. */
+		*out = cached(m, s, focus, ignore, hide, labels, group);
+		if (*out) {
+			kiln_prof_free(prof);
 			return 0;
 		}
+	}
+	for (i = 0; i < WEB_VIEWS; i++) {
+		v = &m->views[i];
 		if (!slot || !v->used || (slot->used && v->tick < slot->tick))
 			slot = v;
 	}
@@ -332,11 +607,8 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	slot->type = type;
 	slot->base = m->base.prof;
 	slot->base_type = -1;
-	err = 0;
-	if (s->ranged && m->in[p].trace)	/* analysed again over the range */
-		err = heap_range(&m->in[p], focus, ignore, hide, s->t0, s->t1,
-				 labels, group, &slot->prof, d);
-	else if (focus || ignore || hide || s->ranged || labels || group)
+	slot->prof = prof;
+	if (!prof && (focus || ignore || hide || s->ranged || labels || group))
 		/* rewrites samples */
 		err = filtered(m->in[p].prof, focus, ignore, hide,
 			       s->ranged ? range : NULL, labels, group,
@@ -452,9 +724,10 @@ int kiln_web_model_warm(struct kiln_web_model *m)
 	struct kiln_tree *t;
 	size_t i;
 	struct web_sel s = { 0 };
-	int type, err;
+	int type, err = 0;
 
-	for (i = 0; i < m->n && i < WEB_VIEWS; i++) {
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->n && i < WEB_VIEWS && !err; i++) {
 		type = kiln_prof_type_index(m->in[i].prof, NULL, NULL);
 		if (type < 0)
 			continue;	/* no sample types: nothing to draw */
@@ -463,8 +736,7 @@ int kiln_web_model_warm(struct kiln_web_model *m)
 		err = kiln_web_view(m, &s, &v, NULL);
 		if (!err)
 			err = kiln_web_view_tree(v, false, false, &t, NULL);
-		if (err)
-			return err;
 	}
-	return 0;
+	pthread_mutex_unlock(&m->lock);
+	return err;
 }

@@ -9,6 +9,7 @@
  * SVG.  app.js answers its requests from them when KILN_OFFLINE is set.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ static int embed(struct kiln_web_model *m, const struct kiln_web_req *parent,
 	struct sub s = { parent, kv };
 	struct kiln_web_req r = { path, sub_arg, &s, NULL, "" };
 	struct kiln_buf ans = KILN_BUF_INIT;
-	int status = kiln_web_api(m, &r, &ans);
+	int status = kiln_web_api_locked(m, &r, &ans);
 
 	if (status != 200) {
 		if (status != 500)
@@ -127,6 +128,18 @@ static int inline_js(struct kiln_buf *out, const char **page, size_t *n,
 
 int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
 		       struct kiln_buf *out, struct kiln_buf *err_msg)
+{
+	int status;
+
+	pthread_mutex_lock(&m->lock);
+	status = kiln_web_save_html_locked(m, r, out, err_msg);
+	pthread_mutex_unlock(&m->lock);
+	return status;
+}
+
+int kiln_web_save_html_locked(struct kiln_web_model *m,
+			      const struct kiln_web_req *r,
+			      struct kiln_buf *out, struct kiln_buf *err_msg)
 {
 	static const char *const flame_kv[] = { "width", SAVE_WIDTH, "min", "1",
 		"root", "", "search", "", "reverse", "0", "diff", "0", NULL };

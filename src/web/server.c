@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The HTTP server of kiln serve (web stage), on libmicrohttpd: one
- * polling thread answers every request, from the page compiled into the
- * binary or from the JSON API over the model.  Nothing else is served:
+ * The HTTP server of kiln serve (web stage), on libmicrohttpd: each
+ * connection is answered by its own thread (a range analysis of a big
+ * heap trace in one holds up no other), from the page compiled into the
+ * binary or from the JSON API over the model (which locks itself).  Nothing else is served:
  * no file system path is ever opened for a request, so no traversal can
  * reach outside the inputs.
  *
@@ -443,12 +444,14 @@ int kiln_web_serve(struct kiln_web *w, struct kiln_web_model *m,
 	int err;
 
 	w->m = m;
-	/* The polling thread inherits this mask: Ctrl-C reaches the thread
-	 * that waits for it, never the server's. */
+	/* The polling thread inherits this mask, and the connections'
+	 * threads it starts too: Ctrl-C reaches the thread that waits for
+	 * it, never the server's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	w->mhd = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+		MHD_USE_AUTO | MHD_USE_ERROR_LOG,
 		0, NULL, NULL, on_request, w,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, w,
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)w->fd,

@@ -6,12 +6,18 @@
  * compiled into the binary.  The browser never holds the raw profile,
  * only what one view draws.  See docs/kiln-serve.md.
  *
- * Threads: the model is used by one thread at a time (the server's one
- * polling thread); nothing here locks.
+ * Threads: the server answers each connection in its own thread; the
+ * model has one lock, held for a request's answer but let go while a
+ * heap trace is analysed again for a time range, so that no request
+ * waits for another's heavy work.  The inputs are read after the server
+ * listens (kiln_web_model_new_pending(), _set_input(), _ready()): until
+ * then requests for data wait, /api/status answers at once.  See
+ * docs/design.md "kiln serve's threads".
  */
 #ifndef KILN_WEB_WEB_H
 #define KILN_WEB_WEB_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -30,6 +36,34 @@ struct kiln_web_model *kiln_web_model_new(struct kiln_prof **profs,
 					  const char *const *names,
 					  const char *const *formats, size_t n);
 void kiln_web_model_free(struct kiln_web_model *m);
+/*
+ * A model of n inputs still to be read (names copied): requests for data
+ * wait until kiln_web_model_ready().  NULL with errno set.
+ */
+struct kiln_web_model *kiln_web_model_new_pending(const char *const *names,
+						  size_t n);
+/* The loader's analyses (a heap trace's) stop at their next frame,
+ * -ECANCELED, once *flag is non-zero: a CLI's stop signal. */
+void kiln_web_model_stop_on(struct kiln_web_model *m,
+			    const volatile sig_atomic_t *flag);
+/* What the loader does now, for /api/status ("reading 'x' (1 of 2)"). */
+void kiln_web_model_loading(struct kiln_web_model *m, const char *what);
+/*
+ * Input i has been read: prof (ownership moves to the model, also on
+ * failure), its format's name (copied) and, for a heap trace, its bytes
+ * in trace (taken: left empty; NULL or empty: none), whose memory over
+ * time is analysed here, before the model takes the lock.  0, -EINVAL
+ * (the trace cannot be analysed, d filled) or -ENOMEM.
+ */
+int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
+			     struct kiln_prof *prof, const char *format,
+			     struct kiln_buf *trace, struct kiln_diag *d);
+/* Loading is over: requests stop waiting; with failed (not NULL) they
+ * are answered 503 with that message. */
+void kiln_web_model_ready(struct kiln_web_model *m, const char *failed);
+/* Stops every range analysis under way (they answer 409): before the
+ * server stops, which waits for its requests. */
+void kiln_web_model_cancel(struct kiln_web_model *m);
 /*
  * Sets the diff base (--diff BASE): views may then compare each input
  * with it.  Ownership of base moves to the model (also on failure).
@@ -133,8 +167,8 @@ int kiln_web_model_set_source(struct kiln_web_model *m, const char *source_path,
 int kiln_web_listen(const char *addr, const char *token, struct kiln_web **out,
 		    struct kiln_diag *d);
 /*
- * Serves model m (which must outlive the server) on w: one thread serves
- * every connection.  0 or -errno (d filled).
+ * Serves model m (which must outlive the server) on w: a thread per
+ * connection, so a slow answer holds up no other.  0 or -errno (d filled).
  */
 int kiln_web_serve(struct kiln_web *w, struct kiln_web_model *m,
 		   struct kiln_diag *d);

@@ -6,7 +6,10 @@
 #ifndef KILN_WEB_WEBINT_H
 #define KILN_WEB_WEBINT_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile/hprof.h"
@@ -15,6 +18,8 @@
 #include "util/buf.h"
 
 struct kiln_diag;
+struct kiln_web_req;
+struct kiln_heaptrace_index;
 
 /* The kept answers of a view (web_view.memo). */
 enum { WEB_MEMO_LABELS, WEB_MEMO_SUMMARY, WEB_MEMOS };
@@ -47,6 +52,35 @@ struct web_input {
 	char *trace;
 	size_t trace_len;
 	struct web_heapline *heap;
+	struct kiln_heaptrace_index *index;	/* its time index, or NULL */
+	/* The range last asked of the trace and its generation: a request
+	 * for another range bumps gen, which stops the analyses of older
+	 * ones (atomic: read by the analysing threads without the lock). */
+	int64_t want_t0, want_t1;
+	unsigned gen;
+};
+
+/* Heavy work running now, for /api/status (WEB_JOBS at most shown). */
+#define WEB_JOBS 8
+struct web_job {
+	bool active;
+	unsigned p;		/* the input */
+	char what[96];		/* "time range 1.2 s - 3.4 s" */
+	size_t done, total;	/* bytes of the trace (atomic) */
+	unsigned long id;
+};
+
+/* What /api/status says; its own lock, never held while working, so the
+ * answer never waits on the model. */
+struct web_status {
+	pthread_mutex_t lock;
+	bool ready;		/* every input read, the model complete */
+	char failed[256];	/* why loading stopped, or "" */
+	char loading[200];	/* what is being read now, or "" */
+	size_t loaded;		/* inputs read so far */
+	size_t load_done, load_total;	/* bytes of the one being analysed */
+	struct web_job jobs[WEB_JOBS];
+	unsigned long next_id;
 };
 
 /*
@@ -115,7 +149,18 @@ struct web_srcpol {
 	bool sources_done;
 };
 
+/*
+ * Threads (docs/design.md "kiln serve's threads"): every request runs in
+ * its connection's thread; lock guards everything below but status, and
+ * is held by kiln_web_api() for a request's whole answer except while a
+ * heap trace is analysed again (kiln_web_view() lets it go meanwhile).
+ * Requests wait (ready_cv) until the loader says the model is complete.
+ */
 struct kiln_web_model {
+	pthread_mutex_t lock;
+	pthread_cond_t ready_cv;
+	struct web_status st;
+	const volatile sig_atomic_t *stop;	/* the loader stops when set */
 	struct web_input *in;
 	size_t n;
 	struct web_srcpol src;
@@ -125,9 +170,32 @@ struct kiln_web_model {
 };
 
 /*
- * The view of selection s, built or found in the cache.  The diff base
+ * kiln_web_api() and kiln_web_save_html() with m->lock already held
+ * (save.c asks the API for each part of the page).
+ */
+int kiln_web_api_locked(struct kiln_web_model *m, struct kiln_web_req *r,
+			struct kiln_buf *out);
+int kiln_web_save_html_locked(struct kiln_web_model *m,
+			      const struct kiln_web_req *r,
+			      struct kiln_buf *out, struct kiln_buf *err_msg);
+/* /api/status: loading and the heavy work running now (status.c); takes
+ * only m->st.lock.  0 or -ENOMEM. */
+int kiln_web_status(struct kiln_web_model *m, struct kiln_buf *out);
+/* A job slot for heavy work on input p over total bytes (-1: none
+ * free); _progress() updates it, _end() frees it.  status.c. */
+int kiln_web_job_start(struct kiln_web_model *m, unsigned p, const char *what,
+		       size_t total);
+void kiln_web_job_progress(struct kiln_web_model *m, int job, size_t done,
+			   size_t total);
+void kiln_web_job_end(struct kiln_web_model *m, int job);
+
+/*
+ * The view of selection s, built or found in the cache (m->lock held).
+ * A heap trace analysed again for a range is analysed without the lock;
+ * a request for another range of the same trace meanwhile stops it
+ * (-ECANCELED).  The diff base
  * is filtered by focus, ignore and hide alike, never by time (its times
- * are its own).  0, -EINVAL (bad regex, d filled) or -ENOMEM.
+ * are its own).  0, -EINVAL (bad regex, d filled), -ECANCELED or -ENOMEM.
  */
 int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		  struct web_view **out, struct kiln_diag *d);

@@ -4,8 +4,10 @@
 # (only those a pixel wide or more, under a zoom root), the search's
 # matched share, the top table (kiln top's numbers), the sandwich of a
 # function; bad requests 400/404 with a message, unknown paths and path
-# traversal refused, only GET/HEAD; bad input refused before serving with
-# kiln top's message; loopback by default; SIGINT stops it with status 0.
+# traversal refused, only GET/HEAD; bad input refused with kiln top's
+# message and status 2 (the URL is printed first: the server answers while
+# the inputs are read, t961); loopback by default; SIGINT stops it with
+# status 0.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-serve.sh"
 need curl
@@ -19,13 +21,14 @@ main;run;stage_c;burn_c 100
 main;tiny 1
 IN
 
-# Bad input is refused before serving, with kiln top's message and status.
+# Bad input is refused with kiln top's message and status (after the URL:
+# the server answers while it reads, and stops when an input is bad).
 printf 'main;run 12\nthis line has no count\n' > "$T/bad.collapsed"
 expect_status 2 "$KILN" top "$T/bad.collapsed"
 cp "$T/err" "$T/top.err"
 expect_status 2 "$KILN" serve --http 127.0.0.1:0 "$T/shares.collapsed" "$T/bad.collapsed"
 grep -F "$(cat "$T/top.err")" "$T/err" >/dev/null || { cat "$T/err"; fail "serve's message differs from top's: $(cat "$T/top.err")"; }
-hasnt "$T/out" 'http://'
+has "$T/err" "reading '.*bad.collapsed' \(2 of 2\)"
 expect_status 2 "$KILN" serve --http 127.0.0.1:0 "$T/missing.pb.gz"
 has "$T/err" "missing.pb.gz"
 expect_status 2 "$KILN" serve

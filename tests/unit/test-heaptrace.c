@@ -491,6 +491,89 @@ static void test_window(void **state)
 	(void)state;
 }
 
+/*
+ * The time index (kiln serve's ranges): a trace of many frames, three
+ * threads (frees across threads), stacks and maps defined along the way,
+ * blocks living across many frames; every range read from the index's
+ * marks gives exactly the profile of reading it from the start.
+ */
+static void test_index(void **state)
+{
+	struct kiln_diag d = { "" };
+	struct tw w = TW_INIT;
+	struct kiln_heaptrace_info info;
+	struct kiln_heaptrace_index *x = NULL;
+	struct kiln_hprof *h = NULL;
+	uint64_t ptrs[512] = { 0 }, t = 0, next = 0x1000, end;
+	uint32_t stacks = 2, i, f;
+	size_t bytes, k;
+	char maps[128];
+
+	tw_header(&w, 0);
+	tw_maps(&w, MAPS);
+	tw_stack(&w, 1, 2, (uint64_t)0x400100, (uint64_t)0x400800);
+	tw_stack(&w, 2, 2, (uint64_t)0x400200, (uint64_t)0x400800);
+	for (f = 0; f < 200; f++) {
+		if (f % 20 == 19) {	/* a new stack, and sometimes new maps */
+			if (f % 40 == 39) {
+				snprintf(maps, sizeof(maps), "%s00600000-00700000 "
+					 "r-xp 00000000 08:01 43 /lib%u.so\n", MAPS, f);
+				tw_maps(&w, maps);
+			}
+			stacks++;
+			tw_stack(&w, stacks, 2, (uint64_t)0x400000 + stacks * 0x10,
+				 (uint64_t)0x400800);
+		}
+		for (i = 0; i < 60; i++) {
+			uint64_t tid = 1 + (f + i) % 3, slot = (f * 61 + i * 7) % 512;
+
+			if (i % 20 == 0)
+				tw_batch(&w, tid, t);
+			t += 1000;
+			if (ptrs[slot] && (i & 1)) {
+				tw_free(&w, 1000, tid, ptrs[slot]);
+				ptrs[slot] = 0;
+			} else if (!ptrs[slot]) {
+				ptrs[slot] = next;
+				next += 0x100;
+				tw_alloc(&w, 1000, tid, ptrs[slot], 16 + (f * 7 + i) % 300,
+					 1 + (f + i) % stacks);
+			} else {
+				tw_alloc(&w, 1000, tid, next, 40, 1 + i % stacks);
+				tw_free(&w, 1, tid, next);	/* temporary */
+				next += 0x100;
+			}
+		}
+		tw_frame(&w);
+	}
+	end = w.bt + 10;
+	assert_int_equal(kiln_heaptrace_analyse_index(w.f.data, w.f.len, NULL, NULL,
+						      &h, &info, &x, &d), 0);
+	assert_true(kiln_heaptrace_index_marks(x, &bytes) >= 32);
+	kiln_hprof_free(h);
+	kiln_heaptrace_info_release(&info);
+	for (k = 0; k < 40; k++) {
+		uint64_t t0 = (end * (k * 37 % 40)) / 41 + k, t1 = t0 + 1 + end * (k % 7) / 9;
+		struct kiln_prof *a = kiln_prof_new(), *b = kiln_prof_new();
+
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_int_equal(kiln_heaptrace_read_range(a, w.f.data, w.f.len, NULL,
+							   t0, t1, NULL, NULL, &d), 0);
+		assert_int_equal(kiln_heaptrace_read_range(b, w.f.data, w.f.len, x,
+							   t0, t1, NULL, NULL, &d), 0);
+		assert_int_equal(a->nsamples, b->nsamples);
+		assert_int_equal(a->ntypes, b->ntypes);
+		assert_memory_equal(a->values, b->values,
+				    a->nsamples * a->ntypes * sizeof(*a->values));
+		kiln_prof_free(a);
+		kiln_prof_free(b);
+	}
+	kiln_heaptrace_index_free(x);
+	tw_release(&w);
+	(void)state;
+}
+
 /* Sampling: every measure scaled by 1/(1-exp(-size/R)). */
 static void test_sampling(void **state)
 {
@@ -1175,6 +1258,7 @@ int main(void)
 		cmocka_unit_test(test_bad_data),
 		cmocka_unit_test(test_read_profile),
 		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_fifo_in_maps),
 		cmocka_unit_test(test_no_local_symbols),
 		cmocka_unit_test(test_input_limit),

@@ -224,9 +224,56 @@ function offlineApi(path, q) {
 }
 
 let generation = 0;             // answers to superseded requests are dropped
+
+// ---- busy state (issue 22): while requests are out for longer than a
+// moment the page says so (body[data-busy], the views dimmed, #busy with
+// what the server is doing, from /api/status); a newer render aborts the
+// older one's requests, and the server stops a range analysis that a
+// newer range replaced. ----
+let aborter = new AbortController();
+let inflight = 0, busyTimer = 0, statusTimer = 0;
+function newGeneration() {
+  aborter.abort();
+  aborter = new AbortController();
+}
+async function pollStatus() {
+  statusTimer = 0;
+  if (!inflight) return;
+  try {
+    const st = await (await fetch('/api/status')).json();
+    const pc = (d, t) => (t ? ` ${Math.floor(100 * d / t)}%` : '');
+    const j = st.jobs && st.jobs[0];
+    $('busy').textContent = j ? `analysing ${j.name.replace(/^.*\//, '')}: ${j.what}${pc(j.done, j.total)}` :
+      st.loading ? `${st.loading}${pc(st.load_done, st.load_total)} (${st.loaded} of ${st.inputs} read)` : 'working…';
+  } catch (e) { /* the next poll tries again */ }
+  if (inflight && !statusTimer) statusTimer = setTimeout(pollStatus, 300);
+}
+function busy(delta) {
+  inflight += delta;
+  if (inflight && !busyTimer && !document.body.dataset.busy) {
+    busyTimer = setTimeout(() => {
+      busyTimer = 0;
+      if (!inflight) return;
+      document.body.dataset.busy = '1';
+      $('busy').textContent = 'working…';
+      $('busy').hidden = false;
+      if (!statusTimer) pollStatus();
+    }, 150);
+  }
+  if (!inflight) {
+    clearTimeout(busyTimer); busyTimer = 0;
+    delete document.body.dataset.busy;
+    $('busy').hidden = true;
+  }
+}
+async function busyFetch(url) {
+  busy(1);
+  try { return await fetch(url, { signal: aborter.signal }); } finally { busy(-1); }
+}
+
 async function api(path, q) {
   if (OFFLINE) return offlineApi(path, q);
-  const r = await fetch(`/api/${path}?${q.toString()}`);
+  const r = await busyFetch(`/api/${path}?${q.toString()}`);
   let body;
   try { body = await r.json(); } catch (e) { body = { error: `bad answer from the server (${r.status})` }; }
   if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
@@ -772,7 +819,7 @@ async function renderCallgraph(gen) {
     if (!OFFLINE.callgraph) throw new Error('not in this page: no call graph was drawn for it');
     text = OFFLINE.callgraph;
   } else {
-    const r = await fetch(`/api/callgraph?${q.toString()}`);
+    const r = await busyFetch(`/api/callgraph?${q.toString()}`);
     if (!r.ok) {
       let body = {};
       try { body = await r.json(); } catch (e) { /* not JSON */ }
@@ -804,6 +851,7 @@ async function renderCallgraph(gen) {
 }
 
 async function render() {
+  newGeneration();
   const gen = ++generation;
   shownHash = location.hash;
   header();
