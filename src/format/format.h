@@ -42,6 +42,9 @@ enum kiln_fmt {
 	 * (format/massif.c), KDE heaptrack's traces (format/heaptrack.c). */
 	KILN_FMT_MASSIF,
 	KILN_FMT_HEAPTRACK,
+	/* The Firefox Profiler's processed profile (format/firefox.c),
+	 * written only. */
+	KILN_FMT_FIREFOX,
 };
 
 typedef int (*kiln_fmt_reader)(struct kiln_prof *, const char *, size_t,
@@ -296,6 +299,17 @@ int kiln_heaptrack_read(struct kiln_prof *p, const char *data, size_t len,
 
 int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
 			  struct kiln_buf *out);
+
+/*
+ * Writes p as a Firefox Profiler processed profile (JSON, format version
+ * 70; docs/formats.md): one thread per pid/thread label pair with its
+ * samples of sample type `type` at their times, off-CPU states as
+ * markers, the memory over time as a Memory counter; `name` names the
+ * product.  May intern strings into p (module names).  0, -EINVAL (no
+ * such type) or -ENOMEM.
+ */
+int kiln_firefox_write(struct kiln_prof *p, int type, const char *name,
+		       struct kiln_buf *out);
 
 /*
  * Reads a profile file of any supported format ("-" for standard input),
