@@ -95,7 +95,7 @@ const struct kiln_fmt_info *kiln_fmt_info(enum kiln_fmt f);
 const struct kiln_fmt_info *kiln_fmt_written(size_t i);
 /*
  * Appends the names of the formats kiln writes to b, separated by sep,
- * the last two by last: ("pprof, collapsed, speedscope or perf-script"
+ * the last two by last: ("pprof, collapsed, speedscope, perf-script or firefox"
  * for ", " and " or ").  0 or -ENOMEM.
  */
 int kiln_fmt_list_writable(struct kiln_buf *b, const char *sep,
