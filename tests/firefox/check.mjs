@@ -8,7 +8,7 @@
 // profiler upgrades (at most MAX_VERSION).  Then prints what the tests
 // compare:
 //   thread NAME pid PID tid TID samples N weight W markers M span MS
-//   marker THREAD NAME START_MS DUR_MS STACKLEAF
+//   marker TID NAME START_MS DUR_MS STACKLEAF
 //   counter NAME samples N max BYTES
 //   self THREAD FUNC PERCENT        (self weight by leaf function)
 // Usage: node check.mjs FILE
@@ -105,7 +105,7 @@ const out = [];
     const d = mk.data[i];
     if (d && d.cause) idx('marker cause.stack', d.cause.stack, st.length);
     if (d && !m.markerSchema.some((x) => x.name === d.type)) bad(`marker type ${d.type} has no schema`);
-    out.push(`marker ${t.name} ${strs[mk.name[i]]} ${mk.startTime[i].toFixed(3)} ${(mk.endTime[i] - mk.startTime[i]).toFixed(3)} ${d && d.cause ? leaf(d.cause.stack) : '-'}`);
+    out.push(`marker ${t.tid} ${strs[mk.name[i]]} ${mk.startTime[i].toFixed(3)} ${(mk.endTime[i] - mk.startTime[i]).toFixed(3)} ${d && d.cause ? leaf(d.cause.stack) : '-'}`);
   }
   for (const [f, w] of [...self].sort((a, b) => b[1] - a[1]))
     out.push(`self ${t.name} ${f} ${(100 * w / total).toFixed(2)}`);
