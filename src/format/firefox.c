@@ -491,6 +491,9 @@ int kiln_firefox_write(struct kiln_prof *p, int type, const char *name,
 	err = kiln_fftab_init(&f, p, type);
 	if (!err)
 		err = collect(&f, type, &recs, &nrecs);
+	/* The profiler refuses a profile without threads: an empty one. */
+	if (!err && !f.nthreads && ff_thread(&f, -1, -1, 0) < 0)
+		err = -ENOMEM;
 	/* Threads first: they fill the shared tables. */
 	for (a = 0, t = 0; !err && t < f.nthreads; t++) {
 		for (b = a; b < nrecs && recs[b].thread == t; b++)

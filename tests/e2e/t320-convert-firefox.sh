@@ -14,6 +14,7 @@
 #     sched_switch): sleeping markers for nap (1 s) and wait_pipe (0.5 s),
 #     within 5% of what the program measured, with the stacks waited in
 #     (clock_nanosleep, read); the profiler's shares as kiln top's;
+#   - a profile without samples still loads (one empty thread);
 #   - the extension .fxprof.json picks the format, help lists it.
 . "$(dirname "$0")/lib.sh"
 need node
@@ -79,6 +80,14 @@ pq a profile info --json > "$T/a.info" || fail "profile info"
 # The root range covers the time stamps (990 ms and a little).
 js "$T/a.info" 'd.context.rootRange.end - d.context.rootRange.start' > "$T/a.range"
 awk '{ exit !($1 >= 990 && $1 < 1000) }' "$T/a.range" || fail "range $(cat "$T/a.range") ms, want 990"
+
+# --- a profile without samples: one empty thread (the profiler refuses a
+# profile without threads)
+printf 'main;idle 0\n' > "$T/e.collapsed"
+expect_status 0 "$KILN" convert "$T/e.collapsed" -o "$T/e.fxprof.json"
+$CHECK "$T/e.fxprof.json" > "$T/e.chk" || fail "check.mjs refuses the empty profile"
+has "$T/e.chk" '^thread .* samples 0 '
+load e "$T/e.fxprof.json"
 
 # --- the heap trace fixture: memory over time
 FX=$KILN_SRC/tests/fixtures/heaptrace
