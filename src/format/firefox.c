@@ -84,6 +84,7 @@ struct weigh {
 	int type;		/* the chosen type */
 	int from;		/* the type a weight is the value of */
 	int dur_type;		/* a state interval's length (ns), or -1 */
+	int cpu_type;		/* CPU time (ns) for threadCPUDelta, or -1 */
 };
 
 static void weigh_init(const struct kiln_prof *p, int type, struct weigh *w)
@@ -94,7 +95,7 @@ static void weigh_init(const struct kiln_prof *p, int type, struct weigh *w)
 	size_t i;
 
 	w->type = w->from = type;
-	w->dur_type = -1;
+	w->dur_type = w->cpu_type = -1;
 	for (i = 0; i < p->ntypes; i++) {
 		const char *n = kiln_prof_str(p, p->types[i].type);
 		const char *u = kiln_prof_str(p, p->types[i].unit);
@@ -104,7 +105,13 @@ static void weigh_init(const struct kiln_prof *p, int type, struct weigh *w)
 		if ((!strcmp(n, "wall") || !strcmp(n, "off-cpu")) &&
 		    !strcmp(u, "nanoseconds"))
 			w->dur_type = (int)i;
+		if (!strcmp(n, "cpu") && !strcmp(u, "nanoseconds"))
+			w->cpu_type = (int)i;
 	}
+	/* A wall profile's CPU time: its running samples' wall time. */
+	if (w->cpu_type < 0 && w->dur_type >= 0 &&
+	    !strcmp(kiln_prof_str(p, p->types[w->dur_type].type), "wall"))
+		w->cpu_type = w->dur_type;
 	w->wtype = "samples";
 	if (!strcmp(unit, "bytes")) {
 		w->wtype = "bytes";
@@ -170,7 +177,7 @@ static int collect(struct ff *f, int type, struct frec **out, size_t *nout)
 
 /* One thread's columns as they are built. */
 struct tcols {
-	struct kiln_buf stack, time, weight;
+	struct kiln_buf stack, time, weight, cpu;
 	struct kiln_buf mdata, mname, mstart, mend, mphase, mcat;
 	size_t nmarkers;
 };
@@ -180,6 +187,7 @@ static void tcols_release(struct tcols *c)
 	kiln_buf_release(&c->stack);
 	kiln_buf_release(&c->time);
 	kiln_buf_release(&c->weight);
+	kiln_buf_release(&c->cpu);
 	kiln_buf_release(&c->mdata);
 	kiln_buf_release(&c->mname);
 	kiln_buf_release(&c->mstart);
@@ -268,6 +276,10 @@ static int thread_cols(struct ff *f, const struct weigh *w,
 		if (!err)
 			err = add_weight(p, w, r[i].sample, &c->weight);
 		st = kiln_prof_label(p, p->samples[r[i].sample].labels, k_state);
+		if (!err && w->cpu_type >= 0)	/* on CPU: the value, else 0 */
+			err = kiln_buf_addf(&c->cpu, "%s%" PRId64, sep, st && st->str &&
+					    strcmp(kiln_prof_str(p, st->str), "running") ? 0 :
+					    kiln_prof_value(p, r[i].sample, (size_t)w->cpu_type));
 		if (!err && st && st->str &&
 		    strcmp(kiln_prof_str(p, st->str), "running")) {
 			int64_t d = w->dur_type >= 0 ?
@@ -350,6 +362,10 @@ static int write_thread(struct ff *f, const struct weigh *w, size_t ti,
 		err = kiln_buf_addc(out, ',');
 	if (!err)
 		err = add_col(out, "weight", &c.weight);
+	if (!err && w->cpu_type >= 0)
+		err = kiln_buf_addc(out, ',');
+	if (!err && w->cpu_type >= 0)
+		err = add_col(out, "threadCPUDelta", &c.cpu);
 	if (!err)
 		err = kiln_buf_addf(out, ",\"weightType\":\"%s\",\"length\":%zu},"
 				    "\n\"markers\":{", w->wtype, n);

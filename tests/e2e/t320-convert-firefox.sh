@@ -13,7 +13,9 @@
 #   - kiln record --wall of the offcpu workload (where kiln can trace
 #     sched_switch): sleeping markers for nap (1 s) and wait_pipe (0.5 s),
 #     within 5% of what the program measured, with the stacks waited in
-#     (clock_nanosleep, read); the profiler's shares as kiln top's;
+#     (clock_nanosleep, read); in the profiler's call tree of the main
+#     thread, clock_nanosleep's and read's time as nap's and wait_pipe's,
+#     and its CPU use (threadCPUDelta) as burn's CPU time;
 #   - a profile without samples still loads (one empty thread);
 #   - the extension .fxprof.json picks the format, help lists it.
 . "$(dirname "$0")/lib.sh"
@@ -128,6 +130,11 @@ if "$KILN" record -q --wall -o "$T/probe.pb.gz" -- true >/dev/null 2>&1; then
     # time (milliseconds) is nap's, read's is wait_pipe's.
     pq w thread list --json > "$T/w.threads" || fail "thread list"
     h=$(js "$T/w.threads" "d.threads.find((t) => t.tid === $pid).threadHandle")
+    # CPU use (threadCPUDelta: the running samples' time): burn's CPU time
+    # (the profiler leaves out the first sample's delta: 15%).
+    cpu=$(js "$T/w.threads" "d.threads.find((t) => t.tid === $pid).cpuMs / 1000")
+    awk -v a="$cpu" -v b="$(m burn_cpu)" 'BEGIN { exit !(a > 0.85 * b && a < 1.15 * b) }' ||
+        fail "the profiler's CPU use of the main thread ${cpu}s, burn's CPU time $(m burn_cpu)s"
     pq w thread select "$h" > /dev/null || fail "thread select $h"
     pq w thread functions --json > "$T/w.fn" || fail "thread functions"
     self_ms() { js "$T/w.fn" "d.weightType + ' ' + d.functions.find((f) => f.name === '$1').selfSamples / 1000"; }

@@ -8,6 +8,7 @@
 // profiler upgrades (at most MAX_VERSION).  Then prints what the tests
 // compare:
 //   thread NAME pid PID tid TID samples N weight W markers M span MS
+//   cpu TID MS                     (threadCPUDelta added up, where present)
 //   marker TID NAME START_MS DUR_MS STACKLEAF
 //   counter NAME samples N max BYTES
 //   self THREAD FUNC PERCENT        (self weight by leaf function)
@@ -84,7 +85,8 @@ const leaf = (stack) => strs[fu.name[fr.func[st.frame[stack]]]];
 const out = [];
 (p.threads || []).forEach((t) => {
   const sm = t.samples, mk = t.markers;
-  table(`thread ${t.name} samples`, sm, ['stack', 'time', ...(sm.weight ? ['weight'] : [])]);
+  table(`thread ${t.name} samples`, sm, ['stack', 'time', ...(sm.weight ? ['weight'] : []),
+    ...(sm.threadCPUDelta ? ['threadCPUDelta'] : [])]);
   table(`thread ${t.name} markers`, mk, ['data', 'name', 'startTime', 'endTime', 'phase', 'category']);
   if (typeof t.pid !== 'string') bad(`thread ${t.name}: pid is not a string`);
   if (!['samples', 'bytes', 'tracing-ms'].includes(sm.weightType)) bad(`weightType ${sm.weightType}`);
@@ -99,6 +101,8 @@ const out = [];
   }
   const span = sm.length ? sm.time[sm.length - 1] - sm.time[0] : 0;
   out.push(`thread ${t.name} pid ${t.pid} tid ${t.tid} samples ${sm.length} weight ${+total.toFixed(3)} markers ${mk.length} span ${span.toFixed(3)}`);
+  if (sm.threadCPUDelta)
+    out.push(`cpu ${t.tid} ${(sm.threadCPUDelta.reduce((a, b) => a + b, 0) / 1e6).toFixed(3)}`);
   for (let i = 0; i < mk.length; i++) {
     idx('markers.name', mk.name[i], strs.length);
     idx('markers.category', mk.category[i], ncat);
