@@ -134,7 +134,7 @@ static long ff_frames(struct ff *f, const struct kiln_frame *k, size_t n)
 {
 	struct kiln_prof *p = f->p;
 	const struct kiln_location *l = &p->locations[k->location];
-	const struct kiln_mapping *m = &p->mappings[l->mapping];
+	const struct kiln_mapping *m = l->mapping ? &p->mappings[l->mapping] : NULL;
 	uint32_t cat = kind_category(kiln_prof_loc_kind(p, k->location));
 	int64_t addr = -1;
 	long res, fn;
@@ -146,7 +146,7 @@ static long ff_frames(struct ff *f, const struct kiln_frame *k, size_t n)
 	if (res < -1)
 		return res;
 	/* Library-relative: the file offset, as perf prints it. */
-	if (res >= 0 && m->limit > m->start && l->address >= m->start)
+	if (res >= 0 && m && m->limit > m->start && l->address >= m->start)
 		addr = (int64_t)(l->address - m->start + m->offset);
 	if (KILN_GROW(f->frames, f->frames_alloc, f->nframes + n, 256))
 		return -ENOMEM;
@@ -206,11 +206,15 @@ long kiln_fftab_stack(struct ff *f, size_t i)
 	if (nf < 0)
 		return nf;
 	for (j = nf - 1; j >= 0; j = first - 1) {
-		/* The inline frames of one location: frames first..j. */
-		for (first = j; first > 0 &&
-		     f->fr[first - 1].location == f->fr[j].location; first--)
-			;
-		n = (size_t)(j - first + 1);
+		/* The frames of one location, first..j: as many as its lines
+		 * (kiln_prof_frames()), not as many alike in a row, which a
+		 * recursion through one call site also gives. */
+		const struct kiln_location *l = &p->locations[f->fr[j].location];
+
+		n = l->nlines ? l->nlines : 1;
+		first = j - (long)n + 1;
+		if (first < 0)
+			return -EINVAL;
 		fr = ff_frames(f, &f->fr[first], n);
 		if (fr < 0)
 			return fr;

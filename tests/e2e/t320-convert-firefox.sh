@@ -16,6 +16,7 @@
 #     (clock_nanosleep, read); in the profiler's call tree of the main
 #     thread, clock_nanosleep's and read's time as nap's and wait_pipe's,
 #     and its CPU use (threadCPUDelta) as burn's CPU time;
+#   - whole stacks as kiln's collapsed output (a recursion, the demo);
 #   - a profile without samples still loads (one empty thread);
 #   - the extension .fxprof.json picks the format, help lists it.
 . "$(dirname "$0")/lib.sh"
@@ -82,6 +83,22 @@ pq a profile info --json > "$T/a.info" || fail "profile info"
 # The root range covers the time stamps (990 ms and a little).
 js "$T/a.info" 'd.context.rootRange.end - d.context.rootRange.start' > "$T/a.range"
 awk '{ exit !($1 >= 990 && $1 < 1000) }' "$T/a.range" || fail "range $(cat "$T/a.range") ms, want 990"
+
+# --- whole stacks, a recursion through one call site and inline frames:
+# as kiln's collapsed output has them
+printf 'main;f;g 3\nmain;h 2\nmain;f;f;f;g 5\n' > "$T/r.collapsed"
+expect_status 0 "$KILN" convert "$T/r.collapsed" -o "$T/r.fxprof.json"
+$CHECK "$T/r.fxprof.json" > "$T/r.chk" || fail "check.mjs refuses the recursive profile"
+diff -u <(sort "$T/r.collapsed") <(awk '$1 == "stack" { print $3, $4 }' "$T/r.chk" | sort) ||
+    fail "the stacks differ from the input's"
+if [ -f "$KILN_SRC/tests/fixtures/demo/demo.perf.gz" ]; then
+    expect_status 0 "$KILN" convert "$KILN_SRC/tests/fixtures/demo/demo.perf.gz" -o "$T/d.fxprof.json"
+    expect_status 0 "$KILN" convert "$KILN_SRC/tests/fixtures/demo/demo.perf.gz" -o "$T/d.collapsed" --sample-type samples
+    $CHECK "$T/d.fxprof.json" > "$T/d.chk" || fail "check.mjs refuses the demo profile"
+    # (collapsed marks kernel frames _[k]; the profiler's category says it)
+    diff -u <(sed 's/_\[k\]//g' "$T/d.collapsed" | sort) <(awk '$1 == "stack" { $1 = $2 = ""; sub(/^  /, ""); print }' "$T/d.chk" | sort) >/dev/null ||
+        fail "the demo's stacks differ from kiln's collapsed output"
+fi
 
 # --- a profile without samples: one empty thread (the profiler refuses a
 # profile without threads)

@@ -12,6 +12,7 @@
 //   marker TID NAME START_MS DUR_MS STACKLEAF
 //   counter NAME samples N max BYTES
 //   self THREAD FUNC PERCENT        (self weight by leaf function)
+//   stack TID ROOT;...;LEAF WEIGHT  (weight by whole stack, root first)
 // Usage: node check.mjs FILE
 import { readFileSync } from 'node:fs';
 
@@ -80,8 +81,16 @@ for (const l of libs)
   for (const k of ['name', 'path', 'debugName', 'debugPath', 'breakpadId'])
     if (typeof l[k] !== 'string') bad(`lib.${k} missing`);
 
-// The leaf function of a stack.
+// The leaf function of a stack, and its functions root first.
 const leaf = (stack) => strs[fu.name[fr.func[st.frame[stack]]]];
+function chain(i) {
+  const names = [];
+  for (;;) {
+    names.push(leaf(i));
+    if (!st.prefixOffset[i]) return names.reverse().join(';');
+    i -= st.prefixOffset[i];
+  }
+}
 const out = [];
 (p.threads || []).forEach((t) => {
   const sm = t.samples, mk = t.markers;
@@ -90,14 +99,18 @@ const out = [];
   table(`thread ${t.name} markers`, mk, ['data', 'name', 'startTime', 'endTime', 'phase', 'category']);
   if (typeof t.pid !== 'string') bad(`thread ${t.name}: pid is not a string`);
   if (!['samples', 'bytes', 'tracing-ms'].includes(sm.weightType)) bad(`weightType ${sm.weightType}`);
-  const self = new Map();
+  const self = new Map(), stacks = new Map();
   let total = 0;
   for (let i = 0; i < sm.length; i++) {
     idx('samples.stack', sm.stack[i], st.length, true);
     if (i && sm.time[i] < sm.time[i - 1]) bad(`thread ${t.name}: sample ${i} before the one before`);
     const w = sm.weight ? sm.weight[i] : 1;
     total += w;
-    if (sm.stack[i] !== null) self.set(leaf(sm.stack[i]), (self.get(leaf(sm.stack[i])) || 0) + w);
+    if (sm.stack[i] !== null) {
+      self.set(leaf(sm.stack[i]), (self.get(leaf(sm.stack[i])) || 0) + w);
+      const c = chain(sm.stack[i]);
+      stacks.set(c, (stacks.get(c) || 0) + w);
+    }
   }
   const span = sm.length ? sm.time[sm.length - 1] - sm.time[0] : 0;
   out.push(`thread ${t.name} pid ${t.pid} tid ${t.tid} samples ${sm.length} weight ${+total.toFixed(3)} markers ${mk.length} span ${span.toFixed(3)}`);
@@ -113,6 +126,7 @@ const out = [];
   }
   for (const [f, w] of [...self].sort((a, b) => b[1] - a[1]))
     out.push(`self ${t.name} ${f} ${(100 * w / total).toFixed(2)}`);
+  for (const [c, w] of stacks) out.push(`stack ${t.tid} ${c} ${+w.toFixed(3)}`);
 });
 for (const c of p.counters || []) {
   table(`counter ${c.name} samples`, c.samples, ['time', 'count']);
