@@ -428,7 +428,6 @@ static int write_meta(struct ff *f, const char *name, double interval_ms,
 	const struct kiln_prof *p = f->p;
 	const char *n = name && *name ? name : "profile";
 	char product[256];
-	size_t i;
 	int err;
 
 	snprintf(product, sizeof(product), "kiln: %s", n);
@@ -437,13 +436,12 @@ static int write_meta(struct ff *f, const char *name, double interval_ms,
 			    p->time_nanos > 0 ? (double)p->time_nanos / 1e6 : 0.0);
 	if (!err)
 		err = kiln_buf_add_json(out, product, strlen(product));
-	for (i = 0; i < p->ncomments && !err; i++) {
-		/* The recorded command line. */
+	if (!err && p->ncomments) {
+		/* The first comment: the recorded command line. */
 		err = kiln_buf_adds(out, ",\"arguments\":");
 		if (!err)
-			err = kiln_buf_add_json(out, kiln_prof_str(p, p->comments[i]),
-						kiln_prof_strlen(p, p->comments[i]));
-		break;
+			err = kiln_buf_add_json(out, kiln_prof_str(p, p->comments[0]),
+						kiln_prof_strlen(p, p->comments[0]));
 	}
 	if (!err)
 		err = kiln_buf_addf(out, ",\n%s},\n", meta_fixed);
