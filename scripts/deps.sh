@@ -54,13 +54,20 @@ if [ -n "$missing" ]; then
 fi
 
 # playwright-core drives Debian's chromium in the browser tests; speedscope
-# (its offline release) is a viewer bench/serve.sh compares kiln serve with.
+# (its offline release) is a viewer bench/serve.sh compares kiln serve with;
+# tests/firefox holds the Firefox Profiler's loader.
 if [ "$what" != build ] && [ "$what" != deb ]; then
     here=$(cd "$(dirname "$0")/.." && pwd)
     if [ -f "$here/tests/browser/package.json" ] &&
        { [ ! -d "$here/tests/browser/node_modules/playwright-core" ] ||
          [ ! -d "$here/tests/browser/node_modules/speedscope" ]; }; then
         (cd "$here/tests/browser" && npm install --no-audit --no-fund --silent >&2)
+    fi
+    # The Firefox Profiler's own loading code (its profiler-cli) for the
+    # tests of kiln convert --to firefox (e2e t320).
+    if [ -f "$here/tests/firefox/package.json" ] &&
+       [ ! -d "$here/tests/firefox/node_modules/@firefox-devtools/profiler-cli" ]; then
+        (cd "$here/tests/firefox" && npm install --no-audit --no-fund --silent >&2)
     fi
 fi
 exit 0

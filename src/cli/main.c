@@ -409,7 +409,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "\n"
 	  "  -o, --output FILE     where to write (- for standard output)\n"
 	  "      --to FORMAT       output format (default: from OUT's extension)\n"
-	  "      --sample-type T   for the text formats: which value to write\n"
+	  "      --sample-type T   for the text formats and firefox: which value\n"
+	  "                        to write\n"
 	  "      --event NAME      of a perf.data of several events, read only\n"
 	  "                        NAME's samples (without it: a sample type\n"
 	  "                        per event)\n"
@@ -421,9 +422,17 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Several inputs are merged into one profile.  An input is never\n"
 	  "written over.\n"
 	  "\n"
+	  "firefox: the Firefox Profiler's processed format (version 70, which\n"
+	  "profiler.firefox.com opens and upgrades): a track per thread with\n"
+	  "its samples at their times, off-CPU states (--off-cpu, --wall) as\n"
+	  "markers with the stack waited in, a heap trace's heap size as a\n"
+	  "memory track; symbolized, no symbol server needed.\n"
+	  "\n"
 	  "Examples:\n"
 	  "  kiln convert perf.data -o cpu.pb.gz\n"
-	  "  perf script > out.perf && kiln convert out.perf -o cpu.pb.gz\n" },
+	  "  perf script > out.perf && kiln convert out.perf -o cpu.pb.gz\n"
+	  "  kiln convert wall.pb.gz -o wall.fxprof.json   # then load it in\n"
+	  "                                # profiler.firefox.com\n" },
 	{ "doctor", kiln_cmd_doctor, "check what decides whether profiles will be good here, and the fixes",
 	  "usage: kiln doctor [--json] [BINARY]\n"
 	  "       kiln doctor [--json] -p PID\n"

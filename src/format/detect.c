@@ -19,6 +19,14 @@
 
 /* ---- scores ---- */
 
+/* A format kiln writes but does not read. */
+static int score_none(enum kiln_fmt f, const struct kiln_fmt_sniff *s)
+{
+	(void)f;
+	(void)s;
+	return 0;
+}
+
 static int score_perfdata(enum kiln_fmt f, const struct kiln_fmt_sniff *s)
 {
 	return kiln_perfdata_detect(s->data, s->len) ? 100 : 0;

@@ -43,6 +43,9 @@ enum kiln_fmt {
 	 * (format/massif.c), KDE heaptrack's traces (format/heaptrack.c). */
 	KILN_FMT_MASSIF,
 	KILN_FMT_HEAPTRACK,
+	/* The Firefox Profiler's processed profile (format/firefox.c),
+	 * written only. */
+	KILN_FMT_FIREFOX,
 };
 
 typedef int (*kiln_fmt_reader)(struct kiln_prof *, const char *, size_t,
@@ -93,7 +96,7 @@ const struct kiln_fmt_info *kiln_fmt_info(enum kiln_fmt f);
 const struct kiln_fmt_info *kiln_fmt_written(size_t i);
 /*
  * Appends the names of the formats kiln writes to b, separated by sep,
- * the last two by last: ("pprof, collapsed, speedscope or perf-script"
+ * the last two by last: ("pprof, collapsed, speedscope, perf-script or firefox"
  * for ", " and " or ").  0 or -ENOMEM.
  */
 int kiln_fmt_list_writable(struct kiln_buf *b, const char *sep,
@@ -297,6 +300,17 @@ int kiln_heaptrack_read(struct kiln_prof *p, const char *data, size_t len,
 
 int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
 			  struct kiln_buf *out);
+
+/*
+ * Writes p as a Firefox Profiler processed profile (JSON, format version
+ * 70; docs/formats.md): one thread per pid/thread label pair with its
+ * samples of sample type `type` at their times, off-CPU states as
+ * markers, the memory over time as a Memory counter; `name` names the
+ * product.  May intern strings into p (module names).  0, -EINVAL (no
+ * such type) or -ENOMEM.
+ */
+int kiln_firefox_write(struct kiln_prof *p, int type, const char *name,
+		       struct kiln_buf *out);
 
 /*
  * Reads a profile file of any supported format ("-" for standard input),

@@ -321,6 +321,39 @@ int kiln_heaptrace_analyse(const char *data, size_t len, struct kiln_hprof **out
 	return analyse(data, len, NULL, NULL, NULL, NULL, NULL, out, info, d);
 }
 
+/*
+ * The heap size over time (kiln_prof_set_memory()): two moments a bucket of
+ * the analysis, its middle with the largest size within it (so that a
+ * short peak shows) and its end with the size there.  Times count from
+ * the first event, taken as the trace's start (time_nanos).
+ */
+static int memory_series(struct kiln_prof *p, const struct kiln_hprof *h)
+{
+	size_t n = (size_t)h->nbuckets * 2, i;
+	int64_t *t, *b;
+	int err;
+
+	if (!h->nbuckets || !h->total_end || !h->total_max)
+		return 0;
+	t = malloc(n * sizeof(*t));
+	b = malloc(n * sizeof(*b));
+	if (!t || !b) {
+		free(t);
+		free(b);
+		return -ENOMEM;
+	}
+	for (i = 0; i < h->nbuckets; i++) {
+		t[2 * i] = (int64_t)(i * h->bucket_ns + h->bucket_ns / 2);
+		b[2 * i] = (int64_t)(h->total_max[i] + 0.5);
+		t[2 * i + 1] = (int64_t)((i + 1) * h->bucket_ns);
+		b[2 * i + 1] = (int64_t)(h->total_end[i] + 0.5);
+	}
+	err = kiln_prof_set_memory(p, t, b, n);
+	free(t);
+	free(b);
+	return err;
+}
+
 int kiln_heaptrace_analyse_progress(const char *data, size_t len,
 				    kiln_heaptrace_progress_fn fn, void *arg,
 				    struct kiln_hprof **out,
@@ -379,6 +412,9 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	if (err)
 		goto out;
 	p->time_nanos = (int64_t)info.start_realtime_ns;
+	err = memory_series(p, h);
+	if (err)
+		goto out;
 	if (info.cmdline && *info.cmdline) {
 		err = kiln_prof_add_comment(p, info.cmdline);
 		if (err)

@@ -44,6 +44,12 @@ static int write_perfscript(struct kiln_prof *p,
 	return kiln_perfscript_write(p, o->type, out);
 }
 
+static int write_firefox(struct kiln_prof *p, const struct kiln_fmt_wopts *o,
+			 struct kiln_buf *out)
+{
+	return kiln_firefox_write(p, o->type, o->name, out);
+}
+
 /* ---- the table ---- */
 
 static const struct kiln_fmt_info formats[] = {

@@ -90,6 +90,8 @@ void kiln_prof_free(struct kiln_prof *p)
 	free(p->values);
 	free(p->stacks);
 	free(p->comments);
+	free(p->mem_t);
+	free(p->mem_bytes);
 	kiln_htab_release(&p->str_index);
 	kiln_htab_release(&p->func_index);
 	kiln_htab_release(&p->map_index);
@@ -562,6 +564,30 @@ int kiln_prof_add_comment(struct kiln_prof *p, const char *s)
 	c[p->ncomments] = id;
 	p->comments = c;
 	p->ncomments = n;
+	return 0;
+}
+
+int kiln_prof_set_memory(struct kiln_prof *p, const int64_t *t,
+			 const int64_t *bytes, size_t n)
+{
+	int64_t *nt = NULL, *nb = NULL;
+
+	if (n) {
+		nt = malloc(n * sizeof(*nt));
+		nb = malloc(n * sizeof(*nb));
+		if (!nt || !nb) {
+			free(nt);
+			free(nb);
+			return -ENOMEM;
+		}
+		memcpy(nt, t, n * sizeof(*nt));
+		memcpy(nb, bytes, n * sizeof(*nb));
+	}
+	free(p->mem_t);
+	free(p->mem_bytes);
+	p->mem_t = nt;
+	p->mem_bytes = nb;
+	p->nmem = n;
 	return 0;
 }
 

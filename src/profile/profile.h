@@ -131,6 +131,11 @@ struct kiln_prof {
 	uint32_t drop_frames, keep_frames;	/* string ids */
 	uint32_t *comments;			/* string ids */
 	size_t ncomments;
+	/* Memory over time, where the input has it (a heap trace): the heap
+	 * size in bytes at nmem moments, mem_t in nanoseconds since
+	 * time_nanos, in time order (kiln_prof_set_memory()). */
+	int64_t *mem_t, *mem_bytes;
+	size_t nmem;
 
 	int err;				/* sticky -ENOMEM */
 
@@ -243,6 +248,15 @@ static inline int64_t kiln_prof_value(const struct kiln_prof *p, size_t sample,
 }
 
 int kiln_prof_add_comment(struct kiln_prof *p, const char *s);
+
+/*
+ * Sets the profile's memory over time (see struct kiln_prof: mem_t),
+ * copying n moments t (ns since time_nanos, in time order) and their heap
+ * sizes; replaces any earlier series.  Merging keeps the first profile's.
+ * 0 or -ENOMEM.
+ */
+int kiln_prof_set_memory(struct kiln_prof *p, const int64_t *t,
+			 const int64_t *bytes, size_t n);
 
 /*
  * The index of a sample type by name ("cpu", "samples", "alloc_space" or
