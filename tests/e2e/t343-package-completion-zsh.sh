@@ -41,7 +41,7 @@ section opts; has "$T/opts" "^--freq$"; has "$T/opts" "^--call-graph$"
 section mode; has "$T/mode" "^perf$"; has "$T/mode" "^inject$"
 section st;   has "$T/st" "^samples$"; has "$T/st" "^cpu$"
 section ev;   has "$T/ev" "^task-clock$"; has "$T/ev" "^cs$"
-section w-to;   has "$T/w-to" "^compadd -Q -- pprof collapsed speedscope perf-script$"
+section w-to;   has "$T/w-to" "^compadd -Q -- pprof collapsed speedscope perf-script( [a-z-]+)*$"
 section w-list; has "$T/w-list" "^compadd -S  -Q -U -- .*task-clock,cs( |$)"
 section w-file; has "$T/w-file" "^_files$"
 echo ok
