@@ -20,6 +20,13 @@ serve_start() {
     esac
     trap 'kill -INT $SERVE_PID 2>/dev/null; rm -rf "$T"' EXIT
 }
+# serve_loaded: waits until the server has read its inputs (it prints
+# its URL first and reads them after; a data request waits for them), so
+# that what the reading says on stderr is there.
+serve_loaded() {
+    STATUS=$(curl -s --max-time 600 -o "$T/loaded.body" -w '%{http_code}' "${URL}api/profiles") ||
+        fail "curl ${URL}api/profiles failed"
+}
 serve_stop() {
     local rc=0
     kill -INT "$SERVE_PID"

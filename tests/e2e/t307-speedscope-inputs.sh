@@ -71,6 +71,7 @@ has "$T/err" "$w"
 if command -v curl >/dev/null 2>&1; then
     . "$(dirname "$0")/lib-serve.sh"
     serve_start --http 127.0.0.1:0 "$F/simple-with-invalids.txt"
+    serve_loaded
     serve_stop
     has "$T/serve.err" "$w"
 fi

@@ -65,6 +65,7 @@ has "$T/err" "not a valid URL"
 . "$(dirname "$0")/lib-serve.sh"
 serve_start --http 127.0.0.1:0 "$CPU"
 trap 'kill -INT $SERVE_PID 2>/dev/null; cleanup_http' EXIT
+serve_loaded
 has "$T/serve.err" "reading '$BASE/profile\?seconds=1'"
 expect_get 200 /api/profiles
 grep -qF "$CPU" "$T/body" || { cat "$T/body" >&2; fail "/api/profiles does not name the URL"; }

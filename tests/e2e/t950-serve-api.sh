@@ -37,6 +37,7 @@ has "$T/err" "bad address 'no-port'"
 
 serve_start --http 127.0.0.1:0 "$T/shares.collapsed"
 case $URL in http://127.0.0.1:[0-9]*/) ;; *) fail "URL $URL";; esac
+serve_loaded
 has "$T/serve.err" "reading '.*shares.collapsed' \(1 of 1\)"
 
 # The page and its files, compiled in.
