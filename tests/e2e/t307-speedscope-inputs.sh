@@ -111,7 +111,7 @@ a=$(pct hotAlpha); b=$(pct hotBeta); s=$(pct spin)
 # V8's profiler samples on a wall-clock timer, so on a loaded machine the
 # time a phase spends descheduled counts too (beta came out 57% once):
 # only that both are there, under spin, is checked.
-awk -v a="$a" -v b="$b" -v s="$s" 'BEGIN { exit !(a > 10 && b > 10 && a + b > 80 && s > 70) }' ||
+awk -v a="$a" -v b="$b" -v s="$s" 'BEGIN { exit !(a > 5 && b > 5 && s > 50) }' ||
     { cat "$T/out"; fail "implausible shares: hotAlpha $a%, hotBeta $b%, spin $s%"; }
 expect_status 0 "$KILN" flame "$T/hot.cpuprofile" -o "$T/hot.svg"
 has "$T/hot.svg" "<title>hotAlpha \("
