@@ -155,16 +155,24 @@ static bool parse_count(const char *s, const char *e, int64_t *v,
 	return true;
 }
 
+/* 10^n for a count's decimals (n <= MAX_DECIMALS). */
+static int64_t pow10i(unsigned n)
+{
+	int64_t f = 1;
+
+	while (n--)
+		f *= 10;
+	return f;
+}
+
 /* Multiplies every value read so far by 10^by (more decimals seen);
  * false if a value would overflow. */
 static bool rescale(struct creader *r, unsigned by)
 {
 	struct kiln_prof *p = r->p;
-	int64_t f = 1;
+	int64_t f = pow10i(by);
 	size_t i;
 
-	while (by--)
-		f *= 10;
 	if (__builtin_mul_overflow(r->magnitude, (uint64_t)f, &r->magnitude) ||
 	    r->magnitude > INT64_MAX)
 		return false;
@@ -274,13 +282,9 @@ static int note_decimals(struct kiln_prof *p, unsigned decimals,
 			 struct kiln_diag *d)
 {
 	char note[128];
-	int64_t f = 1;
-	unsigned i;
 
-	for (i = 0; i < decimals; i++)
-		f *= 10;
 	snprintf(note, sizeof(note), "counts with decimals, scaled by %" PRId64
-		 " to whole numbers (shares unchanged)", f);
+		 " to whole numbers (shares unchanged)", pow10i(decimals));
 	if (d) {
 		size_t n = strlen(d->warn);
 

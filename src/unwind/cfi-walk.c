@@ -287,9 +287,16 @@ static uint64_t scan_fp(const struct cfi_set *set, uint64_t sp, uint64_t lo,
 	return 0;
 }
 
+/*
+ * The walk.  *unknown (when given) gets the first pc met that lies in no
+ * range of the set -- the leaf's, or the caller's where the walk stopped
+ * -- or stays 0: kiln_cfi_unwind_cached() asks the loader about that pc
+ * only, so the hot path pays no lookup for a walk that ended normally.
+ */
 static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lo, uint64_t hi,
-		uint64_t delta, unsigned flags, uint64_t *pcs, int max)
+		uint64_t delta, unsigned flags, uint64_t *pcs, int max,
+		uint64_t *unknown)
 {
 	bool fp_ok = !(flags & SCAN_FP), exact = true;
 	int n = 0;
@@ -301,6 +308,8 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		lo = sp;	/* nothing the walk needs lies below sp */
 	const struct cfi_range *rg = find_range(set, pc);
 
+	if (!rg && unknown)
+		*unknown = pc;
 	while (n < max) {
 		const struct cfi_row *row = NULL;
 		uint64_t npc, nsp, nfp = fp, cfa;
@@ -383,6 +392,8 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		if (rg && npc - rg->lo < rg->hi - rg->lo) {
 			/* Mostly a caller in the same module. */
 		} else if (!(rg = cached_range(cache, set, npc))) {
+			if (unknown && !*unknown)
+				*unknown = npc;
 			break;
 		}
 		if (!set->c || npc - set->c->skip_lo >= set->c->skip_hi - set->c->skip_lo)
@@ -407,7 +418,7 @@ int kiln_cfi_unwind_regs(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 
 	atomic_fetch_add(in, 1);
 	n = walk(atomic_load(&c->cur), NULL, r->pc, r->sp, r->fp, stack_lo,
-		 stack_hi, 0, flags, pcs, max);
+		 stack_hi, 0, flags, pcs, max, NULL);
 	atomic_fetch_sub(in, 1);
 	return n;
 }
@@ -421,7 +432,7 @@ int kiln_cfi_unwind_copy(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 	atomic_fetch_add(in, 1);
 	n = walk(atomic_load(&c->cur), NULL, r->pc, r->sp, r->fp, r->sp,
 		 r->sp + len, (uint64_t)(uintptr_t)copy - r->sp,
-		 r->fp ? 0 : SCAN_FP, pcs, max);
+		 r->fp ? 0 : SCAN_FP, pcs, max, NULL);
 	atomic_fetch_sub(in, 1);
 	return n;
 }
@@ -436,13 +447,16 @@ static bool loaded_since(struct kiln_cfi_cache *cache, uint64_t pc)
 {
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
 	struct dl_find_object o;
+	uint64_t start;
+	size_t i, n = sizeof(cache->stale_obj) / sizeof(*cache->stale_obj);
 
-	/* Once per object and thread: one the set leaves out for good must
-	 * not cost a refresh per unwind. */
-	if (_dl_find_object((void *)(uintptr_t)pc, &o) ||
-	    (uint64_t)(uintptr_t)o.dlfo_map_start == cache->stale_obj)
+	if (_dl_find_object((void *)(uintptr_t)pc, &o))
 		return false;
-	cache->stale_obj = (uint64_t)(uintptr_t)o.dlfo_map_start;
+	start = (uint64_t)(uintptr_t)o.dlfo_map_start;
+	for (i = 0; i < n; i++)
+		if (cache->stale_obj[i] == start)
+			return false;
+	cache->stale_obj[cache->stale_next++ % n] = start;
 	return true;
 #else
 	(void)cache;
@@ -458,6 +472,7 @@ int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
 	atomic_long *in = inside_of(c);
 	const struct cfi_set *set;
 	bool stale, again = c->build_now;
+	uint64_t unknown;
 	int n;
 
 retry:
@@ -469,9 +484,10 @@ retry:
 		memset(cache->e, 0, sizeof(cache->e));
 		cache->gen = set->gen;
 	}
-	n = walk(set, cache, r->pc, r->sp, r->fp, stack_lo, stack_hi, 0, 0, pcs, max);
-	stale = again && n > 0 && n < max && !find_range(set, pcs[n - 1]) &&
-		loaded_since(cache, pcs[n - 1]);
+	unknown = 0;
+	n = walk(set, cache, r->pc, r->sp, r->fp, stack_lo, stack_hi, 0, 0, pcs,
+		 max, &unknown);
+	stale = again && unknown && loaded_since(cache, unknown);
 	atomic_fetch_sub(in, 1);
 	if (stale) {
 		/* The walk stopped in a library loaded since the last

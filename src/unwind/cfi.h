@@ -151,9 +151,11 @@ int kiln_cfi_unwind_copy(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 #define KILN_CFI_CACHE 256
 struct kiln_cfi_cache {
 	uint64_t gen;
-	/* The last loaded object a walk stopped in that the table set did
-	 * not know (its start): the set was refreshed for it once. */
-	uint64_t stale_obj;
+	/* The last loaded objects a walk stopped in that the table set did
+	 * not know (their starts, a ring): the set was refreshed for each
+	 * once, so one it leaves out for good costs no refresh per walk. */
+	uint64_t stale_obj[4];
+	unsigned stale_next;
 	struct {
 		uint64_t pc;		/* 0: empty */
 		const void *row;	/* its row (NULL: none) */

@@ -89,7 +89,11 @@ child_running() {
 has_threads() { [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge "$2" ]; }
 # Asserts that file $1 contains the extended regex $2.
 has() { grep -Eq -- "$2" "$1" || { echo "--- $1:" >&2; head -50 "$1" >&2; fail "'$1' lacks /$2/"; }; }
-hasnt() { ! grep -Eq -- "$2" "$1" || fail "'$1' has /$2/"; }
+hasnt() {
+    grep -Eq -- "$2" "$1" || return 0
+    grep -En -- "$2" "$1" | head -5 | cut -c1-300 >&2
+    fail "'$1' has /$2/ (first matching lines above)"
+}
 # perf_event_open allowed?
 need_perf() {
     need perf
