@@ -3,7 +3,8 @@
 # (`make deb`, or `cpack -G DEB` in build/): kiln, libkiln.so,
 # libkiln-malloc.so, the headers, pkg-config files, manual pages and
 # completion under /usr.  Its Depends are computed by dpkg-shlibdeps from
-# the ELF files (CPACK_DEBIAN_PACKAGE_SHLIBDEPS), never listed by hand.
+# the ELF files (CPACK_DEBIAN_PACKAGE_SHLIBDEPS), never listed by hand;
+# the libraries loaded on first use, by dpkg-query (cmake/lazylib.cmake).
 # docs/install.md says why CPack and not dpkg-buildpackage.
 
 # The copyright file (DEP-5) and the changelog Debian policy asks for.
@@ -41,6 +42,12 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)         # kiln_VERSION_ARCH.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The libraries kiln loads on first use (cmake/lazylib.cmake) are not
+# linked, so dpkg-shlibdeps cannot see them: their packages, found by
+# dpkg-query from the files the build used, go first; CPack appends the
+# computed ones.
+list(REMOVE_DUPLICATES KILN_LAZY_PACKAGES)
+string(JOIN ", " CPACK_DEBIAN_PACKAGE_DEPENDS ${KILN_LAZY_PACKAGES})
 # The programs kiln compares itself with or drives are suggestions only.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "linux-perf, golang-go")
 # libkiln.so and libkiln-malloc.so in /usr/lib: the ldconfig trigger

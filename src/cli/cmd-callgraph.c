@@ -181,8 +181,15 @@ int kiln_cmd_callgraph(int argc, char **argv)
 		goto out_free;
 	}
 	if (strcmp(fmt, "dot")) {
-		err = kiln_callgraph_render(dot.data, dot.len, fmt, &out);
-		if (err) {
+		struct kiln_diag d = { "" };
+
+		err = kiln_callgraph_render(dot.data, dot.len, fmt, &out, &d);
+		if (err == -ENOENT) {
+			kiln_cli_error("cannot draw the call graph as %s: %s",
+				       fmt, d.msg);
+			rc = KILN_EXIT_FAIL;
+			goto out_free;
+		} else if (err) {
 			kiln_cli_error("cannot lay out the call graph as %s with "
 				       "graphviz: %s", fmt,
 				       err == -EINVAL ? "layout or format failed" :

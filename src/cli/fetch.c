@@ -17,6 +17,24 @@
 #include "cli/cli.h"
 #include "util/buf.h"
 #include "util/limit.h"
+#include "util/lazylib.h"
+
+/* libcurl, loaded by the first URL fetched (util/lazylib.h). */
+#define CURL_FNS(X) \
+	X(url_get, curl_url_get) X(free, curl_free) \
+	X(easy_getinfo, curl_easy_getinfo) \
+	X(easy_strerror, curl_easy_strerror) \
+	X(global_init, curl_global_init) X(url, curl_url) \
+	X(url_set, curl_url_set) X(url_strerror, curl_url_strerror) \
+	X(easy_init, curl_easy_init) X(slist_append, curl_slist_append) \
+	X(easy_setopt, curl_easy_setopt) \
+	X(easy_perform, curl_easy_perform) \
+	X(easy_cleanup, curl_easy_cleanup) \
+	X(slist_free_all, curl_slist_free_all) \
+	X(url_cleanup, curl_url_cleanup) \
+	X(global_cleanup, curl_global_cleanup)
+KILN_LAZYLIB(curl, KILN_SONAME_CURL, KILN_PKG_CURL, CURL_FNS);
+#define CU (curl_fns.f)
 
 /*
  * No overall timeout but for a profile over a time: the server answers
@@ -116,7 +134,7 @@ static long query_seconds(CURLU *u)
 	char *q = NULL, *s, *tok, *save = NULL;
 	long v = 0;
 
-	if (curl_url_get(u, CURLUPART_QUERY, &q, 0) || !q)
+	if (CU.url_get(u, CURLUPART_QUERY, &q, 0) || !q)
 		return 0;
 	for (s = q; (tok = strtok_r(s, "&", &save)); s = NULL) {
 		if (!strncmp(tok, "seconds=", 8)) {
@@ -126,7 +144,7 @@ static long query_seconds(CURLU *u)
 			v = !*end && n > 0 ? n : 0;
 		}
 	}
-	curl_free(q);
+	CU.free(q);
 	return v;
 }
 
@@ -169,7 +187,7 @@ static int transfer_error(CURL *h, CURLcode rc, const struct fetch *f,
 			       f->url, kiln_size_str(f->limit, lim, sizeof(lim)));
 		return KILN_EXIT_USAGE;
 	}
-	curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oserr);
+	CU.easy_getinfo(h, CURLINFO_OS_ERRNO, &oserr);
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
 		kiln_cli_error("cannot fetch '%s': %s (is the server running and "
@@ -177,7 +195,7 @@ static int transfer_error(CURL *h, CURLcode rc, const struct fetch *f,
 			       oserr ? strerror((int)oserr) : errbuf);
 		break;
 	case CURLE_OPERATION_TIMEDOUT:
-		curl_easy_getinfo(h, CURLINFO_CONNECT_TIME, &connect_s);
+		CU.easy_getinfo(h, CURLINFO_CONNECT_TIME, &connect_s);
 		if (connect_s <= 0)
 			kiln_cli_error("cannot fetch '%s': no connection within "
 				       "%ld s", f->url, CONNECT_TIMEOUT_S);
@@ -189,7 +207,7 @@ static int transfer_error(CURL *h, CURLcode rc, const struct fetch *f,
 		break;
 	default:
 		kiln_cli_error("cannot fetch '%s': %s", f->url,
-			       errbuf[0] ? errbuf : curl_easy_strerror(rc));
+			       errbuf[0] ? errbuf : CU.easy_strerror(rc));
 		break;
 	}
 	return KILN_EXIT_USAGE;
@@ -230,19 +248,24 @@ int kiln_cli_fetch(const char *url, struct kiln_buf *body)
 	CURL *h = NULL;
 	long code = 0;
 	int ret = KILN_EXIT_FAIL;
+	struct kiln_diag d = { "" };
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	if (kiln_lazylib_open(&curl, &d)) {
+		kiln_cli_error("cannot fetch '%s': %s", url, d.msg);
+		return KILN_EXIT_FAIL;
+	}
+	if (CU.global_init(CURL_GLOBAL_DEFAULT)) {
 		kiln_cli_error("cannot fetch '%s': libcurl did not start", url);
 		return KILN_EXIT_FAIL;
 	}
 	/* Checked before any connection: a typo is a usage error. */
-	u = curl_url();
+	u = CU.url();
 	if (!u)
 		goto out_nomem;
-	uc = curl_url_set(u, CURLUPART_URL, url, 0);
+	uc = CU.url_set(u, CURLUPART_URL, url, 0);
 	if (uc) {
 		kiln_cli_error("'%s': not a valid URL: %s", url,
-			       curl_url_strerror(uc));
+			       CU.url_strerror(uc));
 		ret = KILN_EXIT_USAGE;
 		goto out_cleanup;
 	}
@@ -250,7 +273,7 @@ int kiln_cli_fetch(const char *url, struct kiln_buf *body)
 	f.limit = kiln_input_limit();
 	f.progress = !kiln_cli_quiet && isatty(STDERR_FILENO);
 	f.t0 = f.last = kiln_cli_now();
-	h = curl_easy_init();
+	h = CU.easy_init();
 	if (!h)
 		goto out_nomem;
 	if (token && *token) {
@@ -258,44 +281,44 @@ int kiln_cli_fetch(const char *url, struct kiln_buf *body)
 		struct curl_slist *l;
 
 		kiln_buf_addf(&auth, "Authorization: Bearer %s", token);
-		l = auth.data ? curl_slist_append(NULL, auth.data) : NULL;
+		l = auth.data ? CU.slist_append(NULL, auth.data) : NULL;
 		kiln_buf_release(&auth);
 		if (!l)
 			goto out_nomem;
 		headers = l;
 	}
-	curl_easy_setopt(h, CURLOPT_CURLU, u);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "kiln");
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	CU.easy_setopt(h, CURLOPT_CURLU, u);
+	CU.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	CU.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	CU.easy_setopt(h, CURLOPT_USERAGENT, "kiln");
+	CU.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	/* Redirects as Go's client follows them, but only to HTTP(S); curl
 	 * keeps a set Authorization header off other hosts. */
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+	CU.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	CU.easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
+	CU.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	CU.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	CU.easy_setopt(h, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
 	if (f.seconds > 0)
-		curl_easy_setopt(h, CURLOPT_TIMEOUT,
+		CU.easy_setopt(h, CURLOPT_TIMEOUT,
 				 f.seconds + f.seconds / 2 + MARGIN_S);
 	/* A told length past the limit fails at once, before any byte. */
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)f.limit);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &f);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, &f);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &f);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	rc = curl_easy_perform(h);
+	CU.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)f.limit);
+	CU.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	CU.easy_setopt(h, CURLOPT_WRITEDATA, &f);
+	CU.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	CU.easy_setopt(h, CURLOPT_HEADERDATA, &f);
+	CU.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	CU.easy_setopt(h, CURLOPT_XFERINFODATA, &f);
+	CU.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	rc = CU.easy_perform(h);
 	if (f.shown)
 		fputs("\r\033[K", stderr);
 	if (rc) {
 		ret = transfer_error(h, rc, &f, errbuf);
 		goto out_cleanup;
 	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	CU.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	if (code < 200 || code > 299) {
 		ret = status_error(code, &f);
 		goto out_cleanup;
@@ -305,9 +328,9 @@ int kiln_cli_fetch(const char *url, struct kiln_buf *body)
 out_nomem:
 	kiln_cli_error("'%s': out of memory", url);
 out_cleanup:
-	curl_easy_cleanup(h);
-	curl_slist_free_all(headers);
-	curl_url_cleanup(u);
-	curl_global_cleanup();
+	CU.easy_cleanup(h);
+	CU.slist_free_all(headers);
+	CU.url_cleanup(u);
+	CU.global_cleanup();
 	return ret;
 }

@@ -30,6 +30,13 @@ int kiln_doc_framepointers(struct kiln_doctor *d, const struct kiln_doc_target *
 				  * 100 / e->cfi_funcs >= 80 : e->eh_frame || e->debug_frame;
 	unsigned pct;
 
+	if (e->fp_err == -ENOENT) {
+		kiln_doc_add(d, c, KILN_DOC_BINARY, e->path, KILN_DOC_SKIP,
+			     "apt install " KILN_PKG_CAPSTONE,
+			     "not judged: capstone, which reads the prologues, "
+			     "cannot be loaded");
+		return 0;
+	}
 	if (e->fp_err == -ENOTSUP) {
 		kiln_doc_add(d, c, KILN_DOC_BINARY, e->path, KILN_DOC_SKIP, NULL,
 			     "not judged: only x86-64 prologues are read");

@@ -23,6 +23,14 @@
 #include "doctor/docint.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
+#include "util/lazylib.h"
+
+/* capstone, loaded by the first binary judged (util/lazylib.h). */
+#define CS_FNS(X) \
+	X(disasm_iter, cs_disasm_iter) X(open, cs_open) X(malloc, cs_malloc) \
+	X(free, cs_free) X(close, cs_close)
+KILN_LAZYLIB(capstone, KILN_SONAME_CAPSTONE, KILN_PKG_CAPSTONE, CS_FNS);
+#define CS (capstone_fns.f)
 
 /* Functions whose prologues are read: enough to tell, bounded for libc. */
 #define FP_SAMPLE 400
@@ -82,7 +90,7 @@ static void judge(csh h, cs_insn *in, const uint8_t *code, size_t size,
 	bool pushed = false;
 
 	*nonleaf = *sets = false;
-	while (cs_disasm_iter(h, &code, &size, &addr, in)) {
+	while (CS.disasm_iter(h, &code, &size, &addr, in)) {
 		if (in->id == X86_INS_CALL) {
 			*nonleaf = true;
 			return;
@@ -129,14 +137,15 @@ int kiln_doc_prologue(const uint8_t *code, size_t len, uint64_t addr,
 	cs_insn *in;
 	csh h;
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+	if (kiln_lazylib_open(&capstone, NULL) ||
+	    CS.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
 		return -ENOTSUP;
-	in = cs_malloc(h);
+	in = CS.malloc(h);
 	if (in) {
 		judge(h, in, code, len, addr, nonleaf, sets);
-		cs_free(in, 1);
+		CS.free(in, 1);
 	}
-	cs_close(&h);
+	CS.close(&h);
 	return in ? 0 : -ENOMEM;
 }
 
@@ -147,11 +156,15 @@ static void sample_prologues(struct kiln_doc_elf *e, Dwfl_Module *mod,
 	cs_insn *in;
 	csh h;
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
+	if (kiln_lazylib_open(&capstone, NULL)) {
+		e->fp_err = -ENOENT;
+		return;
+	}
+	if (CS.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		e->fp_err = -ENOTSUP;
 		return;
 	}
-	in = cs_malloc(h);
+	in = CS.malloc(h);
 	for (i = 0; in && i < n; i += step) {
 		Dwarf_Addr a = f[i].addr;
 		Dwarf_Addr bias;
@@ -179,8 +192,8 @@ static void sample_prologues(struct kiln_doc_elf *e, Dwfl_Module *mod,
 		e->fp_set += nonleaf && sets;
 	}
 	if (in)
-		cs_free(in, 1);
-	cs_close(&h);
+		CS.free(in, 1);
+	CS.close(&h);
 }
 
 static int32_t get_s32(const unsigned char *p)

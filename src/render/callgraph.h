@@ -50,6 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct kiln_diag;
 struct kiln_prof;
 struct kiln_buf;
 
@@ -141,9 +142,11 @@ int kiln_callgraph_dot(const struct kiln_callgraph *g,
  * Lays out DOT text with graphviz's dot layout and appends the drawing in
  * format fmt ("svg", "png", "pdf", or any format of graphviz's plugins)
  * to out, in process.  0, -EINVAL (DOT syntax error, unknown format,
- * layout failure) or -ENOMEM.
+ * layout failure), -ENOMEM, or -ENOENT when graphviz's library cannot be
+ * loaded (it is loaded by the first call; d, which may be NULL, says
+ * which library and package).
  */
 int kiln_callgraph_render(const char *dot, size_t len, const char *fmt,
-			  struct kiln_buf *out);
+			  struct kiln_buf *out, struct kiln_diag *d);
 
 #endif

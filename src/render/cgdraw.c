@@ -20,6 +20,8 @@
 #include "profile/profile.h"
 #include "profile/top.h"
 #include "util/buf.h"
+#include "util/diag.h"
+#include "util/lazylib.h"
 
 /* ---- DOT ---- */
 
@@ -356,6 +358,16 @@ int kiln_callgraph_dot(const struct kiln_callgraph *g,
 
 /* ---- layout and drawing through libgvc ---- */
 
+/* graphviz, loaded by the first call graph drawn (util/lazylib.h): the
+ * ag* functions are libcgraph's, which libgvc loads. */
+#define GV_FNS(X)                                                          \
+	X(gvContext, gvContext) X(gvLayout, gvLayout)                      \
+	X(gvRenderData, gvRenderData) X(gvFreeRenderData, gvFreeRenderData) \
+	X(gvFreeLayout, gvFreeLayout) X(agseterrf, agseterrf)              \
+	X(agseterr, agseterr) X(agmemread, agmemread) X(agclose, agclose)
+KILN_LAZYLIB(gv, KILN_SONAME_GVC, KILN_PKG_GVC, GV_FNS);
+#define GV (gv_fns.f)
+
 static pthread_mutex_t gv_lock = PTHREAD_MUTEX_INITIALIZER;
 static GVC_t *gv_ctx;
 
@@ -366,46 +378,49 @@ static int gv_quiet(char *msg)
 }
 
 int kiln_callgraph_render(const char *dot, size_t len, const char *fmt,
-			  struct kiln_buf *out)
+			  struct kiln_buf *out, struct kiln_diag *d)
 {
 	Agraph_t *gr = NULL;
 	char *text, *data = NULL;
 	unsigned int dlen = 0;
 	int err = 0;
 
+	err = kiln_lazylib_open(&gv, d);
+	if (err)
+		return err;
 	text = malloc(len + 1);
 	if (!text)
 		return -ENOMEM;
 	memcpy(text, dot, len);
 	text[len] = '\0';
 	pthread_mutex_lock(&gv_lock);
-	agseterrf(gv_quiet);
-	agseterr(AGMAX);
+	GV.agseterrf(gv_quiet);
+	GV.agseterr(AGMAX);
 	if (!gv_ctx)
-		gv_ctx = gvContext();
+		gv_ctx = GV.gvContext();
 	if (!gv_ctx) {
 		err = -ENOMEM;
 		goto out_unlock;
 	}
-	gr = agmemread(text);
+	gr = GV.agmemread(text);
 	if (!gr) {
 		err = -EINVAL;
 		goto out_unlock;
 	}
-	if (gvLayout(gv_ctx, gr, "dot")) {
+	if (GV.gvLayout(gv_ctx, gr, "dot")) {
 		err = -EINVAL;
 		goto out_close;
 	}
-	if (gvRenderData(gv_ctx, gr, fmt, &data, &dlen) || !data) {
+	if (GV.gvRenderData(gv_ctx, gr, fmt, &data, &dlen) || !data) {
 		err = -EINVAL;
 		goto out_layout;
 	}
 	err = kiln_buf_add(out, data, dlen);
-	gvFreeRenderData(data);
+	GV.gvFreeRenderData(data);
 out_layout:
-	gvFreeLayout(gv_ctx, gr);
+	GV.gvFreeLayout(gv_ctx, gr);
 out_close:
-	agclose(gr);
+	GV.agclose(gr);
 out_unlock:
 	pthread_mutex_unlock(&gv_lock);
 	free(text);

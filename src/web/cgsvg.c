@@ -21,7 +21,7 @@ static int draw(struct kiln_prof *p, int type, const struct kiln_callgraph_opts 
 	if (!err)
 		err = kiln_callgraph_dot(&g, &dopts, &dot);
 	if (!err)
-		err = kiln_callgraph_render(dot.data, dot.len, "svg", out);
+		err = kiln_callgraph_render(dot.data, dot.len, "svg", out, NULL);
 	kiln_callgraph_release(&g);
 	kiln_buf_release(&dot);
 	return err;

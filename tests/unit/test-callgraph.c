@@ -293,12 +293,12 @@ static void test_dot_and_render(void **state)
 	assert_non_null(strstr(dot.data, "fillcolor=\"#ff0000\""));
 	assert_non_null(strstr(dot.data, "URL=\"/focus?f=helper\""));
 	assert_non_null(strstr(dot.data, "label=\" 60.00%\""));
-	assert_int_equal(kiln_callgraph_render(dot.data, dot.len, "svg", &svg), 0);
+	assert_int_equal(kiln_callgraph_render(dot.data, dot.len, "svg", &svg, NULL), 0);
 	assert_non_null(strstr(svg.data, "<svg"));
 	assert_non_null(strstr(svg.data, ">helper</text>"));
-	assert_int_equal(kiln_callgraph_render(dot.data, dot.len, "nosuch", &svg),
+	assert_int_equal(kiln_callgraph_render(dot.data, dot.len, "nosuch", &svg, NULL),
 			 -EINVAL);
-	assert_int_equal(kiln_callgraph_render("digraph {", 9, "svg", &svg),
+	assert_int_equal(kiln_callgraph_render("digraph {", 9, "svg", &svg, NULL),
 			 -EINVAL);
 	kiln_buf_release(&dot);
 	kiln_buf_release(&svg);
