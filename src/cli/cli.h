@@ -113,7 +113,19 @@ struct kiln_cli_input {
 	const char *ignore;		/* --ignore */
 	const char *hide;		/* --hide */
 	const char *event;		/* --event: a perf.data's event */
+	/* A program given before the profiles (kiln_cli_take_binary()),
+	 * NULL for none. */
+	const char *binary;
 };
+
+/*
+ * pprof's `pprof BINARY PROFILE` form: when argv[*optind] is a local ELF
+ * file and a profile follows, returns it and steps *optind past it, so
+ * that kiln_cli_load() names the profiles' main mapping with it (the
+ * mapping with its build ID, else the first: kiln_sym_prof_binary());
+ * NULL otherwise.
+ */
+const char *kiln_cli_take_binary(int argc, char **argv, int *optind);
 
 /*
  * Reads (and merges) the input files, applies focus/ignore/hide, picks the

@@ -140,6 +140,7 @@ int kiln_cmd_callgraph(int argc, char **argv)
 		default: return kiln_cli_usage_error("callgraph", "unknown option");
 		}
 	}
+	in.binary = kiln_cli_take_binary(argc, argv, &optind);
 	if (optind >= argc)
 		return kiln_cli_usage_error("callgraph", "no input file");
 	if (argc - optind > 1)

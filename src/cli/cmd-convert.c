@@ -105,6 +105,7 @@ int kiln_cmd_convert(int argc, char **argv)
 		default: return kiln_cli_usage_error("convert", "unknown option");
 		}
 	}
+	in.binary = kiln_cli_take_binary(argc, argv, &optind);
 	if (optind >= argc)
 		return kiln_cli_usage_error("convert", "no input file");
 	if (!output)

@@ -80,6 +80,7 @@ int kiln_cmd_flame(int argc, char **argv)
 		default: return kiln_cli_usage_error("flame", "unknown option");
 		}
 	}
+	in.binary = kiln_cli_take_binary(argc, argv, &optind);
 	if (optind >= argc)
 		return kiln_cli_usage_error("flame", "no input file");
 	if (argc - optind > 1)

@@ -108,6 +108,7 @@ int kiln_cmd_top(int argc, char **argv)
 		default: return kiln_cli_usage_error("top", "unknown option");
 		}
 	}
+	in.binary = kiln_cli_take_binary(argc, argv, &optind);
 	if (optind >= argc)
 		return kiln_cli_usage_error("top", "no input file");
 	rc = kiln_cli_load(argv + optind, argc - optind, &in, &p, &type);

@@ -13,6 +13,7 @@
 #include "format/format.h"
 #include "profile/profile.h"
 #include "session/targets.h"
+#include "symbolize/symbolize.h"
 #include "util/buf.h"
 #include "util/diag.h"
 
@@ -93,11 +94,63 @@ const char *kiln_cli_input_stem(const char *input, size_t *len)
 	return base;
 }
 
+/* Whether path is a local ELF file (pprof's BINARY PROFILE form). */
+static bool is_elf(const char *path)
+{
+	char magic[4];
+	FILE *f;
+	bool elf;
+
+	if (kiln_cli_is_url(path) || !(f = fopen(path, "rb")))
+		return false;
+	elf = fread(magic, 1, 4, f) == 4 && !memcmp(magic, "\177ELF", 4);
+	fclose(f);
+	return elf;
+}
+
+const char *kiln_cli_take_binary(int argc, char **argv, int *optindp)
+{
+	if (argc - *optindp < 2 || !is_elf(argv[*optindp]))
+		return NULL;
+	return argv[(*optindp)++];
+}
+
+/* Names p's main mapping's addresses with the binary given first. */
+static int use_binary(struct kiln_prof *p, const char *binary)
+{
+	struct kiln_diag d = { "" };
+	char *abs = realpath(binary, NULL);
+	size_t named = 0;
+	int err;
+
+	if (!abs) {
+		kiln_cli_error("cannot read '%s': %s", binary, strerror(errno));
+		return KILN_EXIT_USAGE;
+	}
+	err = kiln_sym_prof_binary(p, abs, &named, &d);
+	free(abs);
+	if (err == -EINVAL) {
+		kiln_cli_error("%s", d.msg);
+		return KILN_EXIT_USAGE;
+	}
+	if (err) {
+		kiln_cli_error("cannot symbolize with '%s': %s", binary,
+			       strerror(-err));
+		return err == -ENOMEM ? KILN_EXIT_FAIL : KILN_EXIT_USAGE;
+	}
+	if (!named && !kiln_cli_quiet)
+		fprintf(stderr, "kiln: warning: '%s' named none of the profile's "
+			"addresses (they have names already, or it has no "
+			"symbols for them)\n", binary);
+	return KILN_EXIT_OK;
+}
+
 int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
 		  struct kiln_prof **out, int *type)
 {
 	struct kiln_prof *p = NULL;
 	struct kiln_diag d = { "" };
+	const char *binary = in->binary;
 	int i, rc, err;
 
 	*out = NULL;
@@ -126,6 +179,8 @@ int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
 			goto out_free;
 		}
 	}
+	if (binary && (rc = use_binary(p, binary)))
+		goto out_free;
 	err = kiln_prof_filter(p, in->focus, in->ignore, &d);
 	if (!err)
 		err = kiln_prof_hide(p, in->hide, &d);

@@ -177,7 +177,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Example:\n"
 	  "  kiln list sched\n" },
 	{ "top", kiln_cmd_top, "text table of the hottest functions",
-	  "usage: kiln top [options] FILE|URL...\n"
+	  "usage: kiln top [options] [BINARY] FILE|URL...\n"
 	  "\n"
 	  "Prints a table like `pprof -top`: flat, flat%, sum%, cum, cum%, name.\n"
 	  "FILE is pprof (.pb.gz or .pb), perf.data (perf record's own file,\n"
@@ -194,6 +194,12 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "fetches it (kiln top 'http://HOST:PORT/debug/pprof/profile?seconds=5'\n"
 	  "of a program run with KILN_HTTP), here and in flame, callgraph,\n"
 	  "convert and serve.\n"
+	  "\n"
+	  "BINARY (an ELF program before the profiles, as pprof takes it) names\n"
+	  "the addresses of the profiles' main mapping (the one with its build\n"
+	  "ID, else the first) whatever path the profile names: a profile taken\n"
+	  "on another machine or of a binary moved since; also in flame,\n"
+	  "callgraph and convert.\n"
 	  "\n"
 	  "  -n, --nodes N         show the N heaviest rows (default 20; 0: all)\n"
 	  "      --cum             sort by cumulative value instead of flat\n"
@@ -230,7 +236,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  perf record -g -- ./server && kiln top perf.data\n"
 	  "  kiln top 'http://127.0.0.1:6060/debug/pprof/profile?seconds=5'\n" },
 	{ "flame", kiln_cmd_flame, "interactive flame graph (SVG)",
-	  "usage: kiln flame [options] FILE|URL [-o OUT.svg]\n"
+	  "usage: kiln flame [options] [BINARY] FILE|URL [-o OUT.svg]\n"
 	  "\n"
 	  "Writes a self-contained interactive flame graph: hover for name, value\n"
 	  "and percentage, click to zoom, Ctrl-F or the Search button to highlight\n"
@@ -256,7 +262,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Example:\n"
 	  "  kiln flame perf.script -o cpu.svg\n" },
 	{ "callgraph", kiln_cmd_callgraph, "call graph (SVG, PNG, PDF or DOT) like gprof2dot and pprof",
-	  "usage: kiln callgraph [options] FILE|URL [-o OUT.svg|OUT.dot|OUT.png|OUT.pdf]\n"
+	  "usage: kiln callgraph [options] [BINARY] FILE|URL [-o OUT.svg|OUT.dot|OUT.png|OUT.pdf]\n"
 	  "\n"
 	  "Draws the call graph: a box per function with its total (time in it\n"
 	  "and its callees) and self (time in it alone) as percentages of the\n"
@@ -397,7 +403,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  kiln diff --fail-on 5% --markdown -o comment.md \\\n"
 	  "      base1.pb.gz base2.pb.gz base3.pb.gz -- new1.pb.gz new2.pb.gz new3.pb.gz\n" },
 	{ "convert", kiln_cmd_convert, "convert between profile formats",
-	  "usage: kiln convert [options] IN... -o OUT [--to FORMAT]\n"
+	  "usage: kiln convert [options] [BINARY] IN... -o OUT [--to FORMAT]\n"
 	  "  (IN: a FILE or URL)\n"
 	  "\n"
 	  "Converts a profile.  Input formats are detected from the content:\n"

@@ -69,6 +69,11 @@ static int refuse(const char *path, const struct kiln_fmt_sniff *s,
 	char list[512];
 
 	kiln_fmt_list_tried(list, sizeof(list));
+	if (!nwhy && s->len >= 4 && !memcmp(s->data, "\177ELF", 4))
+		return kiln_diag(d, "'%s' is an ELF file (a program or library), "
+				 "not a profile; to name a profile's addresses "
+				 "with it, give it before the profile, as pprof "
+				 "takes it: kiln top %s PROFILE", path, path);
 	if (!nwhy)
 		return kiln_diag(d, "'%s': no reader accepts it (formats tried: "
 				 "%s): %s data (first byte 0x%02x) with none's "

@@ -208,6 +208,12 @@ static int add_lines(struct kiln_prof *p, uint32_t loc,
 
 int kiln_sym_prof(struct kiln_sym *s, struct kiln_prof *p, unsigned flags)
 {
+	return ksym_prof_only(s, p, flags, 0);
+}
+
+int ksym_prof_only(struct kiln_sym *s, struct kiln_prof *p, unsigned flags,
+		   uint32_t only)
+{
 	struct map_seen *seen;
 	unsigned char *roles = NULL;
 	size_t i;
@@ -221,6 +227,8 @@ int kiln_sym_prof(struct kiln_sym *s, struct kiln_prof *p, unsigned flags)
 		const char *file = kiln_prof_str(p, m->file);
 		long r;
 
+		if (only && i != only)
+			continue;
 		/* A mapping without a range (perf script gives none) cannot
 		 * place its file in the address space. */
 		if (!(ksym_is_file_path(file) || !strcmp(file, "[vdso]")) ||

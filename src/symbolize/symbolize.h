@@ -267,6 +267,19 @@ enum {
 int kiln_sym_prof(struct kiln_sym *s, struct kiln_prof *p, unsigned flags);
 
 /*
+ * pprof's `pprof BINARY PROFILE`: symbolizes p's main mapping with the
+ * ELF file at path (absolute), whatever file the mapping names (a profile
+ * taken elsewhere, a binary since moved).  The main mapping is the one
+ * whose build ID is the binary's, else the first mapping; one with
+ * another build ID is refused.  Only that mapping's locations without
+ * lines are looked up; its file becomes path.  *named (may be NULL) gets
+ * how many locations were named.  0; -EINVAL with d filled (not an ELF
+ * file, no mapping, another build ID); -ENOENT and others from open().
+ */
+int kiln_sym_prof_binary(struct kiln_prof *p, const char *path,
+			 size_t *named, struct kiln_diag *d);
+
+/*
  * Demangles a C++ (Itanium) or Rust (legacy or v0) symbol name: a malloc'ed
  * string (free() it), or NULL when name is not mangled.  "foo::bar()",
  * "core::fmt::write" (Rust's hash suffix dropped).

@@ -227,6 +227,9 @@ KSYM_HIDDEN long ksym_same_map(const struct kiln_sym *s, const char *path,
 			       uint64_t start, uint64_t end, uint64_t offset);
 /* The index + 1 of the mapping holding addr, 0 if none, -ENOMEM. */
 KSYM_HIDDEN long ksym_find_map(struct kiln_sym *s, uint64_t addr);
+/* lookup.c: kiln_sym_prof() on mapping only (an id; 0: every mapping). */
+KSYM_HIDDEN int ksym_prof_only(struct kiln_sym *s, struct kiln_prof *p,
+			       unsigned flags, uint32_t only);
 /* Whether a mapping's path names a file (not "[heap]", a memfd, ...). */
 KSYM_HIDDEN bool ksym_is_file_path(const char *path);
 /* Reports the file of mapping mi to libdwfl once; 0 or -ENOMEM. */
