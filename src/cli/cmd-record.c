@@ -391,6 +391,28 @@ static void say_written(const char *output,
 			kiln_cli_read_int("/proc/sys/kernel/perf_event_paranoid"));
 }
 
+/* Why a recording holds no sample, said instead of an empty table
+ * later.  clock: the event samples CPU time (cpu-clock, task-clock). */
+static void explain_empty(bool clock, long freq, long count, int ncmd,
+			  bool wall)
+{
+	if (!clock)
+		fprintf(stderr, "kiln: the profile is empty: the event did not "
+			"occur%s while recording%s\n",
+			count > 1 ? " often enough for one sample (-c)" : "",
+			ncmd ? " the command" : "");
+	else if (ncmd && !wall && count <= 0 && freq > 0)
+		fprintf(stderr, "kiln: the profile is empty: the command used "
+			"less CPU time than one sample period (%ld Hz: %.1f ms); "
+			"run it longer, raise -F, or use --wall for a command that "
+			"mostly waits\n", freq, 1000.0 / (double)freq);
+	else
+		fprintf(stderr, "kiln: the profile is empty: %s did not run on a "
+			"CPU while recording%s\n", ncmd ? "the command" :
+			"the targets", wall ? "" : " (--wall or --off-cpu record "
+			"the time spent waiting)");
+}
+
 /* The options, as given. */
 struct args {
 	const char *output, *event, *pid_arg, *tid_arg, *cpu_arg, *cg;
@@ -645,6 +667,9 @@ static int record_perf(struct args *a)
 		goto out;
 	if (!a->quiet)
 		say_written(a->output, &res, a->kernel);
+	if (!res.samples)
+		explain_empty(a->ro.ns_values, a->freq, a->count, a->ncmd,
+			      a->wall || a->offcpu);
 	if (res.lost && !a->quiet)
 		explain_lost(res.lost, res.samples, a->count, a->freq_given, a->freq,
 			     a->stack_bytes);

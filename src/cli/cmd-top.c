@@ -121,6 +121,12 @@ int kiln_cmd_top(int argc, char **argv)
 		goto out_free;
 	}
 	print_table(p, type, &t, nodes, by);
+	if (!t.total)
+		fprintf(stderr, "kiln: '%s' holds no %s%s\n", argv[optind],
+			p->nsamples ? "value of this sample type (see "
+				      "--sample-type)" : "samples",
+			in.focus || in.ignore ? " once --focus/--ignore are "
+						"applied" : "");
 	if (fflush(stdout)) {
 		kiln_cli_error("cannot write the table");
 		rc = KILN_EXIT_FAIL;
