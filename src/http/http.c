@@ -35,7 +35,6 @@
  * (answered by a worker thread) and endpoints.c, their answers built with
  * respond.c (httpint.h).
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -51,43 +50,7 @@
 #include "http/parse.h"
 #include "runtime/env.h"
 #include "http/httpint.h"
-
-struct khttp_mhd khttp_mhd;
-static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
-static int mhd_err;
-
-static void mhd_load(void)
-{
-	void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-
-	if (!h) {
-		kiln_rt_log(KILN_LOG_ERROR, "http: cannot load %s: %s", MHD_SONAME,
-			       dlerror());
-		mhd_err = -ELIBACC;
-		return;
-	}
-#define LOAD(f) \
-	if (!(*(void **)&khttp_mhd.f = dlsym(h, "MHD_" #f))) { \
-		kiln_rt_log(KILN_LOG_ERROR, "http: no MHD_" #f " in %s", MHD_SONAME); \
-		mhd_err = -ELIBBAD; \
-		return; \
-	}
-	LOAD(start_daemon)
-	LOAD(stop_daemon)
-	LOAD(quiesce_daemon)
-	LOAD(create_response_from_buffer)
-	LOAD(add_response_header)
-	LOAD(destroy_response)
-	LOAD(queue_response)
-	LOAD(lookup_connection_value)
-	LOAD(get_connection_values)
-	LOAD(get_connection_info)
-	LOAD(set_connection_option)
-	LOAD(suspend_connection)
-	LOAD(resume_connection)
-#undef LOAD
-	/* never closed: its threads and callbacks may outlive any server */
-}
+#include "util/diag.h"
 
 /*
  * The servers running, stopped when the process exits so that requests
@@ -430,9 +393,15 @@ int kiln_httpd_start(const char *addr, struct kiln_http **out)
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	pthread_once(&mhd_once, mhd_load);
-	if (mhd_err)
-		return mhd_err;
+	{
+		struct kiln_diag d = { "" };
+
+		err = kiln_mhd_open(&d);
+		if (err) {
+			kiln_rt_log(KILN_LOG_ERROR, "http: %s", d.msg);
+			return -ELIBACC;
+		}
+	}
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;

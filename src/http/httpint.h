@@ -28,6 +28,7 @@
 #include "runtime/kfd.h"
 #include "heap/htrace.h"
 #include "util/buf.h"
+#include "util/mhd.h"
 
 #define KHTTP_HIDDEN __attribute__((visibility("hidden")))
 
@@ -54,47 +55,8 @@
  * may not make it). */
 #define HTTP_STOP_FLUSH_MS 3000
 
-/*
- * libmicrohttpd is loaded when the first server starts, not with
- * libkiln.so: Debian's build brings GnuTLS, p11-kit and eight more
- * libraries, whose constructors and destructors would otherwise run in
- * every program the agent is preloaded into, HTTP or not.  The functions
- * are called through this table; the macros keep the code reading as
- * plain MHD calls.
- */
-#define MHD_SONAME "libmicrohttpd.so.12"
-
-struct khttp_mhd {
-	__typeof__(MHD_start_daemon) *start_daemon;
-	__typeof__(MHD_stop_daemon) *stop_daemon;
-	__typeof__(MHD_quiesce_daemon) *quiesce_daemon;
-	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
-	__typeof__(MHD_add_response_header) *add_response_header;
-	__typeof__(MHD_destroy_response) *destroy_response;
-	__typeof__(MHD_queue_response) *queue_response;
-	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
-	__typeof__(MHD_get_connection_values) *get_connection_values;
-	__typeof__(MHD_get_connection_info) *get_connection_info;
-	__typeof__(MHD_set_connection_option) *set_connection_option;
-	__typeof__(MHD_suspend_connection) *suspend_connection;
-	__typeof__(MHD_resume_connection) *resume_connection;
-};
-extern KHTTP_HIDDEN struct khttp_mhd khttp_mhd;
-
-
-#define MHD_start_daemon khttp_mhd.start_daemon
-#define MHD_stop_daemon khttp_mhd.stop_daemon
-#define MHD_quiesce_daemon khttp_mhd.quiesce_daemon
-#define MHD_create_response_from_buffer khttp_mhd.create_response_from_buffer
-#define MHD_add_response_header khttp_mhd.add_response_header
-#define MHD_destroy_response khttp_mhd.destroy_response
-#define MHD_queue_response khttp_mhd.queue_response
-#define MHD_lookup_connection_value khttp_mhd.lookup_connection_value
-#define MHD_get_connection_values khttp_mhd.get_connection_values
-#define MHD_get_connection_info khttp_mhd.get_connection_info
-#define MHD_set_connection_option khttp_mhd.set_connection_option
-#define MHD_suspend_connection khttp_mhd.suspend_connection
-#define MHD_resume_connection khttp_mhd.resume_connection
+/* libmicrohttpd is loaded when the first server starts, not with
+ * libkiln.so (util/mhd.h: the MHD_* calls go through its table). */
 
 struct kiln_http {
 	struct MHD_Daemon *mhd;

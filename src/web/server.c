@@ -36,6 +36,7 @@
 
 #include "util/buf.h"
 #include "util/diag.h"
+#include "util/mhd.h"
 #include "util/origin.h"
 #include "web/web.h"
 
@@ -393,11 +394,16 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 int kiln_web_listen(const char *addr, const char *token, struct kiln_web **out,
 		    struct kiln_diag *d)
 {
-	struct kiln_web *w = calloc(1, sizeof(*w));
+	struct kiln_web *w;
 	unsigned char rnd[16];
 	int fd;
 
 	*out = NULL;
+	/* Before the port is taken and the URL printed. */
+	fd = kiln_mhd_open(d);
+	if (fd)
+		return fd;
+	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	if (token && *token) {

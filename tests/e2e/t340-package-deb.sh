@@ -33,6 +33,7 @@ has "$T/info" "^ Depends: .*libprotobuf-c1"
 has "$T/info" "^ Depends: .*libgvc6"
 has "$T/info" "^ Depends: .*libcurl4"
 has "$T/info" "^ Depends: .*libcapstone4"
+has "$T/info" "^ Depends: .*libmicrohttpd12"
 has "$T/info" "triggers"
 dpkg-deb -c "$deb" > "$T/list"
 for f in usr/bin/kiln usr/lib/libkiln.so usr/lib/libkiln-malloc.so usr/include/kiln/kiln.h \

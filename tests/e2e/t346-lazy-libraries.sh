@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Libraries only some commands use are loaded on first use (issue 27
 # item 7, src/util/lazylib.h): `kiln top` of a small pprof loads neither
-# graphviz, libcurl nor capstone (their ~30 libraries cost every command
+# graphviz, libcurl, capstone nor libmicrohttpd (their ~30 libraries cost every command
 # ~3 ms of relocation before); `kiln callgraph` loads graphviz and draws,
 # `kiln doctor` loads capstone and judges frame pointers.  The loader's
 # own trace (LD_DEBUG=files) says what was loaded.
 . "$(dirname "$0")/lib.sh"
 
 prof=$KILN_SRC/tests/fixtures/pprof/go-cpu.pb.gz
-lazy='file=lib(gvc|cgraph|curl|capstone)\.so'
+lazy='file=lib(gvc|cgraph|curl|capstone|microhttpd|gnutls)\.so'
 
 LD_DEBUG=files "$KILN" top "$prof" > "$T/top.txt" 2> "$T/top.ld" ||
     fail "kiln top failed"
