@@ -15,13 +15,14 @@
 #include "util/buf.h"
 
 enum { OPT_TITLE = 256, OPT_REVERSE, OPT_DIFF, OPT_WIDTH, OPT_TYPE,
-       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL, OPT_EVENT };
+       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL, OPT_EVENT, OPT_DIFF_BY };
 
 static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "diff", required_argument, NULL, OPT_DIFF },
+	{ "diff-by", required_argument, NULL, OPT_DIFF_BY },
 	{ "width", required_argument, NULL, OPT_WIDTH },
 	{ "sample-type", required_argument, NULL, OPT_TYPE },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
@@ -62,6 +63,14 @@ int kiln_cmd_flame(int argc, char **argv)
 		case OPT_TITLE: fo.title = optarg; break;
 		case OPT_REVERSE: fo.reverse = true; break;
 		case OPT_DIFF: diff = optarg; break;
+		case OPT_DIFF_BY:
+			if (!strcmp(optarg, "function"))
+				fo.diff_by_function = true;
+			else if (strcmp(optarg, "path"))
+				return kiln_cli_usage_error("flame",
+					"bad --diff-by '%s': want path or function",
+					optarg);
+			break;
 		case OPT_WIDTH:
 			fo.width = (int)strtol(optarg, &end, 10);
 			if (*end || fo.width < 100 || fo.width > 100000)

@@ -25,6 +25,7 @@
 static const struct option opts[] = {
 	{ "http", required_argument, NULL, 'H' },
 	{ "diff", required_argument, NULL, 'D' },
+	{ "diff-by", required_argument, NULL, 'B' },
 	{ "token", required_argument, NULL, 'T' },
 	{ "source-path", required_argument, NULL, 'S' },
 	{ "trim-path", required_argument, NULL, 'R' },
@@ -129,6 +130,7 @@ int kiln_cmd_serve(int argc, char **argv)
 {
 	const char *addr = "127.0.0.1:8080", *diff = NULL, *token = NULL;
 	const char *source_path = NULL, *trim_path = NULL;
+	bool by_function = false;
 	struct kiln_web_model *m = NULL;
 	struct kiln_web *w = NULL;
 	struct kiln_diag d = { "" };
@@ -140,6 +142,14 @@ int kiln_cmd_serve(int argc, char **argv)
 		switch (c) {
 		case 'H': addr = optarg; break;
 		case 'D': diff = optarg; break;
+		case 'B':
+			if (!strcmp(optarg, "function"))
+				by_function = true;
+			else if (strcmp(optarg, "path"))
+				return kiln_cli_usage_error("serve",
+					"bad --diff-by '%s': want path or function",
+					optarg);
+			break;
 		case 'T': token = optarg; break;
 		case 'S': source_path = optarg; break;
 		case 'R': trim_path = optarg; break;
@@ -167,6 +177,7 @@ int kiln_cmd_serve(int argc, char **argv)
 		goto out_free;
 	}
 	kiln_web_enable_callgraph();
+	kiln_web_model_diff_by_function(m, by_function);
 	kiln_web_model_stop_on(m, &kiln_cli_stop_signal);
 	/* A stop signal sets a flag: the reading stops between inputs (and a
 	 * heap trace's analysis at its next frame), the wait below ends. */

@@ -264,6 +264,98 @@ out:
 	return err;
 }
 
+/* t's string id for base's string id s (0: t has no such string). */
+static uint32_t tree_name(const struct kiln_tree *t, const struct kiln_prof *base,
+			  uint32_t s, uint32_t *map, size_t nstrs)
+{
+	uint32_t name;
+
+	if (s < nstrs && map[s])
+		return map[s] - 1;
+	name = kiln_prof_find_str(t->prof, kiln_prof_str(base, s),
+				  kiln_prof_strlen(base, s));
+	if (s < nstrs)
+		map[s] = name + 1;
+	return name;
+}
+
+int kiln_tree_add_base_by_function(struct kiln_tree *t, struct kiln_prof *base,
+				   int type)
+{
+	struct kiln_frame *frames = NULL;
+	size_t cap = 0, i, nstrs = base->nstrs, nt = t->prof->nstrs;
+	uint32_t *map = NULL, *stamp = NULL;
+	int64_t *btot = NULL, *ntot = NULL;
+	int err = 0;
+
+	if (!t->n || t->has_base || type < 0 || (size_t)type >= base->ntypes)
+		return -EINVAL;
+	map = calloc(nstrs + 1, sizeof(*map));
+	stamp = calloc(nt + 1, sizeof(*stamp));
+	btot = calloc(nt + 1, sizeof(*btot));
+	ntot = calloc(nt + 1, sizeof(*ntot));
+	if (!map || !stamp || !btot || !ntot) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* The base's total per function name, each sample counted once
+	 * however often the name is on its stack. */
+	for (i = 0; i < base->nsamples; i++) {
+		int64_t v = kiln_prof_value(base, i, (size_t)type);
+		long nf, k;
+
+		if (v <= 0)
+			continue;
+		nf = kiln_prof_frames(base, &base->samples[i], &frames, &cap);
+		if (nf < 0) {
+			err = (int)nf;
+			goto out;
+		}
+		t->base_total = sat_add(t->base_total, v);
+		for (k = 0; k < nf; k++) {
+			uint32_t name = tree_name(t, base, frames[k].name, map, nstrs);
+
+			if (!name || name > nt || stamp[name] == i + 1)
+				continue;
+			stamp[name] = (uint32_t)(i + 1);
+			btot[name] = sat_add(btot[name], v);
+		}
+	}
+	/* The new profile's total per name: the nodes of that name with no
+	 * ancestor of the same name (recursion counted once). */
+	for (i = 1; i < t->n; i++) {
+		const struct kiln_tree_node *nd = &t->nodes[i];
+		uint32_t a = nd->parent;
+
+		if (nd->name > nt)
+			continue;
+		while (a && t->nodes[a].name != nd->name)
+			a = t->nodes[a].parent;
+		if (!a)
+			ntot[nd->name] = sat_add(ntot[nd->name], nd->total);
+	}
+	/* Each node gets its function's base total in proportion to its
+	 * part of the function's new total: a node's change of share is
+	 * then its part of its function's change, wherever it is called. */
+	t->nodes[0].base = t->base_total;
+	for (i = 1; i < t->n; i++) {
+		struct kiln_tree_node *nd = &t->nodes[i];
+
+		if (nd->name <= nt && ntot[nd->name] > 0)
+			nd->base = (int64_t)((double)btot[nd->name] *
+					     (double)nd->total /
+					     (double)ntot[nd->name] + 0.5);
+	}
+	t->has_base = true;
+out:
+	free(map);
+	free(stamp);
+	free(btot);
+	free(ntot);
+	free(frames);
+	return err;
+}
+
 double kiln_tree_base_scaled(const struct kiln_tree *t, uint32_t i)
 {
 	if (t->base_total <= 0)

@@ -95,6 +95,17 @@ int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 int kiln_tree_add_base(struct kiln_tree *t, struct kiln_prof *base, int type);
 
 /*
+ * As kiln_tree_add_base(), matching by function instead of by path (the
+ * CLI's --diff-by function): a function's base total (each sample once)
+ * is spread over the function's nodes in proportion to their totals, so
+ * that a node's change of share is its part of its function's change,
+ * whichever callers the function had in either profile (a caller renamed
+ * between the profiles does not make everything under it "new").
+ */
+int kiln_tree_add_base_by_function(struct kiln_tree *t, struct kiln_prof *base,
+				   int type);
+
+/*
  * The base value of node i scaled to the new profile's total:
  * base * root.total / base_total (0 when the base is empty).
  */

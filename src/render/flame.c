@@ -623,7 +623,9 @@ int kiln_flame_svg(struct kiln_prof *p, int type,
 	kiln_tree_init(&f.t);
 	err = kiln_tree_build(&f.t, p, type, o->reverse);
 	if (!err && o->base)
-		err = kiln_tree_add_base(&f.t, o->base, o->base_type);
+		err = o->diff_by_function ?
+			kiln_tree_add_base_by_function(&f.t, o->base, o->base_type) :
+			kiln_tree_add_base(&f.t, o->base, o->base_type);
 	if (err)
 		goto out;
 	f.type = kiln_prof_str(p, p->types[type].type);

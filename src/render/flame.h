@@ -26,6 +26,8 @@ struct kiln_flame_opts {
 	 * against base (red grew, blue shrank).  NULL for a plain graph. */
 	struct kiln_prof *base;
 	int base_type;
+	/* Match base by function, not by path (kiln_tree_add_base_by_function()). */
+	bool diff_by_function;
 	/* Pixels: runs of sibling frames narrower than this are merged into
 	 * one "[N small frames]" box, or left out when the run itself is
 	 * narrower, so the SVG stays small for huge profiles.  0: 1.0. */

@@ -651,11 +651,17 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		snprintf(name, sizeof(name), "%s/%s", kiln_prof_str(slot->prof, t->type),
 			 kiln_prof_str(slot->prof, t->unit));
 		slot->base_type = kiln_prof_type_index(slot->base, name, NULL);
+		slot->base_by_function = m->diff_by_function;
 	}
 	slot->used = true;
 	slot->tick = ++m->tick;
 	*out = slot;
 	return 0;
+}
+
+void kiln_web_model_diff_by_function(struct kiln_web_model *m, bool on)
+{
+	m->diff_by_function = on;
 }
 
 int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
@@ -676,7 +682,9 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 			return err;
 	}
 	if (diff && !t->has_base) {
-		err = kiln_tree_add_base(t, v->base, v->base_type);
+		err = v->base_by_function ?
+			kiln_tree_add_base_by_function(t, v->base, v->base_type) :
+			kiln_tree_add_base(t, v->base, v->base_type);
 		if (err)
 			return err;
 	}

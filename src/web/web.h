@@ -71,6 +71,9 @@ void kiln_web_model_cancel(struct kiln_web_model *m);
  */
 int kiln_web_model_set_base(struct kiln_web_model *m, struct kiln_prof *base,
 			    const char *name, const char *format);
+/* Views match the diff base by function, not by path (--diff-by
+ * function: kiln_tree_add_base_by_function()).  Before serving. */
+void kiln_web_model_diff_by_function(struct kiln_web_model *m, bool on);
 /*
  * Input i is a kiln heap trace whose bytes are in trace: the model takes
  * them (trace is left empty), to analyse the trace again over a time

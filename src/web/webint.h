@@ -118,6 +118,7 @@ struct web_view {
 	struct kiln_prof *base;		/* the diff base, filtered alike, or NULL */
 	bool base_own;
 	int base_type;			/* the view's type in the base, -1 none */
+	bool base_by_function;		/* --diff-by function */
 	struct kiln_tree tree[2];	/* [reverse]; n == 0 until built */
 	struct kiln_top top[2];		/* [by_line] */
 	bool top_built[2];
@@ -167,6 +168,7 @@ struct kiln_web_model {
 	struct web_input base;		/* --diff BASE; prof NULL when none */
 	struct web_view views[WEB_VIEWS];
 	unsigned long tick;
+	bool diff_by_function;		/* --diff-by function */
 };
 
 /*

@@ -3,7 +3,8 @@
 # kiln serve NEW --diff BASE: the API gives each flame graph node the
 # base's value scaled to the new total, and the page draws the grown
 # function red, the shrunk one blue, and says so on hover.  A bad base is
-# refused before serving; diff=1 without a base is a 400.
+# refused before serving; diff=1 without a base is a 400; --diff-by
+# function matches the base by function (a renamed caller).
 # See tests/browser/serve.test.mjs --diff.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-serve.sh"
@@ -50,6 +51,23 @@ expect_get 400 '/api/top?sort=delta';  has "$T/body" 'delta with diff=1'
 # The call graph against the base: its legend says so.
 expect_get 200 '/api/callgraph?diff=1'
 has "$T/body" 'Diff: colour by change'
+
+# --diff-by function: a caller renamed since the base (grow -> run) does
+# not make work new: it gets its function's base total.
+serve_stop
+printf 'main;grow;work 100\nmain;other 100\n' > "$T/fb.collapsed"
+printf 'main;run;work 150\nmain;other 50\n' > "$T/fn.collapsed"
+serve_start -q --http 127.0.0.1:0 "$T/fn.collapsed" --diff "$T/fb.collapsed" --diff-by function
+expect_get 200 '/api/flame?diff=1'
+[ "$(jq -c '. as $d | [.nodes[] | select(.[0] >= 0) | [$d.names[.[0]], .[11]] | select(.[0] == "work" or .[0] == "run")]' "$T/body")" = \
+  '[["run",0],["work",100]]' ] || fail "diff by function: $(cat "$T/body")"
+serve_stop
+serve_start -q --http 127.0.0.1:0 "$T/fn.collapsed" --diff "$T/fb.collapsed"
+expect_get 200 '/api/flame?diff=1'
+[ "$(jq -c '. as $d | [.nodes[] | select(.[0] >= 0) | [$d.names[.[0]], .[11]] | select(.[0] == "work")]' "$T/body")" = \
+  '[["work",0]]' ] || fail "diff by path: $(cat "$T/body")"
+expect_status 2 "$KILN" serve --http 127.0.0.1:0 "$T/fn.collapsed" --diff-by name
+has "$T/err" "bad --diff-by 'name'"
 
 if command -v node >/dev/null && [ -x /usr/bin/chromium ] &&
    [ -d "$KILN_SRC/tests/browser/node_modules/playwright-core" ]; then

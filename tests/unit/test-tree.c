@@ -222,6 +222,46 @@ static void test_diff_base(void **state)
 	kiln_prof_free(b);
 }
 
+/* --diff-by function: a renamed caller does not make its callees new;
+ * a function's base total is spread over its nodes by their totals, and
+ * recursion counts a sample once on either side. */
+static void test_diff_base_by_function(void **state)
+{
+	struct kiln_prof *p = new_prof(), *b = new_prof();
+	struct kiln_tree t = KILN_TREE_INIT;
+	uint32_t w1, w2, rec;
+
+	add(p, "main;run;work", 60);
+	add(p, "main;other;work", 20);
+	add(p, "main;rec;rec;leaf", 20);
+	add(b, "main;grow;work", 100);
+	add(b, "main;rec;leaf", 50);
+	add(b, "main;rec;rec;rec;leaf", 50);
+	add(b, "main;gone", 0);
+	assert_int_equal(kiln_tree_build(&t, p, 0, false), 0);
+	assert_int_equal(kiln_tree_add_base_by_function(&t, b, 0), 0);
+	assert_int_equal(t.base_total, 200);
+	assert_int_equal(t.nodes[0].base, 200);
+	assert_int_equal(t.nodes[path(&t, "main")].base, 200);
+	/* work: 100 in the base, 80 new: 60/80 and 20/80 of 100. */
+	w1 = path(&t, "main;run;work");
+	w2 = path(&t, "main;other;work");
+	assert_int_equal(t.nodes[w1].base, 75);
+	assert_int_equal(t.nodes[w2].base, 25);
+	/* Callers only one side has: no base. */
+	assert_int_equal(t.nodes[path(&t, "main;run")].base, 0);
+	/* rec: 100 in the base (once per sample), 20 new, on its outer
+	 * node; the inner rec node has the same total: the same share. */
+	rec = path(&t, "main;rec");
+	assert_int_equal(t.nodes[rec].base, 100);
+	assert_int_equal(t.nodes[path(&t, "main;rec;rec")].base, 100);
+	assert_int_equal(t.nodes[path(&t, "main;rec;rec;leaf")].base, 100);
+	assert_int_equal(kiln_tree_add_base_by_function(&t, b, 0), -EINVAL);
+	kiln_tree_release(&t);
+	kiln_prof_free(p);
+	kiln_prof_free(b);
+}
+
 static void test_inline_unknown_and_kinds(void **state)
 {
 	struct kiln_prof *p = new_prof();
@@ -318,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_children_in_name_order),
 		cmocka_unit_test(test_reverse),
 		cmocka_unit_test(test_diff_base),
+		cmocka_unit_test(test_diff_base_by_function),
 		cmocka_unit_test(test_inline_unknown_and_kinds),
 		cmocka_unit_test(test_nonpositive_values_left_out),
 		cmocka_unit_test(test_many_nodes),
