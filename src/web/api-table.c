@@ -146,6 +146,13 @@ static void add_change_pct(struct call *c, double v, double b)
 		call_add(c, "\"%s\"", v > 0 ? "new" : "0.00%");
 }
 
+/* A heap profile's sample type: sizes in bytes, or object counts. */
+static bool heap_type(const char *type, const char *unit)
+{
+	return !strcmp(unit, "bytes") || strstr(type, "objects") ||
+	       strstr(type, "space") || !strcmp(type, "allocations");
+}
+
 int web_api_top(struct call *c)
 {
 	static const char *const keys[] = { "flat", "cum", "name", "delta" };
@@ -168,6 +175,12 @@ int web_api_top(struct call *c)
 	    call_bool_arg(c, "lines", &by_line) || call_bool_arg(c, "diff", &diff) ||
 	    call_bool_arg(c, "absolute", &absolute) || call_selection(c, &v))
 		return c->status;
+	/* Without absolute=: heap sizes and counts are subtracted as pprof's
+	 * -base does (a heap that shrank must not read as growth because the
+	 * base was scaled to it); times and samples compare shares. */
+	if (!call_arg(c, "absolute") || !*call_arg(c, "absolute"))
+		absolute = heap_type(call_type_name(v->prof, v->type),
+				     call_unit_name(v->prof, v->type));
 	if (sort && *sort) {
 		for (ks.key = 0; ks.key < 4; ks.key++)
 			if (!strcmp(sort, keys[ks.key]))

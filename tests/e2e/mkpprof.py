@@ -4,9 +4,11 @@
 need a profile of a given shape, such as a crafted one naming any file.
 Usage: mkpprof.py OUT NAME=FILE:LINE[=COUNT] ...
 Each argument is one function, in one sample of COUNT (default 10)
-samples/count with a one-frame stack at FILE:LINE.  Only the standard
+samples/count with a one-frame stack at FILE:LINE (MKPPROF_TYPE=TYPE/UNIT,
+e.g. inuse_space/bytes, names another sample type).  Only the standard
 library: the encoding is protobuf's wire format, written here."""
 import gzip
+import os
 import sys
 
 
@@ -38,7 +40,8 @@ def main():
             strings.append(x)
         return strings.index(x)
 
-    msg = field(1, 2, field(1, 0, s("samples")) + field(2, 0, s("count")))
+    vtype, unit = os.environ.get("MKPPROF_TYPE", "samples/count").split("/")
+    msg = field(1, 2, field(1, 0, s(vtype)) + field(2, 0, s(unit)))
     for i, spec in enumerate(specs, 1):
         name, rest = spec.split("=", 1)
         count = 10

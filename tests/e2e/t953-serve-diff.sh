@@ -66,6 +66,21 @@ serve_start -q --http 127.0.0.1:0 "$T/fn.collapsed" --diff "$T/fb.collapsed"
 expect_get 200 '/api/flame?diff=1'
 [ "$(jq -c '. as $d | [.nodes[] | select(.[0] >= 0) | [$d.names[.[0]], .[11]] | select(.[0] == "work")]' "$T/body")" = \
   '[["work",0]]' ] || fail "diff by path: $(cat "$T/body")"
+# A heap that shrank: sizes are subtracted by default, as pprof's -base
+# does (scaled to the new total, site_a would read as growth); times and
+# samples (above) compare shares.  absolute=0 asks for the shares.
+serve_stop
+MKPPROF_TYPE=inuse_space/bytes python3 "$KILN_SRC/tests/e2e/mkpprof.py" "$T/hb.pb.gz" \
+    site_a=a.c:1=1000 site_b=b.c:2=1000
+MKPPROF_TYPE=inuse_space/bytes python3 "$KILN_SRC/tests/e2e/mkpprof.py" "$T/hn.pb.gz" \
+    site_a=a.c:1=900 site_b=b.c:2=100
+serve_start -q --http 127.0.0.1:0 "$T/hn.pb.gz" --diff "$T/hb.pb.gz"
+expect_get 200 '/api/top?diff=1'
+[ "$(jq -c '[.absolute, (.rows[] | select(.name == "site_a") | .base_flat, .delta)]' "$T/body")" = \
+  '[true,1000,-100]' ] || fail "heap diff absolute by default: $(cat "$T/body")"
+expect_get 200 '/api/top?diff=1&absolute=0'
+[ "$(jq -c '[.absolute, (.rows[] | select(.name == "site_a") | .base_flat, .delta)]' "$T/body")" = \
+  '[false,500,400]' ] || fail "heap diff scaled on request: $(cat "$T/body")"
 expect_status 2 "$KILN" serve --http 127.0.0.1:0 "$T/fn.collapsed" --diff-by name
 has "$T/err" "bad --diff-by 'name'"
 

@@ -11,7 +11,7 @@ const $ = (id) => document.getElementById(id);
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
-  t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '', lf: '', g: '' };
+  t0: '', t1: '', cgn: '80', fit: '1', abs: '', ct: '', lf: '', g: '' };
 let state = { ...DEFAULTS };
 // Views in files of their own (calltree.js, summary.js): render(gen), wire().
 const VIEWS = { calltree: CallTree, summary: Summary };
@@ -693,7 +693,8 @@ async function renderTop(gen) {
   if (state.lines === '1') q.set('lines', '1');
   const diff = state.d === '1' && !!base;
   if (diff) q.set('diff', '1');
-  if (diff && state.abs === '1') q.set('absolute', '1');
+  // abs '' leaves it to the server: heap sizes and counts subtracted, times as shares.
+  if (diff && state.abs !== '') q.set('absolute', state.abs);
   if (!diff && state.sort === 'delta') q.delete('sort');
   if (document.activeElement !== $('top-filter')) $('top-filter').value = state.filter;
   $('top-lines').checked = state.lines === '1';
@@ -702,6 +703,7 @@ async function renderTop(gen) {
   $('top-abs-label').hidden = !diff;
   const d = await api('top', q);
   if (gen !== generation) return;
+  if (diff) $('top-abs').checked = !!d.absolute;
   $('top-table').classList.toggle('diff', diff);
   for (const th of document.querySelectorAll('#top-table th[data-sort]')) {
     th.classList.toggle('sorted', th.dataset.sort === state.sort);
@@ -727,7 +729,7 @@ async function renderTop(gen) {
     return tr;
   }));
   $('top-summary').textContent = `${d.rows.length} of ${d.count} rows · total ${d.total_str}` +
-    (diff ? ` · base ${d.base_total_str}${state.abs === '1' ? '' : ' (scaled to this total)'}` : '');
+    (diff ? ` · base ${d.base_total_str}${d.absolute ? '' : ' (scaled to this total)'}` : '');
 }
 
 async function renderSandwich(gen) {
