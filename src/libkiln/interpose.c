@@ -15,6 +15,8 @@
  *   seccomp filters         prctl, syscall                 cpu/cpu.c (sampling frozen)
  *   the program's SIGPROF   sigaction, signal              cpu/envprof.c (steps aside)
  *   libraries unloaded      dlclose                        cpu/modules.c
+ *   privileges given up     setuid, seteuid, setreuid,     cpu/envprof.c (the
+ *                           setresuid and the gid ones     profile's file held)
  *   the process's end       _exit, _Exit                   libkiln/life.c
  *   a new image             the exec family                libkiln/life.c
  */
@@ -261,6 +263,39 @@ int dlclose(void *handle)
 	kiln_life_before_dlclose();
 	return real(handle);
 }
+
+/* ---- privileges given up ---- */
+
+/*
+ * A program started as root that becomes another user (a server dropping
+ * to nobody) may lose the right to write the folder its profile goes to:
+ * the parts prepare their files first (kiln_life_before_setid()).  Done
+ * for every call (a program may pass its own ids; the preparation is made
+ * once).  A raw system call is not seen.
+ */
+#define SETID_INTERPOSER(name, params, args)				\
+	INTERPOSER int name params					\
+	{								\
+		static int (*real) params;				\
+									\
+		if (!real)						\
+			real = (int (*) params)dlsym(RTLD_NEXT, #name);	\
+		if (!real) {						\
+			errno = ENOSYS;					\
+			return -1;					\
+		}							\
+		kiln_life_before_setid();				\
+		return real args;					\
+	}
+
+SETID_INTERPOSER(setuid, (uid_t u), (u))
+SETID_INTERPOSER(seteuid, (uid_t u), (u))
+SETID_INTERPOSER(setreuid, (uid_t r, uid_t e), (r, e))
+SETID_INTERPOSER(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+SETID_INTERPOSER(setgid, (gid_t g), (g))
+SETID_INTERPOSER(setegid, (gid_t g), (g))
+SETID_INTERPOSER(setregid, (gid_t r, gid_t e), (r, e))
+SETID_INTERPOSER(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
 
 /* ---- the process's end without a destructor ---- */
 
