@@ -26,7 +26,9 @@ static int read_all(int fd, struct kiln_map *m)
 	for (;;) {
 		ssize_t n;
 
-		err = kiln_buf_grow(&b, 1 << 16);
+		/* Never more than the limit and a read's worth. */
+		err = kiln_buf_grow_most(&b, 1 << 16,
+					 kiln_input_limit() + (1 << 16) + 2);
 		if (err)
 			goto out_free;
 		n = read(fd, b.data + b.len, b.cap - b.len - 1);
