@@ -173,6 +173,7 @@ void kiln_cpuenv_load(void);		/* envprof.c: CPU profile, signals */
 void kiln_cpuenv_before_exit(void);	/* envprof.c: the CPU profile */
 void kiln_cpuenv_before_exec(void);	/* envprof.c: the CPU profile */
 void kiln_cpuenv_after_exec(void);	/* envprof.c: a failed exec: on again */
+void kiln_cpuenv_before_setid(void);	/* envprof.c: privileges go: PATH held */
 void kiln_sampler_fork_child(void);	/* cpu.c: no profile runs */
 void kiln_cpuenv_fork_child(void);	/* envprof.c: the parent's files */
 

@@ -68,6 +68,9 @@ static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV,
  */
 static struct kiln_out cpu_out = KILN_OUT_INIT;
 static struct kiln_kfd cpu_fd = KILN_KFD_INIT, cpu_dir = KILN_KFD_INIT;
+/* The file at cpu_path, held open since the program gave up privileges
+ * (kiln_cpuenv_before_setid()). */
+static struct kiln_kfd cpu_place = KILN_KFD_INIT;
 static bool cpu_out_open;
 
 /*
@@ -122,7 +125,10 @@ static void drop_cpu_out(void)
 		cpu_out.fd = -1;
 	if (!kiln_kfd_ours(&cpu_dir))
 		cpu_out.dirfd = -1;
+	if (!kiln_kfd_ours(&cpu_place))
+		cpu_out.place_fd = -1;
 	kiln_out_abort(&cpu_out);
+	kiln_kfd_forget(&cpu_place);
 }
 
 /* Writes buf to path: through cpu_out when path is cpu_path and its fds
@@ -135,12 +141,15 @@ static int put_profile(const char *path, const struct kiln_buf *b)
 		return kiln_write_atomic(path, b->data, b->len);
 	cpu_out_open = false;
 	if (kiln_kfd_ours(&cpu_fd) && (cpu_out.dirfd < 0 || kiln_kfd_ours(&cpu_dir))) {
+		if (!kiln_kfd_ours(&cpu_place))
+			cpu_out.place_fd = -1;
 		err = kiln_out_write(&cpu_out, b->data, b->len);
-		if (err) {
+		if (err)
 			kiln_out_abort(&cpu_out);
-			return err;
-		}
-		return kiln_out_commit(&cpu_out);
+		else
+			err = kiln_out_commit(&cpu_out);
+		kiln_kfd_forget(&cpu_place);	/* closed by either */
+		return err;
 	}
 	/* The program closed them (or took the numbers): never touched
 	 * again; the temporary is removed by its path. */
@@ -156,7 +165,11 @@ static int put_profile(const char *path, const struct kiln_buf *b)
 		unlink(tmp);
 	}
 	cpu_out.fd = cpu_out.dirfd = -1;
+	if (!kiln_kfd_ours(&cpu_place))
+		cpu_out.place_fd = -1;
+	cpu_out.placed = false;
 	kiln_out_abort(&cpu_out);
+	kiln_kfd_forget(&cpu_place);
 	return kiln_write_atomic(path, b->data, b->len);
 }
 
@@ -333,6 +346,7 @@ void kiln_cpuenv_fork_child(void)
 		cpu_out_open = false;
 		kiln_kfd_close(&cpu_fd);
 		kiln_kfd_close(&cpu_dir);
+		kiln_kfd_close(&cpu_place);
 		cpu_out = (struct kiln_out)KILN_OUT_INIT;
 	}
 	atomic_store(&toggles_pending, 0);
@@ -465,6 +479,34 @@ void kiln_cpuenv_before_exit(void)
 {
 	if (cpu_path && getpid() == owner && !atomic_exchange(&exiting, true))
 		write_final();
+}
+
+/*
+ * The program is about to give up privileges (setuid() and its kin,
+ * interposed): the profile's folder (root's, say) may be closed to it
+ * afterwards, so the file at PATH is prepared now, while it still may
+ * (util/file.h, kiln_out_keep_in_place()): the profile is still written
+ * whole under its name at the end.
+ */
+void kiln_cpuenv_before_setid(void)
+{
+	int err;
+
+	if (!cpu_out_open || getpid() != owner || cpu_out.place_fd >= 0 ||
+	    cpu_out.placed || !kiln_kfd_ours(&cpu_fd) || !kiln_kfd_ours(&cpu_dir))
+		return;
+	err = kiln_out_keep_in_place(&cpu_out);
+	if (!err && cpu_out.place_fd >= 0) {
+		err = kiln_kfd_adopt(&cpu_place, cpu_out.place_fd);
+		cpu_out.place_fd = err ? -1 : cpu_place.fd;
+	}
+	if (err)
+		kiln_rt_log(KILN_LOG_ERROR, "the program gives up privileges: cannot "
+			       "prepare the CPU profile '%s' for it: %s", cpu_path,
+			       strerror(-err));
+	else
+		kiln_rt_log(KILN_LOG_DEBUG, "the program gives up privileges: the "
+			       "CPU profile '%s' is held open", cpu_path);
 }
 
 /* The profile was written for an exec that may yet fail (owner's). */

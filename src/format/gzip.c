@@ -47,8 +47,11 @@ int kiln_gunzip(const char *data, size_t len, struct kiln_buf *out,
 		size_t room;
 
 		/* Room for twice the input at first, then doubling. */
-		err = kiln_buf_grow(out, out->len - start < len ?
-				   len * 2 + 65536 : out->len - start);
+		/* Past the limit by a piece at most: the
+		 * buffer stops there instead of doubling beyond it. */
+		err = kiln_buf_grow_most(out, out->len - start < len ?
+					 len * 2 + 65536 : out->len - start,
+					 start + limit + 65536 + 2);
 		if (err)
 			goto out_end;
 		room = out->cap - out->len - 1;

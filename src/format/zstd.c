@@ -39,8 +39,11 @@ int kiln_unzstd(const char *data, size_t len, struct kiln_buf *out,
 	while (in.pos < in.size) {
 		ZSTD_outBuffer o;
 
-		err = kiln_buf_grow(out, out->len - start < len ?
-				   len * 4 + 65536 : out->len - start);
+		/* Past the limit by a piece at most: the
+		 * buffer stops there instead of doubling beyond it. */
+		err = kiln_buf_grow_most(out, out->len - start < len ?
+					 len * 4 + 65536 : out->len - start,
+					 start + limit + 65536 + 2);
 		if (err)
 			goto out_free;
 		o.dst = out->data + out->len;

@@ -15,6 +15,10 @@
  *   seccomp filters         prctl, syscall                 cpu/cpu.c (sampling frozen)
  *   the program's SIGPROF   sigaction, signal              cpu/envprof.c (steps aside)
  *   libraries unloaded      dlclose                        cpu/modules.c
+ *   privileges given up     setuid, seteuid, setreuid,     cpu/envprof.c (the
+ *                           setresuid and the gid ones     profile's file held)
+ *   fds made on kiln's      eventfd, epoll_create(1),      runtime/kfd.c (moved
+ *   threads                 accept, accept4                high, close-on-exec)
  *   the process's end       _exit, _Exit                   libkiln/life.c
  *   a new image             the exec family                libkiln/life.c
  */
@@ -26,7 +30,10 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,6 +41,7 @@
 #include "libkiln/life.h"
 #include "runtime/altstack.h"
 #include "runtime/forkgate.h"
+#include "runtime/kfd.h"
 #include "runtime/threads.h"
 
 #define INTERPOSER __attribute__((visibility("default")))
@@ -261,6 +269,70 @@ int dlclose(void *handle)
 	kiln_life_before_dlclose();
 	return real(handle);
 }
+
+/* ---- privileges given up ---- */
+
+/*
+ * A program started as root that becomes another user (a server dropping
+ * to nobody) may lose the right to write the folder its profile goes to:
+ * the parts prepare their files first (kiln_life_before_setid()).  Done
+ * for every call (a program may pass its own ids; the preparation is made
+ * once).  A raw system call is not seen.
+ */
+#define SETID_INTERPOSER(name, params, args)				\
+	INTERPOSER int name params					\
+	{								\
+		static int (*real) params;				\
+									\
+		if (!real)						\
+			real = (int (*) params)dlsym(RTLD_NEXT, #name);	\
+		if (!real) {						\
+			errno = ENOSYS;					\
+			return -1;					\
+		}							\
+		kiln_life_before_setid();				\
+		return real args;					\
+	}
+
+SETID_INTERPOSER(setuid, (uid_t u), (u))
+SETID_INTERPOSER(seteuid, (uid_t u), (u))
+SETID_INTERPOSER(setreuid, (uid_t r, uid_t e), (r, e))
+SETID_INTERPOSER(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+SETID_INTERPOSER(setgid, (gid_t g), (g))
+SETID_INTERPOSER(setegid, (gid_t g), (g))
+SETID_INTERPOSER(setregid, (gid_t r, gid_t e), (r, e))
+SETID_INTERPOSER(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+
+/* ---- descriptors made on kiln's threads ---- */
+
+/*
+ * libmicrohttpd (KILN_HTTP) makes its epoll fd and its eventfd when it
+ * starts and a socket for each connection it accepts, at the lowest free
+ * numbers: 3 and 4 in most hosts, inherited by every child the host
+ * forks and taken from the numbers the host's own code expects.  Made on
+ * a thread of kiln's, they are moved to kiln's high range
+ * (kiln_kfd_raise_own()); the host's own calls pass through untouched.
+ */
+#define RAISE_INTERPOSER(name, params, args)				\
+	INTERPOSER int name params					\
+	{								\
+		static int (*real) params;				\
+									\
+		if (!real)						\
+			real = (int (*) params)dlsym(RTLD_NEXT, #name);	\
+		if (!real) {						\
+			errno = ENOSYS;					\
+			return -1;					\
+		}							\
+		return kiln_kfd_raise_own(real args);			\
+	}
+
+RAISE_INTERPOSER(eventfd, (unsigned int v, int flags), (v, flags))
+RAISE_INTERPOSER(epoll_create, (int size), (size))
+RAISE_INTERPOSER(epoll_create1, (int flags), (flags))
+RAISE_INTERPOSER(accept, (int fd, struct sockaddr *a, socklen_t *l), (fd, a, l))
+RAISE_INTERPOSER(accept4, (int fd, struct sockaddr *a, socklen_t *l, int flags),
+		 (fd, a, l, flags))
 
 /* ---- the process's end without a destructor ---- */
 

@@ -181,3 +181,18 @@ void kiln_life_after_exec(void)
 	kiln_rt_quiet_end();
 	errno = err;
 }
+
+/*
+ * The program gives up privileges: the CPU profile's file is prepared
+ * (cpu/envprof.c).  The heap trace needs nothing: it is written in place
+ * through the descriptor it holds from its start.
+ */
+void kiln_life_before_setid(void)
+{
+	int err = errno;
+
+	kiln_rt_quiet_begin();
+	kiln_cpuenv_before_setid();
+	kiln_rt_quiet_end();
+	errno = err;
+}

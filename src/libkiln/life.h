@@ -21,6 +21,10 @@ void kiln_life_before_exec(void);
 /* The exec returned (it failed): what before_exec stopped goes on.
  * errno is kept. */
 void kiln_life_after_exec(void);
+/* The program is about to change its user or group ids (setuid() and
+ * kin): the parts' output files are prepared while the folders may still
+ * be written.  errno is kept. */
+void kiln_life_before_setid(void);
 /* A library is about to be unloaded (dlclose()): what names its frames
  * later is noted while it is still mapped.  errno is kept. */
 void kiln_life_before_dlclose(void);

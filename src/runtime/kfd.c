@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/kfd.h"
+#include "runtime/threads.h"
 #include "util/file.h"
 
 int kiln_kfd_base(void)
@@ -116,4 +117,19 @@ void kiln_kfd_close(struct kiln_kfd *k)
 void kiln_kfd_forget(struct kiln_kfd *k)
 {
 	k->fd = -1;
+}
+
+int kiln_kfd_raise_own(int fd)
+{
+	int err = errno, hi;
+
+	if (fd < 0 || fd >= kiln_kfd_base() || !kiln_rt_on_own_thread())
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, kiln_kfd_base());
+	if (hi >= 0) {
+		close(fd);
+		fd = hi;
+	}
+	errno = err;
+	return fd;
 }

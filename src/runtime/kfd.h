@@ -61,6 +61,16 @@ int kiln_kfd_reopen(struct kiln_kfd *k, const char *path, int flags);
 /* Closes k's fd if it is still kiln's (never the host's) and forgets it. */
 void kiln_kfd_close(struct kiln_kfd *k);
 
+/*
+ * For the fd a library just made on a thread of kiln's
+ * (kiln_rt_on_own_thread(): libmicrohttpd's epoll fd, its eventfd, the
+ * sockets it accepts): moved to kiln's high range, close-on-exec, the
+ * low number closed, so that the host's low numbers stay free and no
+ * child it starts inherits it.  The new number, or fd itself when it is
+ * not on such a thread, fd < 0, or no high number is free.  errno kept.
+ */
+int kiln_kfd_raise_own(int fd);
+
 /* Forgets k's fd without closing it (a fork child's copy of the parent's
  * state, say, whose fd it will not use). */
 void kiln_kfd_forget(struct kiln_kfd *k);

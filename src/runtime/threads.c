@@ -327,6 +327,11 @@ void kiln_rt_creating_internal(bool on)
 	creating_internal = on;
 }
 
+bool kiln_rt_on_own_thread(void)
+{
+	return creating_internal || (kiln_rt_self && kiln_rt_self->internal);
+}
+
 /*
  * Makes the calling thread kiln's (never sampled, never in a snapshot),
  * when the trampoline did not: libkiln.so loaded behind the C library

@@ -145,6 +145,10 @@ void kiln_rt_thread_ending(void);
  */
 void kiln_rt_creating_internal(bool on);
 
+/* Whether the calling thread is kiln's, or is starting kiln's threads
+ * (kiln_rt_creating_internal()): what a library does on it is kiln's. */
+bool kiln_rt_on_own_thread(void);
+
 /* The code range of kiln's frames that sit between the program's own
  * (the thread-start trampoline): unwinders skip them. */
 void kiln_rt_own_frames(uint64_t *lo, uint64_t *hi);

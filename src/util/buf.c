@@ -19,7 +19,9 @@ void kiln_buf_release(struct kiln_buf *b)
 	kiln_buf_init(b);
 }
 
-int kiln_buf_grow(struct kiln_buf *b, size_t extra)
+/* Room for extra more bytes and the NUL, the capacity doubled up to it
+ * but never past most (where most still holds it). */
+static int grow(struct kiln_buf *b, size_t extra, size_t most)
 {
 	size_t need = b->len + extra + 1;
 	size_t cap;
@@ -32,12 +34,28 @@ int kiln_buf_grow(struct kiln_buf *b, size_t extra)
 	cap = b->cap ? b->cap : 64;
 	while (cap < need)
 		cap *= 2;
+	if (cap > most && most >= need)
+		cap = most;
 	p = realloc(b->data, cap);
 	if (!p)
 		return -ENOMEM;
 	b->data = p;
 	b->cap = cap;
 	return 0;
+}
+
+int kiln_buf_grow(struct kiln_buf *b, size_t extra)
+{
+	return grow(b, extra, SIZE_MAX);
+}
+
+int kiln_buf_grow_most(struct kiln_buf *b, size_t extra, size_t most)
+{
+	if (most < b->len + 2)
+		most = b->len + 2;
+	if (extra > most - b->len - 1)
+		extra = most - b->len - 1;
+	return grow(b, extra, most);
 }
 
 int kiln_buf_add(struct kiln_buf *b, const void *data, size_t len)

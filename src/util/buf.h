@@ -23,6 +23,14 @@ void kiln_buf_init(struct kiln_buf *b);
 void kiln_buf_release(struct kiln_buf *b);
 /* Makes room for at least `extra` more bytes.  0 or -ENOMEM. */
 int kiln_buf_grow(struct kiln_buf *b, size_t extra);
+/*
+ * As kiln_buf_grow(), but the capacity never goes past most bytes (the
+ * NUL included): room for fewer than extra bytes where most says so, yet
+ * always for one.  For input read or inflated up to a limit, so that a
+ * buffer that reaches the limit has not doubled past it (an endless input
+ * stopped at KILN_MAX_INPUT took twice that before).  0 or -ENOMEM.
+ */
+int kiln_buf_grow_most(struct kiln_buf *b, size_t extra, size_t most);
 int kiln_buf_add(struct kiln_buf *b, const void *data, size_t len);
 int kiln_buf_adds(struct kiln_buf *b, const char *s);
 int kiln_buf_addc(struct kiln_buf *b, char c);

@@ -26,7 +26,9 @@ static int read_all(int fd, struct kiln_map *m)
 	for (;;) {
 		ssize_t n;
 
-		err = kiln_buf_grow(&b, 1 << 16);
+		/* Never more than the limit and a read's worth. */
+		err = kiln_buf_grow_most(&b, 1 << 16,
+					 kiln_input_limit() + (1 << 16) + 2);
 		if (err)
 			goto out_free;
 		n = read(fd, b.data + b.len, b.cap - b.len - 1);
@@ -157,64 +159,108 @@ static int write_fd(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* A fresh temporary name beside base in dirfd, created with O_EXCL.  The
- * mode is 0666 less the umask, as any new file of the user's. */
-static int create_tmp(struct kiln_out *o)
+/* A fresh random name for a temporary beside name: "NAME.tmp.XXXXXX". */
+static int tmp_name(const char *name, struct kiln_buf *tmp)
 {
 	static unsigned counter;
-	struct kiln_buf tmp = KILN_BUF_INIT;
-	int tries, err = 0;
+	unsigned long r;
 
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = ((unsigned long)getpid() << 20) ^ ++counter ^
+		    (unsigned long)time(NULL);
+	kiln_buf_reset(tmp);
+	return kiln_buf_addf(tmp, "%s.tmp.%06lx", name, r & 0xffffff);
+}
+
+/*
+ * The file the data goes to, in dirfd beside name, readable too (a copy
+ * is made from it when the process gives up privileges).  First an
+ * unnamed one (O_TMPFILE: a process killed before the commit leaves
+ * nothing; *tmp stays NULL), else, where the file system has none, a
+ * fresh name created with O_EXCL (*tmp, malloc'd).  The mode is 0666
+ * less the umask, as any new file of the user's.  A descriptor or -errno.
+ */
+static int make_temp(int dirfd, const char *name, char **tmp)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	int fd, tries, err = 0;
+
+	*tmp = NULL;
+	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		return fd;
+	/* EOPNOTSUPP, EISDIR (no O_TMPFILE in the kernel), EINVAL: named. */
+	if (errno == EACCES || errno == EPERM || errno == EROFS ||
+	    errno == ENOSPC || errno == EDQUOT || errno == EMFILE)
+		return -errno;
 	for (tries = 0; tries < 100; tries++) {
-		unsigned long r;
-
-		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-			r = ((unsigned long)getpid() << 20) ^ ++counter ^
-			    (unsigned long)time(NULL);
-		kiln_buf_reset(&tmp);
-		err = kiln_buf_addf(&tmp, "%s.tmp.%06lx", o->name, r & 0xffffff);
+		err = tmp_name(name, &b);
 		if (err)
 			break;
-		o->fd = openat(o->dirfd, tmp.data,
-			       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (o->fd >= 0) {
-			o->tmp = kiln_buf_detach(&tmp, NULL);
-			return 0;
+		fd = openat(dirfd, b.data, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0) {
+			*tmp = kiln_buf_detach(&b, NULL);
+			return fd;
 		}
 		err = -errno;
 		if (err != -EEXIST)
 			break;
 	}
-	kiln_buf_release(&tmp);
+	kiln_buf_release(&b);
 	return err;
 }
 
-/*
- * The commit will keep the file now at the final name as NAME.old: an
- * older NAME.old goes now, so that that rename replaces nothing.  ext4
- * flushes the data of a file renamed over another (auto_da_alloc: here
- * the previous profile's, often still unwritten), 0.3-3 ms inside the
- * rename, which for the agent's profiles falls in the program's exit.
- * Only a regular file is removed; anything else is left to the commit's
- * rename (which fails on a folder).
- */
-static void drop_old(struct kiln_out *o)
+/* Links the unnamed file fd into dirfd as to: with AT_EMPTY_PATH where
+ * that is allowed (CAP_DAC_READ_SEARCH), else through /proc/self/fd.
+ * 0 or -errno (-EEXIST: to is taken). */
+static int link_fd(int fd, int dirfd, const char *to)
 {
-	struct kiln_buf old = KILN_BUF_INIT;
-	struct stat st;
+	char proc[64];
 
-	if (kiln_buf_addf(&old, "%s.old", o->name))
-		return;
-	if (!fstatat(o->dirfd, old.data, &st, AT_SYMLINK_NOFOLLOW) &&
-	    S_ISREG(st.st_mode))
-		unlinkat(o->dirfd, old.data, 0);
-	kiln_buf_release(&old);
+	if (!linkat(fd, "", dirfd, to, AT_EMPTY_PATH))
+		return 0;
+	if (errno == EEXIST)
+		return -EEXIST;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return linkat(AT_FDCWD, proc, dirfd, to, AT_SYMLINK_FOLLOW) ? -errno : 0;
 }
 
-/* Output beside the final name: hold its folder, create the temporary
- * (after an older NAME.old is dropped, when replacing says a file is at
- * the final name). */
-static int open_beside(struct kiln_out *o, const char *path, bool replacing)
+/* Gives the unnamed file fd a fresh temporary name beside name (*tmp,
+ * malloc'd), for the renames of the commit.  0 or -errno. */
+static int name_temp(int fd, int dirfd, const char *name, char **tmp)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+	int tries, err = 0;
+
+	for (tries = 0; tries < 100; tries++) {
+		err = tmp_name(name, &b);
+		if (!err)
+			err = link_fd(fd, dirfd, b.data);
+		if (err != -EEXIST)
+			break;
+	}
+	if (!err)
+		*tmp = kiln_buf_detach(&b, NULL);
+	kiln_buf_release(&b);
+	return err;
+}
+
+/* The output's data file beside its final name (make_temp()). */
+static int create_tmp(struct kiln_out *o)
+{
+	o->fd = make_temp(o->dirfd, o->name, &o->tmp);
+	if (o->fd < 0) {
+		int err = o->fd;
+
+		o->fd = -1;
+		return err;
+	}
+	o->anon = !o->tmp;
+	return 0;
+}
+
+/* Output beside the final name: hold its folder, create the temporary. */
+static int open_beside(struct kiln_out *o, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir;
@@ -234,8 +280,6 @@ static int open_beside(struct kiln_out *o, const char *path, bool replacing)
 	free(dir);
 	if (err)
 		return err;
-	if (replacing)
-		drop_old(o);
 	return create_tmp(o);
 }
 
@@ -268,7 +312,7 @@ int kiln_out_open(struct kiln_out *o, const char *path)
 	if (stat(path, &st)) {
 		if (errno != ENOENT)
 			return -errno;
-		err = open_beside(o, path, false);	/* new, or a dangling link */
+		err = open_beside(o, path);	/* new, or a dangling link */
 	} else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
 		err = open_in_place(o, path);
 	} else if (S_ISDIR(st.st_mode)) {
@@ -278,7 +322,7 @@ int kiln_out_open(struct kiln_out *o, const char *path)
 	} else {
 		/* A link to a regular file: replace the file, keep the link. */
 		real = realpath(path, NULL);
-		err = real ? open_beside(o, real, true) : -errno;
+		err = real ? open_beside(o, real) : -errno;
 		free(real);
 	}
 	if (err)
@@ -295,6 +339,8 @@ static void out_release(struct kiln_out *o)
 {
 	if (o->dirfd >= 0)
 		close(o->dirfd);
+	if (o->place_fd >= 0)
+		close(o->place_fd);
 	free(o->name);
 	free(o->tmp);
 	*o = (struct kiln_out)KILN_OUT_INIT;
@@ -302,6 +348,14 @@ static void out_release(struct kiln_out *o)
 
 void kiln_out_abort(struct kiln_out *o)
 {
+	struct stat st, at;
+
+	/* Given the final name by kiln_out_keep_in_place() and not
+	 * committed: removed while the name is still this very file. */
+	if (o->placed && o->fd >= 0 && !fstat(o->fd, &st) &&
+	    !fstatat(o->dirfd, o->name, &at, AT_SYMLINK_NOFOLLOW) &&
+	    at.st_dev == st.st_dev && at.st_ino == st.st_ino)
+		unlinkat(o->dirfd, o->name, 0);
 	if (o->fd >= 0)
 		close(o->fd);
 	if (o->tmp)
@@ -309,8 +363,15 @@ void kiln_out_abort(struct kiln_out *o)
 	out_release(o);
 }
 
-/* Renames tmp over name, keeping a regular file that was there as
- * name.old (and putting it back if the last rename fails). */
+/*
+ * Renames tmp over name, keeping a regular file that was there as
+ * name.old (and putting it back if the last rename fails).  An older
+ * name.old (a regular file) is removed first, only now that the new file
+ * is whole, so that neither rename replaces a file: ext4 flushes the data
+ * of a file renamed over another (auto_da_alloc: here the previous
+ * profile's, often still unwritten), 0.3-3 ms inside the rename, which
+ * for the agent's profiles falls in the program's exit.
+ */
 static int put_in_place(struct kiln_out *o)
 {
 	struct kiln_buf old = KILN_BUF_INIT;
@@ -323,6 +384,9 @@ static int put_in_place(struct kiln_out *o)
 		return err;
 	if (!fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW) &&
 	    S_ISREG(st.st_mode)) {
+		if (!fstatat(o->dirfd, old.data, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISREG(st.st_mode))
+			unlinkat(o->dirfd, old.data, 0);
 		if (renameat(o->dirfd, o->name, o->dirfd, old.data)) {
 			err = -errno;
 			goto out;
@@ -339,6 +403,106 @@ out:
 	return err;
 }
 
+/* Copies all of in (from its start) to out at its offset.  0 or -errno. */
+static int copy_fd(int in, int out)
+{
+	char buf[16384];
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t n = pread(in, buf, sizeof(buf), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return 0;
+		if (write_fd(out, buf, (size_t)n))
+			return -errno;
+		off += n;
+	}
+}
+
+/* The file at the final name gets the data, in place: the folder is
+ * closed to the process now (kiln_out_keep_in_place()). */
+static int write_in_place(struct kiln_out *o)
+{
+	int err;
+
+	if (ftruncate(o->place_fd, 0) || lseek(o->place_fd, 0, SEEK_SET))
+		return -errno;
+	err = copy_fd(o->fd, o->place_fd);
+	if (!err && !o->no_sync && fsync(o->place_fd))
+		err = -errno;
+	return err;
+}
+
+/* A copy of the regular file name in dirfd as name.old, replacing an
+ * older one: made whole under a temporary name, then renamed. */
+static int copy_to_old(int dirfd, const char *name)
+{
+	struct kiln_buf old = KILN_BUF_INIT;
+	char *tmp = NULL;
+	int in, out, err;
+
+	in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = make_temp(dirfd, name, &tmp);
+	if (out < 0) {
+		close(in);
+		return out;
+	}
+	err = copy_fd(in, out);
+	if (!err && !tmp)
+		err = name_temp(out, dirfd, name, &tmp);
+	if (!err)
+		err = kiln_buf_addf(&old, "%s.old", name);
+	if (!err && renameat(dirfd, tmp, dirfd, old.data))
+		err = -errno;
+	if (err && tmp)
+		unlinkat(dirfd, tmp, 0);
+	close(out);
+	close(in);
+	free(tmp);
+	kiln_buf_release(&old);
+	return err;
+}
+
+int kiln_out_keep_in_place(struct kiln_out *o)
+{
+	struct stat st;
+	int err;
+
+	if (o->fd < 0 || o->dirfd < 0 || o->placed || o->place_fd >= 0)
+		return 0;
+	if (!fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (!S_ISREG(st.st_mode))
+			return -EINVAL;
+		err = copy_to_old(o->dirfd, o->name);
+		if (err)
+			return err;
+		o->place_fd = openat(o->dirfd, o->name,
+				     O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		return o->place_fd < 0 ? -errno : 0;
+	}
+	if (errno != ENOENT)
+		return -errno;
+	if (o->tmp) {
+		if (renameat(o->dirfd, o->tmp, o->dirfd, o->name))
+			return -errno;
+		free(o->tmp);
+		o->tmp = NULL;
+	} else {
+		err = link_fd(o->fd, o->dirfd, o->name);
+		if (err)
+			return err;
+	}
+	o->placed = true;
+	return 0;
+}
+
 int kiln_out_commit(struct kiln_out *o)
 {
 	struct stat st;
@@ -350,11 +514,24 @@ int kiln_out_commit(struct kiln_out *o)
 	if (!o->no_sync && !fstat(o->fd, &st) && S_ISREG(st.st_mode) &&
 	    fsync(o->fd))
 		err = -errno;
+	/* The unnamed file gets its name before its fd is closed. */
+	if (!err && o->anon && !o->placed)
+		err = name_temp(o->fd, o->dirfd, o->name, &o->tmp);
+	if (!err && o->tmp)
+		err = put_in_place(o);
+	/* The folder is closed to the process since it gave up privileges:
+	 * the file kept open at the final name gets the data. */
+	if ((err == -EACCES || err == -EPERM) && o->place_fd >= 0) {
+		if (o->tmp)
+			unlinkat(o->dirfd, o->tmp, 0);
+		free(o->tmp);
+		o->tmp = NULL;
+		err = write_in_place(o);
+	}
 	if (close(o->fd) && !err && errno != EINTR)
 		err = -errno;
 	o->fd = -1;
-	if (!err && o->tmp)
-		err = put_in_place(o);
+	o->placed = false;	/* whole now: never removed by the abort */
 	if (err)
 		kiln_out_abort(o);
 	else

@@ -50,12 +50,16 @@ const char *kiln_self_maps_path(void);
  *     pipe someone reads): written in place, never replaced; a FIFO with
  *     no reader is refused (-ENXIO) rather than waited for;
  *   - a block device, a socket or a directory: refused (-EINVAL, -EISDIR);
- *   - anything else (absent, a regular file, a symlink to one): a
- *     temporary file beside the final name; kiln_out_commit() renames it
- *     into place, so a reader never sees half a file, and keeps a regular
+ *   - anything else (absent, a regular file, a symlink to one): an
+ *     unnamed file (O_TMPFILE) in the final name's folder, or where the
+ *     file system has none a temporary name beside the final one
+ *     ("NAME.tmp.XXXXXX"); kiln_out_commit() names it and renames it
+ *     into place, so a reader never sees half a file and a process killed
+ *     before (SIGKILL) leaves no temporary, and keeps a regular
  *     file that was there as FILE.old, as perf does with perf.data (an
- *     older FILE.old is removed when the output is opened: the commit's
- *     rename then replaces nothing, which ext4 would flush first).
+ *     older FILE.old is removed just before: the renames then replace
+ *     nothing, which ext4 would flush first).  Neither the old file nor
+ *     an older FILE.old is touched before the new file is whole.
  * The folder is held open from kiln_out_open() on, so a process that
  * changes directory or root later still commits to the place it named.
  * Not for signal handlers or malloc hooks.
@@ -64,7 +68,17 @@ struct kiln_out {
 	int fd;		/* where the data goes; -1 once committed or aborted */
 	int dirfd;	/* the final name's folder; -1 when written in place */
 	char *name;	/* final name in dirfd (owned) */
-	char *tmp;	/* temporary name in dirfd (owned) */
+	char *tmp;	/* temporary name in dirfd (owned); NULL while anon */
+	bool anon;	/* fd is an unnamed file (O_TMPFILE) until the commit */
+	/*
+	 * kiln_out_keep_in_place() was called: the data goes to the file
+	 * at the final name, through place_fd (the file that was there,
+	 * its contents kept as NAME.old), or through fd itself (placed:
+	 * fd was given the final name), when the folder can no longer be
+	 * written at the commit.
+	 */
+	int place_fd;	/* -1: none */
+	bool placed;
 	/*
 	 * Set by the caller after kiln_out_open(): kiln_out_commit() renames
 	 * without fsync() first.  For the agent's profiles at a program's
@@ -75,7 +89,7 @@ struct kiln_out {
 	bool no_sync;
 };
 
-#define KILN_OUT_INIT { -1, -1, NULL, NULL, false }
+#define KILN_OUT_INIT { -1, -1, NULL, NULL, false, -1, false, false }
 
 /* Opens path for output as above.  0 or -errno; nothing is created on error. */
 int kiln_out_open(struct kiln_out *o, const char *path);
@@ -88,6 +102,19 @@ int kiln_out_write(struct kiln_out *o, const void *data, size_t len);
  * the old file stays where it was.  Releases o.  0 or -errno.
  */
 int kiln_out_commit(struct kiln_out *o);
+/*
+ * For a process about to give up privileges (setuid() and its kin): after
+ * that the final name's folder (root's, say) may no longer be writable,
+ * and the commit could neither name the data file nor rename it.  So,
+ * while the process still may: a regular file at the final name is
+ * copied to NAME.old (the file itself stays, whole) and opened for
+ * writing; where none is, the data file is given the final name now (it
+ * is empty there until the commit).  A commit that then finds the folder
+ * closed to it (EACCES, EPERM) writes the data into that file instead,
+ * in place.  Nothing is done for an output written in place or already
+ * prepared.  0 or -errno (then the commit works as before).
+ */
+int kiln_out_keep_in_place(struct kiln_out *o);
 /* Gives the output up: the temporary is removed, nothing is renamed.
  * Releases o; fine on an output never opened or already released. */
 void kiln_out_abort(struct kiln_out *o);

@@ -4,8 +4,10 @@
 # The agent writes its profiles through the same writer as the CLI:
 # CPUPROFILE=/dev/null leaves the device in place (as root a rename would
 # replace it), an existing profile is kept as PATH.old, and the profile
-# written over it is whole.  An older PATH.old goes when the profile is
-# opened, so that the rename at the program's exit replaces nothing (ext4
+# written over it is whole.  While the program runs, PATH and an older
+# PATH.old stay as they were (the profile is written to an unnamed file);
+# the older PATH.old goes only at the end, just before PATH is kept as
+# PATH.old, so that no rename at the program's exit replaces a file (ext4
 # flushes the data of a file renamed over another: milliseconds at exit).
 . "$(dirname "$0")/lib.sh"
 need_agent
@@ -20,20 +22,25 @@ has "$T/cpu.prof.old" "^an older profile$"
 "$KILN" top "$T/cpu.prof" > "$T/top.txt" || fail "the new profile does not read"
 has "$T/top.txt" " burn_a$"
 
-# An older PATH.old is gone once the profile is opened (its temporary
-# exists), while the program runs and PATH is still the previous profile;
-# at the end PATH.old is that profile.  (Both a minute old: a file written
-# since the process started would be an earlier image's, kept as such.)
+# The profile opened (KILN_LOG=info's "CPU profiling at" comes after):
+# PATH and the older PATH.old are untouched while the program runs and no
+# temporary is in sight; at the end PATH.old is the profile that was at
+# PATH.  (Both a minute old: a file written since the process started
+# would be an earlier image's, kept as such.)
 cp "$T/cpu.prof" "$T/prev.prof"
+echo "two runs ago" > "$T/cpu.prof.old"
+cp "$T/cpu.prof.old" "$T/prev.old"
 touch -d '1 minute ago' "$T/cpu.prof" "$T/cpu.prof.old"
-LD_PRELOAD=$KILN_LIB CPUPROFILE=$T/cpu.prof "$WL/syswrite" 1 > "$T/out.txt" &
+LD_PRELOAD=$KILN_LIB KILN_LOG=info CPUPROFILE=$T/cpu.prof "$WL/syswrite" 1 > "$T/out.txt" 2> "$T/err.txt" &
 pid=$!
-tmp_made() { compgen -G "$T/cpu.prof.tmp.*" > /dev/null; }
-wait_for "the profile's temporary" tmp_made
-[ ! -e "$T/cpu.prof.old" ] || fail "the older PATH.old is still there while the program runs"
+opened() { grep -q 'CPU profiling at' "$T/err.txt"; }
+wait_for "the profile's opening" opened
+cmp -s "$T/prev.old" "$T/cpu.prof.old" || fail "the older PATH.old changed while the program runs"
 cmp -s "$T/prev.prof" "$T/cpu.prof" || fail "PATH changed before the program ended"
+ls "$T" | grep -q 'tmp' && { ls "$T"; fail "a temporary is in sight while the program runs"; }
 wait "$pid" || fail "syswrite failed under the agent"
 cmp -s "$T/prev.prof" "$T/cpu.prof.old" || fail "PATH.old is not the profile that was at PATH"
 "$KILN" top "$T/cpu.prof" > "$T/top.txt" || fail "the new profile does not read"
 has "$T/top.txt" " burn$"
+ls "$T" | grep -q 'tmp' && { ls "$T"; fail "a temporary was left behind"; }
 echo ok

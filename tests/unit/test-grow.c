@@ -74,6 +74,24 @@ static void test_too_large_changes_nothing(void **state)
 	free(v);
 }
 
+/* kiln_buf_grow_most(): doubling, but never past the ceiling; always
+ * room for one more byte (the reader's limit check needs it). */
+static void test_buf_grow_most(void **state)
+{
+	struct kiln_buf b = KILN_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(kiln_buf_grow_most(&b, 100, 1000), 0);
+	assert_true(b.cap >= 101 && b.cap <= 1000);
+	b.len = 600;
+	assert_int_equal(kiln_buf_grow_most(&b, 600, 1000), 0);
+	assert_int_equal(b.cap, 1000);			/* not 2048 */
+	b.len = 999;
+	assert_int_equal(kiln_buf_grow_most(&b, 64, 1000), 0);
+	assert_int_equal(b.cap, 1001);			/* one byte and the NUL */
+	kiln_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -81,6 +99,7 @@ int main(void)
 		cmocka_unit_test(test_room_at_once),
 		cmocka_unit_test(test_zero_first),
 		cmocka_unit_test(test_too_large_changes_nothing),
+		cmocka_unit_test(test_buf_grow_most),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
