@@ -6,10 +6,13 @@
  * heaviest first, and, with open=K, those of the K nodes of its hot path
  * below it (its heaviest child, that one's heaviest child, ...), so that
  * the page opens on the hot path in one request.  A 1M-sample profile
- * costs the page what it shows, never the whole tree.
+ * costs the page what it shows, never the whole tree.  With min=F the
+ * levels of every node at least F of the selection's total wide are sent,
+ * depth first (the saved page holds the tree so, save.c).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +109,45 @@ static uint32_t emit_level(struct call *c, const struct kiln_tree *t,
 	return nk ? (*kids)[0].node : 0;
 }
 
+/*
+ * Writes the level of node (at path) and, depth first, those of its sent
+ * children with children of their own and a total of at least min_total:
+ * ",{level}" each but the first.  path is left as it was.
+ */
+static void emit_deep(struct call *c, const struct kiln_tree *t, uint32_t node,
+		      struct kiln_buf *path, long n, int64_t min_total,
+		      struct web_names *nm, struct ct_kid **kids, size_t *cap)
+{
+	uint32_t *sent = NULL, k;
+	size_t nk = 0, ns = 0, i, len = path->len;
+
+	emit_level(c, t, node, path, n, nm, kids, cap);
+	for (k = t->nodes[node].child; k; k = t->nodes[k].next)
+		nk++;
+	if (nk > (size_t)n)
+		nk = (size_t)n;
+	/* The sent children to go down into, before *kids is reused. */
+	if (nk && !c->err && !(sent = malloc(nk * sizeof(*sent))))
+		c->err = -ENOMEM;
+	for (i = 0; i < nk && !c->err; i++) {
+		const struct kiln_tree_node *nd = &t->nodes[(*kids)[i].node];
+
+		if (nd->total >= min_total && nd->child)
+			sent[ns++] = (*kids)[i].node;
+	}
+	for (i = 0; i < ns && !c->err; i++) {
+		call_add(c, ",");
+		if (path_add(path, kiln_prof_str(t->prof, t->nodes[sent[i]].name)))
+			c->err = -ENOMEM;
+		else
+			emit_deep(c, t, sent[i], path, n, min_total, nm, kids, cap);
+		path->len = len;
+		if (path->data)
+			path->data[len] = '\0';
+	}
+	free(sent);
+}
+
 int web_api_calltree(struct call *c)
 {
 	struct web_view *v;
@@ -117,11 +159,13 @@ int web_api_calltree(struct call *c)
 	const char *at;
 	uint32_t node;
 	long n, open, k;
+	double min;
 	bool reverse;
 	int err;
 
 	if (call_num_arg(c, "n", 1, 100000, CT_N_DEFAULT, &n) ||
 	    call_num_arg(c, "open", 0, CT_OPEN_MAX, 0, &open) ||
+	    call_frac_arg(c, "min", 0, &min) ||
 	    call_bool_arg(c, "reverse", &reverse) || call_selection(c, &v))
 		return c->status;
 	err = kiln_web_view_tree(v, reverse, false, &t, &c->d);
@@ -145,7 +189,10 @@ int web_api_calltree(struct call *c)
 	call_add(c, ",\"total\":%" PRId64 ",\"total_str\":", t->nodes[0].total);
 	call_add_value_str(c, t->nodes[0].total, call_unit_name(v->prof, v->type));
 	call_add(c, ",\"reverse\":%s,\"levels\":[", reverse ? "true" : "false");
-	for (k = 0; !c->err; k++) {
+	if (min > 0)
+		emit_deep(c, t, node, &path, n, (int64_t)ceil(min * (double)t->nodes[0].total),
+			  &nm, &kids, &cap);
+	for (k = 0; min <= 0 && !c->err; k++) {
 		uint32_t hot;
 
 		if (k)
