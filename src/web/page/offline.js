@@ -200,6 +200,14 @@ const Offline = (() => {
     // Its help names only what it has: no transforms (they filter anew).
     for (const h of document.querySelectorAll('#calltree-view .help'))
       h.textContent = h.textContent.replace(' · m: merge the function · right-click or the menu key: transforms', '');
+    // No source text in the whole page: said once, above the costs.
+    const texts = D.types.some((T) => T.source && Object.values(T.source.by_fn).some((a) => a.files.some((f) => f.text)));
+    if (has('source') && !texts) {
+      const note = document.createElement('p');
+      note.id = 'src-none'; note.className = 'empty';
+      note.textContent = 'no source file of this profile was readable when the page was saved: the costs per line only';
+      $('src').before(note);
+    }
     for (const id of ['profile', 'focus', 'ignore', 'hide', 'cg-nodes', 'cg-lines'])
       $(id).disabled = true;
     $('saved').hidden = false;
