@@ -36,7 +36,8 @@ enum {
 	SAVE_MAYFAIL = 4,	/* a 400 or 404 answer (no graphviz, no such
 				 * type in the base) saves null */
 	SAVE_FN = 8,		/* one answer per hot function: {"by_fn":{}} */
-	SAVE_CAP = 16,		/* counts against SAVE_SOURCE_MAX */
+	SAVE_CAP = 16,		/* source text: counts against SAVE_SOURCE_MAX,
+				 * null without source roots */
 };
 
 /* One part of a sample type's data: the answer to path with the fixed
@@ -231,7 +232,10 @@ static int save_part(struct kiln_web_model *m, const struct kiln_web_req *r,
 
 	if (kiln_buf_addf(out, ",\"%s\":", pt->key))
 		return 500;
-	if ((pt->flags & SAVE_BASE) && !m->base.prof)
+	/* No base, or no source roots (libkiln's page, in the profiled
+	 * program: it reads no source files). */
+	if (((pt->flags & SAVE_BASE) && !m->base.prof) ||
+	    ((pt->flags & SAVE_CAP) && !m->src.roots.len))
 		return kiln_buf_adds(out, "null") ? 500 : 200;
 	if (!(pt->flags & SAVE_FN)) {
 		own[2] = NULL;
