@@ -25,8 +25,8 @@
 
 #define SAVE_WIDTH "20000"	/* pixels of the embedded flame graph */
 #define SAVE_MIN "0.00005"	/* the call tree: nodes down to 1/20000 */
-#define SAVE_SW_WIDTH "4000"	/* pixels of each embedded sandwich */
-#define SAVE_FNS 50		/* sandwich and source: the hottest functions */
+#define SAVE_SW_WIDTH "2000"	/* pixels of each embedded sandwich */
+#define SAVE_FNS 30		/* sandwich and source: the hottest functions */
 #define SAVE_SOURCE_MAX (4u << 20)	/* bytes of source answers, all types */
 
 /* How a part is saved. */

@@ -126,26 +126,29 @@ const Offline = (() => {
   }
 
   // The call tree: saved as every level down to 1/20000 of the total
-  // (min=); a request gets the level at its path and the hot path's
-  // below it, as /api/calltree sends them.  A node under the cut has its
-  // children summed up as "more".
+  // (min=: each level after the first names its node by its parent's level
+  // and its place there); a request gets the level at its path and the
+  // hot path's below it, as /api/calltree sends them.
+  const childPath = (p, name) => (p ? p + ';' : '') + escName(name);
   const levelMaps = new WeakMap();
   function calltree(q, T) {
     const C = asSaved('call tree', q, T[q.get('reverse') === '1' ? 'calltree_rev' : 'calltree']);
     let L = levelMaps.get(C);
-    if (!L) { L = new Map(C.levels.map((l) => [l.path, l])); levelMaps.set(C, L); }
-    const childPath = (p, name) => (p ? p + ';' : '') + escName(name);
-    const level = (p) => {
-      if (L.has(p)) return L.get(p);
-      const names = splitPath(p), up = L.get(names.length > 1 ? splitPath(p).slice(0, -1).map(escName).join(';') : '');
-      const c = up && up.children.find((x) => C.names[x[0]] === names[names.length - 1]);
-      if (!c) throw new Error(`no node '${p}' in this saved call tree`);
-      return { path: p, children: [], more: c[3], more_total: c[1] - c[2] };
-    };
+    if (!L) {
+      const paths = [];
+      L = new Map();
+      C.levels.forEach((l, i) => {
+        const up = i ? C.levels[l.up] : null;
+        paths[i] = up ? childPath(paths[l.up], C.names[up.children[l.at][0]]) : l.path;
+        L.set(paths[i], { path: paths[i], children: l.children, more: l.more, more_total: l.more_total });
+      });
+      levelMaps.set(C, L);
+    }
     const open = +(q.get('open') || 0), levels = [];
     let p = q.get('path') || '';
     for (let k = 0; ; k++) {
-      const l = level(p);
+      const l = L.get(p);
+      if (!l) throw new Error(`no node '${p}' in this saved call tree (it holds the nodes down to 1/20000 of the total)`);
       levels.push(l);
       const hot = l.children[0];
       if (!hot || k >= open || !hot[3]) break;
