@@ -6,12 +6,14 @@
 # file:// with the network refused, switches type and shows the top table
 # (kiln top's numbers, and the live page's deltas), the call tree
 # (top-down and inverted), a sandwich, the source and the summary with the
-# known numbers.  A profile whose sources cannot be read says so.  See
+# known numbers; /api/calltree?min= (the saved tree) sends the levels
+# down to a share.  A profile whose sources cannot be read says so.  See
 # tests/browser/savedall.test.mjs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-serve.sh"
 need curl
 need python3
+need jq
 
 mk() { python3 "$KILN_SRC/tests/e2e/mkpprof-stacks.py" "$@" || fail "mkpprof-stacks $*"; }
 mkdir -p "$T/work"
@@ -37,6 +39,11 @@ expect_get 200 "/api/download?format=html&p=0"
 cp "$T/body" "$T/all.html"
 expect_get 200 "/api/download?format=html&p=1"
 cp "$T/body" "$T/nosrc.html"
+# The call tree as the page saves it: /api/calltree?min=F sends every
+# level down to F of the total; hot (30 of 100) is under 0.35: "more".
+expect_get 200 "/api/calltree?p=0&type=samples&min=0.35"
+r=$(jq -c '[.levels[] | [.path, .up, .at, [.children[] | .[1]], .more, .more_total]]' "$T/body")
+[ "$r" = '[["",null,null,[100],0,0],[null,0,0,[60,40],0,0],[null,1,1,[],1,30]]' ] || fail "calltree min=0.35: $r"
 # The live page's deltas, for the saved page's to equal.
 expect_get 200 "/api/top?p=0&diff=1&n=0"
 cp "$T/body" "$T/live-diff.json"
@@ -44,7 +51,8 @@ serve_stop
 # Both types' data, the call tree's levels and the source text inlined.
 has "$T/all.html" '"types":\[\{"type":"samples"'
 has "$T/all.html" '\{"type":"cpu"'
-has "$T/all.html" '"path":"main;work"'
+has "$T/all.html" '"levels":\[\{"path":"","children"'
+has "$T/all.html" ',\{"up":[0-9]+,"at":[0-9]+,"children"'
 has "$T/all.html" '"text":"\\u0009spin\(i\);"'
 hasnt "$T/nosrc.html" '"text":true'
 
