@@ -79,6 +79,13 @@ await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, 
     { rows, want: kilnTop(topSamples) });
   await shot('savedall-top.png');
 
+  // ---- the flame graph and icicle in either type ----
+  await open(all, '#type=samples');
+  check(await page.evaluate(() => flameData.nodes[0][3]) === 100, 'flame graph (samples): total 100', await page.evaluate(() => flameData.total));
+  await open(all, '#v=icicle');
+  check(await page.evaluate(() => flameData.nodes[0][3]) === 450000000, 'icicle (cpu): total 450ms', await page.evaluate(() => flameData.total));
+  await shot('savedall-icicle.png');
+
   // ---- top with deltas: the live page's ----
   await open(all, '#v=top&d=1');
   await page.waitForFunction(() => document.querySelector('#top-table.diff tbody tr'));
