@@ -161,9 +161,7 @@ static int ask(struct kiln_web_model *m, const struct kiln_web_req *parent,
 	return status;
 }
 
-/* The names of the selection's SAVE_FNS hottest functions (by cum) for
- * type tstr, copied into names (NUL-separated); *n of them.  The API's
- * status. */
+/* Rows by cum, then flat, descending; then by name id. */
 static int cmp_cum(const void *a, const void *b)
 {
 	const struct kiln_top_row *x = *(const struct kiln_top_row *const *)a;
@@ -175,8 +173,12 @@ static int cmp_cum(const void *a, const void *b)
 	       x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* The names of the selection's SAVE_FNS hottest functions (by cum) for
+ * type tstr, copied into names (NUL-separated); *n of them.  The API's
+ * status (a bad selection: 400, its message in err_msg). */
 static int hot_fns(struct kiln_web_model *m, const struct kiln_web_req *parent,
-		   const char *tstr, struct kiln_buf *names, size_t *n)
+		   const char *tstr, struct kiln_buf *names, size_t *n,
+		   struct kiln_buf *err_msg)
 {
 	const char *const own[] = { "type", tstr, NULL };
 	struct sub s = { parent, own, no_kv };
@@ -190,6 +192,8 @@ static int hot_fns(struct kiln_web_model *m, const struct kiln_web_req *parent,
 
 	*n = 0;
 	if (call_selection(&c, &v)) {
+		kiln_buf_reset(err_msg);
+		kiln_buf_add(err_msg, ans.data, ans.len);
 		kiln_buf_release(&ans);
 		return c.err ? 500 : c.status;
 	}
@@ -284,7 +288,7 @@ static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
 {
 	static const struct save_part profiles = { "profiles", "/api/profiles", no_kv, 0 };
 	const char *ps = r->arg ? r->arg(r->ctx, "p") : NULL;
-	size_t pi = ps ? strtoul(ps, NULL, 10) : 0, i, t, nfns;
+	size_t pi = ps ? strtoul(ps, NULL, 10) : 0, i, t, nfns, ntypes;
 	size_t source_left = SAVE_SOURCE_MAX;
 	struct kiln_buf fns = KILN_BUF_INIT;
 	int status = 200;
@@ -304,16 +308,16 @@ static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
 	status = ask(m, r, &profiles, no_kv, data, err_msg);
 	if (status != 200)
 		return status;
-	if (pi >= m->n)
-		return 200;	/* the sub-requests said so already */
 	if (kiln_buf_adds(data, ",\"types\":["))
 		return 500;
-	for (t = 0; t < m->in[pi].prof->ntypes && status == 200; t++) {
+	/* A bad p: the first type's selection says why. */
+	ntypes = pi < m->n ? m->in[pi].prof->ntypes : 1;
+	for (t = 0; t < ntypes && status == 200; t++) {
 		char tstr[24];
 
 		snprintf(tstr, sizeof(tstr), "%zu", t);
 		kiln_buf_reset(&fns);
-		status = hot_fns(m, r, tstr, &fns, &nfns);
+		status = hot_fns(m, r, tstr, &fns, &nfns, err_msg);
 		if (status == 200 && kiln_buf_addf(data, "%s{\"type\":", t ? "," : ""))
 			status = 500;
 		if (status == 200 && kiln_buf_add_json(data, call_type_name(m->in[pi].prof, (int)t),

@@ -33,7 +33,7 @@ const Offline = (() => {
   // must be the saved one (the page cannot filter again).
   function typeData(q) {
     for (const k of SEL)
-      if ((q.get(k) || '') !== (D.sel[k] || '')) throw notHere(`another ${k} than the saved one ('${D.sel[k] || ''}')`);
+      if ((q.get(k) || '') !== (D.sel[k] || '')) throw notHere(`a ${k} other than the saved one (${D.sel[k] ? `'${D.sel[k]}'` : 'none'})`);
     const t = q.get('type');
     const i = !t ? savedType() : /^\d+$/.test(t) ? +t : D.types.findIndex((x) => x.type === t);
     if (!D.types[i]) throw notHere(`sample type '${t}'`);
