@@ -5,9 +5,9 @@
 // top's numbers in both types, the live page's deltas against the --diff
 // base), the call tree top-down and inverted, a sandwich, the source with
 // its text, and the summary; and that a page whose sources could not be
-// read says so.
+// read says so, and a page saved with a time range holds to it.
 //
-// Usage: node savedall.test.mjs ALL.html NOSRC.html TOPCPU.txt TOPSAMPLES.txt LIVEDIFF.json SHOTDIR
+// Usage: node savedall.test.mjs ALL.html NOSRC.html TOPCPU.txt TOPSAMPLES.txt LIVEDIFF.json RANGE.html RANGETOTAL SHOTDIR
 //   ALL.html: the saved page of this pprof profile (t985), served from the
 //     folder that holds main.c, work.c, hot.c and idle.c, with --diff:
 //       main;work;hot   30 samples, 300ms cpu  (hot.c:3 "spin(i);")
@@ -17,14 +17,16 @@
 //   TOPCPU.txt, TOPSAMPLES.txt: `kiln top -n 0` of ALL's profile (the
 //     default type, cpu, and --sample-type samples).
 //   LIVEDIFF.json: the live /api/top?diff=1&n=0 of ALL's profile.
+//   RANGE.html: the saved page of a profile with times, 0.1 s to 0.3 s;
+//   RANGETOTAL: the live summary's total of that range.
 // Exit status 0 when every check passes, 1 otherwise.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { check, withBrowser } from './lib.mjs';
 
-const [all, nosrc, topCpu, topSamples, liveDiff, shotDir] = process.argv.slice(2);
+const [all, nosrc, topCpu, topSamples, liveDiff, range, rangeTotal, shotDir] = process.argv.slice(2);
 if (!shotDir) {
-  console.error('usage: node savedall.test.mjs ALL.html NOSRC.html TOPCPU.txt TOPSAMPLES.txt LIVEDIFF.json SHOTDIR');
+  console.error('usage: node savedall.test.mjs ALL.html NOSRC.html TOPCPU.txt TOPSAMPLES.txt LIVEDIFF.json RANGE.html RANGETOTAL SHOTDIR');
   process.exit(2);
 }
 
@@ -159,6 +161,13 @@ await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, 
   check(/no source text: not found on this machine/.test(await text('#src h3')), 'unreadable sources: the file says why', await text('#src h3'));
   check(await text('#src-summary') === 'work: flat 70ns (70.00%), cum 70ns (70.00%)', 'unreadable sources: the costs are there', await text('#src-summary'));
   await shot('savedall-nosrc.png');
+
+  // ---- a time range: the summary's total and filters are the range's ----
+  await open(range, '#v=summary');
+  await page.waitForSelector('#sum-sel-total', { state: 'attached' });
+  check(await text('#sum-sel-total') === rangeTotal, `time range: the selection totals ${rangeTotal}`, await text('#sum-sel-total'));
+  check(/0\.100 s – 0\.300 s/.test(await text('#saved')), 'time range: the page says which', await text('#saved'));
+  await shot('savedall-range.png');
 
   check(network.length === 0, 'no network requests', network);
   check(errors.length === 0, 'no console errors', errors);

@@ -6,7 +6,7 @@
 # file:// with the network refused, switches type and shows the top table
 # (kiln top's numbers, and the live page's deltas), the call tree
 # (top-down and inverted), a sandwich, the source and the summary with the
-# known numbers; /api/calltree?min= (the saved tree) sends the levels
+# known numbers; a time range is kept; /api/calltree?min= (the saved tree) sends the levels
 # down to a share.  A profile whose sources cannot be read says so.  See
 # tests/browser/savedall.test.mjs.
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +34,15 @@ mk "$T/nosrc.pb.gz" 'main@/nonexistent/m1.c:3;work@/nonexistent/w1.c:5=7,70' \
 grep -q '300ms 66.67% 66.67%      300ms 66.67%  hot' "$T/top-cpu.txt" || fail "kiln top: $(cat "$T/top-cpu.txt")"
 
 cd "$T/work"
+# A time range is part of the selection saved (a profile with times).
+DEMO=$KILN_SRC/tests/fixtures/demo/demo.perf.gz
+serve_start -q --http 127.0.0.1:0 "$DEMO"
+RANGE='t0=100000000&t1=300000000'
+expect_get 200 "/api/download?format=html&$RANGE"
+cp "$T/body" "$T/range.html"
+expect_get 200 "/api/summary?$RANGE"
+range_total=$(jq -r .selection.total_str "$T/body")
+serve_stop
 serve_start -q --http 127.0.0.1:0 --diff "$T/base.pb.gz" "$T/p.pb.gz" "$T/nosrc.pb.gz"
 expect_get 200 "/api/download?format=html&p=0"
 cp "$T/body" "$T/all.html"
@@ -63,6 +72,6 @@ fi
 SHOTS=${KILN_SHOTS:-$T}
 mkdir -p "$SHOTS"
 HOME=$T timeout 300 node "$KILN_SRC/tests/browser/savedall.test.mjs" "$T/all.html" "$T/nosrc.html" \
-    "$T/top-cpu.txt" "$T/top-samples.txt" "$T/live-diff.json" "$SHOTS" ||
+    "$T/top-cpu.txt" "$T/top-samples.txt" "$T/live-diff.json" "$T/range.html" "$range_total" "$SHOTS" ||
     fail "browser checks failed"
 exit 0

@@ -882,7 +882,7 @@ async function main() {
     if (OFFLINE) {
       // The saved profile only (offline.js says how it shows).
       profiles = Offline.profiles();
-      state.p = '0'; state.t0 = ''; state.t1 = '';
+      state.p = '0';
     }
     base = ps.base;
     $('diff-label').hidden = !base;

@@ -16,7 +16,7 @@
 
 const Offline = (() => {
   const D = window.KILN_OFFLINE || null;
-  const SEL = ['focus', 'ignore', 'hide', 'labels', 'group'];
+  const SEL = ['focus', 'ignore', 'hide', 'labels', 'group', 't0', 't1'];
   const notHere = (what) => new Error(`not in this saved page: ${what} (kiln serve shows it)`);
 
   // The saved profile and the index of the type the selection was saved
@@ -196,6 +196,7 @@ const Offline = (() => {
     document.title = `kiln: ${p.name}`;     // as the <title> the server wrote
     DEFAULTS.focus = s.focus || ''; DEFAULTS.ignore = s.ignore || ''; DEFAULTS.hide = s.hide || '';
     DEFAULTS.lf = s.labels || ''; DEFAULTS.g = s.group || '';
+    if (s.t0 && s.t1) { DEFAULTS.t0 = s.t0; DEFAULTS.t1 = s.t1; }
     readHash();
     for (const a of document.querySelectorAll('#tabs a[data-view]')) a.hidden = !has(a.dataset.view);
     for (const id of ['downloads', 'timeline-view', 'sw-source']) $(id).hidden = true;
