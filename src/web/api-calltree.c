@@ -6,10 +6,15 @@
  * heaviest first, and, with open=K, those of the K nodes of its hot path
  * below it (its heaviest child, that one's heaviest child, ...), so that
  * the page opens on the hot path in one request.  A 1M-sample profile
- * costs the page what it shows, never the whole tree.
+ * costs the page what it shows, never the whole tree.  With min=F the
+ * levels of every node at least F of the selection's total wide are sent,
+ * depth first, each but the first naming its node by its parent's level
+ * and its place there ("up", "at"), not its path (the saved page holds
+ * the tree so, save.c; docs/kiln-serve.md).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,18 +59,19 @@ static int path_add(struct kiln_buf *path, const char *name)
 /*
  * Writes {"path":P,"children":[[name, total, self, children, file, line,
  * kind, module], ...],"more":K,"more_total":V} for node `node` at path P:
- * its first n children by total (ties in name order), K left out worth V
- * together.  Names, files and modules index "names" (-1: none).  Self in
+ * its first n children by total (ties in name order) of at least
+ * min_total, K left out worth V together.  Names, files and modules index "names" (-1: none).  Self in
  * the inverted tree is the function's self value at the first level (a
  * leaf's total) and 0 below it, as in other profilers.  Returns the
  * heaviest child, 0 when none (or out of memory: c->err).
  */
 static uint32_t emit_level(struct call *c, const struct kiln_tree *t,
 			   uint32_t node, const struct kiln_buf *path, long n,
-			   struct web_names *nm, struct ct_kid **kids, size_t *cap)
+			   int64_t min_total, struct web_names *nm,
+			   struct ct_kid **kids, size_t *cap)
 {
 	const struct kiln_prof *p = t->prof;
-	size_t nk = 0, i;
+	size_t nk = 0, i, sent = 0;
 	int64_t more_total = 0;
 	uint32_t ch;
 
@@ -79,8 +85,10 @@ static uint32_t emit_level(struct call *c, const struct kiln_tree *t,
 	}
 	if (nk)		/* *kids may still be NULL */
 		qsort_r(*kids, nk, sizeof(**kids), cmp_kid, (void *)t);
-	call_add(c, "{\"path\":");
-	call_add_str(c, path->data ? path->data : "");
+	if (path) {
+		call_add(c, "{\"path\":");
+		call_add_str(c, path->data ? path->data : "");
+	}
 	call_add(c, ",\"children\":[");
 	for (i = 0; i < nk; i++) {
 		const struct kiln_tree_node *nd = &t->nodes[(*kids)[i].node];
@@ -89,10 +97,11 @@ static uint32_t emit_level(struct call *c, const struct kiln_tree *t,
 		int64_t self = !t->reverse ? nd->self : nd->depth == 1 ? nd->total : 0;
 		uint32_t grand = 0, g;
 
-		if (i >= (size_t)n) {
+		if (i >= (size_t)n || nd->total < min_total) {
 			more_total += nd->total;
 			continue;
 		}
+		sent++;
 		for (g = nd->child; g; g = t->nodes[g].next)
 			grand++;
 		call_add(c, "%s[%u,%" PRId64 ",%" PRId64 ",%u,%" PRId64 ",%" PRId64
@@ -102,8 +111,49 @@ static uint32_t emit_level(struct call *c, const struct kiln_tree *t,
 		    nd->kind, mod ? (int64_t)web_name_ref(c, nm, p, mod) : -1);
 	}
 	call_add(c, "],\"more\":%zu,\"more_total\":%" PRId64 "}",
-	    nk > (size_t)n ? nk - (size_t)n : 0, more_total);
+	    nk - sent, more_total);
 	return nk ? (*kids)[0].node : 0;
+}
+
+/*
+ * Writes the level of node, its children of at least min_total only, and,
+ * depth first, those of its sent children with children of their own:
+ * ",{"up":U,"at":I,...}" each, where U is the index of the parent's level
+ * among the levels sent (*nlev counts them) and I the node's place among
+ * its children.  The first level is the caller's (path: its own).
+ */
+static void emit_deep(struct call *c, const struct kiln_tree *t, uint32_t node,
+		      const struct kiln_buf *path, long n, int64_t min_total,
+		      struct web_names *nm, struct ct_kid **kids, size_t *cap,
+		      size_t *nlev)
+{
+	struct { uint32_t node, at; } *sent = NULL;
+	size_t nk = 0, ns = 0, i, me = (*nlev)++;
+	uint32_t k;
+
+	emit_level(c, t, node, path, n, min_total, nm, kids, cap);
+	for (k = t->nodes[node].child; k; k = t->nodes[k].next)
+		nk++;
+	if (nk > (size_t)n)
+		nk = (size_t)n;
+	/* The sent children to go down into, before *kids is reused. */
+	if (nk && !c->err && !(sent = malloc(nk * sizeof(*sent))))
+		c->err = -ENOMEM;
+	for (i = 0; i < nk && !c->err; i++) {
+		const struct kiln_tree_node *nd = &t->nodes[(*kids)[i].node];
+
+		if (nd->total < min_total)
+			break;
+		if (nd->child) {
+			sent[ns].node = (*kids)[i].node;
+			sent[ns++].at = (uint32_t)i;
+		}
+	}
+	for (i = 0; i < ns && !c->err; i++) {
+		call_add(c, ",{\"up\":%zu,\"at\":%u", me, sent[i].at);
+		emit_deep(c, t, sent[i].node, NULL, n, min_total, nm, kids, cap, nlev);
+	}
+	free(sent);
 }
 
 int web_api_calltree(struct call *c)
@@ -117,11 +167,13 @@ int web_api_calltree(struct call *c)
 	const char *at;
 	uint32_t node;
 	long n, open, k;
+	double min;
 	bool reverse;
 	int err;
 
 	if (call_num_arg(c, "n", 1, 100000, CT_N_DEFAULT, &n) ||
 	    call_num_arg(c, "open", 0, CT_OPEN_MAX, 0, &open) ||
+	    call_frac_arg(c, "min", 0, &min) ||
 	    call_bool_arg(c, "reverse", &reverse) || call_selection(c, &v))
 		return c->status;
 	err = kiln_web_view_tree(v, reverse, false, &t, &c->d);
@@ -145,12 +197,18 @@ int web_api_calltree(struct call *c)
 	call_add(c, ",\"total\":%" PRId64 ",\"total_str\":", t->nodes[0].total);
 	call_add_value_str(c, t->nodes[0].total, call_unit_name(v->prof, v->type));
 	call_add(c, ",\"reverse\":%s,\"levels\":[", reverse ? "true" : "false");
-	for (k = 0; !c->err; k++) {
+	if (min > 0) {
+		size_t nlev = 0;
+
+		emit_deep(c, t, node, &path, n, (int64_t)ceil(min * (double)t->nodes[0].total),
+			  &nm, &kids, &cap, &nlev);
+	}
+	for (k = 0; min <= 0 && !c->err; k++) {
 		uint32_t hot;
 
 		if (k)
 			call_add(c, ",");
-		hot = emit_level(c, t, node, &path, n, &nm, &kids, &cap);
+		hot = emit_level(c, t, node, &path, n, 0, &nm, &kids, &cap);
 		if (!hot || k >= open || !t->nodes[hot].child)
 			break;
 		if (path_add(&path, kiln_prof_str(v->prof, t->nodes[hot].name)))

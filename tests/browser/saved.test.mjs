@@ -3,7 +3,8 @@
 // in headless chromium with every network request refused: the flame graph
 // draws, hover gives the known share, a click zooms, search gives the known
 // matched share, the top table holds kiln top's numbers and sorts, the call
-// graph is there, and what the file does not hold says so.
+// graph and the leaf-rooted graph are there, and what the file does not
+// hold says so.
 //
 // Usage: node saved.test.mjs FILE TOP.txt SHOTDIR
 //   FILE: the saved page of a serve of this collapsed profile (total 1200):
@@ -115,18 +116,16 @@ await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, 
   check(await page.locator('#cg svg a[data-fn]').count() === 8, 'call graph: 8 functions', await page.locator('#cg svg a[data-fn]').count());
 
   // What the file does not hold: hidden, or said.
-  check(await page.locator('#tab-sandwich').isHidden() && await page.locator('#downloads').isHidden(),
-    'no sandwich tab and no downloads in a saved page');
-  // Its help offers no sandwich, and the key does nothing (it errored).
-  await open('#v=flame');
-  check(!/sandwich/.test(await text('#flame-view .help')), 'the help offers no sandwich', await text('#flame-view .help'));
-  await page.locator('#flame').focus();
-  await page.keyboard.press('s');
-  check(await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get('v')) !== 'sandwich' &&
-    await page.locator('#error').isHidden(), 's does not open a sandwich the page lacks');
+  check(await page.locator('#downloads').isHidden() && await page.locator('#timeline-view').isHidden(),
+    'no downloads and no timeline in a saved page');
+  // The leaf-rooted flame graph is held (savedall.test.mjs checks the rest).
   await open('#rev=1');
+  p = await spot('burn_b', 1);
+  await page.mouse.move(p.x, p.y);
+  check(await text('#details') === 'Function: burn_b (500 samples, 41.67%)', 'leaf-rooted: burn_b as a root', await text('#details'));
+  await open('#v=sandwich&fn=nosuch');
   await page.waitForFunction(() => !document.getElementById('error').hidden);
-  check(/not in this saved page/.test(await text('#error')), 'leaf-rooted: says it is not in the file', await text('#error'));
+  check(/not in this saved page: the sandwich of 'nosuch'/.test(await text('#error')), 'a sandwich it lacks: says it is not in the file', await text('#error'));
 
   check(network.length === 0, 'no network requests', network);
   check(errors.length === 0, 'no console errors', errors);

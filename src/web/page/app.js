@@ -69,7 +69,6 @@ const joinPath = (names) => names.map(escName).join(';');
 
 function sel() {
   const q = new URLSearchParams();
-  if (OFFLINE) return q;        // the saved selection is the only one
   q.set('p', state.p);
   if (state.type) q.set('type', state.type);
   if (state.focus) q.set('focus', state.focus);
@@ -82,9 +81,8 @@ function sel() {
 }
 
 // ---- a saved page: the API answered from the data embedded in it ----
-// (kiln_web_save_html: the selection's call tree down to 1/20000 of the
-// whole, its top table and its call graph; nothing else is there.)
-const OFFLINE = window.KILN_OFFLINE || null;
+// (kiln_web_save_html; offline.js answers.)
+const OFFLINE = Offline.on;
 
 // The server's regular expressions are POSIX EREs (regcomp, REG_EXTENDED,
 // the C locale, GNU's escapes); a saved page matches in the browser, so it
@@ -155,74 +153,6 @@ function searchRe(s) {
   } catch (e) { throw new Error(`bad search regular expression '${s}': ${e.message}`); }
 }
 
-function offlineFlame(q) {
-  const F = OFFLINE.flame, N = F.nodes, W = +(q.get('width') || 1200);
-  const nameOf = (n) => (n[0] < 0 ? 'all' : F.names[n[0]]);
-  const end = (i) => { let j = i + 1; while (j < N.length && N[j][1] > N[i][1]) j++; return j; };
-  // The zoom root: down the path, child by child.
-  let r = 0; const path = [];
-  for (const name of splitPath(q.get('root') || '')) {
-    let c = -1;
-    for (let j = r + 1, e = end(r); j < e; j = end(j)) if (nameOf(N[j]) === name) { c = j; break; }
-    if (c < 0) throw new Error(`no frame '${name}' under the zoom root in this saved page`);
-    r = c; path.push({ name, total: N[r][3] });
-  }
-  const re = q.get('search') ? searchRe(q.get('search')) : null;
-  const m = N.map((n) => (re && n[0] >= 0 ? (re.test(F.names[n[0]]) ? 1 : 0) : 0));
-  // Matched value: outermost matching frames, each sample once.
-  const matchedIn = (a, b) => {
-    let sum = 0;
-    for (let i = a; i < b;) { if (m[i]) { sum += N[i][3]; i = end(i); } else i++; }
-    return sum;
-  };
-  const rt = N[r][3], nodes = [];
-  let depth = 0;
-  for (let i = r, e = end(r); i < e; i++) {
-    const n = N[i];
-    if (i > r && n[3] * W / rt < 1) { i = end(i) - 1; continue; }
-    const d = n[1] - N[r][1];
-    if (d > depth) depth = d;
-    nodes.push([n[0], d, n[2] - N[r][2], n[3], n[4], n[5], n[6], n[7], n[8], m[i], n[10]]);
-  }
-  return { ...F, path, nodes, depth, width: W, matched: re ? matchedIn(0, N.length) : 0,
-    matched_root: re ? matchedIn(r, end(r)) : 0 };
-}
-
-function offlineTop(q) {
-  const T = OFFLINE.top, key = q.get('sort') || 'flat';
-  const asc = q.get('order') ? q.get('order') === 'asc' : key === 'name';
-  let rows = T.rows.map((row, i) => ({ ...row, i }));
-  if (q.get('filter')) {
-    let re;
-    try { re = new RegExp(ereToJs(q.get('filter'))); } catch (e) { throw new Error(`bad filter regular expression: ${e.message}`); }
-    rows = rows.filter((row) => re.test(row.name));
-  }
-  // Names ascending and numbers descending unless the order says not.
-  const natural = key === 'name';
-  rows.sort((a, b) => {
-    let c = key === 'name' ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : b[key] - a[key];
-    if (asc !== natural) c = -c;
-    return c || a.i - b.i;
-  });
-  let sum = 0;
-  rows.forEach((row) => { sum += row.flat; row.sum_pct = pct(sum, T.total); });
-  const off = +(q.get('offset') || 0), n = +(q.get('n') || 100);
-  return { ...T, count: rows.length, rows: n ? rows.slice(off, off + n) : rows.slice(off) };
-}
-
-function offlineApi(path, q) {
-  if (path === 'profiles') return OFFLINE.profiles;
-  if (path === 'flame') {
-    if (q.get('reverse') === '1' || q.get('diff') === '1') throw new Error('not in this saved page: it holds the caller-rooted tree only');
-    return offlineFlame(q);
-  }
-  if (path === 'top') {
-    if (q.get('lines') === '1' || q.get('diff') === '1') throw new Error('not in this saved page: it holds the table by function only');
-    return offlineTop(q);
-  }
-  throw new Error(`not in this saved page (it holds the flame graph, the top table and the call graph of one selection): ${path}`);
-}
-
 let generation = 0;             // answers to superseded requests are dropped
 
 // ---- busy state (issue 22): while requests are out for longer than a
@@ -272,7 +202,7 @@ async function busyFetch(url) {
 }
 
 async function api(path, q) {
-  if (OFFLINE) return offlineApi(path, q);
+  if (OFFLINE) return Offline.api(path, q);
   const r = await busyFetch(`/api/${path}?${q.toString()}`);
   let body;
   try { body = await r.json(); } catch (e) { body = { error: `bad answer from the server (${r.status})` }; }
@@ -817,9 +747,7 @@ async function renderCallgraph(gen) {
   $('cg-fit').checked = state.fit === '1';
   let text;
   if (OFFLINE) {
-    if (q.get('nodes') || q.get('lines') || q.get('diff')) throw new Error('not in this saved page: it holds the call graph with the default settings only');
-    if (!OFFLINE.callgraph) throw new Error('not in this page: no call graph was drawn for it');
-    text = OFFLINE.callgraph;
+    text = Offline.api('callgraph', q);
   } else {
     const r = await busyFetch(`/api/callgraph?${q.toString()}`);
     if (!r.ok) {
@@ -936,7 +864,6 @@ function wire() {
       '/': () => $('search').focus(),
       s: () => { const i = flame.sel > 0 ? flame.sel : flame.hot; if (i > 0) setState({ v: 'sandwich', fn: flame.name(i) }); },
     };
-    if (OFFLINE) delete keys.s;     // no sandwich in a saved page
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
   window.addEventListener('popstate', onNavigate);
@@ -950,37 +877,14 @@ let base = null;
 async function main() {
   readHash();
   wire();
-  if (OFFLINE) {
-    // The saved selection is the only one: its profile and type.
-    const saved = OFFLINE.profiles.profiles[+OFFLINE.sel.p || 0] || { name: '?' };
-    document.title = `kiln: ${saved.name}`;  // as the <title> the server wrote
-    for (const id of ['tab-sandwich', 'tab-source', 'tab-calltree', 'tab-summary', 'downloads', 'timeline-view', 'sw-source'])
-      $(id).hidden = true;
-    // Its help names only what it has: no sandwich here.
-    for (const h of document.querySelectorAll('#flame-view .help'))
-      h.textContent = h.textContent.replace(' · s: sandwich of the frame', '');
-    $('tab-callgraph').hidden = !OFFLINE.callgraph;
-    for (const id of ['profile', 'type', 'focus', 'ignore', 'hide', 'reverse', 'top-lines', 'cg-nodes', 'cg-lines'])
-      $(id).disabled = true;
-    $('saved').hidden = false;
-    $('saved').textContent = `saved page of ${saved.name}` + (OFFLINE.sel.focus ? `, focus ${OFFLINE.sel.focus}` : '') +
-      (OFFLINE.sel.ignore ? `, ignore ${OFFLINE.sel.ignore}` : '') +
-      (OFFLINE.sel.hide ? `, hide ${OFFLINE.sel.hide}` : '') +
-      (OFFLINE.sel.labels ? `, labels ${OFFLINE.sel.labels}` : '') +
-      (OFFLINE.sel.group ? `, grouped by ${OFFLINE.sel.group}` : '') +
-      (OFFLINE.sel.t0 ? `, ${fmtSec(+OFFLINE.sel.t0, +OFFLINE.sel.t1)} – ${fmtSec(+OFFLINE.sel.t1, +OFFLINE.sel.t1)}` : '');
-  }
+  if (OFFLINE) Offline.setup();
   try {
     const ps = await api('profiles', new URLSearchParams());
     profiles = ps.profiles;
     if (OFFLINE) {
-      // One profile, one type: the saved ones (the data say which).
-      const p = profiles[+OFFLINE.sel.p] || profiles[0];
-      const t = p.types.find((x) => x.type === OFFLINE.flame.type) || p.types[p.default_type];
-      profiles = [{ ...p, times: false, default_type: 0, types: [t] }];
-      state.p = '0'; state.type = ''; state.focus = OFFLINE.sel.focus || ''; state.ignore = OFFLINE.sel.ignore || '';
-      state.hide = OFFLINE.sel.hide || '';
-      state.t0 = ''; state.t1 = '';
+      // The saved profile only (offline.js says how it shows).
+      profiles = Offline.profiles();
+      state.p = '0';
     }
     base = ps.base;
     $('diff-label').hidden = !base;
