@@ -59,7 +59,6 @@ has "$T/body" "bad from 'x'"
 serve_stop
 
 # A profile without times: no stack chart, said so.
-"$KILN" convert -o "$T/untimed.pb.gz" "$T/seq.perf" 2>/dev/null || fail "kiln convert"
 printf 'main;burn_a 3\n' > "$T/plain.folded"
 serve_start -q --http 127.0.0.1:0 "$T/plain.folded"
 expect_get 404 '/api/stackchart'
