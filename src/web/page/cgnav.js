@@ -30,8 +30,9 @@ const CgNav = (() => {
     const v = (svg.getAttribute('viewBox') || '').trim().split(/[\s,]+/).map(Number);
     const w = parseFloat(svg.getAttribute('width')) || v[2], h = parseFloat(svg.getAttribute('height')) || v[3];
     vb0 = v.length === 4 && v.every(Number.isFinite) ? v : [0, 0, w, h];
-    const t = svg.querySelector('text');
-    fontPt = t ? parseFloat(t.getAttribute('font-size')) || 14 : 14;
+    // The smallest text (graphviz sizes a node's by its self value).
+    const sizes = [...svg.querySelectorAll('text')].map((t) => parseFloat(t.getAttribute('font-size'))).filter((x) => x > 0);
+    fontPt = sizes.length ? Math.min(...sizes) : 14;
     svg.removeAttribute('width'); svg.removeAttribute('height');
     svg.setAttribute('preserveAspectRatio', 'xMinYMin meet');
     svg.style.width = '100%'; svg.style.height = '100%';
