@@ -161,8 +161,62 @@ static bool stack_eq(const void *ctx, uint32_t id)
 				 k->n * sizeof(*k->names)));
 }
 
+/* Samples with the same location ids (the cheap test, made first) have
+ * the same names: a table of location stacks seen, each with the
+ * canonical sample of its names. */
+struct loc_seen {
+	struct kiln_htab h;
+	uint32_t *rep;		/* [id - 1]: a sample with those locations */
+	uint32_t *canon;	/* [id - 1]: its canonical sample */
+	size_t n, rep_alloc, canon_alloc;
+};
+
+struct loc_ctx {
+	const struct kiln_prof *p;
+	const uint32_t *rep;
+	const struct kiln_sample *s;
+};
+
+static bool loc_eq(const void *ctx, uint32_t id)
+{
+	const struct loc_ctx *k = ctx;
+	const struct kiln_sample *a = &k->p->samples[k->rep[id - 1]];
+
+	return a->depth == k->s->depth && (!a->depth ||
+		!memcmp(kiln_prof_sample_locs(k->p, a), kiln_prof_sample_locs(k->p, k->s),
+			a->depth * sizeof(uint32_t)));
+}
+
+/* The canonical sample of sample i's locations, 0 when not seen yet
+ * (*hash set for loc_add()); UINT32_MAX is never a sample index here. */
+static uint32_t loc_find(const struct kiln_prof *p, struct loc_seen *ls,
+			 uint32_t i, uint32_t *hash, uint32_t *id)
+{
+	const struct kiln_sample *x = &p->samples[i];
+	struct loc_ctx k = { p, ls->rep, x };
+
+	*hash = x->depth ? (uint32_t)kiln_hash(kiln_prof_sample_locs(p, x),
+					       x->depth * sizeof(uint32_t)) : 0;
+	*id = kiln_htab_find(&ls->h, *hash, loc_eq, &k);
+	return *id ? ls->canon[*id - 1] : UINT32_MAX;
+}
+
+static int loc_add(struct loc_seen *ls, uint32_t hash, uint32_t i,
+		   uint32_t canon)
+{
+	if (kiln_array_grow((void **)&ls->rep, &ls->rep_alloc, ls->n + 1,
+			    sizeof(*ls->rep)) ||
+	    kiln_array_grow((void **)&ls->canon, &ls->canon_alloc, ls->n + 1,
+			    sizeof(*ls->canon)))
+		return -ENOMEM;
+	ls->rep[ls->n] = i;
+	ls->canon[ls->n++] = canon;
+	return kiln_htab_insert(&ls->h, hash, (uint32_t)ls->n);
+}
+
 static int canon_stacks(struct kiln_prof *p, struct timed_sample *s, size_t n)
 {
+	struct loc_seen ls = { KILN_HTAB_INIT, NULL, NULL, 0, 0, 0 };
 	struct kiln_htab h = KILN_HTAB_INIT;
 	struct stack_ctx k = { 0 };
 	struct kiln_frame *fr = NULL;
@@ -175,9 +229,15 @@ static int canon_stacks(struct kiln_prof *p, struct timed_sample *s, size_t n)
 	if (!err)
 		at[0] = 0;
 	for (i = 0; i < n && !err; i++) {
-		long nf = kiln_prof_frames(p, &p->samples[s[i].sample], &fr, &fcap);
-		uint32_t hash, id;
+		uint32_t hash, id, lhash, lid;
+		uint32_t seen = loc_find(p, &ls, s[i].sample, &lhash, &lid);
+		long nf;
 
+		if (seen != UINT32_MAX) {
+			s[i].stack = seen;
+			continue;
+		}
+		nf = kiln_prof_frames(p, &p->samples[s[i].sample], &fr, &fcap);
 		if (nf < 0 || kiln_array_grow((void **)&names, &names_alloc,
 					      (size_t)nf + 1, sizeof(*names))) {
 			err = -ENOMEM;
@@ -206,7 +266,12 @@ static int canon_stacks(struct kiln_prof *p, struct timed_sample *s, size_t n)
 			err = kiln_htab_insert(&h, hash, id);
 		}
 		s[i].stack = first[id - 1];
+		if (!err)
+			err = loc_add(&ls, lhash, s[i].sample, s[i].stack);
 	}
+	kiln_htab_release(&ls.h);
+	free(ls.rep);
+	free(ls.canon);
 	kiln_htab_release(&h);
 	free(fr);
 	free(pool);
