@@ -49,9 +49,9 @@ const StackChart = (() => {
     const wantMini = mk !== miniKey ? api('stackchart', mq) : null;
     // The window: the URL's, else the selection's span (known once the
     // minimap's answer says where the run ends).
-    let first = wantMini ? await wantMini : miniData;
+    const got = wantMini ? await wantMini : null;
     if (gen !== generation) return;
-    if (wantMini) { miniData = first; miniKey = mk; }
+    if (wantMini) { miniData = got; miniKey = mk; }
     const [a, b] = windowOf(miniData);
     const q = query(W);
     const [s0, s1] = span(miniData);
@@ -64,7 +64,7 @@ const StackChart = (() => {
     data = d; view = [a, b];
     threads(d);
     draw();
-    mini.set(paintMini);
+    if (wantMini) mini.set(paintMini);
     showMini();
   }
 
@@ -110,8 +110,8 @@ const StackChart = (() => {
         while (k < st.length && k < ps.length && st[k] === ps[k]) k++;
       }
       close(k);
-      for (let j = 0; j < k; j++) { open[j].t1 = r[1]; open[j].n += r[4]; open[j].runs.push(i); }
-      for (let j = k; j < st.length; j++) open.push({ f: st[j], depth: j, t0: r[0], t1: r[1], n: r[4], runs: [i] });
+      for (let j = 0; j < k; j++) { open[j].t1 = r[1]; open[j].n += r[4]; }
+      for (let j = k; j < st.length; j++) open.push({ f: st[j], depth: j, t0: r[0], t1: r[1], n: r[4], run: i });
       if (st.length > depth) depth = st.length;
       prev = r;
     }
@@ -142,18 +142,22 @@ const StackChart = (() => {
       g.fillRect(x, SC_AXIS - 5, 1, 5);
       g.fillText(fmtSec(t, S < 1e7 ? 1 : S), Math.min(x + 2, W - 60), SC_AXIS / 2 - 1);
     }
+    // The boxes, one path per colour (few fill changes), then the names.
+    const paths = new Map(), named = [];
     for (const b of boxes) {
       if (b.x + b.w < 0 || b.x > W) continue;
       const y = SC_AXIS + b.depth * SC_ROW, x = Math.max(b.x, 0), w = Math.min(b.x + b.w, W) - x;
-      g.fillStyle = colour(d.frames[b.f][1], 0);
-      g.fillRect(x, y, Math.max(w - 0.5, 0.5), SC_ROW - 1);
-      if (w > 28) {
-        const name = d.names[d.frames[b.f][0]], room = Math.floor((w - 6) / 6.7);
-        if (room > 2) {
-          g.fillStyle = '#000';
-          g.fillText(name.length <= room ? name : name.slice(0, room - 2) + '..', x + 3, y + SC_ROW / 2, w - 6);
-        }
-      }
+      const rgb = d.frames[b.f][1];
+      let path = paths.get(rgb);
+      if (!path) { path = new Path2D(); paths.set(rgb, path); }
+      path.rect(x, y, Math.max(w - 0.5, 0.5), SC_ROW - 1);
+      if (w > 28) named.push([b, x, y, w]);
+    }
+    for (const [rgb, path] of paths) { g.fillStyle = colour(rgb, 0); g.fill(path); }
+    g.fillStyle = '#000';
+    for (const [b, x, y, w] of named) {
+      const name = d.names[d.frames[b.f][0]], room = Math.floor((w - 6) / 6.7);
+      if (room > 2) g.fillText(name.length <= room ? name : name.slice(0, room - 2) + '..', x + 3, y + SC_ROW / 2, w - 6);
     }
     c.dataset.from = String(Math.round(view[0])); c.dataset.to = String(Math.round(view[1]));
   }
@@ -168,7 +172,7 @@ const StackChart = (() => {
   function hover(e) {
     const t = $('tip'), b = data && at(e);
     if (!b) { t.hidden = true; $('sc-details').textContent = ''; return; }
-    const d = data, r = d.runs[b.runs[0]], st = d.stacks[r[2]];
+    const d = data, r = d.runs[b.run], st = d.stacks[r[2]];
     const name = (f) => d.names[d.frames[f][0]];
     const stack = st.slice(0, b.depth + 1).map(name);
     $('sc-details').textContent = `${name(b.f)}: ${ns(b.t0)} – ${ns(b.t1)} (${ns(b.t1 - b.t0)})`;

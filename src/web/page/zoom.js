@@ -90,17 +90,28 @@ const Zoom = (() => {
       canvas.addEventListener('dblclick', () => this.onWindow(0, 1));
     }
 
-    set(paint) { this.paint = paint; this.draw(); }
+    // paint(g, w, h) draws the overview; it is drawn once per size into
+    // a bitmap kept here, so that moving the window only copies it.
+    set(paint) { this.paint = paint; this.shot = null; this.draw(); }
     show(a, b) { this.win = [a, b]; this.draw(); }
 
     draw(sel) {
       const c = this.c, dpr = window.devicePixelRatio || 1, w = c.clientWidth, h = c.clientHeight;
       if (!w || !h) return;
-      c.width = Math.round(w * dpr); c.height = Math.round(h * dpr);
+      const W = Math.round(w * dpr), H = Math.round(h * dpr);
+      if (c.width !== W || c.height !== H) { c.width = W; c.height = H; }
+      if (this.paint && (!this.shot || this.shot.width !== W || this.shot.height !== H)) {
+        this.shot = document.createElement('canvas');
+        this.shot.width = W; this.shot.height = H;
+        const o = this.shot.getContext('2d');
+        o.setTransform(dpr, 0, 0, dpr, 0, 0);
+        this.paint(o, w, h);
+      }
       const g = c.getContext('2d');
+      g.setTransform(1, 0, 0, 1, 0, 0);
+      g.clearRect(0, 0, W, H);
+      if (this.shot) g.drawImage(this.shot, 0, 0);
       g.setTransform(dpr, 0, 0, dpr, 0, 0);
-      g.clearRect(0, 0, w, h);
-      if (this.paint) this.paint(g, w, h);
       const [a, b] = sel || this.win;
       g.fillStyle = 'rgba(0,0,0,0.25)';
       g.fillRect(0, 0, a * w, h);
@@ -167,7 +178,7 @@ const FlameNav = (() => {
       if (gen !== generation) return;
       miniData = d; miniKey = key;
     }
-    mini.set(paintMini);
+    if (mini.paintKey !== miniKey) { mini.paintKey = miniKey; mini.set(paintMini); }
     const [a, b] = Zoom.parse(state.fx);
     mini.show(a, b);
   }
