@@ -97,9 +97,12 @@ const StackChart = (() => {
   }
 
   // Boxes: a frame at one depth over consecutive runs whose stacks share
-  // everything down to it (and that touch in time) is one box.
-  function layout(d, x0, x1, W) {
-    const out = [], open = [], px = (t) => (t - x0) / (x1 - x0) * W;
+  // everything down to it (and that touch in time) is one box.  Made once
+  // per answer, grouped by colour (a wheel redraw only places them).
+  let laid = null;
+  function layout(d) {
+    if (laid && laid.d === d) return laid;
+    const out = [], open = [];
     let prev = null, depth = 0;
     const close = (from) => { while (open.length > from) out.push(open.pop()); };
     for (let i = 0; i < d.runs.length; i++) {
@@ -111,23 +114,30 @@ const StackChart = (() => {
       }
       close(k);
       for (let j = 0; j < k; j++) { open[j].t1 = r[1]; open[j].n += r[4]; }
-      for (let j = k; j < st.length; j++) open.push({ f: st[j], depth: j, t0: r[0], t1: r[1], n: r[4], run: i });
+      for (let j = k; j < st.length; j++) open.push({ f: st[j], depth: j, t0: r[0], t1: r[1], n: r[4], run: i, x: 0, w: 0 });
       if (st.length > depth) depth = st.length;
       prev = r;
     }
     close(0);
-    for (const b of out) { b.x = px(b.t0); b.w = px(b.t1) - b.x; }
-    return { boxes: out, depth };
+    const groups = new Map();
+    for (const b of out) {
+      const rgb = d.frames[b.f][1];
+      if (!groups.has(rgb)) groups.set(rgb, []);
+      groups.get(rgb).push(b);
+    }
+    laid = { d, boxes: out, depth, groups: [...groups].map(([rgb, bs]) => [colour(rgb, 0), bs]) };
+    return laid;
   }
 
   function draw() {
     const d = data, c = $('stackchart'), dpr = window.devicePixelRatio || 1;
     const W = c.parentElement.clientWidth;
-    const L = layout(d, view[0], view[1], W);
+    const L = layout(d), x0 = view[0], k = W / (view[1] - view[0]);
     boxes = L.boxes;
+    for (const b of boxes) { b.x = (b.t0 - x0) * k; b.w = (b.t1 - b.t0) * k; }
     const h = SC_AXIS + Math.max(L.depth, 1) * SC_ROW + 2;
-    c.style.height = h + 'px';
-    c.width = Math.round(W * dpr); c.height = Math.round(h * dpr);
+    const cw = Math.round(W * dpr), ch = Math.round(h * dpr);
+    if (c.width !== cw || c.height !== ch) { c.style.height = h + 'px'; c.width = cw; c.height = ch; }
     const g = c.getContext('2d');
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, W, h);
@@ -135,25 +145,24 @@ const StackChart = (() => {
     // Time axis: about one tick per 120 px.
     const S = view[1] - view[0], raw = S / Math.max(1, W / 120);
     const p10 = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1))));
-    const step = [1, 2, 5, 10].map((k) => k * p10).find((s) => s >= raw) || p10 * 10;
+    const step = [1, 2, 5, 10].map((m) => m * p10).find((v) => v >= raw) || p10 * 10;
     g.fillStyle = '#777';
     for (let t = Math.ceil(view[0] / step) * step; t <= view[1]; t += step) {
       const x = (t - view[0]) / S * W;
       g.fillRect(x, SC_AXIS - 5, 1, 5);
       g.fillText(fmtSec(t, S < 1e7 ? 1 : S), Math.min(x + 2, W - 60), SC_AXIS / 2 - 1);
     }
-    // The boxes, one path per colour (few fill changes), then the names.
-    const paths = new Map(), named = [];
-    for (const b of boxes) {
-      if (b.x + b.w < 0 || b.x > W) continue;
-      const y = SC_AXIS + b.depth * SC_ROW, x = Math.max(b.x, 0), w = Math.min(b.x + b.w, W) - x;
-      const rgb = d.frames[b.f][1];
-      let path = paths.get(rgb);
-      if (!path) { path = new Path2D(); paths.set(rgb, path); }
-      path.rect(x, y, Math.max(w - 0.5, 0.5), SC_ROW - 1);
-      if (w > 28) named.push([b, x, y, w]);
+    // The boxes, a colour at a time (few fill changes), then the names.
+    const named = [];
+    for (const [fill, bs] of L.groups) {
+      g.fillStyle = fill;
+      for (const b of bs) {
+        if (b.x + b.w < 0 || b.x > W) continue;
+        const y = SC_AXIS + b.depth * SC_ROW, x = Math.max(b.x, 0), w = Math.min(b.x + b.w, W) - x;
+        g.fillRect(x, y, Math.max(w - 0.5, 0.5), SC_ROW - 1);
+        if (w > 28) named.push([b, x, y, w]);
+      }
     }
-    for (const [rgb, path] of paths) { g.fillStyle = colour(rgb, 0); g.fill(path); }
     g.fillStyle = '#000';
     for (const [b, x, y, w] of named) {
       const name = d.names[d.frames[b.f][0]], room = Math.floor((w - 6) / 6.7);
