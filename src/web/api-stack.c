@@ -598,13 +598,33 @@ static int view_timed(struct web_view *v, struct web_timed **out)
 	return err;
 }
 
+/* A whole-number argument (pid, tid: -1 when the samples do not say);
+ * def when absent.  -1 when bad (the 400 answer is made). */
+static int id_arg(struct call *c, const char *key, int64_t def, int64_t *out)
+{
+	const char *s = call_arg(c, key);
+	char *end;
+	long long v;
+
+	*out = def;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end) {
+		call_fail(c, 400, "bad %s '%s': want a number", key, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 /* The thread the request names (pid, tid; absent: the busiest), or
- * NULL (the 404 answer is made). */
+ * NULL (the 400 or 404 answer is made). */
 static const struct timed_thread *pick_thread(struct call *c,
 					      const struct web_timed *tm)
 {
-	const char *pid = call_arg(c, "pid"), *tid;
-	long long want_pid, want_tid;
+	int64_t pid, tid;
 	size_t i;
 
 	if (!tm->nth) {
@@ -612,18 +632,18 @@ static const struct timed_thread *pick_thread(struct call *c,
 			  "the stack chart needs times (kiln record keeps them)");
 		return NULL;
 	}
-	want_pid = pid && *pid ? strtoll(pid, NULL, 10) : tm->th[0].pid;
-	tid = call_arg(c, "tid");
-	want_tid = tid && *tid ? strtoll(tid, NULL, 10) : tm->th[0].tid;
+	if (id_arg(c, "pid", tm->th[0].pid, &pid) ||
+	    id_arg(c, "tid", tm->th[0].tid, &tid))
+		return NULL;
 	for (i = 0; i < tm->nth; i++)
-		if (tm->th[i].pid == want_pid && tm->th[i].tid == want_tid)
+		if (tm->th[i].pid == pid && tm->th[i].tid == tid)
 			return &tm->th[i];
-	call_fail(c, 404, "no thread %lld (pid %lld) in this selection",
-		  want_tid, want_pid);
+	call_fail(c, 404, "no thread %" PRId64 " (pid %" PRId64 ") in this "
+		  "selection", tid, pid);
 	return NULL;
 }
 
-/* A time argument in [0, max]; def when absent.  -1 when bad. */
+/* A time argument (ns, at least 0); def when absent.  -1 when bad. */
 static int time_arg(struct call *c, const char *key, int64_t def,
 		    int64_t *out)
 {

@@ -51,6 +51,8 @@ expect_get 200 '/api/stackchart?width=1000&t0=1000000&t1=3000000'
 [ "$(runs)" = "1-2:main>burn_a:1 2-3:main>burn_b:1" ] || fail "time range: $(runs)"
 expect_get 200 '/api/stackchart?width=1000&labels=thread%3D102'
 [ "$(jq .tid "$T/body")" = 102 ] || fail "labels: $(cat "$T/body")"
+expect_get 400 '/api/stackchart?tid=x'
+has "$T/body" "bad tid 'x'"
 expect_get 404 '/api/stackchart?tid=7&pid=100'
 has "$T/body" "no thread 7"
 expect_get 400 '/api/stackchart?from=5&to=5'
