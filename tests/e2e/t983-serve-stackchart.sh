@@ -60,6 +60,20 @@ expect_get 400 '/api/stackchart?from=x'
 has "$T/body" "bad from 'x'"
 serve_stop
 
+# Samples out of time order in the file (perf script of several CPUs,
+# merged): each thread's come out in time order.
+{
+    for t in 3 1 0 2; do
+        f=burn_a; [ "$t" -ge 2 ] && f=burn_b
+        printf 'prog 100/101 [000] 1.%03d000: 1000000 cpu-clock:\n\t    401000 %s (/bin/prog)\n\t    402000 main (/bin/prog)\n\n' "$t" "$f"
+        printf 'prog 100/102 [001] 1.%03d500: 1000000 cpu-clock:\n\t    403000 burn_c (/bin/prog)\n\t    402000 main (/bin/prog)\n\n' "$t"
+    done
+} > "$T/shuffled.perf"
+serve_start -q --http 127.0.0.1:0 "$T/shuffled.perf"
+expect_get 200 '/api/stackchart?width=1000&tid=101&pid=100'
+[ "$(runs)" = "0-2:main>burn_a:2 2-4:main>burn_b:2" ] || fail "out of order: $(runs)"
+serve_stop
+
 # A profile without times: no stack chart, said so.
 printf 'main;burn_a 3\n' > "$T/plain.folded"
 serve_start -q --http 127.0.0.1:0 "$T/plain.folded"
