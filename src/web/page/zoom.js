@@ -178,7 +178,8 @@ const FlameNav = (() => {
       if (gen !== generation) return;
       miniData = d; miniKey = key;
     }
-    if (mini.paintKey !== miniKey) { mini.paintKey = miniKey; mini.set(paintMini); }
+    // Repainted for a new answer, or flame <-> icicle (roots down or up).
+    if (mini.paintKey !== miniKey + state.v) { mini.paintKey = miniKey + state.v; mini.set(paintMini); }
     const [a, b] = Zoom.parse(state.fx);
     mini.show(a, b);
   }
@@ -193,7 +194,8 @@ const FlameNav = (() => {
   function wire(g) {
     graph = g;
     mini = new Zoom.Minimap($('flame-mini'), (a, b) => setWin(a, b, true));
-    Zoom.attach(g.c, () => g.win || [0, 1], setWin);
+    // A saved page holds one drawing of the whole graph: no window.
+    if (!OFFLINE) Zoom.attach(g.c, () => g.win || [0, 1], setWin);
     $('heavy').addEventListener('change', (e) => setState({ lh: e.target.checked ? '1' : '0' }));
   }
 
