@@ -196,6 +196,47 @@ struct emit_item {
 	int64_t x;
 };
 
+/* How a flame graph is laid out: children in name order, or heaviest
+ * first (left-heavy); and the window drawn, [lo, hi) in the zoom root's
+ * value from its left edge (a wheel or drag zoom: nodes outside it are
+ * not sent, nodes inside at least min_px wide when the window spans
+ * width_px). */
+struct emit_win {
+	bool heavy;
+	int64_t lo, hi;
+};
+
+static int cmp_heavy(const void *a, const void *b, void *ctx)
+{
+	const struct kiln_tree *t = ctx;
+	const uint64_t *x = a, *y = b;
+	int64_t tx = t->nodes[(uint32_t)*x].total, ty = t->nodes[(uint32_t)*y].total;
+
+	if (tx != ty)
+		return tx > ty ? -1 : 1;
+	return *x < *y ? -1 : *x > *y;	/* ties: name order (high bits) */
+}
+
+/* Node nd's children in drawing order into *kids (grown; each its
+ * place in name order << 32 | its node id); their count, or -1 when out
+ * of memory. */
+static long kids_order(const struct kiln_tree *t, const struct kiln_tree_node *nd,
+		       bool heavy, uint64_t **kids, size_t *cap)
+{
+	size_t n = 0;
+	uint32_t ch;
+
+	for (ch = nd->child; ch; ch = t->nodes[ch].next) {
+		if (kiln_array_grow((void **)kids, cap, n + 1, sizeof(**kids)))
+			return -1;
+		(*kids)[n] = (uint64_t)n << 32 | ch;
+		n++;
+	}
+	if (heavy && n > 1)
+		qsort_r(*kids, n, sizeof(**kids), cmp_heavy, (void *)t);
+	return (long)n;
+}
+
 /* Node i's change of share against the base, in percentage points. */
 static double share_delta(const struct kiln_tree *t, uint32_t i)
 {
@@ -245,21 +286,23 @@ static double diff_scale(const struct kiln_tree *t, uint32_t from, double px,
 /*
  * Writes "nodes":[[name, depth, x, total, self, kind, module, file, line,
  * match, rgb(, base)], ...] for the subtree of node `from`, depth-first, children in
- * name order, x the value left of the node within `from`.  Only nodes at
- * least min_px wide when `from` spans width_px are written.  Name,
+ * name order (or w's), x the value left of the node within `from`.  Only
+ * nodes at least min_px wide when `from` (or w's window) spans width_px
+ * are written, and with w only those that overlap its window.  Name,
  * module and file are indexes in "names".  *maxdepth gets the deepest
  * written depth, *dropped the count of children left out.
  */
 static void emit_nodes(struct call *c, const struct kiln_tree *t,
 		       uint32_t from, double width_px, double min_px, bool diff,
-		       struct search *s, struct web_names *nm, uint32_t *maxdepth,
-		       size_t *dropped)
+		       const struct emit_win *w, struct search *s,
+		       struct web_names *nm, uint32_t *maxdepth, size_t *dropped)
 {
 	const struct kiln_prof *p = t->prof;
 	struct emit_item *stack = NULL;
-	size_t n = 0, cap = 0, count = 0;
-	double scale = t->nodes[from].total > 0 ?
-		width_px / (double)t->nodes[from].total : 0;
+	uint64_t *kids = NULL;
+	size_t n = 0, cap = 0, count = 0, kcap = 0;
+	int64_t span = w && w->hi > w->lo ? w->hi - w->lo : t->nodes[from].total;
+	double scale = span > 0 ? width_px / (double)span : 0;
 	double dscale = diff ? diff_scale(t, from, scale, min_px) : 0;
 
 	*maxdepth = 0;
@@ -275,6 +318,7 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 		const struct kiln_tree_node *nd = &t->nodes[it.node];
 		uint32_t ch;
 		size_t first, lo, hi;
+		long nk, k;
 		int64_t x;
 		uint32_t file = nd->function ?
 			p->functions[nd->function].filename : 0;
@@ -307,10 +351,19 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 		 * come out in name order. */
 		first = n;
 		x = it.x;
-		for (ch = nd->child; ch; ch = t->nodes[ch].next) {
-			const struct kiln_tree_node *cn = &t->nodes[ch];
+		nk = kids_order(t, nd, w && w->heavy, &kids, &kcap);
+		if (nk < 0) {
+			c->err = -ENOMEM;
+			break;
+		}
+		for (k = 0; k < nk; k++) {
+			const struct kiln_tree_node *cn;
 
-			if ((double)cn->total * scale >= min_px) {
+			ch = (uint32_t)kids[k];
+			cn = &t->nodes[ch];
+			if ((double)cn->total * scale >= min_px &&
+			    (!w || w->hi <= w->lo ||
+			     (x < w->hi && x + cn->total > w->lo))) {
 				if (kiln_array_grow((void **)&stack, &cap, n + 1,
 						    sizeof(*stack))) {
 					c->err = -ENOMEM;
@@ -331,6 +384,7 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 	}
 	call_add(c, "]");
 	free(stack);
+	free(kids);
 }
 
 uint32_t web_tree_walk(struct call *c, const struct kiln_tree *t,
@@ -386,12 +440,19 @@ int web_api_flame(struct call *c)
 	long width, min;
 	bool reverse, diff;
 	int64_t m_all, m_root;
+	struct emit_win w = { false, 0, 0 };
+	double x0, x1;
 	int err;
 
 	if (call_num_arg(c, "width", 1, WEB_WIDTH_MAX, 1200, &width) ||
 	    call_num_arg(c, "min", 1, WEB_WIDTH_MAX, 1, &min) ||
 	    call_bool_arg(c, "reverse", &reverse) || call_bool_arg(c, "diff", &diff) ||
-	    call_selection(c, &v))
+	    call_bool_arg(c, "heavy", &w.heavy) ||
+	    call_frac_arg(c, "x0", 0, &x0) || call_frac_arg(c, "x1", 1, &x1))
+		return c->status;
+	if (x1 <= x0)
+		return call_fail(c, 400, "bad window: x0 %g is not left of x1 %g", x0, x1);
+	if (call_selection(c, &v))
 		return c->status;
 	err = kiln_web_view_tree(v, reverse, diff, &t, &c->d);
 	if (err == -EINVAL)
@@ -436,7 +497,12 @@ int web_api_flame(struct call *c)
 	}
 	call_add(c, "],\"matched\":%" PRId64 ",\"matched_root\":%" PRId64 ",",
 	    m_all, m_root);
-	emit_nodes(c, t, root, (double)width, (double)min, diff, &s, &nm,
+	/* The window in the zoom root's value (x0, x1: its fractions). */
+	w.lo = (int64_t)(x0 * (double)t->nodes[root].total);
+	w.hi = (int64_t)(x1 * (double)t->nodes[root].total + 0.5);
+	if (w.hi <= w.lo)
+		w.hi = w.lo + 1;
+	emit_nodes(c, t, root, (double)width, (double)min, diff, &w, &s, &nm,
 		   &maxdepth, &dropped);
 	call_add(c, ",\"depth\":%u,\"dropped\":%zu,", maxdepth, dropped);
 	web_names_write(c, &nm, v->prof);
@@ -582,10 +648,10 @@ int web_api_sandwich(struct call *c)
 	    t->nodes[0].total, callees.nodes[0].total,
 	    callees.nodes[0].child ? callees.nodes[callees.nodes[0].child].self : 0);
 	call_add(c, ",\"callers\":{");
-	emit_nodes(c, &callers, callers.nodes[0].child, (double)width, 1.0, false, &s,
+	emit_nodes(c, &callers, callers.nodes[0].child, (double)width, 1.0, false, NULL, &s,
 		   &nm, &maxdepth, &dropped);
 	call_add(c, ",\"depth\":%u},\"callees\":{", maxdepth);
-	emit_nodes(c, &callees, callees.nodes[0].child, (double)width, 1.0, false, &s,
+	emit_nodes(c, &callees, callees.nodes[0].child, (double)width, 1.0, false, NULL, &s,
 		   &nm, &maxdepth, &dropped);
 	call_add(c, ",\"depth\":%u},", maxdepth);
 	web_names_write(c, &nm, v->prof);

@@ -17,6 +17,8 @@
  *   /api/callgraph  the call graph (kiln callgraph's engine) as SVG
  *   /api/timeline   the selection's values per thread over time, or a
  *                   heap trace's size over time
+ *   /api/stackchart one thread's runs of identical stacks in time order
+ *                   for a time window (api-stack.c)
  *   /api/download   the selection as pprof, collapsed, speedscope,
  *                   perf-script, a flame graph SVG or the saved page
  *
@@ -348,12 +350,14 @@ int kiln_web_api_locked(struct kiln_web_model *m, struct kiln_web_req *r,
 		status = web_api_summary(&c);
 	else if (!strcmp(r->path, "/api/labels"))
 		status = web_api_labels(&c);
+	else if (!strcmp(r->path, "/api/stackchart"))
+		status = web_api_stackchart(&c);
 	else
 		status = call_fail(&c, 404, "no API '%s' (there are /api/status, "
 			      "/api/profiles, "
 			      "/api/flame, /api/top, /api/sandwich, /api/callgraph, "
 			      "/api/source, /api/calltree, /api/summary, /api/labels, "
-			      "/api/timeline, "
+			      "/api/timeline, /api/stackchart, "
 			      "/api/download)", r->path);
 	if (c.err) {
 		kiln_buf_reset(out);

@@ -260,6 +260,7 @@ static void view_release(struct web_view *v)
 		kiln_buf_release(&v->memo[i]);
 	kiln_tree_release(&v->sw_callers);
 	kiln_tree_release(&v->sw_callees);
+	kiln_web_timed_free(v->timed);
 	if (v->own)
 		kiln_prof_free(v->prof);
 	if (v->base_own)

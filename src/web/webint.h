@@ -20,6 +20,10 @@
 struct kiln_diag;
 struct kiln_web_req;
 struct kiln_heaptrace_index;
+struct web_timed;
+
+/* Frees a view's ordered timed samples (api-stack.c); NULL is fine. */
+void kiln_web_timed_free(struct web_timed *tm);
 
 /* The kept answers of a view (web_view.memo). */
 enum { WEB_MEMO_LABELS, WEB_MEMO_SUMMARY, WEB_MEMOS };
@@ -132,6 +136,9 @@ struct web_view {
 	struct kiln_buf memo[WEB_MEMOS];
 	long memo_arg[WEB_MEMOS];
 	bool memo_ok[WEB_MEMOS];
+	/* The stack chart's timed samples in (thread, time) order, made
+	 * on first use (api-stack.c), or NULL. */
+	struct web_timed *timed;
 	unsigned long tick;		/* last use, for eviction */
 };
 

@@ -367,8 +367,9 @@ try {
       'call graph: hover text names the share of burn_a');
     await page.screenshot({ path: join(shotDir, 'callgraph.png') });
     await page.locator('#cg svg a[data-fn="stage_b"]').click();
+    await page.click('#cg-menu button[data-act="sandwich"]');
     await page.waitForFunction(() => /^stage_b:/.test(document.getElementById('sw-summary').textContent));
-    check((await hashParams()).v === 'sandwich' && (await hashParams()).fn === 'stage_b', 'call graph: a click opens the sandwich');
+    check((await hashParams()).v === 'sandwich' && (await hashParams()).fn === 'stage_b', 'call graph: a click\'s menu opens the sandwich');
     await open('#v=callgraph&cgn=3');
     await page.waitForSelector('#cg svg a[data-fn]', { state: 'attached' });
     check(await page.locator('#cg svg a[data-fn]').count() <= 3, 'call graph: nodes=3 prunes');

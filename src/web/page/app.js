@@ -11,10 +11,11 @@ const $ = (id) => document.getElementById(id);
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
-  t0: '', t1: '', cgn: '80', fit: '1', abs: '', ct: '', lf: '', g: '' };
+  t0: '', t1: '', cgn: '80', fit: '1', abs: '', ct: '', lf: '', g: '',
+  fx: '', lh: '0', sct: '', sx: '' };
 let state = { ...DEFAULTS };
-// Views in files of their own (calltree.js, summary.js): render(gen), wire().
-const VIEWS = { calltree: CallTree, summary: Summary };
+// Views in files of their own (calltree.js, summary.js, stackchart.js): render(gen), wire().
+const VIEWS = { calltree: CallTree, summary: Summary, stackchart: StackChart };
 
 function readHash() {
   const q = new URLSearchParams(location.hash.slice(1));
@@ -27,15 +28,18 @@ function readHash() {
 // stands between the click and the request.  Back and Forward come as
 // popstate; a fragment typed into the address bar as hashchange.
 let shownHash = null;           // the fragment the views were drawn for
-function setState(changes) {
+// replace: no history entry of its own (a zoom's window as it settles).
+function setState(changes, replace) {
   const next = { ...state, ...changes };
+  // A new zoom root starts with the whole of it in view.
+  if ('root' in changes && !('fx' in changes)) next.fx = '';
   const q = new URLSearchParams();
   for (const k of Object.keys(DEFAULTS)) if (next[k] !== DEFAULTS[k]) q.set(k, next[k]);
   const h = '#' + q.toString();
   state = next;
   if (!(h === location.hash || (h === '#' && !location.hash))) {
     try {
-      history.pushState(null, '', h === '#' ? location.pathname + location.search : h);
+      history[replace ? 'replaceState' : 'pushState'](null, '', h === '#' ? location.pathname + location.search : h);
     } catch (e) {
       location.hash = h;        // hashchange draws
       return;
@@ -283,10 +287,12 @@ class Graph {
   name(i) { const k = this.nodes[i][0]; return k < 0 ? 'all' : this.names[k]; }
   path(i) { const p = []; for (; i >= 0; i = this.parent[i]) p.unshift(this.name(i)); return p; }
 
+  // this.win: the horizontal window [a, b] of the root shown (zoom.js).
   geom(i) {
-    const n = this.nodes[i], W = this.width, s = this.rootTotal ? W / this.rootTotal : 0;
+    const n = this.nodes[i], [a, b] = this.win || [0, 1], W = this.width;
+    const s = this.rootTotal ? W / this.rootTotal / (b - a) : 0;
     const y = this.up ? (this.depth - n[1]) * ROW : n[1] * ROW;
-    return { x: n[2] * s, y, w: n[3] * s };
+    return { x: n[2] * s - a * W / (b - a), y, w: n[3] * s };
   }
 
   draw() {
@@ -302,6 +308,9 @@ class Graph {
     g.textBaseline = 'middle';
     for (let i = 0; i < this.nodes.length; i++) {
       const n = this.nodes[i], r = this.geom(i), name = this.name(i);
+      if (r.x + r.w < 0 || r.x > this.width) continue;
+      if (r.x < 0) { r.w += r.x; r.x = 0; }
+      if (r.x + r.w > this.width) r.w = this.width - r.x;
       g.fillStyle = i === 0 && n[0] < 0 ? 'rgb(200,200,200)' :
         colour(n[10], n[9]);
       g.fillRect(r.x, r.y + 1, Math.max(r.w - 0.5, 0.5), ROW - 1);
@@ -579,13 +588,18 @@ async function renderFlame(gen) {
   if (state.s) q.set('search', state.s);
   if (state.rev === '1') q.set('reverse', '1');
   if (state.d === '1') q.set('diff', '1');
+  if (!OFFLINE) FlameNav.params(q);
   if (document.activeElement !== $('search')) $('search').value = state.s;
   $('reverse').checked = state.rev === '1';
+  $('heavy').checked = state.lh === '1';
   $('diff').checked = state.d === '1';
   const d = await api('flame', q);
   if (gen !== generation) return;
   flameData = d;
+  flame.win = OFFLINE ? [0, 1] : Zoom.parse(state.fx);
   flame.set(d, d, state.v === 'flame', d.total);
+  await FlameNav.drawn(gen);
+  if (gen !== generation) return;
   // Nothing to draw: say why rather than show a blank canvas and "0ns".
   const empty = $('flame-empty');
   empty.hidden = !!d.total;
@@ -769,14 +783,13 @@ async function renderCallgraph(gen) {
     if (!h.startsWith('kiln-fn:')) continue;
     const fn = decodeURIComponent(h.slice(8));
     a.dataset.fn = fn; nodes++;
-    a.addEventListener('click', (e) => { e.preventDefault(); setState({ v: 'sandwich', fn }); });
+    // Its menu (focus, ignore, hide, show from, sandwich): cgnav.js.
     // The hover text: the box's tooltip, not graphviz's node id.
     const t = a.closest('g.node') && a.closest('g.node').querySelector('title');
     if (t && a.getAttribute('xlink:title')) t.textContent = a.getAttribute('xlink:title');
   }
-  // fit: no wider than the window (never enlarged).
-  if (state.fit === '1') { svg.style.maxWidth = '100%'; svg.style.height = 'auto'; }
   $('cg').replaceChildren(svg);
+  CgNav.attach(svg, state.fit === '1');
   $('cg-summary').textContent = `${nodes} function${nodes === 1 ? '' : 's'} shown`;
 }
 
@@ -815,6 +828,8 @@ function wire() {
   callees.onClick = (i) => setState({ fn: callees.name(i) });
 
   wireTimeline();
+  FlameNav.wire(flame);
+  CgNav.wire();
   for (const v of Object.values(VIEWS)) v.wire();
   Labels.wire();
   $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '', t0: '', t1: '', lf: '', g: '' }));

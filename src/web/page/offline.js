@@ -212,7 +212,7 @@ const Offline = (() => {
       note.textContent = 'no source file of this profile was readable when the page was saved: the costs per line only';
       $('src').before(note);
     }
-    for (const id of ['profile', 'focus', 'ignore', 'hide', 'cg-nodes', 'cg-lines'])
+    for (const id of ['profile', 'focus', 'ignore', 'hide', 'heavy', 'cg-nodes', 'cg-lines'])
       $(id).disabled = true;
     $('saved').hidden = false;
     $('saved').textContent = `saved page of ${p.name}` + (s.focus ? `, focus ${s.focus}` : '') +
