@@ -112,11 +112,13 @@ struct kiln_cli_input {
 	const char *focus;		/* --focus */
 	const char *ignore;		/* --ignore */
 	const char *hide;		/* --hide */
+	const char *transform;		/* --transform: profile/transform.h */
 	const char *event;		/* --event: a perf.data's event */
 };
 
 /*
- * Reads (and merges) the input files, applies focus/ignore/hide, picks the
+ * Reads (and merges) the input files, applies focus/ignore/hide and then
+ * the transforms, picks the
  * sample type.  On success *out is the profile and *type the type index.
  * Prints errors; returns an exit status.
  */

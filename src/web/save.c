@@ -31,7 +31,7 @@ static const char *sub_arg(void *ctx, const char *key)
 {
 	static const char *const pass[] = { "p", "type", "focus", "ignore",
 					    "hide", "t0", "t1", "labels",
-					    "group", NULL };
+					    "group", "tf", NULL };
 	const struct sub *s = ctx;
 	size_t i;
 
@@ -151,7 +151,7 @@ int kiln_web_save_html_locked(struct kiln_web_model *m,
 	static const char *const none[] = { NULL };
 	static const char *const sel_keys[] = { "p", "type", "focus", "ignore",
 						"hide", "t0", "t1", "labels",
-						"group", NULL };
+						"group", "tf", NULL };
 	size_t i;
 	const struct kiln_web_asset *html = kiln_web_asset("/");
 	const struct kiln_web_asset *css = kiln_web_asset("/style.css");
