@@ -167,6 +167,7 @@ int kiln_cmd_serve(int argc, char **argv)
 		goto out_free;
 	}
 	kiln_web_enable_callgraph();
+	kiln_web_enable_disasm();
 	kiln_web_model_stop_on(m, &kiln_cli_stop_signal);
 	/* A stop signal sets a flag: the reading stops between inputs (and a
 	 * heap trace's analysis at its next frame), the wait below ends. */
