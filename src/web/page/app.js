@@ -13,8 +13,8 @@ const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: ''
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
   t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '', lf: '', g: '', tf: '' };
 let state = { ...DEFAULTS };
-// Views in files of their own (calltree.js, summary.js): render(gen), wire().
-const VIEWS = { calltree: CallTree, summary: Summary };
+// Views in files of their own (calltree.js, summary.js, disasm.js): render(gen), wire().
+const VIEWS = { calltree: CallTree, summary: Summary, disasm: Disasm };
 
 function readHash() {
   const q = new URLSearchParams(location.hash.slice(1));
