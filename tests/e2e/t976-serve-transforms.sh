@@ -70,6 +70,9 @@ fi
 # The cache is keyed by the list: the same view without it is whole.
 expect_get 200 '/api/flame?width=800'
 [ "$(jq '.total' "$T/body")" = 1285 ] || fail "flame without tf after one with it: $(jq .total "$T/body")"
+# The saved page keeps the list with its selection.
+expect_get 200 '/api/download?format=html&tf=mf:run'
+has "$T/body" '"tf":"mf:run"'
 # Bad lists.
 expect_get 400 '/api/top?tf=zz:main'
 has "$T/body" "bad transform 'zz:main'"
