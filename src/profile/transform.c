@@ -214,11 +214,12 @@ static int prepare(struct tstate *st, const struct kiln_tf_list *l)
 		t->ids = calloc(t->n, sizeof(*t->ids));
 		if (!t->ids)
 			return -ENOMEM;
-		for (j = 0; j < t->n; j++) {
-			const char *s = l->items[i].names[j];
-
-			t->ids[j] = kiln_prof_find_str(p, s, strlen(s));
-		}
+		/* Interned, not looked up: a name an earlier transform of
+		 * the list makes (a collapsed library's) must match too. */
+		for (j = 0; j < t->n; j++)
+			t->ids[j] = kiln_prof_interns(p, l->items[i].names[j]);
+		if (p->err)
+			return p->err;
 		if (t->kind != KILN_TF_COLLAPSE_LIB)
 			continue;
 		t->base = base_name(l->items[i].names[0]);

@@ -197,6 +197,9 @@ static void test_collapse_library(void **state)
 	      "_start;libc:__libc_start_main;libc:__libc_start_call_main;main=1",
 	      "cl:libc.so.6",
 	      "_start;libc.so.6;main 1\n_start;libc.so.6;main;work;libc.so.6 3");
+	/* A later transform of the list sees the collapsed frame. */
+	check("main;libc:memcpy=2|main;work=1", "cl:libc.so.6;mf:libc.so.6",
+	      "main 2\nmain;work 1");
 	/* The full path names it too. */
 	check("main;libc:memcpy=2", "cl:" LIBC, "main;libc.so.6 2");
 }
