@@ -123,6 +123,10 @@ const Transforms = (() => {
   }
 
   function wire() {
+    // A saved page keeps its selection: no menu there, and its help says so.
+    if (OFFLINE)
+      for (const h of document.querySelectorAll('#flame-view .help'))
+        h.textContent = h.textContent.replace(' · right-click: transforms, disassembly', '');
     $('flame').addEventListener('contextmenu', (e) => {
       if (OFFLINE) return;
       const i = flame.at(e);
