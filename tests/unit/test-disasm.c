@@ -82,7 +82,8 @@ static void test_own_function(void **state)
 	}
 	assert_true(ret);
 	assert_true(lines);
-	assert_ptr_equal(kiln_disasm_find(&x, off + 1), &x.insns[0]);
+	assert_ptr_equal(kiln_disasm_find(&x, off + x.insns[0].size - 1), &x.insns[0]);
+	assert_ptr_equal(kiln_disasm_find(&x, off + x.insns[0].size), &x.insns[1]);
 	assert_null(kiln_disasm_find(&x, off - 1));
 	assert_non_null(x.build_id);
 	{
