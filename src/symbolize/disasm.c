@@ -5,7 +5,8 @@
  * (offline, as kiln doctor reads a binary), the symbol found with
  * dwfl_module_addrinfo(), its bytes taken from the section holding it,
  * decoded by capstone, and each instruction's line looked up with
- * dwfl_module_getsrc().
+ * dwfl_module_getsrc().  The decoder (struct kiln_decoder) is kiln's one
+ * user of capstone: kiln doctor's prologue judge decodes through it too.
  */
 #include <capstone/capstone.h>
 #include <elfutils/libdwfl.h>
@@ -31,6 +32,74 @@ static const Dwfl_Callbacks callbacks = {
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
+
+struct kiln_decoder {
+	csh h;
+	cs_insn *in;
+	int machine;
+};
+
+int kiln_decoder_open(struct kiln_decoder **out, int machine,
+		      const char **arch)
+{
+	struct kiln_decoder *dec;
+	cs_arch a;
+	cs_mode mode;
+
+	if (machine == EM_X86_64) {
+		a = CS_ARCH_X86;
+		mode = CS_MODE_64;
+		*arch = "x86-64";
+	} else if (machine == EM_AARCH64) {
+		a = CS_ARCH_ARM64;
+		mode = CS_MODE_ARM;
+		*arch = "aarch64";
+	} else {
+		return -ENOTSUP;
+	}
+	dec = calloc(1, sizeof(*dec));
+	if (!dec)
+		return -ENOMEM;
+	dec->machine = machine;
+	if (cs_open(a, mode, &dec->h) != CS_ERR_OK) {
+		free(dec);
+		return -ENOTSUP;
+	}
+	dec->in = cs_malloc(dec->h);
+	if (!dec->in) {
+		cs_close(&dec->h);
+		free(dec);
+		return -ENOMEM;
+	}
+	*out = dec;
+	return 0;
+}
+
+void kiln_decoder_close(struct kiln_decoder *dec)
+{
+	if (!dec)
+		return;
+	cs_free(dec->in, 1);
+	cs_close(&dec->h);
+	free(dec);
+}
+
+bool kiln_decoder_next(struct kiln_decoder *dec, const uint8_t **code,
+		       size_t *left, uint64_t *addr, struct kiln_decoded *out)
+{
+	cs_insn *in = dec->in;
+
+	if (!*left || !cs_disasm_iter(dec->h, code, left, addr, in))
+		return false;
+	out->addr = in->address;
+	out->size = in->size;
+	out->bytes = in->bytes;
+	out->mnemonic = in->mnemonic;
+	out->ops = in->op_str;
+	out->call = dec->machine == EM_X86_64 ? in->id == X86_INS_CALL :
+		in->id == ARM64_INS_BL || in->id == ARM64_INS_BLR;
+	return true;
+}
 
 void kiln_disasm_release(struct kiln_disasm *x)
 {
@@ -100,19 +169,17 @@ static uint32_t file_index(struct kiln_disasm *x, const char *name)
 
 /* Decodes code[0..len) at file address start (file offset start_off)
  * into x->insns, with lines from mod (addresses + bias). */
-static int decode(struct kiln_disasm *x, csh h, Dwfl_Module *mod,
-		  Dwarf_Addr bias, const uint8_t *code, size_t len,
-		  uint64_t start, uint64_t start_off)
+static int decode(struct kiln_disasm *x, struct kiln_decoder *dec,
+		  Dwfl_Module *mod, Dwarf_Addr bias, const uint8_t *code,
+		  size_t len, uint64_t start, uint64_t start_off)
 {
-	cs_insn *in = cs_malloc(h);
 	uint64_t addr = start;
 	size_t cap = 0;
 	const uint8_t *p = code;
 	size_t left = len;
 
-	if (!in)
-		return -ENOMEM;
 	while (left) {
+		struct kiln_decoded in;
 		struct kiln_insn *k;
 		uint64_t at = addr;
 		Dwfl_Line *line;
@@ -121,16 +188,14 @@ static int decode(struct kiln_disasm *x, csh h, Dwfl_Module *mod,
 			size_t nc = cap ? cap * 2 : 64;
 			struct kiln_insn *ni = realloc(x->insns, nc * sizeof(*ni));
 
-			if (!ni) {
-				cs_free(in, 1);
+			if (!ni)
 				return -ENOMEM;
-			}
 			x->insns = ni;
 			cap = nc;
 		}
 		k = &x->insns[x->n];
 		memset(k, 0, sizeof(*k));
-		if (!cs_disasm_iter(h, &p, &left, &addr, in)) {
+		if (!kiln_decoder_next(dec, &p, &left, &addr, &in)) {
 			/* Not an instruction (data in code, padding): one
 			 * byte shown as such, and on. */
 			k->size = 1;
@@ -139,9 +204,9 @@ static int decode(struct kiln_disasm *x, csh h, Dwfl_Module *mod,
 			left--;
 			addr++;
 		} else {
-			k->size = in->size;
-			snprintf(k->text, sizeof(k->text), "%s%s%s", in->mnemonic,
-				 in->op_str[0] ? " " : "", in->op_str);
+			k->size = in.size;
+			snprintf(k->text, sizeof(k->text), "%.31s%s%.150s", in.mnemonic,
+				 in.ops[0] ? " " : "", in.ops);
 		}
 		k->addr = at;
 		k->offset = start_off + (at - start);
@@ -158,7 +223,6 @@ static int decode(struct kiln_disasm *x, csh h, Dwfl_Module *mod,
 		}
 		x->n++;
 	}
-	cs_free(in, 1);
 	return 0;
 }
 
@@ -200,24 +264,6 @@ static int find_symbol(struct kiln_disasm *x, Dwfl_Module *mod,
 	return x->symbol ? 0 : -ENOMEM;
 }
 
-/* The machine's capstone mode, or -ENOTSUP. */
-static int open_capstone(Elf *elf, csh *h, const char **arch)
-{
-	GElf_Ehdr eh;
-
-	if (!gelf_getehdr(elf, &eh))
-		return -ENOEXEC;
-	if (eh.e_machine == EM_X86_64) {
-		*arch = "x86-64";
-		return cs_open(CS_ARCH_X86, CS_MODE_64, h) == CS_ERR_OK ? 0 : -ENOTSUP;
-	}
-	if (eh.e_machine == EM_AARCH64) {
-		*arch = "aarch64";
-		return cs_open(CS_ARCH_ARM64, CS_MODE_ARM, h) == CS_ERR_OK ? 0 : -ENOTSUP;
-	}
-	return -ENOTSUP;
-}
-
 int kiln_disasm_at(const char *path, const char *build_id, uint64_t offset,
 		   struct kiln_disasm *out, struct kiln_diag *d)
 {
@@ -229,7 +275,8 @@ int kiln_disasm_at(const char *path, const char *build_id, uint64_t offset,
 	Elf_Data *data;
 	Elf *elf;
 	uint64_t vaddr, len;
-	csh h;
+	struct kiln_decoder *dec = NULL;
+	GElf_Ehdr eh;
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
@@ -276,15 +323,18 @@ int kiln_disasm_at(const char *path, const char *build_id, uint64_t offset,
 		len = KILN_DISASM_MAX;
 		x.truncated = true;
 	}
-	err = open_capstone(elf, &h, &x.arch);
-	if (err) {
+	err = gelf_getehdr(elf, &eh) ?
+		kiln_decoder_open(&dec, eh.e_machine, &x.arch) : -ENOEXEC;
+	if (err == -ENOTSUP || err == -ENOEXEC) {
 		kiln_diag(d, "'%s' is for a machine kiln does not disassemble", path);
 		goto out;
 	}
+	if (err)
+		goto out;
 	/* The symbol's file offset: through the same segment as vaddr. */
-	err = decode(&x, h, mod, bias, (const uint8_t *)data->d_buf + a, len,
+	err = decode(&x, dec, mod, bias, (const uint8_t *)data->d_buf + a, len,
 		     x.start, offset - (vaddr - x.start));
-	cs_close(&h);
+	kiln_decoder_close(dec);
 out:
 	dwfl_end(dwfl);
 	if (err) {

@@ -62,6 +62,36 @@ int kiln_disasm_at(const char *path, const char *build_id, uint64_t offset,
 		   struct kiln_disasm *out, struct kiln_diag *d);
 void kiln_disasm_release(struct kiln_disasm *x);
 
+/*
+ * The decoder under both: one machine's instruction decoder (capstone),
+ * reused over many pieces of code (kiln doctor judges prologues with it).
+ * kiln_decoder_open(): machine is an ELF e_machine (EM_X86_64,
+ * EM_AARCH64); *arch names it ("x86-64").  0, -ENOTSUP (a machine not
+ * decoded) or -ENOMEM.
+ */
+struct kiln_decoder;
+int kiln_decoder_open(struct kiln_decoder **out, int machine,
+		      const char **arch);
+void kiln_decoder_close(struct kiln_decoder *dec);
+
+/* One decoded instruction; the strings and bytes live until the next
+ * kiln_decoder_next() on the same decoder. */
+struct kiln_decoded {
+	uint64_t addr;
+	uint32_t size;
+	const uint8_t *bytes;
+	const char *mnemonic, *ops;	/* Intel syntax on x86-64 */
+	bool call;			/* a call (x86 call, arm64 bl/blr) */
+};
+
+/*
+ * Decodes the instruction at *code (*left bytes, at address *addr) and
+ * moves the three past it.  false at the end or at bytes that are no
+ * instruction (nothing moves then).
+ */
+bool kiln_decoder_next(struct kiln_decoder *dec, const uint8_t **code,
+		       size_t *left, uint64_t *addr, struct kiln_decoded *out);
+
 /* The instruction holding file offset off (binary search), or NULL.
  * Inline: the web stage uses it without linking the decoder. */
 static inline const struct kiln_insn *
