@@ -112,6 +112,7 @@ struct kiln_cli_input {
 	const char *focus;		/* --focus */
 	const char *ignore;		/* --ignore */
 	const char *hide;		/* --hide */
+	const char *transform;		/* --transform: profile/transform.h */
 	const char *event;		/* --event: a perf.data's event */
 	/* A program given before the profiles (kiln_cli_take_binary()),
 	 * NULL for none. */
@@ -128,7 +129,8 @@ struct kiln_cli_input {
 const char *kiln_cli_take_binary(int argc, char **argv, int *optind);
 
 /*
- * Reads (and merges) the input files, applies focus/ignore/hide, picks the
+ * Reads (and merges) the input files, applies focus/ignore/hide and then
+ * the transforms, picks the
  * sample type.  On success *out is the profile and *type the type index.
  * Prints errors; returns an exit status.
  */

@@ -15,7 +15,7 @@
 #include "util/buf.h"
 
 enum { OPT_NODE_FRACTION = 256, OPT_EDGE_FRACTION, OPT_LINES, OPT_TYPE,
-       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_DIFF, OPT_FORMAT, OPT_EVENT };
+       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_TRANSFORM, OPT_DIFF, OPT_FORMAT, OPT_EVENT };
 
 static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -28,6 +28,7 @@ static const struct option opts[] = {
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
 	{ "hide", required_argument, NULL, OPT_HIDE },
+	{ "transform", required_argument, NULL, OPT_TRANSFORM },
 	{ "diff", required_argument, NULL, OPT_DIFF },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -133,6 +134,7 @@ int kiln_cmd_callgraph(int argc, char **argv)
 		case OPT_FOCUS: in.focus = optarg; break;
 		case OPT_IGNORE: in.ignore = optarg; break;
 		case OPT_HIDE: in.hide = optarg; break;
+		case OPT_TRANSFORM: in.transform = optarg; break;
 		case OPT_DIFF: diff = optarg; break;
 		case OPT_EVENT: in.event = optarg; break;
 		case 'q': kiln_cli_quiet = true; break;

@@ -23,7 +23,7 @@
 
 enum { OPT_FAIL_ON = 256, OPT_FORMAT, OPT_JSON, OPT_MARKDOWN, OPT_SVG,
        OPT_NO_SVG, OPT_CONFIDENCE, OPT_RESAMPLES, OPT_SEED, OPT_MIN_SAMPLES,
-       OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL, OPT_EVENT };
+       OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_TRANSFORM, OPT_NO_LOCAL, OPT_EVENT };
 
 static const struct option opts[] = {
 	{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
@@ -42,6 +42,7 @@ static const struct option opts[] = {
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
 	{ "hide", required_argument, NULL, OPT_HIDE },
+	{ "transform", required_argument, NULL, OPT_TRANSFORM },
 	{ "no-local-symbols", no_argument, NULL, OPT_NO_LOCAL },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -304,6 +305,7 @@ static int parse(int argc, char **argv, struct args *a)
 		case OPT_FOCUS: a->in.focus = optarg; break;
 		case OPT_IGNORE: a->in.ignore = optarg; break;
 		case OPT_HIDE: a->in.hide = optarg; break;
+		case OPT_TRANSFORM: a->in.transform = optarg; break;
 		case OPT_NO_LOCAL: kiln_sym_set_no_local(true); break;
 		case OPT_EVENT: a->in.event = optarg; break;
 		case 'q': kiln_cli_quiet = true; break;

@@ -15,7 +15,8 @@
 #include "util/buf.h"
 
 enum { OPT_TITLE = 256, OPT_REVERSE, OPT_DIFF, OPT_WIDTH, OPT_TYPE,
-       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL, OPT_EVENT, OPT_DIFF_BY };
+       OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_TRANSFORM, OPT_NO_LOCAL, OPT_EVENT,
+       OPT_DIFF_BY };
 
 static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -28,6 +29,7 @@ static const struct option opts[] = {
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
 	{ "hide", required_argument, NULL, OPT_HIDE },
+	{ "transform", required_argument, NULL, OPT_TRANSFORM },
 	{ "no-local-symbols", no_argument, NULL, OPT_NO_LOCAL },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -82,6 +84,7 @@ int kiln_cmd_flame(int argc, char **argv)
 		case OPT_FOCUS: in.focus = optarg; break;
 		case OPT_IGNORE: in.ignore = optarg; break;
 		case OPT_HIDE: in.hide = optarg; break;
+		case OPT_TRANSFORM: in.transform = optarg; break;
 		case OPT_NO_LOCAL: kiln_sym_set_no_local(true); break;
 		case OPT_EVENT: in.event = optarg; break;
 		case 'q': kiln_cli_quiet = true; break;

@@ -178,6 +178,7 @@ int kiln_cmd_serve(int argc, char **argv)
 	}
 	kiln_web_enable_callgraph();
 	kiln_web_model_diff_by_function(m, by_function);
+	kiln_web_enable_disasm();
 	kiln_web_model_stop_on(m, &kiln_cli_stop_signal);
 	/* A stop signal sets a flag: the reading stops between inputs (and a
 	 * heap trace's analysis at its next frame), the wait below ends. */

@@ -14,7 +14,7 @@
 #include "profile/profile.h"
 #include "profile/top.h"
 
-enum { OPT_CUM = 256, OPT_LINES, OPT_ADDRESSES, OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL,
+enum { OPT_CUM = 256, OPT_LINES, OPT_ADDRESSES, OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_TRANSFORM, OPT_NO_LOCAL,
        OPT_EVENT };
 
 static const struct option opts[] = {
@@ -26,6 +26,7 @@ static const struct option opts[] = {
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
 	{ "hide", required_argument, NULL, OPT_HIDE },
+	{ "transform", required_argument, NULL, OPT_TRANSFORM },
 	{ "no-local-symbols", no_argument, NULL, OPT_NO_LOCAL },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -101,6 +102,7 @@ int kiln_cmd_top(int argc, char **argv)
 		case OPT_FOCUS: in.focus = optarg; break;
 		case OPT_IGNORE: in.ignore = optarg; break;
 		case OPT_HIDE: in.hide = optarg; break;
+		case OPT_TRANSFORM: in.transform = optarg; break;
 		case OPT_NO_LOCAL: kiln_sym_set_no_local(true); break;
 		case OPT_EVENT: in.event = optarg; break;
 		case 'q': kiln_cli_quiet = true; break;

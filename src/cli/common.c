@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
+#include "profile/transform.h"
 #include "session/targets.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
@@ -184,6 +185,14 @@ int kiln_cli_load(char **files, int nfiles, const struct kiln_cli_input *in,
 	err = kiln_prof_filter(p, in->focus, in->ignore, &d);
 	if (!err)
 		err = kiln_prof_hide(p, in->hide, &d);
+	if (!err && in->transform && *in->transform) {
+		struct kiln_tf_list l = KILN_TF_LIST_INIT;
+
+		err = kiln_tf_parse(&l, in->transform, &d);
+		if (!err)
+			err = kiln_prof_transform(p, &l);
+		kiln_tf_release(&l);
+	}
 	if (err) {
 		if (err == -EINVAL)
 			kiln_cli_error("%s", d.msg);

@@ -6,9 +6,8 @@
  * same search: debug file cache, build ID, debuglink), the libraries it
  * needs, the allocator it brings, and whether its functions set up frame
  * pointers, judged from the prologues of a sample of them decoded with
- * capstone.
+ * capstone (through symbolize/disasm.h's decoder, kiln's one user of it).
  */
-#include <capstone/capstone.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -21,16 +20,9 @@
 #include <unistd.h>
 
 #include "doctor/docint.h"
+#include "symbolize/disasm.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
-#include "util/lazylib.h"
-
-/* capstone, loaded by the first binary judged (util/lazylib.h). */
-#define CS_FNS(X) \
-	X(disasm_iter, cs_disasm_iter) X(open, cs_open) X(malloc, cs_malloc) \
-	X(free, cs_free) X(close, cs_close)
-KILN_LAZYLIB(capstone, KILN_SONAME_CAPSTONE, KILN_PKG_CAPSTONE, CS_FNS);
-#define CS (capstone_fns.f)
 
 /* Functions whose prologues are read: enough to tell, bounded for libc. */
 #define FP_SAMPLE 400
@@ -84,22 +76,23 @@ static void note_allocator(struct kiln_doc_elf *e, const char *name)
  * call (gcc may shrink-wrap the frame past an early return, and puts
  * endbr64 first under -fcf-protection).
  */
-static void judge(csh h, cs_insn *in, const uint8_t *code, size_t size,
+static void judge(struct kiln_decoder *dec, const uint8_t *code, size_t size,
 		  uint64_t addr, bool *nonleaf, bool *sets)
 {
+	struct kiln_decoded in;
 	bool pushed = false;
 
 	*nonleaf = *sets = false;
-	while (CS.disasm_iter(h, &code, &size, &addr, in)) {
-		if (in->id == X86_INS_CALL) {
+	while (kiln_decoder_next(dec, &code, &size, &addr, &in)) {
+		if (in.call) {
 			*nonleaf = true;
 			return;
 		}
-		if (in->size == 1 && in->bytes[0] == 0x55)
+		if (in.size == 1 && in.bytes[0] == 0x55)
 			pushed = true;		/* push %rbp */
-		else if (pushed && in->size == 3 && in->bytes[0] == 0x48 &&
-			 ((in->bytes[1] == 0x89 && in->bytes[2] == 0xe5) ||
-			  (in->bytes[1] == 0x8b && in->bytes[2] == 0xec)))
+		else if (pushed && in.size == 3 && in.bytes[0] == 0x48 &&
+			 ((in.bytes[1] == 0x89 && in.bytes[2] == 0xe5) ||
+			  (in.bytes[1] == 0x8b && in.bytes[2] == 0xec)))
 			*sets = true;		/* mov %rsp,%rbp */
 	}
 }
@@ -134,38 +127,30 @@ static void sample_cfi(struct kiln_doc_elf *e, Dwfl_Module *mod,
 int kiln_doc_prologue(const uint8_t *code, size_t len, uint64_t addr,
 		      bool *nonleaf, bool *sets)
 {
-	cs_insn *in;
-	csh h;
+	struct kiln_decoder *dec;
+	const char *arch;
+	int err = kiln_decoder_open(&dec, EM_X86_64, &arch);
 
-	if (kiln_lazylib_open(&capstone, NULL) ||
-	    CS.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
-		return -ENOTSUP;
-	in = CS.malloc(h);
-	if (in) {
-		judge(h, in, code, len, addr, nonleaf, sets);
-		CS.free(in, 1);
-	}
-	CS.close(&h);
-	return in ? 0 : -ENOMEM;
+	if (err)
+		return err;
+	judge(dec, code, len, addr, nonleaf, sets);
+	kiln_decoder_close(dec);
+	return 0;
 }
 
 static void sample_prologues(struct kiln_doc_elf *e, Dwfl_Module *mod,
 			     struct func *f, size_t n)
 {
 	size_t step = n > FP_SAMPLE ? n / FP_SAMPLE : 1, i;
-	cs_insn *in;
-	csh h;
+	struct kiln_decoder *dec;
+	const char *arch;
+	int err = kiln_decoder_open(&dec, EM_X86_64, &arch);
 
-	if (kiln_lazylib_open(&capstone, NULL)) {
-		e->fp_err = -ENOENT;
+	if (err) {
+		e->fp_err = err;
 		return;
 	}
-	if (CS.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
-		e->fp_err = -ENOTSUP;
-		return;
-	}
-	in = CS.malloc(h);
-	for (i = 0; in && i < n; i += step) {
+	for (i = 0; i < n; i += step) {
 		Dwarf_Addr a = f[i].addr;
 		Dwarf_Addr bias;
 		Elf_Scn *scn = dwfl_module_address_section(mod, &a, &bias);
@@ -185,15 +170,13 @@ static void sample_prologues(struct kiln_doc_elf *e, Dwfl_Module *mod,
 			len = data->d_size - a;
 		if (len > FP_MAX_BYTES)
 			len = FP_MAX_BYTES;
-		judge(h, in, (const uint8_t *)data->d_buf + a, len, f[i].addr,
+		judge(dec, (const uint8_t *)data->d_buf + a, len, f[i].addr,
 		      &nonleaf, &sets);
 		e->fp_funcs++;
 		e->fp_nonleaf += nonleaf;
 		e->fp_set += nonleaf && sets;
 	}
-	if (in)
-		CS.free(in, 1);
-	CS.close(&h);
+	kiln_decoder_close(dec);
 }
 
 static int32_t get_s32(const unsigned char *p)

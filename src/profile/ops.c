@@ -216,21 +216,9 @@ out_free:
 	return err;
 }
 
-/*
- * The samples of p, taken out to be added again (the rewriting filters
- * below): p keeps its tables (function, location and label ids stay
- * valid) and has no samples; the caller frees the three arrays.
- */
-struct old_samples {
-	struct kiln_sample *samples;
-	int64_t *values;
-	uint32_t *stacks;
-	size_t n;
-};
-
-static struct old_samples take_samples(struct kiln_prof *p)
+struct kiln_prof_samples kiln_prof_take_samples(struct kiln_prof *p)
 {
-	struct old_samples o = { p->samples, p->values, p->stacks, p->nsamples };
+	struct kiln_prof_samples o = { p->samples, p->values, p->stacks, p->nsamples };
 
 	kiln_htab_release(&p->sample_index);
 	kiln_htab_init(&p->sample_index);
@@ -242,7 +230,7 @@ static struct old_samples take_samples(struct kiln_prof *p)
 	return o;
 }
 
-static void free_samples(struct old_samples *o)
+void kiln_prof_samples_free(struct kiln_prof_samples *o)
 {
 	free(o->samples);
 	free(o->values);
@@ -305,7 +293,7 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 	}
 	/* Keep the tables (ids stay valid); rebuild only the samples. */
 	{
-		struct old_samples o = take_samples(p);
+		struct kiln_prof_samples o = kiln_prof_take_samples(p);
 		struct kiln_sample *samples = o.samples;
 		int64_t *values = o.values;
 		uint32_t *stacks = o.stacks;
@@ -326,7 +314,7 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 			}
 			if (nf < 0) {
 				err = (int)nf;
-				free_samples(&o);
+				kiln_prof_samples_free(&o);
 				goto out_free;
 			}
 			for (j = 0; j < nf; j++) {
@@ -340,7 +328,7 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 						     values + i * p->ntypes,
 						     s.labels);
 		}
-		free_samples(&o);
+		kiln_prof_samples_free(&o);
 	}
 	err = p->err;
 out_free:
@@ -358,7 +346,7 @@ out_focus:
 int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1)
 {
 	uint32_t key = kiln_prof_find_str(p, "time", 4);
-	struct old_samples o = take_samples(p);
+	struct kiln_prof_samples o = kiln_prof_take_samples(p);
 	struct kiln_sample *samples = o.samples;
 	int64_t *values = o.values;
 	uint32_t *stacks = o.stacks;
@@ -374,7 +362,7 @@ int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1)
 					     values + i * p->ntypes,
 					     samples[i].labels);
 	}
-	free_samples(&o);
+	kiln_prof_samples_free(&o);
 	return p->err;
 }
 
@@ -384,7 +372,7 @@ int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d)
 	uint32_t *map = NULL, *stack = NULL;
 	uint8_t *fmatch = NULL;
 	struct kiln_line *kept = NULL;
-	struct old_samples o;
+	struct kiln_prof_samples o;
 	struct kiln_sample *samples;
 	int64_t *values;
 	uint32_t *stacks;
@@ -440,7 +428,7 @@ int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d)
 		}
 	}
 	/* Rebuild the samples over the new stacks (the tables stay). */
-	o = take_samples(p);
+	o = kiln_prof_take_samples(p);
 	n = o.n;
 	samples = o.samples;
 	values = o.values;
@@ -467,7 +455,7 @@ int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d)
 					     samples[i].labels);
 		}
 	}
-	free_samples(&o);
+	kiln_prof_samples_free(&o);
 	err = p->err;
 out:
 	regfree(&re);
@@ -524,7 +512,7 @@ int kiln_prof_keep_labels(struct kiln_prof *p, const struct kiln_label_cond *c,
 {
 	uint32_t *keys;
 	uint8_t *keep;
-	struct old_samples o;
+	struct kiln_prof_samples o;
 	size_t i;
 
 	if (!n)
@@ -539,7 +527,7 @@ int kiln_prof_keep_labels(struct kiln_prof *p, const struct kiln_label_cond *c,
 	/* A key the profile lacks is string 0: no sample has it. */
 	for (i = 0; i < n; i++)
 		keys[i] = kiln_prof_find_str(p, c[i].key, strlen(c[i].key));
-	o = take_samples(p);
+	o = kiln_prof_take_samples(p);
 	for (i = 0; i < o.n; i++) {
 		uint32_t ls = o.samples[i].labels;
 
@@ -551,7 +539,7 @@ int kiln_prof_keep_labels(struct kiln_prof *p, const struct kiln_label_cond *c,
 					     o.samples[i].depth,
 					     o.values + i * p->ntypes, ls);
 	}
-	free_samples(&o);
+	kiln_prof_samples_free(&o);
 	free(keys);
 	free(keep);
 	return p->err;
@@ -561,7 +549,7 @@ int kiln_prof_group_by_label(struct kiln_prof *p, const char *key)
 {
 	uint32_t k, *root, *stack = NULL;
 	size_t cap = 0, i;
-	struct old_samples o;
+	struct kiln_prof_samples o;
 	char buf[32];
 	int err = 0;
 
@@ -571,7 +559,7 @@ int kiln_prof_group_by_label(struct kiln_prof *p, const char *key)
 	root = calloc(p->nlabelsets + 1, sizeof(*root));	/* location per set */
 	if (!root)
 		return -ENOMEM;
-	o = take_samples(p);
+	o = kiln_prof_take_samples(p);
 	for (i = 0; i < o.n && !err; i++) {
 		const struct kiln_sample *s = &o.samples[i];
 		uint32_t d = s->depth;
@@ -604,7 +592,7 @@ int kiln_prof_group_by_label(struct kiln_prof *p, const char *key)
 		kiln_prof_add_sample(p, stack, d + 1, o.values + i * p->ntypes,
 				     s->labels);
 	}
-	free_samples(&o);
+	kiln_prof_samples_free(&o);
 	free(stack);
 	free(root);
 	return err ? err : p->err;

@@ -301,6 +301,22 @@ int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d);
  */
 int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1);
 
+/*
+ * The samples of p taken out to be added again (the rewriting filters:
+ * ops.c, transform.c): p keeps its tables (function, location and label
+ * ids stay valid) and has no samples; the caller adds what it keeps with
+ * kiln_prof_add_sample() and frees the old arrays with
+ * kiln_prof_samples_free().
+ */
+struct kiln_prof_samples {
+	struct kiln_sample *samples;
+	int64_t *values;
+	uint32_t *stacks;
+	size_t n;
+};
+struct kiln_prof_samples kiln_prof_take_samples(struct kiln_prof *p);
+void kiln_prof_samples_free(struct kiln_prof_samples *o);
+
 /* A label's value as text: a string label's string, a numeric one's
  * decimal (written into buf of n bytes, which 32 suffice for). */
 const char *kiln_prof_label_text(const struct kiln_prof *p,

@@ -14,6 +14,8 @@
  *   /api/summary    what the profile says about itself (api-summary.c)
  *   /api/labels     the selection's labels and their values (api-labels.c)
  *   /api/source     a function's cost per source line (api-table.c)
+ *   /api/disasm     a function's instructions and their samples
+ *                   (api-disasm.c)
  *   /api/callgraph  the call graph (kiln callgraph's engine) as SVG
  *   /api/timeline   the selection's values per thread over time, or a
  *                   heap trace's size over time
@@ -25,8 +27,8 @@
  * Common arguments (call.c): p (input index, default 0), type (sample
  * type name or index, as --sample-type), focus, ignore (regexes, as kiln
  * top), t0 and t1 (a time range, nanoseconds since the recording's
- * start), labels (label conditions) and group (a label to root stacks
- * at).  The wire format is in docs/kiln-serve.md.
+ * start), labels (label conditions), group (a label to root stacks
+ * at) and tf (stack transforms, profile/transform.h).  The wire format is in docs/kiln-serve.md.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -352,11 +354,14 @@ int kiln_web_api_locked(struct kiln_web_model *m, struct kiln_web_req *r,
 		status = web_api_labels(&c);
 	else if (!strcmp(r->path, "/api/stackchart"))
 		status = web_api_stackchart(&c);
+	else if (!strcmp(r->path, "/api/disasm"))
+		status = web_api_disasm(&c);
 	else
 		status = call_fail(&c, 404, "no API '%s' (there are /api/status, "
 			      "/api/profiles, "
 			      "/api/flame, /api/top, /api/sandwich, /api/callgraph, "
 			      "/api/source, /api/calltree, /api/summary, /api/labels, "
+			      "/api/disasm, "
 			      "/api/timeline, /api/stackchart, "
 			      "/api/download)", r->path);
 	if (c.err) {

@@ -139,6 +139,7 @@ int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 	s.hide = call_arg(c, "hide");
 	s.labels = call_arg(c, "labels");
 	s.group = call_arg(c, "group");
+	s.tf = call_arg(c, "tf");
 	if (ranged && (call_time_arg(c, "t0", &s.t0, &has0) ||
 		       call_time_arg(c, "t1", &s.t1, &has1)))
 		return -1;

@@ -97,5 +97,6 @@ int web_api_calltree(struct call *c);
 int web_api_summary(struct call *c);
 int web_api_labels(struct call *c);
 int web_api_stackchart(struct call *c);
+int web_api_disasm(struct call *c);
 
 #endif

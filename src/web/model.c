@@ -15,6 +15,7 @@
 #include "format/heaptrace.h"
 #include "profile/hprof.h"
 #include "profile/profile.h"
+#include "profile/transform.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "web/web.h"
@@ -270,6 +271,7 @@ static void view_release(struct web_view *v)
 	free(v->hide);
 	free(v->labels);
 	free(v->group);
+	free(v->tf);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -436,11 +438,28 @@ static int by_labels(struct kiln_prof *p, const char *labels,
 	return err;
 }
 
+/* The stack transforms tf (text form) applied to p.  0, -EINVAL (a bad
+ * list, d filled) or -ENOMEM. */
+static int transformed(struct kiln_prof *p, const char *tf,
+		       struct kiln_diag *d)
+{
+	struct kiln_tf_list l = KILN_TF_LIST_INIT;
+	int err;
+
+	if (!tf)
+		return 0;
+	err = kiln_tf_parse(&l, tf, d);
+	if (!err)
+		err = kiln_prof_transform(p, &l);
+	kiln_tf_release(&l);
+	return err;
+}
+
 /* A filtered copy of p, as kiln top filters what it read, and cut to
  * the time range when one is given.  0 or -errno. */
 static int filtered(const struct kiln_prof *p, const char *focus,
 		    const char *ignore, const char *hide, const int64_t *range,
-		    const char *labels, const char *group,
+		    const char *labels, const char *group, const char *tf,
 		    struct kiln_prof **out, struct kiln_diag *d)
 {
 	struct kiln_prof *copy = kiln_prof_new();
@@ -457,6 +476,8 @@ static int filtered(const struct kiln_prof *p, const char *focus,
 		err = kiln_prof_keep_time(copy, range[0], range[1]);
 	if (!err)
 		err = by_labels(copy, labels, group, d);
+	if (!err)
+		err = transformed(copy, tf, d);
 	if (err) {
 		kiln_prof_free(copy);
 		return err;
@@ -497,7 +518,7 @@ static int on_range_progress(void *arg, size_t done, size_t total)
  */
 static int heap_range(struct kiln_web_model *m, unsigned pi, const char *focus,
 		      const char *ignore, const char *hide, int64_t t0, int64_t t1,
-		      const char *labels, const char *group,
+		      const char *labels, const char *group, const char *tf,
 		      struct kiln_prof **out, struct kiln_diag *d)
 {
 	struct web_input *in = &m->in[pi];
@@ -529,6 +550,8 @@ static int heap_range(struct kiln_web_model *m, unsigned pi, const char *focus,
 		err = kiln_prof_hide(p, hide, d);
 	if (!err)
 		err = by_labels(p, labels, group, d);
+	if (!err)
+		err = transformed(p, tf, d);
 	kiln_web_job_end(m, j.job);
 	pthread_mutex_lock(&m->lock);
 	if (err) {
@@ -548,7 +571,7 @@ static bool same(const char *a, const char *b)
 static struct web_view *cached(struct kiln_web_model *m, const struct web_sel *s,
 			       const char *focus, const char *ignore,
 			       const char *hide, const char *labels,
-			       const char *group)
+			       const char *group, const char *tf)
 {
 	size_t i;
 
@@ -558,7 +581,8 @@ static struct web_view *cached(struct kiln_web_model *m, const struct web_sel *s
 		if (v->used && v->p == s->p && v->type == s->type &&
 		    same(v->focus, focus) && same(v->ignore, ignore) &&
 		    same(v->hide, hide) && same(v->labels, labels) &&
-		    same(v->group, group) && v->ranged == s->ranged &&
+		    same(v->group, group) && same(v->tf, tf) &&
+		    v->ranged == s->ranged &&
 		    (!s->ranged || (v->t0 == s->t0 && v->t1 == s->t1))) {
 			v->tick = ++m->tick;
 			return v;
@@ -575,6 +599,7 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	const char *hide = s->hide && *s->hide ? s->hide : NULL;
 	const char *labels = s->labels && *s->labels ? s->labels : NULL;
 	const char *group = s->group && *s->group ? s->group : NULL;
+	const char *tf = s->tf && *s->tf ? s->tf : NULL;
 	const int64_t range[2] = { s->t0, s->t1 };
 	unsigned p = s->p;
 	int type = s->type;
@@ -583,16 +608,16 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	size_t i;
 	int err = 0;
 
-	*out = cached(m, s, focus, ignore, hide, labels, group);
+	*out = cached(m, s, focus, ignore, hide, labels, group, tf);
 	if (*out)
 		return 0;
 	if (s->ranged && m->in[p].trace) {	/* analysed again over the range */
 		err = heap_range(m, p, focus, ignore, hide, s->t0, s->t1, labels,
-				 group, &prof, d);
+				 group, tf, &prof, d);
 		if (err)
 			return err;
 		/* Another request may have made it meanwhile. */
-		*out = cached(m, s, focus, ignore, hide, labels, group);
+		*out = cached(m, s, focus, ignore, hide, labels, group, tf);
 		if (*out) {
 			kiln_prof_free(prof);
 			return 0;
@@ -609,10 +634,11 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	slot->base = m->base.prof;
 	slot->base_type = -1;
 	slot->prof = prof;
-	if (!prof && (focus || ignore || hide || s->ranged || labels || group))
+	if (!prof && (focus || ignore || hide || s->ranged || labels || group ||
+		      tf))
 		/* rewrites samples */
 		err = filtered(m->in[p].prof, focus, ignore, hide,
-			       s->ranged ? range : NULL, labels, group,
+			       s->ranged ? range : NULL, labels, group, tf,
 			       &slot->prof, d);
 	if (err)
 		return err;
@@ -624,9 +650,9 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		slot->t0 = s->t0;
 		slot->t1 = s->t1;
 	}
-	if (m->base.prof && (focus || ignore || hide || labels || group)) {
+	if (m->base.prof && (focus || ignore || hide || labels || group || tf)) {
 		err = filtered(m->base.prof, focus, ignore, hide, NULL, labels,
-			       group, &slot->base, d);
+			       group, tf, &slot->base, d);
 		if (err) {
 			slot->base = NULL;
 			view_release(slot);
@@ -639,9 +665,10 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	slot->hide = hide ? strdup(hide) : NULL;
 	slot->labels = labels ? strdup(labels) : NULL;
 	slot->group = group ? strdup(group) : NULL;
+	slot->tf = tf ? strdup(tf) : NULL;
 	if ((focus && !slot->focus) || (ignore && !slot->ignore) ||
 	    (hide && !slot->hide) || (labels && !slot->labels) ||
-	    (group && !slot->group)) {
+	    (group && !slot->group) || (tf && !slot->tf)) {
 		view_release(slot);
 		return -ENOMEM;
 	}

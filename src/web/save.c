@@ -92,7 +92,7 @@ static const struct save_part save_parts[] = {
 /* The selection's arguments, passed on to every part. */
 static const char *const sel_keys[] = { "p", "type", "focus", "ignore",
 					"hide", "t0", "t1", "labels",
-					"group", NULL };
+					"group", "tf", NULL };
 
 /* A request made here: its own arguments (type, fn), the part's, then
  * the selection's from the request being answered. */
@@ -388,7 +388,7 @@ int kiln_web_save_html_locked(struct kiln_web_model *m,
 	/* The page's scripts, in its order, after the data; app.js last. */
 	static const char *const scripts[] = { "/calltree.js", "/summary.js",
 		"/labels.js", "/offline.js", "/zoom.js", "/stackchart.js",
-		"/cgnav.js", NULL };
+		"/cgnav.js", "/transforms.js", "/disasm.js", NULL };
 	const struct kiln_web_asset *html = kiln_web_asset("/");
 	const struct kiln_web_asset *css = kiln_web_asset("/style.css");
 	const struct kiln_web_asset *js = kiln_web_asset("/app.js");

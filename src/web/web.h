@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct kiln_prof;
 struct kiln_buf;
@@ -123,6 +124,21 @@ typedef int (*kiln_web_callgraph_fn)(struct kiln_prof *p, int type,
 void kiln_web_set_callgraph(kiln_web_callgraph_fn fn);
 /* Registers the graphviz drawing (cgsvg.c). */
 void kiln_web_enable_callgraph(void);
+
+/*
+ * The disassembly view (/api/disasm) decodes with capstone through the
+ * functions registered here (kiln serve does, by kiln_web_enable_disasm();
+ * the agent does not, and never loads capstone): kiln_disasm_at() and
+ * kiln_disasm_release() of symbolize/disasm.h.
+ */
+struct kiln_disasm;
+typedef int (*kiln_web_disasm_fn)(const char *path, const char *build_id,
+				  uint64_t offset, struct kiln_disasm *out,
+				  struct kiln_diag *d);
+void kiln_web_set_disasm(kiln_web_disasm_fn at,
+			 void (*release)(struct kiln_disasm *));
+/* Registers symbolize/disasm.c (web/disasm.c). */
+void kiln_web_enable_disasm(void);
 
 /*
  * The page as one self-contained HTML file with the data of r's selection

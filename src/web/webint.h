@@ -101,6 +101,9 @@ struct web_sel {
 	 * kiln_prof_keep_labels() applies them; group: the label every stack
 	 * is rooted at (kiln_prof_group_by_label()).  NULL or "": none. */
 	const char *labels, *group;
+	/* Stack transforms, in kiln_tf_parse()'s text form, applied after
+	 * everything above (profile/transform.h).  NULL or "": none. */
+	const char *tf;
 	bool ranged;
 	int64_t t0, t1;
 };
@@ -115,6 +118,7 @@ struct web_view {
 	int type;
 	char *focus, *ignore, *hide;	/* NULL for none */
 	char *labels, *group;		/* NULL for none */
+	char *tf;			/* NULL for none */
 	bool ranged;
 	int64_t t0, t1;
 	struct kiln_prof *prof;		/* the input's, or a filtered copy */

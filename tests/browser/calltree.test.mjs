@@ -4,7 +4,7 @@
 // kiln top --cum's cum, the inverted tree's first level equals kiln top's
 // flat (leaf-rooted), the keyboard moves and opens, the selected node is in
 // the URL and a link reproduces it, the context menu's transforms (merge,
-// drop) work through the selection's filters, focus is honoured.
+// drop) work through the stack transforms (tf=), focus is honoured.
 //
 // Usage: node calltree.test.mjs URL TOP.txt SHOTDIR
 //   URL: a kiln serve of this collapsed profile (total 1200):
@@ -112,32 +112,32 @@ await withBrowser({}, async (context, page) => {
   check(hot === 'stage_a run main', 'inverted opens on the hot leaf\'s callers', hot);
   await page.screenshot({ path: join(shotDir, 'calltree-inverted.png') });
 
-  // The context menu's transforms: merge burn_a (hide=^burn_a$): its time
+  // The context menu's transforms: merge burn_a (tf=mf:burn_a): its time
   // goes to stage_a, and burn_b under it moves up.
   await page.goto(`${url}#v=calltree`);
   await page.waitForFunction(() => document.querySelector('#ct-table tr[data-path="main;run;stage_a;burn_a"]'));
   await page.click('#ct-table tr[data-path="main;run;stage_a;burn_a"] td.name', { button: 'right' });
   await page.waitForSelector('#ct-menu:not([hidden])');
   const items = await page.$$eval('#ct-menu a', (as) => as.map((a) => a.dataset.act));
-  check(items.join(' ') === 'merge focus drop flame sandwich open', 'the context menu lists the transforms', items);
+  check(items.join(' ') === 'mf mcn f ff rec drec df flame sandwich disasm open', 'the context menu lists the transforms', items);
   await page.screenshot({ path: join(shotDir, 'calltree-menu.png') });
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => !document.querySelector('#ct-table tr[data-path="main;run;stage_a;burn_a"]') &&
     document.querySelector('#ct-table tr[data-path="main;run;stage_a"]'));
-  check(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('hide') === '^burn_a$', 'merge sets hide=^burn_a$', page.url());
+  check(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('tf') === 'mf:burn_a', 'merge sets tf=mf:burn_a', page.url());
   r = await rows(page);
   const sa = r.find((x) => x.path === 'main;run;stage_a');
   check(sa && num(sa.total) === 800 && num(sa.self) === 600, 'merged: stage_a keeps 800, 600 of it its own', sa);
   check(r.some((x) => x.path === 'main;run;stage_a;burn_b' && num(x.total) === 200), 'merged: burn_b is stage_a\'s child', r.map((x) => x.path));
-  // Menu key on the selected row, then "drop" (ignore) burn_c's samples.
+  // Menu key on the selected row, then "drop" stage_c's samples: the
+  // second transform of the list.
   await page.click('#ct-table tr[data-path="main;run;stage_c"] td.name');
   await page.keyboard.press('ContextMenu');
   await page.waitForSelector('#ct-menu:not([hidden])');
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('ArrowDown');
+  for (let k = 0; k < items.indexOf('df'); k++) await page.keyboard.press('ArrowDown');
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => document.querySelector('#ct-summary').textContent.includes('total 1100'));
-  check(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('ignore') === '^stage_c$', 'drop sets ignore=^stage_c$', page.url());
+  check(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('tf') === 'mf:burn_a;df:stage_c', 'drop adds df:stage_c to tf', page.url());
 
   // Focus (the selection's filters) is honoured: only burn_b's stacks
   // through stage_b remain.

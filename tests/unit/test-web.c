@@ -177,6 +177,34 @@ static void test_selections(void **state)
 	kiln_web_model_free(m);
 }
 
+/* Transforms (tf) are part of the selection: applied in every view,
+ * keyed in the cache; the disassembler absent (never registered here, as
+ * in libkiln.so): 404, not a crash. */
+static void test_transforms(void **state)
+{
+	struct kiln_web_model *m = model();
+	struct kiln_buf out = KILN_BUF_INIT;
+
+	assert_int_equal(call(m, "/api/top", "tf=df:rec", &out), 200);
+	assert_non_null(strstr(out.data, "\"total\":1,"));
+	assert_int_equal(call(m, "/api/top", "", &out), 200);
+	assert_non_null(strstr(out.data, "\"total\":901,"));
+	/* A name holding ';' escaped; collapsing rec's recursion through g. */
+	assert_int_equal(call(m, "/api/calltree", "tf=f:main/a\\;b;rec:rec", &out), 200);
+	assert_non_null(strstr(out.data, "\"total\":800,"));
+	/* (One argument: this harness's qarg() keeps one value at a time.) */
+	assert_int_equal(call(m, "/api/top", "tf=f:main/a\\;b;rec:rec", &out), 200);
+	assert_non_null(strstr(out.data, "\"name\":\"leaf\""));
+	assert_null(strstr(out.data, "\"name\":\"g\""));
+	assert_null(strstr(out.data, "\"name\":\"main\""));
+	assert_int_equal(call(m, "/api/flame", "tf=nope", &out), 400);
+	assert_int_equal(call(m, "/api/disasm", "fn=leaf", &out), 404);
+	assert_non_null(strstr(out.data, "no disassembler here"));
+	assert_int_equal(call(m, "/api/disasm", "", &out), 400);
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+}
+
 static void test_errors(void **state)
 {
 	struct kiln_web_model *m = model();
@@ -370,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_sandwich_recursion),
 		cmocka_unit_test(test_selections),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_transforms),
 		cmocka_unit_test(test_assets),
 		cmocka_unit_test(test_calltree),
 		cmocka_unit_test(test_summary),

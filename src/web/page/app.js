@@ -12,10 +12,10 @@ const $ = (id) => document.getElementById(id);
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
   t0: '', t1: '', cgn: '80', fit: '1', abs: '', ct: '', lf: '', g: '',
-  fx: '', lh: '0', sct: '', sx: '' };
+  fx: '', lh: '0', sct: '', sx: '', tf: '' };
 let state = { ...DEFAULTS };
-// Views in files of their own (calltree.js, summary.js, stackchart.js): render(gen), wire().
-const VIEWS = { calltree: CallTree, summary: Summary, stackchart: StackChart };
+// Views in files of their own (calltree.js, summary.js, stackchart.js, disasm.js): render(gen), wire().
+const VIEWS = { calltree: CallTree, summary: Summary, stackchart: StackChart, disasm: Disasm };
 
 function readHash() {
   const q = new URLSearchParams(location.hash.slice(1));
@@ -81,6 +81,7 @@ function sel() {
   if (state.t0 && state.t1) { q.set('t0', state.t0); q.set('t1', state.t1); }
   if (state.lf) q.set('labels', state.lf);
   if (state.g) q.set('group', state.g);
+  if (state.tf) q.set('tf', state.tf);
   return q;
 }
 
@@ -604,7 +605,7 @@ async function renderFlame(gen) {
   const empty = $('flame-empty');
   empty.hidden = !!d.total;
   if (!d.total)
-    empty.textContent = state.focus || state.ignore || state.hide || (state.t0 && state.t1) ?
+    empty.textContent = state.focus || state.ignore || state.hide || state.tf || (state.t0 && state.t1) ?
       'No samples in this selection: the focus, ignore, hide or time range leaves none. Clear them to see the whole profile.' :
       'No samples in this profile: the program did not run on a CPU while it was profiled (an idle server, a program waiting on I/O or locks), or the profile was too short for one sample. A wall-clock profile (KILN_CPU_MODE=wall, kiln record --wall) shows where it waited.';
   // A flame graph's roots are its bottom row: when the graph is taller
@@ -798,6 +799,7 @@ async function render() {
   const gen = ++generation;
   shownHash = location.hash;
   header();
+  Transforms.render();
   try {
     // The view's request goes out first; the strip is drawn meanwhile.
     const view = VIEWS[state.v] ? VIEWS[state.v].render(gen) : state.v === 'top' ? renderTop(gen) : state.v === 'sandwich' ? renderSandwich(gen) :
@@ -832,6 +834,7 @@ function wire() {
   CgNav.wire();
   for (const v of Object.values(VIEWS)) v.wire();
   Labels.wire();
+  Transforms.wire();
   $('profile').addEventListener('change', (e) => setState({ p: e.target.value, type: '', root: '', t0: '', t1: '', lf: '', g: '' }));
   $('type').addEventListener('change', (e) => setState({ type: e.target.value, root: '' }));
   for (const k of ['focus', 'ignore', 'hide'])

@@ -185,37 +185,31 @@ const CallTree = (() => {
       Enter: () => n && toggle(n.path, false),
       '*': () => n && toggle(n.path, true),
       s: () => n && setState({ v: 'sandwich', fn: n.name }),
-      m: () => n && MENU[0][2](n),
+      m: () => n && Transforms.add('mf', [n.name]),
       ContextMenu: () => { const tr = $('ct-table').querySelector('tr.sel'); if (n && tr) { const r = tr.getBoundingClientRect(); menu(n, r.left + 40, r.bottom); } },
     };
     if (act[e.key]) { e.preventDefault(); act[e.key](); }
   }
 
-  // ---- the context menu: transforms as the selection's own filters ----
-  // (merge = hide, drop = ignore, focus = focus: in the URL, every view
-  // and download holds to them, the server does the work).
-  const ere = (name) => '^' + name.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&') + '$';
-  const orRe = (cur, re) => (cur ? `${cur}|${re}` : re);
+  // ---- the context menu: the stack transforms (transforms.js: tf= in
+  // the URL, applied by the server to every view), then this view's own ----
   const MENU = [
-    ['merge', 'Merge function (remove it from every stack: its time goes to its callers)',
-      (n) => setState({ hide: orRe(state.hide, ere(n.name)), ct: '' })],
-    ['focus', 'Focus on function (only samples that pass through it)',
-      (n) => setState({ focus: orRe(state.focus, ere(n.name)), ct: '' })],
-    ['drop', 'Drop samples with this function',
-      (n) => setState({ ignore: orRe(state.ignore, ere(n.name)), ct: '' })],
     ['flame', 'Show in the flame graph',
       (n) => setState({ v: 'flame', root: state.rev === '1' ? '' : n.path })],
     ['sandwich', 'Sandwich (callers and callees)', (n) => setState({ v: 'sandwich', fn: n.name })],
+    ['disasm', 'Disassemble (instructions and their samples)', (n) => setState({ v: 'disasm', fn: n.name })],
     ['open', 'Open the hot path below (*)', (n) => toggle(n.path, true)],
   ];
+  const tfNode = (n) => ({ name: n.name, names: state.rev === '1' ? null : splitPath(n.path), module: n.module });
   function menu(n, x, y) {
     const m = $('ct-menu');
-    m.replaceChildren(...MENU.map(([id, text, act]) => {
+    const entries = [...Transforms.items(tfNode(n)), ...MENU.map(([id, text, act]) => [id, text, () => act(n)])];
+    m.replaceChildren(...entries.map(([id, text, act]) => {
       const a = document.createElement('a');
       a.dataset.act = id;
       a.textContent = text;
       a.tabIndex = 0;
-      a.addEventListener('click', () => { closeMenu(); act(n); });
+      a.addEventListener('click', () => { closeMenu(); act(); });
       a.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); a.click(); } });
       return a;
     }));

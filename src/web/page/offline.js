@@ -195,7 +195,7 @@ const Offline = (() => {
     const p = savedProfile(), s = D.sel;
     document.title = `kiln: ${p.name}`;     // as the <title> the server wrote
     DEFAULTS.focus = s.focus || ''; DEFAULTS.ignore = s.ignore || ''; DEFAULTS.hide = s.hide || '';
-    DEFAULTS.lf = s.labels || ''; DEFAULTS.g = s.group || '';
+    DEFAULTS.lf = s.labels || ''; DEFAULTS.g = s.group || ''; DEFAULTS.tf = s.tf || '';
     if (s.t0 && s.t1) { DEFAULTS.t0 = s.t0; DEFAULTS.t1 = s.t1; }
     readHash();
     for (const a of document.querySelectorAll('#tabs a[data-view]')) a.hidden = !has(a.dataset.view);
