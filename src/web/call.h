@@ -96,5 +96,7 @@ int web_api_download(struct call *c);
 int web_api_calltree(struct call *c);
 int web_api_summary(struct call *c);
 int web_api_labels(struct call *c);
+int web_api_heap_sites(struct call *c);
+int web_api_heap_allocs(struct call *c);
 
 #endif
