@@ -222,6 +222,7 @@ int kiln_web_save_html_locked(struct kiln_web_model *m,
 	    inline_js(out, &page, &n, "/calltree.js") ||
 	    inline_js(out, &page, &n, "/summary.js") ||
 	    inline_js(out, &page, &n, "/labels.js") ||
+	    inline_js(out, &page, &n, "/heapviews.js") ||
 	    splice(out, &page, &n, "<script src=\"/app.js\"></script>") ||
 	    kiln_buf_adds(out, "<script>\nwindow.KILN_OFFLINE = ") ||
 	    add_script_safe(out, data.data, data.len) ||

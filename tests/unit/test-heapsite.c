@@ -2,7 +2,8 @@
 /* Unit tests of heap site names (profile/heapsite.c): the usual label,
  * labels made distinct when ten sites share their four innermost
  * frames (the .heap.svg legend once showed ten identical ones), by a
- * caller, by file:line, by address, and the top sites' ranking. */
+ * caller, by file:line, by address, and the top sites' ranking; the
+ * .heap.svg legend, which shortens labels, keeps them distinct. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,8 @@
 #include "profile/heapsite.h"
 #include "profile/hprof.h"
 #include "profile/profile.h"
+#include "render/timeline.h"
+#include "util/buf.h"
 
 /* A location of `name` in file.c at line, at addr. */
 static uint32_t loc_at(struct kiln_prof *p, const char *name, int64_t line,
@@ -152,12 +155,62 @@ static void test_top(void **state)
 	(void)state;
 }
 
+/* Ten bands whose labels agree for their first 60 characters: the
+ * legend's shortened texts still differ (they once all read "alloc
+ * (file.c:5) <- node <- tree <- ..."). */
+static void test_legend(void **state)
+{
+	struct kiln_timeline_band bands[10];
+	char labels[10][128];
+	const double v[2] = { 1, 2 }, total[2] = { 100, 100 };
+	struct kiln_timeline tl = { 0 };
+	struct kiln_buf svg = KILN_BUF_INIT;
+	char texts[10][256];
+	const char *p;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < 10; i++) {
+		snprintf(labels[i], sizeof(labels[i]), "alloc_node (file.c:5) <- "
+			 "insert_node <- rebalance_tree <- caller%zu <- main", i);
+		bands[i].label = labels[i];
+		bands[i].values = v;
+		bands[i].peak = 2;
+	}
+	tl.n = 2;
+	tl.interval_s = 1;
+	tl.total = total;
+	tl.bands = bands;
+	tl.nbands = 10;
+	assert_int_equal(kiln_timeline_svg(&tl, &svg), 0);
+	/* The legend's entries: "<text ...>2 B LABEL</text>" after a rect. */
+	for (p = svg.data; (p = strstr(p, "height=\"12\" fill=")); p++) {
+		const char *t = strstr(p, "\">2 B ");
+		const char *e = t ? strstr(t, "</text>") : NULL;
+
+		if (!e || n == 10)
+			continue;
+		snprintf(texts[n++], sizeof(texts[0]), "%.*s", (int)(e - t - 6), t + 6);
+	}
+	assert_int_equal(n, 10);
+	for (i = 0; i < n; i++) {
+		assert_true(strlen(texts[i]) < 60);
+		for (j = i + 1; j < n; j++)
+			if (!strcmp(texts[i], texts[j]))
+				fail_msg("legend entries %zu and %zu both read '%s'", i, j,
+					 texts[i]);
+	}
+	assert_non_null(strstr(texts[3], "caller3"));
+	kiln_buf_release(&svg);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_usual),
 		cmocka_unit_test(test_distinct),
 		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_legend),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,10 +11,10 @@ const $ = (id) => document.getElementById(id);
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
-  t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '', lf: '', g: '' };
+  t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '', lf: '', g: '', hn: '5', hf: '' };
 let state = { ...DEFAULTS };
-// Views in files of their own (calltree.js, summary.js): render(gen), wire().
-const VIEWS = { calltree: CallTree, summary: Summary };
+// Views in files of their own (calltree.js, summary.js, heapviews.js): render(gen), wire().
+const VIEWS = { calltree: CallTree, summary: Summary, heap: HeapViews };
 
 function readHash() {
   const q = new URLSearchParams(location.hash.slice(1));
@@ -626,6 +626,7 @@ function header() {
   ps.replaceChildren(...profiles.map((p, i) => new Option(`${p.name} (${p.format})`, String(i))));
   ps.value = state.p;
   const prof = profiles[+state.p] || profiles[0];
+  $('tab-heap').hidden = !!OFFLINE || !prof || prof.format !== 'heap-trace';
   const ts = $('type');
   if (prof) {
     ts.replaceChildren(...prof.types.map((t, i) =>
@@ -952,7 +953,7 @@ async function main() {
     // The saved selection is the only one: its profile and type.
     const saved = OFFLINE.profiles.profiles[+OFFLINE.sel.p || 0] || { name: '?' };
     document.title = `kiln: ${saved.name}`;  // as the <title> the server wrote
-    for (const id of ['tab-sandwich', 'tab-source', 'tab-calltree', 'tab-summary', 'downloads', 'timeline-view', 'sw-source'])
+    for (const id of ['tab-sandwich', 'tab-source', 'tab-calltree', 'tab-summary', 'tab-heap', 'downloads', 'timeline-view', 'sw-source'])
       $(id).hidden = true;
     // Its help names only what it has: no sandwich here.
     for (const h of document.querySelectorAll('#flame-view .help'))
