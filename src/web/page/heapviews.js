@@ -64,8 +64,20 @@ const HeapViews = (() => {
       g.fill();
       for (let i = 0; i < n; i++) base[i] += b[i];
     });
+    // The size at the top, and times below.
+    g.fillStyle = 'rgba(255,255,255,.8)';
+    g.fillRect(0, 0, 70, 16);
     g.fillStyle = '#555';
     g.fillText(B(top), 4, 12);
+    for (let k = 0; k <= 4; k++) {
+      const t = (d.first + (n * k) / 4) * d.bucket_ns;
+      const s = S(t);
+      const tx = Math.min(w - g.measureText(s).width - 2, Math.max(2, (w * k) / 4 - g.measureText(s).width / 2));
+      g.fillStyle = 'rgba(255,255,255,.8)';
+      g.fillRect(tx - 2, H - 16, g.measureText(s).width + 4, 14);
+      g.fillStyle = '#333';
+      g.fillText(s, tx, H - 5);
+    }
     $('heap-sites').dataset.drawn = String(n);
   }
 
@@ -104,8 +116,11 @@ const HeapViews = (() => {
       g.fillStyle = '#4e79a7'; g.fillRect(i * bw, H - hc, Math.max(1, bw - 0.5), hc);
       g.fillStyle = '#f28e2b'; g.fillRect(i * bw, H - ht, Math.max(1, bw - 0.5), ht);
     }
+    const label = `${top.toLocaleString('en-US')} per ${S(d.bucket_ns)}`;
+    g.fillStyle = 'rgba(255,255,255,.85)';
+    g.fillRect(0, 0, g.measureText(label).width + 8, 16);
     g.fillStyle = '#555';
-    g.fillText(`${top.toLocaleString('en-US')} per ${S(d.bucket_ns)}`, 4, 12);
+    g.fillText(label, 4, 12);
     const sum = (a) => a.reduce((x, v) => x + v, 0);
     $('heap-counts-sum').textContent = `${sum(d.calls).toLocaleString('en-US')} allocations, ` +
       `${sum(d.temporary).toLocaleString('en-US')} temporary (freed by the next heap event)`;
