@@ -28,12 +28,13 @@ hasnt "$T/saved.html" 'src="/app.js"'
 hasnt "$T/saved.html" 'src="/calltree.js"'
 hasnt "$T/saved.html" 'src="/summary.js"'
 hasnt "$T/saved.html" 'src="/labels.js"'
+hasnt "$T/saved.html" 'src="/heapviews.js"'
 hasnt "$T/saved.html" 'href="/style.css"'
 # The hostile name: escaped, one script end per script (calltree.js,
-# summary.js, labels.js, the data, app.js).
+# summary.js, labels.js, heapviews.js, the data, app.js).
 expect_get 200 "/api/download?format=html&p=1"
 cp "$T/body" "$T/evil.html"
-[ "$(grep -o "</script>" "$T/evil.html" | wc -l)" -eq 5 ] ||
+[ "$(grep -o "</script>" "$T/evil.html" | wc -l)" -eq 6 ] ||
     fail "a name ended the script: $(grep -o '</script>' "$T/evil.html" | wc -l) script ends"
 grep -qF 'evil<\/script><script>alert(1)<\/script>' "$T/evil.html" || fail "the hostile name is not escaped"
 # A focus is kept in the saved data.
