@@ -9,7 +9,8 @@
  * time index (heaptrace-index.c): from its last mark before the earliest
  * moment a passing block can have been live (alive_at, or t0), whose
  * live blocks (with their allocation times) are the first candidates,
- * up to the horizon: max(t1, alive_at) plus the largest lifetime bound.
+ * up to the horizon: alive_at (or else t1) plus the largest lifetime
+ * bound.
  * A candidate still live at the horizon has lived longer than any bound,
  * so nothing after it can change the answer.  Each event read is seen
  * through the reader's tap, after the analysis that resuming from a mark
@@ -269,7 +270,7 @@ int kiln_heaptrace_allocs(const char *data, size_t len,
 	struct kiln_heaptrace_info info;
 	struct kiln_heaptrace_stream *s;
 	struct scan sc = { .q = q, .out = out };
-	uint64_t start, bound, end;
+	uint64_t start, bound, end, w0;
 	size_t from = 0, used;
 	int err = 0;
 
@@ -285,7 +286,9 @@ int kiln_heaptrace_allocs(const char *data, size_t len,
 	/* Every block that can pass was live at `start`, or came after. */
 	start = q->alive ? q->alive_at : q->t0;
 	bound = q->life_max != NONE ? q->life_max : q->life_min;
-	end = q->alive && q->alive_at > q->t1 ? q->alive_at : q->t1;
+	/* Passing blocks were allocated by then (and, alive, they must be
+	 * seen through alive_at); their lifetimes are decided bound later. */
+	end = q->alive ? q->alive_at : q->t1;
 	sc.horizon = end == NONE ? NONE : add_sat(end, bound);
 	s = kiln_heaptrace_stream_new(&info, d);
 	sc.heap = malloc((sc.k ? sc.k : 1) * sizeof(*sc.heap));
@@ -294,12 +297,17 @@ int kiln_heaptrace_allocs(const char *data, size_t len,
 		goto out;
 	}
 	kiln_heaptrace_stream_progress(s, fn, arg, len);
-	err = kiln_heaptrace_stream_window(s, start, add_sat(sc.horizon, 1) > start ?
-					   add_sat(sc.horizon, 1) : start + 1);
+	/* Blocks live at alive_at: a mark at that very time will do (what
+	 * happens there after the mark is read); allocated from t0 on: a
+	 * mark strictly before it. */
+	w0 = q->alive ? add_sat(start, 1) : start;
+	err = kiln_heaptrace_stream_window(s, w0, add_sat(sc.horizon, 1) > w0 ?
+					   add_sat(sc.horizon, 1) : add_sat(w0, 1));
 	if (!err && x)
-		err = kiln_heaptrace_index_resume(s, x, start, &from);
+		err = kiln_heaptrace_index_resume(s, x, w0, &from);
 	if (!err && from) {
 		out->read_from = s->r.h->t_now - s->r.h->tot.t_first;
+		sc.last = out->read_from;
 		err = admit_live(&sc, s->r.h);
 	}
 	s->r.tap = tap;

@@ -302,6 +302,8 @@ static int analyse(const char *data, size_t len, const uint64_t *range,
 	if (!err)
 		err = kiln_heaptrace_stream_feed(s, data + from, len - from, true,
 						 &used);
+	if (!err && build)
+		err = kiln_heaptrace_index_mark_end(s);
 	if (!err)
 		err = kiln_heaptrace_stream_end(s, len, out);
 	if (!err && build)

@@ -197,9 +197,9 @@ void kiln_heaptrace_allocs_release(struct kiln_heaptrace_allocs *a);
  * Fills *out (release it in every case) with the allocation list of q.
  * Only what decides q is read: from x's last mark before the earliest
  * block that could pass (alive_at, or t0) to the time by which every
- * such block's filters are decided (max(t1, alive_at) plus the largest
- * lifetime bound; the end when none), so "live at the end, lifetime at
- * least 1 s" reads the trace's last 1/64.  Blocks sampled traces did
+ * such block's filters are decided (alive_at, or else t1, plus the
+ * largest lifetime bound), so "live at the end, lifetime at least 1 s"
+ * reads nothing past the index's mark of the trace's end.  Blocks sampled traces did
  * not report are not listed.  0, -EINVAL (d filled; q inconsistent),
  * -ECANCELED (fn stopped it) or -ENOMEM.
  */

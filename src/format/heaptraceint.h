@@ -77,6 +77,9 @@ struct kiln_heaptrace_index *kiln_heaptrace_index_new(size_t len);
 /* After each frame of the analysis building s->index: a mark when due.
  * 0 or -ENOMEM. */
 int kiln_heaptrace_index_mark(struct kiln_heaptrace_stream *s);
+/* After the last frame of the analysis building s->index: a mark of the
+ * trace's end, whatever the budget.  0 or -ENOMEM. */
+int kiln_heaptrace_index_mark_end(struct kiln_heaptrace_stream *s);
 /* After the analysis h that built x, finished: keeps its header and its
  * stack and maps definitions, which a resumed analysis defines again.
  * 0 or -ENOMEM. */
