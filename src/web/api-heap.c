@@ -296,7 +296,7 @@ static int on_allocs_progress(void *arg, size_t done, size_t total)
 static int allocs_query(struct call *c, const struct web_heapline *hl,
 			struct kiln_heaptrace_allocq *q)
 {
-	const char *alive = call_arg(c, "alive");
+	const char *alive;
 	long n, off, site;
 
 	memset(q, 0, sizeof(*q));
@@ -312,6 +312,7 @@ static int allocs_query(struct call *c, const struct web_heapline *hl,
 	q->site = (uint32_t)site;
 	q->n = (size_t)n;
 	q->offset = (size_t)off;
+	alive = call_arg(c, "alive");	/* used at once: not kept over calls */
 	if (alive && *alive) {
 		q->alive = true;
 		/* "end": the trace's last event. */
