@@ -30,6 +30,8 @@ await withBrowser({ viewport: { width: 1300, height: 1000 } }, async (context, p
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
 
   await page.goto(`${url}#v=heap&hn=3`);
+  // The list opens on the leaks (alive at the end, the default filter).
+  await page.waitForFunction(() => document.querySelector('#ha-summary').dataset.count === '6');
   await page.waitForFunction(() => document.body.dataset.ready === '1' &&
     document.querySelector('#heap-sites').dataset.drawn);
   check(await page.$eval('#tab-heap', (e) => !e.hidden), 'a heap trace has the Heap tab');
@@ -61,6 +63,7 @@ await withBrowser({ viewport: { width: 1300, height: 1000 } }, async (context, p
   await page.screenshot({ path: join(shotDir, 'heap.png'), fullPage: true });
 
   // The allocation list: alive at the end, lifetime at least 1 s.
+  check(await page.$eval('#ha-alive', (e) => e.value) === 'end', 'the list opens on alive at the end');
   await page.selectOption('#ha-alive', 'end');
   await page.fill('#ha-lmin', '1');
   await page.click('#ha-apply');

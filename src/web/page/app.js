@@ -11,7 +11,7 @@ const $ = (id) => document.getElementById(id);
 
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
-  t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '', lf: '', g: '', hn: '5', hf: '' };
+  t0: '', t1: '', cgn: '80', fit: '1', abs: '0', ct: '', lf: '', g: '', hn: '5', hf: 'alive=end' };
 let state = { ...DEFAULTS };
 // Views in files of their own (calltree.js, summary.js, heapviews.js): render(gen), wire().
 const VIEWS = { calltree: CallTree, summary: Summary, heap: HeapViews };

@@ -8,7 +8,9 @@
 // page at a time).  Top-down and bottom-up tables per cost type are the
 // call tree with the trace's types: linked, not drawn again.  State in
 // the URL: hn= (sites shown) and hf= (the list's filters, as the
-// server's arguments).  Uses app.js's globals; loaded before it, run
+// server's arguments; by default alive=end, the leaks, which the time
+// index answers without reading: a list with no filter reads the whole
+// trace, so it is asked for, not opened with).  Uses app.js's globals; loaded before it, run
 // after it.
 'use strict';
 
