@@ -478,8 +478,11 @@ void kiln_web_model_cancel(struct kiln_web_model *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < m->n; i++) {
 		__atomic_add_fetch(&m->in[i].gen, 1, __ATOMIC_RELAXED);
+		/* and the allocation lists being read (api-heap.c) */
+		__atomic_add_fetch(&m->in[i].agen, 1, __ATOMIC_RELAXED);
+	}
 }
 
 /* The analysis of one range: its input, generation and status slot. */
