@@ -25,6 +25,7 @@
 #include "cli/cli.h"
 #include "format/format.h"
 #include "format/heaptrace.h"
+#include "profile/heapsite.h"
 #include "profile/hprof.h"
 #include "profile/profile.h"
 #include "render/timeline.h"
@@ -227,55 +228,6 @@ static int run(char **cmd, const char *agent, struct tail *tail,
 	return status;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-static bool allocator_frame(const char *name)
-{
-	return !strncmp(name, "operator new", 12) ||
-	       !strncmp(name, "operator delete", 15);
-}
-
-/* "leaf (file.c:12) <- caller <- caller" for site sample s of p. */
-static int site_name(struct kiln_prof *p, long s, struct kiln_buf *b,
-		     struct kiln_frame **fr, size_t *cap)
-{
-	long n, i, first = 0, shown = 0;
-
-	kiln_buf_reset(b);
-	if (s < 0)
-		return kiln_buf_adds(b, "?");
-	n = kiln_prof_frames(p, &p->samples[s], fr, cap);
-	if (n < 0)
-		return (int)n;
-	while (first + 1 < n &&
-	       allocator_frame(kiln_prof_str(p, (*fr)[first].name)))
-		first++;
-	if (!n)
-		return kiln_buf_adds(b, "[no stack]");
-	for (i = first; i < n && shown < 4; i++, shown++) {
-		const struct kiln_frame *f = &(*fr)[i];
-
-		if (shown)
-			kiln_buf_adds(b, " <- ");
-		kiln_buf_adds(b, kiln_prof_str(p, f->name));
-		if (!shown && f->function && f->line > 0) {
-			uint32_t file = p->functions[f->function].filename;
-
-			if (file)
-				kiln_buf_addf(b, " (%s:%" PRId64 ")",
-					      base_name(kiln_prof_str(p, file)), f->line);
-		}
-	}
-	if (i < n)
-		kiln_buf_adds(b, " <- ...");
-	return b->data ? 0 : -ENOMEM;
-}
-
 struct ranked {
 	uint32_t site;
 	double v;
@@ -308,9 +260,9 @@ static void print_top(FILE *out, const struct kiln_hprof *h, struct kiln_prof *p
 		      const long *so, enum measure m, const char *title,
 		      double total, long top, struct ranked *rk)
 {
-	struct kiln_buf name = KILN_BUF_INIT;
-	struct kiln_frame *fr = NULL;
-	size_t cap = 0, n = 0, i;
+	char **names = NULL;
+	long *samples;
+	size_t n = 0, shown, i;
 	char a[48];
 
 	for (i = 1; i <= h->nsites; i++) {
@@ -325,28 +277,35 @@ static void print_top(FILE *out, const struct kiln_hprof *h, struct kiln_prof *p
 	if (!n)
 		return;
 	qsort(rk, n, sizeof(*rk), by_value);
+	shown = n < (size_t)top ? n : (size_t)top;
+	/* The rows shown are named together, so that no two read alike. */
+	samples = malloc((shown + 1) * sizeof(*samples));
+	for (i = 0; samples && i < shown; i++)
+		samples[i] = so[rk[i].site];
+	if (!samples || kiln_heapsite_labels(p, samples, shown, &names)) {
+		free(samples);
+		return;
+	}
+	free(samples);
 	fprintf(out, "\n%s:\n", title);
-	for (i = 0; i < n && (long)i < top; i++) {
+	for (i = 0; i < shown; i++) {
 		const struct kiln_hprof_site *s = &h->sites[rk[i].site];
 
 		if (m == M_CALLS || m == M_TEMPORARY)
 			snprintf(a, sizeof(a), "%lld", (long long)llround(rk[i].v));
 		else
 			kiln_bytes_str(rk[i].v, a, sizeof(a));
-		if (site_name(p, so[rk[i].site], &name, &fr, &cap))
-			break;
 		fprintf(out, "  %10s %5.1f%%", a, total > 0 ? 100.0 * rk[i].v / total : 0);
 		if (m == M_PEAK || m == M_LEAKED)
 			fprintf(out, " %8lld blocks",
 				(long long)llround(m == M_PEAK ? s->peak_objs : s->live_objs));
 		else if (m == M_ALLOCATED)
 			fprintf(out, " %8lld calls", (long long)llround(s->calls));
-		fprintf(out, "  %s\n", name.data);
+		fprintf(out, "  %s\n", names[i]);
 	}
 	if (n > (size_t)top)
 		fprintf(out, "  (%zu more sites)\n", n - (size_t)top);
-	free(fr);
-	kiln_buf_release(&name);
+	kiln_heapsite_labels_free(names, shown);
 }
 
 /*
@@ -429,48 +388,33 @@ static int write_timeline(const struct kiln_hprof *h, struct kiln_prof *p,
 			  const long *so, const char *cmdline, struct kiln_buf *svg)
 {
 	struct kiln_timeline_band bands[TIMELINE_BANDS];
-	struct kiln_buf names[TIMELINE_BANDS];
-	struct ranked *rk = malloc((h->nsites + 1) * sizeof(*rk));
+	uint32_t ids[TIMELINE_BANDS];
+	long samples[TIMELINE_BANDS];
+	char **names = NULL;
 	double *vals = NULL;
-	struct kiln_frame *fr = NULL;
 	struct kiln_timeline tl = { 0 };
-	size_t cap = 0, n = 0, i, j, nb;
+	long n = kiln_heapsite_top(h, TIMELINE_BANDS, ids);
+	size_t i, nb;
 	int err = 0;
 
-	if (!rk)
-		return -ENOMEM;
-	for (i = 1; i <= h->nsites; i++) {
-		const struct kiln_hprof_site *s = &h->sites[i];
-		double mx = 0;
-
-		for (j = 0; j < s->nhist; j++)
-			if (s->hist[j].at_max > mx)
-				mx = s->hist[j].at_max;
-		if (mx > 0) {
-			rk[n].site = (uint32_t)i;
-			rk[n].v = mx;
-			n++;
-		}
-	}
-	if (n)
-		qsort(rk, n, sizeof(*rk), by_value);
-	nb = n < TIMELINE_BANDS ? n : TIMELINE_BANDS;
+	if (n < 0)
+		return (int)n;
+	nb = (size_t)n < TIMELINE_BANDS ? (size_t)n : TIMELINE_BANDS;
+	for (i = 0; i < nb; i++)
+		samples[i] = so[ids[i]];
 	vals = calloc(nb * h->nbuckets + 1, sizeof(*vals));
-	if (!vals) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < nb; i++) {
-		kiln_buf_init(&names[i]);
-		if (!err)
-			err = site_name(p, so[rk[i].site], &names[i], &fr, &cap);
-		kiln_hprof_site_series(h, rk[i].site, vals + i * h->nbuckets);
-		bands[i].label = names[i].data ? names[i].data : "?";
-		bands[i].values = vals + i * h->nbuckets;
-		bands[i].peak = h->sites[rk[i].site].peak_bytes;
-	}
+	if (!vals)
+		return -ENOMEM;
+	/* Named together: no two bands of the legend read alike. */
+	err = kiln_heapsite_labels(p, samples, nb, &names);
 	if (err)
-		goto out_names;
+		goto out;
+	for (i = 0; i < nb; i++) {
+		kiln_hprof_site_series(h, ids[i], vals + i * h->nbuckets);
+		bands[i].label = names[i];
+		bands[i].values = vals + i * h->nbuckets;
+		bands[i].peak = h->sites[ids[i]].peak_bytes;
+	}
 	tl.subtitle = cmdline;
 	tl.n = h->nbuckets;
 	tl.interval_s = (double)h->bucket_ns / 1e9;
@@ -485,13 +429,9 @@ static int write_timeline(const struct kiln_hprof *h, struct kiln_prof *p,
 		err = kiln_timeline_svg(&tl, svg);
 	else
 		err = -ENODATA;
-out_names:
-	for (i = 0; i < nb; i++)
-		kiln_buf_release(&names[i]);
 out:
-	free(fr);
+	kiln_heapsite_labels_free(names, nb);
 	free(vals);
-	free(rk);
 	return err;
 }
 

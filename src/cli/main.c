@@ -331,7 +331,12 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "arrow keys; sent a node's children at a time), and a summary\n"
 	  "(command line, host, event and period, duration, samples and lost,\n"
 	  "processes and threads; a heap trace's calls, temporary, peak and\n"
-	  "leaked, as kiln heap prints them).  A label bar keeps or drops\n"
+	  "leaked, as kiln heap prints them).  A heap trace also gets a Heap\n"
+	  "tab: memory per allocation site over time (the top sites stacked,\n"
+	  "the rest as other, a legend of distinct labels), allocations and\n"
+	  "temporary allocations over time, the size histogram, and the list\n"
+	  "of allocations filtered by alive at a moment, lifetime, size and\n"
+	  "site, read from the trace's time index.  A label bar keeps or drops\n"
 	  "samples by any label's value (pid, thread, thread_name, a pprof's\n"
 	  "own) and groups every view by one label.  Stack transforms, from the\n"
 	  "flame graph's and call tree's context menus (merge a function or a\n"
@@ -386,7 +391,9 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "\n"
 	  "Example:\n"
 	  "  kiln serve kiln.cpu.pb.gz perf.script   # then open http://127.0.0.1:8080/\n"
-	  "  # http://127.0.0.1:8080/#v=calltree  the call tree; #v=summary  the summary\n" },
+	  "  # http://127.0.0.1:8080/#v=calltree  the call tree; #v=summary  the summary\n"
+	  "  kiln heap -o srv -- ./server && kiln serve srv.trace.zst\n"
+	  "  # http://127.0.0.1:8080/#v=heap  the heap views (per site, allocations)\n" },
 	{ "diff", kiln_cmd_diff, "per-function change between two sets of profiles, with a CI verdict",
 	  "usage: kiln diff [options] BASE NEW\n"
 	  "       kiln diff [options] BASE... -- NEW...\n"

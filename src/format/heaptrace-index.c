@@ -11,9 +11,12 @@
  * The stack and maps definitions are kept once, from the end of the
  * analysis; a resumed analysis defines those it had at the mark.
  *
- * Memory: the live blocks of every mark (24 bytes each), within
+ * Memory: the live blocks of every mark (32 bytes each), within
  * INDEX_BUDGET; past it no more marks are taken (later ranges then start
- * at the last mark).
+ * at the last mark).  One more mark, whatever the budget, holds the
+ * trace's end (its live blocks are its leaks): what is live at the end
+ * is then known without reading (the allocation list's most asked
+ * filter, heaptrace-allocs.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -61,7 +64,7 @@ struct kiln_heaptrace_index *kiln_heaptrace_index_new(size_t len)
 
 	if (!x)
 		return NULL;
-	x->m = calloc(INDEX_MARKS, sizeof(*x->m));
+	x->m = calloc(INDEX_MARKS + 1, sizeof(*x->m));
 	if (!x->m) {
 		free(x);
 		return NULL;
@@ -118,18 +121,14 @@ static int tcount_copy(struct kiln_tcount *to, const struct kiln_tcount *from)
 	return 0;
 }
 
-int kiln_heaptrace_index_mark(struct kiln_heaptrace_stream *s)
+/* A mark of the reader's state now. */
+static int mark_now(struct kiln_heaptrace_stream *s)
 {
 	struct kiln_heaptrace_index *x = s->index;
 	const struct reader *r = &s->r;
 	struct mark *k;
 	int err;
 
-	if (r->frame_off < x->next_off || x->n == INDEX_MARKS ||
-	    !r->h || !r->h->started || x->bytes > INDEX_BUDGET)
-		return 0;
-	while (x->next_off <= r->frame_off)
-		x->next_off += x->every;
 	k = &x->m[x->n];
 	memset(k, 0, sizeof(*k));
 	k->off = r->frame_off;
@@ -158,6 +157,31 @@ int kiln_heaptrace_index_mark(struct kiln_heaptrace_stream *s)
 		    (k->counts.mask + 1) * sizeof(*k->counts.e);
 	x->n++;
 	return 0;
+}
+
+int kiln_heaptrace_index_mark(struct kiln_heaptrace_stream *s)
+{
+	struct kiln_heaptrace_index *x = s->index;
+	const struct reader *r = &s->r;
+
+	if (r->frame_off < x->next_off || x->n >= INDEX_MARKS ||
+	    !r->h || !r->h->started || x->bytes > INDEX_BUDGET)
+		return 0;
+	while (x->next_off <= r->frame_off)
+		x->next_off += x->every;
+	return mark_now(s);
+}
+
+int kiln_heaptrace_index_mark_end(struct kiln_heaptrace_stream *s)
+{
+	struct kiln_heaptrace_index *x = s->index;
+	const struct reader *r = &s->r;
+
+	/* Not twice at one place (a mark was just taken there). */
+	if (!r->h || !r->h->started ||
+	    (x->n && x->m[x->n - 1].off == r->frame_off))
+		return 0;
+	return mark_now(s);
 }
 
 int kiln_heaptrace_index_end(struct kiln_heaptrace_index *x,

@@ -302,6 +302,8 @@ static int analyse(const char *data, size_t len, const uint64_t *range,
 	if (!err)
 		err = kiln_heaptrace_stream_feed(s, data + from, len - from, true,
 						 &used);
+	if (!err && build)
+		err = kiln_heaptrace_index_mark_end(s);
 	if (!err)
 		err = kiln_heaptrace_stream_end(s, len, out);
 	if (!err && build)
@@ -395,7 +397,7 @@ int kiln_heaptrace_analyse_index(const char *data, size_t len,
 static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		     const uint64_t *range, const struct kiln_heaptrace_index *x,
 		     struct kiln_heaptrace_index *build, struct kiln_hprof **keep,
-		     struct kiln_heaptrace_info *keep_info,
+		     long **keep_so, struct kiln_heaptrace_info *keep_info,
 		     kiln_heaptrace_progress_fn fn, void *arg,
 		     struct kiln_diag *d)
 {
@@ -408,7 +410,7 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	err = analyse(data, len, range, x, build, fn, arg, &h, &info, d);
 	if (err)
 		goto out;
-	err = kiln_hprof_prof(h, KILN_HPROF_MEASURES, p, NULL);
+	err = kiln_hprof_prof(h, KILN_HPROF_MEASURES, p, keep_so);
 	if (err)
 		goto out;
 	p->time_nanos = (int64_t)info.start_realtime_ns;
@@ -440,6 +442,10 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		err = kiln_prof_error(p);
 out:
 	kiln_sym_free(sym);
+	if (keep_so && err && h) {
+		free(*keep_so);
+		*keep_so = NULL;
+	}
 	if (keep && !err) {
 		*keep = h;
 		h = NULL;
@@ -457,7 +463,8 @@ out:
 int kiln_heaptrace_read(struct kiln_prof *p, const char *data, size_t len,
 			struct kiln_diag *d)
 {
-	return read_prof(p, data, len, NULL, NULL, NULL, NULL, NULL, NULL, NULL, d);
+	return read_prof(p, data, len, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+			 NULL, d);
 }
 
 int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
@@ -468,12 +475,13 @@ int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
 {
 	const uint64_t range[2] = { t0, t1 };
 
-	return read_prof(p, data, len, range, x, NULL, NULL, NULL, fn, arg, d);
+	return read_prof(p, data, len, range, x, NULL, NULL, NULL, NULL, fn, arg,
+			 d);
 }
 
 int kiln_heaptrace_read_index(struct kiln_prof *p, const char *data, size_t len,
 			      kiln_heaptrace_progress_fn fn, void *arg,
-			      struct kiln_hprof **h,
+			      struct kiln_hprof **h, long **sample_of,
 			      struct kiln_heaptrace_info *info,
 			      struct kiln_heaptrace_index **index,
 			      struct kiln_diag *d)
@@ -483,9 +491,11 @@ int kiln_heaptrace_read_index(struct kiln_prof *p, const char *data, size_t len,
 
 	*h = NULL;
 	*index = NULL;
+	*sample_of = NULL;
 	if (!x)
 		return -ENOMEM;
-	err = read_prof(p, data, len, NULL, NULL, x, h, info, fn, arg, d);
+	err = read_prof(p, data, len, NULL, NULL, x, h, sample_of, info, fn, arg,
+			d);
 	if (err)
 		kiln_heaptrace_index_free(x);
 	else

@@ -169,6 +169,8 @@ static int deliver(struct reader *r, enum kiln_hprof_kind kind, uint64_t id,
 	ev.stack = (uint32_t)stack;
 	ev.kind = kind;
 	err = kiln_hprof_event(r->h, &ev);
+	if (!err && r->tap)
+		err = r->tap(r->tap_arg, &ev, r->h->tot.t_first);
 	if (err == -EINVAL)
 		return bad(r, "an event refers to stack %llu, which is not "
 			   "defined", (unsigned long long)stack);

@@ -123,13 +123,15 @@ void kiln_heaptrace_index_free(struct kiln_heaptrace_index *x);
  * kiln_heaptrace_read() (format.h) into p that also keeps the finished
  * analysis (*h: its memory over time; kiln_hprof_free() it) and builds
  * the time index (*index), in one reading of the trace: kiln serve's.
- * Progress to fn (NULL: none).  Errors as kiln_heaptrace_read(); *h and
- * *index are NULL on failure.
+ * *sample_of gets the sample of p of each stack id of *h (-1: none; as
+ * kiln_hprof_prof() gives it; free() it).  Progress to fn (NULL: none).
+ * Errors as kiln_heaptrace_read(); *h, *sample_of and *index are NULL on
+ * failure.
  */
 struct kiln_prof;
 int kiln_heaptrace_read_index(struct kiln_prof *p, const char *data, size_t len,
 			      kiln_heaptrace_progress_fn fn, void *arg,
-			      struct kiln_hprof **h,
+			      struct kiln_hprof **h, long **sample_of,
 			      struct kiln_heaptrace_info *info,
 			      struct kiln_heaptrace_index **index,
 			      struct kiln_diag *d);
@@ -152,5 +154,60 @@ int kiln_heaptrace_read_range(struct kiln_prof *p, const char *data, size_t len,
 			      uint64_t t0, uint64_t t1,
 			      kiln_heaptrace_progress_fn fn, void *arg,
 			      struct kiln_diag *d);
+
+/*
+ * The allocation list of a trace (kiln serve's heap views): the blocks
+ * that pass every filter of q, in allocation order, one page of them,
+ * with how many pass and their size histogram.  Times are ns after the
+ * trace's first event.  A block's lifetime is from its allocation to its
+ * free, or to the trace's last event when it is never freed.
+ */
+struct kiln_heaptrace_allocq {
+	uint64_t t0, t1;		/* allocated in [t0, t1) */
+	bool alive;			/* and live at alive_at: allocated */
+	uint64_t alive_at;		/* at or before it, freed after it */
+	uint64_t life_min, life_max;	/* lifetime in [min, max] */
+	uint64_t size_min, size_max;	/* size in [min, max] */
+	uint32_t site;			/* allocated at this stack id; 0: any */
+	size_t offset, n;		/* the page: blocks offset.. offset+n-1 */
+};
+
+/* One block of the list; freed is UINT64_MAX when it was not freed up to
+ * the list's read_to. */
+struct kiln_heaptrace_alloc {
+	uint64_t t, freed, size;
+	uint32_t stack, tid;
+};
+
+struct kiln_heaptrace_allocs {
+	uint64_t count;			/* blocks that pass */
+	double bytes;			/* their bytes */
+	struct kiln_heaptrace_alloc *a;	/* the page (owned), n of them */
+	size_t n;
+	uint64_t size_calls[65];	/* blocks that pass by size class */
+	uint64_t size_bytes[65];	/* (kiln_hprof_size_class()) */
+	uint64_t read_from, read_to;	/* the events read, ns */
+	bool to_end;			/* read_to is the trace's last event */
+	size_t bytes_read;		/* compressed bytes of the trace read */
+};
+
+void kiln_heaptrace_allocs_release(struct kiln_heaptrace_allocs *a);
+
+/*
+ * Fills *out (release it in every case) with the allocation list of q.
+ * Only what decides q is read: from x's last mark before the earliest
+ * block that could pass (alive_at, or t0) to the time by which every
+ * such block's filters are decided (alive_at, or else t1, plus the
+ * largest lifetime bound), so "live at the end, lifetime at least 1 s"
+ * reads nothing past the index's mark of the trace's end.  Blocks sampled traces did
+ * not report are not listed.  0, -EINVAL (d filled; q inconsistent),
+ * -ECANCELED (fn stopped it) or -ENOMEM.
+ */
+int kiln_heaptrace_allocs(const char *data, size_t len,
+			  const struct kiln_heaptrace_index *x,
+			  const struct kiln_heaptrace_allocq *q,
+			  kiln_heaptrace_progress_fn fn, void *arg,
+			  struct kiln_heaptrace_allocs *out,
+			  struct kiln_diag *d);
 
 #endif

@@ -51,6 +51,11 @@ struct reader {
 	uint64_t inflated;	/* bytes decompressed so far */
 	const uint64_t *window;	/* [t0, t1) for kiln_hprof_set_window, or NULL */
 	uint64_t window_buf[2];
+	/* Every event as it is read, after the analysis took it, with the
+	 * trace's first event time (the allocation list,
+	 * heaptrace-allocs.c), or NULL.  A non-zero return stops reading. */
+	int (*tap)(void *arg, const struct kiln_hprof_ev *ev, uint64_t t_first);
+	void *tap_arg;
 };
 
 /* The stream API's state (heaptrace-stream.c). */
@@ -72,6 +77,9 @@ struct kiln_heaptrace_index *kiln_heaptrace_index_new(size_t len);
 /* After each frame of the analysis building s->index: a mark when due.
  * 0 or -ENOMEM. */
 int kiln_heaptrace_index_mark(struct kiln_heaptrace_stream *s);
+/* After the last frame of the analysis building s->index: a mark of the
+ * trace's end, whatever the budget.  0 or -ENOMEM. */
+int kiln_heaptrace_index_mark_end(struct kiln_heaptrace_stream *s);
 /* After the analysis h that built x, finished: keeps its header and its
  * stack and maps definitions, which a resumed analysis defines again.
  * 0 or -ENOMEM. */

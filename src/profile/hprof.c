@@ -36,6 +36,7 @@
 struct kiln_hprof_live {
 	uint64_t ptr;		/* 0: empty slot */
 	uint64_t size;
+	uint64_t t;		/* allocated then (the allocation list) */
 	uint32_t stack;
 	uint32_t tid;		/* | LIVE_IN_RANGE: allocated in the window */
 };
@@ -60,8 +61,11 @@ struct kiln_hprof *kiln_hprof_new(uint64_t sample_bytes)
 	h->bucket_ns = FIRST_BUCKET_NS;
 	h->total_end = calloc(MAX_BUCKETS, sizeof(double));
 	h->total_max = calloc(MAX_BUCKETS, sizeof(double));
+	h->calls_n = calloc(MAX_BUCKETS, sizeof(double));
+	h->temp_n = calloc(MAX_BUCKETS, sizeof(double));
 	h->live = (struct kiln_livetab)KILN_LIVETAB_INIT(struct kiln_hprof_live, 1024);
-	if (!h->total_end || !h->total_max || kiln_livetab_reserve(&h->live)) {
+	if (!h->total_end || !h->total_max || !h->calls_n || !h->temp_n ||
+	    kiln_livetab_reserve(&h->live)) {
 		kiln_hprof_free(h);
 		errno = ENOMEM;
 		return NULL;
@@ -85,6 +89,8 @@ void kiln_hprof_free(struct kiln_hprof *h)
 	free(h->pcs);
 	free(h->total_end);
 	free(h->total_max);
+	free(h->calls_n);
+	free(h->temp_n);
 	kiln_livetab_release(&h->live);
 	free(h->dirty);
 	free(h);
@@ -191,9 +197,14 @@ static int coarsen(struct kiln_hprof *h)
 			h->total_end[i] = h->total_end[2 * i];
 		}
 		h->total_max[i] = mx;
+		h->calls_n[i] = h->calls_n[2 * i] +
+				(2 * i + 1 < n ? h->calls_n[2 * i + 1] : 0);
+		h->temp_n[i] = h->temp_n[2 * i] +
+			       (2 * i + 1 < n ? h->temp_n[2 * i + 1] : 0);
 	}
 	for (i = (n + 1) / 2; i < n; i++)
-		h->total_end[i] = h->total_max[i] = 0;
+		h->total_end[i] = h->total_max[i] = h->calls_n[i] =
+			h->temp_n[i] = 0;
 	h->nbuckets = (n + 1) / 2;
 	h->bucket_ns *= 2;
 	for (k = 1; k <= h->nsites; k++) {
@@ -368,6 +379,7 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 	if (temporary && counting(h)) {
 		s->temporary += w;
 		h->tot.temporary += w;
+		h->temp_n[h->nbuckets - 1] += w;
 	}
 	if ((tid & ~LIVE_IN_RANGE) != (e->tid & ~LIVE_IN_RANGE) && counting(h))
 		h->tot.cross_thread += w;
@@ -393,6 +405,9 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 		h->tot.allocated += w * (double)ev->size;
 		s->calls += w;
 		s->bytes += w * (double)ev->size;
+		h->calls_n[h->nbuckets - 1] += w;
+		h->size_calls[kiln_hprof_size_class(ev->size)] += w;
+		h->size_bytes[kiln_hprof_size_class(ev->size)] += w * (double)ev->size;
 	}
 	if (!ev->ptr)
 		return 0;
@@ -407,6 +422,7 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	b.ptr = ev->ptr;
 	b.size = ev->size;
 	b.stack = ev->stack;
+	b.t = h->t_now;
 	b.tid = ev->tid & ~LIVE_IN_RANGE;
 	if (h->windowed && h->in_window)
 		b.tid |= LIVE_IN_RANGE;
@@ -572,6 +588,7 @@ int kiln_hprof_live_blocks(const struct kiln_hprof *h,
 		b[k].ptr = e->ptr;
 		b[k].size = e->size;
 		b[k].stack = e->stack;
+		b[k].t = e->t;
 		b[k].tid = e->tid & ~LIVE_IN_RANGE;
 		k++;
 	}
@@ -602,6 +619,8 @@ int kiln_hprof_resume(struct kiln_hprof *h, uint64_t t_first, uint64_t t_now,
 		err = kiln_hprof_event(h, &ev);
 		if (err)
 			return err;
+		if (ev.ptr)	/* allocated then, not now */
+			live_find(h, ev.ptr)->t = b[i].t;
 	}
 	h->tot.reported = 0;
 	h->last_alloc = 0;

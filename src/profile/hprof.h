@@ -37,6 +37,15 @@
 
 struct kiln_prof;
 
+#define KILN_HPROF_SIZE_CLASSES 65
+
+/* The size class of a block of `size` bytes: 0 for 0, else the number
+ * of bits of size (k for sizes in [2^(k-1), 2^k)). */
+static inline unsigned kiln_hprof_size_class(uint64_t size)
+{
+	return size ? 64u - (unsigned)__builtin_clzll(size) : 0;
+}
+
 enum kiln_hprof_kind {
 	KILN_HPROF_ALLOC,	/* malloc & co. */
 	KILN_HPROF_FREE,
@@ -117,6 +126,13 @@ struct kiln_hprof {
 	uint64_t bucket_ns;
 	uint32_t nbuckets;
 	double *total_end, *total_max;
+	/* Allocations and temporary allocations made in each bucket
+	 * (estimates when sampling), coarsened with the buckets. */
+	double *calls_n, *temp_n;
+	/* Allocations and bytes by size class: class 0 holds size 0,
+	 * class k sizes in [2^(k-1), 2^k) (kiln_hprof_size_class()). */
+	double size_calls[KILN_HPROF_SIZE_CLASSES];
+	double size_bytes[KILN_HPROF_SIZE_CLASSES];
 
 	/* Internal state (hprof.c). */
 	struct kiln_livetab live;	/* of struct kiln_hprof_live */
@@ -177,6 +193,7 @@ int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev);
 /* A live block as kiln_hprof_live_blocks() copies it out. */
 struct kiln_hprof_block {
 	uint64_t ptr, size;
+	uint64_t t;		/* when it was allocated (CLOCK_MONOTONIC ns) */
 	uint32_t stack, tid;
 };
 

@@ -202,10 +202,72 @@ static int put_axes(struct kiln_buf *o, const struct geo *g, int H,
 	return e;
 }
 
+#define LEGEND_CHARS 36
+#define LEGEND_BUF 96
+
+/* n, moved back to the start of the UTF-8 character it is inside. */
+static size_t char_start(const char *s, size_t n)
+{
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+/*
+ * The legend's text of band k: its label, cut to LEGEND_CHARS; when
+ * another band's label starts the same that far (ten sites called
+ * through the same functions), its start, "...", and the part where it
+ * differs from the others, so that no two entries read alike.
+ */
+static void short_label(const struct kiln_timeline *tl, size_t k, char *out)
+{
+	const char *s = tl->bands[k].label;
+	size_t len = strlen(s), cp = 0, j, a, b;
+
+	for (j = 0; j < tl->nbands; j++) {
+		const char *t = tl->bands[j].label;
+		size_t c = 0;
+
+		while (j != k && s[c] && s[c] == t[c])
+			c++;
+		if (c > cp)
+			cp = c;
+	}
+	if (len <= LEGEND_CHARS) {
+		snprintf(out, LEGEND_BUF, "%s", s);
+	} else if (cp < LEGEND_CHARS - 3) {
+		snprintf(out, LEGEND_BUF, "%.*s...",
+			 (int)char_start(s, LEGEND_CHARS - 3), s);
+	} else {
+		a = char_start(s, cp > 8 ? cp - 8 : 0);
+		b = char_start(s, a + 20 < len ? a + 20 : len);
+		snprintf(out, LEGEND_BUF, "%.*s...%.*s%s", (int)char_start(s, 14), s,
+			 (int)(b - a), s + a, b < len ? "..." : "");
+	}
+}
+
+/* The legend's texts of every band; still alike (labels differing past
+ * the window shown): numbered. */
+static void legend_texts(const struct kiln_timeline *tl, char (*t)[LEGEND_BUF])
+{
+	size_t k, j;
+
+	for (k = 0; k < tl->nbands; k++)
+		short_label(tl, k, t[k]);
+	for (k = 0; k < tl->nbands; k++)
+		for (j = k + 1; j < tl->nbands; j++)
+			if (!strcmp(t[k], t[j])) {
+				size_t n = strlen(t[j]);
+
+				snprintf(t[j] + (n < LEGEND_BUF - 24 ? n : LEGEND_BUF - 24),
+					 24, " #%zu", j + 1);
+			}
+}
+
 /* Band k's entry in the legend (k == nbands: the rest), at its peak. */
 static int put_legend(struct kiln_buf *o, const struct geo *g,
 		      const struct kiln_timeline *tl, size_t k,
-		      const char *colour, double peak)
+		      const char *colour, double peak, const char *text)
 {
 	char a[64];
 	int e = 0;
@@ -218,7 +280,7 @@ static int put_legend(struct kiln_buf *o, const struct geo *g,
 	if (k < tl->nbands) {
 		kiln_bytes_str(peak, a, sizeof(a));
 		e |= kiln_buf_addf(o, "%s ", a);
-		e |= label(o, tl->bands[k].label, 36);
+		e |= kiln_buf_add_xml(o, text, strlen(text));
 	} else {
 		e |= kiln_buf_adds(o, "other sites");
 	}
@@ -229,7 +291,8 @@ static int put_legend(struct kiln_buf *o, const struct geo *g,
 /* The bands stacked bottom up, then the rest; lo and hi: n values each,
  * hi zero on entry. */
 static int put_bands(struct kiln_buf *o, const struct geo *g,
-		     const struct kiln_timeline *tl, double *lo, double *hi)
+		     const struct kiln_timeline *tl, double *lo, double *hi,
+		     char (*texts)[LEGEND_BUF])
 {
 	char a[64], b[64];
 	size_t i, k;
@@ -265,7 +328,8 @@ static int put_bands(struct kiln_buf *o, const struct geo *g,
 			e |= kiln_buf_addf(o, "other sites: at most %s", b);
 		}
 		e |= kiln_buf_adds(o, "</title></path>\n");
-		e |= put_legend(o, g, tl, k, colour, peak);
+		e |= put_legend(o, g, tl, k, colour, peak,
+				k < tl->nbands ? texts[k] : NULL);
 	}
 	return e;
 }
@@ -315,6 +379,7 @@ int kiln_timeline_svg(const struct kiln_timeline *tl, struct kiln_buf *out)
 	struct kiln_buf o = KILN_BUF_INIT;
 	struct geo g;
 	double *lo = NULL, *hi = NULL, top = 0, step;
+	char (*texts)[LEGEND_BUF] = NULL;
 	size_t i, k;
 	int err, e = 0;
 
@@ -325,10 +390,12 @@ int kiln_timeline_svg(const struct kiln_timeline *tl, struct kiln_buf *out)
 			return -EINVAL;
 	lo = calloc(tl->n, sizeof(*lo));
 	hi = calloc(tl->n, sizeof(*hi));
-	if (!lo || !hi) {
+	texts = calloc(tl->nbands + 1, sizeof(*texts));
+	if (!lo || !hi || !texts) {
 		err = -ENOMEM;
 		goto out;
 	}
+	legend_texts(tl, texts);
 	for (i = 0; i < tl->n; i++) {
 		if (tl->total[i] > top)
 			top = tl->total[i];
@@ -348,7 +415,7 @@ int kiln_timeline_svg(const struct kiln_timeline *tl, struct kiln_buf *out)
 
 	e |= put_head(&o, tl, W, H);
 	e |= put_axes(&o, &g, H, step);
-	e |= put_bands(&o, &g, tl, lo, hi);
+	e |= put_bands(&o, &g, tl, lo, hi, texts);
 	e |= put_marks(&o, &g, tl);
 	e |= kiln_buf_adds(&o, "</svg>\n");
 	err = e ? -ENOMEM : kiln_buf_add(out, o.data, o.len);
@@ -356,5 +423,6 @@ out:
 	kiln_buf_release(&o);
 	free(lo);
 	free(hi);
+	free(texts);
 	return err;
 }

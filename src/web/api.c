@@ -356,12 +356,16 @@ int kiln_web_api_locked(struct kiln_web_model *m, struct kiln_web_req *r,
 		status = web_api_stackchart(&c);
 	else if (!strcmp(r->path, "/api/disasm"))
 		status = web_api_disasm(&c);
+	else if (!strcmp(r->path, "/api/heap/sites"))
+		status = web_api_heap_sites(&c);
+	else if (!strcmp(r->path, "/api/heap/allocs"))
+		status = web_api_heap_allocs(&c);
 	else
 		status = call_fail(&c, 404, "no API '%s' (there are /api/status, "
 			      "/api/profiles, "
 			      "/api/flame, /api/top, /api/sandwich, /api/callgraph, "
 			      "/api/source, /api/calltree, /api/summary, /api/labels, "
-			      "/api/disasm, "
+			      "/api/disasm, /api/heap/sites, /api/heap/allocs, "
 			      "/api/timeline, /api/stackchart, "
 			      "/api/download)", r->path);
 	if (c.err) {

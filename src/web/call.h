@@ -98,5 +98,7 @@ int web_api_summary(struct call *c);
 int web_api_labels(struct call *c);
 int web_api_stackchart(struct call *c);
 int web_api_disasm(struct call *c);
+int web_api_heap_sites(struct call *c);
+int web_api_heap_allocs(struct call *c);
 
 #endif

@@ -114,6 +114,7 @@ static int make_heapline(struct kiln_web_model *m, const char *trace,
 static void heapline_free(struct web_heapline *hl)
 {
 	if (hl) {
+		web_heapviews_release(hl);
 		free(hl->max);
 		free(hl->end);
 		free(hl->cmdline);
@@ -164,18 +165,23 @@ static int read_trace(struct kiln_web_model *m, const char *data, size_t len,
 	struct kiln_prof *p = kiln_prof_new();
 	struct kiln_heaptrace_info info;
 	struct kiln_hprof *h = NULL;
+	long *so = NULL;
 	int err;
 
 	if (!p)
 		return -ENOMEM;
 	err = kiln_heaptrace_read_index(p, data, len, on_load_progress, m, &h,
-					&info, index, d);
+					&so, &info, index, d);
 	if (!err) {
 		*hl = heapline_of(h, &info);
 		if (!*hl)
 			err = -ENOMEM;
 		kiln_heaptrace_info_release(&info);
 	}
+	if (!err)
+		err = web_heapviews_make(*hl, h, p, so);
+	else
+		free(so);
 	kiln_hprof_free(h);
 	if (err) {
 		kiln_prof_free(p);
@@ -352,6 +358,10 @@ static int make_heapline(struct kiln_web_model *m, const char *trace,
 	}
 	hl = heapline_of(h, &info);
 	kiln_heaptrace_info_release(&info);
+	if (hl && web_heapviews_make(hl, h, NULL, NULL)) {
+		heapline_free(hl);
+		hl = NULL;
+	}
 	kiln_hprof_free(h);
 	if (!hl) {
 		if (index) {
@@ -490,8 +500,11 @@ void kiln_web_model_cancel(struct kiln_web_model *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < m->n; i++) {
 		__atomic_add_fetch(&m->in[i].gen, 1, __ATOMIC_RELAXED);
+		/* and the allocation lists being read (api-heap.c) */
+		__atomic_add_fetch(&m->in[i].agen, 1, __ATOMIC_RELAXED);
+	}
 }
 
 /* The analysis of one range: its input, generation and status slot. */

@@ -388,7 +388,7 @@ int kiln_web_save_html_locked(struct kiln_web_model *m,
 	/* The page's scripts, in its order, after the data; app.js last. */
 	static const char *const scripts[] = { "/calltree.js", "/summary.js",
 		"/labels.js", "/offline.js", "/zoom.js", "/stackchart.js",
-		"/cgnav.js", "/transforms.js", "/disasm.js", NULL };
+		"/cgnav.js", "/transforms.js", "/disasm.js", "/heapviews.js", NULL };
 	const struct kiln_web_asset *html = kiln_web_asset("/");
 	const struct kiln_web_asset *css = kiln_web_asset("/style.css");
 	const struct kiln_web_asset *js = kiln_web_asset("/app.js");

@@ -62,8 +62,8 @@ int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
 /* Loading is over: requests stop waiting; with failed (not NULL) they
  * are answered 503 with that message. */
 void kiln_web_model_ready(struct kiln_web_model *m, const char *failed);
-/* Stops every range analysis under way (they answer 409): before the
- * server stops, which waits for its requests. */
+/* Stops every range analysis and allocation list under way (they
+ * answer 409): before the server stops, which waits for its requests. */
 void kiln_web_model_cancel(struct kiln_web_model *m);
 /*
  * Sets the diff base (--diff BASE): views may then compare each input

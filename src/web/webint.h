@@ -45,7 +45,37 @@ struct web_heapline {
 	uint64_t pid, sample_bytes;
 	size_t threads;
 	char *cmdline;
+	/* The heap views (api-heap.c): allocations and temporary ones made
+	 * in each bucket, allocations by size class, the sites that held
+	 * the most at any time (each with its series and a label no other
+	 * shares), how many held any, and each stack's sample in the
+	 * input's profile (to name any site: [1..nstacks], -1 none). */
+	double *calls_n, *temp_n;		/* [n] */
+	double size_calls[KILN_HPROF_SIZE_CLASSES];
+	double size_bytes[KILN_HPROF_SIZE_CLASSES];
+	struct web_heapsite *sites;
+	size_t nsites, sites_total;
+	long *sample_of;
+	size_t nstacks;
 };
+
+/* One site of the per-site chart (api-heap.c). */
+struct web_heapsite {
+	uint32_t stack;
+	char *label;
+	double *values;		/* [n]: live bytes at each bucket's maximum */
+	double max;		/* the largest of them */
+	double peak;		/* live bytes at the heap's peak */
+	double leaked, allocated, calls;
+};
+
+/* Fills hl's heap views from the finished analysis h; p (the input's
+ * profile, or NULL: no sites) and so (its sample of each stack id, as
+ * kiln_heaptrace_read_index() gives it; hl takes it) name the sites.
+ * 0 or -ENOMEM. */
+int web_heapviews_make(struct web_heapline *hl, const struct kiln_hprof *h,
+		       struct kiln_prof *p, long *so);
+void web_heapviews_release(struct web_heapline *hl);
 
 struct web_input {
 	char *name;
@@ -62,6 +92,9 @@ struct web_input {
 	 * ones (atomic: read by the analysing threads without the lock). */
 	int64_t want_t0, want_t1;
 	unsigned gen;
+	/* Bumped by each allocation list asked of the trace: an older
+	 * list's reading then stops (atomic, as gen). */
+	unsigned agen;
 };
 
 /* Heavy work running now, for /api/status (WEB_JOBS at most shown). */

@@ -34,13 +34,14 @@ hasnt "$T/saved.html" 'src="/stackchart.js"'
 hasnt "$T/saved.html" 'src="/cgnav.js"'
 hasnt "$T/saved.html" 'src="/transforms.js"'
 hasnt "$T/saved.html" 'src="/disasm.js"'
+hasnt "$T/saved.html" 'src="/heapviews.js"'
 hasnt "$T/saved.html" 'href="/style.css"'
 # The hostile name: escaped, one script end per script (calltree.js,
 # summary.js, labels.js, offline.js, zoom.js, stackchart.js, cgnav.js,
-# transforms.js, disasm.js, the data, app.js).
+# transforms.js, disasm.js, heapviews.js, the data, app.js).
 expect_get 200 "/api/download?format=html&p=1"
 cp "$T/body" "$T/evil.html"
-[ "$(grep -o "</script>" "$T/evil.html" | wc -l)" -eq 11 ] ||
+[ "$(grep -o "</script>" "$T/evil.html" | wc -l)" -eq 12 ] ||
     fail "a name ended the script: $(grep -o '</script>' "$T/evil.html" | wc -l) script ends"
 grep -qF 'evil<\/script><script>alert(1)<\/script>' "$T/evil.html" || fail "the hostile name is not escaped"
 # A focus is kept in the saved data.

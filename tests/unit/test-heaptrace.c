@@ -574,6 +574,185 @@ static void test_index(void **state)
 	(void)state;
 }
 
+/* ---- the allocation list (heaptrace-allocs.c) ---- */
+
+struct blk {
+	uint64_t t, freed, size, id;	/* ns after the first event; NONE */
+	uint32_t stack, tid;
+};
+
+#define NONE UINT64_MAX
+
+static int blk_order(const void *a, const void *b)
+{
+	const struct blk *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Whether block b passes q, knowing everything (end: the last event). */
+static bool blk_passes(const struct blk *b, const struct kiln_heaptrace_allocq *q,
+		       uint64_t end)
+{
+	uint64_t life = (b->freed != NONE ? b->freed : end) - b->t;
+
+	return b->t >= q->t0 && b->t < q->t1 &&
+	       (!q->alive || (b->t <= q->alive_at &&
+			      (b->freed == NONE || b->freed > q->alive_at))) &&
+	       life >= q->life_min && life <= q->life_max &&
+	       b->size >= q->size_min && b->size <= q->size_max &&
+	       (!q->site || b->stack == q->site);
+}
+
+/*
+ * A trace of three threads allocating and freeing at random (frees by
+ * other threads too), 150 frames; every filter of the list, read from
+ * the start and from the time index, against the blocks as written.
+ */
+static void test_allocs(void **state)
+{
+	struct kiln_diag d = { "" };
+	struct tw w = TW_INIT;
+	struct kiln_heaptrace_info info;
+	struct kiln_heaptrace_index *x = NULL;
+	struct kiln_hprof *h = NULL;
+	static struct blk blks[8000];
+	size_t nblk = 0, live[300], f, i, k, qi, nq;
+	uint64_t t = 5000, t_first = 0, end, seed = 42, num[4] = { 0 };
+	struct kiln_heaptrace_allocq qs[16];
+	size_t expect[8000];
+
+	for (i = 0; i < 300; i++)
+		live[i] = SIZE_MAX;
+	tw_header(&w, 0);
+	tw_maps(&w, MAPS);
+	for (i = 1; i <= 4; i++)
+		tw_stack(&w, i, 2, (uint64_t)0x400100 + i * 0x10, (uint64_t)0x400800);
+	for (f = 0; f < 150; f++) {
+		tw_batch(&w, 1, t);
+		for (i = 0; i < 50; i++) {
+			size_t slot;
+			uint32_t tid;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			slot = (seed >> 33) % 300;
+			tid = 1 + (uint32_t)((seed >> 20) % 3);
+			t += 1 + (seed >> 50) % 3000;
+			if (live[slot] != SIZE_MAX && (seed >> 13) % 3) {
+				struct blk *b = &blks[live[slot]];
+
+				tw_free(&w, t - w.bt, tid, 0x10000 + slot * 0x100);
+				b->freed = t;
+				live[slot] = SIZE_MAX;
+			} else if (live[slot] == SIZE_MAX) {
+				struct blk *b = &blks[nblk];
+
+				b->t = t;
+				b->size = 1 + (seed >> 40) % 5000;
+				b->stack = 1 + (uint32_t)((seed >> 7) % 4);
+				b->tid = tid;
+				b->freed = NONE;
+				b->id = ((uint64_t)tid << 42 | num[tid]++) + 1;
+				if (!nblk)
+					t_first = t;
+				tw_alloc(&w, t - w.bt, tid, 0x10000 + slot * 0x100,
+					 b->size, b->stack);
+				live[slot] = nblk++;
+			}
+		}
+		tw_frame(&w);
+	}
+	t += 100;
+	tw_batch(&w, 1, t);
+	tw_end(&w, 0);
+	tw_frame(&w);
+	end = t - t_first;
+	for (i = 0; i < nblk; i++) {
+		blks[i].t -= t_first;
+		if (blks[i].freed != NONE)
+			blks[i].freed -= t_first;
+	}
+	qsort(blks, nblk, sizeof(*blks), blk_order);
+	assert_int_equal(kiln_heaptrace_analyse_index(w.f.data, w.f.len, NULL, NULL,
+						      &h, &info, &x, &d), 0);
+	assert_true(kiln_heaptrace_index_marks(x, &k) >= 32);
+	kiln_hprof_free(h);
+	kiln_heaptrace_info_release(&info);
+
+	/* Each query: the defaults (everything, a page of 10000) changed. */
+	for (nq = 0; nq < 11; nq++) {
+		memset(&qs[nq], 0, sizeof(qs[nq]));
+		qs[nq].t1 = qs[nq].life_max = qs[nq].size_max = NONE;
+		qs[nq].n = 10000;
+	}
+	qs[1].alive = true, qs[1].alive_at = end;		/* leaks */
+	qs[2].alive = true, qs[2].alive_at = end, qs[2].life_min = end / 20;
+	qs[3].alive = true, qs[3].alive_at = end * 2 / 3;
+	qs[4].alive = true, qs[4].alive_at = end / 3;
+	qs[4].life_min = 20000, qs[4].life_max = 400000;
+	qs[5].t0 = end / 4, qs[5].t1 = end / 2;
+	qs[6].t0 = end / 4, qs[6].t1 = end / 2, qs[6].life_max = 30000;
+	qs[7].t0 = end / 5, qs[7].t1 = end / 3, qs[7].life_min = 100000;
+	qs[8].size_min = 1000, qs[8].size_max = 2000, qs[8].site = 3;
+	qs[9].t0 = end / 2, qs[9].site = 2, qs[9].life_min = 1000;
+	qs[9].offset = 7, qs[9].n = 11;
+	qs[10].alive = true, qs[10].alive_at = end * 9 / 10, qs[10].t0 = end / 2;
+	qs[10].offset = 3, qs[10].n = 5;
+	for (qi = 0; qi < nq; qi++) {
+		const struct kiln_heaptrace_allocq *q = &qs[qi];
+		struct kiln_heaptrace_allocs a[2];
+		size_t ne = 0, shown, v;
+		uint64_t bytes = 0;
+
+		for (i = 0; i < nblk; i++)
+			if (blk_passes(&blks[i], q, end)) {
+				expect[ne++] = i;
+				bytes += blks[i].size;
+			}
+		/* Every query has blocks that pass and blocks that do not. */
+		if (!ne || (ne == nblk && qi))
+			fail_msg("query %zu: %zu of %zu blocks pass", qi, ne, nblk);
+		for (v = 0; v < 2; v++) {
+			assert_int_equal(kiln_heaptrace_allocs(w.f.data, w.f.len,
+							       v ? x : NULL, q, NULL,
+							       NULL, &a[v], &d), 0);
+			if (a[v].count != ne)
+				fail_msg("query %zu (%s the index): %llu blocks, want %zu",
+					 qi, v ? "with" : "without",
+					 (unsigned long long)a[v].count, ne);
+			assert_int_equal((uint64_t)a[v].bytes, bytes);
+			shown = ne > q->offset ? ne - q->offset : 0;
+			shown = shown < q->n ? shown : q->n;
+			assert_int_equal(a[v].n, shown);
+			for (i = 0; i < shown; i++) {
+				const struct blk *b = &blks[expect[q->offset + i]];
+				const struct kiln_heaptrace_alloc *g = &a[v].a[i];
+
+				assert_int_equal(g->t, b->t);
+				assert_int_equal(g->size, b->size);
+				assert_int_equal(g->stack, b->stack);
+				assert_int_equal(g->tid, b->tid);
+				/* The free when it was read, else none. */
+				assert_int_equal(g->freed, b->freed != NONE &&
+						 b->freed <= a[v].read_to ? b->freed : NONE);
+			}
+		}
+		/* The index reads less, never more. */
+		assert_true(a[1].bytes_read <= a[0].bytes_read);
+		if (qi == 1)	/* the leaks: the index's mark of the end */
+			assert_int_equal(a[1].bytes_read, 0);
+		if (qi == 3)	/* from the mark before, not the start */
+			assert_true(a[1].bytes_read * 16 < w.f.len);
+		kiln_heaptrace_allocs_release(&a[0]);
+		kiln_heaptrace_allocs_release(&a[1]);
+	}
+	kiln_heaptrace_index_free(x);
+	tw_release(&w);
+	(void)state;
+}
+
 /* Sampling: every measure scaled by 1/(1-exp(-size/R)). */
 static void test_sampling(void **state)
 {
@@ -1259,6 +1438,7 @@ int main(void)
 		cmocka_unit_test(test_read_profile),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_index),
+		cmocka_unit_test(test_allocs),
 		cmocka_unit_test(test_fifo_in_maps),
 		cmocka_unit_test(test_no_local_symbols),
 		cmocka_unit_test(test_input_limit),

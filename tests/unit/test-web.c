@@ -3,7 +3,8 @@
  * socket: zoom paths with escaped names, the pixel bound on flame nodes,
  * the sandwich of a recursive function, filtered selections leaving the
  * input whole, the selection cache under eviction, errors, the call
- * tree's levels and the summary's figures. */
+ * tree's levels and the summary's figures; the heap views of a kiln
+ * heap trace (the fixture heapbasic.trace.zst). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 
 #include "profile/profile.h"
 #include "util/buf.h"
+#include "util/diag.h"
 #include "web/web.h"
 #include "web/webint.h"
 
@@ -390,6 +392,69 @@ static void test_assets(void **state)
 	assert_null(kiln_web_asset(""));
 }
 
+/* The heap views of a trace loaded as kiln serve loads it: the sites'
+ * series, the allocation list's leaks (heapbasic leaks 20480 + 4096
+ * bytes, its collapsed fixture says), filters, paging and errors. */
+static void test_heap_views(void **state)
+{
+	const char *dir = getenv("KILN_FIXTURES"), *name = "heapbasic.trace.zst";
+	struct kiln_buf trace = KILN_BUF_INIT, out = KILN_BUF_INIT;
+	struct kiln_diag d = { "" };
+	struct kiln_web_model *m = kiln_web_model_new_pending(&name, 1);
+	char path[1024], buf[4096];
+	FILE *f;
+	size_t n;
+
+	assert_non_null(m);
+	snprintf(path, sizeof(path), "%s/heaptrace/%s", dir ? dir : "tests/fixtures", name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		assert_int_equal(kiln_buf_add(&trace, buf, n), 0);
+	fclose(f);
+	assert_int_equal(kiln_web_model_set_input(m, 0, NULL, "heap-trace", &trace, &d), 0);
+	kiln_web_model_ready(m, NULL);
+
+	assert_int_equal(call(m, "/api/heap/sites", "n=3", &out), 200);
+	assert_non_null(strstr(out.data, "\"sites\":[{\"stack\":"));
+	assert_non_null(strstr(out.data, "\"calls\":["));
+	assert_non_null(strstr(out.data, "\"sizes\":[["));
+	assert_int_equal(call(m, "/api/heap/sites", "t0=5&t1=5", &out), 400);
+	assert_int_equal(call(m, "/api/heap/allocs", "alive=end", &out), 200);
+	assert_non_null(strstr(out.data, "\"bytes\":24576,"));
+	assert_non_null(strstr(out.data, "\"to_end\":true,\"bytes_read\":0,"));
+	assert_non_null(strstr(out.data, "\"sites\":{\""));
+	/* Five of the six blocks come from one stack (13), the sixth is
+	 * stdio's buffer. */
+	assert_int_equal(call(m, "/api/heap/allocs", "alive=end&site=13", &out), 200);
+	assert_non_null(strstr(out.data, "\"count\":5,\"bytes\":20480,"));
+	assert_int_equal(call(m, "/api/heap/allocs", "alive=end&size_max=4095", &out), 200);
+	assert_non_null(strstr(out.data, "\"count\":0,"));
+	assert_int_equal(call(m, "/api/heap/allocs", "n=1&offset=1", &out), 200);
+	assert_non_null(strstr(out.data, "\"offset\":1,"));
+	assert_int_equal(call(m, "/api/heap/allocs", "life_min=2&life_max=1", &out), 400);
+	assert_int_equal(call(m, "/api/heap/allocs", "alive=later", &out), 400);
+	assert_int_equal(call(m, "/api/heap/allocs", "n=10001", &out), 400);
+	kiln_buf_release(&out);
+	kiln_buf_release(&trace);
+	kiln_web_model_free(m);
+	(void)state;
+}
+
+/* Not a heap trace: no heap views. */
+static void test_heap_views_other(void **state)
+{
+	struct kiln_web_model *m = model();
+	struct kiln_buf out = KILN_BUF_INIT;
+
+	assert_int_equal(call(m, "/api/heap/sites", "", &out), 400);
+	assert_non_null(strstr(out.data, "not a kiln heap trace"));
+	assert_int_equal(call(m, "/api/heap/allocs", "", &out), 400);
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +468,8 @@ int main(void)
 		cmocka_unit_test(test_calltree),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_source_read),
+		cmocka_unit_test(test_heap_views),
+		cmocka_unit_test(test_heap_views_other),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

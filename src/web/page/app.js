@@ -12,10 +12,10 @@ const $ = (id) => document.getElementById(id);
 const DEFAULTS = { v: 'flame', p: '0', type: '', focus: '', ignore: '', hide: '', root: '',
   s: '', rev: '0', d: '0', sort: 'flat', order: '', filter: '', lines: '0', fn: '',
   t0: '', t1: '', cgn: '80', fit: '1', abs: '', ct: '', lf: '', g: '',
-  fx: '', lh: '0', sct: '', sx: '', tf: '' };
+  fx: '', lh: '0', sct: '', sx: '', tf: '', hn: '5', hf: 'alive=end' };
 let state = { ...DEFAULTS };
-// Views in files of their own (calltree.js, summary.js, stackchart.js, disasm.js): render(gen), wire().
-const VIEWS = { calltree: CallTree, summary: Summary, stackchart: StackChart, disasm: Disasm };
+// Views in files of their own (calltree.js, summary.js, stackchart.js, disasm.js, heapviews.js): render(gen), wire().
+const VIEWS = { calltree: CallTree, summary: Summary, stackchart: StackChart, disasm: Disasm, heap: HeapViews };
 
 function readHash() {
   const q = new URLSearchParams(location.hash.slice(1));
@@ -566,6 +566,7 @@ function header() {
   ps.replaceChildren(...profiles.map((p, i) => new Option(`${p.name} (${p.format})`, String(i))));
   ps.value = state.p;
   const prof = profiles[+state.p] || profiles[0];
+  $('tab-heap').hidden = !!OFFLINE || !prof || prof.format !== 'heap-trace';
   const ts = $('type');
   if (prof) {
     ts.replaceChildren(...prof.types.map((t, i) =>
