@@ -31,9 +31,12 @@ export async function withBrowser({ viewport = { width: 1300, height: 700 }, arg
         '--disable-background-networking', '--disable-component-update',
         '--disable-sync', '--no-first-run', ...args],
       viewport,
-      timeout: 60000,
+      timeout: 180000,
     });
-    context.setDefaultTimeout(30000);
+    // Waits are readiness waits; the bound only ends a page that never
+    // gets there, and must hold on a machine at load 40 (t995 ran out of
+    // 30 s there while the same page is ready in 2 s alone).
+    context.setDefaultTimeout(180000);
     const page = context.pages()[0] || await context.newPage();
     await body(context, page);
   } catch (e) {
