@@ -77,8 +77,9 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
 	}
 	if (a->raw)
 		s->attr.sample_type |= PERF_SAMPLE_RAW;
-	/* After every sample_type bit (a raw field moves the stack). */
-	s->stack_fixed_layout = s->attr.sample_type ==
+	/* After every sample_type bit (a raw field moves the stack; the
+	 * identifier, first, moves everything by 8: perfring.c knows). */
+	s->stack_fixed_layout = (s->attr.sample_type & ~(uint64_t)PERF_SAMPLE_IDENTIFIER) ==
 		(SAMPLE_TYPE_BASE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
 	/* A tracepoint fires in the kernel: exclude_kernel would drop every
 	 * one of its samples (perf leaves it unset for tracepoints too). */
@@ -125,6 +126,7 @@ void kiln_perf_free(struct kiln_perf *s)
 	free(s->cpu_off);
 	kiln_buf_release(&s->arena);
 	kiln_buf_release(&s->pending);
+	kperf_own_free(s);
 	free(s);
 }
 
@@ -134,6 +136,16 @@ static int add_fd(struct kiln_perf *s, int fd)
 		return -ENOMEM;
 	s->fds[s->nfds++] = fd;
 	return 0;
+}
+
+/* fd, just opened on pid, added to the session's fds (and noted first as
+ * pid's event where one event per thread is asked).  0 or -errno: then
+ * the caller still owns fd. */
+static int keep_fd(struct kiln_perf *s, int fd, pid_t pid)
+{
+	int err = s->one_per_thread ? kperf_own_add(s, fd, pid) : 0;
+
+	return err ? err : add_fd(s, fd);
 }
 
 int kiln_perf_add_event(struct kiln_perf *s, const struct kiln_perf_attr *a)
@@ -200,7 +212,7 @@ static int open_second(struct kiln_perf *s, pid_t pid, struct ring *r)
 	fd = open_one(s, &s->attr2, pid, r->cpu);
 	if (fd < 0)
 		return fd;
-	err = add_fd(s, fd);
+	err = keep_fd(s, fd, pid);
 	if (err) {
 		close(fd);
 		return err;
@@ -210,11 +222,27 @@ static int open_second(struct kiln_perf *s, pid_t pid, struct ring *r)
 	return 0;
 }
 
+int kiln_perf_one_event_per_thread(struct kiln_perf *s)
+{
+	if (s->nfds)
+		return -EBUSY;
+	s->one_per_thread = true;
+	s->attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	s->attr2.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	return 0;
+}
+
+uint64_t kiln_perf_dropped_twice(const struct kiln_perf *s)
+{
+	return s->dropped_twice;
+}
+
 int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
 {
 	size_t map_len = (s->pages + 1) * (size_t)getpagesize();
 	int c, opened = 0, err = 0;
 
+	s->open_seq++;
 	s->attr.inherit = inherit;
 	for (c = 0; c < s->ncpus; c++) {
 		struct ring *r = &s->rings[c];
@@ -230,7 +258,7 @@ int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
 			err = fd;
 			break;
 		}
-		err = add_fd(s, fd);
+		err = keep_fd(s, fd, pid);
 		if (err) {
 			close(fd);
 			break;
@@ -327,12 +355,16 @@ static int ioctl_all(struct kiln_perf *s, unsigned long req)
 	return 0;
 }
 
+/* Events opened while the others count (-p's threads found later)
+ * count from their start. */
 int kiln_perf_enable(struct kiln_perf *s)
 {
+	s->attr.disabled = s->attr2.disabled = 0;
 	return ioctl_all(s, PERF_EVENT_IOC_ENABLE);
 }
 
 int kiln_perf_disable(struct kiln_perf *s)
 {
+	s->attr.disabled = s->attr2.disabled = 1;
 	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
 }

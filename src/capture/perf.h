@@ -49,6 +49,26 @@ void kiln_perf_free(struct kiln_perf *s);
 int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit);
 
 /*
+ * For events opened with inherit on several threads of one process (-p):
+ * a thread started by a thread whose event is already open inherits that
+ * event, and when it is then opened itself (listed after its creator was
+ * opened) it and every thread it starts are covered twice.  With this
+ * call each thread's samples and context switches are taken from one
+ * event only: the first (in time order) that delivers one for it, until
+ * the event opened on the thread itself does (samples carry the event's
+ * id, PERF_SAMPLE_IDENTIFIER; see perfown.c).  Call before
+ * kiln_perf_open().  0 or -EBUSY.
+ */
+int kiln_perf_one_event_per_thread(struct kiln_perf *s);
+
+/* With the above: whether a sample or the start of thread tid came from
+ * one of the events (then it inherited one: no need to open it). */
+bool kiln_perf_thread_covered(struct kiln_perf *s, pid_t tid);
+
+/* Samples dropped so far as a thread's second event's (above). */
+uint64_t kiln_perf_dropped_twice(const struct kiln_perf *s);
+
+/*
  * Limits kiln_perf_open() to the CPUs listed in `list` (perf's -C syntax:
  * "0,2-3").  0, or -EINVAL for a bad list or a CPU this machine lacks.
  */

@@ -52,6 +52,12 @@ struct kiln_perf {
 					 * stack: copy_sample_short() applies */
 	struct kiln_buf arena;	/* records copied out of the rings */
 
+	/* kiln_perf_one_event_per_thread() (perfown.c). */
+	bool one_per_thread;
+	uint32_t open_seq;	/* kiln_perf_open() calls so far */
+	struct kperf_own *own;
+	uint64_t dropped_twice;
+
 	/* The reader thread (kiln_perf_start_reader). */
 	bool reader_on;
 	pthread_t reader;
@@ -62,6 +68,21 @@ struct kiln_perf {
 	int reader_err;
 };
 
+
+/* perfrec.c: the sample_id trailer's size of non-sample records (pid,
+ * tid, time, cpu, and the identifier where asked). */
+size_t kperf_trailer(const struct kiln_perf *s);
+/* perfrec.c: the record's event id (PERF_SAMPLE_IDENTIFIER: the id of
+ * the event opened, for an inherited one too), or 0 where not asked. */
+uint64_t kperf_rec_id(const struct kiln_perf *s, const char *rec);
+
+/* perfown.c: notes event fd as opened on thread tid.  0 or -errno. */
+int kperf_own_add(struct kiln_perf *s, int fd, pid_t tid);
+/* perfown.c: whether ev (parsed from rec) is taken: false for a sample
+ * or switch of a thread that another event already delivered. */
+bool kperf_own_keep(struct kiln_perf *s, const char *rec,
+		    const struct kiln_perf_event *ev);
+void kperf_own_free(struct kiln_perf *s);
 
 /* perfrec.c: a record's time (0: none); the record parsed into ev, 0, or
  * 1 for a record of no interest, or -EINVAL if malformed. */

@@ -13,8 +13,34 @@
 
 #include "capture/perfint.h"
 
-/* sample_id trailer of non-sample records: pid, tid, time, cpu+res. */
-#define ID_TRAILER 24
+/* sample_id trailer of non-sample records: pid, tid, time, cpu+res,
+ * then the identifier where asked (PERF_SAMPLE_IDENTIFIER is last). */
+#define ID_TRAILER kperf_trailer(s)
+
+/* Bytes before a sample's ip: the identifier where asked (first). */
+static size_t sample_head(const struct kiln_perf *s)
+{
+	return s->attr.sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0;
+}
+
+size_t kperf_trailer(const struct kiln_perf *s)
+{
+	return 24 + sample_head(s);
+}
+
+uint64_t kperf_rec_id(const struct kiln_perf *s, const char *rec)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	uint64_t id;
+
+	if (!sample_head(s) || h->size < sizeof(*h) + ID_TRAILER)
+		return 0;
+	if (h->type == PERF_RECORD_SAMPLE)
+		memcpy(&id, rec + sizeof(*h), 8);
+	else
+		memcpy(&id, rec + h->size - 8, 8);
+	return id;
+}
 
 uint64_t kperf_rec_time(const struct kiln_perf *s, const char *rec)
 {
@@ -22,8 +48,8 @@ uint64_t kperf_rec_time(const struct kiln_perf *s, const char *rec)
 	uint64_t t;
 
 	if (h->type == PERF_RECORD_SAMPLE) {
-		/* ip, pid/tid, then time. */
-		memcpy(&t, rec + sizeof(*h) + 16, 8);
+		/* [identifier], ip, pid/tid, then time. */
+		memcpy(&t, rec + sizeof(*h) + sample_head(s) + 16, 8);
 		return t;
 	}
 	if (h->size < sizeof(*h) + ID_TRAILER)
@@ -36,7 +62,7 @@ static int parse_sample(const struct kiln_perf *s, const char *rec,
 			struct kiln_perf_event *ev)
 {
 	const struct perf_event_header *h = (const void *)rec;
-	const char *p = rec + sizeof(*h), *end = rec + h->size;
+	const char *p = rec + sizeof(*h) + sample_head(s), *end = rec + h->size;
 	struct kiln_perf_sample *sm = &ev->sample;
 	uint64_t v;
 

@@ -92,7 +92,10 @@ static size_t copy_sample_short(const struct kiln_perf *s, const struct ring *r,
 				const char *data, uint64_t tail,
 				const struct perf_event_header *h, char *dst)
 {
-	uint64_t pos = sizeof(*h) + 5 * 8, nr, abi, size, dyn;
+	/* [identifier], ip, pid/tid, time, cpu, period; then callchain. */
+	uint64_t pos = sizeof(*h) + 5 * 8 +
+		       (s->attr.sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0);
+	uint64_t nr, abi, size, dyn;
 	size_t nregs = (size_t)__builtin_popcountll(s->regs_mask);
 	struct perf_event_header nh = *h;
 
@@ -327,6 +330,9 @@ int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx)
 
 		if (rc)
 			continue;	/* unknown record, or malformed */
+		if (s->one_per_thread &&
+		    !kperf_own_keep(s, s->arena.data + refs[i].off, &ev))
+			continue;	/* the thread's second event */
 		if (ev.kind == KILN_PERF_LOST)
 			s->lost += ev.lost.lost;
 		fn(ctx, &ev);

@@ -564,6 +564,26 @@ out:
 	return rc;
 }
 
+/* The traces the other processes of the tree (forked children, and
+ * programs the command started) wrote during the run: named, since the
+ * summary above is the first process's only. */
+static void name_tree_traces(const char *trace, unsigned long long since)
+{
+	struct kiln_buf names = KILN_BUF_INIT;
+	const char *p;
+	int n, i;
+
+	if (kiln_pid_siblings(trace, since, &names, &n) || !n)
+		goto out;
+	fprintf(stderr, "\nkiln heap: %d other process%s of the tree traced "
+		"%s heap (not in the summary above; kiln top, flame and serve "
+		"read each):\n", n, n > 1 ? "es" : "", n > 1 ? "their" : "its");
+	for (i = 0, p = names.data; i < n; i++, p += strlen(p) + 1)
+		fprintf(stderr, "  '%s'\n", p);
+out:
+	kiln_buf_release(&names);
+}
+
 int kiln_cmd_heap(int argc, char **argv)
 {
 	struct kiln_buf agent = KILN_BUF_INIT, core = KILN_BUF_INIT;
@@ -576,6 +596,7 @@ int kiln_cmd_heap(int argc, char **argv)
 	double secs = 0;
 	long top = 5;
 	int c, status, rc, i;
+	struct timespec t0;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "+o:n:qh", opts, NULL)) != -1) {
@@ -652,6 +673,7 @@ int kiln_cmd_heap(int argc, char **argv)
 		rc = KILN_EXIT_FAIL;
 		goto out;
 	}
+	clock_gettime(CLOCK_REALTIME, &t0);
 	status = run(argv + optind, agent.data, &tail, sample, &secs);
 	if (status < 0) {
 		kiln_cli_error("cannot start '%s': %s", argv[optind],
@@ -674,6 +696,9 @@ int kiln_cmd_heap(int argc, char **argv)
 		fprintf(stderr, " after %.3f s\n", secs);
 	}
 	rc = analyse(&tail, &info, &d, prefix, top, quiet);
+	if (!quiet)
+		name_tree_traces(trace.data, (unsigned long long)t0.tv_sec *
+				 1000000000ull + (unsigned long long)t0.tv_nsec);
 	if (!rc)
 		rc = kiln_child_exit_status(status);
 out:

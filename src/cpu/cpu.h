@@ -176,5 +176,7 @@ void kiln_cpuenv_after_exec(void);	/* envprof.c: a failed exec: on again */
 void kiln_cpuenv_before_setid(void);	/* envprof.c: privileges go: PATH held */
 void kiln_sampler_fork_child(void);	/* cpu.c: no profile runs */
 void kiln_cpuenv_fork_child(void);	/* envprof.c: the parent's files */
+void kiln_cpuenv_fork_started(void);	/* envprof.c: fork() returned in the
+					 * child: KILN_CPU_CHILDREN's profile */
 
 #endif

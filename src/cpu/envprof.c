@@ -334,8 +334,14 @@ static void at_exit(void)
 	write_final();
 }
 
+/* A forked child's own profile, to start once fork() returns in it
+ * (KILN_CPU_CHILDREN=1, where the parent profiled into PATH). */
+static bool child_pending;
+
 void kiln_cpuenv_fork_child(void)
 {
+	child_pending = cpu_path && !toggle_sig && cpu_out_open &&
+			kiln_env()->cpu_children;
 	/* The child must not write the parent's file (owner stays the
 	 * parent's pid) nor toggle its profile. */
 	kiln_relay_set(KILN_RELAY_CPU_TOGGLE, NULL);
@@ -350,6 +356,56 @@ void kiln_cpuenv_fork_child(void)
 		cpu_out = (struct kiln_out)KILN_OUT_INIT;
 	}
 	atomic_store(&toggles_pending, 0);
+}
+
+/*
+ * KILN_CPU_CHILDREN=1: the forked child (fork() has returned in it: its
+ * only thread, kiln's gate open) profiles itself into PATH.PID, PATH the
+ * name the user gave, as a program started by the profiled one does;
+ * written at its exit, _exit or fatal signal like the parent's (the exit
+ * handlers are inherited).  Its threads are registered as they start.
+ */
+void kiln_cpuenv_fork_started(void)
+{
+	const char *base = kiln_env()->cpu.base;
+	size_t n;
+	char *path;
+	int err;
+
+	if (!child_pending || !base)
+		return;
+	child_pending = false;
+	kiln_rt_quiet_begin();
+	n = strlen(base) + 32;
+	path = malloc(n);
+	if (!path) {
+		kiln_rt_log(KILN_LOG_ERROR, "cannot start the CPU profile of a "
+			       "forked child: %s", strerror(ENOMEM));
+		goto out;
+	}
+	snprintf(path, n, "%s.%d", base, (int)getpid());
+	/* cpu_path was the parent's (the environment's string): kept. */
+	cpu_path = path;
+	owner = getpid();
+	err = kiln_relay_set(KILN_RELAY_CPU_EXIT, write_final);
+	if (!err)
+		err = open_cpu_out();
+	if (err) {
+		kiln_rt_log(KILN_LOG_ERROR, "cannot write the CPU profile '%s': %s",
+			       cpu_path, strerror(-err));
+		goto out;
+	}
+	kiln_procprof_proc_hold();
+	err = kiln_sampler_begin(cpu_hz, cpu_wall);
+	if (err) {
+		kiln_rt_log(KILN_LOG_ERROR, "cannot start CPU profiling in a forked "
+			       "child: %s", strerror(-err));
+		drop_cpu_out();
+		goto out;
+	}
+	kiln_rt_log(KILN_LOG_INFO, "forked child: CPU profile into '%s'", cpu_path);
+out:
+	kiln_rt_quiet_end();
 }
 
 static void install_terminate_handlers(void)

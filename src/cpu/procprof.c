@@ -36,6 +36,9 @@ void kiln_procprof_proc_hold(void)
 {
 	if (proc_pid == getpid() && kiln_kfd_ours(&proc_dir))
 		return;
+	/* A fork child that profiles itself: the parent's folder goes. */
+	if (kiln_kfd_ours(&proc_dir))
+		kiln_kfd_close(&proc_dir);
 	if (!kiln_kfd_open(&proc_dir, "/proc/self", O_RDONLY | O_DIRECTORY, 0))
 		proc_pid = getpid();
 }

@@ -127,6 +127,8 @@ pid_t fork(void)
 	kiln_rt_fork_enter();
 	pid = real();
 	kiln_rt_fork_leave(pid);
+	if (pid == 0)
+		kiln_life_fork_started();
 	return pid;
 }
 

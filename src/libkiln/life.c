@@ -153,6 +153,16 @@ void kiln_life_before_exec(void)
  * may not have run since it was loaded), the heap trace writes the maps
  * and stacks so far.
  */
+void kiln_life_fork_started(void)
+{
+	int err = errno;
+
+	/* Not in the fork handler: it starts a thread of kiln's (the
+	 * collector), which the closed gate would hold back. */
+	kiln_cpuenv_fork_started();
+	errno = err;
+}
+
 void kiln_life_before_dlclose(void)
 {
 	int err = errno;

@@ -28,5 +28,8 @@ void kiln_life_before_setid(void);
 /* A library is about to be unloaded (dlclose()): what names its frames
  * later is noted while it is still mapped.  errno is kept. */
 void kiln_life_before_dlclose(void);
+/* fork() returned in the child (interpose.c's fork(), after the gate
+ * opened): what a child starts of its own.  errno is kept. */
+void kiln_life_fork_started(void);
 
 #endif

@@ -218,6 +218,16 @@ static void parse(void)
 	}
 	parse_signal(get2("KILN_CPU_SIGNAL", "CPUPROFILESIGNAL"),
 		     "KILN_CPU_SIGNAL/CPUPROFILESIGNAL", &env.cpu_signal);
+	/* Pre-fork servers (nginx, postgres, gunicorn) work in children
+	 * that fork() makes without an exec: each writes its own profile,
+	 * PATH.PID, as gperftools names a child's file. */
+	v = getenv("KILN_CPU_CHILDREN");
+	if (v && *v) {
+		if (!strcmp(v, "1"))
+			env.cpu_children = true;
+		else if (strcmp(v, "0"))
+			note("bad KILN_CPU_CHILDREN '%s' (1 or 0): using 0", v);
+	}
 	/* gperftools' toggle needs the profile's path: without one no
 	 * handler is set, and the guide's `kill -12` ends the program. */
 	if (env.cpu_signal && !env.cpu.base)

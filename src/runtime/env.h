@@ -42,6 +42,8 @@ struct kiln_env {
 	int cpu_hz;		/* KILN_CPU_HZ / CPUPROFILE_FREQUENCY: 99 */
 	bool cpu_wall;		/* KILN_CPU_MODE=wall / CPUPROFILE_REALTIME */
 	int cpu_signal;		/* KILN_CPU_SIGNAL / CPUPROFILESIGNAL: 0, none */
+	bool cpu_children;	/* KILN_CPU_CHILDREN=1: a forked child profiles
+				 * itself into KILN_CPU.PID */
 	/* KILN_HTTP: the address, where this process serves it */
 	const char *http;
 	/* KILN_HTTP set but another process's (KILN_HTTP_OWNER), without

@@ -408,8 +408,7 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
 {
 	struct kiln_buf text = KILN_BUF_INIT;
 	struct seed_ctx c;
-	char path[64], comm[64];
-	FILE *f;
+	char path[64];
 	int err = 0;
 
 	r->epoch++;
@@ -425,32 +424,36 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
 	kiln_buf_release(&text);
 	if (err)
 		return err;
+	return kiln_rec_seed_names(r, pid);
+}
+
+int kiln_rec_seed_names(struct kiln_rec *r, pid_t pid)
+{
+	char path[64], comm[64], dir[64];
+	DIR *d;
+	struct dirent *de;
+	FILE *f;
+
 	/* Every thread's name (thread_name labels). */
-	{
-		char dir[64];
-		DIR *d;
-		struct dirent *de;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		unsigned long tid = strtoul(de->d_name, NULL, 10);
 
-		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-		d = opendir(dir);
-		while (d && (de = readdir(d))) {
-			unsigned long tid = strtoul(de->d_name, NULL, 10);
-
-			if (!tid)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%lu/comm",
-				 (int)pid, tid);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			if (fgets(comm, sizeof(comm), f)) {
-				comm[strcspn(comm, "\n")] = '\0';
-				set_comm(r, (uint32_t)pid, (uint32_t)tid, comm);
-			}
-			fclose(f);
+		if (!tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%lu/comm",
+			 (int)pid, tid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = '\0';
+			set_comm(r, (uint32_t)pid, (uint32_t)tid, comm);
 		}
-		if (d)
-			closedir(d);
+		fclose(f);
 	}
+	if (d)
+		closedir(d);
 	return r->err;
 }

@@ -54,8 +54,8 @@ struct dso_part {
 };
 
 /*
- * One file shared by every process that maps it, in a perf.data or with
- * -a (docs/design.md, "The DSO object"): a machine runs many processes of
+ * One file shared by every process that maps it, in every recording and
+ * in a perf.data (docs/design.md, "The DSO object"): a machine runs many processes of
  * the same programs and libraries, and a session each would read the
  * same symbol tables and debug files again and again.  Owned by the
  * recorder, freed with it; looked up by the string id of the file read.

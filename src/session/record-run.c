@@ -22,6 +22,16 @@
 #include "util/buf.h"
 #include "util/child.h"
 
+/*
+ * The threads of -p's processes as last listed (sorted), so that listing
+ * /proc/PID/task again opens only new ones; a number that left the list
+ * and comes back is a new thread.
+ */
+struct seen {
+	long *tids;
+	size_t n, alloc;
+};
+
 /* What one recording holds while it runs. */
 struct run {
 	const struct kiln_record_opts *o;
@@ -30,6 +40,7 @@ struct run {
 	struct kiln_rec *rec;
 	struct kiln_offcpu *oc;
 	struct kiln_child child;
+	struct seen *seen;	/* -p: each process's threads opened */
 	uint64_t start_real;
 	double start;
 };
@@ -42,56 +53,100 @@ static int fail(struct run *r, enum kiln_record_failure f, int err)
 	return -1;
 }
 
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
 /*
- * Opens events on every thread of pid, following the threads and processes
- * they create from then on.  Threads started by a thread not yet opened
- * while we list are caught by listing again until nothing is new.
+ * One listing of /proc/PID/task: each thread not yet seen opened (and
+ * following the threads and processes it creates), newest first: the
+ * list is in the order the threads started, and a thread that starts
+ * another after the listing and before its own open leaves that one
+ * uncovered (and the threads it starts), so the newest, the likeliest to
+ * start more, wait least.  *fresh: whether there was one.  0 or -errno.
  */
-static int open_process(struct kiln_perf *s, pid_t pid)
+static int open_new_threads(struct kiln_perf *s, struct seen *sn, pid_t pid,
+			    bool *fresh)
 {
 	char dir[64];
-	long *seen = NULL;
-	size_t nseen = 0, i;
-	int err = 0, pass;
+	DIR *d;
+	struct dirent *de;
+	long *list = NULL, *fresh_tids = NULL;
+	size_t n = 0, alloc = 0, nf = 0, falloc = 0, i;
+	int err = 0;
 
+	*fresh = false;
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	for (pass = 0; pass < 3 && !err; pass++) {
-		DIR *d = opendir(dir);
-		struct dirent *de;
-		bool fresh = false;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!err && (de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
 
-		if (!d) {
-			err = errno == ENOENT ? -ESRCH : -errno;
+		if (tid <= 0)
+			continue;
+		if (KILN_GROW(list, alloc, n + 1, 64)) {
+			err = -ENOMEM;
 			break;
 		}
-		while (!err && (de = readdir(d))) {
-			long tid = strtol(de->d_name, NULL, 10), *ns;
-
-			if (tid <= 0)
-				continue;
-			for (i = 0; i < nseen && seen[i] != tid; i++)
-				;
-			if (i < nseen)
-				continue;
-			ns = realloc(seen, (nseen + 1) * sizeof(*ns));
-			if (!ns) {
-				err = -ENOMEM;
-				break;
-			}
-			seen = ns;
-			seen[nseen++] = tid;
-			fresh = true;
-			err = kiln_perf_open(s, (pid_t)tid, true);
-			if (err == -ESRCH)	/* the thread just ended */
-				err = 0;
-		}
-		closedir(d);
-		if (!fresh)
-			break;
+		list[n++] = tid;
+		if (sn->n && bsearch(&tid, sn->tids, sn->n, sizeof(*sn->tids),
+				     cmp_long))
+			continue;
+		if (kiln_perf_thread_covered(s, (pid_t)tid))
+			continue;	/* it inherited an event */
+		if (KILN_GROW(fresh_tids, falloc, nf + 1, 64))
+			err = -ENOMEM;
+		else
+			fresh_tids[nf++] = tid;
 	}
-	free(seen);
+	closedir(d);
+	*fresh = nf > 0;
+	for (i = nf; !err && i-- > 0;) {
+		err = kiln_perf_open(s, (pid_t)fresh_tids[i], true);
+		if (err == -ESRCH)	/* the thread just ended */
+			err = 0;
+	}
+	if (!err) {
+		qsort(list, n, sizeof(*list), cmp_long);
+		free(sn->tids);
+		sn->tids = list;
+		sn->n = n;
+		sn->alloc = alloc;
+		list = NULL;
+	}
+	free(list);
+	free(fresh_tids);
 	return err;
 }
+
+/*
+ * Opens events on every thread of pid, following the threads and processes
+ * they create from then on.  A thread started while the listing runs by a
+ * thread not yet opened is missed by that listing, and so are the threads
+ * it starts: the listing is repeated until nothing is new (16 times at
+ * most: a process that starts threads all the time always has new ones;
+ * record() lists again as it records).  One that a thread already opened
+ * started inherited its event and is opened once more: the capture stage
+ * takes its samples from one event only (kiln_perf_one_event_per_thread()).
+ */
+static int open_process(struct kiln_perf *s, struct seen *sn, pid_t pid,
+			bool *any)
+{
+	bool fresh = true;
+	int err = 0, pass;
+
+	*any = false;
+	for (pass = 0; pass < 16 && fresh && !err; pass++) {
+		err = open_new_threads(s, sn, pid, &fresh);
+		*any |= fresh;
+	}
+	return err;
+}
+
 
 /*
  * -a: learns every process running now (mappings and thread names), as
@@ -175,12 +230,22 @@ static int open_threads(struct run *r)
 	return err;
 }
 
-/* -p: each process, learnt, with every thread. */
+/*
+ * -p: each process, learnt, with every thread, each thread's samples
+ * taken from one event (a thread started while the listing runs may
+ * inherit one event and get another), and the names of the threads that
+ * started meanwhile.
+ */
 static int open_processes(struct run *r)
 {
 	const struct kiln_record_opts *o = r->o;
-	int i, err = 0;
+	int i, err = kiln_perf_one_event_per_thread(r->s);
 
+	bool any;
+
+	r->seen = calloc((size_t)o->npids, sizeof(*r->seen));
+	if (!r->seen)
+		return -ENOMEM;
 	for (i = 0; i < o->npids && !err; i++) {
 		err = kiln_rec_seed(r->rec, o->pids[i]);
 		if (err == -ENOENT)
@@ -188,7 +253,9 @@ static int open_processes(struct run *r)
 		if (err == -EACCES)
 			err = -EPERM;
 		if (!err)
-			err = open_process(r->s, o->pids[i]);
+			err = open_process(r->s, &r->seen[i], o->pids[i], &any);
+		if (!err)
+			err = kiln_rec_seed_names(r->rec, o->pids[i]);
 		if (err == -ESRCH)
 			r->res->gone_pid = o->pids[i];
 	}
@@ -241,6 +308,22 @@ static void progress(struct run *r, bool final)
 		       kiln_rec_samples(r->rec), kiln_perf_lost(r->s), final);
 }
 
+/*
+ * -p: threads that started since the last listing by a thread that had
+ * no event yet (the attach's last listing can leave one) are opened now;
+ * the others inherited theirs.  Errors (a process gone) end nothing here.
+ */
+static void rescan(struct run *r)
+{
+	const struct kiln_record_opts *o = r->o;
+	bool any;
+	int i;
+
+	for (i = 0; i < o->npids; i++)
+		if (!open_process(r->s, &r->seen[i], o->pids[i], &any) && any)
+			kiln_rec_seed_names(r->rec, o->pids[i]);
+}
+
 /* Starts the counting (and the command), records until the end. */
 static int record(struct run *r)
 {
@@ -267,6 +350,8 @@ static int record(struct run *r)
 	for (;;) {
 		kiln_perf_wait(r->s, 100);
 		drain(r);
+		if (!o->ncmd && o->npids)
+			rescan(r);
 		if (o->ncmd && !child_done &&
 		    kiln_child_wait(&r->child, false, &r->res->status, NULL) == 1)
 			child_done = true;
@@ -402,6 +487,14 @@ static int finish(struct run *r)
 			 u.release);
 		kiln_prof_add_comment(prof, c);
 	}
+	if (kiln_perf_dropped_twice(r->s)) {
+		char c[120];
+
+		snprintf(c, sizeof(c), "kiln dropped %" PRIu64 " samples of "
+			 "threads covered twice while it attached",
+			 kiln_perf_dropped_twice(r->s));
+		kiln_prof_add_comment(prof, c);
+	}
 	if (kiln_perf_lost(r->s)) {
 		char c[80];
 
@@ -436,6 +529,9 @@ int kiln_record_run(const struct kiln_record_opts *o,
 	if (!err)
 		err = finish(&r);
 	kiln_child_release(&r.child);
+	for (int i = 0; r.seen && i < o->npids; i++)
+		free(r.seen[i].tids);
+	free(r.seen);
 	kiln_offcpu_free(r.oc);
 	kiln_rec_free(r.rec);
 	kiln_perf_free(r.s);

@@ -106,6 +106,10 @@ void kiln_rec_sink(struct kiln_rec *r, struct kiln_offcpu_sink *sink);
  */
 int kiln_rec_seed(struct kiln_rec *r, pid_t pid);
 
+/* Its threads' names only, again: for threads that started or named
+ * themselves while -p attached.  0 or -errno. */
+int kiln_rec_seed_names(struct kiln_rec *r, pid_t pid);
+
 /* Samples taken so far. */
 uint64_t kiln_rec_samples(const struct kiln_rec *r);
 

@@ -2,8 +2,8 @@
 /*
  * The recorder's address resolution (session stage): an address of a
  * process at a time to a location of the profile, through a symbol session
- * per process, or per file (a DSO object, shared by the processes of a
- * perf.data or of -a), the JIT perf maps, kallsyms, cached per (process
+ * per file (a DSO object, shared by the processes that map it), or per
+ * process where the file is the process's own, the JIT perf maps, kallsyms, cached per (process
  * generation, address).  See recint.h.
  */
 #include "session/record.h"
@@ -209,8 +209,10 @@ static int dso_place(struct dso *d, const char *path, const struct rmap *m,
 }
 
 /*
- * A perf.data or -a: looks ip (in mapping m of process pr) up in the DSO
- * of m's file, shared by every process that maps it.  False where the
+ * Looks ip (in mapping m of process pr) up in the DSO of m's file, shared
+ * by every process that maps it: a perf.data, -a, and since issue 22 a
+ * command or -p too (a process-per-connection server made a session per
+ * process, each reading the same symbol tables again).  False where the
  * file is the process's own (JIT memory, [vdso], a deleted file, a
  * process in a container): the process's own session is used then.
  */
@@ -224,7 +226,7 @@ static bool dso_lookup(struct kiln_rec *r, struct proc *pr,
 	struct stat st_a, st_b;
 	struct dso *d;
 
-	if ((!r->o.system_wide && !r->o.offline) || !m || a < m->start)
+	if (!m || a < m->start)
 		return false;
 	name = kiln_prof_str(r->p, m->file);
 	path = kiln_rec_sym_path(r, m);

@@ -2,6 +2,7 @@
 /* Whole-file input and safe output (util stage). */
 #include "util/file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
@@ -603,6 +604,73 @@ bool kiln_written_since(const char *name, unsigned long long started, void *arg)
 	return !stat(name, &st) && S_ISREG(st.st_mode) &&
 	       (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
 	       (unsigned long long)st.st_mtim.tv_nsec + 20000000ull >= started;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int kiln_pid_siblings(const char *path, unsigned long long since,
+		      struct kiln_buf *names, int *n)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup("./");
+	const char *base = slash ? slash + 1 : path;
+	size_t blen = strlen(base), nf = 0, alloc = 0, i;
+	char **found = NULL;
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	*n = 0;
+	if (!dir)
+		return -ENOMEM;
+	d = opendir(dir);
+	if (!d) {
+		err = -errno;
+		free(dir);
+		return err;
+	}
+	while (!err && (de = readdir(d))) {
+		const char *p = de->d_name + blen;
+		char *full, after;
+
+		/* base.PID, or base.PID.old... (an exec after the fork) */
+		if (strncmp(de->d_name, base, blen) || *p != '.' ||
+		    p[1] < '0' || p[1] > '9')
+			continue;
+		after = p[1 + strspn(p + 1, "0123456789")];
+		if (after && after != '.')
+			continue;
+		if (asprintf(&full, "%s%s", slash ? dir : "", de->d_name) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		if (!kiln_written_since(full, since, NULL)) {
+			free(full);
+			continue;
+		}
+		if (KILN_GROW(found, alloc, nf + 1, 8)) {
+			err = -ENOMEM;
+			free(full);
+			break;
+		}
+		found[nf++] = full;
+	}
+	closedir(d);
+	free(dir);
+	if (nf)
+		qsort(found, nf, sizeof(*found), cmp_str);
+	for (i = 0; i < nf; i++) {
+		if (!err && kiln_buf_add(names, found[i], strlen(found[i]) + 1))
+			err = -ENOMEM;
+		free(found[i]);
+	}
+	free(found);
+	if (!err)
+		*n = (int)nf;
+	return err;
 }
 
 int kiln_keep_as_old(const char *path)

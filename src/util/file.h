@@ -154,6 +154,15 @@ int kiln_keep_earlier_image(const char *path,
  */
 bool kiln_written_since(const char *name, unsigned long long started, void *arg);
 
+/*
+ * The files other processes of a tree wrote beside path, as kiln's agent
+ * names them (path.PID, and path.PID.old... after execs): their names,
+ * sorted, added to *names ('\0'-separated), *n of them, those modified at
+ * or after since (CLOCK_REALTIME ns; 0: any).  0 or -errno.
+ */
+int kiln_pid_siblings(const char *path, unsigned long long since,
+		      struct kiln_buf *names, int *n);
+
 /* kiln_out_open + kiln_out_write + kiln_out_commit.  0 or -errno. */
 int kiln_write_atomic(const char *path, const void *data, size_t len);
 
