@@ -14,7 +14,7 @@
 #include "util/buf.h"
 
 enum { OPT_TO = 256, OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_NO_LOCAL,
-       OPT_EVENT };
+       OPT_EVENT, OPT_NO_TIMES };
 
 static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -25,6 +25,7 @@ static const struct option opts[] = {
 	{ "hide", required_argument, NULL, OPT_HIDE },
 	{ "no-local-symbols", no_argument, NULL, OPT_NO_LOCAL },
 	{ "event", required_argument, NULL, OPT_EVENT },
+	{ "no-times", no_argument, NULL, OPT_NO_TIMES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -100,6 +101,7 @@ int kiln_cmd_convert(int argc, char **argv)
 		case OPT_HIDE: in.hide = optarg; break;
 		case OPT_NO_LOCAL: kiln_sym_set_no_local(true); break;
 		case OPT_EVENT: in.event = optarg; break;
+		case OPT_NO_TIMES: wo.no_times = true; break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("convert", false); return 0;
 		default: return kiln_cli_usage_error("convert", "unknown option");

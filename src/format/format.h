@@ -56,6 +56,7 @@ struct kiln_fmt_wopts {
 	int type;		/* the text formats' one sample type, by index */
 	const char *name;	/* the profile's name (speedscope's) */
 	bool raw;		/* pprof: not gzip-compressed (a .pb file) */
+	bool no_times;		/* pprof: without the time column's labels */
 };
 typedef int (*kiln_fmt_writer)(struct kiln_prof *p,
 			       const struct kiln_fmt_wopts *o,
