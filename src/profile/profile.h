@@ -138,8 +138,8 @@ struct kiln_prof {
 	/* The time column (see "Time" above), in the order each (sample,
 	 * bucket) first came: for readers of time-ordered input, time
 	 * order.  ev_values: nevents * ntypes.  ev_last: per sample, its
-	 * last event + 1 (ev_last_alloc entries); ev_tidy: no two events
-	 * share a sample and a bucket (kiln_prof_events_tidy()). */
+	 * last event + 1 (ev_last_alloc entries); ev_untidy: two events
+	 * may share a sample and a bucket (kiln_prof_events_tidy()). */
 	struct kiln_prof_event *events;
 	int64_t *ev_values;
 	size_t nevents, events_alloc;
