@@ -7,6 +7,9 @@
 # CPU time, peak RSS (/usr/bin/time), the pprof's size and its model
 # samples; then `go tool pprof -top` on each written file (time, RSS).
 # KILN's --no-times file too.  Prints a Markdown table; one run each.
+# Where KILN's file is byte for byte BASE's (times written as labels, as
+# before), go tool pprof is not run again: the row says so.  VARIANTS
+# picks rows (default: before after after-no-times).
 #
 # usage: BASE=/path/to/old/kiln bench/timecol.sh [TEXT]
 set -u
@@ -40,7 +43,7 @@ echo "Input: $text, $mb MB of perf script text."
 echo
 echo "| kiln | convert: wall | CPU | peak RSS | pprof size | pprof samples | go tool pprof -top: wall | CPU | peak RSS |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for v in before after after-no-times; do
+for v in ${VARIANTS:-before after after-no-times}; do
     case $v in
     before) k=$BASE; extra=() ;;
     after) k=$KILN; extra=() ;;
@@ -49,6 +52,10 @@ for v in before after after-no-times; do
     pb=$OUT/timecol-$v.pb.gz
     c=$(run taskset -c 0 "$k" convert -q "${extra[@]}" "$text" -o "$pb")
     size=$(( $(stat -c %s "$pb") / 1000 ))
+    if [ "$v" != before ] && cmp -s "$pb" "$OUT/timecol-before.pb.gz"; then
+        echo "| $v | $c | $size kB | (the same bytes as before) | | | |"
+        continue
+    fi
     n=$(samples "$pb")
     g=$(run go tool pprof -top "$pb")
     echo "| $v | $c | $size kB | $n | $g |"
