@@ -120,7 +120,8 @@ static int relink(struct kiln_prof *p)
 
 	if (KILN_GROW(p->ev_last, p->ev_last_alloc, p->nsamples, 1024))
 		return p->err = -ENOMEM;
-	memset(p->ev_last, 0, p->ev_last_alloc * sizeof(*p->ev_last));
+	if (p->ev_last_alloc)	/* NULL while there are no samples */
+		memset(p->ev_last, 0, p->ev_last_alloc * sizeof(*p->ev_last));
 	p->ev_untidy = false;
 	for (i = 0; i < p->nevents; i++) {
 		uint32_t s = p->events[i].sample, last = p->ev_last[s];

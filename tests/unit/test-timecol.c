@@ -190,6 +190,11 @@ static void test_operations(void **state)
 	assert_int_equal(m->nevents, 1000);
 	assert_int_equal(kiln_prof_total(m, 0), 2000);
 	assert_int_equal(events_total(m, 0), 2000);
+	/* A range with nothing in it leaves nothing (and no samples to
+	 * index the column by). */
+	assert_int_equal(kiln_prof_keep_time(m, 100000000000, 200000000000), 0);
+	assert_int_equal(m->nsamples, 0);
+	assert_int_equal(m->nevents, 0);
 	/* Focus on leaf_b in the original: its third of the events. */
 	assert_int_equal(kiln_prof_filter(p, "^leaf_b$", NULL, &d), 0);
 	assert_int_equal(p->nsamples, 1);
