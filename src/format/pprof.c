@@ -539,7 +539,8 @@ static int rd_sample(struct rd *r, size_t idx, size_t at, const void *msg)
 {
 	const pb_sample *s = msg;
 	uint32_t lset = 0;
-	int64_t time = -1;
+	int64_t time = 0;
+	bool timed = false;
 	size_t j;
 
 	if (s->n_value != r->p->ntypes)
@@ -590,9 +591,10 @@ static int rd_sample(struct rd *r, size_t idx, size_t at, const void *msg)
 			k->num = l->num;
 			/* A time label (kiln's, docs/formats.md) goes to the
 			 * time column. */
-			if (kt && time < 0 && k->key == kt && !k->str &&
-			    k->unit == kns && k->num >= 0) {
+			if (kt && !timed && k->key == kt && !k->str &&
+			    k->unit == kns) {
 				time = k->num;
+				timed = true;
 				continue;
 			}
 			n++;
@@ -603,7 +605,7 @@ static int rd_sample(struct rd *r, size_t idx, size_t at, const void *msg)
 				return r->p->err ? r->p->err : -ENOMEM;
 		}
 	}
-	if (time >= 0 ? kiln_prof_add_timed(r->p, r->stack,
+	if (timed ? kiln_prof_add_timed(r->p, r->stack,
 					    (uint32_t)s->n_location_id,
 					    s->value, lset, time) < 0 :
 	    kiln_prof_add_sample(r->p, r->stack, (uint32_t)s->n_location_id,

@@ -124,9 +124,9 @@ int kiln_web_timeline(const struct kiln_prof *p, int type, size_t nbuckets,
 		const struct kiln_label *pid, *tid, *name;
 		long th;
 
-		tl->untimed -= kiln_prof_event_values(p, i)[type];
-		if (p->events[i].time < 0)
+		if (p->events[i].time < 0)	/* as untimed (absurd input) */
 			continue;
+		tl->untimed -= kiln_prof_event_values(p, i)[type];
 		if (p->events[i].time > tmax)
 			tmax = p->events[i].time;
 		if (thread[si] >= 0)
