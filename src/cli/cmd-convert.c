@@ -14,7 +14,7 @@
 #include "util/buf.h"
 
 enum { OPT_TO = 256, OPT_TYPE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_TRANSFORM, OPT_NO_LOCAL,
-       OPT_EVENT };
+       OPT_EVENT, OPT_NO_TIMES };
 
 static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -26,6 +26,7 @@ static const struct option opts[] = {
 	{ "transform", required_argument, NULL, OPT_TRANSFORM },
 	{ "no-local-symbols", no_argument, NULL, OPT_NO_LOCAL },
 	{ "event", required_argument, NULL, OPT_EVENT },
+	{ "no-times", no_argument, NULL, OPT_NO_TIMES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -102,6 +103,7 @@ int kiln_cmd_convert(int argc, char **argv)
 		case OPT_TRANSFORM: in.transform = optarg; break;
 		case OPT_NO_LOCAL: kiln_sym_set_no_local(true); break;
 		case OPT_EVENT: in.event = optarg; break;
+		case OPT_NO_TIMES: wo.no_times = true; break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("convert", false); return 0;
 		default: return kiln_cli_usage_error("convert", "unknown option");

@@ -469,6 +469,10 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "      --transform LIST  as for kiln top\n"
 	  "      --no-local-symbols  never open this machine's files to symbolize\n"
 	  "                        the addresses a profile or trace names\n"
+	  "      --no-times        pprof: leave out when samples were taken (the\n"
+	  "                        \"time\" labels): one pprof sample per stack\n"
+	  "                        and thread, a smaller file that go tool pprof\n"
+	  "                        reads faster; no timeline from it\n"
 	  "  -q, --quiet           no progress output\n"
 	  "\n"
 	  "Several inputs are merged into one profile.  An input is never\n"
@@ -483,6 +487,7 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "Examples:\n"
 	  "  kiln convert perf.data -o cpu.pb.gz\n"
 	  "  perf script > out.perf && kiln convert out.perf -o cpu.pb.gz\n"
+	  "  kiln convert --no-times out.perf -o small.pb.gz\n"
 	  "  kiln convert wall.pb.gz -o wall.fxprof.json   # then load it in\n"
 	  "                                # profiler.firefox.com\n" },
 	{ "doctor", kiln_cmd_doctor, "check what decides whether profiles will be good here, and the fixes",

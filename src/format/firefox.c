@@ -75,7 +75,7 @@ static int cmp_frec(const void *a, const void *b)
 		return x->thread < y->thread ? -1 : 1;
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return x->sample < y->sample ? -1 : x->sample > y->sample;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
 /* How the chosen type is weighed (samples.weightType) and the weight of a
@@ -126,50 +126,78 @@ static void weigh_init(const struct kiln_prof *p, int type, struct weigh *w)
 	}
 }
 
-static int add_weight(const struct kiln_prof *p, const struct weigh *w,
-		      size_t i, struct kiln_buf *out)
+static int add_weight(const struct weigh *w, const struct frec *r,
+		      struct kiln_buf *out)
 {
-	int64_t v = kiln_prof_value(p, i, (size_t)w->from);
+	int64_t v = r->v[w->from];
 
 	if (!strcmp(w->wtype, "tracing-ms"))
 		return kiln_buf_addf(out, "%.6f", (double)v / 1e6);
 	return kiln_buf_addf(out, "%" PRId64, v);
 }
 
+/* The record of sample i (its event ev, or its untimed values v). */
+static int add_rec(struct ff *f, struct frec *r, size_t i, int64_t time,
+		   const int64_t *v)
+{
+	const struct kiln_prof *p = f->p;
+	const struct kiln_label *name;
+	int64_t pid, tid;
+	long t;
+
+	kiln_prof_thread(p, p->samples[i].labels, &pid, &tid);
+	name = kiln_prof_label(p, p->samples[i].labels,
+			       kiln_prof_find_str(p, "thread_name", 11));
+	t = ff_thread(f, pid, tid, name ? name->str : 0);
+	if (t < 0)
+		return (int)t;
+	r->thread = (uint32_t)t;
+	r->time = time >= 0 ? time : -1;
+	r->sample = i;
+	r->v = v;
+	return 0;
+}
+
+/*
+ * The records to write: the time column's events (where the samples were
+ * taken, in the order they came), then the samples without events.
+ */
 static int collect(struct ff *f, int type, struct frec **out, size_t *nout)
 {
 	struct kiln_prof *p = f->p;
-	uint32_t k_pid = kiln_prof_find_str(p, "pid", 3);
-	uint32_t k_tid = kiln_prof_find_str(p, "thread", 6);
-	uint32_t k_name = kiln_prof_find_str(p, "thread_name", 11);
-	uint32_t k_time = kiln_prof_find_str(p, "time", 4);
 	struct frec *r;
+	uint8_t *timed;
 	size_t i, n = 0;
+	int err = 0;
 
-	*out = r = calloc(p->nsamples + 1, sizeof(*r));
-	if (!r)
+	*out = r = calloc(p->nevents + p->nsamples + 1, sizeof(*r));
+	timed = calloc(p->nsamples + 1, 1);
+	if (!r || !timed) {
+		free(timed);
 		return -ENOMEM;
-	for (i = 0; i < p->nsamples; i++) {
-		const struct kiln_sample *s = &p->samples[i];
-		const struct kiln_label *pid, *tid, *name, *tl;
-		long t;
+	}
+	for (i = 0; i < p->nevents && !err; i++) {
+		const int64_t *v = kiln_prof_event_values(p, i);
 
-		if (kiln_prof_value(p, i, (size_t)type) <= 0)
+		timed[p->events[i].sample] = 1;
+		if (v[type] <= 0)
 			continue;
-		pid = kiln_prof_label(p, s->labels, k_pid);
-		tid = kiln_prof_label(p, s->labels, k_tid);
-		name = kiln_prof_label(p, s->labels, k_name);
-		tl = kiln_prof_label(p, s->labels, k_time);
-		t = ff_thread(f, pid && !pid->str ? pid->num : -1,
-			      tid && !tid->str ? tid->num : -1,
-			      name ? name->str : 0);
-		if (t < 0)
-			return (int)t;
-		r[n].thread = (uint32_t)t;
-		r[n].time = tl && !tl->str && tl->num >= 0 ? tl->num : -1;
-		r[n].sample = i;
+		err = add_rec(f, &r[n], p->events[i].sample, p->events[i].time, v);
+		r[n].ord = n;
 		n++;
 	}
+	for (i = 0; i < p->nsamples && !err; i++) {
+		const int64_t *v = p->values + i * p->ntypes;
+
+		if (timed[i] || v[type] <= 0)
+			continue;
+		err = add_rec(f, &r[n], i, -1, v);
+		r[n].ord = n;
+		n++;
+	}
+	free(timed);
+	if (err)
+		return err;
 	if (n)
 		qsort(r, n, sizeof(*r), cmp_frec);
 	*nout = n;
@@ -275,16 +303,16 @@ static int thread_cols(struct ff *f, const struct weigh *w,
 		if (!err)
 			err = kiln_buf_adds(&c->weight, sep);
 		if (!err)
-			err = add_weight(p, w, r[i].sample, &c->weight);
+			err = add_weight(w, &r[i], &c->weight);
 		st = kiln_prof_label(p, p->samples[r[i].sample].labels, k_state);
 		if (!err && w->cpu_type >= 0)	/* on CPU: the value, else 0 */
 			err = kiln_buf_addf(&c->cpu, "%s%" PRId64, sep, st && st->str &&
 					    strcmp(kiln_prof_str(p, st->str), "running") ? 0 :
-					    kiln_prof_value(p, r[i].sample, (size_t)w->cpu_type));
+					    r[i].v[w->cpu_type]);
 		if (!err && st && st->str &&
 		    strcmp(kiln_prof_str(p, st->str), "running")) {
 			int64_t d = w->dur_type >= 0 ?
-				kiln_prof_value(p, r[i].sample, (size_t)w->dur_type) : 0;
+				r[i].v[w->dur_type] : 0;
 
 			err = add_marker(f, c, st->str, t, (double)d / 1e6, stack);
 		}

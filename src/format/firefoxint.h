@@ -50,6 +50,8 @@ struct frec {
 	uint32_t thread;
 	int64_t time;		/* ns since time_nanos, -1: none */
 	size_t sample;
+	size_t ord;		/* its place in the model: events, then samples */
+	const int64_t *v;	/* its values: the event's, or the sample's */
 };
 
 struct ff {

@@ -56,6 +56,7 @@ struct kiln_fmt_wopts {
 	int type;		/* the text formats' one sample type, by index */
 	const char *name;	/* the profile's name (speedscope's) */
 	bool raw;		/* pprof: not gzip-compressed (a .pb file) */
+	bool no_times;		/* pprof: without the time column's labels */
 };
 typedef int (*kiln_fmt_writer)(struct kiln_prof *p,
 			       const struct kiln_fmt_wopts *o,
@@ -239,9 +240,16 @@ void kiln_fmt_set_perfdata_reader(kiln_fmt_reader rd);
  */
 void kiln_perfdata_set_event(const char *name);
 
-/* Writes the whole profile; gzip-compressed when compress is set. */
+/* Writes the whole profile; gzip-compressed when compress is set.  The
+ * time column is written as time labels (docs/formats.md, "Sample
+ * times"). */
 int kiln_pprof_write(const struct kiln_prof *p, struct kiln_buf *out,
 		     bool compress);
+/* The same; without times (times false) every sample is one pprof
+ * sample whatever its times: smaller, and the same for go tool pprof
+ * but for -tags and -tagfocus=time. */
+int kiln_pprof_write_times(const struct kiln_prof *p, struct kiln_buf *out,
+			   bool compress, bool times);
 /* The text formats write one sample type, by index (see
  * kiln_prof_type_index()).  They take p non-const because unknown frames
  * get names interned on first use. */

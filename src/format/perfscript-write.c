@@ -60,6 +60,8 @@ uint64_t kiln_perfscript_max_lines = KILN_PERFSCRIPT_MAX_LINES;
 struct wrec {
 	int64_t time;		/* ns, -1: none (synthetic) */
 	size_t sample;
+	size_t ord;		/* its place: the events, then the samples */
+	const int64_t *v;	/* its values: the event's or the sample's */
 	uint64_t n;		/* records */
 };
 
@@ -69,20 +71,21 @@ static int cmp_wrec(const void *a, const void *b)
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return x->sample < y->sample ? -1 : x->sample > y->sample;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
 /*
- * How many records sample i stands for: its samples/count value where the
- * profile has one, else its value in periods of the chosen type, else 1.
+ * How many records values vs (a sample's or an event's) stand for: the
+ * samples/count value where the profile has one, else the value in
+ * periods of the chosen type, else 1.
  */
-static uint64_t sample_records(const struct kiln_prof *p, size_t i, int type,
-			       int count_type, int64_t v)
+static uint64_t sample_records(const struct kiln_prof *p, const int64_t *vs,
+			       int type, int count_type, int64_t v)
 {
 	int64_t c;
 
 	if (count_type >= 0) {
-		c = kiln_prof_value(p, i, (size_t)count_type);
+		c = vs[count_type];
 		return c > 0 ? (uint64_t)c : 1;
 	}
 	if (p->period > 0 && p->period_type.type == p->types[type].type &&
@@ -91,6 +94,59 @@ static uint64_t sample_records(const struct kiln_prof *p, size_t i, int type,
 		return c > 0 ? (uint64_t)c : 1;
 	}
 	return 1;
+}
+
+/*
+ * The records to write, in *recs: the time column's events, then the
+ * samples without any, each with its record count; *lines: the lines
+ * they take.  0 or -ENOMEM.
+ */
+static int collect(const struct kiln_prof *p, int type, int count_type,
+		   struct wrec **out, size_t *nout, uint64_t *nlines)
+{
+	struct wrec *recs;
+	uint8_t *timed;
+	uint64_t lines = 0;
+	size_t i, nrecs = 0;
+
+	recs = calloc(p->nevents + p->nsamples + 1, sizeof(*recs));
+	timed = calloc(p->nsamples + 1, 1);
+	if (!recs || !timed) {
+		free(recs);
+		free(timed);
+		return -ENOMEM;
+	}
+	/* The time column's events, then the samples without any. */
+	for (i = 0; i < p->nevents + p->nsamples; i++) {
+		bool ev = i < p->nevents;
+		size_t si = ev ? p->events[i].sample : i - p->nevents;
+		const int64_t *vs = ev ? kiln_prof_event_values(p, i) :
+			p->values + si * p->ntypes;
+		int64_t v = vs[type];
+
+		if (ev)
+			timed[si] = 1;
+		if (v <= 0 || (!ev && timed[si]))
+			continue;
+		recs[nrecs].time = ev && p->events[i].time >= 0 ?
+			p->events[i].time : -1;
+		recs[nrecs].sample = si;
+		recs[nrecs].ord = nrecs;
+		recs[nrecs].v = vs;
+		recs[nrecs].n = sample_records(p, vs, type, count_type, v);
+		{
+			unsigned __int128 l = (unsigned __int128)recs[nrecs].n *
+					      (p->samples[si].depth + 2u);
+
+			lines = l > UINT64_MAX - lines ? UINT64_MAX : lines + (uint64_t)l;
+		}
+		nrecs++;
+	}
+	free(timed);
+	*out = recs;
+	*nout = nrecs;
+	*nlines = lines;
+	return 0;
 }
 
 int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
@@ -102,7 +158,7 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 	char event[128];
 	const char *tname, *unit;
 	bool ns;
-	uint32_t k_pid, k_tid, k_comm, k_time;
+	uint32_t k_pid, k_tid, k_comm;
 	int count_type = -1;
 	uint64_t lines = 0, t_ns = 1000000000;	/* synthetic: from 1.000000 s */
 	int64_t base;
@@ -125,7 +181,6 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 	k_pid = kiln_prof_find_str(p, "pid", 3);
 	k_tid = kiln_prof_find_str(p, "thread", 6);
 	k_comm = kiln_prof_find_str(p, "thread_name", 11);
-	k_time = kiln_prof_find_str(p, "time", 4);
 	for (i = 0; i < p->ntypes; i++)
 		if (!strcmp(kiln_prof_str(p, p->types[i].type), "samples") &&
 		    !strcmp(kiln_prof_str(p, p->types[i].unit), "count"))
@@ -133,31 +188,11 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 	/*
 	 * One record per original sample: viewers such as the Firefox
 	 * Profiler count records and ignore the period.  Records go in time
-	 * order where samples carry a time label.
+	 * order where the profile has times (its time column).
 	 */
-	if (p->nsamples) {
-		recs = calloc(p->nsamples, sizeof(*recs));
-		if (!recs)
-			return -ENOMEM;
-	}
-	for (i = 0; i < p->nsamples; i++) {
-		int64_t v = kiln_prof_value(p, i, (size_t)type);
-		const struct kiln_label *tl;
-
-		if (v <= 0)
-			continue;
-		tl = kiln_prof_label(p, p->samples[i].labels, k_time);
-		recs[nrecs].time = tl && !tl->str && tl->num >= 0 ? tl->num : -1;
-		recs[nrecs].sample = i;
-		recs[nrecs].n = sample_records(p, i, type, count_type, v);
-		{
-			unsigned __int128 l = (unsigned __int128)recs[nrecs].n *
-					      (p->samples[i].depth + 2u);
-
-			lines = l > UINT64_MAX - lines ? UINT64_MAX : lines + (uint64_t)l;
-		}
-		nrecs++;
-	}
+	err = collect(p, type, count_type, &recs, &nrecs, &lines);
+	if (err)
+		return err;
 	if (lines > kiln_perfscript_max_lines)
 		for (i = 0; i < nrecs; i++) {
 			uint64_t n = (uint64_t)((unsigned __int128)recs[i].n *
@@ -172,7 +207,7 @@ int kiln_perfscript_write(struct kiln_prof *p, int type, struct kiln_buf *out)
 	base = p->time_nanos > 0 ? p->time_nanos : 1000000000;
 	for (i = 0; i < nrecs && !err; i++) {
 		const struct kiln_sample *s = &p->samples[recs[i].sample];
-		int64_t v = kiln_prof_value(p, recs[i].sample, (size_t)type);
+		int64_t v = recs[i].v[type];
 		const struct kiln_label *pid, *tid, *comm;
 		uint64_t k, n = recs[i].n;
 		long nf, j;

@@ -58,14 +58,9 @@ struct reader {
 	uint32_t *stack;
 	size_t depth, stack_alloc;
 	int64_t *values;
-	uint32_t k_pid, k_thread, k_thread_name, k_time, k_ns;
+	uint32_t k_pid, k_thread, k_thread_name;
 	int64_t t_min, t_max;
 	bool have_period;
-	/* The last thread label set with a time label added, and its bucket. */
-	uint32_t last_lset, last_tlset;
-	int64_t last_bucket;
-	struct kiln_label *tl;
-	size_t tl_alloc;
 	/* Malformed lines skipped (second pass) and the lines taken. */
 	struct kiln_text_skips skips;
 	size_t good;
@@ -320,38 +315,6 @@ static uint32_t thread_labels(struct reader *r, const struct hdr *h)
 	return id;
 }
 
-/*
- * The thread's label set lset with the label time: the header's time
- * since the first sample's, in buckets (docs/formats.md).
- */
-static uint32_t time_labels(struct reader *r, uint32_t lset, int64_t time_ns)
-{
-	const struct kiln_labelset *ls = lset ? &r->p->labelsets[lset] : NULL;
-	int64_t b = (time_ns - r->t_min) / KILN_PROF_TIME_BUCKET_NS *
-		    KILN_PROF_TIME_BUCKET_NS;
-	uint32_t n = ls ? ls->n : 0;
-
-	if (r->last_tlset && lset == r->last_lset && b == r->last_bucket)
-		return r->last_tlset;
-	if (n + 1 > r->tl_alloc) {
-		struct kiln_label *l = realloc(r->tl, (n + 1) * sizeof(*l));
-
-		if (!l) {
-			r->p->err = -ENOMEM;
-			return 0;
-		}
-		r->tl = l;
-		r->tl_alloc = n + 1;
-	}
-	if (n)
-		memcpy(r->tl, &r->p->labels[ls->first], n * sizeof(*r->tl));
-	r->tl[n] = (struct kiln_label){ r->k_time, 0, b, r->k_ns };
-	r->last_lset = lset;
-	r->last_bucket = b;
-	r->last_tlset = kiln_prof_labelset(r->p, r->tl, n + 1);
-	return r->last_tlset;
-}
-
 /* Adds the sample gathered so far; hf is the header's own frame text. */
 static int flush(struct reader *r, const struct hdr *h, const char *hf,
 		 const char *hf_end, size_t lineno)
@@ -396,10 +359,13 @@ static int flush(struct reader *r, const struct hdr *h, const char *hf,
 			r->t_min = h->time_ns;
 		if (h->time_ns > r->t_max)
 			r->t_max = h->time_ns;
-		lset = time_labels(r, lset, h->time_ns);
+		/* The time column: since the first sample (profile.h). */
+		kiln_prof_add_timed(r->p, r->stack, (uint32_t)r->depth,
+				    r->values, lset, h->time_ns - r->t_min);
+	} else {
+		kiln_prof_add_sample(r->p, r->stack, (uint32_t)r->depth,
+				     r->values, lset);
 	}
-	kiln_prof_add_sample(r->p, r->stack, (uint32_t)r->depth, r->values,
-			     lset);
 	r->depth = 0;
 	return r->p->err;
 }
@@ -652,8 +618,10 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	r.k_pid = kiln_prof_interns(p, "pid");
 	r.k_thread = kiln_prof_interns(p, "thread");
 	r.k_thread_name = kiln_prof_interns(p, "thread_name");
-	r.k_time = kiln_prof_interns(p, "time");
-	r.k_ns = kiln_prof_interns(p, "nanoseconds");
+	/* The time label's key and unit, as where times were labels, for
+	 * the pprof writer's time labels (docs/formats.md). */
+	kiln_prof_interns(p, "time");
+	kiln_prof_interns(p, "nanoseconds");
 	/* Time stamps since 1970 (kiln's own output of a recording) give
 	 * the profile its date; perf's are since boot. */
 	if (r.t_min != INT64_MAX && r.t_min >= 1000000000000000000ll)
@@ -665,10 +633,9 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	if (!err && r.t_max > r.t_min)
 		p->duration_nanos = r.t_max - r.t_min;
 	if (!err)
-		err = p->err;
+		err = p->err ? p->err : kiln_prof_events_tidy(p);
 out:
 	free(r.values);
-	free(r.tl);
 	free(r.stack);
 	free(r.ev.v);
 	kiln_linecache_release(&r.frames);

@@ -49,6 +49,15 @@ struct wr {
 	pb_function **fnp;
 	char **strs;
 	int64_t *comments;
+	/* The time column as samples (docs/formats.md, "Sample times"): one
+	 * time label per event, label pointer runs, the samples' values
+	 * beyond their events'. */
+	pb_label *tlab;
+	pb_label **tlabp;
+	int64_t *rest;
+	uint8_t *timed;		/* per sample: has events */
+	size_t nsmp;		/* samples written */
+	uint64_t k_time, k_ns;	/* string indexes */
 };
 
 static void wr_release(struct wr *w)
@@ -70,15 +79,31 @@ static void wr_release(struct wr *w)
 	free(w->fnp);
 	free(w->strs);
 	free(w->comments);
+	free(w->tlab);
+	free(w->tlabp);
+	free(w->rest);
+	free(w->timed);
 }
 
-/* Allocates w's arrays for p: 0 or -ENOMEM. */
-static int wr_alloc(struct wr *w, const struct kiln_prof *p)
+/* Allocates w's arrays for p (times: its events as samples too): 0 or
+ * -ENOMEM. */
+static int wr_alloc(struct wr *w, const struct kiln_prof *p, bool times)
 {
+	size_t nev = times ? p->nevents : 0, i, nlp = 0;
+
+	for (i = 0; i < nev; i++) {
+		uint32_t ls = p->samples[p->events[i].sample].labels;
+
+		nlp += (ls ? p->labelsets[ls].n : 0) + 1;
+	}
+	w->tlab = bulk(nev, sizeof(*w->tlab));
+	w->tlabp = bulk(nlp, sizeof(*w->tlabp));
+	w->rest = bulk(nev ? p->nsamples * p->ntypes : 0, sizeof(*w->rest));
+	w->timed = bulk(nev ? p->nsamples : 0, 1);
 	w->vt = bulk(p->ntypes + 1, sizeof(*w->vt));
 	w->vtp = bulk(p->ntypes, sizeof(*w->vtp));
-	w->smp = bulk(p->nsamples, sizeof(*w->smp));
-	w->smpp = bulk(p->nsamples, sizeof(*w->smpp));
+	w->smp = bulk(p->nsamples + nev, sizeof(*w->smp));
+	w->smpp = bulk(p->nsamples + nev, sizeof(*w->smpp));
 	w->locids = bulk(p->nstacks, sizeof(*w->locids));
 	w->lab = bulk(p->nlabels, sizeof(*w->lab));
 	w->labp = bulk(p->nlabels, sizeof(*w->labp));
@@ -90,18 +115,19 @@ static int wr_alloc(struct wr *w, const struct kiln_prof *p)
 	w->linep = bulk(p->nlines, sizeof(*w->linep));
 	w->fn = bulk(p->nfunctions, sizeof(*w->fn));
 	w->fnp = bulk(p->nfunctions, sizeof(*w->fnp));
-	w->strs = bulk(p->nstrs, sizeof(*w->strs));
+	w->strs = bulk(p->nstrs + 2, sizeof(*w->strs));
 	w->comments = bulk(p->ncomments, sizeof(*w->comments));
 	if (!w->vt || !w->vtp || !w->smp || !w->smpp || !w->locids ||
 	    !w->lab || !w->labp || !w->map || !w->mapp || !w->loc ||
 	    !w->locp || !w->line || !w->linep || !w->fn || !w->fnp ||
-	    !w->strs || !w->comments)
+	    !w->strs || !w->comments || !w->tlab || !w->tlabp || !w->rest ||
+	    !w->timed)
 		return -ENOMEM;
 	return 0;
 }
 
 /* The string table and the sample types. */
-static void wr_strings(struct wr *w, const struct kiln_prof *p)
+static void wr_strings(struct wr *w, const struct kiln_prof *p, bool times)
 {
 	static const pb_value_type vt_init = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
 	pb_profile *pr = &w->prof;
@@ -112,6 +138,18 @@ static void wr_strings(struct wr *w, const struct kiln_prof *p)
 		w->strs[i] = (char *)kiln_prof_str(p, (uint32_t)i);
 	pr->n_string_table = p->nstrs;
 	pr->string_table = w->strs;
+	/* The time label's key and unit, added where the model lacks them
+	 * (readers of timed inputs intern them). */
+	w->k_time = kiln_prof_find_str(p, "time", 4);
+	w->k_ns = kiln_prof_find_str(p, "nanoseconds", 11);
+	if (times && p->nevents && !w->k_time) {
+		w->k_time = pr->n_string_table;
+		w->strs[pr->n_string_table++] = "time";
+	}
+	if (times && p->nevents && !w->k_ns) {
+		w->k_ns = pr->n_string_table;
+		w->strs[pr->n_string_table++] = "nanoseconds";
+	}
 
 	for (i = 0; i < p->ntypes; i++) {
 		w->vt[i] = vt_init;
@@ -126,7 +164,6 @@ static void wr_strings(struct wr *w, const struct kiln_prof *p)
 /* The labels and the samples. */
 static void wr_samples(struct wr *w, const struct kiln_prof *p)
 {
-	static const pb_sample smp_init = PERFTOOLS__PROFILES__SAMPLE__INIT;
 	static const pb_label lab_init = PERFTOOLS__PROFILES__LABEL__INIT;
 	pb_profile *pr = &w->prof;
 	size_t i;
@@ -146,25 +183,105 @@ static void wr_samples(struct wr *w, const struct kiln_prof *p)
 
 	for (i = 0; i < p->nstacks; i++)
 		w->locids[i] = p->stacks[i];
+	pr->sample = w->smpp;
+}
+
+/* A sample of p's sample i's stack with values v and labels l[0..nl). */
+static void wr_sample(struct wr *w, const struct kiln_prof *p, size_t i,
+		      const int64_t *v, pb_label **l, size_t nl)
+{
+	static const pb_sample smp_init = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	const struct kiln_sample *s = &p->samples[i];
+	pb_sample *o = &w->smp[w->nsmp];
+
+	*o = smp_init;
+	o->n_location_id = s->depth;
+	o->location_id = s->depth ? w->locids + s->stack : NULL;
+	o->n_value = p->ntypes;
+	o->value = p->ntypes ? (int64_t *)v : NULL;
+	o->n_label = nl;
+	o->label = nl ? l : NULL;
+	w->smpp[w->nsmp++] = o;
+}
+
+/*
+ * The samples, each as one pprof sample with its labels; with times
+ * (wr_events() did them), a sample with events only for what its events
+ * leave (when anything).
+ */
+static void wr_plain(struct wr *w, const struct kiln_prof *p, bool times)
+{
+	size_t i, k;
+
 	for (i = 0; i < p->nsamples; i++) {
 		const struct kiln_sample *s = &p->samples[i];
-		pb_sample *o = &w->smp[i];
+		const struct kiln_labelset *ls = s->labels ?
+			&p->labelsets[s->labels] : NULL;
+		const int64_t *v = p->values + i * p->ntypes;
 
-		*o = smp_init;
-		o->n_location_id = s->depth;
-		o->location_id = s->depth ? w->locids + s->stack : NULL;
-		o->n_value = p->ntypes;
-		o->value = p->ntypes ? (int64_t *)p->values + i * p->ntypes : NULL;
-		if (s->labels) {
-			const struct kiln_labelset *ls = &p->labelsets[s->labels];
+		if (times && p->nevents) {
+			int64_t *r = w->rest + i * p->ntypes;
+			bool left = !w->timed[i];
 
-			o->n_label = ls->n;
-			o->label = w->labp + ls->first;
+			for (k = 0; k < p->ntypes; k++)
+				left |= r[k] != 0;
+			if (!left)
+				continue;
+			v = r;
 		}
-		w->smpp[i] = o;
+		wr_sample(w, p, i, v, ls ? w->labp + ls->first : NULL,
+			  ls ? ls->n : 0);
 	}
-	pr->n_sample = p->nsamples;
-	pr->sample = w->smpp;
+}
+
+/*
+ * The time column as pprof samples, as kiln wrote times before the
+ * column: per event its sample's stack, the event's values and the
+ * sample's labels with a numeric "time" label (nanoseconds) before any
+ * "state" label, else last.  Fills w->rest with what is left of each
+ * sample's values.
+ */
+static void wr_events(struct wr *w, const struct kiln_prof *p)
+{
+	static const pb_label lab_init = PERFTOOLS__PROFILES__LABEL__INIT;
+	uint32_t k_state = kiln_prof_find_str(p, "state", 5);
+	size_t i, k, nlp = 0;
+
+	if (!p->nevents)
+		return;
+	for (i = 0; i < p->nsamples * p->ntypes; i++)
+		w->rest[i] = p->values[i];
+	for (i = 0; i < p->nevents; i++) {
+		const struct kiln_prof_event *e = &p->events[i];
+		const struct kiln_sample *s = &p->samples[e->sample];
+		const struct kiln_labelset *ls = s->labels ?
+			&p->labelsets[s->labels] : NULL;
+		const int64_t *v = kiln_prof_event_values(p, i);
+		pb_label **run = w->tlabp + nlp;
+		uint32_t n = ls ? ls->n : 0, j, at = n;
+
+		w->timed[e->sample] = 1;
+		for (k = 0; k < p->ntypes; k++)
+			w->rest[e->sample * p->ntypes + k] = (int64_t)(
+				(uint64_t)w->rest[e->sample * p->ntypes + k] -
+				(uint64_t)v[k]);
+		w->tlab[i] = lab_init;
+		w->tlab[i].key = (int64_t)w->k_time;
+		w->tlab[i].num = e->time;
+		w->tlab[i].num_unit = (int64_t)w->k_ns;
+		for (j = 0; j < n; j++)
+			if (k_state && p->labels[ls->first + j].key == k_state) {
+				at = j;
+				break;
+			}
+		for (j = 0; j < at; j++)
+			run[j] = w->labp[ls->first + j];
+		run[at] = &w->tlab[i];
+		for (j = at; j < n; j++)
+			run[j + 1] = w->labp[ls->first + j];
+		nlp += n + 1;
+		wr_sample(w, p, e->sample, v, run, n + 1);
+	}
 }
 
 /* The mappings. */
@@ -243,7 +360,7 @@ static void wr_locations(struct wr *w, const struct kiln_prof *p)
 }
 
 /* Fills w->prof from p; every pointer refers to w's arrays or to p. */
-static int wr_build(struct wr *w, const struct kiln_prof *p)
+static int wr_build(struct wr *w, const struct kiln_prof *p, bool times)
 {
 	static const pb_profile prof_init = PERFTOOLS__PROFILES__PROFILE__INIT;
 	static const pb_value_type vt_init = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
@@ -252,11 +369,15 @@ static int wr_build(struct wr *w, const struct kiln_prof *p)
 	int err;
 
 	*pr = prof_init;
-	err = wr_alloc(w, p);
+	err = wr_alloc(w, p, times);
 	if (err)
 		return err;
-	wr_strings(w, p);
+	wr_strings(w, p, times);
 	wr_samples(w, p);
+	if (times)
+		wr_events(w, p);
+	wr_plain(w, p, times);
+	w->prof.n_sample = w->nsmp;
 	wr_mappings(w, p);
 	wr_locations(w, p);
 
@@ -282,6 +403,12 @@ static int wr_build(struct wr *w, const struct kiln_prof *p)
 int kiln_pprof_write(const struct kiln_prof *p, struct kiln_buf *out,
 		     bool compress)
 {
+	return kiln_pprof_write_times(p, out, compress, true);
+}
+
+int kiln_pprof_write_times(const struct kiln_prof *p, struct kiln_buf *out,
+			   bool compress, bool times)
+{
 	struct wr w;
 	size_t size;
 	uint8_t *tmp;
@@ -290,7 +417,7 @@ int kiln_pprof_write(const struct kiln_prof *p, struct kiln_buf *out,
 	if (p->err)
 		return p->err;
 	memset(&w, 0, sizeof(w));
-	err = wr_build(&w, p);
+	err = wr_build(&w, p, times);
 	if (err)
 		goto out_release;
 	size = perftools__profiles__profile__get_packed_size(&w.prof);

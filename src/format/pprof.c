@@ -539,6 +539,8 @@ static int rd_sample(struct rd *r, size_t idx, size_t at, const void *msg)
 {
 	const pb_sample *s = msg;
 	uint32_t lset = 0;
+	int64_t time = 0;
+	bool timed = false;
 	size_t j;
 
 	if (s->n_value != r->p->ntypes)
@@ -568,11 +570,15 @@ static int rd_sample(struct rd *r, size_t idx, size_t at, const void *msg)
 				      " does not exist", idx, s->location_id[j]);
 	}
 	if (s->n_label) {
+		uint32_t kt = kiln_prof_find_str(r->p, "time", 4);
+		uint32_t kns = kiln_prof_find_str(r->p, "nanoseconds", 11);
+		uint32_t n = 0;
+
 		if (SCRATCH(r->labels, r->labels_cap, s->n_label))
 			return -ENOMEM;
 		for (j = 0; j < s->n_label; j++) {
 			const pb_label *l = s->label[j];
-			struct kiln_label *k = &r->labels[j];
+			struct kiln_label *k = &r->labels[n];
 			int64_t bad;
 
 			if (!str_ok(r, bad = l->key, &k->key) ||
@@ -583,12 +589,26 @@ static int rd_sample(struct rd *r, size_t idx, size_t at, const void *msg)
 					      "string table (%zu strings)", idx,
 					      j, bad, r->nstr);
 			k->num = l->num;
+			/* A time label (kiln's, docs/formats.md) goes to the
+			 * time column. */
+			if (kt && !timed && k->key == kt && !k->str &&
+			    k->unit == kns) {
+				time = k->num;
+				timed = true;
+				continue;
+			}
+			n++;
 		}
-		lset = kiln_prof_labelset(r->p, r->labels, (uint32_t)s->n_label);
-		if (!lset)
-			return r->p->err ? r->p->err : -ENOMEM;
+		if (n) {
+			lset = kiln_prof_labelset(r->p, r->labels, n);
+			if (!lset)
+				return r->p->err ? r->p->err : -ENOMEM;
+		}
 	}
-	if (kiln_prof_add_sample(r->p, r->stack, (uint32_t)s->n_location_id,
+	if (timed ? kiln_prof_add_timed(r->p, r->stack,
+					    (uint32_t)s->n_location_id,
+					    s->value, lset, time) < 0 :
+	    kiln_prof_add_sample(r->p, r->stack, (uint32_t)s->n_location_id,
 				 s->value, lset) < 0)
 		return r->p->err ? r->p->err : -ENOMEM;
 	return 0;
@@ -715,7 +735,7 @@ int kiln_pprof_read(struct kiln_prof *p, const char *data, size_t len,
 	if (!err)
 		err = rd_rest(&r);
 	if (!err)
-		err = p->err;
+		err = p->err ? p->err : kiln_prof_events_tidy(p);
 
 	idmap_release(&r.maps);
 	idmap_release(&r.funcs);

@@ -20,7 +20,7 @@
 static int write_pprof(struct kiln_prof *p, const struct kiln_fmt_wopts *o,
 		       struct kiln_buf *out)
 {
-	return kiln_pprof_write(p, out, !o->raw);
+	return kiln_pprof_write_times(p, out, !o->raw, !o->no_times);
 }
 
 static int write_collapsed(struct kiln_prof *p,

@@ -91,6 +91,7 @@ int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
 	size_t cap = 0, i, nout = 0;
 	int64_t total = 0;
 	char title[256];
+	uint8_t *timed;
 	int err = 0;
 
 	if (type < 0 || (size_t)type >= p->ntypes)
@@ -100,13 +101,23 @@ int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
 	err = kiln_buf_addc(&samples, '[');
 	if (!err)
 		err = kiln_buf_addc(&weights, '[');
-	for (i = 0; i < p->nsamples && !err; i++) {
-		int64_t v = kiln_prof_value(p, i, (size_t)type);
+	timed = calloc(p->nsamples + 1, 1);
+	if (!timed)
+		err = -ENOMEM;
+	/* The time column's events (in the order they came: speedscope's
+	 * time order view), then the samples without any. */
+	for (i = 0; i < p->nevents + p->nsamples && !err; i++) {
+		bool ev = i < p->nevents;
+		size_t si = ev ? p->events[i].sample : i - p->nevents;
+		int64_t v = ev ? kiln_prof_event_values(p, i)[type] :
+			kiln_prof_value(p, si, (size_t)type);
 		long nf, j;
 
-		if (v <= 0)
+		if (ev)
+			timed[si] = 1;
+		if (v <= 0 || (!ev && timed[si]))
 			continue;
-		nf = kiln_prof_frames(p, &p->samples[i], &frames, &cap);
+		nf = kiln_prof_frames(p, &p->samples[si], &frames, &cap);
 		if (nf < 0) {
 			err = (int)nf;
 			break;
@@ -190,6 +201,7 @@ int kiln_speedscope_write(struct kiln_prof *p, int type, const char *name,
 		err = kiln_buf_adds(out, ",\"activeProfileIndex\":0,"
 				    "\"exporter\":\"kiln\"}\n");
 	free(frames);
+	free(timed);
 	free(ft.v);
 	kiln_htab_release(&ft.index);
 	kiln_buf_release(&samples);

@@ -120,11 +120,43 @@ static uint32_t rlset(struct kiln_prof *dst, const struct kiln_prof *src,
 	return r->lset[id];
 }
 
+/*
+ * Interns in dst the strings of src's label set id as if it had a time
+ * label (before a "state" label, else last): where kiln kept times as
+ * labels, merging interned them there, and the string table written
+ * (pprof) keeps that order.
+ */
+static void rtime_strs(struct kiln_prof *dst, const struct kiln_prof *src,
+		       struct remap *r, uint32_t id)
+{
+	const struct kiln_labelset *s = &src->labelsets[id];
+	uint32_t kstate = kiln_prof_find_str(src, "state", 5);
+	uint32_t i, n = id ? s->n : 0;
+	bool done = false;
+
+	for (i = 0; i <= n; i++) {
+		const struct kiln_label *a = i < n ? &src->labels[s->first + i] : NULL;
+
+		if (!done && (!a || (kstate && a->key == kstate))) {
+			rstr(dst, src, r, kiln_prof_find_str(src, "time", 4));
+			rstr(dst, src, r, kiln_prof_find_str(src, "nanoseconds", 11));
+			done = true;
+		}
+		if (a) {
+			rstr(dst, src, r, a->key);
+			rstr(dst, src, r, a->str);
+			rstr(dst, src, r, a->unit);
+		}
+	}
+}
+
 int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
 		    struct kiln_diag *d)
 {
 	struct remap r = { 0 };
 	uint32_t *locs = NULL;
+	long *smap = NULL;	/* src sample -> dst sample */
+	size_t first_timed = SIZE_MAX;
 	size_t i, j, cap = 0;
 	int err = 0;
 
@@ -173,10 +205,15 @@ int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
 	r.map = calloc(src->nmappings + 1, sizeof(*r.map));
 	r.loc = calloc(src->nlocations + 1, sizeof(*r.loc));
 	r.lset = calloc(src->nlabelsets + 1, sizeof(*r.lset));
-	if (!r.func || !r.map || !r.loc || !r.lset) {
+	smap = malloc((src->nsamples + 1) * sizeof(*smap));
+	if (!r.func || !r.map || !r.loc || !r.lset || !smap) {
 		err = -ENOMEM;
 		goto out_free;
 	}
+	/* The first sample with a time. */
+	for (i = 0; i < src->nevents; i++)
+		if (src->events[i].sample < first_timed)
+			first_timed = src->events[i].sample;
 	dst->duration_nanos += src->duration_nanos;
 	for (i = 0; i < src->ncomments; i++) {
 		err = kiln_prof_add_comment(dst, kiln_prof_str(src, src->comments[i]));
@@ -199,14 +236,24 @@ int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
 		}
 		for (j = 0; j < s->depth; j++)
 			locs[j] = rloc(dst, src, &r, sl[j]);
-		kiln_prof_add_sample(dst, locs, s->depth,
-				     src->values + i * src->ntypes,
-				     rlset(dst, src, &r, s->labels));
+		if (first_timed == i)
+			rtime_strs(dst, src, &r, s->labels);
+		smap[i] = kiln_prof_add_sample(dst, locs, s->depth,
+					       src->values + i * src->ntypes,
+					       rlset(dst, src, &r, s->labels));
 		if (dst->err)
 			break;
 	}
-	err = dst->err;
+	/* The time column, times as they were (both since their start). */
+	for (i = 0; i < src->nevents && !dst->err; i++) {
+		dst->ev_untidy = true;
+		kiln_prof_add_event(dst, (size_t)smap[src->events[i].sample],
+				    src->events[i].time,
+				    kiln_prof_event_values(src, i));
+	}
+	err = dst->err ? dst->err : kiln_prof_events_tidy(dst);
 out_free:
+	free(smap);
 	free(locs);
 	free(r.str);
 	free(r.func);
@@ -218,7 +265,15 @@ out_free:
 
 struct kiln_prof_samples kiln_prof_take_samples(struct kiln_prof *p)
 {
-	struct kiln_prof_samples o = { p->samples, p->values, p->stacks, p->nsamples };
+	struct kiln_prof_samples o = { p->samples, p->values, p->stacks,
+				       p->nsamples, NULL };
+	size_t i;
+
+	o.map = malloc((o.n ? o.n : 1) * sizeof(*o.map));
+	if (!o.map)
+		p->err = -ENOMEM;	/* the samples still go: nothing is added */
+	for (i = 0; o.map && i < o.n; i++)
+		o.map[i] = -1;
 
 	kiln_htab_release(&p->sample_index);
 	kiln_htab_init(&p->sample_index);
@@ -230,11 +285,27 @@ struct kiln_prof_samples kiln_prof_take_samples(struct kiln_prof *p)
 	return o;
 }
 
-void kiln_prof_samples_free(struct kiln_prof_samples *o)
+void kiln_prof_readd(struct kiln_prof *p, struct kiln_prof_samples *o, size_t i,
+		  const uint32_t *locs, uint32_t depth, const int64_t *v,
+		  uint32_t lset)
 {
+	long idx = kiln_prof_add_sample(p, locs, depth, v, lset);
+
+	if (o->map)
+		o->map[i] = idx;
+}
+
+/* Frees the old samples, the time column following the new ones. */
+void kiln_prof_samples_free(struct kiln_prof *p, struct kiln_prof_samples *o)
+{
+	if (!p->err)
+		kiln_prof_events_remap(p, o->map);
+	else
+		p->nevents = 0;
 	free(o->samples);
 	free(o->values);
 	free(o->stacks);
+	free(o->map);
 }
 
 /* Per-function match results: 0 unknown, 1 no, 2 yes. */
@@ -314,7 +385,7 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 			}
 			if (nf < 0) {
 				err = (int)nf;
-				kiln_prof_samples_free(&o);
+				kiln_prof_samples_free(p, &o);
 				goto out_free;
 			}
 			for (j = 0; j < nf; j++) {
@@ -324,11 +395,10 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 					drop = true;
 			}
 			if (keep && !drop)
-				kiln_prof_add_sample(p, stacks + s.stack, s.depth,
-						     values + i * p->ntypes,
-						     s.labels);
+				kiln_prof_readd(p, &o, i, stacks + s.stack, s.depth,
+				      values + i * p->ntypes, s.labels);
 		}
-		kiln_prof_samples_free(&o);
+		kiln_prof_samples_free(p, &o);
 	}
 	err = p->err;
 out_free:
@@ -345,24 +415,53 @@ out_focus:
 
 int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1)
 {
-	uint32_t key = kiln_prof_find_str(p, "time", 4);
-	struct kiln_prof_samples o = kiln_prof_take_samples(p);
-	struct kiln_sample *samples = o.samples;
-	int64_t *values = o.values;
-	uint32_t *stacks = o.stacks;
-	size_t i;
+	struct kiln_prof_samples o;
+	int64_t *sum;
+	uint8_t *any;
+	size_t i, k, nt = p->ntypes;
 
-	for (i = 0; i < o.n; i++) {
-		const struct kiln_label *l = kiln_prof_label(p, samples[i].labels, key);
-
-		if (l && !l->str && l->num >= t0 && l->num < t1)
-			kiln_prof_add_sample(p, samples[i].depth ?
-					     stacks + samples[i].stack : NULL,
-					     samples[i].depth,
-					     values + i * p->ntypes,
-					     samples[i].labels);
+	/* Each sample's values in the range: the sum of its kept events. */
+	sum = calloc(p->nsamples * nt + 1, sizeof(*sum));
+	any = calloc(p->nsamples + 1, 1);
+	if (!sum || !any) {
+		free(sum);
+		free(any);
+		return -ENOMEM;
 	}
-	kiln_prof_samples_free(&o);
+	for (i = 0; i < p->nevents; i++) {
+		const struct kiln_prof_event *e = &p->events[i];
+		const int64_t *v = kiln_prof_event_values(p, i);
+		int64_t *s = sum + (size_t)e->sample * nt;
+
+		if (e->time < t0 || e->time >= t1) {
+			p->events[i].sample = UINT32_MAX;	/* goes */
+			continue;
+		}
+		any[e->sample] = 1;
+		for (k = 0; k < nt; k++)
+			s[k] = (int64_t)((uint64_t)s[k] + (uint64_t)v[k]);
+	}
+	o = kiln_prof_take_samples(p);
+	for (i = 0; i < o.n; i++)
+		if (any[i])
+			kiln_prof_readd(p, &o, i, o.samples[i].depth ?
+			      o.stacks + o.samples[i].stack : NULL,
+			      o.samples[i].depth, sum + i * nt,
+			      o.samples[i].labels);
+	/* The events out of the range go with a sample index no map has. */
+	for (i = k = 0; i < p->nevents; i++)
+		if (p->events[i].sample != UINT32_MAX) {
+			if (i != k) {
+				p->events[k] = p->events[i];
+				memmove(p->ev_values + k * nt, p->ev_values + i * nt,
+					nt * sizeof(*p->ev_values));
+			}
+			k++;
+		}
+	p->nevents = k;
+	kiln_prof_samples_free(p, &o);
+	free(sum);
+	free(any);
 	return p->err;
 }
 
@@ -450,12 +549,11 @@ int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d)
 				if (to)
 					stack[depth++] = to;
 			}
-			kiln_prof_add_sample(p, depth ? stack : NULL, depth,
-					     values + i * p->ntypes,
-					     samples[i].labels);
+			kiln_prof_readd(p, &o, i, depth ? stack : NULL, depth,
+			      values + i * p->ntypes, samples[i].labels);
 		}
 	}
-	kiln_prof_samples_free(&o);
+	kiln_prof_samples_free(p, &o);
 	err = p->err;
 out:
 	regfree(&re);
@@ -534,12 +632,11 @@ int kiln_prof_keep_labels(struct kiln_prof *p, const struct kiln_label_cond *c,
 		if (!keep[ls])
 			keep[ls] = labels_keep(p, ls, c, keys, n) ? 2 : 1;
 		if (keep[ls] == 2)
-			kiln_prof_add_sample(p, o.samples[i].depth ?
-					     o.stacks + o.samples[i].stack : NULL,
-					     o.samples[i].depth,
-					     o.values + i * p->ntypes, ls);
+			kiln_prof_readd(p, &o, i, o.samples[i].depth ?
+			      o.stacks + o.samples[i].stack : NULL,
+			      o.samples[i].depth, o.values + i * p->ntypes, ls);
 	}
-	kiln_prof_samples_free(&o);
+	kiln_prof_samples_free(p, &o);
 	free(keys);
 	free(keep);
 	return p->err;
@@ -589,10 +686,10 @@ int kiln_prof_group_by_label(struct kiln_prof *p, const char *key)
 		if (d)
 			memcpy(stack, o.stacks + s->stack, d * sizeof(*stack));
 		stack[d] = root[s->labels];	/* the outermost frame */
-		kiln_prof_add_sample(p, stack, d + 1, o.values + i * p->ntypes,
-				     s->labels);
+		kiln_prof_readd(p, &o, i, stack, d + 1, o.values + i * p->ntypes,
+		      s->labels);
 	}
-	kiln_prof_samples_free(&o);
+	kiln_prof_samples_free(p, &o);
 	free(stack);
 	free(root);
 	return err ? err : p->err;

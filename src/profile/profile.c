@@ -89,6 +89,9 @@ void kiln_prof_free(struct kiln_prof *p)
 	free(p->samples);
 	free(p->values);
 	free(p->stacks);
+	free(p->events);
+	free(p->ev_values);
+	free(p->ev_last);
 	free(p->comments);
 	free(p->mem_t);
 	free(p->mem_bytes);

@@ -30,11 +30,17 @@
 struct kiln_diag;
 
 /*
- * Time: a sample may carry the numeric label "time" (unit "nanoseconds"):
- * when it was taken, in nanoseconds since time_nanos (the recording's
- * start; 0 when unknown, then since the first sample), rounded down to
- * KILN_PROF_TIME_BUCKET_NS so that samples of one stack and thread within
- * one bucket still add up into one (docs/formats.md).
+ * Time: when samples were taken is a column of its own beside the samples
+ * (struct kiln_prof_event, p->events), not a label, so that samples of one
+ * stack and label set merge whatever their times.  An event is the part
+ * of sample `sample`'s values taken in one time bucket: `time` is in
+ * nanoseconds since time_nanos (the recording's start; 0 when unknown,
+ * then since the first sample), rounded down to KILN_PROF_TIME_BUCKET_NS,
+ * and its values (ntypes entries, kiln_prof_event_values()) add up with
+ * the sample's other events to at most the sample's values (the rest has
+ * no time).  A sample has at most one event per bucket.  Thread identity
+ * stays in the sample's labels ("pid", "thread", "thread_name").
+ * docs/formats.md ("Sample times") and docs/design.md.
  */
 #define KILN_PROF_TIME_BUCKET_NS 1000000ll
 
@@ -92,6 +98,12 @@ struct kiln_sample {
 	uint32_t labels;	/* label set id, 0 = none */
 };
 
+/* One entry of the time column: see "Time" above. */
+struct kiln_prof_event {
+	int64_t time;		/* ns since time_nanos, a bucket's start */
+	uint32_t sample;	/* sample index */
+};
+
 struct kiln_str {
 	uint32_t off, len;
 };
@@ -123,6 +135,17 @@ struct kiln_prof {
 	int64_t *values;			/* nsamples * ntypes */
 	uint32_t *stacks;			/* pool of location ids */
 	size_t nstacks, stacks_alloc;
+	/* The time column (see "Time" above), in the order each (sample,
+	 * bucket) first came: for readers of time-ordered input, time
+	 * order.  ev_values: nevents * ntypes.  ev_last: per sample, its
+	 * last event + 1 (ev_last_alloc entries); ev_untidy: two events
+	 * may share a sample and a bucket (kiln_prof_events_tidy()). */
+	struct kiln_prof_event *events;
+	int64_t *ev_values;
+	size_t nevents, events_alloc;
+	uint32_t *ev_last;
+	size_t ev_last_alloc;
+	bool ev_untidy;
 
 	struct kiln_value_type period_type;
 	int64_t period;
@@ -233,6 +256,77 @@ static inline void kiln_prof_add_to_sample(struct kiln_prof *p, size_t idx,
 		v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
 }
 
+/*
+ * The time column (see "Time" above).  kiln_prof_add_event() records
+ * that values (ntypes entries) of sample idx (a kiln_prof_add_sample()
+ * result, whose values already include them) were taken at time ns
+ * since time_nanos (>= 0; rounded down to its bucket here): added to the
+ * sample's event of that bucket when it is its latest one, else a new
+ * event.  kiln_prof_add_timed() is kiln_prof_add_sample() and
+ * kiln_prof_add_event() in one.  Errors are sticky (p->err).
+ */
+void kiln_prof_add_event(struct kiln_prof *p, size_t idx, int64_t time,
+			 const int64_t *values);
+long kiln_prof_add_timed(struct kiln_prof *p, const uint32_t *locs,
+			 uint32_t depth, const int64_t *values,
+			 uint32_t labelset, int64_t time);
+
+static inline const int64_t *kiln_prof_event_values(const struct kiln_prof *p,
+						    size_t ev)
+{
+	return p->ev_values + ev * p->ntypes;
+}
+
+/*
+ * Merges events that share a sample and a bucket (input out of time
+ * order, or two samples made one by kiln_prof_hide() or merging) into
+ * the first of them, keeping the column's order.  0 or -ENOMEM.
+ */
+int kiln_prof_events_tidy(struct kiln_prof *p);
+
+/*
+ * For profile/'s operations that rebuild the samples: keeps the events of
+ * the samples that map (one entry per sample they had) gives a new index
+ * (>= 0), renumbered, drops the others, and tidies.  0 or -ENOMEM.
+ */
+int kiln_prof_events_remap(struct kiln_prof *p, const long *map);
+
+/*
+ * Reading the column in time order (events of one bucket in column
+ * order, so the order of their first samples in the input):
+ *
+ *	struct kiln_prof_events it;
+ *	const struct kiln_prof_event *e;
+ *	size_t ev;
+ *
+ *	if (kiln_prof_events_begin(&it, p))
+ *		return -ENOMEM;
+ *	while ((e = kiln_prof_events_next(&it, &ev)))
+ *		use(e->time, e->sample, kiln_prof_event_values(p, ev),
+ *		    p->samples[e->sample].labels);
+ *	kiln_prof_events_end(&it);
+ *
+ * The thread of an event is its sample's (kiln_prof_thread()).  The
+ * profile must not change while it is read.  begin: 0 or -ENOMEM (a
+ * column out of time order needs an index of 4 bytes per event).
+ */
+struct kiln_prof_events {
+	const struct kiln_prof *p;
+	uint32_t *order;	/* NULL: the column is in time order */
+	size_t i;
+};
+
+int kiln_prof_events_begin(struct kiln_prof_events *it,
+			   const struct kiln_prof *p);
+const struct kiln_prof_event *kiln_prof_events_next(struct kiln_prof_events *it,
+					       size_t *ev);
+void kiln_prof_events_end(struct kiln_prof_events *it);
+
+/* The "pid" and "thread" labels of label set lset (-1 where absent or
+ * not numeric). */
+void kiln_prof_thread(const struct kiln_prof *p, uint32_t lset, int64_t *pid,
+		      int64_t *tid);
+
 /* A sample's location ids; NULL for a sample without frames (before any
  * stack is stored the stack array is NULL, and NULL + 0 is undefined). */
 static inline const uint32_t *kiln_prof_sample_locs(const struct kiln_prof *p,
@@ -295,9 +389,10 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 int kiln_prof_hide(struct kiln_prof *p, const char *hide, struct kiln_diag *d);
 
 /*
- * Keeps only the samples taken in [t0, t1): whose numeric "time" label
- * (nanoseconds since the recording's start, see above) is in the range.
- * Samples without a time are dropped.  0 or -ENOMEM.
+ * Keeps only what was taken in [t0, t1): the events whose time (see
+ * "Time" above) is in the range, each sample left with the sum of its
+ * kept events' values.  Samples without events are dropped.  0 or
+ * -ENOMEM.
  */
 int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1);
 
@@ -305,17 +400,24 @@ int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1);
  * The samples of p taken out to be added again (the rewriting filters:
  * ops.c, transform.c): p keeps its tables (function, location and label
  * ids stay valid) and has no samples; the caller adds what it keeps with
- * kiln_prof_add_sample() and frees the old arrays with
- * kiln_prof_samples_free().
+ * kiln_prof_readd() (which notes each old sample's new index) and ends
+ * with kiln_prof_samples_free(), which frees the old arrays and points
+ * the time column's events at the new samples (those of samples not
+ * added go).
  */
 struct kiln_prof_samples {
 	struct kiln_sample *samples;
 	int64_t *values;
 	uint32_t *stacks;
 	size_t n;
+	long *map;	/* each old sample's new index, -1: gone */
 };
 struct kiln_prof_samples kiln_prof_take_samples(struct kiln_prof *p);
-void kiln_prof_samples_free(struct kiln_prof_samples *o);
+/* Adds old sample i of o again with stack locs and values v. */
+void kiln_prof_readd(struct kiln_prof *p, struct kiln_prof_samples *o, size_t i,
+		     const uint32_t *locs, uint32_t depth, const int64_t *v,
+		     uint32_t lset);
+void kiln_prof_samples_free(struct kiln_prof *p, struct kiln_prof_samples *o);
 
 /* A label's value as text: a string label's string, a numeric one's
  * decimal (written into buf of n bytes, which 32 suffice for). */

@@ -518,10 +518,10 @@ int kiln_prof_transform(struct kiln_prof *p, const struct kiln_tf_list *l)
 			err = -ENOMEM;
 			break;
 		}
-		kiln_prof_add_sample(p, depth ? stack : NULL, (uint32_t)depth,
-				     o.values + i * p->ntypes, o.samples[i].labels);
+		kiln_prof_readd(p, &o, i, depth ? stack : NULL, (uint32_t)depth,
+				o.values + i * p->ntypes, o.samples[i].labels);
 	}
-	kiln_prof_samples_free(&o);
+	kiln_prof_samples_free(p, &o);
 	free(fr);
 	free(lines);
 	free(stack);

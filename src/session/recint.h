@@ -138,7 +138,7 @@ struct kiln_rec {
 	uint32_t kmapping;
 
 	uint32_t s_pid, s_thread, s_thread_name, s_comm;	/* label keys */
-	uint32_t s_time, s_ns, s_state;
+	uint32_t s_state;
 	uint32_t *locs;
 	size_t locs_alloc;
 	uint64_t *ubuf;				/* unwound user frames */
@@ -158,7 +158,6 @@ struct kiln_rec {
 	struct {			/* the last labels of kiln_rec_add() */
 		bool valid;
 		uint32_t pid, tid, epoch, lset;
-		int64_t bucket;
 	} last_labels;
 	/* A sample's values: 1 sample, then one per value column (one, or
 	 * o.ncolumns); all but the first are 0 between samples. */

@@ -83,8 +83,10 @@ struct kiln_rec *kiln_rec_new(const struct kiln_rec_opts *o)
 	r->s_thread = kiln_prof_interns(r->p, "thread");
 	r->s_thread_name = kiln_prof_interns(r->p, "thread_name");
 	r->s_comm = kiln_prof_interns(r->p, "comm");
-	r->s_time = kiln_prof_interns(r->p, "time");
-	r->s_ns = kiln_prof_interns(r->p, "nanoseconds");
+	/* The time label's key and unit, for the pprof writer's time
+	 * labels (docs/formats.md, "Sample times"). */
+	kiln_prof_interns(r->p, "time");
+	kiln_prof_interns(r->p, "nanoseconds");
 	r->s_state = kiln_prof_interns(r->p, "state");
 	if (kiln_prof_error(r->p))
 		goto out_free;
@@ -506,7 +508,7 @@ long kiln_rec_stack(struct kiln_rec *r, const struct kiln_perf_sample *s,
  */
 static void add_sample(struct kiln_rec *r, struct stack_ent *cur,
 		       const uint32_t *locs, uint32_t n, const int64_t *values,
-		       uint32_t lset)
+		       uint32_t lset, int64_t bucket)
 {
 	long idx;
 
@@ -514,9 +516,10 @@ static void add_sample(struct kiln_rec *r, struct stack_ent *cur,
 		cur = NULL;
 	if (cur && cur->memo && cur->memo_lset == lset) {
 		kiln_prof_add_to_sample(r->p, cur->memo_sample, values);
+		kiln_prof_add_event(r->p, cur->memo_sample, bucket, values);
 		return;
 	}
-	idx = kiln_prof_add_sample(r->p, locs, n, values, lset);
+	idx = kiln_prof_add_timed(r->p, locs, n, values, lset, bucket);
 	if (cur && idx >= 0) {
 		cur->memo = true;
 		cur->memo_lset = lset;
@@ -545,12 +548,11 @@ static void add_col(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		r->o.start_ns = time;
 	bucket = (int64_t)((time > r->o.start_ns ? time - r->o.start_ns : 0) /
 			   KILN_PROF_TIME_BUCKET_NS * KILN_PROF_TIME_BUCKET_NS);
-	/* Samples come in runs of one thread within one time bucket: the
-	 * labels of the last sample, unless a record changed names since. */
+	/* Samples come in runs of one thread: the labels of the last
+	 * sample, unless a record changed names since. */
 	if (!state && r->last_labels.valid && r->last_labels.pid == pid &&
-	    r->last_labels.tid == tid && r->last_labels.bucket == bucket &&
-	    r->last_labels.epoch == r->epoch) {
-		add_sample(r, cur, locs, n, values, r->last_labels.lset);
+	    r->last_labels.tid == tid && r->last_labels.epoch == r->epoch) {
+		add_sample(r, cur, locs, n, values, r->last_labels.lset, bucket);
 		values[1 + col] = 0;
 		return;
 	}
@@ -565,9 +567,8 @@ static void add_col(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 	labels[nl++] = (struct kiln_label){ r->s_thread, 0, tid, 0 };
 	if (t && t->comm)
 		labels[nl++] = (struct kiln_label){ r->s_thread_name, t->comm, 0, 0 };
-	/* Since the recording's start, in buckets: samples of one stack in
-	 * one bucket still add up into one pprof sample. */
-	labels[nl++] = (struct kiln_label){ r->s_time, 0, bucket, r->s_ns };
+	/* The time (since the recording's start, in buckets) goes to the
+	 * time column (profile.h), not the labels. */
 	if (state)
 		labels[nl++] = (struct kiln_label){
 			r->s_state, kiln_prof_interns(r->p, state), 0, 0 };
@@ -575,10 +576,9 @@ static void add_col(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 	r->last_labels.valid = !state && lset && t;
 	r->last_labels.pid = pid;
 	r->last_labels.tid = tid;
-	r->last_labels.bucket = bucket;
 	r->last_labels.epoch = r->epoch;
 	r->last_labels.lset = lset;
-	add_sample(r, cur, locs, n, values, lset);
+	add_sample(r, cur, locs, n, values, lset, bucket);
 	values[1 + col] = 0;
 }
 

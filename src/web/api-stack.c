@@ -225,12 +225,12 @@ static void emit_runs(struct runs_out *o, const struct web_timed *tm,
 		int64_t t = s[i].t, end = t + tm->step, sum = 0, at;
 
 		for (j = i; j < th->n && s[j].t == t; j++)
-			sum += kiln_prof_value(o->p, s[j].sample, (size_t)type);
+			sum += s[j].v;
 		if (j < th->n && s[j].t < end)
 			end = s[j].t;
 		at = t;
 		for (size_t k = i; k < j; k++) {
-			int64_t v = kiln_prof_value(o->p, s[k].sample, (size_t)type);
+			int64_t v = s[k].v;
 			int64_t len = sum ? (int64_t)((double)(end - t) * v / sum) : 0;
 			struct run r = { at, k + 1 == j ? end : at + len, v,
 					 s[k].stack, 1, true };

@@ -64,7 +64,7 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* What a profile's samples carry: distinct values of the labels pid and
- * thread, and the earliest and latest "time". */
+ * thread, and the earliest and latest time (the time column). */
 struct census {
 	size_t pids, threads;
 	bool timed;
@@ -89,16 +89,31 @@ static int census_of(const struct kiln_prof *p, int type, struct census *cs)
 {
 	uint32_t kpid = kiln_prof_find_str(p, "pid", 3);
 	uint32_t kthr = kiln_prof_find_str(p, "thread", 6);
-	uint32_t ktime = kiln_prof_find_str(p, "time", 4);
+	uint8_t *timed = calloc(p->nsamples + 1, 1);
 	int64_t *pids = malloc((p->nsamples + 1) * sizeof(*pids));
 	int64_t *thr = malloc((p->nsamples + 1) * sizeof(*thr));
 	size_t i, np = 0, nt = 0;
 
 	memset(cs, 0, sizeof(*cs));
-	if (!pids || !thr) {
+	if (!pids || !thr || !timed) {
 		free(pids);
 		free(thr);
+		free(timed);
 		return -ENOMEM;
+	}
+	/* Records: the time column's events, and the samples without any. */
+	for (i = 0; i < p->nevents; i++) {
+		const struct kiln_prof_event *e = &p->events[i];
+
+		timed[e->sample] = 1;
+		if (type >= 0 && !kiln_prof_event_values(p, i)[type])
+			continue;
+		cs->samples++;
+		if (!cs->timed || e->time < cs->tmin)
+			cs->tmin = e->time;
+		if (!cs->timed || e->time > cs->tmax)
+			cs->tmax = e->time;
+		cs->timed = true;
 	}
 	for (i = 0; i < p->nsamples; i++) {
 		const struct kiln_sample *s = &p->samples[i];
@@ -106,7 +121,8 @@ static int census_of(const struct kiln_prof *p, int type, struct census *cs)
 
 		if (type >= 0 && !kiln_prof_value(p, i, (size_t)type))
 			continue;
-		cs->samples++;
+		if (!timed[i])
+			cs->samples++;
 		/* A string label (another tool's) counts by its text's id. */
 		l = kiln_prof_label(p, s->labels, kpid);
 		if (l)
@@ -114,19 +130,12 @@ static int census_of(const struct kiln_prof *p, int type, struct census *cs)
 		l = kiln_prof_label(p, s->labels, kthr);
 		if (l)
 			thr[nt++] = l->str ? -(int64_t)l->str : l->num;
-		l = kiln_prof_label(p, s->labels, ktime);
-		if (l && !l->str) {
-			if (!cs->timed || l->num < cs->tmin)
-				cs->tmin = l->num;
-			if (!cs->timed || l->num > cs->tmax)
-				cs->tmax = l->num;
-			cs->timed = true;
-		}
 	}
 	cs->pids = distinct(pids, np);
 	cs->threads = distinct(thr, nt);
 	free(pids);
 	free(thr);
+	free(timed);
 	return 0;
 }
 

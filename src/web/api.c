@@ -61,7 +61,8 @@ int web_api_profiles(struct call *c)
 		call_add_str(c, c->m->in[i].format);
 		call_add(c, ",\"samples\":%zu,\"times\":%s,\"default_type\":%d,"
 		    "\"types\":[", p->nsamples,
-		    kiln_prof_find_str(p, "time", 4) || c->m->in[i].trace ?
+		    p->nevents || kiln_prof_find_str(p, "time", 4) ||
+		    c->m->in[i].trace ?
 		    "true" : "false", def);
 		for (t = 0; t < p->ntypes; t++) {
 			char s[32];

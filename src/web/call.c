@@ -148,7 +148,8 @@ int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 			call_fail(c, 400, "a time range needs t0 < t1 (nanoseconds)");
 			return -1;
 		}
-		if (!kiln_prof_find_str(prof, "time", 4) && !c->m->in[p].trace) {
+		if (!prof->nevents && !kiln_prof_find_str(prof, "time", 4) &&
+		    !c->m->in[p].trace) {
 			call_fail(c, 400, "'%s' has no sample times: no time range",
 			     c->m->in[p].name);
 			return -1;

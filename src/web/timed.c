@@ -36,40 +36,40 @@ static int by_time(const void *a, const void *b)
 }
 
 /*
- * The one reader of sample times for the stack chart: the timed samples
- * of p with a value of type `type` (time, pid, tid, sample), in sample
- * order, into *out (malloc'd, the caller frees it).  Today a sample's
- * time is its numeric label "time" (profile/profile.h); when times move
- * elsewhere, only this function changes.  0 or -ENOMEM.
+ * The one reader of sample times for the stack chart: the events of p's
+ * time column (profile.h) with a value of type `type` -- (time, pid,
+ * tid, sample, value) -- in time order, into *out (malloc'd, the caller
+ * frees it).  0 or -ENOMEM.
  */
 static int timed_samples(const struct kiln_prof *p, int type,
 			 struct timed_sample **out, size_t *n)
 {
-	uint32_t k_time = kiln_prof_find_str(p, "time", 4);
-	uint32_t k_pid = kiln_prof_find_str(p, "pid", 3);
-	uint32_t k_tid = kiln_prof_find_str(p, "thread", 6);
+	const struct kiln_prof_event *e;
+	struct kiln_prof_events it;
 	struct timed_sample *s;
-	size_t i, k = 0;
+	size_t ev, k = 0;
 
 	*out = NULL;
 	*n = 0;
-	if (!k_time || !p->nsamples)
+	if (!p->nevents)
 		return 0;
-	s = malloc(p->nsamples * sizeof(*s));
+	s = malloc(p->nevents * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	for (i = 0; i < p->nsamples; i++) {
-		uint32_t ls = p->samples[i].labels;
-		const struct kiln_label *t = kiln_prof_label(p, ls, k_time);
-		const struct kiln_label *pid = kiln_prof_label(p, ls, k_pid);
-		const struct kiln_label *tid = kiln_prof_label(p, ls, k_tid);
-
-		if (!t || t->str || t->num < 0 || !kiln_prof_value(p, i, (size_t)type))
-			continue;
-		s[k++] = (struct timed_sample){ t->num,
-			pid && !pid->str ? pid->num : -1,
-			tid && !tid->str ? tid->num : -1, (uint32_t)i };
+	if (kiln_prof_events_begin(&it, p)) {
+		free(s);
+		return -ENOMEM;
 	}
+	while ((e = kiln_prof_events_next(&it, &ev))) {
+		int64_t v = kiln_prof_event_values(p, ev)[type], pid, tid;
+
+		if (!v || e->time < 0)
+			continue;
+		kiln_prof_thread(p, p->samples[e->sample].labels, &pid, &tid);
+		s[k++] = (struct timed_sample){ e->time, pid, tid, e->sample,
+						0, v };
+	}
+	kiln_prof_events_end(&it);
 	*out = s;
 	*n = k;
 	return 0;
@@ -391,7 +391,7 @@ int kiln_web_timed_build(struct kiln_prof *p, int type,
 		}
 		th = &tm->th[tm->nth - 1];
 		th->n++;
-		th->total += kiln_prof_value(p, s->sample, (size_t)type);
+		th->total += s->v;
 		if (s->t + tm->step > tm->end)
 			tm->end = s->t + tm->step;
 	}

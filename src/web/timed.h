@@ -13,12 +13,14 @@
 
 struct kiln_prof;
 
-/* One timed sample of the selection. */
+/* One timed sample of the selection: an event of the profile's time
+ * column (profile.h), the part of a sample taken at time t. */
 struct timed_sample {
 	int64_t t;		/* ns since the recording's start */
 	int64_t pid, tid;	/* -1 when the sample does not say */
 	uint32_t sample;	/* index in p->samples */
 	uint32_t stack;		/* the first sample with the same stack */
+	int64_t v;		/* its value of the view's type at t */
 };
 
 /* A thread's slice of the ordered samples. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Per-thread activity over time for kiln serve (web stage): the samples
- * of a selection summed per thread and per time bucket, from their
- * "time", "pid", "thread" and "thread_name" (or "comm") labels.  The page
+ * of a selection summed per thread and per time bucket, from the time
+ * column (profile.h) and the "pid", "thread" and "thread_name" (or
+ * "comm") labels of the events' samples.  The page
  * draws one strip per thread and lets the user pick a time range, which
  * then filters every view (struct web_sel's t0, t1).
  */
@@ -96,7 +97,6 @@ static int by_total(const void *a, const void *b)
 int kiln_web_timeline(const struct kiln_prof *p, int type, size_t nbuckets,
 		      struct web_timeline *tl)
 {
-	uint32_t k_time = kiln_prof_find_str(p, "time", 4);
 	uint32_t k_pid = kiln_prof_find_str(p, "pid", 3);
 	uint32_t k_tid = kiln_prof_find_str(p, "thread", 6);
 	uint32_t k_tname = kiln_prof_find_str(p, "thread_name", 11);
@@ -113,27 +113,31 @@ int kiln_web_timeline(const struct kiln_prof *p, int type, size_t nbuckets,
 	thread = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*thread));
 	if (!thread)
 		goto out;
-	/* First pass: the threads and the last time. */
+	/* What has no time: the samples' values beyond their events'. */
 	for (i = 0; i < p->nsamples; i++) {
-		uint32_t ls = p->samples[i].labels;
-		const struct kiln_label *t = kiln_prof_label(p, ls, k_time);
-		const struct kiln_label *pid = kiln_prof_label(p, ls, k_pid);
-		const struct kiln_label *tid = kiln_prof_label(p, ls, k_tid);
-		const struct kiln_label *name;
+		thread[i] = -1;
+		tl->untimed += kiln_prof_value(p, i, (size_t)type);
+	}
+	/* First pass over the time column: the threads and the last time. */
+	for (i = 0; i < p->nevents; i++) {
+		uint32_t si = p->events[i].sample, ls = p->samples[si].labels;
+		const struct kiln_label *pid, *tid, *name;
 		long th;
 
-		thread[i] = -1;
-		if (!t || t->str || t->num < 0) {
-			tl->untimed += kiln_prof_value(p, i, (size_t)type);
+		if (p->events[i].time < 0)	/* as untimed (absurd input) */
 			continue;
-		}
-		if (t->num > tmax)
-			tmax = t->num;
+		tl->untimed -= kiln_prof_event_values(p, i)[type];
+		if (p->events[i].time > tmax)
+			tmax = p->events[i].time;
+		if (thread[si] >= 0)
+			continue;
+		pid = kiln_prof_label(p, ls, k_pid);
+		tid = kiln_prof_label(p, ls, k_tid);
 		th = thread_of(tl, &ix, &alloc, pid && !pid->str ? pid->num : -1,
 			       tid && !tid->str ? tid->num : -1);
 		if (th < 0)
 			goto out;
-		thread[i] = th;
+		thread[si] = th;
 		if (!tl->threads[th].name) {
 			name = kiln_prof_label(p, ls, k_tname);
 			if (!name || !name->str)
@@ -174,17 +178,16 @@ int kiln_web_timeline(const struct kiln_prof *p, int type, size_t nbuckets,
 	tl->total = calloc(tl->nbuckets, sizeof(int64_t));
 	if (!tl->total)
 		goto out;
-	for (i = 0; i < p->nsamples; i++) {
-		const struct kiln_label *t;
-		int64_t v = kiln_prof_value(p, i, (size_t)type);
+	for (i = 0; i < p->nevents; i++) {
+		const struct kiln_prof_event *e = &p->events[i];
+		int64_t v = kiln_prof_event_values(p, i)[type];
 		size_t b;
 
-		if (thread[i] < 0)
+		if (e->time < 0)
 			continue;
-		t = kiln_prof_label(p, p->samples[i].labels, k_time);
-		b = (size_t)(t->num / tl->bucket_ns);
-		tl->threads[thread[i]].values[b] += v;
-		tl->threads[thread[i]].total += v;
+		b = (size_t)(e->time / tl->bucket_ns);
+		tl->threads[thread[e->sample]].values[b] += v;
+		tl->threads[thread[e->sample]].total += v;
 		tl->total[b] += v;
 	}
 	qsort(tl->threads, tl->nthreads, sizeof(*tl->threads), by_total);

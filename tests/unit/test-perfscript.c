@@ -500,6 +500,7 @@ static void test_no_time(void **state)
 	assert_int_equal(leaf_value(p, "main", 0), 1);
 	for (i = 0; i < p->nsamples; i++) {
 		assert_int_equal(label_num(p, i, "time"), -1);
+		assert_int_equal(p->nevents, 0);	/* no time column */
 		if (!strcmp(label_str(p, i, "thread_name"), "func_ab")) {
 			assert_int_equal(label_num(p, i, "thread"), 15294);
 		} else {
@@ -554,7 +555,7 @@ static void test_period_and_orders(void **state)
 		"\t 2000 g+0x10 (/bin/prog)\n\n"
 		"prog 10 5.000002:  16000   cycles: \n\t 2000 g (/bin/prog)\n\n";
 	struct kiln_prof *p = read_text(text, sizeof(text) - 1);
-	size_t i;
+	size_t i, j;
 
 	assert_int_equal(p->ntypes, 2);
 	assert_string_equal(type_str(p, 1), "cycles/count");
@@ -568,8 +569,13 @@ static void test_period_and_orders(void **state)
 				 label_num(p, i, "pid") == 10, 1);
 		assert_true(label_num(p, i, "thread") == 10 ||
 			    label_num(p, i, "thread") == 11);
-		/* Only the samples with a time stamp have a time label. */
-		assert_int_equal(label_num(p, i, "time") >= 0, !strcmp(leaf, "g"));
+		/* Only the samples with a time stamp have times (events),
+		 * and times are no labels. */
+		assert_int_equal(label_num(p, i, "time"), -1);
+		for (j = 0; j < p->nevents; j++)
+			if (p->events[j].sample == i)
+				break;
+		assert_int_equal(j < p->nevents, !strcmp(leaf, "g"));
 	}
 	kiln_prof_free(p);
 }

@@ -140,7 +140,8 @@ static void test_perf_fixture(void **state)
 	fclose(f);
 	assert_int_equal(kiln_perfscript_read(p, in.data, in.len, &d), 0);
 	assert_int_equal(kiln_speedscope_write(p, 1, "shares", &out), 0);
-	/* 40 samples of 1001001 ns, in as many weights as distinct stacks. */
+	/* 40 samples of 1001001 ns, a weight per distinct stack and time
+	 * bucket: per event of the time column, in time order. */
 	assert_non_null(strstr(out.data, "\"endValue\":40040040,"));
 	assert_int_equal(count(out.data, "{\"name\":\"burn_a\"}"), 1);
 	{
@@ -150,10 +151,10 @@ static void test_perf_fixture(void **state)
 		assert_non_null(w);
 		for (; *w != ']'; w++)
 			commas += *w == ',';
-		assert_int_equal(commas, p->nsamples - 1);
+		assert_int_equal(commas, p->nevents - 1);
 	}
 	assert_int_equal(count(strstr(out.data, "\"samples\":"), "["),
-			 p->nsamples + 1 + count(strstr(out.data, "\"weights\":"), "["));
+			 p->nevents + 1 + count(strstr(out.data, "\"weights\":"), "["));
 	kiln_buf_release(&in);
 	kiln_buf_release(&out);
 	kiln_prof_free(p);

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The time column of the profile model (profile stage): when the samples
+ * were taken, as events beside the samples (profile.h, "Time"), and the
+ * one way to read it in time order.  docs/design.md ("Sample times").
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+#include "util/buf.h"
+
+/* Grows the column by one event; false (p->err) on failure. */
+static bool grow_events(struct kiln_prof *p)
+{
+	size_t old = p->events_alloc, nt = p->ntypes ? p->ntypes : 1;
+	int64_t *v;
+
+	if (KILN_GROW(p->events, p->events_alloc, p->nevents + 1, 1024)) {
+		p->err = -ENOMEM;
+		return false;
+	}
+	if (p->events_alloc == old)
+		return true;
+	v = realloc(p->ev_values, p->events_alloc * nt * sizeof(*v));
+	if (!v) {
+		p->events_alloc = old;	/* the values still fit the old size */
+		p->err = -ENOMEM;
+		return false;
+	}
+	p->ev_values = v;
+	return true;
+}
+
+void kiln_prof_add_event(struct kiln_prof *p, size_t idx, int64_t time,
+			 const int64_t *values)
+{
+	int64_t b = time / KILN_PROF_TIME_BUCKET_NS * KILN_PROF_TIME_BUCKET_NS;
+	struct kiln_prof_event *e;
+	size_t i, old = p->ev_last_alloc;
+	uint32_t last;
+
+	if (p->err || idx >= p->nsamples)
+		return;
+	if (KILN_GROW(p->ev_last, p->ev_last_alloc, p->nsamples, 1024)) {
+		p->err = -ENOMEM;
+		return;
+	}
+	if (p->ev_last_alloc > old)
+		memset(p->ev_last + old, 0, (p->ev_last_alloc - old) *
+		       sizeof(*p->ev_last));
+	last = p->ev_last[idx];
+	if (last && p->events[last - 1].time == b) {
+		int64_t *v = p->ev_values + (size_t)(last - 1) * p->ntypes;
+
+		for (i = 0; i < p->ntypes; i++)
+			v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
+		return;
+	}
+	if (last && p->events[last - 1].time > b)
+		p->ev_untidy = true;	/* an earlier bucket may have one */
+	if (p->nevents >= UINT32_MAX || !grow_events(p)) {
+		p->err = -ENOMEM;
+		return;
+	}
+	e = &p->events[p->nevents];
+	e->time = b;
+	e->sample = (uint32_t)idx;
+	if (p->ntypes)
+		memcpy(p->ev_values + p->nevents * p->ntypes, values,
+		       p->ntypes * sizeof(*values));
+	p->ev_last[idx] = (uint32_t)++p->nevents;
+}
+
+long kiln_prof_add_timed(struct kiln_prof *p, const uint32_t *locs,
+			 uint32_t depth, const int64_t *values,
+			 uint32_t labelset, int64_t time)
+{
+	long idx = kiln_prof_add_sample(p, locs, depth, values, labelset);
+
+	if (idx >= 0)
+		kiln_prof_add_event(p, (size_t)idx, time, values);
+	return p->err ? -1 : idx;
+}
+
+/* Event indexes (qsort_r over the column) by sample, then time, then
+ * position. */
+static int cmp_sample_time(const void *a, const void *b, void *arg)
+{
+	const struct kiln_prof_event *ev = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct kiln_prof_event *ex = &ev[x], *ey = &ev[y];
+
+	if (ex->sample != ey->sample)
+		return ex->sample < ey->sample ? -1 : 1;
+	if (ex->time != ey->time)
+		return ex->time < ey->time ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* By time, then position. */
+static int cmp_time(const void *a, const void *b, void *arg)
+{
+	const struct kiln_prof_event *ev = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct kiln_prof_event *ex = &ev[x], *ey = &ev[y];
+
+	if (ex->time != ey->time)
+		return ex->time < ey->time ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Sets ev_last to every sample's last event and ev_untidy where a
+ * sample's events are not in time order (so that an event added later
+ * may share a bucket with one before its last). */
+static int relink(struct kiln_prof *p)
+{
+	size_t i;
+
+	if (KILN_GROW(p->ev_last, p->ev_last_alloc, p->nsamples, 1024))
+		return p->err = -ENOMEM;
+	if (p->ev_last_alloc)	/* NULL while there are no samples */
+		memset(p->ev_last, 0, p->ev_last_alloc * sizeof(*p->ev_last));
+	p->ev_untidy = false;
+	for (i = 0; i < p->nevents; i++) {
+		uint32_t s = p->events[i].sample, last = p->ev_last[s];
+
+		if (last && p->events[last - 1].time >= p->events[i].time)
+			p->ev_untidy = true;
+		p->ev_last[s] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+int kiln_prof_events_tidy(struct kiln_prof *p)
+{
+	uint32_t *ord;
+	uint8_t *dead;
+	size_t i, j, n = p->nevents, nt = p->ntypes;
+
+	if (p->err)
+		return p->err;
+	if (!p->ev_untidy)
+		return 0;
+	ord = malloc((n ? n : 1) * sizeof(*ord));
+	dead = calloc(n ? n : 1, 1);
+	if (!ord || !dead) {
+		free(ord);
+		free(dead);
+		return p->err = -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, n, sizeof(*ord), cmp_sample_time, p->events);
+	for (i = 0; i < n; i = j) {
+		int64_t *keep = p->ev_values + (size_t)ord[i] * nt;
+
+		for (j = i + 1; j < n && p->events[ord[j]].sample ==
+		     p->events[ord[i]].sample && p->events[ord[j]].time ==
+		     p->events[ord[i]].time; j++) {
+			const int64_t *v = p->ev_values + (size_t)ord[j] * nt;
+			size_t k;
+
+			for (k = 0; k < nt; k++)
+				keep[k] = (int64_t)((uint64_t)keep[k] + (uint64_t)v[k]);
+			dead[ord[j]] = 1;
+		}
+	}
+	for (i = j = 0; i < n; i++) {
+		if (dead[i])
+			continue;
+		if (i != j) {
+			p->events[j] = p->events[i];
+			memmove(p->ev_values + j * nt, p->ev_values + i * nt,
+				nt * sizeof(*p->ev_values));
+		}
+		j++;
+	}
+	p->nevents = j;
+	free(ord);
+	free(dead);
+	if (relink(p))
+		return p->err;
+	p->ev_untidy = false;	/* no bucket twice; later additions check */
+	for (i = 0; i < p->nevents; i++) {
+		uint32_t last = p->ev_last[p->events[i].sample];
+
+		if (p->events[last - 1].time < p->events[i].time)
+			p->ev_untidy = true;	/* not the latest last */
+	}
+	return 0;
+}
+
+/*
+ * Keeps the events of old samples that map[] gives a new index (>= 0),
+ * renumbered; the others go.  For the rewriting operations (ops.c):
+ * several old samples may become one, so the column is tidied.
+ */
+int kiln_prof_events_remap(struct kiln_prof *p, const long *map)
+{
+	size_t i, j, nt = p->ntypes;
+
+	for (i = j = 0; i < p->nevents; i++) {
+		long to = map[p->events[i].sample];
+
+		if (to < 0)
+			continue;
+		p->events[j].time = p->events[i].time;
+		p->events[j].sample = (uint32_t)to;
+		if (i != j)
+			memmove(p->ev_values + j * nt, p->ev_values + i * nt,
+				nt * sizeof(*p->ev_values));
+		j++;
+	}
+	p->nevents = j;
+	p->ev_untidy = true;
+	return kiln_prof_events_tidy(p);
+}
+
+int kiln_prof_events_begin(struct kiln_prof_events *it,
+			   const struct kiln_prof *p)
+{
+	size_t i, n = p->nevents;
+
+	it->p = p;
+	it->order = NULL;
+	it->i = 0;
+	for (i = 1; i < n; i++)
+		if (p->events[i].time < p->events[i - 1].time)
+			break;
+	if (i >= n)
+		return 0;
+	it->order = malloc(n * sizeof(*it->order));
+	if (!it->order)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		it->order[i] = (uint32_t)i;
+	qsort_r(it->order, n, sizeof(*it->order), cmp_time,
+		(void *)p->events);
+	return 0;
+}
+
+const struct kiln_prof_event *kiln_prof_events_next(struct kiln_prof_events *it,
+					       size_t *ev)
+{
+	size_t i;
+
+	if (it->i >= it->p->nevents)
+		return NULL;
+	i = it->order ? it->order[it->i] : it->i;
+	it->i++;
+	if (ev)
+		*ev = i;
+	return &it->p->events[i];
+}
+
+void kiln_prof_events_end(struct kiln_prof_events *it)
+{
+	free(it->order);
+	it->order = NULL;
+}
+
+void kiln_prof_thread(const struct kiln_prof *p, uint32_t lset, int64_t *pid,
+		      int64_t *tid)
+{
+	const struct kiln_label *l;
+
+	l = kiln_prof_label(p, lset, kiln_prof_find_str(p, "pid", 3));
+	*pid = l && !l->str ? l->num : -1;
+	l = kiln_prof_label(p, lset, kiln_prof_find_str(p, "thread", 6));
+	*tid = l && !l->str ? l->num : -1;
+}
