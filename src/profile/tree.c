@@ -206,6 +206,23 @@ out:
 	return err;
 }
 
+/* t's string id for base's string id s (0: t has no such string),
+ * cached in map[s] + 1; frame names interned while expanding may be
+ * newer than the map: those are looked up without caching. */
+static uint32_t tree_name(const struct kiln_tree *t, const struct kiln_prof *base,
+			  uint32_t s, uint32_t *map, size_t nstrs)
+{
+	uint32_t name;
+
+	if (s < nstrs && map[s])
+		return map[s] - 1;
+	name = kiln_prof_find_str(t->prof, kiln_prof_str(base, s),
+				  kiln_prof_strlen(base, s));
+	if (s < nstrs)
+		map[s] = name + 1;
+	return name;
+}
+
 int kiln_tree_add_base(struct kiln_tree *t, struct kiln_prof *base, int type)
 {
 	struct kiln_frame *frames = NULL;
@@ -235,19 +252,8 @@ int kiln_tree_add_base(struct kiln_tree *t, struct kiln_prof *base, int type)
 		for (k = 0; k < nf; k++) {
 			const struct kiln_frame *f =
 				&frames[t->reverse ? k : nf - 1 - k];
-			uint32_t name, id;
+			uint32_t name = tree_name(t, base, f->name, map, nstrs), id;
 
-			/* Frame names interned while expanding may be newer
-			 * than the map: look those up without caching. */
-			if (f->name < nstrs && map[f->name]) {
-				name = map[f->name] - 1;
-			} else {
-				name = kiln_prof_find_str(t->prof,
-					kiln_prof_str(base, f->name),
-					kiln_prof_strlen(base, f->name));
-				if (f->name < nstrs)
-					map[f->name] = name + 1;
-			}
 			if (!name)
 				break;
 			id = find_child(t, cur, name);
@@ -262,21 +268,6 @@ out:
 	free(map);
 	free(frames);
 	return err;
-}
-
-/* t's string id for base's string id s (0: t has no such string). */
-static uint32_t tree_name(const struct kiln_tree *t, const struct kiln_prof *base,
-			  uint32_t s, uint32_t *map, size_t nstrs)
-{
-	uint32_t name;
-
-	if (s < nstrs && map[s])
-		return map[s] - 1;
-	name = kiln_prof_find_str(t->prof, kiln_prof_str(base, s),
-				  kiln_prof_strlen(base, s));
-	if (s < nstrs)
-		map[s] = name + 1;
-	return name;
 }
 
 int kiln_tree_add_base_by_function(struct kiln_tree *t, struct kiln_prof *base,

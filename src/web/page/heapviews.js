@@ -159,8 +159,23 @@ const HeapViews = (() => {
   }
 
   // The filter form from hf=, and back.
+  // The filter last shown in the form: a render of the same filter (a
+  // resize, another range) leaves the form alone, which may hold edits
+  // not applied yet.
+  let shownHf = null;
   function showFilters() {
     const f = filters();
+    const same = shownHf === state.hf;
+    shownHf = state.hf;
+    const site = $('ha-site');
+    const picked = site.value;
+    site.replaceChildren(new Option('any', ''), ...(sites ? sites.sites : []).map((s) =>
+      new Option(s.label, String(s.stack))));
+    const want = same ? picked : f.get('site') || '';
+    if (want && ![...site.options].some((o) => o.value === want))
+      site.append(new Option(`stack ${want}`, want));
+    site.value = want;
+    if (same) return;
     const alive = f.get('alive');
     $('ha-alive').value = !alive ? '' : alive === 'end' ? 'end' : 'at';
     $('ha-at').value = alive && alive !== 'end' ? String(+alive / 1e9) : '';
@@ -170,12 +185,6 @@ const HeapViews = (() => {
     $('ha-lmax').value = sec('life_max');
     $('ha-smin').value = f.get('size_min') || '';
     $('ha-smax').value = f.get('size_max') || '';
-    const site = $('ha-site');
-    site.replaceChildren(new Option('any', ''), ...(sites ? sites.sites : []).map((s) =>
-      new Option(s.label, String(s.stack))));
-    if (f.get('site') && ![...site.options].some((o) => o.value === f.get('site')))
-      site.append(new Option(`stack ${f.get('site')}`, f.get('site')));
-    site.value = f.get('site') || '';
   }
   function apply(offset) {
     const f = new URLSearchParams();
