@@ -65,6 +65,10 @@ struct dso {
 	struct kiln_sym *sym;	/* one session, the file at DSO_BASE */
 	struct dso_part *parts;	/* by pgoff */
 	size_t nparts, parts_alloc;
+	/* Live: whether the file was still at its path when first looked
+	 * up (0 not yet, 1 yes, -1 gone: deleted since the process mapped
+	 * it; its processes' own sessions reach it through map_files). */
+	int8_t present;
 };
 
 struct thread {

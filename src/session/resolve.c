@@ -242,6 +242,13 @@ static bool dso_lookup(struct kiln_rec *r, struct proc *pr,
 	d = dso_get(r, pr, m->open ? m->open : m->file);
 	if (!d)
 		return false;
+	/* A file deleted after the maps were read (they do not say
+	 * "(deleted)" yet): the DSO's session cannot open it, the
+	 * process's own can (/proc/PID/map_files). */
+	if (!r->o.offline && !d->present)
+		d->present = access(path, R_OK) ? -1 : 1;
+	if (d->present < 0)
+		return false;
 	a = a - m->start + m->pgoff;
 	if (dso_place(d, path, m, a)) {
 		r->err = -ENOMEM;
