@@ -360,6 +360,7 @@ static int ioctl_all(struct kiln_perf *s, unsigned long req)
 int kiln_perf_enable(struct kiln_perf *s)
 {
 	s->attr.disabled = s->attr2.disabled = 0;
+	kperf_own_enabled(s);
 	return ioctl_all(s, PERF_EVENT_IOC_ENABLE);
 }
 

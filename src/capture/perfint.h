@@ -78,8 +78,10 @@ uint64_t kperf_rec_id(const struct kiln_perf *s, const char *rec);
 
 /* perfown.c: notes event fd as opened on thread tid.  0 or -errno. */
 int kperf_own_add(struct kiln_perf *s, int fd, pid_t tid);
+/* perfown.c: the events opened while disabled begin counting now. */
+void kperf_own_enabled(struct kiln_perf *s);
 /* perfown.c: whether ev (parsed from rec) is taken: false for a sample
- * or switch of a thread that another event already delivered. */
+ * or switch of a thread that a newer event counted at the same time. */
 bool kperf_own_keep(struct kiln_perf *s, const char *rec,
 		    const struct kiln_perf_event *ev);
 void kperf_own_free(struct kiln_perf *s);

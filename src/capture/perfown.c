@@ -13,13 +13,19 @@
  * inherited cannot be asked of the kernel, but every sample says which
  * opened event it came from (PERF_SAMPLE_IDENTIFIER gives the id of the
  * event opened, for an inherited copy too): the first event to deliver a
- * sample of a thread owns it, and the others' are dropped, until a newer
- * event (opened later: the thread's own, or a newer thread's inherited)
- * delivers one: that one owns it from then on (of several inherited
- * copies on one thread the older ones were seen to fire less often than
- * their period says).  Samples between the thread's start and its own
- * event's open thus come from the inherited one.  A
- * thread's owner is forgotten at its exit (its number may come back).
+ * sample of a thread is dropped when a newer event (opened later) counted
+ * the same moment on the same thread: the thread's own event from the
+ * time it was opened (known at the open, whether or not it has delivered
+ * yet: the rings are read one CPU after another, so a thread's own
+ * event's samples on one CPU can be read before its inherited copy's
+ * earlier ones on another), and a newer inherited copy from the thread's
+ * start, once its FORK record or a sample of it is read (of several
+ * inherited copies on one thread the older ones were seen to fire less
+ * often than their period says).  Samples between the thread's start and
+ * its own event's open thus come from the inherited one.  Without times
+ * of CLOCK_MONOTONIC (kernels before 4.1) a thread's own event counts
+ * from its start.  A thread's events are forgotten at its exit (its
+ * number may come back).
  * FORK records of our events say which new threads inherited one, so
  * that listing the threads again need not open those.
  */
@@ -27,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "capture/perfint.h"
 #include "util/buf.h"
@@ -39,10 +46,16 @@ struct own_id {
 			 * of a thread's events wins */
 };
 
+/* Opened while the events are disabled: counts from kiln_perf_enable(). */
+#define OWN_START_PENDING UINT64_MAX
+
 struct own_tid {
 	uint32_t tid;
-	uint32_t owner;	/* the kiln_perf_open() whose events deliver its
-			 * samples (own_id.seq), 0: none yet */
+	uint32_t inherited;	/* the newest inherited event (own_id.seq)
+				 * that delivered a sample of it, 0: none */
+	uint32_t own_seq;	/* its own newest event (own_id.seq), 0: none */
+	uint64_t own_start;	/* when that one began counting (CLOCK_MONOTONIC
+				 * ns), or OWN_START_PENDING */
 	bool covered;	/* an event of ours delivered a sample or its FORK */
 };
 
@@ -54,9 +67,21 @@ struct kperf_own {
 	struct kiln_htab index;	/* tid -> tids[] (1-based) */
 };
 
+static struct own_tid *tid_entry(struct kperf_own *o, uint32_t tid, bool make);
+
+/* CLOCK_MONOTONIC in ns: the clock of the samples' times (use_clockid). */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int kperf_own_add(struct kiln_perf *s, int fd, pid_t tid)
 {
 	struct kperf_own *o = s->own;
+	struct own_tid *t;
 	uint64_t id;
 	size_t i;
 
@@ -79,11 +104,29 @@ int kperf_own_add(struct kiln_perf *s, int fd, pid_t tid)
 	o->ids[i].tid = (uint32_t)tid;
 	o->ids[i].seq = s->open_seq;
 	o->nids++;
+	t = tid_entry(o, (uint32_t)tid, true);
+	if (!t)
+		return -ENOMEM;
+	if (s->open_seq >= t->own_seq) {
+		t->own_seq = s->open_seq;
+		t->own_start = s->attr.disabled ? OWN_START_PENDING : now_ns();
+	}
 	return 0;
 }
 
-/* Which kiln_perf_open() made event id, 0 if not one of ours. */
-static uint32_t id_owner(const struct kperf_own *o, uint64_t id)
+void kperf_own_enabled(struct kiln_perf *s)
+{
+	struct kperf_own *o = s->own;
+	uint64_t now = now_ns();
+	size_t i;
+
+	for (i = 0; o && i < o->ntids; i++)
+		if (o->tids[i].own_start == OWN_START_PENDING)
+			o->tids[i].own_start = now;
+}
+
+/* Event id's entry, NULL if not one of ours. */
+static const struct own_id *id_entry(const struct kperf_own *o, uint64_t id)
 {
 	size_t lo = 0, hi = o->nids;
 
@@ -95,7 +138,7 @@ static uint32_t id_owner(const struct kperf_own *o, uint64_t id)
 		else
 			hi = mid;
 	}
-	return lo < o->nids && o->ids[lo].id == id ? o->ids[lo].seq : 0;
+	return lo < o->nids && o->ids[lo].id == id ? &o->ids[lo] : NULL;
 }
 
 static uint32_t tid_hash(uint32_t tid)
@@ -127,9 +170,8 @@ static struct own_tid *tid_entry(struct kperf_own *o, uint32_t tid, bool make)
 		return NULL;
 	if (kiln_htab_insert(&o->index, h, (uint32_t)o->ntids + 1))
 		return NULL;
+	memset(&o->tids[o->ntids], 0, sizeof(o->tids[0]));
 	o->tids[o->ntids].tid = tid;
-	o->tids[o->ntids].owner = 0;
-	o->tids[o->ntids].covered = false;
 	return &o->tids[o->ntids++];
 }
 
@@ -137,23 +179,31 @@ bool kperf_own_keep(struct kiln_perf *s, const char *rec,
 		    const struct kiln_perf_event *ev)
 {
 	struct kperf_own *o = s->own;
+	const struct own_id *e;
 	struct own_tid *t;
-	uint32_t tid, owner;
+	uint32_t tid;
+	bool newer;
 
 	if (!o)
 		return true;
 	switch (ev->kind) {
 	case KILN_PERF_EXIT:
 		t = tid_entry(o, ev->task.tid, false);
-		if (t)
-			t->owner = 0, t->covered = false;
+		if (t) {
+			t->inherited = t->own_seq = 0;
+			t->covered = false;
+		}
 		return true;
 	case KILN_PERF_FORK:
 		/* Started by a thread one of our events covers: it inherited
-		 * the event (kiln_perf_thread_covered()). */
-		if (id_owner(o, kperf_rec_id(s, rec)) &&
-		    (t = tid_entry(o, ev->task.tid, true)))
+		 * the event (kiln_perf_thread_covered()), counting from its
+		 * start. */
+		e = id_entry(o, kperf_rec_id(s, rec));
+		if (e && (t = tid_entry(o, ev->task.tid, true))) {
 			t->covered = true;
+			if (e->seq > t->inherited)
+				t->inherited = e->seq;
+		}
 		return true;
 	case KILN_PERF_SAMPLE:
 		tid = ev->sample.tid;
@@ -164,20 +214,21 @@ bool kperf_own_keep(struct kiln_perf *s, const char *rec,
 	default:
 		return true;
 	}
-	owner = id_owner(o, kperf_rec_id(s, rec));
-	if (!owner)
+	e = id_entry(o, kperf_rec_id(s, rec));
+	if (!e)
 		return true;	/* not an event of ours: nothing to judge */
 	t = tid_entry(o, tid, true);
 	if (!t)
 		return true;	/* no memory: counted twice rather than lost */
 	t->covered = true;
-	/* A newer event, once it delivers, wins for good: of two inherited
-	 * copies on one thread the older was seen to fire less often than
-	 * its period says (kernel 6.18), and the thread's own event counts
-	 * it from its open. */
-	if (owner > t->owner)
-		t->owner = owner;
-	if (t->owner == owner)
+	if (e->tid != tid && e->seq > t->inherited)
+		t->inherited = e->seq;
+	/* A newer event counted this moment too: the thread's own from its
+	 * open, a newer inherited copy from the thread's start. */
+	newer = t->inherited > e->seq ||
+		(t->own_seq > e->seq &&
+		 (!s->attr.use_clockid || ev->time >= t->own_start));
+	if (!newer)
 		return true;
 	if (ev->kind == KILN_PERF_SAMPLE)
 		s->dropped_twice++;
