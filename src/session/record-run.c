@@ -41,6 +41,7 @@ struct run {
 	struct kiln_offcpu *oc;
 	struct kiln_child child;
 	struct seen *seen;	/* -p: each process's threads opened */
+	bool fresh;		/* -p: the last listing opened a thread */
 	uint64_t start_real;
 	double start;
 };
@@ -312,6 +313,8 @@ static void progress(struct run *r, bool final)
  * -p: threads that started since the last listing by a thread that had
  * no event yet (the attach's last listing can leave one) are opened now;
  * the others inherited theirs.  Errors (a process gone) end nothing here.
+ * r->fresh: one was opened, and the threads it started meanwhile have no
+ * event either: the next listing comes soon (record()).
  */
 static void rescan(struct run *r)
 {
@@ -319,9 +322,12 @@ static void rescan(struct run *r)
 	bool any;
 	int i;
 
+	r->fresh = false;
 	for (i = 0; i < o->npids; i++)
-		if (!open_process(r->s, &r->seen[i], o->pids[i], &any) && any)
+		if (!open_process(r->s, &r->seen[i], o->pids[i], &any) && any) {
 			kiln_rec_seed_names(r->rec, o->pids[i]);
+			r->fresh = true;
+		}
 }
 
 /* Starts the counting (and the command), records until the end. */
@@ -348,7 +354,9 @@ static int record(struct run *r)
 		kiln_perf_enable(r->s);
 	}
 	for (;;) {
-		kiln_perf_wait(r->s, 100);
+		/* A thread just opened may have started others, uncounted
+		 * until listed: list again in 2 ms rather than 100. */
+		kiln_perf_wait(r->s, r->fresh ? 2 : 100);
 		drain(r);
 		if (!o->ncmd && o->npids)
 			rescan(r);

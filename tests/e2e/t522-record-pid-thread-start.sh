@@ -8,15 +8,13 @@
 # kiln records (its progress line, on a terminal made by script(1)), the
 # 24 newest burn 100 ms of CPU each in burst_work and the program prints
 # the CPU time they measured (CLOCK_THREAD_CPUTIME_ID).  burst_work's CPU
-# in the profile must be within 5% of that, 10 runs of 10, and the
-# threads named ("burst").
-# Not under ASan: with the recorder built with ASan (several times
-# slower) kiln counted 0.6-5.2% more than the program measured in one
-# clean-clone CI (run 6 of 10 over 5%): while a thread's newest event
-# has not yet delivered, its inherited copy's samples still count, and
-# a slow recorder widens that window.  The accuracy is judged on the
-# product build; the overlap is a known limit (capture/perfown.c).
-# ctest-labels: serial noasan
+# in the profile must be within 5% of that (less only by the records
+# kiln reports lost: a ring the kernel found full while a starved
+# recorder did not read it), 10 runs of 10, and the threads named
+# ("burst").  Under ASan too: the slow recorder once widened a window
+# where a thread's inherited copy and its own event both counted (fixed
+# in capture/perfown.c: the own event counts from its open time).
+# ctest-labels: serial
 . "$(dirname "$0")/lib.sh"
 need_record
 need script
@@ -44,10 +42,14 @@ for run in $(seq "$runs"); do
     wait $kpid || { tr '\r' '\n' < "$T/tty$run"; fail "kiln record -p failed (run $run)"; }
     want=$(awk '{ print $2 }' "$T/m$run")
     got=$(cum_ms "$T/p$run.pb.gz")
-    echo "run $run: the program measured ${want} ms, kiln ${got:-none} ms"
+    # Records the kernel could not write (a ring full while a starved
+    # recorder did not read: kiln says how many) may be burst_work's.
+    lost=$(tr '\r' '\n' < "$T/tty$run" | sed -n 's/^kiln: wrote .*, \([0-9]*\) lost.*/\1/p')
+    echo "run $run: the program measured ${want} ms, kiln ${got:-none} ms, ${lost:-?} records lost"
     [ -n "$got" ] || fail "no burst_work in the profile (run $run)"
-    awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * b) }' ||
-        fail "run $run: burst_work ${got} ms in the profile, the program measured ${want} ms"
+    awk -v a="$got" -v b="$want" -v l="${lost:-0}" 'BEGIN {
+        exit !(a <= 1.05 * b && a >= 0.95 * b - l * 1000 / 999) }' ||
+        fail "run $run: burst_work ${got} ms in the profile, the program measured ${want} ms, ${lost:-?} records lost"
 done
 # The threads that started while kiln attached are named.
 go tool pprof -tags "$T/p1.pb.gz" > "$T/tags.txt" 2>/dev/null || fail "go tool pprof -tags"
