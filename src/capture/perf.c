@@ -94,13 +94,13 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
 	s->attr.exclude_hv = 1;
 	s->attr.disabled = 1;
 	s->attr.enable_on_exec = a->enable_on_exec;
-	s->attr.mmap = 1;
-	s->attr.mmap2 = 1;
-	s->attr.comm = 1;
-	s->attr.comm_exec = 1;
+	s->attr.mmap = !a->tasks_only;
+	s->attr.mmap2 = !a->tasks_only;
+	s->attr.comm = !a->tasks_only;
+	s->attr.comm_exec = !a->tasks_only;
 	s->attr.task = 1;
 	s->attr.sample_id_all = 1;
-	s->attr.build_id = 1;
+	s->attr.build_id = !a->tasks_only;
 	s->attr.watermark = 1;
 	s->attr.wakeup_watermark = (uint32_t)(s->pages * (size_t)getpagesize() / 8);
 	return s;

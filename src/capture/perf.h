@@ -30,6 +30,9 @@ struct kiln_perf_attr {
 	bool enable_on_exec;	/* counting starts when the target execs */
 	bool raw;		/* PERF_SAMPLE_RAW: a tracepoint's fields */
 	bool context_switch;	/* KILN_PERF_SWITCH records (switch in/out) */
+	bool tasks_only;	/* no mapping, name or build-ID records: a
+				 * dummy event that follows threads (FORK,
+				 * EXIT) for kiln_perf_thread_covered() */
 };
 
 

@@ -7,6 +7,7 @@
  * session's (session/stat-run.c, stat-print.c).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <locale.h>
 #include <signal.h>
@@ -324,6 +325,10 @@ static int measure(struct kiln_stat_opts *o, struct kiln_stat_result *res,
 			if (res->v[i].counted)
 				kiln_stat_spread_add(&sp[i], res->v[i].v);
 		kiln_stat_spread_add(&el, res->elapsed_s);
+		if (res->follow_lost)
+			fprintf(stderr, "kiln stat: warning: %" PRIu64 " records of "
+				"thread starts lost: threads started then may be "
+				"counted twice\n", res->follow_lost);
 		if (kiln_cli_stop_signal || (res->have_status && WIFSIGNALED(res->status) &&
 				    WTERMSIG(res->status) == SIGINT))
 			break;

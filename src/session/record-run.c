@@ -18,19 +18,10 @@
 
 #include "capture/offcpu.h"
 #include "profile/profile.h"
+#include "session/follow.h"
 #include "session/targets.h"
 #include "util/buf.h"
 #include "util/child.h"
-
-/*
- * The threads of -p's processes as last listed (sorted), so that listing
- * /proc/PID/task again opens only new ones; a number that left the list
- * and comes back is a new thread.
- */
-struct seen {
-	long *tids;
-	size_t n, alloc;
-};
 
 /* What one recording holds while it runs. */
 struct run {
@@ -40,8 +31,7 @@ struct run {
 	struct kiln_rec *rec;
 	struct kiln_offcpu *oc;
 	struct kiln_child child;
-	struct seen *seen;	/* -p: each process's threads opened */
-	bool fresh;		/* -p: the last listing opened a thread */
+	struct kiln_follow *follow;	/* -p: each process's threads */
 	uint64_t start_real;
 	double start;
 };
@@ -53,101 +43,6 @@ static int fail(struct run *r, enum kiln_record_failure f, int err)
 	kiln_child_kill(&r->child);
 	return -1;
 }
-
-static int cmp_long(const void *a, const void *b)
-{
-	long x = *(const long *)a, y = *(const long *)b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * One listing of /proc/PID/task: each thread not yet seen opened (and
- * following the threads and processes it creates), newest first: the
- * list is in the order the threads started, and a thread that starts
- * another after the listing and before its own open leaves that one
- * uncovered (and the threads it starts), so the newest, the likeliest to
- * start more, wait least.  *fresh: whether there was one.  0 or -errno.
- */
-static int open_new_threads(struct kiln_perf *s, struct seen *sn, pid_t pid,
-			    bool *fresh)
-{
-	char dir[64];
-	DIR *d;
-	struct dirent *de;
-	long *list = NULL, *fresh_tids = NULL;
-	size_t n = 0, alloc = 0, nf = 0, falloc = 0, i;
-	int err = 0;
-
-	*fresh = false;
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (!err && (de = readdir(d))) {
-		long tid = strtol(de->d_name, NULL, 10);
-
-		if (tid <= 0)
-			continue;
-		if (KILN_GROW(list, alloc, n + 1, 64)) {
-			err = -ENOMEM;
-			break;
-		}
-		list[n++] = tid;
-		if (sn->n && bsearch(&tid, sn->tids, sn->n, sizeof(*sn->tids),
-				     cmp_long))
-			continue;
-		if (kiln_perf_thread_covered(s, (pid_t)tid))
-			continue;	/* it inherited an event */
-		if (KILN_GROW(fresh_tids, falloc, nf + 1, 64))
-			err = -ENOMEM;
-		else
-			fresh_tids[nf++] = tid;
-	}
-	closedir(d);
-	*fresh = nf > 0;
-	for (i = nf; !err && i-- > 0;) {
-		err = kiln_perf_open(s, (pid_t)fresh_tids[i], true);
-		if (err == -ESRCH)	/* the thread just ended */
-			err = 0;
-	}
-	if (!err) {
-		qsort(list, n, sizeof(*list), cmp_long);
-		free(sn->tids);
-		sn->tids = list;
-		sn->n = n;
-		sn->alloc = alloc;
-		list = NULL;
-	}
-	free(list);
-	free(fresh_tids);
-	return err;
-}
-
-/*
- * Opens events on every thread of pid, following the threads and processes
- * they create from then on.  A thread started while the listing runs by a
- * thread not yet opened is missed by that listing, and so are the threads
- * it starts: the listing is repeated until nothing is new (16 times at
- * most: a process that starts threads all the time always has new ones;
- * record() lists again as it records).  One that a thread already opened
- * started inherited its event and is opened once more: the capture stage
- * takes its samples from one event only (kiln_perf_one_event_per_thread()).
- */
-static int open_process(struct kiln_perf *s, struct seen *sn, pid_t pid,
-			bool *any)
-{
-	bool fresh = true;
-	int err = 0, pass;
-
-	*any = false;
-	for (pass = 0; pass < 16 && fresh && !err; pass++) {
-		err = open_new_threads(s, sn, pid, &fresh);
-		*any |= fresh;
-	}
-	return err;
-}
-
 
 /*
  * -a: learns every process running now (mappings and thread names), as
@@ -237,15 +132,23 @@ static int open_threads(struct run *r)
  * inherit one event and get another), and the names of the threads that
  * started meanwhile.
  */
+/* A rescan's new threads of pid: their names. */
+static void names_of(void *ctx, pid_t pid)
+{
+	struct run *r = ctx;
+
+	kiln_rec_seed_names(r->rec, pid);
+}
+
 static int open_processes(struct run *r)
 {
 	const struct kiln_record_opts *o = r->o;
+	const struct kiln_follow_ops ops = { .listed = names_of, .ctx = r };
 	int i, err = kiln_perf_one_event_per_thread(r->s);
-
 	bool any;
 
-	r->seen = calloc((size_t)o->npids, sizeof(*r->seen));
-	if (!r->seen)
+	r->follow = err ? NULL : kiln_follow_new(r->s, o->pids, o->npids, &ops);
+	if (!err && !r->follow)
 		return -ENOMEM;
 	for (i = 0; i < o->npids && !err; i++) {
 		err = kiln_rec_seed(r->rec, o->pids[i]);
@@ -254,7 +157,7 @@ static int open_processes(struct run *r)
 		if (err == -EACCES)
 			err = -EPERM;
 		if (!err)
-			err = open_process(r->s, &r->seen[i], o->pids[i], &any);
+			err = kiln_follow_process(r->follow, i, &any);
 		if (!err)
 			err = kiln_rec_seed_names(r->rec, o->pids[i]);
 		if (err == -ESRCH)
@@ -309,27 +212,6 @@ static void progress(struct run *r, bool final)
 		       kiln_rec_samples(r->rec), kiln_perf_lost(r->s), final);
 }
 
-/*
- * -p: threads that started since the last listing by a thread that had
- * no event yet (the attach's last listing can leave one) are opened now;
- * the others inherited theirs.  Errors (a process gone) end nothing here.
- * r->fresh: one was opened, and the threads it started meanwhile have no
- * event either: the next listing comes soon (record()).
- */
-static void rescan(struct run *r)
-{
-	const struct kiln_record_opts *o = r->o;
-	bool any;
-	int i;
-
-	r->fresh = false;
-	for (i = 0; i < o->npids; i++)
-		if (!open_process(r->s, &r->seen[i], o->pids[i], &any) && any) {
-			kiln_rec_seed_names(r->rec, o->pids[i]);
-			r->fresh = true;
-		}
-}
-
 /* Starts the counting (and the command), records until the end. */
 static int record(struct run *r)
 {
@@ -356,10 +238,13 @@ static int record(struct run *r)
 	for (;;) {
 		/* A thread just opened may have started others, uncounted
 		 * until listed: list again in 2 ms rather than 100. */
-		kiln_perf_wait(r->s, r->fresh ? 2 : 100);
+		kiln_perf_wait(r->s, r->follow && kiln_follow_fresh(r->follow) ? 2 : 100);
 		drain(r);
-		if (!o->ncmd && o->npids)
-			rescan(r);
+		/* -p: threads started by one that had no event yet (the
+		 * attach's last listing can leave one); the others inherited
+		 * theirs. */
+		if (r->follow)
+			kiln_follow_rescan(r->follow);
 		if (o->ncmd && !child_done &&
 		    kiln_child_wait(&r->child, false, &r->res->status, NULL) == 1)
 			child_done = true;
@@ -537,9 +422,7 @@ int kiln_record_run(const struct kiln_record_opts *o,
 	if (!err)
 		err = finish(&r);
 	kiln_child_release(&r.child);
-	for (int i = 0; r.seen && i < o->npids; i++)
-		free(r.seen[i].tids);
-	free(r.seen);
+	kiln_follow_free(r.follow);
 	kiln_offcpu_free(r.oc);
 	kiln_rec_free(r.rec);
 	kiln_perf_free(r.s);

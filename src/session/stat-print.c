@@ -309,6 +309,8 @@ void kiln_stat_print_interval(const struct kiln_stat_opts *o, struct kiln_stat *
 		struct kiln_stat_line c = { o, ts, o->per_thread ? names[t] : NULL,
 				      dt * 1e9, false };
 
+		if (o->per_thread && kiln_stat_target_dropped(s, t))
+			continue;
 		for (i = 0; i < o->n; i++) {
 			struct kiln_stat_value cur, d;
 			struct kiln_stat_value *p = &prev[t * o->n + i];
@@ -337,6 +339,8 @@ void kiln_stat_print_threads(const struct kiln_stat_opts *o, struct kiln_stat *s
 	for (t = 0; t < nt; t++) {
 		struct kiln_stat_line c = { o, -1, names[t], elapsed_s * 1e9, false };
 
+		if (kiln_stat_target_dropped(s, t))
+			continue;
 		for (i = 0; i < o->n; i++) {
 			struct kiln_stat_value kv;
 

@@ -8,16 +8,27 @@
  */
 #include "session/stat-run.h"
 
-#include <dirent.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "session/follow.h"
 #include "session/targets.h"
+#include "util/buf.h"
 #include "util/child.h"
+#include "util/htab.h"
+
+/* -p: a thread and whether it has counters (its own or inherited). */
+struct counted {
+	pid_t tid;
+	bool has;
+	uint64_t own_since;	/* its own counters' open (CLOCK_MONOTONIC
+				 * ns), 0: none */
+};
 
 /* What one run holds. */
 struct srun {
@@ -26,8 +37,14 @@ struct srun {
 	struct kiln_stat *s;
 	struct kiln_child child;
 	struct kiln_stat_value *prev;	/* the last reads, for -I */
-	char **names;
+	size_t nprev;			/* targets prev has room for */
+	char **names;			/* -p: each target thread's */
 	size_t nnames;
+	struct kiln_perf *tracker;	/* -p: follows the threads */
+	struct kiln_follow *follow;
+	struct counted *counted;	/* -p: threads known to the tracker */
+	size_t ncounted, counted_alloc;
+	struct kiln_htab counted_index;	/* tid -> counted[] (1-based) */
 	struct pollfd pfd[64];		/* pidfds of what is waited for */
 	int npfd;
 	double t0;
@@ -58,46 +75,198 @@ static void thread_name(pid_t pid, pid_t tid, char *buf, size_t size)
 	snprintf(buf, size, "%s-%d", comm[0] ? comm : "?", (int)tid);
 }
 
-/* Every thread of pid, each followed with what it starts (inherit). */
-static int add_process(struct kiln_stat *s, pid_t pid, char ***names, size_t *nnames)
+/* Room in r->prev for the targets and one more (-p's grow while
+ * counting), the new ones' last reads zero.  0 or -ENOMEM. */
+static int grow_prev(struct srun *r)
 {
-	char dir[64];
-	DIR *d;
-	struct dirent *de;
-	int err = 0, opened = 0;
+	size_t nt = kiln_stat_ntargets(r->s) + 1, n = r->o->n ? r->o->n : 1;
+	struct kiln_stat_value *p;
 
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (!err && (de = readdir(d))) {
-		long tid = strtol(de->d_name, NULL, 10);
-		char name[96], **nn;
+	if (nt <= r->nprev)
+		return 0;
+	p = realloc(r->prev, nt * n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memset(p + r->nprev * n, 0, (nt - r->nprev) * n * sizeof(*p));
+	r->prev = p;
+	r->nprev = nt;
+	return 0;
+}
 
-		if (tid <= 0)
-			continue;
-		err = kiln_stat_add(s, (pid_t)tid, -1, true, false);
-		if (err == -ESRCH) {	/* the thread just ended */
-			err = 0;
-			continue;
-		}
-		if (err)
-			break;
-		opened++;
-		thread_name(pid, (pid_t)tid, name, sizeof(name));
-		nn = realloc(*names, (*nnames + 1) * sizeof(*nn));
-		if (!nn || !(nn[*nnames] = strdup(name))) {
-			if (nn)
-				*names = nn;
-			err = -ENOMEM;
-			break;
-		}
-		*names = nn;
-		(*nnames)++;
+struct counted_key {
+	const struct srun *r;
+	pid_t tid;
+};
+
+static bool counted_eq(const void *ctx, uint32_t id)
+{
+	const struct counted_key *k = ctx;
+
+	return k->r->counted[id - 1].tid == k->tid;
+}
+
+/* Thread tid's entry, made (no counters) if new and make; NULL if none
+ * or no memory. */
+static struct counted *counted_entry(struct srun *r, pid_t tid, bool make)
+{
+	struct counted_key key = { r, tid };
+	uint32_t h = (uint32_t)kiln_hash(&tid, sizeof(tid)), id;
+
+	id = kiln_htab_find(&r->counted_index, h, counted_eq, &key);
+	if (id)
+		return &r->counted[id - 1];
+	if (!make || KILN_GROW(r->counted, r->counted_alloc, r->ncounted + 1, 64) ||
+	    kiln_htab_insert(&r->counted_index, h, (uint32_t)r->ncounted + 1))
+		return NULL;
+	r->counted[r->ncounted] = (struct counted){ .tid = tid };
+	return &r->counted[r->ncounted++];
+}
+
+static bool has_counters(void *ctx, pid_t tid)
+{
+	struct counted *c = counted_entry(ctx, tid, false);
+
+	return c && c->has;
+}
+
+/* -p: thread tid of pid gets the counters (inherited by what it starts)
+ * and its name. */
+static int count_thread(void *ctx, pid_t pid, pid_t tid)
+{
+	struct srun *r = ctx;
+	char name[96], **nn;
+	int err = grow_prev(r);	/* -I's last reads: room for this one */
+
+	if (!err)
+		err = kiln_stat_add(r->s, tid, -1, true, false);
+	if (err)
+		return err;
+	if (r->tracker) {
+		struct counted *c = counted_entry(r, tid, true);
+
+		if (!c)
+			return -ENOMEM;
+		c->has = true;
+		c->own_since = kiln_session_ns(CLOCK_MONOTONIC);
 	}
-	closedir(d);
-	if (!err && !opened)
-		err = -ESRCH;
+	thread_name(pid, tid, name, sizeof(name));
+	nn = realloc(r->names, (r->nnames + 1) * sizeof(*nn));
+	if (!nn)
+		return -ENOMEM;
+	r->names = nn;
+	if (!(nn[r->nnames] = strdup(name)))
+		return -ENOMEM;
+	r->nnames++;
+	return 0;
+}
+
+/*
+ * The tracker's records, in time order.  A thread started by one that
+ * had counters then inherited them; one started by a thread that had
+ * only the dummy event (its counters were not open yet) has none: it is
+ * opened as a thread not yet seen would be.  A thread whose own counters
+ * were opened before its FORK record was read (a thread is listed from
+ * the moment it joins its process; the kernel writes that record a
+ * little later) but that had inherited counters has its own closed:
+ * they would count it, and all it starts, twice.
+ */
+static void on_record(void *ctx, const struct kiln_perf_event *ev)
+{
+	struct srun *r = ctx;
+	struct counted *c, *parent;
+	bool inherited;
+
+	if (ev->kind == KILN_PERF_EXIT) {
+		c = counted_entry(r, (pid_t)ev->task.tid, false);
+		if (c)
+			*c = (struct counted){ .tid = c->tid };
+		return;
+	}
+	if (ev->kind != KILN_PERF_FORK)
+		return;
+	parent = counted_entry(r, (pid_t)ev->task.ptid, false);
+	inherited = parent && parent->has &&
+		    (!parent->own_since || parent->own_since <= ev->time);
+	c = counted_entry(r, (pid_t)ev->task.tid, true);
+	if (!c || !inherited)
+		return;
+	if (c->own_since && c->own_since > ev->time) {
+		kiln_stat_drop(r->s, c->tid);
+		c->own_since = 0;
+	}
+	c->has = true;
+}
+
+static void read_forks(void *ctx)
+{
+	struct srun *r = ctx;
+
+	if (r->tracker)
+		kiln_perf_drain(r->tracker, on_record, r);
+}
+
+/* The dummy events' session, or NULL where its buffers cannot be mapped:
+ * tried on pid first (not inherited, then closed). */
+static struct kiln_perf *make_tracker(const struct kiln_perf_attr *a, pid_t pid)
+{
+	struct kiln_perf *t = kiln_perf_new(a, 64);
+
+	if (t && !kiln_perf_one_event_per_thread(t) && !kiln_perf_open(t, pid, false)) {
+		kiln_perf_free(t);
+		t = kiln_perf_new(a, 64);
+		if (t && !kiln_perf_one_event_per_thread(t)) {
+			kiln_perf_enable(t);	/* FORK records from the start */
+			return t;
+		}
+	}
+	kiln_perf_free(t);
+	return NULL;
+}
+
+/*
+ * -p: every thread of each process, each followed with what it starts.
+ * Beside the counters, a dummy event on each thread (inherited the same
+ * way) gives a FORK record for each thread started by a counted one
+ * (capture/perfown.c): those are not opened again (their counts are
+ * their starter's), and the threads started by one not yet counted are
+ * found by listing again, at once and while counting (perf stat -p
+ * lists once: a process whose threads start threads all the time was
+ * counted 0.1-100% of its CPU).  Where that event cannot be made (the
+ * memory-lock limit of an unprivileged user on a large machine), each
+ * process is listed once.  0 or -errno (-ESRCH: *gone is gone).
+ */
+static int follow_processes(struct srun *r, pid_t *gone)
+{
+	static const struct kiln_perf_attr dummy = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
+		.sample = 1, .tasks_only = true,
+	};
+	const struct kiln_stat_opts *o = r->o;
+	const struct kiln_follow_ops ops = {
+		.before = read_forks, .opened = count_thread,
+		.has = has_counters, .ctx = r,
+	};
+	bool any;
+	int i, err = 0;
+
+	r->tracker = getenv("KNOTRACK") ? NULL : make_tracker(&dummy, o->pids[0]);
+	r->follow = kiln_follow_new(r->tracker, o->pids, o->npids, &ops);
+	if (!r->follow)
+		return -ENOMEM;
+	for (i = 0; i < o->npids && !err; i++) {
+		size_t before = kiln_stat_ntargets(r->s);
+
+		err = kiln_follow_process(r->follow, i, &any);
+		if (!err && kiln_stat_ntargets(r->s) == before)
+			err = -ESRCH;	/* no thread left to count */
+		if (err == -ESRCH)
+			*gone = o->pids[i];
+	}
+	/* The records read as they come (a burst of thread starts would
+	 * fill the buffers between two listings: a FORK record lost is a
+	 * thread counted twice). */
+	if (!err && r->tracker)
+		err = kiln_perf_start_reader(r->tracker);
 	return err;
 }
 
@@ -130,19 +299,17 @@ static int open_targets(struct srun *r)
 				return fail(r, KILN_STAT_RUN_CPU, err, o->cpus[i]);
 		}
 	} else if (o->npids) {
-		for (i = 0; i < (size_t)o->npids && !err; i++) {
-			err = add_process(r->s, o->pids[i], &r->names, &r->nnames);
-			if (err == -ESRCH)
-				return fail(r, KILN_STAT_RUN_GONE, err, o->pids[i]);
-		}
+		pid_t gone = 0;
+
+		err = follow_processes(r, &gone);
+		if (err == -ESRCH)
+			return fail(r, KILN_STAT_RUN_GONE, err, gone);
 	} else {
 		err = kiln_stat_add(r->s, r->child.pid, -1, true, true);
 	}
 	if (err)
 		return fail(r, KILN_STAT_RUN_OPEN, err, 0);
-	r->prev = calloc((kiln_stat_ntargets(r->s) + 1) * (o->n ? o->n : 1),
-			 sizeof(*r->prev));
-	if (!r->prev)
+	if (grow_prev(r))
 		return fail(r, KILN_STAT_RUN_NOMEM, -ENOMEM, 0);
 	return 0;
 }
@@ -198,6 +365,14 @@ static int timeout_of(const struct srun *r, double now, double next_iv)
 		wake = now + 0.1;
 	if (o->npids && !o->ncmd && r->npfd && (wake < 0 || wake > now + 1))
 		wake = now + 1;	/* a PID whose pidfd failed */
+	/* -p: threads started by one not yet counted are listed again
+	 * (soon after a listing found one: it may have started more). */
+	if (r->tracker) {
+		double w = now + (kiln_follow_fresh(r->follow) ? 0.002 : 0.1);
+
+		if (wake < 0 || wake > w)
+			wake = w;
+	}
 	return wake < 0 ? -1 : wake <= now ? 0 : (int)((wake - now) * 1000) + 1;
 }
 
@@ -217,6 +392,8 @@ static void count(struct srun *r)
 
 		if (!*o->stop)
 			poll(r->pfd, (nfds_t)r->npfd, timeout);
+		if (r->tracker)
+			kiln_follow_rescan(r->follow);
 		now = kiln_session_now();
 		if (o->ncmd && !child_done &&
 		    kiln_child_wait(&r->child, false, &res->status, &res->ru) == 1) {
@@ -279,6 +456,10 @@ int kiln_stat_run(const struct kiln_stat_opts *o, struct kiln_stat_result *res,
 		kiln_stat_read(r.s, SIZE_MAX, i, &kv);
 		kiln_stat_to_vals(r.s, i, &kv, &res->v[i]);
 	}
+	if (r.tracker) {
+		read_forks(&r);
+		res->follow_lost = kiln_perf_lost(r.tracker);
+	}
 	*s_out = r.s;
 	r.s = NULL;
 	*names_out = r.names;
@@ -290,6 +471,10 @@ out:
 	while (r.npfd)
 		close(r.pfd[--r.npfd].fd);
 	kiln_child_release(&r.child);
+	kiln_follow_free(r.follow);
+	kiln_perf_free(r.tracker);
+	kiln_htab_release(&r.counted_index);
+	free(r.counted);
 	free(r.prev);
 	for (i = 0; i < r.nnames; i++)
 		free(r.names[i]);

@@ -91,6 +91,9 @@ struct kiln_stat_result {
 	enum kiln_stat_failure failed;
 	int err;			/* -errno of the failure */
 	int which;			/* the CPU or PID it names */
+	uint64_t follow_lost;		/* -p: records of thread starts the
+					 * kernel could not write: threads
+					 * started then may count twice */
 };
 
 /*

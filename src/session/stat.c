@@ -22,6 +22,7 @@ struct target {
 	pid_t tid;
 	int cpu;
 	int *fds;		/* one per event, -1 where not opened */
+	bool dropped;		/* kiln_stat_drop() */
 };
 
 struct kiln_stat {
@@ -33,6 +34,7 @@ struct kiln_stat {
 	bool *opened, *user_only;
 	struct target *t;
 	size_t nt, t_alloc;
+	bool enabled;		/* counters added now start counting */
 };
 
 struct kiln_stat *kiln_stat_new(const struct kiln_event *evs, const int *leader,
@@ -97,8 +99,9 @@ static int open_counter(struct kiln_stat *s, size_t i, pid_t tid, int cpu,
 	kiln_event_attr(&s->evs[i], &a);
 	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a.inherit = inherit;
-	/* A group member follows its leader's enabling. */
-	a.disabled = group_fd < 0;
+	/* A group member follows its leader's enabling; -p's threads found
+	 * while the others count start at once. */
+	a.disabled = group_fd < 0 && !s->enabled;
 	a.enable_on_exec = on_exec && group_fd < 0;
 	a.exclude_kernel = a.exclude_kernel || s->user_only[i];
 	a.exclude_hv = a.exclude_kernel;
@@ -117,6 +120,7 @@ int kiln_stat_add(struct kiln_stat *s, pid_t tid, int cpu, bool inherit,
 	t = &s->t[s->nt];
 	t->tid = tid;
 	t->cpu = cpu;
+	t->dropped = false;
 	t->fds = malloc((s->n ? s->n : 1) * sizeof(*t->fds));
 	if (!t->fds)
 		return -ENOMEM;
@@ -165,11 +169,13 @@ static int ioctl_leaders(struct kiln_stat *s, unsigned long req)
 
 int kiln_stat_enable(struct kiln_stat *s)
 {
+	s->enabled = true;
 	return ioctl_leaders(s, PERF_EVENT_IOC_ENABLE);
 }
 
 int kiln_stat_disable(struct kiln_stat *s)
 {
+	s->enabled = false;
 	return ioctl_leaders(s, PERF_EVENT_IOC_DISABLE);
 }
 
@@ -181,6 +187,29 @@ size_t kiln_stat_ntargets(const struct kiln_stat *s)
 pid_t kiln_stat_target_tid(const struct kiln_stat *s, size_t t)
 {
 	return t < s->nt ? s->t[t].tid : -1;
+}
+
+int kiln_stat_drop(struct kiln_stat *s, pid_t tid)
+{
+	for (size_t k = s->nt; k-- > 0;) {
+		struct target *t = &s->t[k];
+
+		if (t->tid != tid || t->cpu != -1 || t->dropped)
+			continue;
+		for (size_t i = 0; i < s->n; i++)
+			if (t->fds[i] >= 0) {
+				close(t->fds[i]);
+				t->fds[i] = -1;
+			}
+		t->dropped = true;
+		return 0;
+	}
+	return -ESRCH;
+}
+
+bool kiln_stat_target_dropped(const struct kiln_stat *s, size_t t)
+{
+	return t < s->nt && s->t[t].dropped;
 }
 
 enum kiln_stat_state kiln_stat_state(const struct kiln_stat *s, size_t i)

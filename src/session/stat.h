@@ -58,6 +58,15 @@ size_t kiln_stat_ntargets(const struct kiln_stat *s);
 /* The task of target t (-1 for a CPU target). */
 pid_t kiln_stat_target_tid(const struct kiln_stat *s, size_t t);
 
+/*
+ * Closes the counters of thread tid's newest target: they leave every
+ * total (-p: a thread found to have inherited counters already, whose
+ * own would count it and what it starts twice).  The target keeps its
+ * index; kiln_stat_target_dropped() says so.  0 or -ESRCH.
+ */
+int kiln_stat_drop(struct kiln_stat *s, pid_t tid);
+bool kiln_stat_target_dropped(const struct kiln_stat *s, size_t t);
+
 /* What became of event i: counted, unsupported, not counted. */
 enum kiln_stat_state kiln_stat_state(const struct kiln_stat *s, size_t i);
 /* Whether event i had to fall back to user space only. */

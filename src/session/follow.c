@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Following a running process's threads (session stage).  See follow.h.
+ */
+#include "session/follow.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "util/buf.h"
+
+/*
+ * The threads of a process as last listed (sorted), so that listing
+ * /proc/PID/task again opens only new ones; a number that left the list
+ * and comes back is a new thread.
+ */
+struct seen {
+	long *tids;
+	size_t n, alloc;
+};
+
+struct kiln_follow {
+	struct kiln_perf *s;
+	const pid_t *pids;
+	int npids;
+	struct kiln_follow_ops ops;
+	struct seen *seen;	/* one per process */
+	bool fresh;
+};
+
+struct kiln_follow *kiln_follow_new(struct kiln_perf *s, const pid_t *pids,
+				    int npids, const struct kiln_follow_ops *ops)
+{
+	struct kiln_follow *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->seen = calloc(npids > 0 ? (size_t)npids : 1, sizeof(*f->seen));
+	if (!f->seen) {
+		free(f);
+		errno = ENOMEM;
+		return NULL;
+	}
+	f->s = s;
+	f->pids = pids;
+	f->npids = npids;
+	if (ops)
+		f->ops = *ops;
+	return f;
+}
+
+void kiln_follow_free(struct kiln_follow *f)
+{
+	if (!f)
+		return;
+	for (int i = 0; i < f->npids; i++)
+		free(f->seen[i].tids);
+	free(f->seen);
+	free(f);
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Thread tid of pid opened: the capture events, then the caller's. */
+static int open_thread(struct kiln_follow *f, pid_t pid, pid_t tid)
+{
+	int err = f->s ? kiln_perf_open(f->s, tid, true) : 0;
+
+	if (!err && f->ops.opened)
+		err = f->ops.opened(f->ops.ctx, pid, tid);
+	return err == -ESRCH ? 0 : err;	/* the thread just ended */
+}
+
+/*
+ * One listing of /proc/PID/task: each thread not yet seen opened (and
+ * following the threads and processes it creates), newest first: the
+ * list is in the order the threads started, and a thread that starts
+ * another after the listing and before its own open leaves that one
+ * uncovered (and the threads it starts), so the newest, the likeliest to
+ * start more, wait least.  *fresh: whether there was one.  0 or -errno.
+ */
+static int list_once(struct kiln_follow *f, struct seen *sn, pid_t pid,
+		     bool *fresh)
+{
+	char dir[64];
+	DIR *d;
+	struct dirent *de;
+	long *list = NULL, *fresh_tids = NULL;
+	size_t n = 0, alloc = 0, nf = 0, falloc = 0, i;
+	int err = 0;
+
+	*fresh = false;
+	if (f->ops.before)
+		f->ops.before(f->ops.ctx);
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!err && (de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		if (KILN_GROW(list, alloc, n + 1, 64)) {
+			err = -ENOMEM;
+			break;
+		}
+		list[n++] = tid;
+		if (sn->n && bsearch(&tid, sn->tids, sn->n, sizeof(*sn->tids),
+				     cmp_long))
+			continue;
+		if (f->ops.has ? f->ops.has(f->ops.ctx, (pid_t)tid) :
+		    f->s && kiln_perf_thread_covered(f->s, (pid_t)tid))
+			continue;	/* it inherited the events */
+		if (KILN_GROW(fresh_tids, falloc, nf + 1, 64))
+			err = -ENOMEM;
+		else
+			fresh_tids[nf++] = tid;
+	}
+	closedir(d);
+	*fresh = nf > 0;
+	for (i = nf; !err && i-- > 0;)
+		err = open_thread(f, pid, (pid_t)fresh_tids[i]);
+	if (!err) {
+		qsort(list, n, sizeof(*list), cmp_long);
+		free(sn->tids);
+		sn->tids = list;
+		sn->n = n;
+		sn->alloc = alloc;
+		list = NULL;
+	}
+	free(list);
+	free(fresh_tids);
+	return err;
+}
+
+int kiln_follow_process(struct kiln_follow *f, int i, bool *any)
+{
+	bool fresh = true;
+	int err = 0, pass;
+
+	*any = false;
+	/* Without events to follow threads, a thread listed later may have
+	 * inherited the caller's: one listing only. */
+	for (pass = 0; pass < (f->s ? 16 : 1) && fresh && !err; pass++) {
+		err = list_once(f, &f->seen[i], f->pids[i], &fresh);
+		*any |= fresh;
+	}
+	return err;
+}
+
+void kiln_follow_rescan(struct kiln_follow *f)
+{
+	bool any;
+
+	f->fresh = false;
+	for (int i = 0; f->s && i < f->npids; i++)
+		if (!kiln_follow_process(f, i, &any) && any) {
+			if (f->ops.listed)
+				f->ops.listed(f->ops.ctx, f->pids[i]);
+			f->fresh = true;
+		}
+}
+
+bool kiln_follow_fresh(const struct kiln_follow *f)
+{
+	return f->fresh;
+}
