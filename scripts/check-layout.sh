@@ -42,8 +42,10 @@ cpu:       runtime unwind format symbolize profile util kiln
 heap:      cpu runtime unwind format symbolize profile util kiln
 locks:     runtime unwind format symbolize profile util kiln
 http:      cpu heap locks runtime unwind format symbolize profile util kiln
-libkiln:   cpu heap locks http runtime unwind format symbolize profile util kiln
+libkiln:   cpu heap locks http runtime unwind web render format symbolize profile util kiln
 '
+# libkiln -> web, render: draw.c hands http/ kiln serve's saved page and
+# the flame graph SVG (the CLI's stages, linked into the .so too).
 # Among libkiln.so's parts: heap -> cpu (cpu/procprof.h: this process's
 # profiles, which the heap dumps share), http -> cpu, heap, locks (the
 # endpoints serve the other parts' profiles); never the other way.

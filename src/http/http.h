@@ -9,6 +9,8 @@
 #define KILN_HTTP_HTTP_H
 
 struct kiln_http;
+struct kiln_prof;
+struct kiln_buf;
 
 /* Starts a server on addr (HOST:PORT, :PORT, PORT); *out is the
  * caller's until kiln_httpd_stop().  0 or -errno (-EADDRINUSE). */
@@ -28,6 +30,22 @@ int kiln_httpd_stop(struct kiln_http *srv);
  * does not hold the port its heir must bind once the parent is gone.
  */
 void kiln_httpd_fork_child(void);
+
+/*
+ * How the endpoints draw a profile for a browser (?format=svg, html):
+ * kiln's flame graph and kiln serve's saved page belong to the CLI's
+ * stages (render/, web/), linked into the .so but not below http/:
+ * libkiln/draw.c hands them over before any server starts.  Each returns
+ * 0 or -errno; p is the endpoint's (copied where kept), `type` the sample
+ * type shown.  Without them those formats answer 501.
+ */
+struct kiln_http_draw {
+	int (*flame_svg)(struct kiln_prof *p, int type, const char *title,
+			 struct kiln_buf *out);
+	int (*page)(struct kiln_prof *p, int type, const char *title,
+		    struct kiln_buf *out);
+};
+void kiln_http_set_draw(const struct kiln_http_draw *d);
 
 /* ---- hooks libkiln/life.c calls (envserve.c) ---- */
 

@@ -14,9 +14,8 @@
 #include "format/format.h"
 #include "http/parse.h"
 #include "profile/profile.h"
-#include "web/web.h"
 #include "profile/top.h"
-#include "render/flame.h"
+#include "http/http.h"
 #include "http/httpint.h"
 
 /* ---- the CPU profile: rendering ---- */
@@ -112,13 +111,22 @@ static void program_name(char *out, size_t n)
 		snprintf(out, n, "%.200s (pid %d)", base, (int)getpid());
 }
 
+/* The drawings libkiln/draw.c handed over (kiln_http_set_draw()). */
+static struct kiln_http_draw draw;
+
+void kiln_http_set_draw(const struct kiln_http_draw *d)
+{
+	draw = *d;
+}
+
 /* The flame graph SVG (?format=svg). */
 static int render_flame(struct kiln_prof *p, int type, const struct job *j,
 			struct kiln_buf *out)
 {
-	struct kiln_flame_opts o = { 0 };
 	char prog[300], title[400];
 
+	if (!draw.flame_svg)
+		return -ENOTSUP;
 	program_name(prog, sizeof(prog));
 	if (j->kind == JOB_CPU)
 		snprintf(title, sizeof(title), "CPU Flame Graph: %s, %d s", prog,
@@ -131,39 +139,22 @@ static int render_flame(struct kiln_prof *p, int type, const struct job *j,
 	else
 		snprintf(title, sizeof(title), "Heap Flame Graph (%s): %s",
 			 kiln_prof_str(p, p->types[type].type), prog);
-	o.title = title;
-	return kiln_flame_svg(p, type, &o, out);
-}
-
-static const char *page_arg(void *ctx, const char *key)
-{
-	return !strcmp(key, "type") ? ctx : NULL;
+	return draw.flame_svg(p, type, title, out);
 }
 
 /*
  * A browser's answer: kiln serve's page, saved with the profile's data in
- * it (kiln_web_save_html), so the same page serves a profile file and a
- * live process: flame graph and icicle, search, the top table.  No call
- * graph (graphviz is never loaded into the program).
+ * it, so the same page serves a profile file and a live process: flame
+ * graph and icicle, search, the top table.  No call graph (graphviz is
+ * never loaded into the program).
  */
 static int render_page(struct kiln_prof *p, int type, const struct job *j,
 		       struct kiln_buf *out)
 {
-	struct kiln_buf msg = KILN_BUF_INIT;
-	struct kiln_web_req r = { "/api/download", page_arg, NULL, NULL, "" };
-	struct kiln_prof *copy = kiln_prof_new();
-	struct kiln_web_model *m;
-	const char *name, *fmt = "pprof";
-	char prog[300], title[400], ts[16];
-	int status, err;
+	char prog[300], title[400];
 
-	if (!copy)
-		return -ENOMEM;
-	err = kiln_prof_merge(copy, p, NULL);
-	if (err) {
-		kiln_prof_free(copy);
-		return err;
-	}
+	if (!draw.page)
+		return -ENOTSUP;
 	program_name(prog, sizeof(prog));
 	if (j->kind == JOB_CPU)
 		snprintf(title, sizeof(title), "CPU profile of %s over %d s", prog,
@@ -175,16 +166,7 @@ static int render_page(struct kiln_prof *p, int type, const struct job *j,
 	else
 		snprintf(title, sizeof(title), "Heap profile (%s) of %s",
 			 kiln_prof_str(p, p->types[type].type), prog);
-	name = title;
-	m = kiln_web_model_new(&copy, &name, &fmt, 1);	/* takes copy */
-	if (!m)
-		return -ENOMEM;
-	snprintf(ts, sizeof(ts), "%d", type);
-	r.ctx = ts;
-	status = kiln_web_save_html(m, &r, out, &msg);
-	kiln_web_model_free(m);
-	kiln_buf_release(&msg);
-	return status == 200 ? 0 : status == 500 ? -ENOMEM : -EINVAL;
+	return draw.page(p, type, title, out);
 }
 
 /* Builds the answer for a finished CPU profile; *code receives the status. */
@@ -221,6 +203,10 @@ static struct MHD_Response *profile_response(struct kiln_prof *p,
 						j->kind == JOB_HEAP ? "attachment; filename=\"heap\"" :
 						j->kind == JOB_ALLOCS ? "attachment; filename=\"allocs\"" :
 						"attachment; filename=\"profile\"");
+	} else if (err == -ENOTSUP) {
+		*code = MHD_HTTP_NOT_IMPLEMENTED;
+		r = khttp_text_response("this build draws no %s: ask for format=pprof",
+					j->fmt == OUT_HTML ? "page" : "flame graph");
 	} else {
 		*code = MHD_HTTP_INTERNAL_SERVER_ERROR;
 		r = khttp_text_response("could not write the profile: %s", strerror(-err));

@@ -105,6 +105,7 @@ __attribute__((constructor)) static void kiln_runtime_load(void)
 	pthread_atfork(prepare, parent, child);
 	kiln_htrace_dump_load();
 	kiln_cpuenv_load();
+	kiln_draw_install();
 	kiln_http_load();
 	kiln_htrace_load();
 }

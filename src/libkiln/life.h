@@ -32,4 +32,8 @@ void kiln_life_before_dlclose(void);
  * opened): what a child starts of its own.  errno is kept. */
 void kiln_life_fork_started(void);
 
+/* draw.c: hands http/ the flame graph and page drawings (render/, web/)
+ * before any server starts (kiln_http_set_draw()). */
+void kiln_draw_install(void);
+
 #endif
