@@ -56,6 +56,10 @@ struct kheap_thread {
 	_Atomic uint64_t events, lost;
 	char exit_name[16];		/* the thread's name when it ended */
 	struct kiln_cfi_cache cfi_cache;	/* the unwinder's lookups */
+	/* Recent call chains and their stack ids (kheap_frame_stack()):
+	 * valid whichever thread owns the ring, since a chain is checked
+	 * against the stack words themselves. */
+	struct kiln_cfi_chains chains;
 	char pad1[64];
 	/* Consumer side (the writer). */
 	_Atomic uint64_t tail;
@@ -103,11 +107,15 @@ KHEAP_SHARED bool kheap_put(struct kheap_thread *t, const unsigned char *rec, si
 KHEAP_SHARED uint32_t kheap_stack_id(const uint64_t *pcs, int n);
 
 /*
- * Unwinds from the frame of a hook (its __builtin_frame_address(0)):
- * pcs[0] is the return address into the allocation function's caller.
- * Returns the depth.  Hook context.
+ * The stack id of the allocation whose hook's frame is given (its
+ * __builtin_frame_address(0)): the stack starts at the return address
+ * into the allocation function's caller.  A call chain seen before by
+ * the thread, with the same return addresses on the stack, is found in
+ * its chain cache without unwinding (unwind/cfi.h); otherwise the stack
+ * is unwound (CFI, frame pointers where a module has no CFI) and
+ * interned.  Hook context.
  */
-KHEAP_SHARED int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max);
+KHEAP_SHARED uint32_t kheap_frame_stack(struct kheap_thread *t, void *frame);
 
 /* Sampled-block set (sampling mode): add, and remove-if-present. */
 KHEAP_SHARED bool kheap_sset_add(uint64_t ptr);
@@ -179,7 +187,7 @@ static inline bool kheap_ss_maybe(uint64_t p)
  * KHEAP_INTERPOSER_SYM: libkiln.so looks the name up (dlsym) when heap
  * profiling starts, and heap profiling is possible only when it is found.
  */
-#define KHEAP_ABI 1
+#define KHEAP_ABI 2
 #define KHEAP_INTERPOSER_SYM "kiln_malloc_interposer"
 struct kheap_interposer {
 	uint32_t abi;			/* KHEAP_ABI of the build */

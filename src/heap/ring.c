@@ -260,11 +260,13 @@ bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len)
 
 /* ---- stacks ---- */
 
-int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max)
+uint32_t kheap_frame_stack(struct kheap_thread *t, void *frame)
 {
 	const uint64_t *f = frame;
 	struct kiln_cfi_regs r;
-	uint64_t hi = t->stack_hi;
+	uint64_t hi = t->stack_hi, pcs[KHEAP_MAX_DEPTH];
+	uint32_t id;
+	int n;
 
 	/* The hook's frame: saved frame pointer, then the return address
 	 * into the allocation function's caller, whose sp is right above. */
@@ -274,9 +276,19 @@ int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max)
 	if (!kheap_cfi || !hi || r.sp >= hi || hi - r.sp > (1ull << 30)) {
 		/* An unknown stack (sigaltstack, a coroutine's): the caller. */
 		pcs[0] = r.pc;
-		return 1;
+		return kheap_stack_id(pcs, 1);
 	}
-	return kiln_cfi_unwind_cached(kheap_cfi, &t->cfi_cache, &r, r.sp, hi, pcs, max);
+	/* A chain seen before, reached the same way: its id, no walk. */
+	id = kiln_cfi_chain_find(kheap_cfi, &t->chains, &r, r.sp, hi);
+	if (id)
+		return id;
+	n = kiln_cfi_unwind_chain(kheap_cfi, &t->cfi_cache, &t->chains, &r, r.sp,
+				  hi, pcs, KHEAP_MAX_DEPTH);
+	id = kheap_stack_id(pcs, n);
+	/* Not the empty stack: a full table's answer, or none. */
+	if (id > 1)
+		kiln_cfi_chain_put(&t->chains, id);
+	return id;
 }
 
 static bool stack_eq(uint32_t id, uint64_t h, const uint64_t *pcs, int n)
