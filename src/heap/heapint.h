@@ -50,6 +50,10 @@ struct kheap_thread {
 	uint64_t t_base;		/* time of the generation's start */
 	/* Producer side (the owning thread only). */
 	_Atomic uint64_t head;
+	/* The writer's tail as last read (<= tail): the hooks read the
+	 * writer's cache line only when this says the ring nears the
+	 * writer's wake-up mark (kheap_rec_start()). */
+	uint64_t tail_seen;
 	uint64_t last_ns;		/* time of the last record */
 	uint64_t rng;			/* xorshift state */
 	uint64_t stack_hi;		/* top of the thread's stack, 0: unknown */
@@ -98,6 +102,39 @@ KHEAP_SHARED uint64_t kheap_now(void);
  * context.
  */
 KHEAP_SHARED bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len);
+
+/*
+ * Where the calling thread encodes its next record (at most KHEAP_MAX_REC
+ * bytes) straight into its ring, then kheap_rec_end(): no copy, no store
+ * the writer reads but the head.  NULL when the record must go through
+ * kheap_put() instead: it would wrap around the ring's end, or the ring
+ * may be near the writer's wake-up mark (or full) by what the thread
+ * last saw of the writer's tail (kheap_put() reads the tail again, wakes
+ * the writer, waits for room).  Hook context.
+ */
+static inline unsigned char *kheap_rec_start(struct kheap_thread *t)
+{
+	uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+	size_t at = (size_t)(h & (KHEAP_RING - 1));
+
+	if (at > KHEAP_RING - KHEAP_MAX_REC ||
+	    h + KHEAP_MAX_REC - t->tail_seen > KHEAP_WAKE)
+		return NULL;
+	return t->data + at;
+}
+
+/* Publishes the len bytes written at kheap_rec_start().  Hook context. */
+static inline void kheap_rec_end(struct kheap_thread *t, size_t len)
+{
+	uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+
+	/* Below the wake-up mark: the writer need not be woken.  events:
+	 * this thread's alone (a plain add, no locked instruction). */
+	atomic_store_explicit(&t->head, h + len, memory_order_release);
+	atomic_store_explicit(&t->events,
+			      atomic_load_explicit(&t->events, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 
 /*
  * Interns a stack (leaf first), returning its id (>= 2; id 1 is the empty

@@ -38,11 +38,29 @@ static void sample_start(struct kheap_thread *t, uint64_t seed)
 		t->rng = 1;
 }
 
+/*
+ * A record encoded up to end: in the ring at `at` (kheap_rec_start()), or
+ * in rec, to be copied there (or counted lost).  The thread's last time
+ * moves to the record's only when it was kept, so that the next record's
+ * dt stays right.
+ */
+static inline void put(struct kheap_thread *t, unsigned char *at,
+		       const unsigned char *rec, const unsigned char *end,
+		       uint64_t now)
+{
+	if (likely(at)) {
+		kheap_rec_end(t, (size_t)(end - at));
+		t->last_ns = now;
+	} else if (kheap_put(t, rec, (size_t)(end - rec))) {
+		t->last_ns = now;
+	}
+}
+
 __attribute__((noinline)) void kheap_on_alloc(void *p, size_t n, void *frame)
 {
 	int saved = errno;
 	struct kheap_thread *t = kheap_self();
-	unsigned char rec[KHEAP_MAX_REC], *e = rec;
+	unsigned char rec[KHEAP_MAX_REC], *e, *at;
 	uint64_t now;
 	uint32_t id;
 
@@ -69,13 +87,15 @@ __attribute__((noinline)) void kheap_on_alloc(void *p, size_t n, void *frame)
 	}
 	id = kheap_frame_stack(t, frame);
 	now = kheap_now();
+	e = at = kheap_rec_start(t);
+	if (!at)
+		e = rec;
 	*e++ = 'A';
 	e = kheap_uv(e, now - t->last_ns);
 	e = kheap_uv(e, (uint64_t)(uintptr_t)p);
 	e = kheap_uv(e, n);
 	e = kheap_uv(e, id);
-	if (kheap_put(t, rec, (size_t)(e - rec)))
-		t->last_ns = now;
+	put(t, at, rec, e, now);
 out:
 	errno = saved;
 }
@@ -84,16 +104,18 @@ void kheap_put_free(void *p, uint64_t now)
 {
 	int saved = errno;
 	struct kheap_thread *t = kheap_self();
-	unsigned char rec[KHEAP_MAX_REC], *e = rec;
+	unsigned char rec[KHEAP_MAX_REC], *e, *at;
 
 	if (t) {
 		if (now < t->last_ns)
 			now = t->last_ns;
+		e = at = kheap_rec_start(t);
+		if (!at)
+			e = rec;
 		*e++ = 'F';
 		e = kheap_uv(e, now - t->last_ns);
 		e = kheap_uv(e, (uint64_t)(uintptr_t)p);
-		if (kheap_put(t, rec, (size_t)(e - rec)))
-			t->last_ns = now;
+		put(t, at, rec, e, now);
 	}
 	errno = saved;
 }

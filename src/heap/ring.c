@@ -185,6 +185,7 @@ struct kheap_thread *kheap_self(void)
 	t->tid = tid;
 	t->t_base = t->last_ns = kheap_now();
 	atomic_store(&t->tail, atomic_load(&t->head));
+	t->tail_seen = atomic_load(&t->tail);
 	atomic_store(&t->events, 0);
 	atomic_store(&t->lost, 0);
 	t->stack_hi = stack_top(tid);
@@ -221,7 +222,9 @@ static bool ring_put(struct kheap_thread *t, const unsigned char *rec,
 		memcpy(t->data, rec + first, len - first);
 	}
 	atomic_store_explicit(&t->head, h + len, memory_order_release);
-	atomic_fetch_add_explicit(&t->events, 1, memory_order_relaxed);
+	atomic_store_explicit(&t->events,
+			      atomic_load_explicit(&t->events, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	if (h + len - tl >= KHEAP_WAKE && h - tl < KHEAP_WAKE)
 		kheap_wake();
 	return true;
@@ -234,6 +237,7 @@ bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len)
 	uint64_t until;
 	struct timespec nap = { 0, 50000 };
 
+	t->tail_seen = tl;
 	if (ring_put(t, rec, len, h, tl))
 		return true;
 	/*
@@ -249,6 +253,7 @@ bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len)
 			kheap_wake();
 			nanosleep(&nap, NULL);
 			tl = atomic_load_explicit(&t->tail, memory_order_acquire);
+			t->tail_seen = tl;
 			if (ring_put(t, rec, len, h, tl))
 				return true;
 		} while (kheap_now() < until);

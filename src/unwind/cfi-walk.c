@@ -309,6 +309,39 @@ static inline bool rd_log(struct kiln_cfi_chain *log, uint64_t addr,
 }
 
 /*
+ * Where the walk's frame pointer came from, for the chain log: a saved
+ * frame pointer matters to the stack only if a later frame uses it (its
+ * CFA, or the frame-pointer chain), and code built without frame
+ * pointers saves whatever rbp held, which changes from call to call: it
+ * is noted only when used, so that such chains are found again.
+ */
+struct fp_src {
+	bool reg;		/* the register the walk started with */
+	bool pend;		/* the stack word at addr, not noted yet */
+	uint64_t addr, val;
+};
+
+/* The walk uses its frame pointer: notes where it came from. */
+static inline void fp_use(struct kiln_cfi_chain *log, struct fp_src *s)
+{
+	if (!log)
+		return;
+	if (s->reg) {
+		log->fp_used = true;
+		s->reg = false;
+	} else if (s->pend) {
+		uint32_t n = log->n;
+
+		if (n < KILN_CFI_CHAIN_WORDS) {
+			log->off[n] = (uint32_t)(s->addr - log->sp);
+			log->word[n] = s->val;
+		}
+		log->n = n + 1;
+		s->pend = false;
+	}
+}
+
+/*
  * The walk.  *unknown (when given) gets the first pc met that lies in no
  * range of the set -- the leaf's, or the caller's where the walk stopped
  * -- or stays 0: kiln_cfi_unwind_cached() asks the loader about that pc
@@ -320,6 +353,7 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		uint64_t *unknown, struct kiln_cfi_chain *log)
 {
 	bool fp_ok = !(flags & SCAN_FP), exact = true;
+	struct fp_src src = { .reg = true }, nsrc;
 	int n = 0;
 
 	if (max < 1)
@@ -334,7 +368,7 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 	while (n < max) {
 		const struct cfi_row *row = NULL;
 		uint64_t npc, nsp, nfp = fp, cfa;
-		bool nfp_ok = fp_ok, nexact = false;
+		bool nfp_ok = fp_ok, nexact = false, nfp_new = false;
 		int kind = KILN_CFI_NONE;
 
 		if (!rg && n > 1)
@@ -353,10 +387,12 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 				fp_ok = true;
 			if (row->cfa_reg == KILN_CFI_REG_RSP)
 				cfa = sp;
-			else if (fp_ok)
+			else if (fp_ok) {
+				fp_use(log, &src);
 				cfa = fp;
-			else
+			} else {
 				return n;
+			}
 			cfa += (uint64_t)(int64_t)row->cfa_off;
 			if (!rd_log(log, cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, delta,
 				      &npc))
@@ -364,9 +400,12 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			if (row->fp_off == FP_LOST) {
 				nfp_ok = false;
 			} else if (row->fp_off) {
-				if (!rd_log(log, cfa + (uint64_t)(int64_t)row->fp_off,
-					      lo, hi, delta, &nfp))
+				uint64_t a = cfa + (uint64_t)(int64_t)row->fp_off;
+
+				if (!rd_stack(a, lo, hi, delta, &nfp))
 					return n;
+				nsrc = (struct fp_src){ .pend = true, .addr = a, .val = nfp };
+				nfp_new = true;
 				nfp_ok = true;
 			}
 			nsp = cfa;
@@ -387,6 +426,8 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			    !rd_log(log, g + 8 * REG_RSP, lo, hi, delta, &nsp) ||
 			    !rd_log(log, g + 8 * REG_RBP, lo, hi, delta, &nfp))
 				return n;
+			nsrc = (struct fp_src){ 0 };
+			nfp_new = true;
 			nfp_ok = true;
 			nexact = true;
 			break;
@@ -399,11 +440,16 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			if (!fp_ok && (flags & SCAN_FP) &&
 			    (fp = scan_fp(set, sp, lo, hi, delta)))
 				fp_ok = true;
-			if (!fp_ok || fp < sp)
+			if (!fp_ok)
 				return n;
-			if (!rd_log(log, fp, lo, hi, delta, &nfp) ||
+			fp_use(log, &src);
+			if (fp < sp)
+				return n;
+			if (!rd_stack(fp, lo, hi, delta, &nfp) ||
 			    !rd_log(log, fp + 8, lo, hi, delta, &npc))
 				return n;
+			nsrc = (struct fp_src){ .pend = true, .addr = fp, .val = nfp };
+			nfp_new = true;
 			nsp = fp + 16;
 			nfp_ok = true;
 			break;
@@ -423,6 +469,8 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		sp = nsp;
 		fp = nfp;
 		fp_ok = nfp_ok;
+		if (nfp_new)
+			src = nsrc;
 		exact = nexact;
 	}
 	return n;
@@ -516,6 +564,7 @@ retry:
 		log->pc = 0;
 		log->sp = r->sp;
 		log->n = 0;
+		log->fp_used = false;
 	}
 	n = walk(set, cache, r->pc, r->sp, r->fp, stack_lo, stack_hi, 0, 0, pcs,
 		 max, &unknown, log);

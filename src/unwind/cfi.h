@@ -190,23 +190,29 @@ int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
  * library unloaded and another loaded at its address) misses every
  * entry; so does a caller reached another way (another return address on
  * the stack).  Walks that may go otherwise next time (cache.unsure) and
- * chains of more than KILN_CFI_CHAIN_WORDS words are not stored.
- * Direct-mapped by (pc, sp).  Zeroed is empty.  Owned by one thread (no
+ * chains of more than KILN_CFI_CHAIN_WORDS words are not stored.  A
+ * saved frame pointer that no later frame uses is not one of the words
+ * (code without frame pointers saves whatever rbp held).  Sets of
+ * KILN_CFI_CHAIN_WAYS entries picked by (pc, sp): a helper called from a
+ * few places at the same depth keeps a chain for each.  Zeroed is empty.  Owned by one thread (no
  * locking); async-signal-safe.
  */
-#define KILN_CFI_CHAINS 64
+#define KILN_CFI_CHAINS 128	/* entries: sets of KILN_CFI_CHAIN_WAYS */
+#define KILN_CFI_CHAIN_WAYS 4
 #define KILN_CFI_CHAIN_WORDS 48
 struct kiln_cfi_chain {
 	uint64_t pc, sp, fp, lo, hi;	/* pc 0: empty */
 	uint64_t gen;			/* the table set's */
 	uint32_t value;			/* the caller's, not 0 */
 	uint32_t n;			/* words; > KILN_CFI_CHAIN_WORDS: too many */
+	bool fp_used;			/* the walk used fp (else: any fp) */
 	uint32_t off[KILN_CFI_CHAIN_WORDS];	/* a word's address less sp */
 	uint64_t word[KILN_CFI_CHAIN_WORDS];
 };
 struct kiln_cfi_chains {
 	struct kiln_cfi_chain last;	/* what the last walk read (pc 0: none) */
 	uint64_t hits, misses;
+	unsigned next;			/* the way replaced next */
 	struct kiln_cfi_chain e[KILN_CFI_CHAINS];
 };
 
