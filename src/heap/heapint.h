@@ -252,10 +252,21 @@ void kheap_agg_reset(void);
 int kheap_agg_copy(struct kiln_htrace_snap *out);
 void kheap_agg_interval(uint64_t bytes, void (*fn)(void));
 
-/* Encoding helpers. */
+/*
+ * Encoding helpers for ring records: 'A' dt ptr size stack, 'F' dt ptr
+ * (writer.c reads them): varints but for the address, 8 bytes as they
+ * are (a 47-bit address is a 7-byte varint: a loop of 7 steps to write
+ * and another to read, for one byte saved).
+ */
 static inline unsigned char *kheap_uv(unsigned char *p, uint64_t v)
 {
 	return p + kiln_varint_put(p, v);
+}
+
+static inline unsigned char *kheap_u64(unsigned char *p, uint64_t v)
+{
+	__builtin_memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
 }
 
 #endif

@@ -92,7 +92,7 @@ __attribute__((noinline)) void kheap_on_alloc(void *p, size_t n, void *frame)
 		e = rec;
 	*e++ = 'A';
 	e = kheap_uv(e, now - t->last_ns);
-	e = kheap_uv(e, (uint64_t)(uintptr_t)p);
+	e = kheap_u64(e, (uint64_t)(uintptr_t)p);
 	e = kheap_uv(e, n);
 	e = kheap_uv(e, id);
 	put(t, at, rec, e, now);
@@ -114,7 +114,7 @@ void kheap_put_free(void *p, uint64_t now)
 			e = rec;
 		*e++ = 'F';
 		e = kheap_uv(e, now - t->last_ns);
-		e = kheap_uv(e, (uint64_t)(uintptr_t)p);
+		e = kheap_u64(e, (uint64_t)(uintptr_t)p);
 		put(t, at, rec, e, now);
 	}
 	errno = saved;

@@ -153,13 +153,12 @@ static uint64_t stack_top(pid_t tid)
 	return 0;
 }
 
-struct kheap_thread *kheap_self(void)
+/* kheap_self() for a thread without a ring: one attached (or NULL). */
+static __attribute__((noinline)) struct kheap_thread *attach(void)
 {
-	struct kheap_thread *t = kheap_me, *head;
+	struct kheap_thread *t, *head;
 	pid_t tid;
 
-	if (t)
-		return t == ME_DEAD ? NULL : t;
 	tid = kheap_gettid();
 	/* A ring whose thread exited and which the writer drained. */
 	for (t = atomic_load(&kheap_rings); t; t = t->next) {
@@ -199,6 +198,16 @@ struct kheap_thread *kheap_self(void)
 	if (kheap_have_key)
 		pthread_setspecific(kheap_exit_key, t);
 	return t;
+}
+
+struct kheap_thread *kheap_self(void)
+{
+	struct kheap_thread *t = kheap_me;
+
+	/* The hooks' every record: no register saved but for attach(). */
+	if (__builtin_expect(t != NULL, 1))
+		return t == ME_DEAD ? NULL : t;
+	return attach();
 }
 
 void kheap_wake(void)
@@ -265,13 +274,31 @@ bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len)
 
 /* ---- stacks ---- */
 
+/* kheap_frame_stack() for a chain not in the cache: walked, interned,
+ * cached (the stack buffer is here, off the hit's path). */
+static __attribute__((noinline)) uint32_t walk_chain(struct kheap_thread *t,
+						     const struct kiln_cfi_regs *r,
+						     uint64_t hi)
+{
+	uint64_t pcs[KHEAP_MAX_DEPTH];
+	uint32_t id;
+	int n;
+
+	n = kiln_cfi_unwind_chain(kheap_cfi, &t->cfi_cache, &t->chains, r, r->sp,
+				  hi, pcs, KHEAP_MAX_DEPTH);
+	id = kheap_stack_id(pcs, n);
+	/* Not the empty stack: a full table's answer, or none. */
+	if (id > 1)
+		kiln_cfi_chain_put(&t->chains, id);
+	return id;
+}
+
 uint32_t kheap_frame_stack(struct kheap_thread *t, void *frame)
 {
 	const uint64_t *f = frame;
 	struct kiln_cfi_regs r;
-	uint64_t hi = t->stack_hi, pcs[KHEAP_MAX_DEPTH];
+	uint64_t hi = t->stack_hi;
 	uint32_t id;
-	int n;
 
 	/* The hook's frame: saved frame pointer, then the return address
 	 * into the allocation function's caller, whose sp is right above. */
@@ -280,20 +307,11 @@ uint32_t kheap_frame_stack(struct kheap_thread *t, void *frame)
 	r.sp = (uint64_t)(uintptr_t)(f + 2);
 	if (!kheap_cfi || !hi || r.sp >= hi || hi - r.sp > (1ull << 30)) {
 		/* An unknown stack (sigaltstack, a coroutine's): the caller. */
-		pcs[0] = r.pc;
-		return kheap_stack_id(pcs, 1);
+		return kheap_stack_id(&r.pc, 1);
 	}
 	/* A chain seen before, reached the same way: its id, no walk. */
 	id = kiln_cfi_chain_find(kheap_cfi, &t->chains, &r, r.sp, hi);
-	if (id)
-		return id;
-	n = kiln_cfi_unwind_chain(kheap_cfi, &t->cfi_cache, &t->chains, &r, r.sp,
-				  hi, pcs, KHEAP_MAX_DEPTH);
-	id = kheap_stack_id(pcs, n);
-	/* Not the empty stack: a full table's answer, or none. */
-	if (id > 1)
-		kiln_cfi_chain_put(&t->chains, id);
-	return id;
+	return id ? id : walk_chain(t, &r, hi);
 }
 
 static bool stack_eq(uint32_t id, uint64_t h, const uint64_t *pcs, int n)

@@ -139,7 +139,8 @@ static inline const unsigned char *rd_uv(const unsigned char *p, uint64_t *v)
 /*
  * Moves a ring's pending records into the encoder as one run of events
  * (the ring's records are in time order).  Ring records: 'A' dt ptr size
- * stack, 'F' dt ptr, dt the time since the thread's previous record.
+ * stack, 'F' dt ptr, dt the time since the thread's previous record; ptr
+ * 8 bytes in the machine's order, the others varints (heapint.h).
  */
 static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 {
@@ -153,10 +154,10 @@ static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 
 	if (!n)
 		return;
-	/* A record is 3 bytes at least. */
+	/* A record is 10 bytes at least (tag, dt, 8 of address). */
 	if (kiln_buf_grow(&kheap_w_ring, n + 16))
 		return;		/* out of memory: try again next round */
-	ev = kiln_henc_reserve(&kheap_w_enc, n / 3 + 1);
+	ev = kiln_henc_reserve(&kheap_w_enc, n / 10 + 1);
 	if (!ev)
 		return;
 	first = KHEAP_RING - at;
@@ -177,7 +178,8 @@ static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 		time += v;
 		e->t = time;
 		e->tid = (uint32_t)t->tid;
-		p = rd_uv(p, &e->ptr);
+		memcpy(&e->ptr, p, sizeof(e->ptr));
+		p += sizeof(e->ptr);
 		if (tag == 'A') {
 			e->kind = KILN_HEV_ALLOC;
 			p = rd_uv(p, &e->size);
