@@ -155,20 +155,22 @@ static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 	if (!n)
 		return;
 	/* A record is 10 bytes at least (tag, dt, 8 of address). */
-	if (kiln_buf_grow(&kheap_w_ring, n + 16))
-		return;		/* out of memory: try again next round */
 	ev = kiln_henc_reserve(&kheap_w_enc, n / 10 + 1);
 	if (!ev)
-		return;
+		return;		/* out of memory: try again next round */
 	first = KHEAP_RING - at;
 	if (first >= n) {
-		memcpy(kheap_w_ring.data, t->data + at, n);
+		/* Read in place; the room is the thread's again after. */
+		p = t->data + at;
 	} else {
+		/* Around the ring's end: one piece. */
+		if (kiln_buf_grow(&kheap_w_ring, n + 16))
+			return;
 		memcpy(kheap_w_ring.data, t->data + at, first);
 		memcpy(kheap_w_ring.data + first, t->data, n - first);
+		atomic_store_explicit(&t->tail, h, memory_order_release);
+		p = (const unsigned char *)kheap_w_ring.data;
 	}
-	atomic_store_explicit(&t->tail, h, memory_order_release);
-	p = (const unsigned char *)kheap_w_ring.data;
 	end = p + n;
 	while (p < end) {
 		struct kiln_hev *e = &ev[used++];
@@ -192,6 +194,7 @@ static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 		}
 	}
 	t->w_last_ns = time;
+	atomic_store_explicit(&t->tail, h, memory_order_release);
 	if (kiln_henc_commit(&kheap_w_enc, used))
 		kheap_w_dropped += used;
 	/* The thread's name, when new or changed (checked once a second). */
