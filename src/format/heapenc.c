@@ -213,7 +213,7 @@ static inline size_t tslot(uint32_t tid, size_t mask)
 	return (size_t)((tid * 0x9E3779B1u) >> 7) & mask;
 }
 
-uint64_t *kiln_tcount_get(struct kiln_tcount *m, uint32_t tid)
+uint64_t *kiln_tcount_find(struct kiln_tcount *m, uint32_t tid)
 {
 	size_t i;
 
@@ -381,18 +381,24 @@ static void put_free(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
 	}
 }
 
-/* Room in every column for one event's records. */
-static int event_room(struct kiln_hcols *f)
+/*
+ * Room in every column for the records of n events (64 bytes a column
+ * each at most), checked once for ROOM_EVENTS events, not at each.
+ */
+#define ROOM_EVENTS 64
+static int event_room(struct kiln_hcols *f, size_t n)
 {
 	int c;
 
 	for (c = 0; c < KILN_HCOL_N; c++)
-		if (f->c[c].cap - f->c[c].len < 64 && kiln_buf_grow(&f->c[c], 64))
+		if (f->c[c].cap - f->c[c].len < 64 * n &&
+		    kiln_buf_grow(&f->c[c], 64 * n))
 			return -ENOMEM;
 	return 0;
 }
 
-/* Emits one event.  0 or -ENOMEM (before anything changed). */
+/* Emits one event (out has room for it: event_room()).  0 or -ENOMEM
+ * (before anything changed). */
 static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *out,
 		    kiln_henc_fn *fn, void *arg)
 {
@@ -400,11 +406,10 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 	struct kiln_hev old;
 	uint64_t *count, *owner;
 
-	if (out && event_room(out))
-		return -ENOMEM;
 	switch (v->kind) {
 	case KILN_HEV_ALLOC:
-		if (kiln_livetab_reserve(&e->live) || !kiln_tcount_get(&e->counts, v->tid))
+		if (kiln_livetab_reserve(&e->live) ||
+		    !(count = kiln_tcount_get(&e->counts, v->tid)))
 			return -ENOMEM;
 		b = find(e, v->ptr);
 		if (b) {
@@ -423,8 +428,8 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 			if (fn)
 				fn(arg, &old);
 		}
-		/* Exists: no allocation, no rehash. */
-		count = kiln_tcount_get(&e->counts, v->tid);
+		/* count: looking up b->tid's counter (which exists) moved
+		 * nothing. */
 		b = kiln_livetab_put(&e->live, v->ptr);
 		b->size = v->size;
 		b->num = (*count)++;
@@ -474,7 +479,7 @@ int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_hcols *out,
 		   kiln_henc_fn *fn, void *arg)
 {
 	struct cur *heap;
-	size_t n = 0, i, kept = 0;
+	size_t n = 0, i, kept = 0, room = 0;
 	int err = 0;
 
 	if (!e->nruns)
@@ -507,6 +512,13 @@ int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_hcols *out,
 			struct kiln_hev *v = &e->ev[c->pos];
 
 			if (v->t < limit) {
+				if (out && !room) {
+					err = event_room(out, ROOM_EVENTS);
+					if (err)
+						goto out;
+					room = ROOM_EVENTS;
+				}
+				room--;
 				err = emit_one(e, v, out, fn, arg);
 				if (err)
 					goto out;

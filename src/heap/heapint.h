@@ -50,12 +50,20 @@ struct kheap_thread {
 	uint64_t t_base;		/* time of the generation's start */
 	/* Producer side (the owning thread only). */
 	_Atomic uint64_t head;
+	/* The writer's tail as last read (<= tail): the hooks read the
+	 * writer's cache line only when this says the ring nears the
+	 * writer's wake-up mark (kheap_rec_start()). */
+	uint64_t tail_seen;
 	uint64_t last_ns;		/* time of the last record */
 	uint64_t rng;			/* xorshift state */
 	uint64_t stack_hi;		/* top of the thread's stack, 0: unknown */
 	_Atomic uint64_t events, lost;
 	char exit_name[16];		/* the thread's name when it ended */
 	struct kiln_cfi_cache cfi_cache;	/* the unwinder's lookups */
+	/* Recent call chains and their stack ids (kheap_frame_stack()):
+	 * valid whichever thread owns the ring, since a chain is checked
+	 * against the stack words themselves. */
+	struct kiln_cfi_chains chains;
 	char pad1[64];
 	/* Consumer side (the writer). */
 	_Atomic uint64_t tail;
@@ -96,6 +104,39 @@ KHEAP_SHARED uint64_t kheap_now(void);
 KHEAP_SHARED bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len);
 
 /*
+ * Where the calling thread encodes its next record (at most KHEAP_MAX_REC
+ * bytes) straight into its ring, then kheap_rec_end(): no copy, no store
+ * the writer reads but the head.  NULL when the record must go through
+ * kheap_put() instead: it would wrap around the ring's end, or the ring
+ * may be near the writer's wake-up mark (or full) by what the thread
+ * last saw of the writer's tail (kheap_put() reads the tail again, wakes
+ * the writer, waits for room).  Hook context.
+ */
+static inline unsigned char *kheap_rec_start(struct kheap_thread *t)
+{
+	uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+	size_t at = (size_t)(h & (KHEAP_RING - 1));
+
+	if (at > KHEAP_RING - KHEAP_MAX_REC ||
+	    h + KHEAP_MAX_REC - t->tail_seen > KHEAP_WAKE)
+		return NULL;
+	return t->data + at;
+}
+
+/* Publishes the len bytes written at kheap_rec_start().  Hook context. */
+static inline void kheap_rec_end(struct kheap_thread *t, size_t len)
+{
+	uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+
+	/* Below the wake-up mark: the writer need not be woken.  events:
+	 * this thread's alone (a plain add, no locked instruction). */
+	atomic_store_explicit(&t->head, h + len, memory_order_release);
+	atomic_store_explicit(&t->events,
+			      atomic_load_explicit(&t->events, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/*
  * Interns a stack (leaf first), returning its id (>= 2; id 1 is the empty
  * stack, also returned when the table is full).  Lock-free lookup, a spin
  * lock only to add a stack never seen.  Hook context.
@@ -103,11 +144,15 @@ KHEAP_SHARED bool kheap_put(struct kheap_thread *t, const unsigned char *rec, si
 KHEAP_SHARED uint32_t kheap_stack_id(const uint64_t *pcs, int n);
 
 /*
- * Unwinds from the frame of a hook (its __builtin_frame_address(0)):
- * pcs[0] is the return address into the allocation function's caller.
- * Returns the depth.  Hook context.
+ * The stack id of the allocation whose hook's frame is given (its
+ * __builtin_frame_address(0)): the stack starts at the return address
+ * into the allocation function's caller.  A call chain seen before by
+ * the thread, with the same return addresses on the stack, is found in
+ * its chain cache without unwinding (unwind/cfi.h); otherwise the stack
+ * is unwound (CFI, frame pointers where a module has no CFI) and
+ * interned.  Hook context.
  */
-KHEAP_SHARED int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max);
+KHEAP_SHARED uint32_t kheap_frame_stack(struct kheap_thread *t, void *frame);
 
 /* Sampled-block set (sampling mode): add, and remove-if-present. */
 KHEAP_SHARED bool kheap_sset_add(uint64_t ptr);
@@ -179,7 +224,7 @@ static inline bool kheap_ss_maybe(uint64_t p)
  * KHEAP_INTERPOSER_SYM: libkiln.so looks the name up (dlsym) when heap
  * profiling starts, and heap profiling is possible only when it is found.
  */
-#define KHEAP_ABI 1
+#define KHEAP_ABI 2
 #define KHEAP_INTERPOSER_SYM "kiln_malloc_interposer"
 struct kheap_interposer {
 	uint32_t abi;			/* KHEAP_ABI of the build */
@@ -207,10 +252,21 @@ void kheap_agg_reset(void);
 int kheap_agg_copy(struct kiln_htrace_snap *out);
 void kheap_agg_interval(uint64_t bytes, void (*fn)(void));
 
-/* Encoding helpers. */
+/*
+ * Encoding helpers for ring records: 'A' dt ptr size stack, 'F' dt ptr
+ * (writer.c reads them): varints but for the address, 8 bytes as they
+ * are (a 47-bit address is a 7-byte varint: a loop of 7 steps to write
+ * and another to read, for one byte saved).
+ */
 static inline unsigned char *kheap_uv(unsigned char *p, uint64_t v)
 {
 	return p + kiln_varint_put(p, v);
+}
+
+static inline unsigned char *kheap_u64(unsigned char *p, uint64_t v)
+{
+	__builtin_memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
 }
 
 #endif

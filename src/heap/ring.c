@@ -153,13 +153,12 @@ static uint64_t stack_top(pid_t tid)
 	return 0;
 }
 
-struct kheap_thread *kheap_self(void)
+/* kheap_self() for a thread without a ring: one attached (or NULL). */
+static __attribute__((noinline)) struct kheap_thread *attach(void)
 {
-	struct kheap_thread *t = kheap_me, *head;
+	struct kheap_thread *t, *head;
 	pid_t tid;
 
-	if (t)
-		return t == ME_DEAD ? NULL : t;
 	tid = kheap_gettid();
 	/* A ring whose thread exited and which the writer drained. */
 	for (t = atomic_load(&kheap_rings); t; t = t->next) {
@@ -185,6 +184,7 @@ struct kheap_thread *kheap_self(void)
 	t->tid = tid;
 	t->t_base = t->last_ns = kheap_now();
 	atomic_store(&t->tail, atomic_load(&t->head));
+	t->tail_seen = atomic_load(&t->tail);
 	atomic_store(&t->events, 0);
 	atomic_store(&t->lost, 0);
 	t->stack_hi = stack_top(tid);
@@ -198,6 +198,16 @@ struct kheap_thread *kheap_self(void)
 	if (kheap_have_key)
 		pthread_setspecific(kheap_exit_key, t);
 	return t;
+}
+
+struct kheap_thread *kheap_self(void)
+{
+	struct kheap_thread *t = kheap_me;
+
+	/* The hooks' every record: no register saved but for attach(). */
+	if (__builtin_expect(t != NULL, 1))
+		return t == ME_DEAD ? NULL : t;
+	return attach();
 }
 
 void kheap_wake(void)
@@ -221,7 +231,9 @@ static bool ring_put(struct kheap_thread *t, const unsigned char *rec,
 		memcpy(t->data, rec + first, len - first);
 	}
 	atomic_store_explicit(&t->head, h + len, memory_order_release);
-	atomic_fetch_add_explicit(&t->events, 1, memory_order_relaxed);
+	atomic_store_explicit(&t->events,
+			      atomic_load_explicit(&t->events, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	if (h + len - tl >= KHEAP_WAKE && h - tl < KHEAP_WAKE)
 		kheap_wake();
 	return true;
@@ -234,6 +246,7 @@ bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len)
 	uint64_t until;
 	struct timespec nap = { 0, 50000 };
 
+	t->tail_seen = tl;
 	if (ring_put(t, rec, len, h, tl))
 		return true;
 	/*
@@ -249,6 +262,7 @@ bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len)
 			kheap_wake();
 			nanosleep(&nap, NULL);
 			tl = atomic_load_explicit(&t->tail, memory_order_acquire);
+			t->tail_seen = tl;
 			if (ring_put(t, rec, len, h, tl))
 				return true;
 		} while (kheap_now() < until);
@@ -260,11 +274,31 @@ bool kheap_put(struct kheap_thread *t, const unsigned char *rec, size_t len)
 
 /* ---- stacks ---- */
 
-int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max)
+/* kheap_frame_stack() for a chain not in the cache: walked, interned,
+ * cached (the stack buffer is here, off the hit's path). */
+static __attribute__((noinline)) uint32_t walk_chain(struct kheap_thread *t,
+						     const struct kiln_cfi_regs *r,
+						     uint64_t hi)
+{
+	uint64_t pcs[KHEAP_MAX_DEPTH];
+	uint32_t id;
+	int n;
+
+	n = kiln_cfi_unwind_chain(kheap_cfi, &t->cfi_cache, &t->chains, r, r->sp,
+				  hi, pcs, KHEAP_MAX_DEPTH);
+	id = kheap_stack_id(pcs, n);
+	/* Not the empty stack: a full table's answer, or none. */
+	if (id > 1)
+		kiln_cfi_chain_put(&t->chains, id);
+	return id;
+}
+
+uint32_t kheap_frame_stack(struct kheap_thread *t, void *frame)
 {
 	const uint64_t *f = frame;
 	struct kiln_cfi_regs r;
 	uint64_t hi = t->stack_hi;
+	uint32_t id;
 
 	/* The hook's frame: saved frame pointer, then the return address
 	 * into the allocation function's caller, whose sp is right above. */
@@ -273,10 +307,11 @@ int kheap_unwind(struct kheap_thread *t, void *frame, uint64_t *pcs, int max)
 	r.sp = (uint64_t)(uintptr_t)(f + 2);
 	if (!kheap_cfi || !hi || r.sp >= hi || hi - r.sp > (1ull << 30)) {
 		/* An unknown stack (sigaltstack, a coroutine's): the caller. */
-		pcs[0] = r.pc;
-		return 1;
+		return kheap_stack_id(&r.pc, 1);
 	}
-	return kiln_cfi_unwind_cached(kheap_cfi, &t->cfi_cache, &r, r.sp, hi, pcs, max);
+	/* A chain seen before, reached the same way: its id, no walk. */
+	id = kiln_cfi_chain_find(kheap_cfi, &t->chains, &r, r.sp, hi);
+	return id ? id : walk_chain(t, &r, hi);
 }
 
 static bool stack_eq(uint32_t id, uint64_t h, const uint64_t *pcs, int n)

@@ -142,6 +142,7 @@ void kiln_htrace_fork_child(void)
 	 * empty, with only this thread, and defines every stack again. */
 	for (t = atomic_load(&kheap_rings); t; t = t->next) {
 		atomic_store(&t->tail, atomic_load(&t->head));
+		t->tail_seen = atomic_load(&t->tail);
 		if (t == kheap_me) {
 			t->tid = kheap_gettid();
 			t->t_base = t->last_ns = kheap_now();

@@ -139,7 +139,8 @@ static inline const unsigned char *rd_uv(const unsigned char *p, uint64_t *v)
 /*
  * Moves a ring's pending records into the encoder as one run of events
  * (the ring's records are in time order).  Ring records: 'A' dt ptr size
- * stack, 'F' dt ptr, dt the time since the thread's previous record.
+ * stack, 'F' dt ptr, dt the time since the thread's previous record; ptr
+ * 8 bytes in the machine's order, the others varints (heapint.h).
  */
 static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 {
@@ -153,21 +154,23 @@ static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 
 	if (!n)
 		return;
-	/* A record is 3 bytes at least. */
-	if (kiln_buf_grow(&kheap_w_ring, n + 16))
-		return;		/* out of memory: try again next round */
-	ev = kiln_henc_reserve(&kheap_w_enc, n / 3 + 1);
+	/* A record is 10 bytes at least (tag, dt, 8 of address). */
+	ev = kiln_henc_reserve(&kheap_w_enc, n / 10 + 1);
 	if (!ev)
-		return;
+		return;		/* out of memory: try again next round */
 	first = KHEAP_RING - at;
 	if (first >= n) {
-		memcpy(kheap_w_ring.data, t->data + at, n);
+		/* Read in place; the room is the thread's again after. */
+		p = t->data + at;
 	} else {
+		/* Around the ring's end: one piece. */
+		if (kiln_buf_grow(&kheap_w_ring, n + 16))
+			return;
 		memcpy(kheap_w_ring.data, t->data + at, first);
 		memcpy(kheap_w_ring.data + first, t->data, n - first);
+		atomic_store_explicit(&t->tail, h, memory_order_release);
+		p = (const unsigned char *)kheap_w_ring.data;
 	}
-	atomic_store_explicit(&t->tail, h, memory_order_release);
-	p = (const unsigned char *)kheap_w_ring.data;
 	end = p + n;
 	while (p < end) {
 		struct kiln_hev *e = &ev[used++];
@@ -177,7 +180,8 @@ static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 		time += v;
 		e->t = time;
 		e->tid = (uint32_t)t->tid;
-		p = rd_uv(p, &e->ptr);
+		memcpy(&e->ptr, p, sizeof(e->ptr));
+		p += sizeof(e->ptr);
 		if (tag == 'A') {
 			e->kind = KILN_HEV_ALLOC;
 			p = rd_uv(p, &e->size);
@@ -190,6 +194,7 @@ static void drain_ring(struct kheap_thread *t, struct kiln_hcols *names)
 		}
 	}
 	t->w_last_ns = time;
+	atomic_store_explicit(&t->tail, h, memory_order_release);
 	if (kiln_henc_commit(&kheap_w_enc, used))
 		kheap_w_dropped += used;
 	/* The thread's name, when new or changed (checked once a second). */

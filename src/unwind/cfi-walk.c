@@ -210,8 +210,10 @@ static inline const struct cfi_row *cached_row(struct kiln_cfi_cache *cache,
 	if (cache->e[i].pc == a)
 		return cache->e[i].row;
 	row = find_row(set, rg->mod, a, set->c && set->c->build_now);
-	if (!row && (rg->mod->pending || rg->mod->fde_rows))
+	if (!row && (rg->mod->pending || rg->mod->fde_rows)) {
+		cache->unsure = true;
 		return row;	/* may be built later: not remembered */
+	}
 	cache->e[i].pc = a;
 	cache->e[i].row = row;
 	cache->e[i].range = rg;
@@ -287,6 +289,58 @@ static uint64_t scan_fp(const struct cfi_set *set, uint64_t sp, uint64_t lo,
 	return 0;
 }
 
+/* rd_stack() for walk(), noting the word in log (when given): a chain
+ * for kiln_cfi_chain_put(). */
+static inline bool rd_log(struct kiln_cfi_chain *log, uint64_t addr,
+			  uint64_t lo, uint64_t hi, uint64_t delta, uint64_t *out)
+{
+	if (!rd_stack(addr, lo, hi, delta, out))
+		return false;
+	if (log) {
+		uint32_t n = log->n;
+
+		if (n < KILN_CFI_CHAIN_WORDS) {
+			log->off[n] = (uint32_t)(addr - log->sp);
+			log->word[n] = *out;
+		}
+		log->n = n + 1;
+	}
+	return true;
+}
+
+/*
+ * Where the walk's frame pointer came from, for the chain log: a saved
+ * frame pointer matters to the stack only if a later frame uses it (its
+ * CFA, or the frame-pointer chain), and code built without frame
+ * pointers saves whatever rbp held, which changes from call to call: it
+ * is noted only when used, so that such chains are found again.
+ */
+struct fp_src {
+	bool reg;		/* the register the walk started with */
+	bool pend;		/* the stack word at addr, not noted yet */
+	uint64_t addr, val;
+};
+
+/* The walk uses its frame pointer: notes where it came from. */
+static inline void fp_use(struct kiln_cfi_chain *log, struct fp_src *s)
+{
+	if (!log)
+		return;
+	if (s->reg) {
+		log->fp_used = true;
+		s->reg = false;
+	} else if (s->pend) {
+		uint32_t n = log->n;
+
+		if (n < KILN_CFI_CHAIN_WORDS) {
+			log->off[n] = (uint32_t)(s->addr - log->sp);
+			log->word[n] = s->val;
+		}
+		log->n = n + 1;
+		s->pend = false;
+	}
+}
+
 /*
  * The walk.  *unknown (when given) gets the first pc met that lies in no
  * range of the set -- the leaf's, or the caller's where the walk stopped
@@ -296,9 +350,10 @@ static uint64_t scan_fp(const struct cfi_set *set, uint64_t sp, uint64_t lo,
 static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lo, uint64_t hi,
 		uint64_t delta, unsigned flags, uint64_t *pcs, int max,
-		uint64_t *unknown)
+		uint64_t *unknown, struct kiln_cfi_chain *log)
 {
 	bool fp_ok = !(flags & SCAN_FP), exact = true;
+	struct fp_src src = { .reg = true }, nsrc;
 	int n = 0;
 
 	if (max < 1)
@@ -313,7 +368,7 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 	while (n < max) {
 		const struct cfi_row *row = NULL;
 		uint64_t npc, nsp, nfp = fp, cfa;
-		bool nfp_ok = fp_ok, nexact = false;
+		bool nfp_ok = fp_ok, nexact = false, nfp_new = false;
 		int kind = KILN_CFI_NONE;
 
 		if (!rg && n > 1)
@@ -332,20 +387,25 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 				fp_ok = true;
 			if (row->cfa_reg == KILN_CFI_REG_RSP)
 				cfa = sp;
-			else if (fp_ok)
+			else if (fp_ok) {
+				fp_use(log, &src);
 				cfa = fp;
-			else
+			} else {
 				return n;
+			}
 			cfa += (uint64_t)(int64_t)row->cfa_off;
-			if (!rd_stack(cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, delta,
+			if (!rd_log(log, cfa + (uint64_t)(int64_t)row->ra_off, lo, hi, delta,
 				      &npc))
 				return n;
 			if (row->fp_off == FP_LOST) {
 				nfp_ok = false;
 			} else if (row->fp_off) {
-				if (!rd_stack(cfa + (uint64_t)(int64_t)row->fp_off,
-					      lo, hi, delta, &nfp))
+				uint64_t a = cfa + (uint64_t)(int64_t)row->fp_off;
+
+				if (!rd_stack(a, lo, hi, delta, &nfp))
 					return n;
+				nsrc = (struct fp_src){ .pend = true, .addr = a, .val = nfp };
+				nfp_new = true;
 				nfp_ok = true;
 			}
 			nsp = cfa;
@@ -353,7 +413,7 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		case KILN_CFI_PLT:
 			cfa = sp + (uint64_t)(int64_t)row->cfa_off +
 			      ((pc & 15) >= row->plt_at ? 8 : 0);
-			if (!rd_stack(cfa - 8, lo, hi, delta, &npc))
+			if (!rd_log(log, cfa - 8, lo, hi, delta, &npc))
 				return n;
 			nsp = cfa;
 			break;
@@ -362,10 +422,12 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			/* rt_sigreturn's frame: the ucontext_t lies at sp. */
 			uint64_t g = sp + offsetof(ucontext_t, uc_mcontext.gregs);
 
-			if (!rd_stack(g + 8 * REG_RIP, lo, hi, delta, &npc) ||
-			    !rd_stack(g + 8 * REG_RSP, lo, hi, delta, &nsp) ||
-			    !rd_stack(g + 8 * REG_RBP, lo, hi, delta, &nfp))
+			if (!rd_log(log, g + 8 * REG_RIP, lo, hi, delta, &npc) ||
+			    !rd_log(log, g + 8 * REG_RSP, lo, hi, delta, &nsp) ||
+			    !rd_log(log, g + 8 * REG_RBP, lo, hi, delta, &nfp))
 				return n;
+			nsrc = (struct fp_src){ 0 };
+			nfp_new = true;
 			nfp_ok = true;
 			nexact = true;
 			break;
@@ -378,11 +440,16 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			if (!fp_ok && (flags & SCAN_FP) &&
 			    (fp = scan_fp(set, sp, lo, hi, delta)))
 				fp_ok = true;
-			if (!fp_ok || fp < sp)
+			if (!fp_ok)
+				return n;
+			fp_use(log, &src);
+			if (fp < sp)
 				return n;
 			if (!rd_stack(fp, lo, hi, delta, &nfp) ||
-			    !rd_stack(fp + 8, lo, hi, delta, &npc))
+			    !rd_log(log, fp + 8, lo, hi, delta, &npc))
 				return n;
+			nsrc = (struct fp_src){ .pend = true, .addr = fp, .val = nfp };
+			nfp_new = true;
 			nsp = fp + 16;
 			nfp_ok = true;
 			break;
@@ -402,6 +469,8 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		sp = nsp;
 		fp = nfp;
 		fp_ok = nfp_ok;
+		if (nfp_new)
+			src = nsrc;
 		exact = nexact;
 	}
 	return n;
@@ -418,7 +487,7 @@ int kiln_cfi_unwind_regs(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 
 	atomic_fetch_add(in, 1);
 	n = walk(atomic_load(&c->cur), NULL, r->pc, r->sp, r->fp, stack_lo,
-		 stack_hi, 0, flags, pcs, max, NULL);
+		 stack_hi, 0, flags, pcs, max, NULL, NULL);
 	atomic_fetch_sub(in, 1);
 	return n;
 }
@@ -432,7 +501,7 @@ int kiln_cfi_unwind_copy(struct kiln_cfi *c, const struct kiln_cfi_regs *r,
 	atomic_fetch_add(in, 1);
 	n = walk(atomic_load(&c->cur), NULL, r->pc, r->sp, r->fp, r->sp,
 		 r->sp + len, (uint64_t)(uintptr_t)copy - r->sp,
-		 r->fp ? 0 : SCAN_FP, pcs, max, NULL);
+		 r->fp ? 0 : SCAN_FP, pcs, max, NULL, NULL);
 	atomic_fetch_sub(in, 1);
 	return n;
 }
@@ -465,9 +534,14 @@ static bool loaded_since(struct kiln_cfi_cache *cache, uint64_t pc)
 #endif
 }
 
-int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
-			   const struct kiln_cfi_regs *r, uint64_t stack_lo,
-			   uint64_t stack_hi, uint64_t *pcs, int max)
+/*
+ * kiln_cfi_unwind_cached(), noting in log (when given) where the walk
+ * started, the set's generation and the stack words it read.
+ */
+static int unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
+			 const struct kiln_cfi_regs *r, uint64_t stack_lo,
+			 uint64_t stack_hi, uint64_t *pcs, int max,
+			 struct kiln_cfi_chain *log)
 {
 	atomic_long *in = inside_of(c);
 	const struct cfi_set *set;
@@ -485,9 +559,23 @@ retry:
 		cache->gen = set->gen;
 	}
 	unknown = 0;
+	cache->unsure = false;
+	if (log) {
+		log->pc = 0;
+		log->sp = r->sp;
+		log->n = 0;
+		log->fp_used = false;
+	}
 	n = walk(set, cache, r->pc, r->sp, r->fp, stack_lo, stack_hi, 0, 0, pcs,
-		 max, &unknown);
+		 max, &unknown, log);
 	stale = again && unknown && loaded_since(cache, unknown);
+	if (log && set && !unknown && !cache->unsure) {
+		log->pc = r->pc;
+		log->fp = r->fp;
+		log->lo = stack_lo;
+		log->hi = stack_hi;
+		log->gen = set->gen;
+	}
 	atomic_fetch_sub(in, 1);
 	if (stale) {
 		/* The walk stopped in a library loaded since the last
@@ -499,6 +587,21 @@ retry:
 			goto retry;
 	}
 	return n;
+}
+
+int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
+			   const struct kiln_cfi_regs *r, uint64_t stack_lo,
+			   uint64_t stack_hi, uint64_t *pcs, int max)
+{
+	return unwind_cached(c, cache, r, stack_lo, stack_hi, pcs, max, NULL);
+}
+
+int kiln_cfi_unwind_chain(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
+			  struct kiln_cfi_chains *ch, const struct kiln_cfi_regs *r,
+			  uint64_t stack_lo, uint64_t stack_hi, uint64_t *pcs,
+			  int max)
+{
+	return unwind_cached(c, cache, r, stack_lo, stack_hi, pcs, max, &ch->last);
 }
 
 int kiln_cfi_unwind(struct kiln_cfi *c, const void *ucontext,

@@ -318,7 +318,8 @@ int kiln_cfi_refresh(struct kiln_cfi *c)
 		qsort(sc.set->ranges, sc.set->nranges, sizeof(*sc.set->ranges),
 		      range_cmp);
 	c->scanned = true;
-	sc.set->gen = ++c->generation;
+	/* Before the set is published: kiln_cfi_chain_find() reads it. */
+	sc.set->gen = __atomic_add_fetch(&c->generation, 1, __ATOMIC_SEQ_CST);
 	sc.set->c = c;
 	old = atomic_exchange(&c->cur, sc.set);
 	if (old) {

@@ -156,6 +156,10 @@ struct kiln_cfi_cache {
 	 * once, so one it leaves out for good costs no refresh per walk. */
 	uint64_t stale_obj[4];
 	unsigned stale_next;
+	/* Set by a walk whose stack may come out otherwise next time, the
+	 * same stack words under the same table set: a row not built yet
+	 * (lazy tables), a pc in no object the set knows. */
+	bool unsure;
 	struct {
 		uint64_t pc;		/* 0: empty */
 		const void *row;	/* its row (NULL: none) */
@@ -172,6 +176,70 @@ struct kiln_cfi_cache {
 int kiln_cfi_unwind_cached(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
 			   const struct kiln_cfi_regs *r, uint64_t stack_lo,
 			   uint64_t stack_hi, uint64_t *pcs, int max);
+
+/*
+ * A thread's cache of recent call chains (the heap hooks'), before any
+ * walk: a chain is known by where the walk starts (pc, sp, fp and the
+ * stack's bounds), the table set's generation and every stack word the
+ * walk read (return addresses, saved frame pointers: where and what).  A
+ * walk is a function of those alone, so a chain found again with the
+ * same words gives the stack the walk would give, and the value the
+ * caller stored with it (the heap tracer's stack id) costs a compare per
+ * word instead of a walk, a hash of the stack and a table probe.  A new
+ * table set (libraries loaded or unloaded, and the set refreshed: a
+ * library unloaded and another loaded at its address) misses every
+ * entry; so does a caller reached another way (another return address on
+ * the stack).  Walks that may go otherwise next time (cache.unsure) and
+ * chains of more than KILN_CFI_CHAIN_WORDS words are not stored.  A
+ * saved frame pointer that no later frame uses is not one of the words
+ * (code without frame pointers saves whatever rbp held).  Sets of
+ * KILN_CFI_CHAIN_WAYS entries picked by (pc, sp): a helper called from a
+ * few places at the same depth keeps a chain for each.  Zeroed is empty.  Owned by one thread (no
+ * locking); async-signal-safe.
+ */
+#define KILN_CFI_CHAINS 128	/* entries: sets of KILN_CFI_CHAIN_WAYS */
+#define KILN_CFI_CHAIN_WAYS 4
+#define KILN_CFI_CHAIN_WORDS 48
+struct kiln_cfi_chain {
+	uint64_t pc, sp, fp, lo, hi;	/* pc 0: empty */
+	uint64_t gen;			/* the table set's */
+	uint32_t value;			/* the caller's, not 0 */
+	uint32_t n;			/* words; > KILN_CFI_CHAIN_WORDS: too many */
+	bool fp_used;			/* the walk used fp (else: any fp) */
+	uint32_t off[KILN_CFI_CHAIN_WORDS];	/* a word's address less sp */
+	uint64_t word[KILN_CFI_CHAIN_WORDS];
+};
+struct kiln_cfi_chains {
+	struct kiln_cfi_chain last;	/* what the last walk read (pc 0: none) */
+	uint64_t hits, misses;
+	unsigned next;			/* the way replaced next */
+	struct kiln_cfi_chain e[KILN_CFI_CHAINS];
+};
+
+/*
+ * The value stored with the chain that starts at r on the calling
+ * thread's stack [stack_lo, stack_hi), or 0: not cached (then unwind with
+ * kiln_cfi_unwind_chain() and store with kiln_cfi_chain_put()).
+ */
+uint32_t kiln_cfi_chain_find(struct kiln_cfi *c, struct kiln_cfi_chains *ch,
+			     const struct kiln_cfi_regs *r, uint64_t stack_lo,
+			     uint64_t stack_hi);
+
+/*
+ * kiln_cfi_unwind_cached() that notes, in ch->last, the stack words the
+ * walk read, for kiln_cfi_chain_put().
+ */
+int kiln_cfi_unwind_chain(struct kiln_cfi *c, struct kiln_cfi_cache *cache,
+			  struct kiln_cfi_chains *ch, const struct kiln_cfi_regs *r,
+			  uint64_t stack_lo, uint64_t stack_hi, uint64_t *pcs,
+			  int max);
+
+/*
+ * Stores value (not 0) with the chain of the last kiln_cfi_unwind_chain()
+ * on ch, unless that walk may go otherwise next time or read too many
+ * words.
+ */
+void kiln_cfi_chain_put(struct kiln_cfi_chains *ch, uint32_t value);
 
 enum kiln_cfi_kind {
 	KILN_CFI_NONE,		/* no FDE covers the pc: frame pointers */

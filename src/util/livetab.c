@@ -13,7 +13,7 @@ static void set_ptr(struct kiln_livetab *t, size_t i, uint64_t ptr)
 	memcpy(t->slots + i * t->esize, &ptr, sizeof(ptr));
 }
 
-int kiln_livetab_reserve(struct kiln_livetab *t)
+int kiln_livetab_grow(struct kiln_livetab *t)
 {
 	size_t cap = t->slots ? t->mask + 1 : 0, ncap, i, k;
 	unsigned char *n;

@@ -63,11 +63,20 @@ static inline void *kiln_livetab_find(const struct kiln_livetab *t, uint64_t ptr
 	return NULL;
 }
 
+/* kiln_livetab_reserve() when the table must grow.  0 or -ENOMEM. */
+int kiln_livetab_grow(struct kiln_livetab *t);
+
 /*
  * Room for one more block: the table doubles (or is first allocated)
- * when it would be more than half full.  0 or -ENOMEM.
+ * when it would be more than half full.  0 or -ENOMEM.  Inline: the
+ * trace's encoder asks at every allocation.
  */
-int kiln_livetab_reserve(struct kiln_livetab *t);
+static inline int kiln_livetab_reserve(struct kiln_livetab *t)
+{
+	if (t->slots && (t->n + 1) * 2 <= t->mask + 1)
+		return 0;
+	return kiln_livetab_grow(t);
+}
 
 /*
  * The entry for block ptr, which must not be in the table, after
