@@ -242,9 +242,14 @@ again:
 		if (err == -EINVAL && v->msg)
 			snprintf(d->msg, sizeof(d->msg), "%s", v->msg);
 		kiln_web_view_done(m, v);
+		/* Its page moved on, not ours: make it.  (A heap trace's
+		 * range stopped by a newer range stays stopped.) */
 		if (err == -ECANCELED && !kiln_web_page_moved_on(m, mk.hash, mk.seq) &&
-		    !__atomic_load_n(&m->closing, __ATOMIC_RELAXED))
-			goto again;	/* its page moved on, not ours: make it */
+		    !__atomic_load_n(&m->closing, __ATOMIC_RELAXED) &&
+		    !(s->ranged && m->in[s->p].trace))
+			goto again;
+		if (err == -ECANCELED)
+			goto out_moved_on;
 		return err;
 	}
 	v = view_new(m, s, &k);
@@ -271,11 +276,14 @@ again:
 	*out = v;
 	return 0;
 out_moved_on:
+	/* Else a newer range of a heap trace stopped it: call.c says so. */
 	if (__atomic_load_n(&m->closing, __ATOMIC_RELAXED))
 		snprintf(d->msg, sizeof(d->msg), "kiln serve is stopping");
-	else
+	else if (kiln_web_page_moved_on(m, mk.hash, mk.seq))
 		snprintf(d->msg, sizeof(d->msg), "a newer request of page '%s' "
 			 "came meanwhile", s->page ? s->page : "");
+	else
+		d->msg[0] = '\0';
 	return -ECANCELED;
 }
 
