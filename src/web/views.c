@@ -217,8 +217,12 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 	const struct key k = { opt(s->focus), opt(s->ignore), opt(s->hide),
 			       opt(s->labels), opt(s->group), opt(s->tf) };
 	struct web_making mk = { m, NULL, s->page ? kiln_web_page_hash(s->page) : 0, s->seq };
+	struct kiln_diag own = { "" };
 	struct web_view *v;
 	int err;
+
+	if (!d)
+		d = &own;	/* kiln_web_model_warm() asks for no message */
 
 again:
 	pthread_mutex_lock(&m->cache_lock);
@@ -309,17 +313,15 @@ static void evict(struct kiln_web_model *m, struct web_view **gone,
 	}
 }
 
-/* Frees views no longer in the cache and hands the memory back. */
+/* Frees views no longer in the cache.  Their big arrays were mapped
+ * whole (kiln serve's M_MMAP_THRESHOLD) and go back to the system now;
+ * the rest when idle (kiln_web_model_tidy()). */
 static void free_views(struct web_view **gone, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		view_free(gone[i]);
-	/* Every arena's free pages back to the system (glibc), or the
-	 * process would keep its peak. */
-	if (n)
-		malloc_trim(0);
 }
 
 void kiln_web_view_done(struct kiln_web_model *m, struct web_view *v)
@@ -383,9 +385,11 @@ bool kiln_web_model_tidy(struct kiln_web_model *m)
 	}
 	pthread_mutex_unlock(&m->cache_lock);
 	free_views(gone, n);
-	if (!n)
-		malloc_trim(0);
 	free(gone);
+	/* Every arena's free pages back to the system (glibc): the
+	 * connections' threads each filled one, which would otherwise keep
+	 * the process at its peak. */
+	malloc_trim(0);
 	return true;
 }
 
