@@ -30,6 +30,7 @@ static const struct option opts[] = {
 	{ "source-path", required_argument, NULL, 'S' },
 	{ "trim-path", required_argument, NULL, 'R' },
 	{ "event", required_argument, NULL, 'E' },
+	{ "cache-mb", required_argument, NULL, 'C' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -131,6 +132,8 @@ int kiln_cmd_serve(int argc, char **argv)
 	const char *addr = "127.0.0.1:8080", *diff = NULL, *token = NULL;
 	const char *source_path = NULL, *trim_path = NULL;
 	bool by_function = false;
+	long cache_mb = -1;
+	char *end;
 	struct kiln_web_model *m = NULL;
 	struct kiln_web *w = NULL;
 	struct kiln_diag d = { "" };
@@ -154,6 +157,15 @@ int kiln_cmd_serve(int argc, char **argv)
 		case 'S': source_path = optarg; break;
 		case 'R': trim_path = optarg; break;
 		case 'E': kiln_perfdata_set_event(optarg); break;
+		case 'C':
+			errno = 0;
+			cache_mb = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || cache_mb < 0 ||
+			    cache_mb > 1L << 30)
+				return kiln_cli_usage_error("serve",
+					"bad --cache-mb '%s': want a whole number of MiB",
+					optarg);
+			break;
 		case 'q': kiln_cli_quiet = true; break;
 		case 'h': kiln_cli_usage("serve", false); return 0;
 		default: return kiln_cli_usage_error("serve", "unknown option");
@@ -178,6 +190,8 @@ int kiln_cmd_serve(int argc, char **argv)
 	}
 	kiln_web_enable_callgraph();
 	kiln_web_model_diff_by_function(m, by_function);
+	if (cache_mb >= 0)
+		kiln_web_model_set_cache(m, (size_t)cache_mb << 20);
 	kiln_web_enable_disasm();
 	kiln_web_model_stop_on(m, &kiln_cli_stop_signal);
 	/* A stop signal sets a flag: the reading stops between inputs (and a

@@ -200,12 +200,22 @@ int kiln_prof_events_tidy(struct kiln_prof *p)
 int kiln_prof_events_remap(struct kiln_prof *p, const long *map)
 {
 	size_t i, j, nt = p->ntypes;
+	/* Per new sample, the old one whose events it took (+ 1). */
+	uint32_t *from = calloc(p->nsamples + 1, sizeof(*from));
+	bool merged = !from;	/* unknown: tidy */
 
 	for (i = j = 0; i < p->nevents; i++) {
 		long to = map[p->events[i].sample];
 
 		if (to < 0)
 			continue;
+		if (from && (size_t)to < p->nsamples) {
+			uint32_t old = p->events[i].sample + 1;
+
+			if (from[to] && from[to] != old)
+				merged = true;
+			from[to] = old;
+		}
 		p->events[j].time = p->events[i].time;
 		p->events[j].sample = (uint32_t)to;
 		if (i != j)
@@ -214,7 +224,14 @@ int kiln_prof_events_remap(struct kiln_prof *p, const long *map)
 		j++;
 	}
 	p->nevents = j;
-	p->ev_untidy = true;
+	/* Only two old samples made one can put two events of one bucket
+	 * on a sample: without that the column stays as tidy as it was
+	 * (no sort of every event). */
+	free(from);
+	if (!merged && relink(p))
+		return p->err;
+	if (merged)
+		p->ev_untidy = true;
 	return kiln_prof_events_tidy(p);
 }
 

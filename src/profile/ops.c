@@ -153,11 +153,24 @@ static void rtime_strs(struct kiln_prof *dst, const struct kiln_prof *src,
 int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
 		    struct kiln_diag *d)
 {
+	return kiln_prof_merge_some(dst, src, NULL, NULL, NULL, d);
+}
+
+/* How often (samples or events) a long operation asks whether to stop. */
+#define OPS_CHECK_EVERY 16384
+
+int kiln_prof_merge_some(struct kiln_prof *dst, const struct kiln_prof *src,
+			 const uint8_t *keep, kiln_prof_stop_fn stop,
+			 void *arg, struct kiln_diag *d)
+{
 	struct remap r = { 0 };
 	uint32_t *locs = NULL;
 	long *smap = NULL;	/* src sample -> dst sample */
-	size_t first_timed = SIZE_MAX;
+	size_t first_timed = SIZE_MAX, base = dst->nsamples, added = 0;
 	size_t i, j, cap = 0;
+	/* Each kept sample a new one of an empty dst: no two events can
+	 * come to share a sample and a bucket, and no tidying is needed. */
+	bool fresh = !dst->nsamples;
 	int err = 0;
 
 	if (!dst->nsamples && !dst->ntypes) {
@@ -224,6 +237,13 @@ int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
 		const struct kiln_sample *s = &src->samples[i];
 		const uint32_t *sl = kiln_prof_sample_locs(src, s);
 
+		if (stop && !(i % OPS_CHECK_EVERY) && stop(arg)) {
+			err = -ECANCELED;
+			goto out_free;
+		}
+		smap[i] = -1;
+		if (keep && !keep[i])
+			continue;
 		if (s->depth > cap) {
 			uint32_t *n = realloc(locs, s->depth * 2 * sizeof(*n));
 
@@ -243,10 +263,19 @@ int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
 					       rlset(dst, src, &r, s->labels));
 		if (dst->err)
 			break;
+		if (smap[i] != (long)(base + added++))
+			fresh = false;	/* two samples became one */
 	}
 	/* The time column, times as they were (both since their start). */
-	for (i = 0; i < src->nevents && !dst->err; i++) {
+	if (!fresh || src->ev_untidy)
 		dst->ev_untidy = true;
+	for (i = 0; i < src->nevents && !dst->err; i++) {
+		if (stop && !(i % OPS_CHECK_EVERY) && stop(arg)) {
+			err = -ECANCELED;
+			goto out_free;
+		}
+		if (smap[src->events[i].sample] < 0)
+			continue;
 		kiln_prof_add_event(dst, (size_t)smap[src->events[i].sample],
 				    src->events[i].time,
 				    kiln_prof_event_values(src, i));
@@ -341,75 +370,141 @@ static int compile(regex_t *re, const char *src, const char *what,
 			 msg);
 }
 
+/* Whether sample s (its stack in stacks) passes focus (fre, NULL: any)
+ * and ignore (ire, NULL: none).  -ENOMEM, 0 (no) or 1 (yes). */
+static int passes(struct kiln_prof *p, const uint32_t *stacks,
+		  const struct kiln_sample *s, const regex_t *fre,
+		  uint8_t *fcache, const regex_t *ire, uint8_t *icache,
+		  struct kiln_frame **frames, size_t *cap)
+{
+	uint32_t *cur = p->stacks;
+	bool keep = !fre;
+	long nf, j;
+
+	/* Frames are expanded from the given stack pool (the filter's
+	 * taken-out one); p's own is left unwritten (read by others). */
+	if (stacks == cur) {
+		nf = kiln_prof_frames(p, s, frames, cap);
+	} else {
+		p->stacks = (uint32_t *)stacks;
+		nf = kiln_prof_frames(p, s, frames, cap);
+		p->stacks = cur;
+	}
+	if (nf < 0)
+		return (int)nf;
+	for (j = 0; j < nf; j++) {
+		if (!keep && frame_matches(p, fre, fcache, &(*frames)[j]))
+			keep = true;
+		if (ire && frame_matches(p, ire, icache, &(*frames)[j]))
+			return 0;
+	}
+	return keep;
+}
+
+/* The compiled focus and ignore, their per-function caches. */
+struct filt {
+	regex_t fre, ire;
+	const regex_t *f, *i;
+	uint8_t *fcache, *icache;
+};
+
+static void filt_release(struct filt *f)
+{
+	if (f->f)
+		regfree(&f->fre);
+	if (f->i)
+		regfree(&f->ire);
+	free(f->fcache);
+	free(f->icache);
+}
+
+static int filt_init(struct filt *f, const struct kiln_prof *p,
+		     const char *focus, const char *ignore, struct kiln_diag *d)
+{
+	int err = 0;
+
+	memset(f, 0, sizeof(*f));
+	if (focus && !(err = compile(&f->fre, focus, "focus", d)))
+		f->f = &f->fre;
+	if (!err && ignore && !(err = compile(&f->ire, ignore, "ignore", d)))
+		f->i = &f->ire;
+	if (!err) {
+		f->fcache = calloc(p->nfunctions + 1, 1);
+		f->icache = calloc(p->nfunctions + 1, 1);
+		if (!f->fcache || !f->icache)
+			err = -ENOMEM;
+	}
+	if (err) {
+		filt_release(f);
+		memset(f, 0, sizeof(*f));
+	}
+	return err;
+}
+
+int kiln_prof_filter_mask(struct kiln_prof *p, const char *focus,
+			  const char *ignore, uint8_t *keep,
+			  kiln_prof_stop_fn stop, void *arg,
+			  struct kiln_diag *d)
+{
+	struct kiln_frame *frames = NULL;
+	struct filt f;
+	size_t cap = 0, i;
+	int err, rc;
+
+	if (!focus && !ignore) {
+		memset(keep, 1, p->nsamples);
+		return 0;
+	}
+	err = filt_init(&f, p, focus, ignore, d);
+	for (i = 0; !err && i < p->nsamples; i++) {
+		if (stop && !(i % OPS_CHECK_EVERY) && stop(arg)) {
+			err = -ECANCELED;
+			break;
+		}
+		rc = passes(p, p->stacks, &p->samples[i], f.f, f.fcache, f.i,
+			    f.icache, &frames, &cap);
+		if (rc < 0)
+			err = rc;
+		else
+			keep[i] = (uint8_t)rc;
+	}
+	free(frames);
+	if (f.f || f.i)
+		filt_release(&f);
+	return err ? err : p->err;
+}
+
 int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 		     const char *ignore, struct kiln_diag *d)
 {
-	regex_t fre, ire;
-	uint8_t *fcache = NULL, *icache = NULL;
 	struct kiln_frame *frames = NULL;
+	struct kiln_prof_samples o;
+	struct filt f;
 	size_t cap = 0, i;
-	int err;
+	int err, rc = 0;
 
 	if (!focus && !ignore)
 		return 0;
-	if (focus && (err = compile(&fre, focus, "focus", d)))
+	err = filt_init(&f, p, focus, ignore, d);
+	if (err)
 		return err;
-	if (ignore && (err = compile(&ire, ignore, "ignore", d)))
-		goto out_focus;
-	fcache = calloc(p->nfunctions + 1, 1);
-	icache = calloc(p->nfunctions + 1, 1);
-	if (!fcache || !icache) {
-		err = -ENOMEM;
-		goto out_free;
-	}
 	/* Keep the tables (ids stay valid); rebuild only the samples. */
-	{
-		struct kiln_prof_samples o = kiln_prof_take_samples(p);
-		struct kiln_sample *samples = o.samples;
-		int64_t *values = o.values;
-		uint32_t *stacks = o.stacks;
-		size_t n = o.n;
+	o = kiln_prof_take_samples(p);
+	for (i = 0; i < o.n; i++) {
+		struct kiln_sample s = o.samples[i];
 
-		for (i = 0; i < n; i++) {
-			struct kiln_sample s = samples[i];
-			bool keep = !focus, drop = false;
-			long nf, j;
-
-			/* Frames are expanded from the old stack pool. */
-			{
-				uint32_t *cur = p->stacks;
-
-				p->stacks = stacks;
-				nf = kiln_prof_frames(p, &s, &frames, &cap);
-				p->stacks = cur;
-			}
-			if (nf < 0) {
-				err = (int)nf;
-				kiln_prof_samples_free(p, &o);
-				goto out_free;
-			}
-			for (j = 0; j < nf; j++) {
-				if (!keep && frame_matches(p, &fre, fcache, &frames[j]))
-					keep = true;
-				if (ignore && frame_matches(p, &ire, icache, &frames[j]))
-					drop = true;
-			}
-			if (keep && !drop)
-				kiln_prof_readd(p, &o, i, stacks + s.stack, s.depth,
-				      values + i * p->ntypes, s.labels);
-		}
-		kiln_prof_samples_free(p, &o);
+		rc = passes(p, o.stacks, &s, f.f, f.fcache, f.i, f.icache,
+			    &frames, &cap);
+		if (rc < 0)
+			break;
+		if (rc)
+			kiln_prof_readd(p, &o, i, o.stacks + s.stack, s.depth,
+					o.values + i * p->ntypes, s.labels);
 	}
-	err = p->err;
-out_free:
+	kiln_prof_samples_free(p, &o);
+	err = rc < 0 ? rc : p->err;
 	free(frames);
-	free(fcache);
-	free(icache);
-	if (ignore)
-		regfree(&ire);
-out_focus:
-	if (focus)
-		regfree(&fre);
+	filt_release(&f);
 	return err;
 }
 

@@ -687,6 +687,23 @@ static uint32_t fallback_name(struct kiln_prof *p, uint32_t loc)
 	return l->fallback;
 }
 
+int kiln_prof_name_all(struct kiln_prof *p)
+{
+	size_t i;
+	uint32_t j;
+
+	for (i = 1; i <= p->nlocations && !p->err; i++) {
+		const struct kiln_location *l = &p->locations[i];
+		bool bare = !l->nlines;
+
+		for (j = 0; j < l->nlines && !bare; j++)
+			bare = !p->functions[p->lines[l->line0 + j].function].name;
+		if (bare)
+			fallback_name(p, (uint32_t)i);
+	}
+	return p->err;
+}
+
 long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,
 		      struct kiln_frame **frames, size_t *cap)
 {

@@ -371,6 +371,34 @@ int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
 		    struct kiln_diag *d);
 
 /*
+ * Asked now and then by a long operation (every few thousand samples):
+ * non-zero stops it with -ECANCELED.
+ */
+typedef int (*kiln_prof_stop_fn)(void *arg);
+
+/*
+ * kiln_prof_merge() of only the samples i of src with keep[i] set (keep
+ * NULL: every one) and their events; stop (NULL: never) is asked now and
+ * then.  Into an empty dst the time column stays tidy without sorting.
+ * 0, -EINVAL (d filled), -ECANCELED (dst then partial: free it) or
+ * -ENOMEM.
+ */
+int kiln_prof_merge_some(struct kiln_prof *dst, const struct kiln_prof *src,
+			 const uint8_t *keep, kiln_prof_stop_fn stop,
+			 void *arg, struct kiln_diag *d);
+
+/*
+ * Sets keep[i] (p->nsamples entries) to whether sample i passes focus and
+ * ignore as kiln_prof_filter() judges it, without changing the samples
+ * (a profile read by several threads: named first, kiln_prof_name_all()).
+ * 0, -EINVAL (bad regex, d filled), -ECANCELED (stop) or -ENOMEM.
+ */
+int kiln_prof_filter_mask(struct kiln_prof *p, const char *focus,
+			  const char *ignore, uint8_t *keep,
+			  kiln_prof_stop_fn stop, void *arg,
+			  struct kiln_diag *d);
+
+/*
  * Keeps only samples with a frame whose function name (or file name)
  * matches focus, then drops those with a frame matching ignore, as pprof's
  * -focus and -ignore do.  Either may be NULL.  POSIX extended regexes.
@@ -466,6 +494,15 @@ struct kiln_frame {
  */
 long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,
 		      struct kiln_frame **frames, size_t *cap);
+
+/*
+ * Makes every name kiln_prof_frames() would make on first use (the
+ * "[module]" names of unsymbolized locations) now, so that reading p
+ * afterwards (frames, trees, top tables, filters into another profile)
+ * never writes it: a profile read by several threads at once (kiln
+ * serve's inputs) is named once before it is shared.  0 or -ENOMEM.
+ */
+int kiln_prof_name_all(struct kiln_prof *p);
 
 /* Where a location's code lives, for colouring. */
 enum kiln_kind {

@@ -408,12 +408,15 @@ int web_api_heap_allocs(struct call *c)
 	j.gen = __atomic_add_fetch(&in->agen, 1, __ATOMIC_RELAXED);
 	j.job = kiln_web_job_start(c->m, (unsigned)(in - c->m->in),
 				   "allocation list", in->trace_len);
-	/* The trace's bytes and index never change once loaded. */
-	pthread_mutex_unlock(&c->m->lock);
+	/* The trace's bytes and index never change once loaded: read
+	 * with no lock and no view held (heap_input()'s is not used
+	 * after), so that no request waits for the list. */
+	call_release(c);
+	pthread_rwlock_unlock(&c->m->rw);
 	err = kiln_heaptrace_allocs(in->trace, in->trace_len, in->index, &q,
 				    on_allocs_progress, &j, &a, &c->d);
 	kiln_web_job_end(c->m, j.job);
-	pthread_mutex_lock(&c->m->lock);
+	pthread_rwlock_wrlock(&c->m->rw);
 	if (err == -ECANCELED)
 		return call_fail(c, 409, "cancelled: another allocation list of "
 				 "'%s' was asked for meanwhile", in->name);

@@ -299,10 +299,36 @@ int web_api_download(struct call *c)
 	return 200;
 }
 
+/*
+ * Whether request r touches state beside its view (the source policy, a
+ * heap trace's lazily made line and its analyses, the saved page): it
+ * then runs alone (m->rw for writing), as every request did before views
+ * were shared.
+ */
+static bool exclusive(const struct kiln_web_model *m,
+		      const struct kiln_web_req *r)
+{
+	static const char *const alone[] = { "/api/source", "/api/disasm",
+		"/api/heap/sites", "/api/heap/allocs" };
+	const char *format;
+	size_t i;
+
+	for (i = 0; i < sizeof(alone) / sizeof(alone[0]); i++)
+		if (!strcmp(r->path, alone[i]))
+			return true;
+	if (m->has_trace && (!strcmp(r->path, "/api/summary") ||
+			     !strcmp(r->path, "/api/timeline")))
+		return true;
+	format = r->arg ? r->arg(r->ctx, "format") : NULL;
+	return !strcmp(r->path, "/api/download") && format &&
+	       !strcmp(format, "html");
+}
+
 int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 		 struct kiln_buf *out)
 {
 	struct call c = { m, r, out, { "" }, 200, 0 };
+	bool alone;
 	int status;
 
 	r->type = NULL;
@@ -315,11 +341,18 @@ int kiln_web_api(struct kiln_web_model *m, struct kiln_web_req *r,
 	 * (the server answers as soon as it listens). */
 	while (!m->st.ready)
 		pthread_cond_wait(&m->ready_cv, &m->lock);
-	if (m->st.failed[0])
-		status = call_fail(&c, 503, "%s", m->st.failed);
-	else
-		status = kiln_web_api_locked(m, r, out);
 	pthread_mutex_unlock(&m->lock);
+	if (m->st.failed[0])
+		return call_fail(&c, 503, "%s", m->st.failed);
+	kiln_web_req_begin(m);
+	alone = exclusive(m, r);
+	if (alone)
+		pthread_rwlock_wrlock(&m->rw);
+	else
+		pthread_rwlock_rdlock(&m->rw);
+	status = kiln_web_api_locked(m, r, out);
+	pthread_rwlock_unlock(&m->rw);
+	kiln_web_req_end(m);
 	return status;
 }
 
@@ -369,6 +402,7 @@ int kiln_web_api_locked(struct kiln_web_model *m, struct kiln_web_req *r,
 			      "/api/disasm, /api/heap/sites, /api/heap/allocs, "
 			      "/api/timeline, /api/stackchart, "
 			      "/api/download)", r->path);
+	call_release(&c);
 	if (c.err) {
 		kiln_buf_reset(out);
 		return 500;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdarg.h>
@@ -118,7 +119,7 @@ int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 	struct web_sel s = { 0 };
 	struct kiln_prof *prof;
 	bool has0 = false, has1 = false;
-	long p;
+	long p, seq;
 	int err;
 
 	if (call_num_arg(c, "p", 0, c->m->n ? (long)c->m->n - 1 : 0, 0, &p))
@@ -156,15 +157,29 @@ int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 		}
 		s.ranged = true;
 	}
+	s.page = call_arg(c, "page");
+	if (call_num_arg(c, "seq", 0, LONG_MAX, 0, &seq))
+		return -1;
+	s.seq = (uint64_t)seq;
+	if (c->nheld == sizeof(c->held) / sizeof(c->held[0])) {
+		c->err = -ENOMEM;	/* a bug: one selection a call */
+		return -1;
+	}
+	c->d.msg[0] = '\0';
 	err = kiln_web_view(c->m, &s, v, &c->d);
+	if (!err)
+		c->held[c->nheld++] = *v;
 	if (err == -EINVAL) {
 		call_fail(c, 400, "%s", c->d.msg);
 		return -1;
 	}
 	if (err == -ECANCELED) {
 		/* 409: the page has moved on; it drops this answer. */
-		call_fail(c, 409, "cancelled: another time range of '%s' was "
-			  "asked for meanwhile", c->m->in[p].name);
+		if (c->d.msg[0])
+			call_fail(c, 409, "cancelled: %s", c->d.msg);
+		else
+			call_fail(c, 409, "cancelled: another time range of '%s' "
+				  "was asked for meanwhile", c->m->in[p].name);
 		return -1;
 	}
 	if (err) {
@@ -172,6 +187,12 @@ int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 		return -1;
 	}
 	return 0;
+}
+
+void call_release(struct call *c)
+{
+	while (c->nheld)
+		kiln_web_view_done(c->m, c->held[--c->nheld]);
 }
 
 int call_selection(struct call *c, struct web_view **v)

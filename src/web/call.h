@@ -26,7 +26,14 @@ struct call {
 	struct kiln_diag d;
 	int status;
 	int err;
+	/* The views call_selection() took for it, let go by
+	 * call_release(). */
+	struct web_view *held[4];
+	unsigned nheld;
 };
+
+/* Lets go the views the call took (call_selection()); once answered. */
+void call_release(struct call *c);
 
 /* Appends formatted text, or a JSON string literal, to the answer. */
 void call_add(struct call *c, const char *fmt, ...)
@@ -46,7 +53,10 @@ int call_num_arg(struct call *c, const char *key, long lo, long hi,
 int call_bool_arg(struct call *c, const char *key, bool *out);
 int call_frac_arg(struct call *c, const char *key, double def, double *out);
 /* The selection (p, type, focus, ignore and, unless !ranged, t0, t1) as
- * a view of the model.  -1 when the request is bad (answer made). */
+ * a view of the model, held until call_release(); page and seq (a
+ * whole number) name the asking page's request: a newer one of that
+ * page cancels its computation (409).  -1 when the request is bad or
+ * cancelled (answer made). */
 int call_selection_of(struct call *c, bool ranged, struct web_view **v);
 int call_selection(struct call *c, struct web_view **v);
 const char *call_type_name(const struct kiln_prof *p, int type);

@@ -188,6 +188,7 @@ static int hot_fns(struct kiln_web_model *m, const struct kiln_web_req *parent,
 	const struct kiln_top_row **rows;
 	struct web_view *v;
 	struct kiln_top *t;
+	int status = 200;
 	size_t i;
 
 	*n = 0;
@@ -198,27 +199,28 @@ static int hot_fns(struct kiln_web_model *m, const struct kiln_web_req *parent,
 		return c.err ? 500 : c.status;
 	}
 	kiln_buf_release(&ans);
-	if (kiln_web_view_top(v, false, &t))
+	rows = kiln_web_view_top(v, false, &t) ? NULL :
+	       malloc((t->n + 1) * sizeof(*rows));
+	if (!rows) {
+		call_release(&c);
 		return 500;
-	rows = malloc((t->n + 1) * sizeof(*rows));
-	if (!rows)
-		return 500;
+	}
 	for (i = 0; i < t->n; i++)
 		rows[i] = &t->rows[i];
 	qsort(rows, t->n, sizeof(*rows), cmp_cum);
-	for (i = 0; i < t->n && *n < SAVE_FNS; i++) {
+	for (i = 0; i < t->n && *n < SAVE_FNS && status == 200; i++) {
 		const char *name = kiln_prof_str(v->prof, rows[i]->name);
 
 		if (!rows[i]->cum || !*name)
 			continue;
-		if (kiln_buf_add(names, name, strlen(name) + 1)) {
-			free(rows);
-			return 500;
-		}
-		++*n;
+		if (kiln_buf_add(names, name, strlen(name) + 1))
+			status = 500;
+		else
+			++*n;
 	}
 	free(rows);
-	return 200;
+	call_release(&c);
+	return status;
 }
 
 /* Part pt for type tstr, appended to out as ,"key":answer (null where
@@ -375,9 +377,9 @@ int kiln_web_save_html(struct kiln_web_model *m, const struct kiln_web_req *r,
 {
 	int status;
 
-	pthread_mutex_lock(&m->lock);
+	pthread_rwlock_wrlock(&m->rw);	/* one view asked several times */
 	status = kiln_web_save_html_locked(m, r, out, err_msg);
-	pthread_mutex_unlock(&m->lock);
+	pthread_rwlock_unlock(&m->rw);
 	return status;
 }
 

@@ -23,15 +23,18 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/buf.h"
@@ -56,7 +59,52 @@ struct kiln_web {
 	char host[INET6_ADDRSTRLEN];	/* of the URL */
 	char token[65];		/* "": none asked */
 	char url[256];
+	/* The tidier: hands idle memory back (kiln_web_model_tidy()) every
+	 * second until stopping is set. */
+	pthread_t tidier;
+	bool tidier_on, stopping;
+	pthread_mutex_t tidy_lock;
+	pthread_cond_t tidy_cv;
 };
+
+static void *tidy_loop(void *arg)
+{
+	struct kiln_web *w = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&w->tidy_lock);
+	while (!w->stopping) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec++;
+		pthread_cond_timedwait(&w->tidy_cv, &w->tidy_lock, &until);
+		if (w->stopping)
+			break;
+		pthread_mutex_unlock(&w->tidy_lock);
+		kiln_web_model_tidy(w->m);
+		pthread_mutex_lock(&w->tidy_lock);
+	}
+	pthread_mutex_unlock(&w->tidy_lock);
+	return NULL;
+}
+
+/* Starts the tidier (signals blocked by the caller); false if it could
+ * not start: memory then stays at its peak, nothing else changes. */
+static bool tidy_start(struct kiln_web *w)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->tidy_cv, &a);
+	pthread_condattr_destroy(&a);
+	pthread_mutex_init(&w->tidy_lock, NULL);
+	w->tidier_on = !pthread_create(&w->tidier, NULL, tidy_loop, w);
+	if (!w->tidier_on) {
+		pthread_cond_destroy(&w->tidy_cv);
+		pthread_mutex_destroy(&w->tidy_lock);
+	}
+	return w->tidier_on;
+}
 
 /* The states of a request between MHD's calls (*state). */
 static const char st_ok[] = "ok", st_cookie[] = "cookie", st_body[] = "body";
@@ -450,11 +498,18 @@ int kiln_web_serve(struct kiln_web *w, struct kiln_web_model *m,
 	int err;
 
 	w->m = m;
+	/* A view's big arrays (a filtered copy's samples and time column)
+	 * mapped and unmapped whole, so that dropping a view hands its
+	 * memory back: glibc's default threshold rises to 32 MiB once such
+	 * a block is freed and puts the next ones in the heaps, which keep
+	 * their peak. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	/* The polling thread inherits this mask, and the connections'
 	 * threads it starts too: Ctrl-C reaches the thread that waits for
 	 * it, never the server's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	tidy_start(w);
 	w->mhd = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 		MHD_USE_AUTO | MHD_USE_ERROR_LOG,
@@ -524,6 +579,15 @@ void kiln_web_stop(struct kiln_web *w)
 {
 	if (!w)
 		return;
+	if (w->tidier_on) {
+		pthread_mutex_lock(&w->tidy_lock);
+		w->stopping = true;
+		pthread_cond_signal(&w->tidy_cv);
+		pthread_mutex_unlock(&w->tidy_lock);
+		pthread_join(w->tidier, NULL);
+		pthread_cond_destroy(&w->tidy_cv);
+		pthread_mutex_destroy(&w->tidy_lock);
+	}
 	if (w->mhd)
 		MHD_stop_daemon(w->mhd);	/* closes the listening socket */
 	else if (w->fd >= 0)

@@ -74,6 +74,28 @@ static int add_json_str(struct kiln_buf *out, const char *s)
 	return err ? err : kiln_buf_addc(out, '"');
 }
 
+/* "cache":{...}: the view cache now (views.c; its lock is held only
+ * for moments). */
+static int cache_status(struct kiln_web_model *m, struct kiln_buf *out)
+{
+	size_t views, bytes, budget;
+	unsigned long made, hits;
+	unsigned working;
+
+	pthread_mutex_lock(&m->cache_lock);
+	views = m->nviews;
+	bytes = m->cache_bytes;
+	budget = m->cache_budget;
+	made = m->made;
+	hits = m->hits;
+	working = m->working;
+	pthread_mutex_unlock(&m->cache_lock);
+	return kiln_buf_addf(out, "\"cache\":{\"views\":%zu,\"bytes\":%zu,"
+			     "\"budget\":%zu,\"made\":%lu,\"hits\":%lu,"
+			     "\"working\":%u}", views, bytes, budget, made,
+			     hits, working);
+}
+
 int kiln_web_status(struct kiln_web_model *m, struct kiln_buf *out)
 {
 	struct web_status st;
@@ -117,6 +139,10 @@ int kiln_web_status(struct kiln_web_model *m, struct kiln_buf *out)
 					    j->done, j->total);
 	}
 	if (!err)
-		err = kiln_buf_addf(out, "]}\n");
+		err = kiln_buf_addf(out, "],");
+	if (!err)
+		err = cache_status(m, out);
+	if (!err)
+		err = kiln_buf_addf(out, "}\n");
 	return err;
 }

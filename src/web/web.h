@@ -83,6 +83,18 @@ void kiln_web_model_diff_by_function(struct kiln_web_model *m, bool on);
 void kiln_web_model_set_trace(struct kiln_web_model *m, size_t i,
 			      struct kiln_buf *trace);
 /*
+ * The view cache's byte budget (filtered copies of the inputs and what
+ * was built from them; least recently used dropped first).  Before
+ * serving; WEB_CACHE_BYTES (512 MiB) by default.
+ */
+void kiln_web_model_set_cache(struct kiln_web_model *m, size_t bytes);
+/*
+ * Once no request has come for WEB_IDLE_DROP_S seconds: drops every view
+ * not in use but the warm ones and hands the memory back to the system
+ * (malloc_trim).  kiln serve calls it every second.  True when it did.
+ */
+bool kiln_web_model_tidy(struct kiln_web_model *m);
+/*
  * Aggregates ahead of the first request: the call tree of each input's
  * default sample type (for the first few inputs).  0 or -ENOMEM.
  */

@@ -28,8 +28,14 @@ void kiln_web_timed_free(struct web_timed *tm);
 /* The kept answers of a view (web_view.memo). */
 enum { WEB_MEMO_LABELS, WEB_MEMO_SUMMARY, WEB_MEMOS };
 
-/* Selections kept built at once: a few views open side by side. */
-#define WEB_VIEWS 6
+/* The view cache's byte budget by default (views.c): filtered copies
+ * and what was built from them, least recently used dropped first. */
+#define WEB_CACHE_BYTES (512ul << 20)
+/* Seconds without a request after which the filtered views go and the
+ * memory returns to the system (kiln_web_model_tidy()). */
+#define WEB_IDLE_DROP_S 5
+/* Pages whose newest request is remembered, for cancelling older ones. */
+#define WEB_PAGES 64
 
 /* A heap trace's memory over time (the whole run), from its analysis. */
 struct web_heapline {
@@ -139,13 +145,31 @@ struct web_sel {
 	const char *tf;
 	bool ranged;
 	int64_t t0, t1;
+	/* The asking page and its request's number (page NULL: none): a
+	 * newer request of the same page stops this one's computation. */
+	const char *page;
+	uint64_t seq;
 };
 
 /*
  * One selection: input p filtered by focus/ignore and time range, for
  * sample type type, with what the views need built on first use.
+ *
+ * Shared (views.c): the cache holds each view once, with a reference
+ * per request using it (refs, bytes and tick under m->cache_lock); a
+ * request holds lock (recursive) while it reads the view or builds its
+ * parts, so two requests of one selection take turns and requests of
+ * different selections run side by side.  A view being made is in the
+ * cache with its lock held by its maker: asking for the same selection
+ * meanwhile waits for it (made once); a failed one says why (err, msg).
  */
 struct web_view {
+	pthread_mutex_t lock;
+	unsigned refs;
+	bool ready;			/* made; else err says why not */
+	int err;
+	char *msg;			/* the maker's diag on -EINVAL */
+	size_t bytes;			/* what it holds, roughly */
 	bool used;
 	unsigned p;
 	int type;
@@ -177,6 +201,15 @@ struct web_view {
 	 * on first use (api-stack.c), or NULL. */
 	struct web_timed *timed;
 	unsigned long tick;		/* last use, for eviction */
+	bool pinned;			/* made by kiln_web_model_warm(): kept
+					 * when idle (kiln_web_model_tidy()) */
+};
+
+/* A page's newest request (views.c): hash of its page argument (0:
+ * free slot) and the largest seq seen, both atomic. */
+struct web_page {
+	uint64_t hash, seq;
+	unsigned long tick;
 };
 
 /* Where source files may be read from (source.c). */
@@ -196,28 +229,88 @@ struct web_srcpol {
 
 /*
  * Threads (docs/design.md "kiln serve's threads"): every request runs in
- * its connection's thread; lock guards everything below but status, and
- * is held by kiln_web_api() for a request's whole answer except while a
- * heap trace is analysed again (kiln_web_view() lets it go meanwhile).
- * Requests wait (ready_cv) until the loader says the model is complete.
+ * its connection's thread.  The inputs never change once loading is over
+ * (named first: kiln_prof_name_all()), and are read without a lock.
+ * lock guards the loading (the inputs being set, ready); requests wait
+ * on ready_cv until the loader says the model is complete.  rw is held
+ * for reading by the views' requests for their whole answer, and for
+ * writing by the few that touch state of their own (the source policy,
+ * a heap trace's analyses, the saved page: kiln_web_api() says which),
+ * which then run alone as every request did before.  cache_lock guards
+ * the view cache, the pages, the computations running and a heap
+ * trace's wanted range; it is held only for moments.
  */
 struct kiln_web_model {
 	pthread_mutex_t lock;
 	pthread_cond_t ready_cv;
+	pthread_rwlock_t rw;
+	pthread_mutex_t cache_lock;
+	pthread_cond_t work_cv;		/* a computation slot came free */
 	struct web_status st;
 	const volatile sig_atomic_t *stop;	/* the loader stops when set */
 	struct web_input *in;
 	size_t n;
 	struct web_srcpol src;
 	struct web_input base;		/* --diff BASE; prof NULL when none */
-	struct web_view views[WEB_VIEWS];
+	bool has_trace;			/* an input is a heap trace */
+	/* The view cache (views.c), under cache_lock. */
+	struct web_view **views;
+	size_t nviews, views_alloc;
+	size_t cache_bytes, cache_budget;
 	unsigned long tick;
+	unsigned long made, hits;	/* views made, found made */
+	/* Filtered views being made now, and at most how many at once. */
+	unsigned working, work_max;
+	/* Requests being answered, and when the last one ended
+	 * (CLOCK_MONOTONIC ns); dropped: idle views gone since. */
+	unsigned inflight;
+	uint64_t idle_since;
+	bool dropped;
+	struct web_page pages[WEB_PAGES];
+	int closing;			/* atomic: the server stops */
 	bool diff_by_function;		/* --diff-by function */
 };
 
+/* A view being made (making.c): its model, the view, and the asking
+ * page's hash (0: none) and request number. */
+struct web_making {
+	struct kiln_web_model *m;
+	struct web_view *v;
+	uint64_t hash, seq;
+};
+
+/* The hash of a page argument (never 0). */
+uint64_t kiln_web_page_hash(const char *page);
+/* Records that page hash asked request seq (m->cache_lock held): false
+ * when a newer request of that page came already. */
+bool kiln_web_page_asks(struct kiln_web_model *m, uint64_t hash,
+			uint64_t seq);
+/* Whether a request newer than seq of page hash came (no lock). */
+bool kiln_web_page_moved_on(struct kiln_web_model *m, uint64_t hash,
+			    uint64_t seq);
+/* Non-zero when mk's making should stop (a kiln_prof_stop_fn). */
+int kiln_web_make_stop(void *mk);
+/* Makes view v (its lock held, its selection's strings set) of selection
+ * s: its profile and diff base.  0, -EINVAL (d filled), -ECANCELED or
+ * -ENOMEM. */
+int kiln_web_view_make(struct kiln_web_model *m, struct web_view *v,
+		       const struct web_sel *s, const struct web_making *mk,
+		       struct kiln_diag *d);
+
+/* A request is done with view v (kiln_web_view()'s): lets go its lock
+ * and reference; the cache may then drop views over its budget, and
+ * hands their memory back (views.c). */
+void kiln_web_view_done(struct kiln_web_model *m, struct web_view *v);
+/* Frees every cached view (kiln_web_model_free()). */
+void kiln_web_views_free(struct kiln_web_model *m);
+/* A request begins and ends (kiln_web_api()): counts the requests in
+ * flight, and when the last one ended (kiln_web_model_tidy()). */
+void kiln_web_req_begin(struct kiln_web_model *m);
+void kiln_web_req_end(struct kiln_web_model *m);
+
 /*
- * kiln_web_api() and kiln_web_save_html() with m->lock already held
- * (save.c asks the API for each part of the page).
+ * kiln_web_api() and kiln_web_save_html() with m->rw already held for
+ * writing (save.c asks the API for each part of the page).
  */
 int kiln_web_api_locked(struct kiln_web_model *m, struct kiln_web_req *r,
 			struct kiln_buf *out);
@@ -236,12 +329,16 @@ void kiln_web_job_progress(struct kiln_web_model *m, int job, size_t done,
 void kiln_web_job_end(struct kiln_web_model *m, int job);
 
 /*
- * The view of selection s, built or found in the cache (m->lock held).
- * A heap trace analysed again for a range is analysed without the lock;
- * a request for another range of the same trace meanwhile stops it
- * (-ECANCELED).  The diff base
- * is filtered by focus, ignore and hide alike, never by time (its times
- * are its own).  0, -EINVAL (bad regex, d filled), -ECANCELED or -ENOMEM.
+ * The view of selection s, built or found in the cache (m->rw held),
+ * with a reference and its lock taken for the caller (let go by
+ * call_release(): unlock, then kiln_web_view_put()).  At most
+ * m->work_max filtered views are made at once; the others wait.  A heap
+ * trace analysed again for a range stops when another range of it is
+ * asked for, and any making stops when a newer request of the same page
+ * (s->page) comes and no other request waits for it: -ECANCELED.  The
+ * diff base is filtered by focus, ignore and hide alike, never by time
+ * (its times are its own).  0, -EINVAL (bad regex, d filled),
+ * -ECANCELED or -ENOMEM.
  */
 int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
 		  struct web_view **out, struct kiln_diag *d);

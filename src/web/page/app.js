@@ -159,6 +159,9 @@ function searchRe(s) {
 }
 
 let generation = 0;             // answers to superseded requests are dropped
+// This tab, to the server: a request of a newer generation stops the
+// computations of this tab's older ones (docs/kiln-serve.md "Load").
+const PAGE_ID = Math.random().toString(36).slice(2, 10) || 'page';
 
 // ---- busy state (issue 22): while requests are out for longer than a
 // moment the page says so (body[data-busy], the views dimmed, #busy with
@@ -208,7 +211,7 @@ async function busyFetch(url) {
 
 async function api(path, q) {
   if (OFFLINE) return Offline.api(path, q);
-  const r = await busyFetch(`/api/${path}?${q.toString()}`);
+  const r = await busyFetch(`/api/${path}?${q.toString()}&page=${PAGE_ID}&seq=${generation}`);
   let body;
   try { body = await r.json(); } catch (e) { body = { error: `bad answer from the server (${r.status})` }; }
   if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
