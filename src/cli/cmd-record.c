@@ -41,6 +41,19 @@ enum { OPT_CALLGRAPH = 256, OPT_DURATION, OPT_KERNEL, OPT_MODE, OPT_OFFCPU,
 /* perf's default --call-graph dwarf copy is 8 KiB; see docs/kiln-record.md. */
 #define DEFAULT_STACK_BYTES 32768u
 
+/*
+ * Counting events (a period of 1: tracepoints, -c 1) record every event,
+ * and a burst of them must fit the ring whole even while the reader
+ * thread waits for a CPU (issue 27: 2,500 getrandom calls in 0.1 s beside
+ * two CPU hogs lost 29-58% with 32 KiB copies in 16 MiB rings).  By
+ * default they copy perf's 8 KiB of stack (the frame-pointer chain still
+ * goes on where the copy ends) into 32 MiB per CPU: about 3,800 records
+ * that the kernel can write without kiln reading any.  Without root the
+ * memory-lock limit (kernel.perf_event_mlock_kb) makes the rings smaller.
+ */
+#define COUNTING_STACK_BYTES 8192u
+#define COUNTING_RING_PAGES 8192u
+
 static const struct option opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
 	{ "event", required_argument, NULL, 'e' },
@@ -56,6 +69,7 @@ static const struct option opts[] = {
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
+	{ "mmap-pages", required_argument, NULL, 'm' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -418,6 +432,7 @@ struct args {
 	const char *output, *event, *pid_arg, *tid_arg, *cpu_arg, *cg;
 	double duration;
 	long freq, count;
+	long mmap_pages;		/* -m, 0: kiln's choice */
 	uint32_t stack_bytes;
 	bool kernel, quiet, inject, system_wide, freq_given, cg_given;
 	bool offcpu, wall;
@@ -434,7 +449,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+F:e:c:o:p:t:aC:gqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+F:e:c:o:p:t:aC:gqhm:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			a->freq = strtol(optarg, &end, 10);
@@ -449,6 +464,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (*end || end == optarg || a->count <= 0)
 				return kiln_cli_usage_error("record",
 					"bad -c '%s': want a period above 0", optarg);
+			break;
+		case 'm':
+			a->mmap_pages = strtol(optarg, &end, 10);
+			if (*end || end == optarg || a->mmap_pages <= 0 ||
+			    a->mmap_pages > (1l << 20) ||
+			    (a->mmap_pages & (a->mmap_pages - 1)))
+				return kiln_cli_usage_error("record",
+					"bad -m '%s': want a power of 2 of pages, "
+					"1 to 1048576", optarg);
 			break;
 		case OPT_CALLGRAPH: a->cg = optarg; a->cg_given = true; break;
 		case 'g': break;	/* perf's -g: the default call graph */
@@ -581,6 +605,7 @@ static int record_perf(struct args *a)
 	struct kiln_record_result res = { 0 };
 	struct kiln_event ev;
 	uint64_t tp_id = 0;
+	bool counting;
 	int err, rc = KILN_EXIT_OK;
 
 	err = kiln_event_parse(a->event, &ev);
@@ -594,7 +619,6 @@ static int record_perf(struct args *a)
 	pa.config2 = ev.config2;
 	pa.kernel = a->kernel;
 	pa.kernel_time = true;
-	pa.stack_bytes = a->stack_bytes;
 	pa.enable_on_exec = a->ncmd > 0 && !a->system_wide;
 	if (a->count) {
 		pa.sample = (uint64_t)a->count;
@@ -605,6 +629,10 @@ static int record_perf(struct args *a)
 		pa.sample = (uint64_t)a->freq;
 		pa.freq = true;
 	}
+	counting = a->count == 1 && !a->offcpu && !a->wall;
+	if (counting && !a->cg_given && a->stack_bytes > COUNTING_STACK_BYTES)
+		a->stack_bytes = COUNTING_STACK_BYTES;
+	pa.stack_bytes = a->stack_bytes;
 	a->ro.event = a->event;
 	a->ro.ns_values = !strcmp(a->event, "cpu-clock") || !strcmp(a->event, "task-clock");
 	a->ro.period_ns = a->count ? (uint64_t)a->count : 1000000000ull / (uint64_t)a->freq;
@@ -626,8 +654,12 @@ static int record_perf(struct args *a)
 	}
 	ro_opts.pa = pa;
 	ro_opts.ro = a->ro;
-	/* 16 MiB with stack copies, 4 MiB without (see kiln_record_run()). */
-	ro_opts.ring_pages = a->stack_bytes > 512 ? 4096 : 1024;
+	/* 16 MiB with stack copies, 4 MiB without (see kiln_record_run());
+	 * 32 MiB for counting events' copies; -m as asked. */
+	ro_opts.ring_pages = a->stack_bytes <= 512 ? 1024 :
+			     counting ? COUNTING_RING_PAGES : 4096;
+	if (a->mmap_pages)
+		ro_opts.ring_pages = (size_t)a->mmap_pages;
 	ro_opts.offcpu = a->offcpu;
 	ro_opts.wall = a->wall;
 	ro_opts.swa = swa;
