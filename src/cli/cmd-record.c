@@ -48,11 +48,13 @@ enum { OPT_CALLGRAPH = 256, OPT_DURATION, OPT_KERNEL, OPT_MODE, OPT_OFFCPU,
  * two CPU hogs lost 29-58% with 32 KiB copies in 16 MiB rings).  By
  * default they copy perf's 8 KiB of stack (the frame-pointer chain still
  * goes on where the copy ends) into 32 MiB per CPU: about 3,800 records
- * that the kernel can write without kiln reading any.  Without root the
- * memory-lock limit (kernel.perf_event_mlock_kb) makes the rings smaller.
+ * that the kernel can write without kiln reading any, on machines of up
+ * to 16 CPUs (512 MiB in all; more CPUs keep 16 MiB each).  Without root
+ * the memory-lock limit (kernel.perf_event_mlock_kb) makes them smaller.
  */
 #define COUNTING_STACK_BYTES 8192u
 #define COUNTING_RING_PAGES 8192u
+#define COUNTING_RING_CPUS 16
 
 static const struct option opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -693,7 +695,8 @@ static int record_perf(struct args *a)
 	/* 16 MiB with stack copies, 4 MiB without (see kiln_record_run());
 	 * 32 MiB for counting events' copies; -m as asked. */
 	ro_opts.ring_pages = a->stack_bytes <= 512 ? 1024 :
-			     counting ? COUNTING_RING_PAGES : 4096;
+			     counting && sysconf(_SC_NPROCESSORS_CONF) <=
+			     COUNTING_RING_CPUS ? COUNTING_RING_PAGES : 4096;
 	if (a->mmap_pages)
 		ro_opts.ring_pages = (size_t)a->mmap_pages;
 	ro_opts.offcpu = a->offcpu;
