@@ -280,7 +280,7 @@ fi
 # go tool pprof -http and speedscope in headless chromium (text.perf, x.pb.gz):
 # their own scripts, their sections appended to RESULTS.md.
 if [ "$QUICK" != 1 ]; then
-    for part in record record-a agent malloc-split heap callgraph legacy stat perfdata perfdata-a serve; do
+    for part in record record-a burst agent malloc-split heap callgraph legacy stat perfdata perfdata-a serve; do
         [ -x "$here/$part.sh" ] || continue
         say "running bench/$part.sh"
         if KILN=$KILN "$here/$part.sh" > "$OUT/$part.md" 2>> "$log"; then

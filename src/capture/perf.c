@@ -369,3 +369,27 @@ int kiln_perf_disable(struct kiln_perf *s)
 	s->attr.disabled = s->attr2.disabled = 1;
 	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
 }
+
+size_t kiln_perf_pages(const struct kiln_perf *s)
+{
+	return s->pages;
+}
+
+int kiln_perf_count(struct kiln_perf *s, uint64_t *count)
+{
+	size_t i;
+
+	*count = 0;
+	if (s->has2 || s->one_per_thread)
+		return -EOPNOTSUPP;
+	/* read_format 0: the value alone. */
+	for (i = 0; i < s->nfds; i++) {
+		uint64_t v;
+		ssize_t n = read(s->fds[i], &v, sizeof(v));
+
+		if (n != (ssize_t)sizeof(v))
+			return n < 0 ? -errno : -EIO;
+		*count += v;
+	}
+	return 0;
+}

@@ -113,6 +113,19 @@ int kiln_perf_wait(struct kiln_perf *s, int timeout_ms);
 /* Reads every record now in the buffers, sorted by time, calling fn. */
 int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx);
 
+/*
+ * The event's own count (read(2) of each event, its inherited copies
+ * summed by the kernel): how many times it occurred, records lost or
+ * not.  Call after kiln_perf_disable().  0, -EOPNOTSUPP where events may
+ * overlap (a second event, or one event per thread: a thread covered
+ * twice would count twice), or -errno of read.
+ */
+int kiln_perf_count(struct kiln_perf *s, uint64_t *count);
+
+/* The rings' data pages: those asked, or fewer where the memory-lock
+ * limit of an unprivileged user allowed less. */
+size_t kiln_perf_pages(const struct kiln_perf *s);
+
 /* Records the kernel reported lost (PERF_RECORD_LOST), so far. */
 uint64_t kiln_perf_lost(const struct kiln_perf *s);
 

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "format/format.h"
 
@@ -168,6 +169,16 @@ void kiln_cli_perf_refused(int err, int need, const char *what);
  */
 void kiln_cli_record_refused(int err, bool kernel, bool system_wide,
 			     bool have_cmd);
+/*
+ * kiln record's records lost: for a counting event whose lost events were
+ * added to the recorded stacks (res->estimated), a warning, said even
+ * when quiet; then, unless quiet, how many and what to change among the
+ * options in use (count: -c, 0 for -F; pages_asked: the rings asked).
+ */
+struct kiln_record_result;
+void kiln_cli_record_lost(const struct kiln_record_result *res, long count,
+			  bool freq_given, long freq, uint32_t stack_bytes,
+			  size_t pages_asked, bool quiet);
 /* The integer a /proc file holds (a sysctl), -99 when unreadable. */
 int kiln_cli_read_int(const char *path);
 

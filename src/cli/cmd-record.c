@@ -41,6 +41,21 @@ enum { OPT_CALLGRAPH = 256, OPT_DURATION, OPT_KERNEL, OPT_MODE, OPT_OFFCPU,
 /* perf's default --call-graph dwarf copy is 8 KiB; see docs/kiln-record.md. */
 #define DEFAULT_STACK_BYTES 32768u
 
+/*
+ * Counting events (a period of 1: tracepoints, -c 1) record every event,
+ * and a burst of them must fit the ring whole even while the reader
+ * thread waits for a CPU (issue 27: 2,500 getrandom calls in 0.1 s beside
+ * two CPU hogs lost 29-58% with 32 KiB copies in 16 MiB rings).  By
+ * default they copy perf's 8 KiB of stack (the frame-pointer chain still
+ * goes on where the copy ends) into 32 MiB per CPU: about 3,800 records
+ * that the kernel can write without kiln reading any, on machines of up
+ * to 16 CPUs (512 MiB in all; more CPUs keep 16 MiB each).  Without root
+ * the memory-lock limit (kernel.perf_event_mlock_kb) makes them smaller.
+ */
+#define COUNTING_STACK_BYTES 8192u
+#define COUNTING_RING_PAGES 8192u
+#define COUNTING_RING_CPUS 16
+
 static const struct option opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
 	{ "event", required_argument, NULL, 'e' },
@@ -56,6 +71,7 @@ static const struct option opts[] = {
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
+	{ "mmap-pages", required_argument, NULL, 'm' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -243,25 +259,6 @@ static int parse_callgraph(const char *cg, struct kiln_rec_opts *ro,
 	return 0;
 }
 
-/* What to change when the kernel dropped records, by the options in use. */
-static void explain_lost(uint64_t lost, uint64_t samples, long count,
-			 bool freq_given, long freq, uint32_t stack_bytes)
-{
-	fprintf(stderr, "kiln: the kernel dropped %" PRIu64 " records (%.1f%% "
-		"of the samples): ", lost,
-		100.0 * (double)lost / (double)(samples + lost ? samples + lost : 1));
-	if (count)
-		fprintf(stderr, "use a larger -c than %ld", count);
-	else if (freq_given)
-		fprintf(stderr, "use a lower -F than %ld", freq);
-	else
-		fprintf(stderr, "use a lower -F (now %ld)", freq);
-	if (stack_bytes > 512)
-		fprintf(stderr, ", or copy less stack per sample "
-			"(--call-graph dwarf,%u or fp)", stack_bytes / 2);
-	fputc('\n', stderr);
-}
-
 static void progress(void *arg, double secs, uint64_t samples, uint64_t lost,
 		     bool final)
 {
@@ -378,6 +375,8 @@ static void say_written(const char *output,
 {
 	fprintf(stderr, "kiln: wrote '%s': %" PRIu64 " samples, %" PRIu64
 		" lost", output, res->samples, res->lost);
+	if (res->counted)
+		fprintf(stderr, ", the event counted %" PRIu64 " times", res->count);
 	if (res->self_samples)
 		fprintf(stderr, " (%" PRIu64 " samples of kiln itself "
 			"left out)", res->self_samples);
@@ -418,6 +417,7 @@ struct args {
 	const char *output, *event, *pid_arg, *tid_arg, *cpu_arg, *cg;
 	double duration;
 	long freq, count;
+	long mmap_pages;		/* -m, 0: kiln's choice */
 	uint32_t stack_bytes;
 	bool kernel, quiet, inject, system_wide, freq_given, cg_given;
 	bool offcpu, wall;
@@ -434,7 +434,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+F:e:c:o:p:t:aC:gqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+F:e:c:o:p:t:aC:gqhm:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			a->freq = strtol(optarg, &end, 10);
@@ -449,6 +449,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (*end || end == optarg || a->count <= 0)
 				return kiln_cli_usage_error("record",
 					"bad -c '%s': want a period above 0", optarg);
+			break;
+		case 'm':
+			a->mmap_pages = strtol(optarg, &end, 10);
+			if (*end || end == optarg || a->mmap_pages <= 0 ||
+			    a->mmap_pages > (1l << 20) ||
+			    (a->mmap_pages & (a->mmap_pages - 1)))
+				return kiln_cli_usage_error("record",
+					"bad -m '%s': want a power of 2 of pages, "
+					"1 to 1048576", optarg);
 			break;
 		case OPT_CALLGRAPH: a->cg = optarg; a->cg_given = true; break;
 		case 'g': break;	/* perf's -g: the default call graph */
@@ -581,6 +590,7 @@ static int record_perf(struct args *a)
 	struct kiln_record_result res = { 0 };
 	struct kiln_event ev;
 	uint64_t tp_id = 0;
+	bool counting;
 	int err, rc = KILN_EXIT_OK;
 
 	err = kiln_event_parse(a->event, &ev);
@@ -594,7 +604,6 @@ static int record_perf(struct args *a)
 	pa.config2 = ev.config2;
 	pa.kernel = a->kernel;
 	pa.kernel_time = true;
-	pa.stack_bytes = a->stack_bytes;
 	pa.enable_on_exec = a->ncmd > 0 && !a->system_wide;
 	if (a->count) {
 		pa.sample = (uint64_t)a->count;
@@ -605,6 +614,11 @@ static int record_perf(struct args *a)
 		pa.sample = (uint64_t)a->freq;
 		pa.freq = true;
 	}
+	counting = a->count == 1 && !a->offcpu && !a->wall;
+	a->ro.carry_lost = counting;
+	if (counting && !a->cg_given && a->stack_bytes > COUNTING_STACK_BYTES)
+		a->stack_bytes = COUNTING_STACK_BYTES;
+	pa.stack_bytes = a->stack_bytes;
 	a->ro.event = a->event;
 	a->ro.ns_values = !strcmp(a->event, "cpu-clock") || !strcmp(a->event, "task-clock");
 	a->ro.period_ns = a->count ? (uint64_t)a->count : 1000000000ull / (uint64_t)a->freq;
@@ -626,8 +640,13 @@ static int record_perf(struct args *a)
 	}
 	ro_opts.pa = pa;
 	ro_opts.ro = a->ro;
-	/* 16 MiB with stack copies, 4 MiB without (see kiln_record_run()). */
-	ro_opts.ring_pages = a->stack_bytes > 512 ? 4096 : 1024;
+	/* 16 MiB with stack copies, 4 MiB without (see kiln_record_run());
+	 * 32 MiB for counting events' copies; -m as asked. */
+	ro_opts.ring_pages = a->stack_bytes <= 512 ? 1024 :
+			     counting && sysconf(_SC_NPROCESSORS_CONF) <=
+			     COUNTING_RING_CPUS ? COUNTING_RING_PAGES : 4096;
+	if (a->mmap_pages)
+		ro_opts.ring_pages = (size_t)a->mmap_pages;
 	ro_opts.offcpu = a->offcpu;
 	ro_opts.wall = a->wall;
 	ro_opts.swa = swa;
@@ -670,9 +689,8 @@ static int record_perf(struct args *a)
 	if (!res.samples)
 		explain_empty(a->ro.ns_values, a->freq, a->count, a->ncmd,
 			      a->wall || a->offcpu);
-	if (res.lost && !a->quiet)
-		explain_lost(res.lost, res.samples, a->count, a->freq_given, a->freq,
-			     a->stack_bytes);
+	kiln_cli_record_lost(&res, a->count, a->freq_given, a->freq,
+			     a->stack_bytes, ro_opts.ring_pages, a->quiet);
 	if (a->ncmd)
 		rc = kiln_child_exit_status(res.status);
 out:

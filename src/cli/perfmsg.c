@@ -2,9 +2,10 @@
 /*
  * Messages for the perf_event_open commands (cli stage): an event name that
  * cannot be used, and a refusal with the setting that would allow it
- * (stat's and record's).
+ * (stat's and record's); records lost by kiln record.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "capture/events.h"
 #include "cli/cli.h"
 #include "doctor/doctor.h"
+#include "session/record-run.h"
 #include "util/buf.h"
 
 int kiln_cli_event_error(const char *name, int err)
@@ -144,4 +146,67 @@ void kiln_cli_record_refused(int err, bool kernel, bool system_wide,
 		fprintf(stderr, "  (--mode inject samples in-process, without "
 				"perf_event_open)\n");
 	kiln_buf_release(&fix);
+}
+
+/*
+ * A counting event whose records were lost: what became of the events
+ * lost (their number from the event's own count, res->count).  Said with
+ * -q too: the values are no longer the records'.
+ */
+static void warn_estimated(const struct kiln_record_result *res)
+{
+	if (res->counted)
+		fprintf(stderr, "kiln: warning: the event occurred %" PRIu64
+			" times (its own count) but %" PRIu64 " were recorded: ",
+			res->count, res->count - res->estimated);
+	else
+		fprintf(stderr, "kiln: warning: %" PRIu64 " events lost "
+			"their records: ", res->estimated);
+	fprintf(stderr, "the %" PRIu64 " lost were added to the stacks "
+		"recorded next to their loss, so the values are scaled "
+		"to the count and the shares are estimates (samples/count "
+		"keeps the records)\n", res->estimated);
+}
+
+/* What to change when the kernel dropped records, by the options in use. */
+static void explain_lost(const struct kiln_record_result *res, long count,
+			 bool freq_given, long freq, uint32_t stack_bytes,
+			 size_t pages_asked)
+{
+	uint64_t lost = res->estimated ? res->estimated : res->lost;
+	uint64_t samples = res->samples;
+
+	if (res->ring_pages < pages_asked)
+		fprintf(stderr, "kiln: the rings got %zu pages per CPU of the %zu "
+			"asked (kernel.perf_event_mlock_kb limits users without "
+			"CAP_IPC_LOCK: run as root for larger ones)\n",
+			res->ring_pages, pages_asked);
+	if (!lost)
+		return;
+	fprintf(stderr, "kiln: the kernel dropped %" PRIu64 " records (%.1f%% "
+		"of the samples): ", lost,
+		100.0 * (double)lost / (double)(samples + lost ? samples + lost : 1));
+	if (count == 1)
+		fprintf(stderr, "use larger rings (-m %zu)", res->ring_pages * 2);
+	else if (count)
+		fprintf(stderr, "use a larger -c than %ld", count);
+	else if (freq_given)
+		fprintf(stderr, "use a lower -F than %ld", freq);
+	else
+		fprintf(stderr, "use a lower -F (now %ld)", freq);
+	if (stack_bytes > 512)
+		fprintf(stderr, ", or copy less stack per sample "
+			"(--call-graph dwarf,%u or fp)", stack_bytes / 2);
+	fputc('\n', stderr);
+}
+
+void kiln_cli_record_lost(const struct kiln_record_result *res, long count,
+			  bool freq_given, long freq, uint32_t stack_bytes,
+			  size_t pages_asked, bool quiet)
+{
+	if (res->estimated)
+		warn_estimated(res);
+	if ((res->lost || res->estimated) && !quiet)
+		explain_lost(res, count, freq_given, freq, stack_bytes,
+			     pages_asked);
 }

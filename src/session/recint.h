@@ -168,6 +168,17 @@ struct kiln_rec {
 	int64_t *values;
 	uint32_t ncols;
 	bool col_ns[KILN_REC_MAX_COLUMNS];	/* the column is a clock's */
+	/* o.carry_lost: events of LOST records not yet given to a stack,
+	 * those given, the event values added, and the last sample (its
+	 * stack copied). */
+	uint64_t lost_pending, carried, event_total;
+	struct {
+		bool valid;
+		uint32_t pid, tid, col, n;
+		uint64_t time;
+	} last;
+	uint32_t *last_locs;
+	size_t last_locs_alloc;
 };
 
 static inline bool kiln_rec_grow(void **arr, size_t *alloc, size_t need, size_t size)

@@ -268,6 +268,8 @@ static int record(struct run *r)
 		}
 	}
 	kiln_perf_disable(r->s);
+	if (o->ro.carry_lost)
+		r->res->counted = !kiln_perf_count(r->s, &r->res->count);
 	kiln_perf_stop_reader(r->s);
 	drain(r);
 	if (o->progress)
@@ -332,6 +334,43 @@ static void add_pid_comment(struct kiln_prof *p, pid_t pid)
 	kiln_prof_add_comment(p, buf);
 }
 
+/*
+ * A counting event: the events counted whose records were lost at the
+ * end (no LOST record says so) go to the last sample's stack; the count
+ * and the estimate beside the samples, in a comment.
+ */
+static void carry_lost(struct run *r)
+{
+	struct kiln_record_result *res = r->res;
+	uint64_t had = kiln_rec_event_total(r->rec) + kiln_rec_self_samples(r->rec);
+
+	if (res->counted && res->count > had)
+		kiln_rec_carry(r->rec, res->count - had);
+	res->estimated = kiln_rec_carried(r->rec);
+}
+
+static void count_comment(struct kiln_prof *prof,
+			  const struct kiln_record_result *res)
+{
+	char c[300];
+
+	if (res->counted && res->estimated)
+		snprintf(c, sizeof(c), "event count: %" PRIu64 " (the kernel's), "
+			 "%" PRIu64 " of them without a record of their own (lost): "
+			 "added to the stacks recorded next to their loss, the "
+			 "shares are estimates", res->count, res->estimated);
+	else if (res->counted)
+		snprintf(c, sizeof(c), "event count: %" PRIu64 " (the kernel's), "
+			 "every one recorded", res->count);
+	else if (res->estimated)
+		snprintf(c, sizeof(c), "%" PRIu64 " events without a record of "
+			 "their own (lost): added to the stacks recorded next to "
+			 "their loss, the shares are estimates", res->estimated);
+	else
+		return;
+	kiln_prof_add_comment(prof, c);
+}
+
 /* The profile with its duration, time origin and comments. */
 static int finish(struct run *r)
 {
@@ -343,6 +382,8 @@ static int finish(struct run *r)
 	if (r->oc)
 		kiln_offcpu_finish(r->oc, kiln_perf_monotonic(r->s) ?
 				   kiln_session_ns(CLOCK_MONOTONIC) : UINT64_MAX);
+	if (o->ro.carry_lost)
+		carry_lost(r);
 	prof = kiln_rec_detach(r->rec);
 	if (!prof)
 		return fail(r, KILN_RECORD_DETACH, -ENOMEM);
@@ -395,10 +436,12 @@ static int finish(struct run *r)
 			 kiln_perf_lost(r->s));
 		kiln_prof_add_comment(prof, c);
 	}
+	count_comment(prof, r->res);
 	r->res->prof = prof;
 	r->res->samples = kiln_rec_samples(r->rec);
 	r->res->self_samples = kiln_rec_self_samples(r->rec);
 	r->res->lost = kiln_perf_lost(r->s);
+	r->res->ring_pages = kiln_perf_pages(r->s);
 	r->res->kernel_counted = kiln_perf_kernel_counted(r->s);
 	return 0;
 }

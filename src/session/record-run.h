@@ -74,6 +74,13 @@ struct kiln_record_result {
 	pid_t gone_pid, gone_tid;	/* the target that is no more */
 	struct kiln_prof *prof;		/* the profile: the caller frees it */
 	uint64_t samples, self_samples, lost;
+	/* ro.carry_lost: the event's own count (counted: known), and the
+	 * events in the profile without a record of their own, added to the
+	 * stacks recorded beside their loss (an estimate). */
+	bool counted;
+	uint64_t count, estimated;
+	size_t ring_pages;		/* the rings' data pages (perhaps fewer
+					 * than asked: memory-lock limit) */
 	bool kernel_counted;		/* kiln_perf_kernel_counted() */
 	int stopped_by;			/* the signal that stopped it, or 0 */
 	int status;			/* the command's wait status (ncmd) */

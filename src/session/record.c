@@ -126,6 +126,7 @@ void kiln_rec_free(struct kiln_rec *r)
 	free(r->threads);
 	free(r->addrs);
 	free(r->locs);
+	free(r->last_locs);
 	free(r->ubuf);
 	kiln_htab_release(&r->proc_index);
 	kiln_htab_release(&r->thread_index);
@@ -527,10 +528,10 @@ static void add_sample(struct kiln_rec *r, struct stack_ent *cur,
 	}
 }
 
-/* kiln_rec_add() of a value in column col. */
+/* kiln_rec_add() of a value in column col, weighing nsamp samples. */
 static void add_col(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		    uint64_t time, const uint32_t *locs, uint32_t n,
-		    uint32_t col, int64_t value, const char *state)
+		    uint32_t col, int64_t nsamp, int64_t value, const char *state)
 {
 	struct stack_ent *cur = r->cur_stack;
 	struct thread *t, *leader;
@@ -540,7 +541,7 @@ static void add_col(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 
 	if (col >= r->ncols)
 		col = 0;
-	values[0] = 1;
+	values[0] = nsamp;
 	values[1 + col] = value;
 
 	r->cur_stack = NULL;
@@ -586,7 +587,71 @@ void kiln_rec_add(struct kiln_rec *r, uint32_t pid, uint32_t tid,
 		  uint64_t time, const uint32_t *locs, uint32_t n,
 		  int64_t value, const char *state)
 {
-	add_col(r, pid, tid, time, locs, n, 0, value, state);
+	add_col(r, pid, tid, time, locs, n, 0, 1, value, state);
+}
+
+/*
+ * o.carry_lost: the value of sample s (v) with the events of the records
+ * lost just before it (a LOST record precedes the first record the kernel
+ * wrote after the loss); s kept as the last sample.
+ */
+static int64_t carry(struct kiln_rec *r, const struct kiln_perf_sample *s,
+		     uint32_t col, const uint32_t *locs, uint32_t n, int64_t v)
+{
+	v += (int64_t)r->lost_pending * (v > 0 ? v : 1);
+	r->carried += r->lost_pending;
+	r->lost_pending = 0;
+	r->event_total += (uint64_t)v;
+	r->last.valid = GROW(r->last_locs, r->last_locs_alloc, n);
+	if (r->last.valid) {
+		memcpy(r->last_locs, locs, n * sizeof(*locs));
+		r->last.pid = s->pid;
+		r->last.tid = s->tid;
+		r->last.col = col;
+		r->last.n = n;
+		r->last.time = s->time;
+	}
+	return v;
+}
+
+int kiln_rec_carry(struct kiln_rec *r, uint64_t n)
+{
+	if (!n)
+		return 0;
+	if (!r->last.valid)
+		return -ENOENT;
+	r->cur_stack = NULL;
+	add_col(r, r->last.pid, r->last.tid, r->last.time, r->last_locs,
+		r->last.n, r->last.col, 0, (int64_t)n, NULL);
+	r->carried += n;
+	r->event_total += n;
+	return 0;
+}
+
+uint64_t kiln_rec_event_total(const struct kiln_rec *r)
+{
+	return r->event_total;
+}
+
+uint64_t kiln_rec_carried(const struct kiln_rec *r)
+{
+	return r->carried;
+}
+
+/*
+ * o.carry_lost: a LOST record's n events happened between the sample
+ * before it and the sample after it: half go to the one's stack now, the
+ * rest to the other's (carry()).  Within a phase of the program both
+ * are the same stack; where the phase changed during the loss, nothing
+ * tells where, and the halves are the estimate.
+ */
+static void carry_run(struct kiln_rec *r, uint64_t n)
+{
+	uint64_t half = r->last.valid ? n / 2 : 0;
+
+	if (half && !kiln_rec_carry(r, half))
+		n -= half;
+	r->lost_pending += n;
 }
 
 static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
@@ -594,11 +659,14 @@ static void on_sample(struct kiln_rec *r, const struct kiln_perf_sample *s)
 	const uint32_t *locs;
 	long n = kiln_rec_stack(r, s, &locs);
 	uint32_t col = s->column < r->ncols ? s->column : 0;
+	int64_t v;
 
 	if (n <= 0)
 		return;
-	add_col(r, s->pid, s->tid, s->time, locs, (uint32_t)n, col,
-		r->col_ns[col] || s->period ? (int64_t)s->period : 1,
+	v = r->col_ns[col] || s->period ? (int64_t)s->period : 1;
+	if (r->o.carry_lost)
+		v = carry(r, s, col, locs, (uint32_t)n, v);
+	add_col(r, s->pid, s->tid, s->time, locs, (uint32_t)n, col, 1, v,
 		r->o.wall ? "running" : NULL);
 }
 
@@ -615,6 +683,9 @@ void kiln_rec_event(void *ctx, const struct kiln_perf_event *ev)
 	case KILN_PERF_FORK: kiln_rec_on_fork(r, ev); break;
 	case KILN_PERF_EXIT: kiln_rec_on_exit(r, ev); break;
 	case KILN_PERF_LOST:
+		if (r->o.carry_lost)
+			carry_run(r, ev->lost.lost);
+		break;
 	case KILN_PERF_SWITCH: break;
 	}
 }

@@ -52,6 +52,14 @@ struct kiln_rec_opts {
 	const char *const *columns;
 	uint32_t ncolumns;
 	bool wall;		/* samples get the label state=running */
+	/*
+	 * A counting event (period 1): the events of the records the kernel
+	 * dropped (a LOST record) are added half to the stack of the sample
+	 * before the loss, half to the one after it, and kiln_rec_carry()
+	 * adds those never reported to the last sample's; the samples
+	 * column keeps the records' own count.
+	 */
+	bool carry_lost;
 	uint64_t start_ns;	/* the recording's start on the samples' clock,
 				 * for the time labels (0: the first sample) */
 	/*
@@ -109,6 +117,20 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid);
 /* Its threads' names only, again: for threads that started or named
  * themselves while -p attached.  0 or -errno. */
 int kiln_rec_seed_names(struct kiln_rec *r, pid_t pid);
+
+/*
+ * With o.carry_lost: adds n events to the stack of the last sample (the
+ * events the kernel counted and dropped the records of at the end, which
+ * no LOST record reported: the event's own count less
+ * kiln_rec_event_total()), as that sample's thread at its time, with no
+ * sample of their own.  0, or -ENOENT when no sample came.
+ */
+int kiln_rec_carry(struct kiln_rec *r, uint64_t n);
+
+/* With o.carry_lost: the event values added so far, and how many of them
+ * came from lost records (kiln_rec_carry() included). */
+uint64_t kiln_rec_event_total(const struct kiln_rec *r);
+uint64_t kiln_rec_carried(const struct kiln_rec *r);
 
 /* Samples taken so far. */
 uint64_t kiln_rec_samples(const struct kiln_rec *r);

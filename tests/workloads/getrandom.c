@@ -2,11 +2,14 @@
 /*
  * Workload: calls getrandom(2) in a loop from rand_loop for SECONDS (1);
  * or, with "-n", exactly 2000 times from rand_many and 500 times from
- * rand_few (and nothing else of its own), for counting tests.
+ * rand_few (and nothing else of its own), for counting tests; "-n FILE"
+ * first waits (sleeping, no getrandom) until FILE exists, so that a test
+ * can start the burst while the recorder is stopped.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 #include <time.h>
 
 __attribute__((noinline)) void rand_loop(double s)
@@ -45,6 +48,10 @@ __attribute__((noinline)) void rand_few(void)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "-n")) {
+		struct timespec ms = { 0, 1000000 };
+
+		while (argc > 2 && access(argv[2], F_OK))
+			nanosleep(&ms, NULL);
 		rand_many();
 		rand_few();
 		return 0;
