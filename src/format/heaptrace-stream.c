@@ -136,7 +136,8 @@ struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
 	kiln_hrec_map(s->r.kind_of);
 	s->r.pcs = malloc(MAX_DEPTH * sizeof(*s->r.pcs));
 	s->z = ZSTD_createDCtx();
-	if (!s->r.pcs || !s->z) {
+	if (!s->r.pcs || !s->z ||
+	    kiln_hprof_batch_init(&s->r.batch, KILN_HEAPTRACE_BATCH)) {
 		kiln_heaptrace_stream_free(s);
 		return NULL;
 	}
@@ -147,6 +148,8 @@ void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
 {
 	if (!s)
 		return;
+	kiln_heaptrace_pipe_stop(&s->r);
+	kiln_hprof_batch_release(&s->r.batch);
 	kiln_hprof_free(s->r.h);
 	ZSTD_freeDCtx(s->z);
 	kiln_buf_release(&s->frame);
@@ -154,6 +157,22 @@ void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
 	free(s->r.pcs);
 	kiln_tcount_release(&s->r.counts);
 	free(s);
+}
+
+/*
+ * Whether the analysis gets a thread of its own from now on: for a
+ * trace of more than one frame (a small one is read before a thread
+ * would start), when more than one thread may read (kiln_read_threads()),
+ * and not for a time range or the allocation list (which read the
+ * analysis as they go).
+ */
+static bool want_pipe(const struct kiln_heaptrace_stream *s)
+{
+	const struct reader *r = &s->r;
+
+	return !r->pipe && !r->no_pipe && r->have_header && !r->tap &&
+	       !r->window && !s->raw && r->nframe >= 1 &&
+	       kiln_read_threads() > 1;
 }
 
 int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data,
@@ -200,6 +219,16 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 					ZSTD_getErrorName(n));
 			break;
 		}
+		if (want_pipe(s)) {
+			err = kiln_heaptrace_pipe_start(r);
+			if (err == -EAGAIN) {
+				/* No thread to be had: read on alone. */
+				r->no_pipe = true;
+				err = 0;
+			}
+			if (err)
+				break;
+		}
 		r->nframe++;
 		err = inflate_frame(r, s->z, data + at, n, &s->frame);
 		if (!err) {
@@ -215,6 +244,9 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 		if (!err && s->progress &&
 		    s->progress(s->progress_arg, r->frame_off, s->progress_total))
 			err = -ECANCELED;
+		/* A mark reads the analysis: the thread must be done. */
+		if (!err && r->pipe && kiln_heaptrace_index_due(s))
+			err = kiln_heaptrace_pipe_wait(r);
 		if (!err && s->index)
 			err = kiln_heaptrace_index_mark(s);
 		/* Past a range's end every event is ignored (reader times
@@ -224,6 +256,13 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 			break;
 	}
 out:
+	/* Between feeds the analysis is up to date (and h the reader's). */
+	if (r->pipe) {
+		int e = kiln_heaptrace_pipe_wait(r);
+
+		if (!err)
+			err = e;
+	}
 	*used = at;
 	s->err = err;
 	return err;
@@ -237,6 +276,7 @@ int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
 	int err = s->err;
 
 	*out = NULL;
+	kiln_heaptrace_pipe_stop(r);
 	if (!err && !r->have_header && info->truncated)
 		err = kiln_diag(r->d, "byte %zu: the file ends inside zstd frame %zu "
 				"(which starts at byte %zu), before the header record",

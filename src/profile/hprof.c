@@ -45,6 +45,12 @@ struct kiln_hprof_live {
  * allocated inside the window of a windowed analysis. */
 #define LIVE_IN_RANGE 0x80000000u
 
+/* The weight of a block of `size` bytes: 1 unless sampled (no call). */
+static inline double weight(const struct kiln_hprof *h, uint64_t size)
+{
+	return h->sample_bytes ? kiln_heapprof_weight(h->sample_bytes, size) : 1.0;
+}
+
 /* Whether the measures count now: always, or inside the window. */
 static bool counting(const struct kiln_hprof *h)
 {
@@ -305,6 +311,7 @@ static int advance(struct kiln_hprof *h, uint64_t t)
 	for (cur = h->nbuckets - 1; cur < b; cur++)
 		h->total_end[cur + 1] = h->total_max[cur + 1] = h->live_bytes;
 	h->nbuckets = cur + 1;
+	h->bucket_end = h->tot.t_first + (uint64_t)h->nbuckets * h->bucket_ns;
 	/* The bucket's maximum so far: its start. */
 	h->bepoch++;
 	return 0;
@@ -355,7 +362,7 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 		   bool temporary)
 {
 	struct kiln_hprof_site *s = &h->sites[e->stack];
-	double w = kiln_heapprof_weight(h->sample_bytes, e->size);
+	double w = weight(h, e->size);
 
 	int err;
 
@@ -398,7 +405,7 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	if (!ev->stack || ev->stack > h->nsites)
 		return -EINVAL;
 	s = &h->sites[ev->stack];
-	w = kiln_heapprof_weight(h->sample_bytes, ev->size);
+	w = weight(h, ev->size);
 	h->tot.reported++;
 	if (counting(h)) {
 		h->tot.calls += w;
@@ -524,7 +531,8 @@ static void enter_window(struct kiln_hprof *h)
 	h->last_alloc = 0;
 }
 
-int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
+/* One event (kiln_hprof_event()); inlined in the batch loop. */
+static inline int event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
 	uint64_t t = ev->t;
 	int err;
@@ -551,9 +559,13 @@ int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 			enter_window(h);
 		}
 	}
-	err = advance(h, t);
-	if (err)
-		return err;
+	if (h->nbuckets && t < h->bucket_end) {
+		h->t_now = t;	/* still in the open bucket */
+	} else {
+		err = advance(h, t);
+		if (err)
+			return err;
+	}
 	h->tot.t_last = t;
 	switch (ev->kind) {
 	case KILN_HPROF_ALLOC:
@@ -568,6 +580,31 @@ int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
+{
+	return event(h, ev);
+}
+
+/* How many events ahead the batch loop asks for a block's table slot:
+ * about one miss to memory's latency of work. */
+#define PREFETCH_AHEAD 8
+
+int kiln_hprof_events(struct kiln_hprof *h, const struct kiln_hprof_ev *ev,
+		      size_t n)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (i + PREFETCH_AHEAD < n && ev[i + PREFETCH_AHEAD].ptr)
+			kiln_livetab_prefetch(&h->live, ev[i + PREFETCH_AHEAD].ptr);
+		err = event(h, &ev[i]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int kiln_hprof_live_blocks(const struct kiln_hprof *h,

@@ -13,7 +13,7 @@ static void set_ptr(struct kiln_livetab *t, size_t i, uint64_t ptr)
 	memcpy(t->slots + i * t->esize, &ptr, sizeof(ptr));
 }
 
-int kiln_livetab_reserve(struct kiln_livetab *t)
+int kiln_livetab_grow(struct kiln_livetab *t)
 {
 	size_t cap = t->slots ? t->mask + 1 : 0, ncap, i, k;
 	unsigned char *n;
@@ -42,6 +42,16 @@ int kiln_livetab_reserve(struct kiln_livetab *t)
 	free(t->slots);
 	t->slots = n;
 	t->mask = ncap - 1;
+	if (!t->inv) {
+		uint64_t d = t->esize >> __builtin_ctzll(t->esize), x = d;
+		int k;
+
+		/* Newton's steps, each doubling the bits that are right. */
+		for (k = 0; k < 6; k++)
+			x *= 2 - d * x;
+		t->shift = (unsigned)__builtin_ctzll(t->esize);
+		t->inv = x;
+	}
 	return 0;
 }
 
@@ -59,7 +69,8 @@ void *kiln_livetab_put(struct kiln_livetab *t, uint64_t ptr)
 
 void kiln_livetab_remove(struct kiln_livetab *t, void *e)
 {
-	size_t i = (size_t)((unsigned char *)e - t->slots) / t->esize, j = i;
+	size_t i = (size_t)(((uint64_t)((unsigned char *)e - t->slots) >> t->shift) *
+			    t->inv), j = i;
 
 	set_ptr(t, i, 0);
 	t->n--;

@@ -23,11 +23,16 @@ struct kiln_livetab {
 	size_t first;		/* slots at the first allocation (power of 2) */
 	size_t mask;		/* slots - 1 */
 	size_t n;		/* blocks in the table */
+	/* An entry's offset to its slot without a division: the offset >>
+	 * shift times inv, the inverse of the odd esize >> shift modulo
+	 * 2^64 (set with the first slots). */
+	unsigned shift;
+	uint64_t inv;
 };
 
 /* An empty table of entries of `type`, first_slots slots once used. */
 #define KILN_LIVETAB_INIT(type, first_slots) \
-	{ NULL, sizeof(type), (first_slots), 0, 0 }
+	{ NULL, sizeof(type), (first_slots), 0, 0, 0, 0 }
 
 /* The slot a block address starts probing at. */
 static inline size_t kiln_livetab_home(uint64_t ptr, size_t mask)
@@ -63,11 +68,28 @@ static inline void *kiln_livetab_find(const struct kiln_livetab *t, uint64_t ptr
 	return NULL;
 }
 
+/* kiln_livetab_reserve()'s growth, out of line.  0 or -ENOMEM. */
+int kiln_livetab_grow(struct kiln_livetab *t);
+
 /*
  * Room for one more block: the table doubles (or is first allocated)
- * when it would be more than half full.  0 or -ENOMEM.
+ * when it would be more than half full.  0 or -ENOMEM.  Inline: the
+ * analysis calls it once an allocation.
  */
-int kiln_livetab_reserve(struct kiln_livetab *t);
+static inline int kiln_livetab_reserve(struct kiln_livetab *t)
+{
+	if (t->slots && (t->n + 1) * 2 <= t->mask + 1)
+		return 0;
+	return kiln_livetab_grow(t);
+}
+
+/* Asks the cache for the slot block ptr starts probing at: a batch of
+ * events (profile/hprof.c) looks ahead so that the probes find it there. */
+static inline void kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
+{
+	if (t->slots)
+		__builtin_prefetch(t->slots + kiln_livetab_home(ptr, t->mask) * t->esize);
+}
 
 /*
  * The entry for block ptr, which must not be in the table, after
