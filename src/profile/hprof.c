@@ -398,9 +398,10 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
 	struct kiln_hprof_site *s;
-	struct kiln_hprof_live b, *old;
+	struct kiln_hprof_live *b, *old;
+	size_t slot;
 	double w;
-	int err;
+	int err, found;
 
 	if (!ev->stack || ev->stack > h->nsites)
 		return -EINVAL;
@@ -418,24 +419,27 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	}
 	if (!ev->ptr)
 		return 0;
-	/* A block handed out again without a free we saw: drop the old one. */
-	old = live_find(h, ev->ptr);
-	if (old) {
+	err = kiln_livetab_reserve(&h->live);
+	if (err)
+		return err;
+	/* One probe finds the block, or where it goes. */
+	slot = kiln_livetab_probe(&h->live, ev->ptr, &found);
+	if (found) {
+		/* Handed out again without a free we saw: drop the old one. */
+		old = kiln_livetab_at(&h->live, slot);
 		h->tot.unknown_frees++;
 		err = release(h, old, old->tid, false);
 		if (err)
 			return err;
+		slot = kiln_livetab_probe(&h->live, ev->ptr, &found);
 	}
-	b.ptr = ev->ptr;
-	b.size = ev->size;
-	b.stack = ev->stack;
-	b.t = h->t_now;
-	b.tid = ev->tid & ~LIVE_IN_RANGE;
+	b = kiln_livetab_put_at(&h->live, slot, ev->ptr);
+	b->size = ev->size;
+	b->stack = ev->stack;
+	b->t = h->t_now;
+	b->tid = ev->tid & ~LIVE_IN_RANGE;
 	if (h->windowed && h->in_window)
-		b.tid |= LIVE_IN_RANGE;
-	err = live_insert(h, &b);
-	if (err)
-		return err;
+		b->tid |= LIVE_IN_RANGE;
 	snapshot(h, s);
 	err = touch(h, s);
 	if (err)

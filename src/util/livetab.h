@@ -84,11 +84,48 @@ static inline int kiln_livetab_reserve(struct kiln_livetab *t)
 }
 
 /* Asks the cache for the slot block ptr starts probing at: a batch of
- * events (profile/hprof.c) looks ahead so that the probes find it there. */
-static inline void kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
+ * events (profile/hprof.c) looks ahead so that the probes find it there.
+ * always_inline: gcc 12 takes a function that only prefetches for a pure
+ * one and drops its calls before inlining it. */
+static inline __attribute__((always_inline)) void
+kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
 {
 	if (t->slots)
 		__builtin_prefetch(t->slots + kiln_livetab_home(ptr, t->mask) * t->esize);
+}
+
+/*
+ * One probe for block ptr, after kiln_livetab_reserve(): the slot of its
+ * entry (*found true), or the empty slot where it goes (*found false,
+ * for kiln_livetab_put_at() before any other change to the table).
+ */
+static inline size_t kiln_livetab_probe(const struct kiln_livetab *t, uint64_t ptr,
+					int *found)
+{
+	size_t i;
+	uint64_t p;
+
+	for (i = kiln_livetab_home(ptr, t->mask); (p = kiln_livetab_ptr_at(t, i));
+	     i = (i + 1) & t->mask) {
+		if (p == ptr) {
+			*found = 1;
+			return i;
+		}
+	}
+	*found = 0;
+	return i;
+}
+
+/* Block ptr's new entry at slot i from kiln_livetab_probe(): its ptr is
+ * set, the rest is the caller's to fill. */
+static inline void *kiln_livetab_put_at(struct kiln_livetab *t, size_t i,
+					uint64_t ptr)
+{
+	void *e = kiln_livetab_at(t, i);
+
+	*(uint64_t *)e = ptr;
+	t->n++;
+	return e;
 }
 
 /*
