@@ -118,6 +118,7 @@ int kiln_heaptrace_pipe_start(struct reader *r)
 	}
 	pthread_setname_np(p->thread, "kiln-heapread");
 	r->pipe = p;
+	r->info->read_threads = 2;
 	return 0;
 }
 

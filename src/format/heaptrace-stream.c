@@ -128,6 +128,7 @@ struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
 	struct kiln_heaptrace_stream *s = calloc(1, sizeof(*s));
 
 	memset(info, 0, sizeof(*info));
+	info->read_threads = 1;
 	if (!s)
 		return NULL;
 	s->r.d = d;
