@@ -21,6 +21,7 @@
 #include "format/heaptraceint.h"
 #include "profile/hbatch.h"
 #include "profile/hprof.h"
+#include "util/diag.h"
 
 /* Batches in all, the reader's included. */
 #define NBATCH 4
@@ -89,6 +90,16 @@ static void pipe_free(struct kiln_heaptrace_pipe *p)
 	free(p);
 }
 
+/* The thread's error, said as the reader says it in one thread (the
+ * decoder checked the stacks: -EINVAL does not happen). */
+static int said(struct reader *r, int err)
+{
+	if (err != -EINVAL)
+		return err;
+	return kiln_diag(r->d, "byte %zu (zstd frame %zu): the analysis refused a "
+			 "stack or an event", r->frame_off, r->nframe);
+}
+
 int kiln_heaptrace_pipe_start(struct reader *r)
 {
 	struct kiln_heaptrace_pipe *p = calloc(1, sizeof(*p));
@@ -140,7 +151,7 @@ int kiln_heaptrace_pipe_send(struct reader *r)
 		r->batch.nev = r->batch.nop = r->batch.npcs = r->batch.ntext = 0;
 	}
 	pthread_mutex_unlock(&p->mu);
-	return err;
+	return said(r, err);
 }
 
 int kiln_heaptrace_pipe_wait(struct reader *r)
@@ -153,7 +164,7 @@ int kiln_heaptrace_pipe_wait(struct reader *r)
 		pthread_cond_wait(&p->done, &p->mu);
 	err = p->err;
 	pthread_mutex_unlock(&p->mu);
-	return err;
+	return said(r, err);
 }
 
 void kiln_heaptrace_pipe_stop(struct reader *r)
