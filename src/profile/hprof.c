@@ -317,23 +317,27 @@ static int advance(struct kiln_hprof *h, uint64_t t)
 	return 0;
 }
 
+/* The stack changes in the open bucket for the first time. */
+static int mark_dirty(struct kiln_hprof *h, struct kiln_hprof_site *s)
+{
+	int err = kiln_array_grow((void **)&h->dirty, &h->dirty_alloc,
+				  h->ndirty + 1, sizeof(*h->dirty));
+
+	if (err)
+		return err;
+	h->dirty[h->ndirty++] = (uint32_t)(s - h->sites);
+	s->dirty = h->nbuckets;
+	return 0;
+}
+
 /* Before a stack's live bytes change: remember them for the bucket. */
-static int touch(struct kiln_hprof *h, struct kiln_hprof_site *s)
+static inline int touch(struct kiln_hprof *h, struct kiln_hprof_site *s)
 {
 	if (s->bsnap_epoch != h->bepoch) {
 		s->bsnap = s->live_bytes;
 		s->bsnap_epoch = h->bepoch;
 	}
-	if (s->dirty != h->nbuckets) {
-		int err = kiln_array_grow((void **)&h->dirty, &h->dirty_alloc,
-			       h->ndirty + 1, sizeof(*h->dirty));
-
-		if (err)
-			return err;
-		h->dirty[h->ndirty++] = (uint32_t)(s - h->sites);
-		s->dirty = h->nbuckets;
-	}
-	return 0;
+	return s->dirty != h->nbuckets ? mark_dirty(h, s) : 0;
 }
 
 static void note_total(struct kiln_hprof *h)
@@ -390,7 +394,9 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 	}
 	if ((tid & ~LIVE_IN_RANGE) != (e->tid & ~LIVE_IN_RANGE) && counting(h))
 		h->tot.cross_thread += w;
-	kiln_livetab_remove(&h->live, e);
+	/* The entry's size known here: the shift's copies inline. */
+	kiln_livetab_remove_at(&h->live, (size_t)((unsigned char *)e - h->live.slots) /
+			       sizeof(*e), sizeof(*e));
 	note_total(h);
 	return 0;
 }

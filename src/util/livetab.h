@@ -90,8 +90,15 @@ static inline int kiln_livetab_reserve(struct kiln_livetab *t)
 static inline __attribute__((always_inline)) void
 kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
 {
-	if (t->slots)
-		__builtin_prefetch(t->slots + kiln_livetab_home(ptr, t->mask) * t->esize);
+	const unsigned char *p;
+
+	if (!t->slots)
+		return;
+	p = t->slots + kiln_livetab_home(ptr, t->mask) * t->esize;
+	__builtin_prefetch(p);
+	/* The probe, and a removal's shift, go on into the next slots. */
+	if (p + 64 < t->slots + (t->mask + 1) * t->esize)
+		__builtin_prefetch(p + 64);
 }
 
 /*
@@ -137,6 +144,36 @@ void *kiln_livetab_put(struct kiln_livetab *t, uint64_t ptr);
 
 /* Removes the entry e; the entries after it in its probe run move back. */
 void kiln_livetab_remove(struct kiln_livetab *t, void *e);
+
+/*
+ * The same for the entry at slot i, inline, esize being t->esize: where
+ * it is a constant the compiler makes the moves a few instructions
+ * (the heap analysis removes a block at every free).
+ */
+static inline __attribute__((always_inline)) void
+kiln_livetab_remove_at(struct kiln_livetab *t, size_t i, size_t esize)
+{
+	size_t j = i;
+
+	*(uint64_t *)(void *)(t->slots + i * esize) = 0;
+	t->n--;
+	for (;;) {
+		uint64_t ptr;
+		size_t home;
+
+		j = (j + 1) & t->mask;
+		ptr = *(const uint64_t *)(const void *)(t->slots + j * esize);
+		if (!ptr)
+			return;
+		home = kiln_livetab_home(ptr, t->mask);
+		/* j moves to the hole unless its home lies in (i, j]. */
+		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+			__builtin_memcpy(t->slots + i * esize, t->slots + j * esize, esize);
+			*(uint64_t *)(void *)(t->slots + j * esize) = 0;
+			i = j;
+		}
+	}
+}
 
 /* Frees the slots; the table is empty and reusable. */
 void kiln_livetab_release(struct kiln_livetab *t);
