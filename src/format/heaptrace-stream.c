@@ -167,13 +167,18 @@ void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
  * and not for a time range or the allocation list (which read the
  * analysis as they go).
  */
-static bool want_pipe(const struct kiln_heaptrace_stream *s)
+static bool want_pipe(struct kiln_heaptrace_stream *s)
 {
-	const struct reader *r = &s->r;
+	struct reader *r = &s->r;
 
-	return !r->pipe && !r->no_pipe && r->have_header && !r->tap &&
-	       !r->window && !s->raw && r->nframe >= 1 &&
-	       kiln_read_threads() > 1;
+	if (r->pipe || r->no_pipe || !r->have_header || r->nframe < 1)
+		return false;
+	/* Decided once (the CPUs are counted from /sys). */
+	if (r->tap || r->window || s->raw || kiln_read_threads() < 2) {
+		r->no_pipe = true;
+		return false;
+	}
+	return true;
 }
 
 int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data,
