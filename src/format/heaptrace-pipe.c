@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "format/heaptraceint.h"
 #include "profile/hbatch.h"
@@ -41,7 +42,44 @@ struct kiln_heaptrace_pipe {
 	bool busy;			/* the thread is applying one */
 	bool quit;
 	int err;			/* the first error applying; sticky */
+	/* kiln_heaptrace_pipe_pays(): the stretch being judged. */
+	clockid_t clock;		/* the thread's CPU clock */
+	uint64_t since, cpu_since;	/* its start: wall, both threads' CPU */
 };
+
+/* Pays off: CPU time over wall time, in 1/100. */
+#define PAYS_RATIO 115
+#define PAYS_STRETCH_NS 100000000ull
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPU time of the reader's thread and of the pipe's. */
+static uint64_t cpu_ns(const struct kiln_heaptrace_pipe *p)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID) + clock_ns(p->clock);
+}
+
+bool kiln_heaptrace_pipe_pays(struct reader *r)
+{
+	struct kiln_heaptrace_pipe *p = r->pipe;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), cpu;
+
+	if (now - p->since < PAYS_STRETCH_NS)
+		return true;
+	cpu = cpu_ns(p);
+	if ((cpu - p->cpu_since) * 100 < (now - p->since) * PAYS_RATIO)
+		return false;
+	p->since = now;
+	p->cpu_since = cpu;
+	return true;
+}
 
 static void *run(void *arg)
 {
@@ -128,6 +166,10 @@ int kiln_heaptrace_pipe_start(struct reader *r)
 		return err == ENOMEM ? -ENOMEM : -EAGAIN;
 	}
 	pthread_setname_np(p->thread, "kiln-heapread");
+	if (pthread_getcpuclockid(p->thread, &p->clock))
+		p->clock = CLOCK_THREAD_CPUTIME_ID;	/* counted twice */
+	p->since = clock_ns(CLOCK_MONOTONIC);
+	p->cpu_since = cpu_ns(p);
 	r->pipe = p;
 	r->info->read_threads = 2;
 	return 0;

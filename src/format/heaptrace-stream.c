@@ -250,6 +250,14 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 		if (!err && s->progress &&
 		    s->progress(s->progress_arg, r->frame_off, s->progress_total))
 			err = -ECANCELED;
+		/* A second thread that does not pay is given up (unless
+		 * asked for): the calls are the same either way. */
+		if (!err && r->pipe && !kiln_read_threads_set() &&
+		    !kiln_heaptrace_pipe_pays(r)) {
+			err = kiln_heaptrace_pipe_wait(r);
+			kiln_heaptrace_pipe_stop(r);
+			r->no_pipe = true;
+		}
 		/* A mark reads the analysis: the thread must be done. */
 		if (!err && r->pipe && kiln_heaptrace_index_due(s))
 			err = kiln_heaptrace_pipe_wait(r);

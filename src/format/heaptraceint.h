@@ -133,6 +133,14 @@ int kiln_heaptrace_pipe_start(struct reader *r);
 int kiln_heaptrace_pipe_send(struct reader *r);
 int kiln_heaptrace_pipe_wait(struct reader *r);
 void kiln_heaptrace_pipe_stop(struct reader *r);
+/*
+ * After a frame: false when the second thread does not pay, i.e. over
+ * the last stretch of at least 100 ms the two threads together got less
+ * than 1.15 times that stretch in CPU time (the machine's other work
+ * keeps them from running at once: handing batches over then only costs,
+ * in switches and cold caches).  The reader then goes on alone.
+ */
+bool kiln_heaptrace_pipe_pays(struct reader *r);
 
 /*
  * Parses one frame's contents (or the uncompressed stream's): the magic

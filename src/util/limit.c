@@ -38,6 +38,11 @@ void kiln_set_read_threads(unsigned n)
 	read_threads = n;
 }
 
+int kiln_read_threads_set(void)
+{
+	return read_threads != 0;
+}
+
 int kiln_parse_size(const char *s, size_t *out)
 {
 	static const char units[] = "kmgt";

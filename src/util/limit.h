@@ -28,6 +28,9 @@ void kiln_input_set_limit(size_t bytes);
  */
 unsigned kiln_read_threads(void);
 void kiln_set_read_threads(unsigned n);
+/* Whether the number was set (not 0): readers then use that many threads
+ * whether or not it pays (tests; a user who knows the machine). */
+int kiln_read_threads_set(void);
 
 /*
  * Parses a size: digits with an optional suffix k, M, G or T (powers of
