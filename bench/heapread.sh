@@ -10,8 +10,10 @@
 # another one), medians of wall and CPU (user+sys), and per-round ratios:
 #   base         $KILN_BASE top -q TRACE          (if KILN_BASE is set)
 #   kiln-1       KILN_THREADS=1 $KILN top -q TRACE (one thread)
-#   kiln         $KILN top -q TRACE               (the analysis on a second
+#   kiln-2       KILN_THREADS=2 $KILN top -q TRACE (the analysis on a second
 #                                                  thread beside the decoding)
+#   kiln         $KILN top -q TRACE               (the default: a second thread
+#                                                  while it pays)
 #   heaptrack    heaptrack_print HEAPTRACK.zst
 # The traces are made once into $BENCH_OUT (kiln's with libkiln.so as
 # bench/heap.sh does, heaptrack's with `heaptrack -o`), or given as
@@ -75,7 +77,7 @@ fi
 
 configs=()
 [ -n "$KILN_BASE" ] && configs+=(base)
-configs+=(kiln-1 kiln heaptrack)
+configs+=(kiln-1 kiln-2 kiln heaptrack)
 res=$OUT/runs.tsv
 : >"$res"
 run_one() {
@@ -83,6 +85,7 @@ run_one() {
     case $id in
     base) cmd=("$KILN_BASE" top -q "$TRACE") ;;
     kiln-1) cmd=(env KILN_THREADS=1 "$KILN" top -q "$TRACE") ;;
+    kiln-2) cmd=(env KILN_THREADS=2 "$KILN" top -q "$TRACE") ;;
     kiln) cmd=("$KILN" top -q "$TRACE") ;;
     heaptrack) cmd=(heaptrack_print "$HT") ;;
     esac
@@ -103,7 +106,8 @@ done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 # The outputs agree: the same totals from every kiln, and heaptrack's calls.
 if [ -n "$KILN_BASE" ]; then cmp -s "$OUT/base.out" "$OUT/kiln.out" || die "kiln and KILN_BASE differ"; fi
-cmp -s "$OUT/kiln-1.out" "$OUT/kiln.out" || die "one thread and two differ"
+cmp -s "$OUT/kiln-1.out" "$OUT/kiln.out" && cmp -s "$OUT/kiln-1.out" "$OUT/kiln-2.out" ||
+    die "one thread and two differ"
 
 med() { awk -F'\t' -v id="$1" -v c="$2" '$1 == id {print $c}' "$res" | sort -g |
     awk '{a[NR] = $1} END {if (!NR) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.4f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
@@ -119,7 +123,8 @@ label() {
     case $1 in
     base) echo "\`kiln top\`, KILN_BASE" ;;
     kiln-1) echo "\`kiln top\`, KILN_THREADS=1" ;;
-    kiln) echo "\`kiln top\` (analysis on a second thread)" ;;
+    kiln-2) echo "\`kiln top\`, KILN_THREADS=2 (analysis on a second thread)" ;;
+    kiln) echo "\`kiln top\` (default: a second thread while it pays)" ;;
     heaptrack) echo "\`heaptrack_print\` on heaptrack's .zst" ;;
     esac
 }
