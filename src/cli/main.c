@@ -244,6 +244,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  KILN_MAX_INPUT=SIZE   the most a decompressed input or one that is\n"
 	  "                        not a regular file may hold (default 4G)\n"
 	  "  KILN_NO_LOCAL_SYMBOLS=1   as --no-local-symbols\n"
+	  "  KILN_THREADS=N        threads reading one input uses (default: up to\n"
+	  "                        the CPUs online, while a second one pays)\n"
 	  "  KILN_HTTP_TOKEN=TOKEN  sent as 'Authorization: Bearer TOKEN' to a URL\n"
 	  "  KILN_CACHE_DIR=DIR    where decompressed separate debug files are\n"
 	  "                        kept (default ~/.cache/kiln/debug; empty: no\n"
@@ -711,6 +713,20 @@ int main(int argc, char **argv)
 			return KILN_EXIT_USAGE;
 		}
 		kiln_input_set_limit(n);
+	}
+	env = getenv("KILN_THREADS");
+	if (env && *env) {
+		char *end;
+		unsigned long n;
+
+		errno = 0;
+		n = strtoul(env, &end, 10);
+		if (errno || *end || !n || n > 1024 || *env == '-' || *env == '+') {
+			kiln_cli_error("bad KILN_THREADS '%s': want a number of "
+				       "threads from 1 to 1024", env);
+			return KILN_EXIT_USAGE;
+		}
+		kiln_set_read_threads((unsigned)n);
 	}
 	env = getenv("KILN_NO_LOCAL_SYMBOLS");
 	if (env && *env && strcmp(env, "0"))

@@ -159,6 +159,14 @@ static int mark_now(struct kiln_heaptrace_stream *s)
 	return 0;
 }
 
+bool kiln_heaptrace_index_due(const struct kiln_heaptrace_stream *s)
+{
+	const struct kiln_heaptrace_index *x = s->index;
+
+	return x && s->r.frame_off >= x->next_off && x->n < INDEX_MARKS &&
+	       x->bytes <= INDEX_BUDGET;
+}
+
 int kiln_heaptrace_index_mark(struct kiln_heaptrace_stream *s)
 {
 	struct kiln_heaptrace_index *x = s->index;

@@ -128,6 +128,7 @@ struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
 	struct kiln_heaptrace_stream *s = calloc(1, sizeof(*s));
 
 	memset(info, 0, sizeof(*info));
+	info->read_threads = 1;
 	if (!s)
 		return NULL;
 	s->r.d = d;
@@ -136,7 +137,8 @@ struct kiln_heaptrace_stream *kiln_heaptrace_stream_new(
 	kiln_hrec_map(s->r.kind_of);
 	s->r.pcs = malloc(MAX_DEPTH * sizeof(*s->r.pcs));
 	s->z = ZSTD_createDCtx();
-	if (!s->r.pcs || !s->z) {
+	if (!s->r.pcs || !s->z ||
+	    kiln_hprof_batch_init(&s->r.batch, KILN_HEAPTRACE_BATCH)) {
 		kiln_heaptrace_stream_free(s);
 		return NULL;
 	}
@@ -147,6 +149,8 @@ void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
 {
 	if (!s)
 		return;
+	kiln_heaptrace_pipe_stop(&s->r);
+	kiln_hprof_batch_release(&s->r.batch);
 	kiln_hprof_free(s->r.h);
 	ZSTD_freeDCtx(s->z);
 	kiln_buf_release(&s->frame);
@@ -154,6 +158,27 @@ void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
 	free(s->r.pcs);
 	kiln_tcount_release(&s->r.counts);
 	free(s);
+}
+
+/*
+ * Whether the analysis gets a thread of its own from now on: for a
+ * trace of more than one frame (a small one is read before a thread
+ * would start), when more than one thread may read (kiln_read_threads()),
+ * and not for a time range or the allocation list (which read the
+ * analysis as they go).
+ */
+static bool want_pipe(struct kiln_heaptrace_stream *s)
+{
+	struct reader *r = &s->r;
+
+	if (r->pipe || r->no_pipe || !r->have_header || r->nframe < 1)
+		return false;
+	/* Decided once (the CPUs are counted from /sys). */
+	if (r->tap || r->window || s->raw || kiln_read_threads() < 2) {
+		r->no_pipe = true;
+		return false;
+	}
+	return true;
 }
 
 int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data,
@@ -200,6 +225,16 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 					ZSTD_getErrorName(n));
 			break;
 		}
+		if (want_pipe(s)) {
+			err = kiln_heaptrace_pipe_start(r);
+			if (err == -EAGAIN) {
+				/* No thread to be had: read on alone. */
+				r->no_pipe = true;
+				err = 0;
+			}
+			if (err)
+				break;
+		}
 		r->nframe++;
 		err = inflate_frame(r, s->z, data + at, n, &s->frame);
 		if (!err) {
@@ -215,6 +250,17 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 		if (!err && s->progress &&
 		    s->progress(s->progress_arg, r->frame_off, s->progress_total))
 			err = -ECANCELED;
+		/* A second thread that does not pay is given up (unless
+		 * asked for): the calls are the same either way. */
+		if (!err && r->pipe && !kiln_read_threads_set() &&
+		    !kiln_heaptrace_pipe_pays(r)) {
+			err = kiln_heaptrace_pipe_wait(r);
+			kiln_heaptrace_pipe_stop(r);
+			r->no_pipe = true;
+		}
+		/* A mark reads the analysis: the thread must be done. */
+		if (!err && r->pipe && kiln_heaptrace_index_due(s))
+			err = kiln_heaptrace_pipe_wait(r);
 		if (!err && s->index)
 			err = kiln_heaptrace_index_mark(s);
 		/* Past a range's end every event is ignored (reader times
@@ -224,6 +270,13 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 			break;
 	}
 out:
+	/* Between feeds the analysis is up to date (and h the reader's). */
+	if (r->pipe) {
+		int e = kiln_heaptrace_pipe_wait(r);
+
+		if (!err)
+			err = e;
+	}
 	*used = at;
 	s->err = err;
 	return err;
@@ -237,6 +290,7 @@ int kiln_heaptrace_stream_end(struct kiln_heaptrace_stream *s, size_t len,
 	int err = s->err;
 
 	*out = NULL;
+	kiln_heaptrace_pipe_stop(r);
 	if (!err && !r->have_header && info->truncated)
 		err = kiln_diag(r->d, "byte %zu: the file ends inside zstd frame %zu "
 				"(which starts at byte %zu), before the header record",

@@ -156,25 +156,106 @@ static int add_tid(struct reader *r, uint32_t tid)
 	return 0;
 }
 
-static int deliver(struct reader *r, enum kiln_hprof_kind kind, uint64_t id,
-		   uint64_t size, uint64_t stack)
+int kiln_heaptrace_flush(struct reader *r)
 {
-	struct kiln_hprof_ev ev;
 	int err;
 
-	ev.t = r->t;
-	ev.ptr = id;
-	ev.size = size;
-	ev.tid = r->tid;
-	ev.stack = (uint32_t)stack;
-	ev.kind = kind;
-	err = kiln_hprof_event(r->h, &ev);
-	if (!err && r->tap)
-		err = r->tap(r->tap_arg, &ev, r->h->tot.t_first);
+	if (!r->batch.nev && !r->batch.nop)
+		return 0;
+	if (r->pipe)
+		return kiln_heaptrace_pipe_send(r);
+	err = kiln_hprof_apply(r->h, &r->batch);
+	/* The decoder checked the stacks' ids already. */
 	if (err == -EINVAL)
-		return bad(r, "an event refers to stack %llu, which is not "
-			   "defined", (unsigned long long)stack);
+		return bad(r, "the analysis refused a stack or an event");
 	return err;
+}
+
+/* An event, into the batch (the stacks it uses were checked). */
+static inline __attribute__((always_inline)) int
+deliver(struct reader *r, enum kiln_hprof_kind kind, uint64_t id, uint64_t size,
+	uint64_t stack)
+{
+	struct kiln_hprof_ev *ev;
+	int err;
+
+	if (kiln_hprof_batch_full(&r->batch)) {
+		err = kiln_heaptrace_flush(r);
+		if (err)
+			return err;
+	}
+	ev = kiln_hprof_batch_next(&r->batch);
+	ev->t = r->t;
+	ev->ptr = id;
+	ev->size = size;
+	ev->tid = r->tid;
+	ev->stack = (uint32_t)stack;
+	ev->kind = kind;
+	if (!r->tap)
+		return 0;
+	/* The allocation list sees each event after the analysis did. */
+	err = kiln_heaptrace_flush(r);
+	if (!err)
+		err = r->tap(r->tap_arg, &r->batch.ev[0], r->h->tot.t_first);
+	return err;
+}
+
+/* The block counter of thread tid (the last two asked are at hand), NULL
+ * on ENOMEM. */
+static inline uint64_t *count_of(struct reader *r, uint32_t tid)
+{
+	uint64_t *c;
+
+	if (r->ctid[0] == tid)
+		return r->cnt[0];
+	if (r->ctid[1] == tid)
+		return r->cnt[1];
+	c = kiln_tcount_get(&r->counts, tid);
+	/* Adding tid may have moved every counter. */
+	r->ctid[1] = 0;
+	if (r->ctid[0] && c) {
+		r->cnt[1] = kiln_tcount_get(&r->counts, r->ctid[0]);
+		if (r->cnt[1])
+			r->ctid[1] = r->ctid[0];
+	}
+	r->ctid[0] = c ? tid : 0;
+	r->cnt[0] = c;
+	return c;
+}
+
+/* A varint of column c, the one-byte case inline. */
+static inline __attribute__((always_inline)) int
+fast_uv(struct reader *r, int c, uint64_t *v, const char *what)
+{
+	struct col *k = &r->col[c];
+
+	if (k->p < k->end && *k->p < 0x80) {
+		*v = *k->p++;
+		return 0;
+	}
+	return uv(r, c, v, what);
+}
+
+/* Field i of event kind k (an integer or a split one), inline. */
+static inline __attribute__((always_inline)) int
+efield(struct reader *r, int k, int i, uint64_t *v)
+{
+	const struct kiln_hfield *d = &kiln_hrecs[k].f[i];
+	struct col *lo = &r->col[d->col];
+	uint64_t x;
+	int err;
+
+	if (d->code != KILN_HF_SPLIT)
+		return fast_uv(r, d->col, v, d->name);
+	if (lo->p >= lo->end)
+		return bad(r, "%s: the %s ends early", d->name, kiln_hcol_names[d->col]);
+	err = fast_uv(r, d->col_hi, &x, d->name);
+	if (err)
+		return err;
+	if (x >> 56)
+		return bad(r, "%s: larger than 64 bits", d->name);
+	*v = x << 8 | *lo->p++;
+	return 0;
 }
 
 /*
@@ -188,7 +269,8 @@ static inline uint64_t block_id(uint32_t tid, uint64_t num)
 
 /* An event record of kind k; lower-case tags switch to the thread
  * before. */
-static int event(struct reader *r, unsigned char tag, int k)
+static inline __attribute__((always_inline)) int
+event(struct reader *r, unsigned char tag, int k)
 {
 	uint64_t size = 0, stack = 0, back = 0, owner, *count;
 	uint32_t t;
@@ -202,15 +284,15 @@ static int event(struct reader *r, unsigned char tag, int k)
 	if (!r->tid)
 		return bad(r, "an event before any thread record ('X')");
 	if (k == KILN_HREC_ALLOC) {
-		err = field(r, KILN_HREC_ALLOC, 0, &size);
+		err = efield(r, KILN_HREC_ALLOC, 0, &size);
 		if (!err)
-			err = field(r, KILN_HREC_ALLOC, 1, &stack);
+			err = efield(r, KILN_HREC_ALLOC, 1, &stack);
 		if (err)
 			return err;
 		if (!stack || stack >= r->next_stack)
 			return bad(r, "stack %llu is not defined yet",
 				   (unsigned long long)stack);
-		count = kiln_tcount_get(&r->counts, r->tid);
+		count = count_of(r, r->tid);
 		if (!count)
 			return -ENOMEM;
 		if (*count >> 42)
@@ -221,17 +303,17 @@ static int event(struct reader *r, unsigned char tag, int k)
 	}
 	owner = r->tid;
 	if (k == KILN_HREC_RFREE) {
-		err = field(r, KILN_HREC_RFREE, 0, &owner);
+		err = efield(r, KILN_HREC_RFREE, 0, &owner);
 		if (err)
 			return err;
 		if (!owner || owner >= 1u << 22)
 			return bad(r, "tid %llu out of range", (unsigned long long)owner);
 	}
 	/* The block: the last field of F and R. */
-	err = field(r, k, kiln_hrecs[k].nfield - 1, &back);
+	err = efield(r, k, kiln_hrecs[k].nfield - 1, &back);
 	if (err)
 		return err;
-	count = kiln_tcount_get(&r->counts, (uint32_t)owner);
+	count = count_of(r, (uint32_t)owner);
 	if (!count)
 		return -ENOMEM;
 	if (back >= *count)
@@ -302,7 +384,7 @@ static int stack(struct reader *r)
 		if (err)
 			return err;
 	}
-	err = kiln_hprof_add_stack(r->h, (uint32_t)id, r->pcs, (uint32_t)depth);
+	err = kiln_hprof_batch_stack(&r->batch, (uint32_t)id, r->pcs, (uint32_t)depth);
 	if (err)
 		return err;
 	r->next_stack++;
@@ -327,7 +409,7 @@ static int record(struct reader *r, unsigned char tag)
 		return bad(r, "a second header record");
 	case KILN_HREC_MAPS:
 		err = sfield(r, k, 0, &s, &n);
-		return err ? err : kiln_hprof_add_maps(r->h, s, n);
+		return err ? err : kiln_hprof_batch_maps(&r->batch, s, n);
 	case KILN_HREC_STACK:
 		return stack(r);
 	case KILN_HREC_NAME:
@@ -351,14 +433,12 @@ static int record(struct reader *r, unsigned char tag)
 		r->tid = (uint32_t)a;
 		return add_tid(r, r->tid);
 	case KILN_HREC_ALLOC: case KILN_HREC_FREE: case KILN_HREC_RFREE:
-		return event(r, tag, k);
+		return event(r, tag, k);	/* (R only: A and F come inline) */
 	case KILN_HREC_END:
 		return deliver(r, KILN_HPROF_END, 0, 0, 0);
 	case KILN_HREC_LOST:
 		err = field(r, k, 0, &a);
-		if (!err)
-			kiln_hprof_lost(r->h, a);
-		return err;
+		return err ? err : kiln_hprof_batch_lost(&r->batch, a);
 	default:
 		return bad(r, "unknown record tag 0x%02x", tag);
 	}
@@ -423,14 +503,28 @@ int kiln_heaptrace_records(struct reader *r, const char *data, size_t len)
 		}
 		total += n;
 	}
-	/* Later columns (a later version's) are skipped. */
+	/* The counters may have moved between frames (a time index). */
+	r->ctid[0] = r->ctid[1] = 0;
+	/* Later columns (a later version's) are skipped.  Allocations and
+	 * frees, nearly every record, are decoded inline. */
 	while (r->col[KILN_HCOL_TAG].p < r->col[KILN_HCOL_TAG].end) {
-		r->tag = *r->col[KILN_HCOL_TAG].p++;
+		unsigned char tag = *r->col[KILN_HCOL_TAG].p++;
+		int k = r->kind_of[tag];
+
+		r->tag = tag;
 		r->nrec++;
-		err = record(r, r->tag);
+		if (k == KILN_HREC_ALLOC && r->have_header)
+			err = event(r, tag, KILN_HREC_ALLOC);
+		else if (k == KILN_HREC_FREE && r->have_header)
+			err = event(r, tag, KILN_HREC_FREE);
+		else
+			err = record(r, tag);
 		if (err)
 			return err;
 	}
+	err = kiln_heaptrace_flush(r);
+	if (err)
+		return err;
 	for (i = 1; i < KILN_HCOL_N; i++)
 		if (r->col[i].p != r->col[i].end)
 			return bad(r, "%zu bytes left over in the %s column",

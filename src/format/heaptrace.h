@@ -24,6 +24,9 @@ struct kiln_heaptrace_info {
 					 * owned, see _info_release() */
 	size_t frames;			/* complete zstd frames read */
 	size_t threads;			/* threads that recorded events */
+	unsigned read_threads;		/* threads that read it: 2 when the
+					 * analysis ran beside the decoding
+					 * (kiln_read_threads()) */
 	bool truncated;			/* the last frame was cut short */
 	size_t truncated_at;		/* bytes read up to the cut */
 };

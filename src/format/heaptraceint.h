@@ -15,6 +15,7 @@
 #include "format/heapcols.h"
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
+#include "profile/hbatch.h"
 #include "profile/hprof.h"
 #include "util/buf.h"
 #include "util/diag.h"
@@ -56,7 +57,24 @@ struct reader {
 	 * heaptrace-allocs.c), or NULL.  A non-zero return stops reading. */
 	int (*tap)(void *arg, const struct kiln_hprof_ev *ev, uint64_t t_first);
 	void *tap_arg;
+
+	/* The events and other calls decoded and not yet handed to h, in
+	 * order (kiln_heaptrace_flush()). */
+	struct kiln_hprof_batch batch;
+	/* The thread that applies the batches (heaptrace-pipe.c), or NULL:
+	 * the reader applies them itself.  While it runs, h is its own;
+	 * kiln_heaptrace_pipe_wait() gives h back. */
+	struct kiln_heaptrace_pipe *pipe;
+	bool no_pipe;		/* read in this thread only */
+	/* The counters of the last two threads whose events were decoded
+	 * (kiln_tcount_get() moves them when it grows: reset per frame and
+	 * whenever a thread not among them comes). */
+	uint32_t ctid[2];
+	uint64_t *cnt[2];
 };
+
+/* Events a batch holds before it is applied. */
+#define KILN_HEAPTRACE_BATCH 8192
 
 /* The stream API's state (heaptrace-stream.c). */
 struct kiln_heaptrace_stream {
@@ -74,6 +92,8 @@ struct kiln_heaptrace_stream {
 /* The time index (heaptrace-index.c): an empty one for a trace of len
  * compressed bytes; NULL on ENOMEM. */
 struct kiln_heaptrace_index *kiln_heaptrace_index_new(size_t len);
+/* Whether a mark is due after this frame (it reads the analysis). */
+bool kiln_heaptrace_index_due(const struct kiln_heaptrace_stream *s);
 /* After each frame of the analysis building s->index: a mark when due.
  * 0 or -ENOMEM. */
 int kiln_heaptrace_index_mark(struct kiln_heaptrace_stream *s);
@@ -92,6 +112,35 @@ int kiln_heaptrace_index_end(struct kiln_heaptrace_index *x,
 int kiln_heaptrace_index_resume(struct kiln_heaptrace_stream *s,
 				const struct kiln_heaptrace_index *x,
 				uint64_t t0, size_t *from);
+
+/*
+ * Hands r's batch to the analysis: applies it, or sends it to the pipe's
+ * thread.  0, -ENOMEM, or -EINVAL with r->d filled.
+ */
+int kiln_heaptrace_flush(struct reader *r);
+
+/*
+ * The analysis in a thread of its own (heaptrace-pipe.c): the reader
+ * decodes frame after frame while the thread applies what it decoded.
+ * _start() starts it for r (r->h made; 0, -ENOMEM or -EAGAIN), _send()
+ * hands it r->batch and gives r an empty one (0, or the thread's error),
+ * _wait() returns once it applied everything sent (h is then the
+ * reader's to read; the thread's error, sticky), _stop() waits, ends it
+ * and frees it (r->pipe NULL; NULL pipe: nothing).
+ */
+struct kiln_heaptrace_pipe;
+int kiln_heaptrace_pipe_start(struct reader *r);
+int kiln_heaptrace_pipe_send(struct reader *r);
+int kiln_heaptrace_pipe_wait(struct reader *r);
+void kiln_heaptrace_pipe_stop(struct reader *r);
+/*
+ * After a frame: false when the second thread does not pay, i.e. over
+ * the last stretch of at least 100 ms the two threads together got less
+ * than 1.15 times that stretch in CPU time (the machine's other work
+ * keeps them from running at once: handing batches over then only costs,
+ * in switches and cold caches).  The reader then goes on alone.
+ */
+bool kiln_heaptrace_pipe_pays(struct reader *r);
 
 /*
  * Parses one frame's contents (or the uncompressed stream's): the magic

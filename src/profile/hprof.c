@@ -45,6 +45,12 @@ struct kiln_hprof_live {
  * allocated inside the window of a windowed analysis. */
 #define LIVE_IN_RANGE 0x80000000u
 
+/* The weight of a block of `size` bytes: 1 unless sampled (no call). */
+static inline double weight(const struct kiln_hprof *h, uint64_t size)
+{
+	return h->sample_bytes ? kiln_heapprof_weight(h->sample_bytes, size) : 1.0;
+}
+
 /* Whether the measures count now: always, or inside the window. */
 static bool counting(const struct kiln_hprof *h)
 {
@@ -305,28 +311,33 @@ static int advance(struct kiln_hprof *h, uint64_t t)
 	for (cur = h->nbuckets - 1; cur < b; cur++)
 		h->total_end[cur + 1] = h->total_max[cur + 1] = h->live_bytes;
 	h->nbuckets = cur + 1;
+	h->bucket_end = h->tot.t_first + (uint64_t)h->nbuckets * h->bucket_ns;
 	/* The bucket's maximum so far: its start. */
 	h->bepoch++;
 	return 0;
 }
 
+/* The stack changes in the open bucket for the first time. */
+static int mark_dirty(struct kiln_hprof *h, struct kiln_hprof_site *s)
+{
+	int err = kiln_array_grow((void **)&h->dirty, &h->dirty_alloc,
+				  h->ndirty + 1, sizeof(*h->dirty));
+
+	if (err)
+		return err;
+	h->dirty[h->ndirty++] = (uint32_t)(s - h->sites);
+	s->dirty = h->nbuckets;
+	return 0;
+}
+
 /* Before a stack's live bytes change: remember them for the bucket. */
-static int touch(struct kiln_hprof *h, struct kiln_hprof_site *s)
+static inline int touch(struct kiln_hprof *h, struct kiln_hprof_site *s)
 {
 	if (s->bsnap_epoch != h->bepoch) {
 		s->bsnap = s->live_bytes;
 		s->bsnap_epoch = h->bepoch;
 	}
-	if (s->dirty != h->nbuckets) {
-		int err = kiln_array_grow((void **)&h->dirty, &h->dirty_alloc,
-			       h->ndirty + 1, sizeof(*h->dirty));
-
-		if (err)
-			return err;
-		h->dirty[h->ndirty++] = (uint32_t)(s - h->sites);
-		s->dirty = h->nbuckets;
-	}
-	return 0;
+	return s->dirty != h->nbuckets ? mark_dirty(h, s) : 0;
 }
 
 static void note_total(struct kiln_hprof *h)
@@ -355,7 +366,7 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 		   bool temporary)
 {
 	struct kiln_hprof_site *s = &h->sites[e->stack];
-	double w = kiln_heapprof_weight(h->sample_bytes, e->size);
+	double w = weight(h, e->size);
 
 	int err;
 
@@ -383,7 +394,9 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 	}
 	if ((tid & ~LIVE_IN_RANGE) != (e->tid & ~LIVE_IN_RANGE) && counting(h))
 		h->tot.cross_thread += w;
-	kiln_livetab_remove(&h->live, e);
+	/* The entry's size known here: the shift's copies inline. */
+	kiln_livetab_remove_at(&h->live, (size_t)((unsigned char *)e - h->live.slots) /
+			       sizeof(*e), sizeof(*e));
 	note_total(h);
 	return 0;
 }
@@ -391,14 +404,15 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
 	struct kiln_hprof_site *s;
-	struct kiln_hprof_live b, *old;
+	struct kiln_hprof_live *b, *old;
+	size_t slot;
 	double w;
-	int err;
+	int err, found;
 
 	if (!ev->stack || ev->stack > h->nsites)
 		return -EINVAL;
 	s = &h->sites[ev->stack];
-	w = kiln_heapprof_weight(h->sample_bytes, ev->size);
+	w = weight(h, ev->size);
 	h->tot.reported++;
 	if (counting(h)) {
 		h->tot.calls += w;
@@ -411,24 +425,27 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	}
 	if (!ev->ptr)
 		return 0;
-	/* A block handed out again without a free we saw: drop the old one. */
-	old = live_find(h, ev->ptr);
-	if (old) {
+	err = kiln_livetab_reserve(&h->live);
+	if (err)
+		return err;
+	/* One probe finds the block, or where it goes. */
+	slot = kiln_livetab_probe(&h->live, ev->ptr, &found);
+	if (found) {
+		/* Handed out again without a free we saw: drop the old one. */
+		old = kiln_livetab_at(&h->live, slot);
 		h->tot.unknown_frees++;
 		err = release(h, old, old->tid, false);
 		if (err)
 			return err;
+		slot = kiln_livetab_probe(&h->live, ev->ptr, &found);
 	}
-	b.ptr = ev->ptr;
-	b.size = ev->size;
-	b.stack = ev->stack;
-	b.t = h->t_now;
-	b.tid = ev->tid & ~LIVE_IN_RANGE;
+	b = kiln_livetab_put_at(&h->live, slot, ev->ptr);
+	b->size = ev->size;
+	b->stack = ev->stack;
+	b->t = h->t_now;
+	b->tid = ev->tid & ~LIVE_IN_RANGE;
 	if (h->windowed && h->in_window)
-		b.tid |= LIVE_IN_RANGE;
-	err = live_insert(h, &b);
-	if (err)
-		return err;
+		b->tid |= LIVE_IN_RANGE;
 	snapshot(h, s);
 	err = touch(h, s);
 	if (err)
@@ -524,7 +541,8 @@ static void enter_window(struct kiln_hprof *h)
 	h->last_alloc = 0;
 }
 
-int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
+/* One event (kiln_hprof_event()); inlined in the batch loop. */
+static inline int event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
 	uint64_t t = ev->t;
 	int err;
@@ -551,9 +569,13 @@ int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 			enter_window(h);
 		}
 	}
-	err = advance(h, t);
-	if (err)
-		return err;
+	if (h->nbuckets && t < h->bucket_end) {
+		h->t_now = t;	/* still in the open bucket */
+	} else {
+		err = advance(h, t);
+		if (err)
+			return err;
+	}
 	h->tot.t_last = t;
 	switch (ev->kind) {
 	case KILN_HPROF_ALLOC:
@@ -568,6 +590,31 @@ int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
+{
+	return event(h, ev);
+}
+
+/* How many events ahead the batch loop asks for a block's table slot:
+ * about one miss to memory's latency of work. */
+#define PREFETCH_AHEAD 8
+
+int kiln_hprof_events(struct kiln_hprof *h, const struct kiln_hprof_ev *ev,
+		      size_t n)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (i + PREFETCH_AHEAD < n && ev[i + PREFETCH_AHEAD].ptr)
+			kiln_livetab_prefetch(&h->live, ev[i + PREFETCH_AHEAD].ptr);
+		err = event(h, &ev[i]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int kiln_hprof_live_blocks(const struct kiln_hprof *h,

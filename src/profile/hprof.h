@@ -141,6 +141,8 @@ struct kiln_hprof {
 	uint64_t last_alloc;		/* ptr of the previous event if it was
 					 * an allocation, else 0 */
 	uint64_t t_now;
+	uint64_t bucket_end;		/* the open bucket's end (t_first +
+					 * nbuckets * bucket_ns) */
 	size_t hist_total;
 	uint64_t bepoch;		/* new maximum within the bucket */
 	uint32_t *dirty;		/* stacks changed in the open bucket */
@@ -189,6 +191,14 @@ int kiln_hprof_set_window(struct kiln_hprof *h, uint64_t t0, uint64_t t1);
  * 0, -EINVAL (an allocation with an undefined stack) or -ENOMEM.
  */
 int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev);
+
+/*
+ * Consumes ev[0..n) in order, as n calls of kiln_hprof_event() would
+ * (the same results), faster: the live blocks' table is read ahead.
+ * Stops at the first error.
+ */
+int kiln_hprof_events(struct kiln_hprof *h, const struct kiln_hprof_ev *ev,
+		      size_t n);
 
 /* A live block as kiln_hprof_live_blocks() copies it out. */
 struct kiln_hprof_block {

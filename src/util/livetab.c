@@ -42,6 +42,16 @@ int kiln_livetab_grow(struct kiln_livetab *t)
 	free(t->slots);
 	t->slots = n;
 	t->mask = ncap - 1;
+	if (!t->inv) {
+		uint64_t d = t->esize >> __builtin_ctzll(t->esize), x = d;
+		int k;
+
+		/* Newton's steps, each doubling the bits that are right. */
+		for (k = 0; k < 6; k++)
+			x *= 2 - d * x;
+		t->shift = (unsigned)__builtin_ctzll(t->esize);
+		t->inv = x;
+	}
 	return 0;
 }
 
@@ -59,26 +69,10 @@ void *kiln_livetab_put(struct kiln_livetab *t, uint64_t ptr)
 
 void kiln_livetab_remove(struct kiln_livetab *t, void *e)
 {
-	size_t i = (size_t)((unsigned char *)e - t->slots) / t->esize, j = i;
+	size_t i = (size_t)(((uint64_t)((unsigned char *)e - t->slots) >> t->shift) *
+			    t->inv);
 
-	set_ptr(t, i, 0);
-	t->n--;
-	for (;;) {
-		uint64_t ptr;
-		size_t home;
-
-		j = (j + 1) & t->mask;
-		ptr = kiln_livetab_ptr_at(t, j);
-		if (!ptr)
-			return;
-		home = kiln_livetab_home(ptr, t->mask);
-		/* j moves to the hole unless its home lies in (i, j]. */
-		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-			memcpy(kiln_livetab_at(t, i), kiln_livetab_at(t, j), t->esize);
-			set_ptr(t, j, 0);
-			i = j;
-		}
-	}
+	kiln_livetab_remove_at(t, i, t->esize);
 }
 
 void kiln_livetab_release(struct kiln_livetab *t)

@@ -23,11 +23,16 @@ struct kiln_livetab {
 	size_t first;		/* slots at the first allocation (power of 2) */
 	size_t mask;		/* slots - 1 */
 	size_t n;		/* blocks in the table */
+	/* An entry's offset to its slot without a division: the offset >>
+	 * shift times inv, the inverse of the odd esize >> shift modulo
+	 * 2^64 (set with the first slots). */
+	unsigned shift;
+	uint64_t inv;
 };
 
 /* An empty table of entries of `type`, first_slots slots once used. */
 #define KILN_LIVETAB_INIT(type, first_slots) \
-	{ NULL, sizeof(type), (first_slots), 0, 0 }
+	{ NULL, sizeof(type), (first_slots), 0, 0, 0, 0 }
 
 /* The slot a block address starts probing at. */
 static inline size_t kiln_livetab_home(uint64_t ptr, size_t mask)
@@ -63,19 +68,71 @@ static inline void *kiln_livetab_find(const struct kiln_livetab *t, uint64_t ptr
 	return NULL;
 }
 
-/* kiln_livetab_reserve() when the table must grow.  0 or -ENOMEM. */
+/* kiln_livetab_reserve()'s growth, out of line.  0 or -ENOMEM. */
 int kiln_livetab_grow(struct kiln_livetab *t);
 
 /*
  * Room for one more block: the table doubles (or is first allocated)
  * when it would be more than half full.  0 or -ENOMEM.  Inline: the
- * trace's encoder asks at every allocation.
+ * trace's encoder and the analysis ask at every allocation.
  */
 static inline int kiln_livetab_reserve(struct kiln_livetab *t)
 {
 	if (t->slots && (t->n + 1) * 2 <= t->mask + 1)
 		return 0;
 	return kiln_livetab_grow(t);
+}
+
+/* Asks the cache for the slot block ptr starts probing at: a batch of
+ * events (profile/hprof.c) looks ahead so that the probes find it there.
+ * always_inline: gcc 12 takes a function that only prefetches for a pure
+ * one and drops its calls before inlining it. */
+static inline __attribute__((always_inline)) void
+kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
+{
+	const unsigned char *p;
+
+	if (!t->slots)
+		return;
+	p = t->slots + kiln_livetab_home(ptr, t->mask) * t->esize;
+	__builtin_prefetch(p);
+	/* The probe, and a removal's shift, go on into the next slots. */
+	if (p + 64 < t->slots + (t->mask + 1) * t->esize)
+		__builtin_prefetch(p + 64);
+}
+
+/*
+ * One probe for block ptr, after kiln_livetab_reserve(): the slot of its
+ * entry (*found true), or the empty slot where it goes (*found false,
+ * for kiln_livetab_put_at() before any other change to the table).
+ */
+static inline size_t kiln_livetab_probe(const struct kiln_livetab *t, uint64_t ptr,
+					int *found)
+{
+	size_t i;
+	uint64_t p;
+
+	for (i = kiln_livetab_home(ptr, t->mask); (p = kiln_livetab_ptr_at(t, i));
+	     i = (i + 1) & t->mask) {
+		if (p == ptr) {
+			*found = 1;
+			return i;
+		}
+	}
+	*found = 0;
+	return i;
+}
+
+/* Block ptr's new entry at slot i from kiln_livetab_probe(): its ptr is
+ * set, the rest is the caller's to fill. */
+static inline void *kiln_livetab_put_at(struct kiln_livetab *t, size_t i,
+					uint64_t ptr)
+{
+	void *e = kiln_livetab_at(t, i);
+
+	*(uint64_t *)e = ptr;
+	t->n++;
+	return e;
 }
 
 /*
@@ -87,6 +144,36 @@ void *kiln_livetab_put(struct kiln_livetab *t, uint64_t ptr);
 
 /* Removes the entry e; the entries after it in its probe run move back. */
 void kiln_livetab_remove(struct kiln_livetab *t, void *e);
+
+/*
+ * The same for the entry at slot i, inline, esize being t->esize: where
+ * it is a constant the compiler makes the moves a few instructions
+ * (the heap analysis removes a block at every free).
+ */
+static inline __attribute__((always_inline)) void
+kiln_livetab_remove_at(struct kiln_livetab *t, size_t i, size_t esize)
+{
+	size_t j = i;
+
+	*(uint64_t *)(void *)(t->slots + i * esize) = 0;
+	t->n--;
+	for (;;) {
+		uint64_t ptr;
+		size_t home;
+
+		j = (j + 1) & t->mask;
+		ptr = *(const uint64_t *)(const void *)(t->slots + j * esize);
+		if (!ptr)
+			return;
+		home = kiln_livetab_home(ptr, t->mask);
+		/* j moves to the hole unless its home lies in (i, j]. */
+		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+			__builtin_memcpy(t->slots + i * esize, t->slots + j * esize, esize);
+			*(uint64_t *)(void *)(t->slots + j * esize) = 0;
+			i = j;
+		}
+	}
+}
 
 /* Frees the slots; the table is empty and reusable. */
 void kiln_livetab_release(struct kiln_livetab *t);
