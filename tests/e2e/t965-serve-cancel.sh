@@ -27,16 +27,15 @@ names
 
 job() { status; jq -r '[.jobs[] | select(.what == "filtering")][0].id // empty' "$T/st"; }
 ok=
-asked=
 seq=0
 for try in $(seq 1 8); do
     fn=$(q "$(ere "$(sed -n "$((100 + try))p" "$T/names")")")
     seq=$((seq + 2))
     # The views kept before this try (an earlier try's slow view, made
-    # before its newer request came, stays) and the unfiltered one's.
+    # before its newer request came, stays; the unfiltered one may be
+    # there already): at most one more after it, the unfiltered one.
     status
     views=$(jq .cache.views "$T/st")
-    [ -n "$asked" ] || views=$((views + 1))
     curl -s -o "$T/slow.body" -w '%{http_code}' \
         "${URL}api/flame?width=1200&ignore=$fn&page=t&seq=$seq" > "$T/slow.status" &
     slow=$!
@@ -47,7 +46,6 @@ for try in $(seq 1 8); do
     done
     if [ -n "$running" ]; then
         expect_get 200 "/api/flame?width=1200&page=t&seq=$((seq + 1))"
-        asked=1
     fi
     wait "$slow" || fail "curl of the slow request failed"
     st=$(cat "$T/slow.status")
@@ -55,7 +53,7 @@ for try in $(seq 1 8); do
         jq -e '.error == "cancelled: a newer request of page '"'t'"' came meanwhile"' "$T/slow.body" \
             >/dev/null || fail "409 says: $(cat "$T/slow.body")"
         status
-        jq -e ".jobs == [] and .cache.working == 0 and .cache.views == $views" "$T/st" >/dev/null ||
+        jq -e ".jobs == [] and .cache.working == 0 and .cache.views <= $views + 1" "$T/st" >/dev/null ||
             fail "the cancelled view stayed: $(cat "$T/st")"
         # Asked again (no page): made anew, answered.
         made=$(jq .cache.made "$T/st")
