@@ -48,8 +48,9 @@ struct kiln_perf {
 	bool kernel_time;	/* kernel-mode samples wanted without frames */
 	bool has2;		/* a second event shares the buffers */
 	struct perf_event_attr attr2;
-	bool stack_fixed_layout;	/* samples are SAMPLE_TYPE_BASE + regs +
-					 * stack: copy_sample_short() applies */
+	bool stack_fixed_layout;	/* samples are SAMPLE_TYPE_BASE + [raw] +
+					 * regs + stack (both events'):
+					 * copy_sample_short() applies */
 	struct kiln_buf arena;	/* records copied out of the rings */
 
 	/* kiln_perf_one_event_per_thread() (perfown.c). */

@@ -92,14 +92,15 @@ static size_t copy_sample_short(const struct kiln_perf *s, const struct ring *r,
 				const char *data, uint64_t tail,
 				const struct perf_event_header *h, char *dst)
 {
-	/* [identifier], ip, pid/tid, time, cpu, period; then callchain. */
+	/* [identifier], ip, pid/tid, time, cpu, period; then callchain,
+	 * [raw]: a second event (kiln_perf_add_event()) has the same layout. */
 	uint64_t pos = sizeof(*h) + 5 * 8 +
 		       (s->attr.sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0);
 	uint64_t nr, abi, size, dyn;
 	size_t nregs = (size_t)__builtin_popcountll(s->regs_mask);
 	struct perf_event_header nh = *h;
 
-	if (h->type != PERF_RECORD_SAMPLE || !s->stack_fixed_layout || s->has2)
+	if (h->type != PERF_RECORD_SAMPLE || !s->stack_fixed_layout)
 		return 0;
 	if (pos + 8 > h->size)
 		return 0;
@@ -107,6 +108,16 @@ static size_t copy_sample_short(const struct kiln_perf *s, const struct ring *r,
 	if (nr > h->size / 8)
 		return 0;
 	pos += 8 + nr * 8;
+	if (s->attr.sample_type & PERF_SAMPLE_RAW) {
+		uint32_t raw;
+
+		if (pos + 4 > h->size)
+			return 0;
+		ring_get(r, data, tail + pos, &raw, 4);
+		if (raw > h->size)
+			return 0;
+		pos += 4 + raw;
+	}
 	if (pos + 8 > h->size)
 		return 0;
 	ring_get(r, data, tail + pos, &abi, 8);
