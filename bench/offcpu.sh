@@ -106,7 +106,9 @@ run() {
         say "pgbench failed in $name round $r"
     if [ -n "$tpid" ]; then
         [ -n "$rec" ] && kill -INT "$rec" 2>/dev/null
-        wait "$tpid" || say "$name failed in round $r: $(tail -2 "$OUT/$name.$r.err")"
+        # perf record exits 130 after SIGINT: judged by its output.
+        wait "$tpid" || [ -s "$OUT/$name.$r.data" ] ||
+            say "$name failed in round $r: $(tail -2 "$OUT/$name.$r.err")"
         read -r u s rss < <(tail -1 "$tf")
         cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
     fi
@@ -123,15 +125,19 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 
 # Per-round ratios to the round's bare run.
+# Recorder CPU per 1000 transactions (the runs' tps differ with the load).
+awk -v d="$DUR" '$3 > 0 { print $1, $4 * 1000 * 1000 / ($3 * d) }' \
+    "$OUT/all.runs" >"$OUT/cpuktx.runs"
 awk '$1 == "bare" { b[$2] = $3 } { t[$1, $2] = $3 }
      END { for (k in t) { split(k, a, SUBSEP);
            if (b[a[2]] > 0) print a[1], t[k] / b[a[2]] } }' \
     "$OUT/all.runs" >"$OUT/ratio.runs"
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 row() {
-    printf '| %s | %s | %.2f | %s | %s |\n' "$1" "$(bench_med "$OUT/all.runs" "$1" 3)" \
+    printf '| %s | %.0f | %.2f | %s | %.1f | %s |\n' "$1" "$(bench_med "$OUT/all.runs" "$1" 3)" \
         "$(bench_med "$OUT/ratio.runs" "$1" 2)" \
         "$(bench_med "$OUT/all.runs" "$1" 4)" \
+        "$(bench_med "$OUT/cpuktx.runs" "$1" 2)" \
         "$(awk -v k="$(bench_med "$OUT/all.runs" "$1" 5)" 'BEGIN { printf "%.0f", k / 1024 }')"
 }
 {
@@ -145,8 +151,8 @@ row() {
     echo "kiln options: --off-cpu / --wall ${KILN_ARGS:-(defaults)} -p POSTMASTER;" \
          "perf: record -e sched:sched_switch -g -p POSTMASTER."
     echo
-    echo "| recorder | tps (median) | tps / bare (median of rounds) | recorder CPU s | max RSS MB |"
-    echo "|---|---|---|---|---|"
+    echo "| recorder | tps (median) | tps / bare (median of rounds) | recorder CPU s | CPU ms / 1000 tx | max RSS MB |"
+    echo "|---|---|---|---|---|---|"
     row bare; row perf; row off; row wall
     echo
     echo "Every run (name round tps cpu_s rss_kb):"

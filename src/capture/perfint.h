@@ -65,6 +65,7 @@ struct kiln_perf {
 	pthread_mutex_t lock;	/* the rings' tails, pending, reader_err */
 	pthread_cond_t more;	/* pending grew */
 	struct kiln_buf pending;	/* records the reader copied out */
+	size_t pending_cap;	/* it copies no more while pending holds this */
 	int stop_pipe[2];
 	int reader_err;
 };
