@@ -66,6 +66,7 @@ struct kiln_perf {
 	pthread_cond_t more;	/* pending grew */
 	struct kiln_buf pending;	/* records the reader copied out */
 	size_t pending_cap;	/* it copies no more while pending holds this */
+	int ring_next;		/* the ring a copy starts at */
 	int stop_pipe[2];
 	int reader_err;
 };
