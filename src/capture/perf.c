@@ -77,9 +77,11 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
 	}
 	if (a->raw)
 		s->attr.sample_type |= PERF_SAMPLE_RAW;
-	/* After every sample_type bit (a raw field moves the stack; the
-	 * identifier, first, moves everything by 8: perfring.c knows). */
-	s->stack_fixed_layout = (s->attr.sample_type & ~(uint64_t)PERF_SAMPLE_IDENTIFIER) ==
+	/* After every sample_type bit (the identifier, first, moves
+	 * everything by 8; a raw field, after the chain, moves the stack:
+	 * perfring.c knows both). */
+	s->stack_fixed_layout = (s->attr.sample_type & ~(uint64_t)(PERF_SAMPLE_IDENTIFIER |
+								 PERF_SAMPLE_RAW)) ==
 		(SAMPLE_TYPE_BASE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
 	/* A tracepoint fires in the kernel: exclude_kernel would drop every
 	 * one of its samples (perf leaves it unset for tracepoints too). */

@@ -100,8 +100,12 @@ int kiln_perf_disable(struct kiln_perf *s);
 /*
  * Starts a thread that empties the ring buffers into memory as they fill,
  * so that slow work in the drain callback (symbolizing) loses no records.
- * kiln_perf_wait() and kiln_perf_drain() then take what it gathered.
- * 0 or -errno.
+ * kiln_perf_wait() and kiln_perf_drain() then take what it gathered.  It
+ * holds at most about as much as the rings (half of them, 4 MiB at least,
+ * and one ring's worth beyond): a drain further behind leaves records in
+ * the rings, and the kernel counts those
+ * it cannot write (kiln_perf_lost()), so that memory does not grow with
+ * the records' rate.  Call after the rings are opened.  0 or -errno.
  */
 int kiln_perf_start_reader(struct kiln_perf *s);
 /* Stops that thread (records still in the rings are left to drain). */

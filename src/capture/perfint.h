@@ -48,8 +48,9 @@ struct kiln_perf {
 	bool kernel_time;	/* kernel-mode samples wanted without frames */
 	bool has2;		/* a second event shares the buffers */
 	struct perf_event_attr attr2;
-	bool stack_fixed_layout;	/* samples are SAMPLE_TYPE_BASE + regs +
-					 * stack: copy_sample_short() applies */
+	bool stack_fixed_layout;	/* samples are SAMPLE_TYPE_BASE + [raw] +
+					 * regs + stack (both events'):
+					 * copy_sample_short() applies */
 	struct kiln_buf arena;	/* records copied out of the rings */
 
 	/* kiln_perf_one_event_per_thread() (perfown.c). */
@@ -64,6 +65,8 @@ struct kiln_perf {
 	pthread_mutex_t lock;	/* the rings' tails, pending, reader_err */
 	pthread_cond_t more;	/* pending grew */
 	struct kiln_buf pending;	/* records the reader copied out */
+	size_t pending_cap;	/* it copies no more while pending holds this */
+	int ring_next;		/* the ring a copy starts at */
 	int stop_pipe[2];
 	int reader_err;
 };

@@ -92,14 +92,15 @@ static size_t copy_sample_short(const struct kiln_perf *s, const struct ring *r,
 				const char *data, uint64_t tail,
 				const struct perf_event_header *h, char *dst)
 {
-	/* [identifier], ip, pid/tid, time, cpu, period; then callchain. */
+	/* [identifier], ip, pid/tid, time, cpu, period; then callchain,
+	 * [raw]: a second event (kiln_perf_add_event()) has the same layout. */
 	uint64_t pos = sizeof(*h) + 5 * 8 +
 		       (s->attr.sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0);
 	uint64_t nr, abi, size, dyn;
 	size_t nregs = (size_t)__builtin_popcountll(s->regs_mask);
 	struct perf_event_header nh = *h;
 
-	if (h->type != PERF_RECORD_SAMPLE || !s->stack_fixed_layout || s->has2)
+	if (h->type != PERF_RECORD_SAMPLE || !s->stack_fixed_layout)
 		return 0;
 	if (pos + 8 > h->size)
 		return 0;
@@ -107,6 +108,16 @@ static size_t copy_sample_short(const struct kiln_perf *s, const struct ring *r,
 	if (nr > h->size / 8)
 		return 0;
 	pos += 8 + nr * 8;
+	if (s->attr.sample_type & PERF_SAMPLE_RAW) {
+		uint32_t raw;
+
+		if (pos + 4 > h->size)
+			return 0;
+		ring_get(r, data, tail + pos, &raw, 4);
+		if (raw > h->size)
+			return 0;
+		pos += 4 + raw;
+	}
 	if (pos + 8 > h->size)
 		return 0;
 	ring_get(r, data, tail + pos, &abi, 8);
@@ -192,11 +203,20 @@ static int cmp_ref(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int copy_rings(struct kiln_perf *s, struct kiln_buf *to)
+/* Empties the rings into to, as long as it holds less than cap bytes
+ * (the next ring may take it one ring beyond); a call stopped by cap
+ * leaves the next one to start at the ring it did not reach, so that no
+ * CPU's records wait more than another's. */
+static int copy_rings(struct kiln_perf *s, struct kiln_buf *to, size_t cap)
 {
-	int c, err;
+	int i, c, err;
 
-	for (c = 0; c < s->ncpus; c++) {
+	for (i = 0; i < s->ncpus; i++) {
+		c = (s->ring_next + i) % s->ncpus;
+		if (to->len >= cap) {
+			s->ring_next = c;
+			return 0;
+		}
 		if (s->rings[c].fd < 0)
 			continue;
 		err = copy_ring(s, to, &s->rings[c]);
@@ -225,7 +245,10 @@ static void *reader_main(void *arg)
 		if (pfd[n].revents)
 			break;
 		pthread_mutex_lock(&s->lock);
-		err = copy_rings(s, &s->pending);
+		/* Memory is bounded: while the drain is behind by as much as
+		 * the rings hold, records wait in the rings, and what the
+		 * kernel cannot write there it counts as lost. */
+		err = copy_rings(s, &s->pending, s->pending_cap);
 		if (err)
 			s->reader_err = err;
 		if (s->pending.len)
@@ -239,10 +262,19 @@ static void *reader_main(void *arg)
 
 int kiln_perf_start_reader(struct kiln_perf *s)
 {
-	int err;
+	size_t ring_bytes;
+	int err, c;
 
 	if (s->reader_on)
 		return 0;
+	/* Half the rings (4 MiB at least), and one ring more at most: the
+	 * reader and the drain's buffer then hold about what the rings do. */
+	s->pending_cap = 4u << 20;
+	for (c = 0, ring_bytes = 0; c < s->ncpus; c++)
+		if (s->rings[c].fd >= 0)
+			ring_bytes += s->rings[c].data_size;
+	if (ring_bytes / 2 > s->pending_cap)
+		s->pending_cap = ring_bytes / 2;
 	if (pipe2(s->stop_pipe, O_CLOEXEC))
 		return -errno;
 	pthread_mutex_init(&s->lock, NULL);
@@ -288,7 +320,7 @@ int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx)
 		struct kiln_buf t;
 
 		pthread_mutex_lock(&s->lock);
-		err = copy_rings(s, &s->pending);
+		err = copy_rings(s, &s->pending, s->pending_cap);
 		if (!err)
 			err = s->reader_err;
 		t = s->arena;
@@ -304,7 +336,7 @@ int kiln_perf_drain(struct kiln_perf *s, kiln_perf_fn fn, void *ctx)
 			s->arena = s->pending;
 			s->pending = t;
 		}
-		err = copy_rings(s, &s->arena);
+		err = copy_rings(s, &s->arena, SIZE_MAX);
 	}
 	if (err)
 		return err;

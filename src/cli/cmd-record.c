@@ -40,6 +40,13 @@ enum { OPT_CALLGRAPH = 256, OPT_DURATION, OPT_KERNEL, OPT_MODE, OPT_OFFCPU,
 
 /* perf's default --call-graph dwarf copy is 8 KiB; see docs/kiln-record.md. */
 #define DEFAULT_STACK_BYTES 32768u
+/*
+ * --off-cpu and --wall with the default call graph (auto): a switch record
+ * at every context switch copies this much stack, enough for the CFI of
+ * the frames near the leaf (libc's wrappers, which have no frame
+ * pointers), the frame-pointer chain giving the rest (docs/kiln-record.md).
+ */
+#define SWITCH_STACK_BYTES 2048u
 
 /*
  * Counting events (a period of 1: tracepoints, -c 1) record every event,
@@ -540,6 +547,8 @@ static int check_args(struct args *a)
 		a->ro.callgraph = KILN_CG_FP;
 		a->stack_bytes = 0;
 	}
+	if ((a->offcpu || a->wall) && a->ro.callgraph == KILN_CG_AUTO)
+		a->stack_bytes = SWITCH_STACK_BYTES;
 	if (a->ncmd && !kiln_child_find(a->cmd[0], &a->program)) {
 		kiln_cli_error("cannot run '%s': command not found", a->cmd[0]);
 		return KILN_EXIT_USAGE;
@@ -640,9 +649,11 @@ static int record_perf(struct args *a)
 	}
 	ro_opts.pa = pa;
 	ro_opts.ro = a->ro;
-	/* 16 MiB with stack copies, 4 MiB without (see kiln_record_run());
-	 * 32 MiB for counting events' copies; -m as asked. */
-	ro_opts.ring_pages = a->stack_bytes <= 512 ? 1024 :
+	/* 16 MiB with stack copies, 4 MiB without (see kiln_record_run())
+	 * or with the short copies of --off-cpu and --wall: records, not
+	 * bytes, fill a ring (1,800 switch records of 2 KiB; 512 of 32 KiB
+	 * in 16 MiB); 32 MiB for counting events' copies; -m as asked. */
+	ro_opts.ring_pages = a->stack_bytes <= SWITCH_STACK_BYTES ? 1024 :
 			     counting && sysconf(_SC_NPROCESSORS_CONF) <=
 			     COUNTING_RING_CPUS ? COUNTING_RING_PAGES : 4096;
 	if (a->mmap_pages)

@@ -262,6 +262,67 @@ static uint32_t kernel_stub(struct kiln_rec *r)
 
 #define NOT_UNWOUND LONG_MIN
 
+/* The user part of the kernel's chain (leaf first) at *ips; its length. */
+static size_t user_chain(const struct kiln_perf_sample *s, const uint64_t **ips)
+{
+	bool kernel = false;
+	size_t i, k;
+
+	*ips = NULL;
+	for (i = 0; i < s->nr; i++) {
+		uint64_t ip = s->ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (kernel)
+			continue;
+		for (k = i; k < s->nr && s->ips[k] < (uint64_t)PERF_CONTEXT_MAX; k++)
+			;
+		*ips = s->ips + i;
+		return k - i;
+	}
+	return 0;
+}
+
+/*
+ * A stack copy too short for the whole stack (--off-cpu and --wall copy
+ * only the frames near the leaf, docs/kiln-record.md): its CFI frames
+ * (r->ubuf, nu of them) pass the leaf's functions that have no frame
+ * pointer (libc's system call wrappers), and where one of their return
+ * addresses (not the leaf) is also in the kernel's frame-pointer chain,
+ * that chain goes on from there to the root.  The user frames replace
+ * those from user_start in r->locs, *n their end.  False (nothing
+ * changed) when the two share no return address.
+ */
+static bool splice_fp(struct kiln_rec *r, struct proc *pr,
+		   const struct kiln_perf_sample *s, size_t nu,
+		   size_t user_start, size_t *n)
+{
+	const uint64_t *fp;
+	size_t nfp = user_chain(s, &fp), i, j, k;
+
+	if (nfp < 2 || r->ubuf[0] != fp[0])
+		return false;
+	for (i = 1; i < nu; i++)
+		for (j = 1; j < nfp; j++) {
+			if (r->ubuf[i] != fp[j])
+				continue;
+			*n = user_start;
+			for (k = 0; k < i; k++)
+				push(r, n, kiln_rec_location(r, pr, r->ubuf[k],
+							     k > 0, false));
+			/* As the chain's own walk: it ends at a caller
+			 * outside every executable mapping. */
+			for (k = j; k < nfp && kiln_rec_find_map(pr, fp[k]); k++)
+				push(r, n, kiln_rec_location(r, pr, fp[k], true,
+							     false));
+			return true;
+		}
+	return false;
+}
+
 /*
  * The stack of s as locations (see kiln_rec_stack()); nu: the result of
  * unwinding its stack copy into r->ubuf when the caller did that already,
@@ -348,6 +409,9 @@ static long stack_of(struct kiln_rec *r, const struct kiln_perf_sample *s,
 			for (i = 0; i < (size_t)nu; i++)
 				push(r, &n, kiln_rec_location(r, pr, r->ubuf[i], i > 0,
 						     false));
+		} else if (full && nu >= 2 && fp_user >= 2 &&
+			   splice_fp(r, pr, s, (size_t)nu, user_start, &n)) {
+			/* the copy's frames, then the frame-pointer chain */
 		} else if (nu >= 2 && fp_user >= 2 && r->ubuf[0] == user_ip(s, 0) &&
 			   r->ubuf[1] != user_ip(s, 1)) {
 			if (!GROW(r->locs, r->locs_alloc, n + 1)) {
