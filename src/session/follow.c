@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "session/targets.h"
 #include "util/buf.h"
 
 /*
@@ -19,7 +20,22 @@
 struct seen {
 	long *tids;
 	size_t n, alloc;
+	bool listed;		/* listed once already */
+	struct young {		/* new threads waiting for their FORK record */
+		long tid;
+		uint64_t since;	/* first listed (CLOCK_MONOTONIC ns) */
+	} *young;
+	size_t nyoung, young_alloc;
 };
+
+/*
+ * With ops.has (the caller's own events, kiln stat's counters): a thread
+ * that appears after the first listing may have inherited them, which
+ * its FORK record, read a little later, says (the kernel writes it after
+ * the thread joins its process, and the caller reads records up to a
+ * millisecond old): it waits this long before being opened.
+ */
+#define YOUNG_NS 3000000u
 
 struct kiln_follow {
 	struct kiln_perf *s;
@@ -55,8 +71,10 @@ void kiln_follow_free(struct kiln_follow *f)
 {
 	if (!f)
 		return;
-	for (int i = 0; i < f->npids; i++)
+	for (int i = 0; i < f->npids; i++) {
 		free(f->seen[i].tids);
+		free(f->seen[i].young);
+	}
 	free(f->seen);
 	free(f);
 }
@@ -78,6 +96,26 @@ static int open_thread(struct kiln_follow *f, pid_t pid, pid_t tid)
 	return err == -ESRCH ? 0 : err;	/* the thread just ended */
 }
 
+/* Whether candidate tid must wait (kept in sn's young list, listed
+ * again), or is opened now.  -ENOMEM, 1: it waits, 0: open it. */
+static int wait_young(const struct kiln_follow *f, struct seen *sn, long tid,
+		      uint64_t now, struct young *keep, size_t *nkeep)
+{
+	size_t i;
+
+	if (!f->ops.has || !sn->listed)
+		return 0;
+	for (i = 0; i < sn->nyoung; i++)
+		if (sn->young[i].tid == tid)
+			break;
+	if (i < sn->nyoung && now - sn->young[i].since >= YOUNG_NS)
+		return 0;
+	keep[*nkeep].tid = tid;
+	keep[*nkeep].since = i < sn->nyoung ? sn->young[i].since : now;
+	(*nkeep)++;
+	return 1;
+}
+
 /*
  * One listing of /proc/PID/task: each thread not yet seen opened (and
  * following the threads and processes it creates), newest first: the
@@ -93,8 +131,10 @@ static int list_once(struct kiln_follow *f, struct seen *sn, pid_t pid,
 	DIR *d;
 	struct dirent *de;
 	long *list = NULL, *fresh_tids = NULL;
-	size_t n = 0, alloc = 0, nf = 0, falloc = 0, i;
-	int err = 0;
+	struct young *keep = NULL;
+	size_t n = 0, alloc = 0, nf = 0, falloc = 0, nkeep = 0, kalloc = 0, i;
+	uint64_t now = kiln_session_ns(CLOCK_MONOTONIC);
+	int err = 0, w;
 
 	*fresh = false;
 	if (f->ops.before)
@@ -108,17 +148,25 @@ static int list_once(struct kiln_follow *f, struct seen *sn, pid_t pid,
 
 		if (tid <= 0)
 			continue;
-		if (KILN_GROW(list, alloc, n + 1, 64)) {
+		if (KILN_GROW(list, alloc, n + 1, 64) ||
+		    KILN_GROW(keep, kalloc, nkeep + 1, 16)) {
 			err = -ENOMEM;
 			break;
 		}
-		list[n++] = tid;
 		if (sn->n && bsearch(&tid, sn->tids, sn->n, sizeof(*sn->tids),
-				     cmp_long))
+				     cmp_long)) {
+			list[n++] = tid;
 			continue;
+		}
 		if (f->ops.has ? f->ops.has(f->ops.ctx, (pid_t)tid) :
-		    f->s && kiln_perf_thread_covered(f->s, (pid_t)tid))
+		    f->s && kiln_perf_thread_covered(f->s, (pid_t)tid)) {
+			list[n++] = tid;
 			continue;	/* it inherited the events */
+		}
+		w = wait_young(f, sn, tid, now, keep, &nkeep);
+		if (w)
+			continue;	/* not seen yet: listed again */
+		list[n++] = tid;
 		if (KILN_GROW(fresh_tids, falloc, nf + 1, 64))
 			err = -ENOMEM;
 		else
@@ -126,6 +174,15 @@ static int list_once(struct kiln_follow *f, struct seen *sn, pid_t pid,
 	}
 	closedir(d);
 	*fresh = nf > 0;
+	if (!err) {
+		free(sn->young);
+		sn->young = keep;
+		sn->nyoung = nkeep;
+		sn->young_alloc = kalloc;
+		keep = NULL;
+		sn->listed = true;
+	}
+	free(keep);
 	for (i = nf; !err && i-- > 0;)
 		err = open_thread(f, pid, (pid_t)fresh_tids[i]);
 	if (!err) {
@@ -161,12 +218,15 @@ void kiln_follow_rescan(struct kiln_follow *f)
 	bool any;
 
 	f->fresh = false;
-	for (int i = 0; f->s && i < f->npids; i++)
+	for (int i = 0; f->s && i < f->npids; i++) {
 		if (!kiln_follow_process(f, i, &any) && any) {
 			if (f->ops.listed)
 				f->ops.listed(f->ops.ctx, f->pids[i]);
 			f->fresh = true;
 		}
+		if (f->seen[i].nyoung)
+			f->fresh = true;	/* threads waiting for their FORK */
+	}
 }
 
 bool kiln_follow_fresh(const struct kiln_follow *f)

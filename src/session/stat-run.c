@@ -30,6 +30,13 @@ struct counted {
 				 * ns), 0: none */
 };
 
+/* A FORK or EXIT record of the tracker, kept for the next reading. */
+struct task_rec {
+	uint64_t time;
+	pid_t tid, ptid;
+	bool fork;
+};
+
 /* What one run holds. */
 struct srun {
 	const struct kiln_stat_opts *o;
@@ -44,6 +51,9 @@ struct srun {
 	struct kiln_follow *follow;
 	struct counted *counted;	/* -p: threads known to the tracker */
 	size_t ncounted, counted_alloc;
+	struct task_rec *later;		/* -p: records after the last horizon */
+	size_t nlater, later_alloc;
+	uint64_t horizon;		/* records before it are all read */
 	struct kiln_htab counted_index;	/* tid -> counted[] (1-based) */
 	struct pollfd pfd[64];		/* pidfds of what is waited for */
 	int npfd;
@@ -170,39 +180,91 @@ static int count_thread(void *ctx, pid_t pid, pid_t tid)
  * little later) but that had inherited counters has its own closed:
  * they would count it, and all it starts, twice.
  */
-static void on_record(void *ctx, const struct kiln_perf_event *ev)
+static void apply(struct srun *r, const struct task_rec *t)
 {
-	struct srun *r = ctx;
 	struct counted *c, *parent;
 	bool inherited;
 
-	if (ev->kind == KILN_PERF_EXIT) {
-		c = counted_entry(r, (pid_t)ev->task.tid, false);
+	if (!t->fork) {
+		c = counted_entry(r, t->tid, false);
 		if (c)
 			*c = (struct counted){ .tid = c->tid };
 		return;
 	}
-	if (ev->kind != KILN_PERF_FORK)
-		return;
-	parent = counted_entry(r, (pid_t)ev->task.ptid, false);
+	parent = counted_entry(r, t->ptid, false);
 	inherited = parent && parent->has &&
-		    (!parent->own_since || parent->own_since <= ev->time);
-	c = counted_entry(r, (pid_t)ev->task.tid, true);
+		    (!parent->own_since || parent->own_since <= t->time);
+	c = counted_entry(r, t->tid, true);
 	if (!c || !inherited)
 		return;
-	if (c->own_since && c->own_since > ev->time) {
+	if (c->own_since && c->own_since > t->time) {
 		kiln_stat_drop(r->s, c->tid);
 		c->own_since = 0;
 	}
 	c->has = true;
 }
 
+/* The records kept from earlier readings up to time `until`, in order. */
+static void apply_later(struct srun *r, uint64_t until)
+{
+	size_t i = 0, n;
+
+	while (i < r->nlater && r->later[i].time < until)
+		apply(r, &r->later[i++]);
+	n = r->nlater - i;
+	memmove(r->later, r->later + i, n * sizeof(*r->later));
+	r->nlater = n;
+}
+
+/*
+ * A reading's records come in time order, but the rings are read one
+ * after another: a thread's FORK record in one ring can be read while
+ * that of the thread that started it, written a little earlier into a
+ * ring read just before, is not (its starter then looks unknown: the
+ * thread would be opened and counted twice).  Records from before the
+ * reading began (less a millisecond for the kernel's write) are all
+ * there: those are applied, the later ones kept for the next reading.
+ */
+static void on_record(void *ctx, const struct kiln_perf_event *ev)
+{
+	struct srun *r = ctx;
+	struct task_rec t;
+
+	if (ev->kind != KILN_PERF_FORK && ev->kind != KILN_PERF_EXIT)
+		return;
+	t = (struct task_rec){ ev->time, (pid_t)ev->task.tid,
+			       (pid_t)ev->task.ptid, ev->kind == KILN_PERF_FORK };
+	if (t.time < r->horizon) {
+		apply_later(r, t.time);
+		apply(r, &t);
+		return;
+	}
+	if (KILN_GROW(r->later, r->later_alloc, r->nlater + 1, 64)) {
+		apply(r, &t);	/* no memory: perhaps out of order */
+		return;
+	}
+	r->later[r->nlater++] = t;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct task_rec *x = a, *y = b;
+
+	return (x->time > y->time) - (x->time < y->time);
+}
+
 static void read_forks(void *ctx)
 {
 	struct srun *r = ctx;
+	uint64_t now = kiln_session_ns(CLOCK_MONOTONIC);
 
-	if (r->tracker)
-		kiln_perf_drain(r->tracker, on_record, r);
+	if (!r->tracker)
+		return;
+	/* Kept records first where older than the new ones (on_record). */
+	r->horizon = now > 1000000 ? now - 1000000 : 0;
+	kiln_perf_drain(r->tracker, on_record, r);
+	qsort(r->later, r->nlater, sizeof(*r->later), cmp_rec);
+	apply_later(r, r->horizon);
 }
 
 /* The dummy events' session, or NULL where its buffers cannot be mapped:
@@ -475,6 +537,7 @@ out:
 	kiln_perf_free(r.tracker);
 	kiln_htab_release(&r.counted_index);
 	free(r.counted);
+	free(r.later);
 	free(r.prev);
 	for (i = 0; i < r.nnames; i++)
 		free(r.names[i]);
