@@ -19,6 +19,7 @@
 #include "util/diag.h"
 #include "util/file.h"
 #include "util/limit.h"
+#include "util/workers.h"
 #include "symbolize/symbolize.h"
 
 bool kiln_cli_quiet;
@@ -237,6 +238,8 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  KILN_MAX_INPUT=SIZE   the most a decompressed input or one that is\n"
 	  "                        not a regular file may hold (default 4G)\n"
 	  "  KILN_NO_LOCAL_SYMBOLS=1   as --no-local-symbols\n"
+	  "  KILN_THREADS=N        threads that read a large perf script input\n"
+	  "                        (default: the CPUs kiln may use; 1: one)\n"
 	  "  KILN_HTTP_TOKEN=TOKEN  sent as 'Authorization: Bearer TOKEN' to a URL\n"
 	  "  KILN_CACHE_DIR=DIR    where decompressed separate debug files are\n"
 	  "                        kept (default ~/.cache/kiln/debug; empty: no\n"
@@ -695,6 +698,20 @@ int main(int argc, char **argv)
 			return KILN_EXIT_USAGE;
 		}
 		kiln_input_set_limit(n);
+	}
+	env = getenv("KILN_THREADS");
+	if (env && *env) {
+		char *end;
+		long n;
+
+		errno = 0;
+		n = strtol(env, &end, 10);
+		if (errno || *end || n < 1 || n > 1024) {
+			kiln_cli_error("bad KILN_THREADS '%s': want a number of "
+				       "threads from 1 to 1024", env);
+			return KILN_EXIT_USAGE;
+		}
+		kiln_workers_set((size_t)n);
 	}
 	env = getenv("KILN_NO_LOCAL_SYMBOLS");
 	if (env && *env && strcmp(env, "0"))

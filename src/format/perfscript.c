@@ -45,26 +45,7 @@
 #include "util/buf.h"
 #include "util/diag.h"
 
-/* ---- the reader ---- */
-
-struct reader {
-	struct kiln_prof *p;
-	struct kiln_diag *d;
-	const char *data, *end;
-	struct kiln_linecache frames;	/* frame text -> location id */
-	struct kiln_linecache threads;	/* header ident -> label set id */
-	struct kiln_linecache dsos;	/* dso text -> mapping id + 1 */
-	struct events ev;
-	uint32_t *stack;
-	size_t depth, stack_alloc;
-	int64_t *values;
-	uint32_t k_pid, k_thread, k_thread_name;
-	int64_t t_min, t_max;
-	bool have_period;
-	/* Malformed lines skipped (second pass) and the lines taken. */
-	struct kiln_text_skips skips;
-	size_t good;
-};
+/* ---- the reader (struct reader: perfscriptint.h) ---- */
 
 /* Counts a malformed line, skipped: "line N: why". */
 static void skip_line(struct reader *r, size_t lineno, const char *why)
@@ -214,6 +195,8 @@ static uint32_t make_location(struct reader *r, const char *s, const char *e,
 		return 0;
 	if (src && !parse_srcline(src, src_end, &file, &flen, &lineno))
 		file = NULL;
+	if (file)
+		r->srclines = true;
 	if (sym_end == sym ||
 	    (sym_end - sym == 9 && !memcmp(sym, "[unknown]", 9))) {
 		/* No symbol: the model names it "dso+0xaddr". */
@@ -426,12 +409,12 @@ static bool is_time_header(const char *s, const char *e)
  * Other lines are headers, srcline lines after a frame, branch stacks
  * (skipped) or errors.
  */
-static int walk(struct reader *r, bool scan)
+int kiln_perfscript_walk(struct reader *r, bool scan)
 {
 	const char *s = r->data, *e, *next, *hf = NULL, *hf_end = NULL;
 	struct hdr h, nh;
 	bool in_sample = false, after_frame = false, is_hdr;
-	size_t lineno = 0, hline = 0, nsamples = 0;
+	size_t lineno = r->line0, hline = 0, nsamples = 0;
 	int err;
 
 	memset(&h, 0, sizeof(h));
@@ -565,17 +548,83 @@ blank:
 		}
 		nsamples++;
 	}
-	if (scan)
-		return 0;
+	r->lineno = lineno;
+	if (!scan)
+		r->nsamples += nsamples;
+	return 0;
+}
+
+int kiln_perfscript_begin(struct reader *r)
+{
+	struct kiln_prof *p = r->p;
+	int err;
+
+	if (!r->ev.n) {
+		/* No header at all: let the second pass say where. */
+		struct hdr h = { 0 };
+
+		err = kiln_perfscript_event_add(&r->ev, &h);
+		if (err)
+			return err;
+	}
+	err = kiln_perfscript_set_types(p, &r->ev);
+	if (err)
+		return err;
+	r->values = calloc(p->ntypes, sizeof(*r->values));
+	if (!r->values)
+		return -ENOMEM;
+	r->k_pid = kiln_prof_interns(p, "pid");
+	r->k_thread = kiln_prof_interns(p, "thread");
+	r->k_thread_name = kiln_prof_interns(p, "thread_name");
+	/* The time label's key and unit, as where times were labels, for
+	 * the pprof writer's time labels (docs/formats.md). */
+	kiln_prof_interns(p, "time");
+	kiln_prof_interns(p, "nanoseconds");
+	/* Time stamps since 1970 (kiln's own output of a recording) give
+	 * the profile its date; perf's are since boot. */
+	if (r->t_min != INT64_MAX && r->t_min >= 1000000000000000000ll)
+		p->time_nanos = r->t_min;
+	return p->err;
+}
+
+int kiln_perfscript_end(struct reader *r)
+{
+	int err;
+
 	/* Mostly bad lines: not perf script at all, refused with what the
 	 * first bad line showed; else one warning for them all. */
 	err = kiln_text_skips_end(&r->skips, r->good, r->d);
 	if (err)
 		return err;
-	if (!nsamples)
+	if (!r->nsamples)
 		return kiln_diag(r->d, "line %zu: no samples (expected the output "
-				 "of 'perf script')", lineno ? lineno : 1);
-	return 0;
+				 "of 'perf script')", r->lineno ? r->lineno : 1);
+	if (r->t_max > r->t_min)
+		r->p->duration_nanos = r->t_max - r->t_min;
+	return r->p->err ? r->p->err : kiln_prof_events_tidy(r->p);
+}
+
+void kiln_perfscript_reader_init(struct reader *r, struct kiln_prof *p,
+				 const char *data, const char *end,
+				 struct kiln_diag *d)
+{
+	memset(r, 0, sizeof(*r));
+	r->p = p;
+	r->d = d;
+	r->data = data;
+	r->end = end;
+	r->t_min = INT64_MAX;
+	r->t_max = INT64_MIN;
+}
+
+void kiln_perfscript_reader_release(struct reader *r)
+{
+	free(r->values);
+	free(r->stack);
+	free(r->ev.v);
+	kiln_linecache_release(&r->frames);
+	kiln_linecache_release(&r->threads);
+	kiln_linecache_release(&r->dsos);
 }
 
 int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
@@ -587,59 +636,20 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	err = kiln_text_check(data, len, d);
 	if (err)
 		return err;
-	memset(&r, 0, sizeof(r));
-	r.p = p;
-	r.d = d;
-	r.data = data;
-	r.end = data + len;
-	r.t_min = INT64_MAX;
-	r.t_max = INT64_MIN;
 	if (!len)
 		return kiln_diag(d, "line 1: no samples (the input is empty)");
-	err = walk(&r, true);
-	if (err)
-		goto out;
-	if (!r.ev.n) {
-		/* No header at all: let the second pass say where. */
-		struct hdr h = { 0 };
-
-		err = kiln_perfscript_event_add(&r.ev, &h);
-		if (err)
-			goto out;
-	}
-	err = kiln_perfscript_set_types(p, &r.ev);
-	if (err)
-		goto out;
-	r.values = calloc(p->ntypes, sizeof(*r.values));
-	if (!r.values) {
-		err = -ENOMEM;
-		goto out;
-	}
-	r.k_pid = kiln_prof_interns(p, "pid");
-	r.k_thread = kiln_prof_interns(p, "thread");
-	r.k_thread_name = kiln_prof_interns(p, "thread_name");
-	/* The time label's key and unit, as where times were labels, for
-	 * the pprof writer's time labels (docs/formats.md). */
-	kiln_prof_interns(p, "time");
-	kiln_prof_interns(p, "nanoseconds");
-	/* Time stamps since 1970 (kiln's own output of a recording) give
-	 * the profile its date; perf's are since boot. */
-	if (r.t_min != INT64_MAX && r.t_min >= 1000000000000000000ll)
-		p->time_nanos = r.t_min;
-	err = p->err;
-	if (err)
-		goto out;
-	err = walk(&r, false);
-	if (!err && r.t_max > r.t_min)
-		p->duration_nanos = r.t_max - r.t_min;
+	/* A large input is read by several threads (perfscript-par.c). */
+	err = kiln_perfscript_read_par(p, data, len, d);
+	if (err <= 0)
+		return err;
+	kiln_perfscript_reader_init(&r, p, data, data + len, d);
+	err = kiln_perfscript_walk(&r, true);
 	if (!err)
-		err = p->err ? p->err : kiln_prof_events_tidy(p);
-out:
-	free(r.values);
-	free(r.stack);
-	free(r.ev.v);
-	kiln_linecache_release(&r.frames);
-	kiln_linecache_release(&r.threads);
-	kiln_linecache_release(&r.dsos);
+		err = kiln_perfscript_begin(&r);
+	if (!err)
+		err = kiln_perfscript_walk(&r, false);
+	if (!err)
+		err = kiln_perfscript_end(&r);
+	kiln_perfscript_reader_release(&r);
 	return err;
 }

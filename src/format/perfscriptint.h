@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/format.h"
+#include "format/linecache.h"
 #include "profile/profile.h"
 
 /* ---- small text helpers ---- */
@@ -137,5 +139,75 @@ int kiln_perfscript_event_add(struct events *ev, const struct hdr *h);
  * gives each event its value column: 0 or a negative errno.
  */
 int kiln_perfscript_set_types(struct kiln_prof *p, struct events *ev);
+
+/* ---- perfscript.c: the reader of one range of lines ---- */
+
+struct reader {
+	struct kiln_prof *p;
+	struct kiln_diag *d;
+	const char *data, *end;
+	struct kiln_linecache frames;	/* frame text -> location id */
+	struct kiln_linecache threads;	/* header ident -> label set id */
+	struct kiln_linecache dsos;	/* dso text -> mapping id + 1 */
+	struct events ev;
+	uint32_t *stack;
+	size_t depth, stack_alloc;
+	int64_t *values;
+	uint32_t k_pid, k_thread, k_thread_name;
+	int64_t t_min, t_max;
+	bool have_period;
+	/* Malformed lines skipped (second pass) and the lines taken. */
+	struct kiln_text_skips skips;
+	size_t good;
+	/* The number of the line before data (0, or a chunk's place in the
+	 * whole input), and what kiln_perfscript_walk() leaves: the last
+	 * line's number (an empty one after a final newline counts), the
+	 * samples ended. */
+	size_t line0, lineno, nsamples;
+	/* A frame took its file and line from a srcline after it: its
+	 * location depends on the line after the frame text's first
+	 * occurrence (perfscript-par.c then reads serially). */
+	bool srclines;
+};
+
+/*
+ * Walks the lines [r->data, r->end): with scan set, the first pass (the
+ * headers' events and the first time stamp only), else the second (the
+ * samples added to r->p).  0 or a negative errno (r->d filled).
+ */
+int kiln_perfscript_walk(struct reader *r, bool scan);
+
+/* A reader of the lines [data, end) into p, errors into d. */
+void kiln_perfscript_reader_init(struct reader *r, struct kiln_prof *p,
+				 const char *data, const char *end,
+				 struct kiln_diag *d);
+
+/*
+ * After the first pass: r->p's sample types set from r->ev (the event
+ * columns given), the second pass's keys interned.  0 or -ENOMEM.
+ */
+int kiln_perfscript_begin(struct reader *r);
+
+/*
+ * After the second pass: the skipped lines' warning (or the refusal of
+ * an input mostly bad), "no samples", the duration, the time column
+ * tidied.  0 or a negative errno (r->d filled).
+ */
+int kiln_perfscript_end(struct reader *r);
+
+/* Frees what a reader holds (not r->p). */
+void kiln_perfscript_reader_release(struct reader *r);
+
+/* ---- perfscript-par.c: both passes over chunks, in parallel ---- */
+
+/*
+ * Reads data [0, len) (more than one chunk's worth: see
+ * kiln_perfscript_chunks()) into p with both passes spread over
+ * threads, as kiln_perfscript_read() does serially, the model
+ * identical.  1: the input is not worth splitting (the caller reads it
+ * serially), 0, or a negative errno (d filled).
+ */
+int kiln_perfscript_read_par(struct kiln_prof *p, const char *data,
+			     size_t len, struct kiln_diag *d);
 
 #endif
