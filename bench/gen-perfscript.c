@@ -31,7 +31,9 @@
  *                       [-d MEAN_EXTRA_DEPTH] [--no-symoff] [-o FILE]
  * Prints a one-line summary on stderr.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

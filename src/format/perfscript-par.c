@@ -297,9 +297,10 @@ static int merge_scans(struct chunk *c, size_t n)
 	for (i = 1; i < n; i++) {
 		struct reader *o = &c[i].r;
 
-		/* A chunk's last line, empty after its final newline, is
-		 * the next chunk's first. */
-		o->line0 = c[i - 1].r.lineno - 1;
+		/* The first pass counted each chunk's lines from 0; a
+		 * chunk's last line, empty after its final newline, is the
+		 * next chunk's first. */
+		o->line0 = c[i - 1].r.line0 + c[i - 1].r.lineno - 1;
 		if (o->t_min < r->t_min)
 			r->t_min = o->t_min;
 		for (k = 0; k < o->ev.n; k++) {
