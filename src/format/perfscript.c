@@ -37,6 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "format/format.h"
 #include "format/linecache.h"
@@ -60,7 +63,8 @@ static void skip_line(struct reader *r, size_t lineno, const char *why)
 static inline const char *next_line(const struct reader *r, const char *s,
 				    const char **eol)
 {
-	const char *nl = memchr(s, '\n', (size_t)(r->end - s));
+	/* (s < end tested: gcc cannot tell that s never passes the end.) */
+	const char *nl = s < r->end ? memchr(s, '\n', (size_t)(r->end - s)) : NULL;
 	const char *e = nl ? nl : r->end;
 
 	if (e > s && e[-1] == '\r')
@@ -394,6 +398,80 @@ static bool is_time_header(const char *s, const char *e)
 	return kiln_perfscript_parse_header(s, e, &h) && h.has_time;
 }
 
+/* Newline positions (bit i: p[i] == c) of the 64 bytes at p. */
+#ifdef __SSE2__
+static inline uint64_t mask64(const char *p, __m128i c)
+{
+	uint64_t m = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+
+		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, c))
+		     << (16 * i);
+	}
+	return m;
+}
+#endif
+
+/*
+ * The first pass's bulk skip of a sample's frame lines: from s, the start
+ * of a line inside a sample that begins with a tab, the start of the
+ * first line that does not both begin with a tab and end, before its
+ * newline, with something other than white space (the lines the first
+ * pass passes over unread); *n: the lines skipped.  64 bytes at a time:
+ * the newlines, those followed by a tab, those after white space.
+ */
+static const char *skip_frames(const char *s, const char *end, size_t *n)
+{
+	const char *ls = s, *nl;
+
+	*n = 0;
+#ifdef __SSE2__
+	{
+		const __m128i cnl = _mm_set1_epi8('\n'), ctab = _mm_set1_epi8('\t');
+		const __m128i csp = _mm_set1_epi8(' '), ccr = _mm_set1_epi8('\r');
+		const char *p = s;
+
+		/* p - 1 is in the data: s follows a header line. */
+		while (end - p >= 65) {
+			uint64_t nlm = mask64(p, cnl), tab = mask64(p + 1, ctab);
+			uint64_t ws = mask64(p - 1, csp) | mask64(p - 1, ctab) |
+				      mask64(p - 1, ccr);
+			uint64_t stop = nlm & (~tab | ws), below;
+			int i;
+
+			if (!stop) {
+				if (nlm) {
+					*n += (size_t)__builtin_popcountll(nlm);
+					ls = p + 64 - __builtin_clzll(nlm);
+				}
+				p += 64;
+				continue;
+			}
+			i = __builtin_ctzll(stop);
+			below = nlm & ((1ull << i) - 1);
+			if (below) {
+				*n += (size_t)__builtin_popcountll(below);
+				ls = p + 64 - __builtin_clzll(below);
+			}
+			if (ws >> i & 1)
+				return ls;	/* that line ends in white space */
+			++*n;
+			return p + i + 1;	/* the next line has no tab */
+		}
+	}
+#endif
+	while (ls < end && *ls == '\t' &&
+	       (nl = memchr(ls, '\n', (size_t)(end - ls))) &&
+	       !is_ws(nl[-1]) && nl[-1] != '\r') {
+		++*n;
+		ls = nl + 1;
+	}
+	return ls;
+}
+
 /*
  * Reads the samples.  With scan set, the first pass: only the headers'
  * events and times are gathered (the sample types must be known before
@@ -422,6 +500,16 @@ int kiln_perfscript_walk(struct reader *r, bool scan)
 		const char *q;
 		bool chain;
 
+		if (scan && in_sample && s < r->end && *s == '\t') {
+			size_t n;
+			const char *t = skip_frames(s, r->end, &n);
+
+			if (n) {
+				lineno += n;
+				after_frame = true;
+				s = t;
+			}
+		}
 		lineno++;
 		next = next_line(r, s, &e);
 		/* (s == e: an empty last line, at the end of the data.) */
