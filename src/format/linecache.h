@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A cache from a piece of input text to an id (format stage), private to
- * the text readers (perf script, collapsed stacks).  A hit costs one hash
- * of the text and one memcmp, and the cache grows with the number of
- * distinct keys (frames, threads), not with the input size.  The keys are
- * copied, one after another, into blocks of the cache's own: compared
- * where the input had them (each at its first occurrence, anywhere in a
- * gigabyte of text) nearly every hit missed the CPU's caches and TLB
- * (a quarter of the perf script reader's time).
+ * the text readers (perf script, collapsed stacks).  The keys point into
+ * the reader's input, which stays in memory for the whole read, so a hit
+ * costs one hash of the text and one memcmp, and the cache grows with the
+ * number of distinct keys (frames, threads), not with the input size.
  */
 #ifndef KILN_FORMAT_LINECACHE_H
 #define KILN_FORMAT_LINECACHE_H
@@ -21,7 +18,7 @@
 
 struct kiln_linecache_slot {
 	uint64_t hash;
-	const char *key;	/* a copy of the key; NULL: empty slot */
+	const char *key;	/* into the input; NULL: empty slot */
 	uint32_t len;
 	uint32_t id;
 };
@@ -30,40 +27,9 @@ struct kiln_linecache {
 	struct kiln_linecache_slot *slots;
 	size_t mask;		/* capacity - 1, a power of two */
 	size_t count;
-	/* The newest block of keys (its first bytes point to the block
-	 * before), used bytes of cap. */
-	char *block;
-	size_t used, cap;
 };
 
-#define KILN_LINECACHE_INIT { NULL, 0, 0, NULL, 0, 0 }
-
-#define KILN_LINECACHE_BLOCK ((size_t)64 << 10)
-
-/* A copy of key in c's blocks, or NULL. */
-static inline const char *kiln_linecache_keep(struct kiln_linecache *c,
-					      const char *key, size_t len)
-{
-	char *k;
-
-	if (!c->block || c->cap - c->used < len) {
-		size_t cap = sizeof(char *) + (len > KILN_LINECACHE_BLOCK ?
-					       len : KILN_LINECACHE_BLOCK);
-		char *b = malloc(cap);
-
-		if (!b)
-			return NULL;
-		memcpy(b, &c->block, sizeof(char *));
-		c->block = b;
-		c->used = sizeof(char *);
-		c->cap = cap;
-	}
-	k = c->block + c->used;
-	if (len)
-		memcpy(k, key, len);
-	c->used += len;
-	return k;
-}
+#define KILN_LINECACHE_INIT { NULL, 0, 0 }
 
 static inline uint64_t kiln_linecache_hash(const char *key, size_t len)
 {
@@ -91,8 +57,8 @@ static inline uint32_t kiln_linecache_find(const struct kiln_linecache *c,
 }
 
 /*
- * Remembers id for key (copied), which must not be present yet.  0 or
- * -ENOMEM.
+ * Remembers id for key; key must stay valid as long as the cache is used
+ * and must not be present yet.  0 or -ENOMEM.
  */
 static inline int kiln_linecache_add(struct kiln_linecache *c, const char *key,
 				     size_t len, uint64_t hash, uint32_t id)
@@ -121,9 +87,6 @@ static inline int kiln_linecache_add(struct kiln_linecache *c, const char *key,
 		c->slots = n;
 		c->mask = cap - 1;
 	}
-	key = kiln_linecache_keep(c, key, len);
-	if (!key)
-		return -ENOMEM;
 	for (i = (size_t)hash & c->mask; c->slots[i].key; i = (i + 1) & c->mask)
 		;
 	s = &c->slots[i];
@@ -137,14 +100,6 @@ static inline int kiln_linecache_add(struct kiln_linecache *c, const char *key,
 
 static inline void kiln_linecache_release(struct kiln_linecache *c)
 {
-	while (c->block) {
-		char *prev;
-
-		memcpy(&prev, c->block, sizeof(char *));
-		free(c->block);
-		c->block = prev;
-	}
-	c->used = c->cap = 0;
 	free(c->slots);
 	c->slots = NULL;
 	c->mask = 0;

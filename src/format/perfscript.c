@@ -398,7 +398,7 @@ static bool is_time_header(const char *s, const char *e)
 	return kiln_perfscript_parse_header(s, e, &h) && h.has_time;
 }
 
-/* Newline positions (bit i: p[i] == c) of the 64 bytes at p. */
+/* The positions of c in the 64 bytes at p (bit i: p[i] == c). */
 #ifdef __SSE2__
 static inline uint64_t mask64(const char *p, __m128i c)
 {
@@ -416,60 +416,132 @@ static inline uint64_t mask64(const char *p, __m128i c)
 #endif
 
 /*
- * The first pass's bulk skip of a sample's frame lines: from s, the start
- * of a line inside a sample that begins with a tab, the start of the
- * first line that does not both begin with a tab and end, before its
- * newline, with something other than white space (the lines the first
- * pass passes over unread); *n: the lines skipped.  64 bytes at a time:
- * the newlines, those followed by a tab, those after white space.
+ * The bulk skip of a sample's frame lines: from s, the start of a line
+ * inside a sample that begins with a tab, the start of the first line
+ * that does not both begin with a tab and end, before its newline, with
+ * something other than white space; *n: the lines passed.  The first
+ * pass passes over such lines unread, the second reads them as one run
+ * (run_find()).  The newlines are found 64 bytes at a time, without a
+ * call per line (a mask of the bytes before and after each newline
+ * costs more than looking at them).
  */
 static const char *skip_frames(const char *s, const char *end, size_t *n)
 {
 	const char *ls = s, *nl;
+	size_t k = 0;
 
-	*n = 0;
 #ifdef __SSE2__
-	{
-		const __m128i cnl = _mm_set1_epi8('\n'), ctab = _mm_set1_epi8('\t');
-		const __m128i csp = _mm_set1_epi8(' '), ccr = _mm_set1_epi8('\r');
-		const char *p = s;
+	const __m128i cnl = _mm_set1_epi8('\n');
+	const char *p = s;
 
-		/* p - 1 is in the data: s follows a header line. */
-		while (end - p >= 65) {
-			uint64_t nlm = mask64(p, cnl), tab = mask64(p + 1, ctab);
-			uint64_t ws = mask64(p - 1, csp) | mask64(p - 1, ctab) |
-				      mask64(p - 1, ccr);
-			uint64_t stop = nlm & (~tab | ws), below;
-			int i;
+	/* p[-1] is in the data (s follows a header line), p[64] too. */
+	for (; end - p > 64; p += 64) {
+		uint64_t m = mask64(p, cnl);
 
-			if (!stop) {
-				if (nlm) {
-					*n += (size_t)__builtin_popcountll(nlm);
-					ls = p + 64 - __builtin_clzll(nlm);
-				}
-				p += 64;
-				continue;
-			}
-			i = __builtin_ctzll(stop);
-			below = nlm & ((1ull << i) - 1);
-			if (below) {
-				*n += (size_t)__builtin_popcountll(below);
-				ls = p + 64 - __builtin_clzll(below);
-			}
-			if (ws >> i & 1)
-				return ls;	/* that line ends in white space */
-			++*n;
-			return p + i + 1;	/* the next line has no tab */
+		for (; m; m &= m - 1) {
+			const char *x = p + __builtin_ctzll(m);
+
+			if (is_ws(x[-1]) || x[-1] == '\r')
+				goto out;	/* the line ends in white space */
+			k++;
+			ls = x + 1;
+			if (*ls != '\t')
+				goto out;
 		}
 	}
 #endif
 	while (ls < end && *ls == '\t' &&
 	       (nl = memchr(ls, '\n', (size_t)(end - ls))) &&
 	       !is_ws(nl[-1]) && nl[-1] != '\r') {
-		++*n;
+		k++;
 		ls = nl + 1;
 	}
+#ifdef __SSE2__
+out:
+#endif
+	*n = k;
 	return ls;
+}
+
+/*
+ * The second pass's cache of runs of frame lines: a sample's frame lines
+ * (those skip_frames() passes over), seen before as a whole, give the
+ * stack they gave then, for one hash and one memcmp of their text instead
+ * of a lookup per line.  Only runs whose every line was a frame that
+ * parsed are kept, so a hit does what reading the lines would have done:
+ * each frame text's location is the one its first occurrence made.
+ */
+struct run_try {
+	const char *start, *end;	/* a run not in the cache, being read */
+	size_t n;			/* its lines */
+	uint64_t hash;
+};
+
+/* Runs shorter than this are read line by line; longer ones are not
+ * kept (a hash of a megabyte of frames would seldom hit again). */
+#define RUN_MIN 2
+#define RUN_MAX ((size_t)1 << 20)
+
+/*
+ * At s, the first line after a header (inside a sample, starting with a
+ * tab): where the run of frame lines at s ends, its stack pushed, if the
+ * cache has it (*n: its lines, r->good counted); else NULL, with rt set
+ * to note the run when the lines have been read.
+ */
+static const char *run_find(struct reader *r, const char *s, size_t *n,
+			    struct run_try *rt)
+{
+	const char *t = skip_frames(s, r->end, n);
+	size_t len = (size_t)(t - s);
+	uint64_t h;
+	uint32_t id;
+	const struct run *ru;
+
+	if (*n < RUN_MIN || len > RUN_MAX)
+		return NULL;
+	h = kiln_linecache_hash(s, len);
+	id = kiln_linecache_find(&r->runs, s, len, h);
+	if (!id) {
+		rt->start = s;
+		rt->end = t;
+		rt->n = *n;
+		rt->hash = h;
+		return NULL;
+	}
+	ru = &r->run[id - 1];
+	if (KILN_GROW(r->stack, r->stack_alloc, ru->depth, 128)) {
+		r->p->err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(r->stack, r->run_locs + ru->first, ru->depth * sizeof(*r->stack));
+	r->depth = ru->depth;
+	r->good += *n;
+	return t;
+}
+
+/* The lines of run rt read: kept if each one was a frame.  0 or -ENOMEM. */
+static int run_end(struct reader *r, struct run_try *rt)
+{
+	size_t len = (size_t)(rt->end - rt->start);
+	struct run *ru;
+
+	rt->end = NULL;
+	if (r->depth != rt->n)
+		return 0;	/* a srcline, a branch, a bad line: not kept */
+	if (KILN_GROW(r->run, r->run_alloc, r->nrun + 1, 1024) ||
+	    KILN_GROW(r->run_locs, r->run_locs_alloc, r->nrun_locs + r->depth,
+		       16384))
+		return -ENOMEM;
+	ru = &r->run[r->nrun];
+	ru->first = r->nrun_locs;
+	ru->depth = (uint32_t)r->depth;
+	memcpy(r->run_locs + r->nrun_locs, r->stack, r->depth * sizeof(*r->stack));
+	if (kiln_linecache_add(&r->runs, rt->start, len, rt->hash,
+			       (uint32_t)r->nrun + 1))
+		return -ENOMEM;
+	r->nrun++;
+	r->nrun_locs += r->depth;
+	return 0;
 }
 
 /*
@@ -491,8 +563,9 @@ int kiln_perfscript_walk(struct reader *r, bool scan)
 {
 	const char *s = r->data, *e, *next, *hf = NULL, *hf_end = NULL;
 	struct hdr h, nh;
-	bool in_sample = false, after_frame = false, is_hdr;
+	bool in_sample = false, after_frame = false, is_hdr, fresh = false;
 	size_t lineno = r->line0, hline = 0, nsamples = 0;
+	struct run_try rt = { NULL, NULL, 0, 0 };
 	int err;
 
 	memset(&h, 0, sizeof(h));
@@ -500,6 +573,23 @@ int kiln_perfscript_walk(struct reader *r, bool scan)
 		const char *q;
 		bool chain;
 
+		if (rt.end == s) {
+			err = run_end(r, &rt);
+			if (err)
+				return err;
+		}
+		if (fresh && s < r->end && *s == '\t') {
+			/* The frame lines after a header, all at once. */
+			size_t n;
+			const char *t = run_find(r, s, &n, &rt);
+
+			if (t) {
+				lineno += n;
+				after_frame = true;
+				s = t;
+			}
+		}
+		fresh = false;
 		if (scan && in_sample && s < r->end && *s == '\t') {
 			size_t n;
 			const char *t = skip_frames(s, r->end, &n);
@@ -562,6 +652,7 @@ int kiln_perfscript_walk(struct reader *r, bool scan)
 			r->good++;
 		h = nh;
 		in_sample = true;
+		fresh = !scan;
 		after_frame = false;
 		hline = lineno;
 		hf = NULL;
@@ -709,6 +800,9 @@ void kiln_perfscript_reader_release(struct reader *r)
 {
 	free(r->values);
 	free(r->stack);
+	free(r->run);
+	free(r->run_locs);
+	kiln_linecache_release(&r->runs);
 	free(r->ev.v);
 	kiln_linecache_release(&r->frames);
 	kiln_linecache_release(&r->threads);

@@ -149,6 +149,17 @@ struct reader {
 	struct kiln_linecache frames;	/* frame text -> location id */
 	struct kiln_linecache threads;	/* header ident -> label set id */
 	struct kiln_linecache dsos;	/* dso text -> mapping id + 1 */
+	/* A sample's run of frame lines (its text, in the input) -> its
+	 * stack, for runs whose lines all were frames: index + 1 in runs,
+	 * the location ids in run_locs. */
+	struct kiln_linecache runs;
+	struct run {
+		size_t first;
+		uint32_t depth;
+	} *run;
+	size_t nrun, run_alloc;
+	uint32_t *run_locs;
+	size_t nrun_locs, run_locs_alloc;
 	struct events ev;
 	uint32_t *stack;
 	size_t depth, stack_alloc;
