@@ -50,6 +50,7 @@ struct chunk {
 	struct kiln_prof *p;	/* NULL for chunk 0: the caller's profile */
 	struct kiln_diag d;
 	bool scan;
+	bool nul;		/* the first pass found a NUL byte */
 	int err;
 	pthread_t th;
 	bool started;
@@ -73,14 +74,17 @@ static const char *after_blank(const char *s, const char *end)
 }
 
 /* Cuts [data, data + len) into at most max chunks at blank lines: the
- * starts in b[0..n), b[n] the end.  Returns n (1: not cut). */
+ * starts in b[0..n), b[n] the end.  Returns n (1: not cut).  Chunk 0 is
+ * a tenth shorter than the others: its thread merges the others after
+ * it (in units of a tenth of a chunk, 10 * max - 1 in all). */
 static size_t cut(const char *data, size_t len, size_t max, const char **b)
 {
-	size_t n = 1, k;
+	size_t n = 1, k, units = 10 * max - 1;
 
 	b[0] = data;
 	for (k = 1; k < max; k++) {
-		const char *t = data + len / max * k, *a;
+		const char *t = data + (size_t)((double)len * (double)(10 * k - 1) /
+					       (double)units), *a;
 
 		if (t <= b[n - 1])
 			continue;
@@ -96,6 +100,9 @@ static void *run(void *arg)
 {
 	struct chunk *c = arg;
 
+	/* kiln_text_check()'s refusal of binary data, on every thread. */
+	if (c->scan)
+		c->nul = memchr(c->r.data, '\0', (size_t)(c->r.end - c->r.data));
 	c->err = kiln_perfscript_walk(&c->r, c->scan);
 	return NULL;
 }
@@ -383,6 +390,9 @@ int kiln_perfscript_read_par(struct kiln_prof *p, const char *data,
 					    i ? &c[i].d : d);
 	c[0].r.p = p;
 	err = run_all(c, n, true, d);
+	for (i = 0; i < n && !err; i++)
+		if (c[i].nul)	/* the message, with its line, as serially */
+			err = kiln_text_check(data, len, d);
 	if (!err)
 		err = merge_scans(c, n);
 	if (!err)

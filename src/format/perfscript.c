@@ -37,9 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "format/format.h"
 #include "format/linecache.h"
@@ -357,6 +354,15 @@ static int flush(struct reader *r, const struct hdr *h, const char *hf,
 	return r->p->err;
 }
 
+/* A sample ends: added in the second pass, counted in both. */
+static int end_sample(struct reader *r, bool scan, const struct hdr *h,
+		      const char *hf, const char *hf_end, size_t hline,
+		      size_t *nsamples)
+{
+	++*nsamples;
+	return scan ? 0 : flush(r, h, hf, hf_end, hline);
+}
+
 /*
  * Lines perf prints inside a sample that are no frame: a branch stack
  * (-F +brstack: "0x4005b1/0x400577/P/-/-/0 ...", +brstacksym:
@@ -398,152 +404,6 @@ static bool is_time_header(const char *s, const char *e)
 	return kiln_perfscript_parse_header(s, e, &h) && h.has_time;
 }
 
-/* The positions of c in the 64 bytes at p (bit i: p[i] == c). */
-#ifdef __SSE2__
-static inline uint64_t mask64(const char *p, __m128i c)
-{
-	uint64_t m = 0;
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * i));
-
-		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, c))
-		     << (16 * i);
-	}
-	return m;
-}
-#endif
-
-/*
- * The bulk skip of a sample's frame lines: from s, the start of a line
- * inside a sample that begins with a tab, the start of the first line
- * that does not both begin with a tab and end, before its newline, with
- * something other than white space; *n: the lines passed.  The first
- * pass passes over such lines unread, the second reads them as one run
- * (run_find()).  The newlines are found 64 bytes at a time, without a
- * call per line (a mask of the bytes before and after each newline
- * costs more than looking at them).
- */
-static const char *skip_frames(const char *s, const char *end, size_t *n)
-{
-	const char *ls = s, *nl;
-	size_t k = 0;
-
-#ifdef __SSE2__
-	const __m128i cnl = _mm_set1_epi8('\n');
-	const char *p = s;
-
-	/* p[-1] is in the data (s follows a header line), p[64] too. */
-	for (; end - p > 64; p += 64) {
-		uint64_t m = mask64(p, cnl);
-
-		for (; m; m &= m - 1) {
-			const char *x = p + __builtin_ctzll(m);
-
-			if (is_ws(x[-1]) || x[-1] == '\r')
-				goto out;	/* the line ends in white space */
-			k++;
-			ls = x + 1;
-			if (*ls != '\t')
-				goto out;
-		}
-	}
-#endif
-	while (ls < end && *ls == '\t' &&
-	       (nl = memchr(ls, '\n', (size_t)(end - ls))) &&
-	       !is_ws(nl[-1]) && nl[-1] != '\r') {
-		k++;
-		ls = nl + 1;
-	}
-#ifdef __SSE2__
-out:
-#endif
-	*n = k;
-	return ls;
-}
-
-/*
- * The second pass's cache of runs of frame lines: a sample's frame lines
- * (those skip_frames() passes over), seen before as a whole, give the
- * stack they gave then, for one hash and one memcmp of their text instead
- * of a lookup per line.  Only runs whose every line was a frame that
- * parsed are kept, so a hit does what reading the lines would have done:
- * each frame text's location is the one its first occurrence made.
- */
-struct run_try {
-	const char *start, *end;	/* a run not in the cache, being read */
-	size_t n;			/* its lines */
-	uint64_t hash;
-};
-
-/* Runs shorter than this are read line by line; longer ones are not
- * kept (a hash of a megabyte of frames would seldom hit again). */
-#define RUN_MIN 2
-#define RUN_MAX ((size_t)1 << 20)
-
-/*
- * At s, the first line after a header (inside a sample, starting with a
- * tab): where the run of frame lines at s ends, its stack pushed, if the
- * cache has it (*n: its lines, r->good counted); else NULL, with rt set
- * to note the run when the lines have been read.
- */
-static const char *run_find(struct reader *r, const char *s, size_t *n,
-			    struct run_try *rt)
-{
-	const char *t = skip_frames(s, r->end, n);
-	size_t len = (size_t)(t - s);
-	uint64_t h;
-	uint32_t id;
-	const struct run *ru;
-
-	if (*n < RUN_MIN || len > RUN_MAX)
-		return NULL;
-	h = kiln_linecache_hash(s, len);
-	id = kiln_linecache_find(&r->runs, s, len, h);
-	if (!id) {
-		rt->start = s;
-		rt->end = t;
-		rt->n = *n;
-		rt->hash = h;
-		return NULL;
-	}
-	ru = &r->run[id - 1];
-	if (KILN_GROW(r->stack, r->stack_alloc, ru->depth, 128)) {
-		r->p->err = -ENOMEM;
-		return NULL;
-	}
-	memcpy(r->stack, r->run_locs + ru->first, ru->depth * sizeof(*r->stack));
-	r->depth = ru->depth;
-	r->good += *n;
-	return t;
-}
-
-/* The lines of run rt read: kept if each one was a frame.  0 or -ENOMEM. */
-static int run_end(struct reader *r, struct run_try *rt)
-{
-	size_t len = (size_t)(rt->end - rt->start);
-	struct run *ru;
-
-	rt->end = NULL;
-	if (r->depth != rt->n)
-		return 0;	/* a srcline, a branch, a bad line: not kept */
-	if (KILN_GROW(r->run, r->run_alloc, r->nrun + 1, 1024) ||
-	    KILN_GROW(r->run_locs, r->run_locs_alloc, r->nrun_locs + r->depth,
-		       16384))
-		return -ENOMEM;
-	ru = &r->run[r->nrun];
-	ru->first = r->nrun_locs;
-	ru->depth = (uint32_t)r->depth;
-	memcpy(r->run_locs + r->nrun_locs, r->stack, r->depth * sizeof(*r->stack));
-	if (kiln_linecache_add(&r->runs, rt->start, len, rt->hash,
-			       (uint32_t)r->nrun + 1))
-		return -ENOMEM;
-	r->nrun++;
-	r->nrun_locs += r->depth;
-	return 0;
-}
-
 /*
  * Reads the samples.  With scan set, the first pass: only the headers'
  * events and times are gathered (the sample types must be known before
@@ -572,34 +432,18 @@ int kiln_perfscript_walk(struct reader *r, bool scan)
 	for (; s; s = next) {
 		const char *q;
 		bool chain;
+		size_t n;
 
-		if (rt.end == s) {
-			err = run_end(r, &rt);
-			if (err)
-				return err;
-		}
-		if (fresh && s < r->end && *s == '\t') {
-			/* The frame lines after a header, all at once. */
-			size_t n;
-			const char *t = run_find(r, s, &n, &rt);
-
-			if (t) {
-				lineno += n;
-				after_frame = true;
-				s = t;
-			}
+		/* A sample's run of frame lines at once, where it can be. */
+		s = kiln_perfscript_runs(r, s, scan, in_sample, fresh, &rt, &n,
+					 &err);
+		if (err)
+			return err;
+		if (n) {
+			lineno += n;
+			after_frame = true;
 		}
 		fresh = false;
-		if (scan && in_sample && s < r->end && *s == '\t') {
-			size_t n;
-			const char *t = skip_frames(s, r->end, &n);
-
-			if (n) {
-				lineno += n;
-				after_frame = true;
-				s = t;
-			}
-		}
 		lineno++;
 		next = next_line(r, s, &e);
 		/* (s == e: an empty last line, at the end of the data.) */
@@ -634,14 +478,9 @@ int kiln_perfscript_walk(struct reader *r, bool scan)
 		}
 		/* A header line: the previous sample (without -g there are no
 		 * blank lines between samples) ends here. */
-		if (in_sample) {
-			if (!scan) {
-				err = flush(r, &h, hf, hf_end, hline);
-				if (err)
-					return err;
-			}
-			nsamples++;
-		}
+		if (in_sample && (err = end_sample(r, scan, &h, hf, hf_end, hline,
+							   &nsamples)))
+			return err;
 		if (!is_hdr) {
 			if (scan)
 				continue;
@@ -708,25 +547,15 @@ other:
 			continue;
 		}
 blank:
-		if (in_sample) {
-			if (!scan) {
-				err = flush(r, &h, hf, hf_end, hline);
-				if (err)
-					return err;
-			}
-			nsamples++;
-		}
+		if (in_sample && (err = end_sample(r, scan, &h, hf, hf_end, hline,
+							   &nsamples)))
+			return err;
 		in_sample = false;
 		after_frame = false;
 	}
-	if (in_sample) {
-		if (!scan) {
-			err = flush(r, &h, hf, hf_end, hline);
-			if (err)
-				return err;
-		}
-		nsamples++;
-	}
+	if (in_sample && (err = end_sample(r, scan, &h, hf, hf_end, hline,
+						   &nsamples)))
+		return err;
 	r->lineno = lineno;
 	if (!scan)
 		r->nsamples += nsamples;
@@ -815,14 +644,15 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	struct reader r;
 	int err;
 
-	err = kiln_text_check(data, len, d);
-	if (err)
-		return err;
 	if (!len)
 		return kiln_diag(d, "line 1: no samples (the input is empty)");
-	/* A large input is read by several threads (perfscript-par.c). */
+	/* A large input is read by several threads (perfscript-par.c),
+	 * which check for NUL bytes themselves. */
 	err = kiln_perfscript_read_par(p, data, len, d);
 	if (err <= 0)
+		return err;
+	err = kiln_text_check(data, len, d);
+	if (err)
 		return err;
 	kiln_perfscript_reader_init(&r, p, data, data + len, d);
 	err = kiln_perfscript_walk(&r, true);

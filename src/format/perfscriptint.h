@@ -209,6 +209,48 @@ int kiln_perfscript_end(struct reader *r);
 /* Frees what a reader holds (not r->p). */
 void kiln_perfscript_reader_release(struct reader *r);
 
+/* ---- perfscript-runs.c: a sample's run of frame lines at once ---- */
+
+/*
+ * From s, the start of a line inside a sample that begins with a tab,
+ * the start of the first line that does not both begin with a tab and
+ * end, before its newline, with something other than white space; *n:
+ * the lines passed.  s[-1] must be in the data.
+ */
+const char *kiln_perfscript_skip_frames(const char *s, const char *end,
+				       size_t *n);
+
+/* A run not in the second pass's cache, being read line by line. */
+struct run_try {
+	const char *start, *end;	/* a run not in the cache, being read */
+	size_t n;			/* its lines */
+	uint64_t hash;
+};
+
+/*
+ * At s, the first line after a header (inside a sample, starting with a
+ * tab): where the run of frame lines at s ends, its stack pushed, if the
+ * cache has it (*n: its lines, r->good counted); else NULL, with rt set
+ * to note the run when its lines have been read.
+ */
+const char *kiln_perfscript_run_find(struct reader *r, const char *s,
+				     size_t *n, struct run_try *rt);
+
+/* The lines of run rt read: kept if each one was a frame.  0 or -ENOMEM. */
+int kiln_perfscript_run_end(struct reader *r, struct run_try *rt);
+
+/*
+ * What kiln_perfscript_walk() does before it reads line s: ends run rt
+ * where s is its end; after a header (fresh, the second pass) gives the
+ * run of frame lines at s its stack at once where it was read before;
+ * inside a sample in the first pass (scan) passes the run over.  Returns
+ * the line to read next, s or the line after the run (*n: the lines
+ * passed); *err: 0 or -ENOMEM.
+ */
+const char *kiln_perfscript_runs(struct reader *r, const char *s, bool scan,
+				 bool in_sample, bool fresh,
+				 struct run_try *rt, size_t *n, int *err);
+
 /* ---- perfscript-par.c: both passes over chunks, in parallel ---- */
 
 /*
