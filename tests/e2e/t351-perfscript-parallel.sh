@@ -6,7 +6,8 @@
 # (KILN_THREADS=1): pprof, perf script, Firefox, collapsed, the flame
 # graph SVG and the top table.  A bad line deep in the last chunk is
 # named by its line in the whole input (the skip warning), and so is the
-# first bad line of a mostly bad input (the refusal, exit 2).  Frames
+# first bad line of a mostly bad input (the refusal, exit 2), and a NUL
+# byte there (binary input, exit 2).  Frames
 # whose srclines differ from one occurrence to the next (the location is
 # the first occurrence's) give the serial model too.
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +53,14 @@ for n in 1 3; do
     mv "$T/err" "$T/err.$n"
 done
 cmp "$T/err.1" "$T/err.3" || fail "the warnings differ"
+
+# A NUL byte in the last chunk: the input refused as binary, its line
+# named (the chunks look for NUL bytes themselves).
+{ head -n $((bad - 1)) "$T/in.perf"; printf 'x\0y\n'; tail -n +"$bad" "$T/in.perf"; } >"$T/nul.perf"
+for n in 1 3; do
+    KILN_THREADS=$n expect_status 2 "$KILN" top "$T/nul.perf"
+    grep -q "line $bad: a NUL byte" "$T/err" || { cat "$T/err"; fail "KILN_THREADS=$n: NUL not at line $bad"; }
+done
 
 # Mostly bad: 11 MB of samples then 1.6 M lines of something else, the
 # first of them in a later chunk.
