@@ -434,14 +434,16 @@ int kiln_perfscript_walk(struct reader *r, bool scan)
 		bool chain;
 		size_t n;
 
-		/* A sample's run of frame lines at once, where it can be. */
-		s = kiln_perfscript_runs(r, s, scan, in_sample, fresh, &rt, &n,
-					 &err);
-		if (err)
-			return err;
-		if (n) {
+		/* A sample's run of frame lines at once, where it can be (no
+		 * call for the other lines). */
+		if (rt.end == s || ((fresh || (scan && in_sample)) &&
+				    s < r->end && *s == '\t')) {
+			s = kiln_perfscript_runs(r, s, scan, in_sample, fresh,
+						 &rt, &n, &err);
+			if (err)
+				return err;
 			lineno += n;
-			after_frame = true;
+			after_frame |= n > 0;
 		}
 		fresh = false;
 		lineno++;
