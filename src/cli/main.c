@@ -19,6 +19,7 @@
 #include "util/diag.h"
 #include "util/file.h"
 #include "util/limit.h"
+#include "util/workers.h"
 #include "symbolize/symbolize.h"
 
 bool kiln_cli_quiet;
@@ -247,8 +248,9 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  KILN_MAX_INPUT=SIZE   the most a decompressed input or one that is\n"
 	  "                        not a regular file may hold (default 4G)\n"
 	  "  KILN_NO_LOCAL_SYMBOLS=1   as --no-local-symbols\n"
-	  "  KILN_THREADS=N        threads reading one input uses (default: up to\n"
-	  "                        the CPUs online, while a second one pays)\n"
+	  "  KILN_THREADS=N        threads reading one input uses: a large perf\n"
+	  "                        script text, a heap trace (default: the CPUs\n"
+	  "                        kiln may use, while a second one pays; 1: one)\n"
 	  "  KILN_HTTP_TOKEN=TOKEN  sent as 'Authorization: Bearer TOKEN' to a URL\n"
 	  "  KILN_CACHE_DIR=DIR    where decompressed separate debug files are\n"
 	  "                        kept (default ~/.cache/kiln/debug; empty: no\n"
@@ -729,7 +731,8 @@ int main(int argc, char **argv)
 				       "threads from 1 to 1024", env);
 			return KILN_EXIT_USAGE;
 		}
-		kiln_set_read_threads((unsigned)n);
+		kiln_set_read_threads((unsigned)n);	/* heap traces */
+		kiln_workers_set((size_t)n);		/* perf script text */
 	}
 	env = getenv("KILN_NO_LOCAL_SYMBOLS");
 	if (env && *env && strcmp(env, "0"))

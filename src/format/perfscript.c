@@ -45,26 +45,7 @@
 #include "util/buf.h"
 #include "util/diag.h"
 
-/* ---- the reader ---- */
-
-struct reader {
-	struct kiln_prof *p;
-	struct kiln_diag *d;
-	const char *data, *end;
-	struct kiln_linecache frames;	/* frame text -> location id */
-	struct kiln_linecache threads;	/* header ident -> label set id */
-	struct kiln_linecache dsos;	/* dso text -> mapping id + 1 */
-	struct events ev;
-	uint32_t *stack;
-	size_t depth, stack_alloc;
-	int64_t *values;
-	uint32_t k_pid, k_thread, k_thread_name;
-	int64_t t_min, t_max;
-	bool have_period;
-	/* Malformed lines skipped (second pass) and the lines taken. */
-	struct kiln_text_skips skips;
-	size_t good;
-};
+/* ---- the reader (struct reader: perfscriptint.h) ---- */
 
 /* Counts a malformed line, skipped: "line N: why". */
 static void skip_line(struct reader *r, size_t lineno, const char *why)
@@ -79,7 +60,8 @@ static void skip_line(struct reader *r, size_t lineno, const char *why)
 static inline const char *next_line(const struct reader *r, const char *s,
 				    const char **eol)
 {
-	const char *nl = memchr(s, '\n', (size_t)(r->end - s));
+	/* (s < end tested: gcc cannot tell that s never passes the end.) */
+	const char *nl = s < r->end ? memchr(s, '\n', (size_t)(r->end - s)) : NULL;
 	const char *e = nl ? nl : r->end;
 
 	if (e > s && e[-1] == '\r')
@@ -214,6 +196,8 @@ static uint32_t make_location(struct reader *r, const char *s, const char *e,
 		return 0;
 	if (src && !parse_srcline(src, src_end, &file, &flen, &lineno))
 		file = NULL;
+	if (file)
+		r->srclines = true;
 	if (sym_end == sym ||
 	    (sym_end - sym == 9 && !memcmp(sym, "[unknown]", 9))) {
 		/* No symbol: the model names it "dso+0xaddr". */
@@ -370,6 +354,15 @@ static int flush(struct reader *r, const struct hdr *h, const char *hf,
 	return r->p->err;
 }
 
+/* A sample ends: added in the second pass, counted in both. */
+static int end_sample(struct reader *r, bool scan, const struct hdr *h,
+		      const char *hf, const char *hf_end, size_t hline,
+		      size_t *nsamples)
+{
+	++*nsamples;
+	return scan ? 0 : flush(r, h, hf, hf_end, hline);
+}
+
 /*
  * Lines perf prints inside a sample that are no frame: a branch stack
  * (-F +brstack: "0x4005b1/0x400577/P/-/-/0 ...", +brstacksym:
@@ -426,19 +419,33 @@ static bool is_time_header(const char *s, const char *e)
  * Other lines are headers, srcline lines after a frame, branch stacks
  * (skipped) or errors.
  */
-static int walk(struct reader *r, bool scan)
+int kiln_perfscript_walk(struct reader *r, bool scan)
 {
 	const char *s = r->data, *e, *next, *hf = NULL, *hf_end = NULL;
 	struct hdr h, nh;
-	bool in_sample = false, after_frame = false, is_hdr;
-	size_t lineno = 0, hline = 0, nsamples = 0;
+	bool in_sample = false, after_frame = false, is_hdr, fresh = false;
+	size_t lineno = r->line0, hline = 0, nsamples = 0;
+	struct run_try rt = { NULL, NULL, 0, 0 };
 	int err;
 
 	memset(&h, 0, sizeof(h));
 	for (; s; s = next) {
 		const char *q;
 		bool chain;
+		size_t n;
 
+		/* A sample's run of frame lines at once, where it can be (no
+		 * call for the other lines). */
+		if (rt.end == s || ((fresh || (scan && in_sample)) &&
+				    s < r->end && *s == '\t')) {
+			s = kiln_perfscript_runs(r, s, scan, in_sample, fresh,
+						 &rt, &n, &err);
+			if (err)
+				return err;
+			lineno += n;
+			after_frame |= n > 0;
+		}
+		fresh = false;
 		lineno++;
 		next = next_line(r, s, &e);
 		/* (s == e: an empty last line, at the end of the data.) */
@@ -473,14 +480,9 @@ static int walk(struct reader *r, bool scan)
 		}
 		/* A header line: the previous sample (without -g there are no
 		 * blank lines between samples) ends here. */
-		if (in_sample) {
-			if (!scan) {
-				err = flush(r, &h, hf, hf_end, hline);
-				if (err)
-					return err;
-			}
-			nsamples++;
-		}
+		if (in_sample && (err = end_sample(r, scan, &h, hf, hf_end, hline,
+							   &nsamples)))
+			return err;
 		if (!is_hdr) {
 			if (scan)
 				continue;
@@ -491,6 +493,7 @@ static int walk(struct reader *r, bool scan)
 			r->good++;
 		h = nh;
 		in_sample = true;
+		fresh = !scan;
 		after_frame = false;
 		hline = lineno;
 		hf = NULL;
@@ -546,36 +549,95 @@ other:
 			continue;
 		}
 blank:
-		if (in_sample) {
-			if (!scan) {
-				err = flush(r, &h, hf, hf_end, hline);
-				if (err)
-					return err;
-			}
-			nsamples++;
-		}
+		if (in_sample && (err = end_sample(r, scan, &h, hf, hf_end, hline,
+							   &nsamples)))
+			return err;
 		in_sample = false;
 		after_frame = false;
 	}
-	if (in_sample) {
-		if (!scan) {
-			err = flush(r, &h, hf, hf_end, hline);
-			if (err)
-				return err;
-		}
-		nsamples++;
+	if (in_sample && (err = end_sample(r, scan, &h, hf, hf_end, hline,
+						   &nsamples)))
+		return err;
+	r->lineno = lineno;
+	if (!scan)
+		r->nsamples += nsamples;
+	return 0;
+}
+
+int kiln_perfscript_begin(struct reader *r)
+{
+	struct kiln_prof *p = r->p;
+	int err;
+
+	if (!r->ev.n) {
+		/* No header at all: let the second pass say where. */
+		struct hdr h = { 0 };
+
+		err = kiln_perfscript_event_add(&r->ev, &h);
+		if (err)
+			return err;
 	}
-	if (scan)
-		return 0;
+	err = kiln_perfscript_set_types(p, &r->ev);
+	if (err)
+		return err;
+	r->values = calloc(p->ntypes, sizeof(*r->values));
+	if (!r->values)
+		return -ENOMEM;
+	r->k_pid = kiln_prof_interns(p, "pid");
+	r->k_thread = kiln_prof_interns(p, "thread");
+	r->k_thread_name = kiln_prof_interns(p, "thread_name");
+	/* The time label's key and unit, as where times were labels, for
+	 * the pprof writer's time labels (docs/formats.md). */
+	kiln_prof_interns(p, "time");
+	kiln_prof_interns(p, "nanoseconds");
+	/* Time stamps since 1970 (kiln's own output of a recording) give
+	 * the profile its date; perf's are since boot. */
+	if (r->t_min != INT64_MAX && r->t_min >= 1000000000000000000ll)
+		p->time_nanos = r->t_min;
+	return p->err;
+}
+
+int kiln_perfscript_end(struct reader *r)
+{
+	int err;
+
 	/* Mostly bad lines: not perf script at all, refused with what the
 	 * first bad line showed; else one warning for them all. */
 	err = kiln_text_skips_end(&r->skips, r->good, r->d);
 	if (err)
 		return err;
-	if (!nsamples)
+	if (!r->nsamples)
 		return kiln_diag(r->d, "line %zu: no samples (expected the output "
-				 "of 'perf script')", lineno ? lineno : 1);
-	return 0;
+				 "of 'perf script')", r->lineno ? r->lineno : 1);
+	if (r->t_max > r->t_min)
+		r->p->duration_nanos = r->t_max - r->t_min;
+	return r->p->err ? r->p->err : kiln_prof_events_tidy(r->p);
+}
+
+void kiln_perfscript_reader_init(struct reader *r, struct kiln_prof *p,
+				 const char *data, const char *end,
+				 struct kiln_diag *d)
+{
+	memset(r, 0, sizeof(*r));
+	r->p = p;
+	r->d = d;
+	r->data = data;
+	r->end = end;
+	r->t_min = INT64_MAX;
+	r->t_max = INT64_MIN;
+}
+
+void kiln_perfscript_reader_release(struct reader *r)
+{
+	free(r->values);
+	free(r->stack);
+	free(r->run);
+	free(r->run_locs);
+	kiln_linecache_release(&r->runs);
+	free(r->ev.v);
+	kiln_linecache_release(&r->frames);
+	kiln_linecache_release(&r->threads);
+	kiln_linecache_release(&r->dsos);
 }
 
 int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
@@ -584,62 +646,24 @@ int kiln_perfscript_read(struct kiln_prof *p, const char *data, size_t len,
 	struct reader r;
 	int err;
 
+	if (!len)
+		return kiln_diag(d, "line 1: no samples (the input is empty)");
+	/* A large input is read by several threads (perfscript-par.c),
+	 * which check for NUL bytes themselves. */
+	err = kiln_perfscript_read_par(p, data, len, d);
+	if (err <= 0)
+		return err;
 	err = kiln_text_check(data, len, d);
 	if (err)
 		return err;
-	memset(&r, 0, sizeof(r));
-	r.p = p;
-	r.d = d;
-	r.data = data;
-	r.end = data + len;
-	r.t_min = INT64_MAX;
-	r.t_max = INT64_MIN;
-	if (!len)
-		return kiln_diag(d, "line 1: no samples (the input is empty)");
-	err = walk(&r, true);
-	if (err)
-		goto out;
-	if (!r.ev.n) {
-		/* No header at all: let the second pass say where. */
-		struct hdr h = { 0 };
-
-		err = kiln_perfscript_event_add(&r.ev, &h);
-		if (err)
-			goto out;
-	}
-	err = kiln_perfscript_set_types(p, &r.ev);
-	if (err)
-		goto out;
-	r.values = calloc(p->ntypes, sizeof(*r.values));
-	if (!r.values) {
-		err = -ENOMEM;
-		goto out;
-	}
-	r.k_pid = kiln_prof_interns(p, "pid");
-	r.k_thread = kiln_prof_interns(p, "thread");
-	r.k_thread_name = kiln_prof_interns(p, "thread_name");
-	/* The time label's key and unit, as where times were labels, for
-	 * the pprof writer's time labels (docs/formats.md). */
-	kiln_prof_interns(p, "time");
-	kiln_prof_interns(p, "nanoseconds");
-	/* Time stamps since 1970 (kiln's own output of a recording) give
-	 * the profile its date; perf's are since boot. */
-	if (r.t_min != INT64_MAX && r.t_min >= 1000000000000000000ll)
-		p->time_nanos = r.t_min;
-	err = p->err;
-	if (err)
-		goto out;
-	err = walk(&r, false);
-	if (!err && r.t_max > r.t_min)
-		p->duration_nanos = r.t_max - r.t_min;
+	kiln_perfscript_reader_init(&r, p, data, data + len, d);
+	err = kiln_perfscript_walk(&r, true);
 	if (!err)
-		err = p->err ? p->err : kiln_prof_events_tidy(p);
-out:
-	free(r.values);
-	free(r.stack);
-	free(r.ev.v);
-	kiln_linecache_release(&r.frames);
-	kiln_linecache_release(&r.threads);
-	kiln_linecache_release(&r.dsos);
+		err = kiln_perfscript_begin(&r);
+	if (!err)
+		err = kiln_perfscript_walk(&r, false);
+	if (!err)
+		err = kiln_perfscript_end(&r);
+	kiln_perfscript_reader_release(&r);
 	return err;
 }

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/format.h"
+#include "format/linecache.h"
 #include "profile/profile.h"
 
 /* ---- small text helpers ---- */
@@ -137,5 +139,128 @@ int kiln_perfscript_event_add(struct events *ev, const struct hdr *h);
  * gives each event its value column: 0 or a negative errno.
  */
 int kiln_perfscript_set_types(struct kiln_prof *p, struct events *ev);
+
+/* ---- perfscript.c: the reader of one range of lines ---- */
+
+struct reader {
+	struct kiln_prof *p;
+	struct kiln_diag *d;
+	const char *data, *end;
+	struct kiln_linecache frames;	/* frame text -> location id */
+	struct kiln_linecache threads;	/* header ident -> label set id */
+	struct kiln_linecache dsos;	/* dso text -> mapping id + 1 */
+	/* A sample's run of frame lines (its text, in the input) -> its
+	 * stack, for runs whose lines all were frames: index + 1 in runs,
+	 * the location ids in run_locs. */
+	struct kiln_linecache runs;
+	struct run {
+		size_t first;
+		uint32_t depth;
+	} *run;
+	size_t nrun, run_alloc;
+	uint32_t *run_locs;
+	size_t nrun_locs, run_locs_alloc;
+	struct events ev;
+	uint32_t *stack;
+	size_t depth, stack_alloc;
+	int64_t *values;
+	uint32_t k_pid, k_thread, k_thread_name;
+	int64_t t_min, t_max;
+	bool have_period;
+	/* Malformed lines skipped (second pass) and the lines taken. */
+	struct kiln_text_skips skips;
+	size_t good;
+	/* The number of the line before data (0, or a chunk's place in the
+	 * whole input), and what kiln_perfscript_walk() leaves: the last
+	 * line's number (an empty one after a final newline counts), the
+	 * samples ended. */
+	size_t line0, lineno, nsamples;
+	/* A frame took its file and line from a srcline after it: its
+	 * location depends on the line after the frame text's first
+	 * occurrence (perfscript-par.c then reads serially). */
+	bool srclines;
+};
+
+/*
+ * Walks the lines [r->data, r->end): with scan set, the first pass (the
+ * headers' events and the first time stamp only), else the second (the
+ * samples added to r->p).  0 or a negative errno (r->d filled).
+ */
+int kiln_perfscript_walk(struct reader *r, bool scan);
+
+/* A reader of the lines [data, end) into p, errors into d. */
+void kiln_perfscript_reader_init(struct reader *r, struct kiln_prof *p,
+				 const char *data, const char *end,
+				 struct kiln_diag *d);
+
+/*
+ * After the first pass: r->p's sample types set from r->ev (the event
+ * columns given), the second pass's keys interned.  0 or -ENOMEM.
+ */
+int kiln_perfscript_begin(struct reader *r);
+
+/*
+ * After the second pass: the skipped lines' warning (or the refusal of
+ * an input mostly bad), "no samples", the duration, the time column
+ * tidied.  0 or a negative errno (r->d filled).
+ */
+int kiln_perfscript_end(struct reader *r);
+
+/* Frees what a reader holds (not r->p). */
+void kiln_perfscript_reader_release(struct reader *r);
+
+/* ---- perfscript-runs.c: a sample's run of frame lines at once ---- */
+
+/*
+ * From s, the start of a line inside a sample that begins with a tab,
+ * the start of the first line that does not both begin with a tab and
+ * end, before its newline, with something other than white space; *n:
+ * the lines passed.  s[-1] must be in the data.
+ */
+const char *kiln_perfscript_skip_frames(const char *s, const char *end,
+				       size_t *n);
+
+/* A run not in the second pass's cache, being read line by line. */
+struct run_try {
+	const char *start, *end;	/* a run not in the cache, being read */
+	size_t n;			/* its lines */
+	uint64_t hash;
+};
+
+/*
+ * At s, the first line after a header (inside a sample, starting with a
+ * tab): where the run of frame lines at s ends, its stack pushed, if the
+ * cache has it (*n: its lines, r->good counted); else NULL, with rt set
+ * to note the run when its lines have been read.
+ */
+const char *kiln_perfscript_run_find(struct reader *r, const char *s,
+				     size_t *n, struct run_try *rt);
+
+/* The lines of run rt read: kept if each one was a frame.  0 or -ENOMEM. */
+int kiln_perfscript_run_end(struct reader *r, struct run_try *rt);
+
+/*
+ * What kiln_perfscript_walk() does before it reads line s: ends run rt
+ * where s is its end; after a header (fresh, the second pass) gives the
+ * run of frame lines at s its stack at once where it was read before;
+ * inside a sample in the first pass (scan) passes the run over.  Returns
+ * the line to read next, s or the line after the run (*n: the lines
+ * passed); *err: 0 or -ENOMEM.
+ */
+const char *kiln_perfscript_runs(struct reader *r, const char *s, bool scan,
+				 bool in_sample, bool fresh,
+				 struct run_try *rt, size_t *n, int *err);
+
+/* ---- perfscript-par.c: both passes over chunks, in parallel ---- */
+
+/*
+ * Reads data [0, len) (more than one chunk's worth: see
+ * kiln_perfscript_chunks()) into p with both passes spread over
+ * threads, as kiln_perfscript_read() does serially, the model
+ * identical.  1: the input is not worth splitting (the caller reads it
+ * serially), 0, or a negative errno (d filled).
+ */
+int kiln_perfscript_read_par(struct kiln_prof *p, const char *data,
+			     size_t len, struct kiln_diag *d);
 
 #endif
