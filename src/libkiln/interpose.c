@@ -277,11 +277,43 @@ int dlclose(void *handle)
 /*
  * A program started as root that becomes another user (a server dropping
  * to nobody) may lose the right to write the folder its profile goes to:
- * the parts prepare their files first (kiln_life_before_setid()).  Done
- * for every call (a program may pass its own ids; the preparation is made
- * once).  A raw system call is not seen.
+ * the parts prepare their files first (kiln_life_before_setid()), once.
+ * Only for a call that may change an id: one that names the ids the
+ * process has (setgid(getgid()), setresuid(-1, -1, -1), a library making
+ * sure) changes nothing and prepares nothing.  A raw system call is not
+ * seen.
  */
-#define SETID_INTERPOSER(name, params, args)				\
+
+/*
+ * Whether a call naming real r, effective e and saved s (-1: left as
+ * is) may change the current ids cur[3]: for setuid() and setgid(), whose
+ * effect depends on privilege, any of the three differing (set as r, e
+ * and s); for setreuid() and setregid(), the saved id too, which takes
+ * the new effective one when the real one is set or the effective one
+ * becomes other than the real one.
+ */
+enum setid_form { SETID_ALL, SETID_RE, SETID_RES };
+
+static bool ids_change(bool gid, enum setid_form form, unsigned r, unsigned e,
+		       unsigned s)
+{
+	unsigned cur[3];
+	const unsigned keep = (unsigned)-1;
+
+	if (gid ? getresgid(&cur[0], &cur[1], &cur[2]) :
+		  getresuid(&cur[0], &cur[1], &cur[2]))
+		return true;
+	if (form == SETID_ALL)
+		return r != cur[0] || r != cur[1] || r != cur[2];
+	if ((r != keep && r != cur[0]) || (e != keep && e != cur[1]))
+		return true;
+	if (form == SETID_RES)
+		return s != keep && s != cur[2];
+	return (r != keep || (e != keep && e != cur[0])) &&
+	       (e != keep ? e : cur[1]) != cur[2];
+}
+
+#define SETID_INTERPOSER(name, params, args, change)			\
 	INTERPOSER int name params					\
 	{								\
 		static int (*real) params;				\
@@ -292,18 +324,23 @@ int dlclose(void *handle)
 			errno = ENOSYS;					\
 			return -1;					\
 		}							\
-		kiln_life_before_setid();				\
+		if (change)						\
+			kiln_life_before_setid();			\
 		return real args;					\
 	}
 
-SETID_INTERPOSER(setuid, (uid_t u), (u))
-SETID_INTERPOSER(seteuid, (uid_t u), (u))
-SETID_INTERPOSER(setreuid, (uid_t r, uid_t e), (r, e))
-SETID_INTERPOSER(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
-SETID_INTERPOSER(setgid, (gid_t g), (g))
-SETID_INTERPOSER(setegid, (gid_t g), (g))
-SETID_INTERPOSER(setregid, (gid_t r, gid_t e), (r, e))
-SETID_INTERPOSER(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+#define K ((unsigned)-1)
+SETID_INTERPOSER(setuid, (uid_t u), (u), ids_change(false, SETID_ALL, u, u, u))
+SETID_INTERPOSER(seteuid, (uid_t u), (u), ids_change(false, SETID_RES, K, u, K))
+SETID_INTERPOSER(setreuid, (uid_t r, uid_t e), (r, e), ids_change(false, SETID_RE, r, e, K))
+SETID_INTERPOSER(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s),
+		 ids_change(false, SETID_RES, r, e, s))
+SETID_INTERPOSER(setgid, (gid_t g), (g), ids_change(true, SETID_ALL, g, g, g))
+SETID_INTERPOSER(setegid, (gid_t g), (g), ids_change(true, SETID_RES, K, g, K))
+SETID_INTERPOSER(setregid, (gid_t r, gid_t e), (r, e), ids_change(true, SETID_RE, r, e, K))
+SETID_INTERPOSER(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s),
+		 ids_change(true, SETID_RES, r, e, s))
+#undef K
 
 /* ---- descriptors made on kiln's threads ---- */
 

@@ -8,6 +8,9 @@
  * what was opened before the drop can still be written.
  * Usage: privdrop [SECONDS]    CPU seconds per phase (default 0.3)
  *        privdrop wait         prints "ready", then burns CPU until killed
+ *        privdrop same [SECONDS]  calls every set*id function with the
+ *                              ids it has (changing nothing) between the
+ *                              phases instead of becoming nobody
  */
 #include <grp.h>
 #include <stdio.h>
@@ -68,6 +71,27 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		for (;;)
 			before_drop_burn(1);
+	}
+	if (argc > 1 && !strcmp(argv[1], "same")) {
+		uid_t ru, eu, su;
+		gid_t rg, eg, sg;
+
+		s = argc > 2 ? atof(argv[2]) : 0.3;
+		before_drop_burn(s);
+		if (getresuid(&ru, &eu, &su) || getresgid(&rg, &eg, &sg) ||
+		    setgid(getgid()) || setegid(getegid()) || setregid(rg, eg) ||
+		    setregid((gid_t)-1, (gid_t)-1) || setresgid(rg, eg, sg) ||
+		    setresgid((gid_t)-1, (gid_t)-1, (gid_t)-1) ||
+		    seteuid(geteuid()) || setreuid(ru, eu) ||
+		    setresuid(ru, eu, su) || setresuid((uid_t)-1, (uid_t)-1, (uid_t)-1) ||
+		    (ru == eu && eu == su && setuid(getuid()))) {
+			perror("privdrop: a set*id call with the same ids failed");
+			return 1;
+		}
+		after_drop_alloc();
+		after_drop_burn(s);
+		printf("running as uid %u\n", (unsigned)getuid());
+		return 0;
 	}
 	s = argc > 1 ? atof(argv[1]) : 0.3;
 	before_drop_burn(s);
