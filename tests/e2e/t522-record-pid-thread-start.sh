@@ -29,8 +29,13 @@ cum_ms() {
 recording() { tr '\r' '\n' < "$1" 2>/dev/null | grep -q '^kiln: recording'; }
 
 runs=${RUNS:-10}
+# A failed run must not leave threadburst starting threads for good (it
+# ends only at SIGUSR1): it would load every test after this one.
+tb=
+trap 'kill $tb 2>/dev/null; rm -rf "$T"' EXIT
 for run in $(seq "$runs"); do
     "$WL/threadburst" > "$T/m$run" & pid=$!
+    tb=$pid
     wait_for "threadburst to start its chains" has_threads $pid 8
     # script(1) gives kiln a terminal, where it prints its progress line
     # once the events are enabled: the readiness sign.

@@ -22,8 +22,13 @@ tick_ms=$((1000 / $(getconf CLK_TCK)))
 counting() { [ -s "$1" ]; }
 
 runs=${RUNS:-10}
+# A failed run must not leave threadburst starting threads for good (it
+# ends only at SIGUSR1): it would load every test after this one.
+tb=
+trap 'kill $tb 2>/dev/null; rm -rf "$T"' EXIT
 for run in $(seq "$runs"); do
     "$WL/threadburst" ${CHAINS:-4} > "$T/m$run" & pid=$!
+    tb=$pid
     wait_for "threadburst to start its chains" has_threads $pid 8
     # The process's CPU so far (user + system, in clock ticks).
     before=$(awk -v t="$tick_ms" '{ sub(/^.*\) /, ""); print ($12 + $13) * t }' /proc/$pid/stat)
