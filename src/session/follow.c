@@ -186,7 +186,8 @@ static int list_once(struct kiln_follow *f, struct seen *sn, pid_t pid,
 	for (i = nf; !err && i-- > 0;)
 		err = open_thread(f, pid, (pid_t)fresh_tids[i]);
 	if (!err) {
-		qsort(list, n, sizeof(*list), cmp_long);
+		if (n > 1)
+			qsort(list, n, sizeof(*list), cmp_long);
 		free(sn->tids);
 		sn->tids = list;
 		sn->n = n;

@@ -212,7 +212,8 @@ static void apply_later(struct srun *r, uint64_t until)
 	while (i < r->nlater && r->later[i].time < until)
 		apply(r, &r->later[i++]);
 	n = r->nlater - i;
-	memmove(r->later, r->later + i, n * sizeof(*r->later));
+	if (i && n)
+		memmove(r->later, r->later + i, n * sizeof(*r->later));
 	r->nlater = n;
 }
 
@@ -263,7 +264,8 @@ static void read_forks(void *ctx)
 	/* Kept records first where older than the new ones (on_record). */
 	r->horizon = now > 1000000 ? now - 1000000 : 0;
 	kiln_perf_drain(r->tracker, on_record, r);
-	qsort(r->later, r->nlater, sizeof(*r->later), cmp_rec);
+	if (r->nlater > 1)
+		qsort(r->later, r->nlater, sizeof(*r->later), cmp_rec);
 	apply_later(r, r->horizon);
 }
 
