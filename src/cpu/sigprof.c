@@ -160,6 +160,16 @@ static void sample(int sig, siginfo_t *si, void *ucv)
 	}
 	if (!atomic_load_explicit(&kcpu_active, memory_order_acquire))
 		goto out;
+	/* A timer's signal still pending when the thread's ending disarmed
+	 * it: the thread now runs kiln's exit steps (and may have given its
+	 * alternate stack back). */
+	if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr) {
+		t = si->si_value.sival_ptr;
+		if (t >= kiln_rt_threads && t < kiln_rt_threads + KILN_RT_MAX_THREADS &&
+		    !atomic_load_explicit(&kcpu_slots[kiln_rt_thread_index(t)].armed,
+					  memory_order_relaxed))
+			goto out;
+	}
 	/* A thread kiln had not seen start: its next samples run on an
 	 * alternate stack (this one still runs where it was taken). */
 	kiln_rt_altstack_ensure();
