@@ -4,6 +4,7 @@
  * its heir in a daemon's child (http stage).  The endpoints are http.c's.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #include "cpu/cpu.h"
 #include "heap/htrace.h"
 #include "http/http.h"
-#include "http/http.h"
+#include "http/workers.h"
 #include "runtime/env.h"
 
 static struct kiln_http *http_srv;
@@ -41,7 +42,18 @@ static void *http_heir(void *arg)
 
 	(void)arg;
 	for (;;) {
-		nanosleep(&pause, NULL);
+		struct pollfd w = { .fd = khttp_worker_fd(), .events = POLLIN };
+
+		/* A worker (KILN_HTTP_CHILDREN=1, workers.c) waits on its
+		 * connection to the serving process meanwhile and answers
+		 * its profile requests here. */
+		if (w.fd < 0) {
+			nanosleep(&pause, NULL);
+		} else if (poll(&w, 1, (int)(pause.tv_sec * 1000 +
+					     pause.tv_nsec / 1000000)) > 0) {
+			khttp_worker_answer();
+			continue;
+		}
 		if (!kill(http_server_pid, 0) || errno != ESRCH)
 			continue;
 		pause.tv_sec = 1;
@@ -87,6 +99,20 @@ void kiln_http_load(void)
 	kiln_rt_quiet_end();
 }
 
+void kiln_http_fork_prepare(void)
+{
+	int err;
+
+	/* KILN_HTTP_CHILDREN=1: the channel the children register on,
+	 * before the first of them exists. */
+	if (!kiln_env()->http_children || !http_srv || http_server_pid != getpid())
+		return;
+	err = khttp_chan_open();
+	if (err)
+		kiln_rt_log(KILN_LOG_ERROR, "http: cannot open the channel to forked "
+			    "workers (their samples will be missing): %s", strerror(-err));
+}
+
 void kiln_http_fork_child(void)
 {
 	pthread_t heir;
@@ -96,6 +122,7 @@ void kiln_http_fork_child(void)
 	 * heir binds when the parent is gone: closed here. */
 	kiln_httpd_fork_child();
 	http_srv = NULL;
+	khttp_chan_fork_child();
 	if (http_server_pid && http_addr)
 		kiln_rt_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
 }

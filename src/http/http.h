@@ -50,6 +50,7 @@ void kiln_http_set_draw(const struct kiln_http_draw *d);
 /* ---- hooks libkiln/life.c calls (envserve.c) ---- */
 
 void kiln_http_load(void);		/* KILN_HTTP's server */
+void kiln_http_fork_prepare(void);	/* KILN_HTTP_CHILDREN's channel */
 void kiln_http_fork_child(void);	/* the server's heir */
 
 #endif

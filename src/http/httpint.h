@@ -11,6 +11,8 @@
  *                heap and allocs
  *   endpoints.c  the other endpoints (index, goroutine, cmdline, symbol,
  *                the empty mutex/block profiles)
+ *   workers.c    KILN_HTTP_CHILDREN: the forked workers' share of a CPU
+ *                profile (workers.h)
  */
 #ifndef KILN_HTTP_HTTPINT_H
 #define KILN_HTTP_HTTPINT_H
@@ -50,6 +52,9 @@
 /* Without a token: ~1,000 addresses, and 60 clients hold 1 MB, not 240. */
 #define HTTP_BODY_MAX_OPEN (16u << 10)
 #define HTTP_TOP_ROWS 200		/* rows of the ?debug=1 table */
+/* How long a CPU profile waits, after its window, for the forked
+ * workers' answers (KILN_HTTP_CHILDREN=1: each symbolizes its own). */
+#define HTTP_WORKERS_GRACE_MS 15000
 /* How long kiln_http_stop() lets the answers of suspended requests go
  * out (a 503 is small; a profile finished just then, to a slow reader,
  * may not make it). */

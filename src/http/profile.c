@@ -17,6 +17,7 @@
 #include "profile/top.h"
 #include "http/http.h"
 #include "http/httpint.h"
+#include "http/workers.h"
 
 /* ---- the CPU profile: rendering ---- */
 
@@ -271,6 +272,10 @@ static void *job_main(void *arg)
 	unsigned code;
 	int err;
 
+	/* KILN_HTTP_CHILDREN=1: the forked workers sample the same window
+	 * (workers.c; none registered otherwise). */
+	if (j->kind == JOB_CPU)
+		khttp_workers_ask(j->seconds, j->hz);
 	for (;;) {
 		struct pollfd fds[2] = {
 			{ .fd = srv->wake.fd, .events = POLLIN },
@@ -301,6 +306,8 @@ static void *job_main(void *arg)
 		goto resume;
 	}
 	err = kiln_sampler_end(&p);
+	khttp_workers_collect(p, khttp_now_ms() + HTTP_WORKERS_GRACE_MS,
+			      !err && !gone && !stopped);
 	if (gone || stopped) {
 		kiln_rt_log(KILN_LOG_DEBUG, "http: CPU profile cut short (%s)",
 			       gone ? "the client went away" : "the server stops");

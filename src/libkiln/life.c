@@ -36,8 +36,10 @@ static void prepare(void)
 	 * registrations gave (prepare handlers run last-registered first):
 	 * kept as it was.  The exported fork() closes the gate before any
 	 * prepare handler runs anyway (interpose.c); the gate's prepare is
-	 * for forks that bypass it (daemon(), forkpty()).
+	 * for forks that bypass it (daemon(), forkpty()).  Before both,
+	 * KILN_HTTP_CHILDREN's channel (a socket: no lock, no thread).
 	 */
+	kiln_http_fork_prepare();
 	kiln_htrace_fork_prepare();
 	kiln_rt_gate_prepare();
 }

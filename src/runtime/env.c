@@ -236,6 +236,15 @@ static void parse(void)
 		     "signal %d keeps its default action)", env.cpu_signal,
 		     env.cpu_signal);
 
+	/* Pre-fork servers' workers in the serving process's CPU profiles
+	 * (http/workers.c). */
+	v = getenv("KILN_HTTP_CHILDREN");
+	if (v && *v) {
+		if (!strcmp(v, "1"))
+			env.http_children = true;
+		else if (strcmp(v, "0"))
+			note("bad KILN_HTTP_CHILDREN '%s' (1 or 0): using 0", v);
+	}
 	/*
 	 * A program started by the served one inherits KILN_HTTP and would
 	 * try the same port ("Address already in use"): only the process

@@ -49,6 +49,9 @@ struct kiln_env {
 	/* KILN_HTTP set but another process's (KILN_HTTP_OWNER), without
 	 * KILN_HTTP_INHERIT=1: that process's pid */
 	pid_t http_owner;
+	/* KILN_HTTP_CHILDREN=1: /debug/pprof/profile covers the children
+	 * the serving process fork()s (http/workers.c) */
+	bool http_children;
 	/* KILN_HEAP / HEAPPROFILE: the dumps' prefix */
 	struct kiln_env_out heap;
 	uint64_t heap_interval;	/* KILN_HEAP_INTERVAL / HEAP_PROFILE_ALLOCATION_INTERVAL */

@@ -4,6 +4,9 @@
  *
  *   prefork [WORKERS [SECONDS]]        (defaults 3, 0.5)
  *
+ * SECONDS 0: the workers burn until the master is gone (kill it), as a
+ * server's workers serve until their master ends.
+ *
  * The master forks WORKERS workers (fork() without exec, as nginx, the
  * postgres postmaster and gunicorn do) and waits for them in
  * master_wait(), using no CPU.  Each worker starts one thread that
@@ -19,7 +22,17 @@
 #include <unistd.h>
 
 static double seconds = 0.5;
+static pid_t master;
 volatile unsigned long prefork_sink;
+
+/* Whether a worker goes on burning: for its SECONDS, or (0) while its
+ * master lives. */
+static int burning(double t0, double now)
+{
+	if (seconds == 0)
+		return getppid() == master;
+	return now - t0 < seconds;
+}
 
 static double thread_cpu(void)
 {
@@ -33,7 +46,7 @@ __attribute__((noinline)) void prefork_work(void)
 {
 	double t0 = thread_cpu();
 
-	while (thread_cpu() - t0 < seconds)
+	while (burning(t0, thread_cpu()))
 		for (int i = 0; i < 100000; i++)
 			prefork_sink += (unsigned long)i * 3;
 }
@@ -42,7 +55,7 @@ __attribute__((noinline)) void prefork_thread_work(void)
 {
 	double t0 = thread_cpu();
 
-	while (thread_cpu() - t0 < seconds)
+	while (burning(t0, thread_cpu()))
 		for (int i = 0; i < 100000; i++)
 			prefork_sink += (unsigned long)i * 5;
 }
@@ -81,7 +94,8 @@ int main(int argc, char **argv)
 
 	if (argc > 2)
 		seconds = atof(argv[2]);
-	if (n < 1 || seconds <= 0) {
+	master = getpid();
+	if (n < 1 || seconds < 0) {
 		fprintf(stderr, "usage: prefork [WORKERS [SECONDS]]\n");
 		return 2;
 	}
