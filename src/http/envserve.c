@@ -107,7 +107,11 @@ void kiln_http_fork_prepare(void)
 	 * before the first of them exists. */
 	if (!kiln_env()->http_children || !http_srv || http_server_pid != getpid())
 		return;
+	kiln_rt_quiet_begin();
 	err = khttp_chan_open();
+	if (!err)
+		khttp_chan_tidy();
+	kiln_rt_quiet_end();
 	if (err)
 		kiln_rt_log(KILN_LOG_ERROR, "http: cannot open the channel to forked "
 			    "workers (their samples will be missing): %s", strerror(-err));

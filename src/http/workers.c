@@ -308,6 +308,26 @@ static void accept_waiting(void)
 	}
 }
 
+void khttp_chan_tidy(void)
+{
+	size_t i;
+
+	if (chan_pid != getpid() || pthread_mutex_trylock(&workers_lock))
+		return;
+	accept_waiting();
+	for (i = 0; i < KHTTP_WORKERS_MAX; i++) {
+		struct worker *w = &workers[i];
+		struct pollfd p = { .fd = w->fd.fd, .events = POLLRDHUP };
+
+		if (!w->pid || w->asked)
+			continue;
+		if (!kiln_kfd_ours(&w->fd) ||
+		    (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))))
+			worker_drop(w);
+	}
+	pthread_mutex_unlock(&workers_lock);
+}
+
 int khttp_workers_ask(int seconds, int hz)
 {
 	struct ask q = { MSG_MAGIC, 0, (uint32_t)seconds, (uint32_t)hz };

@@ -20,6 +20,13 @@ struct kiln_prof;
  * register on, made once (idempotent).  0 or -errno. */
 int khttp_chan_open(void);
 
+/* In the serving process before a fork: the registrations waiting are
+ * taken and the workers that ended forgotten, so that a server that
+ * forks and execs helpers all day (each child registers until its exec)
+ * fills neither the channel's backlog nor the table.  Never waits: a
+ * profile's job holding the table skips it. */
+void khttp_chan_tidy(void);
+
 /* In a forked child (the fork handler): the channel's and the workers'
  * fds that are the parent's closed; where a channel is known, this child
  * connects to it and says hello.  Starts no thread. */

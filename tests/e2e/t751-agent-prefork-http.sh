@@ -8,7 +8,8 @@
 # holds prefork_work and prefork_thread_work with each worker's pid label,
 # go tool pprof reads it, and its comment says how many answered.  A
 # worker killed in the window is left out and named.  The channel's fds
-# are kiln's (high, close-on-exec).  Without the variable (the default)
+# are kiln's (high, close-on-exec); helpers run by fork and exec leave
+# no trace.  Without the variable (the default)
 # the profile is the master's alone, as before; a bad value is said.
 . "$(dirname "$0")/lib.sh"
 need_agent
@@ -18,6 +19,8 @@ export HOME=$T GOCACHE=$T/gocache GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local
 MPID=""
 trap '[ -n "$MPID" ] && kill -9 "$MPID" 2>/dev/null; rm -rf "$T"' EXIT
 
+# workers_listed FILE: the master has listed its 3 workers in FILE.
+workers_listed() { [ "$(grep -c '^worker ' "$1")" -eq 3 ]; }
 # start NAME ENV...: the prefork master (3 workers, burning while it
 # lives) serving KILN_HTTP on a free port; sets MPID, PORT and WPIDS once
 # every worker has used some CPU (fork() has returned in it: it is
@@ -30,7 +33,7 @@ start() {
     MPID=$!
     wait_for "the master's port" grep -q "http on 127\.0\.0\.1:" "$T/$name.err"
     PORT=$(sed -n 's/.*http on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/$name.err")
-    wait_for "3 workers" test "$(grep -c '^worker ' "$T/$name.out")" -eq 3
+    wait_for "3 workers" workers_listed "$T/$name.out"
     WPIDS=$(awk '$1 == "worker" { print $2 }' "$T/$name.out")
     for w in $WPIDS; do wait_cpu "$w" 0.05; done
 }
@@ -106,6 +109,16 @@ WPIDS=$(echo "$WPIDS" | grep -v -x "$victim")
 profile "$T/n.pb.gz"
 go tool pprof -comments "$T/n.pb.gz" > "$T/nc.txt" 2>/dev/null
 has "$T/nc.txt" "^forked workers: 2 of 2 answered$"
+stop
+
+# A server that runs helpers (fork and exec) before its workers: each
+# helper registered until its exec; the dead ones are forgotten at the
+# next fork, so the channel's backlog (256) and table stay free for the
+# workers.
+start spawn KILN_HTTP_CHILDREN=1 PREFORK_SPAWN=300
+profile "$T/s.pb.gz"
+go tool pprof -comments "$T/s.pb.gz" > "$T/sc.txt" 2>/dev/null
+has "$T/sc.txt" "^forked workers: 3 of 3 answered$"
 stop
 
 # The default: the master's own profile, no worker in it.

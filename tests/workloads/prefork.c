@@ -7,6 +7,10 @@
  * SECONDS 0: the workers burn until the master is gone (kill it), as a
  * server's workers serve until their master ends.
  *
+ * PREFORK_SPAWN=N in the environment: the master first runs /bin/true N
+ * times, each by fork() and exec (with an empty environment), waiting for
+ * each, as a server that runs helpers does.
+ *
  * The master forks WORKERS workers (fork() without exec, as nginx, the
  * postgres postmaster and gunicorn do) and waits for them in
  * master_wait(), using no CPU.  Each worker starts one thread that
@@ -88,6 +92,29 @@ __attribute__((noinline)) int master_wait(int n)
 	return bad;
 }
 
+/* PREFORK_SPAWN's helpers: fork, exec, wait. */
+static int spawn_helpers(int n)
+{
+	static char *const argv[] = { "true", NULL };
+	static char *const envp[] = { NULL };
+	int status;
+
+	while (n-- > 0) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			execve("/bin/true", argv, envp);
+			_exit(127);
+		}
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3, i;
@@ -98,6 +125,10 @@ int main(int argc, char **argv)
 	if (n < 1 || seconds < 0) {
 		fprintf(stderr, "usage: prefork [WORKERS [SECONDS]]\n");
 		return 2;
+	}
+	if (getenv("PREFORK_SPAWN") && spawn_helpers(atoi(getenv("PREFORK_SPAWN")))) {
+		fprintf(stderr, "prefork: a helper failed\n");
+		return 1;
 	}
 	for (i = 0; i < n; i++) {
 		pid_t pid;
