@@ -121,6 +121,21 @@ go tool pprof -comments "$T/s.pb.gz" > "$T/sc.txt" 2>/dev/null
 has "$T/sc.txt" "^forked workers: 3 of 3 answered$"
 stop
 
+# Workers that fork again: their children register too (6 processes).
+start nest KILN_HTTP_CHILDREN=1 PREFORK_NEST=1
+for w in $WPIDS; do
+    wait_for "worker $w's child" pgrep -P "$w"
+    wait_cpu "$(pgrep -P "$w")" 0.05
+done
+profile "$T/g.pb.gz"
+go tool pprof -comments "$T/g.pb.gz" > "$T/gc.txt" 2>/dev/null
+has "$T/gc.txt" "^forked workers: 6 of 6 answered$"
+go tool pprof -tags "$T/g.pb.gz" > "$T/gt.txt" 2>/dev/null
+n=$(awk '/^ *pid:/ { on = 1; next } on && /%\)/ { print $NF } on && /^$/ { exit }' "$T/gt.txt" |
+    grep -v -x "$MPID" | sort -u | wc -l)
+[ "$n" -eq 6 ] || { cat "$T/gt.txt"; fail "$n processes' pid labels, want 6"; }
+stop
+
 # The default: the master's own profile, no worker in it.
 start off
 profile "$T/d.pb.gz"

@@ -9,7 +9,8 @@
  *
  * PREFORK_SPAWN=N in the environment: the master first runs /bin/true N
  * times, each by fork() and exec (with an empty environment), waiting for
- * each, as a server that runs helpers does.
+ * each, as a server that runs helpers does.  PREFORK_NEST=1: each worker
+ * forks a child of its own that burns in prefork_work() too.
  *
  * The master forks WORKERS workers (fork() without exec, as nginx, the
  * postgres postmaster and gunicorn do) and waits for them in
@@ -21,16 +22,17 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 static double seconds = 0.5;
-static pid_t master;
+static pid_t master;	/* the process that forked this one */
 volatile unsigned long prefork_sink;
 
-/* Whether a worker goes on burning: for its SECONDS, or (0) while its
- * master lives. */
+/* Whether a worker goes on burning: for its SECONDS, or (0) while the
+ * process that forked it lives. */
 static int burning(double t0, double now)
 {
 	if (seconds == 0)
@@ -75,6 +77,21 @@ static int worker(void)
 {
 	pthread_t t;
 
+	/* PREFORK_NEST=1: the worker forks a child of its own first, which
+	 * burns in prefork_work() too (while the worker lives). */
+	if (getenv("PREFORK_NEST") && !strcmp(getenv("PREFORK_NEST"), "1")) {
+		pid_t pid;
+
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			master = getppid();
+			prefork_work();
+			_exit(0);
+		}
+	}
 	if (pthread_create(&t, NULL, worker_thread, NULL))
 		return 1;
 	prefork_work();
