@@ -7,7 +7,8 @@
 # itself for the same window and the master merges them, so the profile
 # holds prefork_work and prefork_thread_work with each worker's pid label,
 # go tool pprof reads it, and its comment says how many answered.  A
-# worker killed in the window is left out and named.  The channel's fds
+# worker killed in the window is left out and named; workers that fork
+# again bring their children in.  The channel's fds
 # are kiln's (high, close-on-exec); helpers run by fork and exec leave
 # no trace.  Without the variable (the default)
 # the profile is the master's alone, as before; a bad value is said.
