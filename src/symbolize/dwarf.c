@@ -263,10 +263,9 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		      unsigned *nfr)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cudie = dwfl_module_addrdie(md->dwmod, addr, &bias);
+	Dwarf_Die *cudie = ksym_cu_at(md->dwmod, &md->cutab, addr, &bias);
 	Dwarf_Die chain[MAX_FRAMES];
 	struct cu_index *ix;
-	Dwfl_Line *dl;
 	Dwarf_Files *files = NULL;
 	const char *file = NULL;
 	int line = 0, n = 0, i, err = 0;
@@ -285,10 +284,7 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		chain[n++] = ix->fns[fn].die;
 	if (!n)
 		return 0;
-	dl = dwfl_module_getsrc(md->dwmod, addr);
-	if (dl)
-		file = dwfl_lineinfo(dl, &(Dwarf_Addr){ 0 }, &line, NULL, NULL,
-				     NULL);
+	file = ksym_cu_line(cudie, addr - bias, &line);
 	dwarf_getsrcfiles(cudie, &files, NULL);
 	for (i = 0; i < n && k < MAX_FRAMES; i++) {
 		Dwarf_Die *die = &chain[i];
@@ -355,6 +351,7 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 
 void ksym_dwarf_release(struct mod *md)
 {
+	ksym_cutab_release(&md->cutab);
 	for (size_t j = 0; j < md->ncus; j++) {
 		free(md->cus[j]->fns);
 		free(md->cus[j]->ranges);
