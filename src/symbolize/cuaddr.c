@@ -14,9 +14,19 @@
  * then comes from the unit's line table (dwarf_getsrc_die()), which libdw
  * reads in DWARF 5 form too (0-based file table, directory 0 the compile
  * directory, DW_LNCT_path with a directory index).
+ *
+ * A file name libdw leaves relative is made absolute with the unit's
+ * compile directory (ksym_cu_path()): DWARF 5 line tables name a file by
+ * a directory entry that may itself be relative to entry 0, the compile
+ * directory (`cc -g src/x.c` gives directory "src", file "x.c"; gcc 12
+ * and clang 14 alike), and libdw 0.188 joins the two but not entry 0.
+ * addr2line and llvm-symbolizer print such names absolute too.
  */
+#include <dwarf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "symbolize/symint.h"
 #include "util/buf.h"
@@ -91,7 +101,25 @@ Dwarf_Die *ksym_cu_at(Dwfl_Module *mod, struct ksym_cutab *t,
 	return &t->v[lo - 1].die;
 }
 
-const char *ksym_cu_line(Dwarf_Die *cu, Dwarf_Addr pc, int *line)
+const char *ksym_cu_path(Dwarf_Die *cu, const char *name, char *buf,
+			 size_t len)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+	int n;
+
+	if (!name || name[0] == '/')
+		return name;
+	dir = dwarf_formstring(dwarf_attr_integrate(cu, DW_AT_comp_dir, &a));
+	if (!dir || dir[0] != '/')
+		return name;
+	n = snprintf(buf, len, "%s%s%s", dir,
+		     dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+	return n > 0 && (size_t)n < len ? buf : name;
+}
+
+const char *ksym_cu_line(Dwarf_Die *cu, Dwarf_Addr pc, int *line, char *buf,
+			 size_t len)
 {
 	Dwarf_Line *l = dwarf_getsrc_die(cu, pc);
 	const char *file;
@@ -101,17 +129,17 @@ const char *ksym_cu_line(Dwarf_Die *cu, Dwarf_Addr pc, int *line)
 		return NULL;
 	if (dwarf_lineno(l, line))
 		*line = 0;
-	return file;
+	return ksym_cu_path(cu, file, buf, len);
 }
 
 const char *ksym_src_at(Dwfl_Module *mod, struct ksym_cutab *t,
-			Dwarf_Addr addr, int *line)
+			Dwarf_Addr addr, int *line, char *buf, size_t len)
 {
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = ksym_cu_at(mod, t, addr, &bias);
 
 	*line = 0;
-	return cu ? ksym_cu_line(cu, addr - bias, line) : NULL;
+	return cu ? ksym_cu_line(cu, addr - bias, line, buf, len) : NULL;
 }
 
 void ksym_cutab_release(struct ksym_cutab *t)

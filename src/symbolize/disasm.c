@@ -13,6 +13,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,7 @@ static int decode(struct kiln_disasm *x, struct kiln_decoder *dec,
 		struct kiln_decoded in;
 		struct kiln_insn *k;
 		uint64_t at = addr;
+		char path[PATH_MAX];
 		const char *file;
 		int lineno;
 
@@ -225,7 +227,8 @@ static int decode(struct kiln_disasm *x, struct kiln_decoder *dec,
 		}
 		k->addr = at;
 		k->offset = start_off + (at - start);
-		file = ksym_src_at(mod, cus, at + bias, &lineno);
+		file = ksym_src_at(mod, cus, at + bias, &lineno, path,
+				   sizeof(path));
 		if (file && lineno > 0) {
 			k->file = file_index(x, file);
 			k->line = lineno;

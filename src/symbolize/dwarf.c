@@ -6,6 +6,7 @@
  */
 #include <dwarf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,6 +269,9 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 	struct cu_index *ix;
 	Dwarf_Files *files = NULL;
 	const char *file = NULL;
+	/* Names made absolute (ksym_cu_path()): file's until it is interned
+	 * in the next frame, a declaration's until it is interned. */
+	char fbuf[PATH_MAX], dbuf[PATH_MAX];
 	int line = 0, n = 0, i, err = 0;
 	int32_t fn;
 	unsigned k = 0;
@@ -284,7 +288,7 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		chain[n++] = ix->fns[fn].die;
 	if (!n)
 		return 0;
-	file = ksym_cu_line(cudie, addr - bias, &line);
+	file = ksym_cu_line(cudie, addr - bias, &line, fbuf, sizeof(fbuf));
 	dwarf_getsrcfiles(cudie, &files, NULL);
 	for (i = 0; i < n && k < MAX_FRAMES; i++) {
 		Dwarf_Die *die = &chain[i];
@@ -326,7 +330,7 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		}
 		f->file = file ? ksym_interns(s, file) : NULL;
 		f->line = line;
-		df = dwarf_decl_file(die);
+		df = ksym_cu_path(cudie, dwarf_decl_file(die), dbuf, sizeof(dbuf));
 		f->func_file = df ? ksym_interns(s, df) : f->file;
 		dwarf_decl_line(die, &f->start_line);
 		if ((file && !f->file) || (df && !f->func_file)) {
@@ -341,7 +345,9 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		line = 0;
 		if (files && !dwarf_formudata(dwarf_attr(die, DW_AT_call_file,
 							 &a), &v))
-			file = dwarf_filesrc(files, v, NULL, NULL);
+			file = ksym_cu_path(cudie, dwarf_filesrc(files, v, NULL,
+								 NULL),
+					    fbuf, sizeof(fbuf));
 		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &v))
 			line = (int)v;
 	}

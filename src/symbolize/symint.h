@@ -271,14 +271,23 @@ KSYM_HIDDEN void ksym_dwarf_release(struct mod *md);
  */
 KSYM_HIDDEN Dwarf_Die *ksym_cu_at(Dwfl_Module *mod, struct ksym_cutab *t,
 				  Dwarf_Addr addr, Dwarf_Addr *bias);
+/*
+ * name, a file name of unit cu's line table or attributes, absolute: as
+ * it is when it is, else joined to the unit's DW_AT_comp_dir in buf (len
+ * bytes) when that is absolute and the join fits.  Returns name or buf.
+ */
+KSYM_HIDDEN const char *ksym_cu_path(Dwarf_Die *cu, const char *name,
+				     char *buf, size_t len);
 /* The source file of DWARF address pc from the line table of unit cu
- * (libdw's string, alive as long as the unit's Dwarf) and its line into
+ * (through ksym_cu_path(): libdw's string or buf) and its line into
  * *line (0: none); NULL: none. */
-KSYM_HIDDEN const char *ksym_cu_line(Dwarf_Die *cu, Dwarf_Addr pc, int *line);
-/* ksym_cu_line() in ksym_cu_at()'s unit: addr's source file (alive as
- * long as mod) and its line into *line; NULL: none. */
+KSYM_HIDDEN const char *ksym_cu_line(Dwarf_Die *cu, Dwarf_Addr pc, int *line,
+				     char *buf, size_t len);
+/* ksym_cu_line() in ksym_cu_at()'s unit: addr's source file and its line
+ * into *line; NULL: none. */
 KSYM_HIDDEN const char *ksym_src_at(Dwfl_Module *mod, struct ksym_cutab *t,
-				    Dwarf_Addr addr, int *line);
+				    Dwarf_Addr addr, int *line, char *buf,
+				    size_t len);
 /* Frees t's table, leaving it empty and unbuilt. */
 KSYM_HIDDEN void ksym_cutab_release(struct ksym_cutab *t);
 

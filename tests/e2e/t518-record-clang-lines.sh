@@ -6,6 +6,10 @@
 # (kiln top --lines, go tool pprof -lines), kiln serve's source view
 # (/api/source) and disassembly (/api/disasm) with lines of the workload's
 # source.  symbolize/cuaddr.c finds the units from their own ranges.
+# Then the program built from a relative path (`clang -g src/inlined.c`:
+# DWARF 5 names directory "src" relative to the compile directory): its
+# lines are named by absolute paths, and kiln serve, run elsewhere, reads
+# the file as one the debug info names.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-serve.sh"
 need clang
@@ -65,6 +69,27 @@ assert sys.argv[2] in srcs, srcs
 k = srcs.index(sys.argv[2])
 lines = {i[5] for i in d["insns"] if i[4] == k}
 assert int(sys.argv[3]) in lines, sorted(lines)
+PY
+serve_stop
+
+mkdir -p "$T/proj/src" "$T/elsewhere"
+cp "$src" "$T/proj/src/inlined.c"
+(cd "$T/proj" && clang -g -O2 -fno-omit-frame-pointer -o inlined src/inlined.c) ||
+    fail "clang could not build src/inlined.c"
+rsrc=$T/proj/src/inlined.c
+expect_status 0 "$KILN" record -q -F 999 -o "$T/rel.pb.gz" -- "$T/proj/inlined" 1
+"$KILN" top -n 0 --lines "$T/rel.pb.gz" > "$T/rel.txt" || fail "kiln top --lines"
+has "$T/rel.txt" " mix_inner $rsrc:$inner\$"
+has "$T/rel.txt" " outer_loop $rsrc:$call_middle\$"
+cd "$T/elsewhere"
+serve_start -q --http 127.0.0.1:0 "$T/rel.pb.gz"
+expect_get 200 '/api/source?fn=mix_inner'
+python3 - "$T/body" "$rsrc" "$inner" <<'PY' || { head -c 1500 "$T/body"; fail "source of mix_inner (relative build)"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["files"] if x["file"] == sys.argv[2]]
+assert len(f) == 1 and f[0]["text"] and f[0]["why"] is None, d["files"]
+assert any(l["line"] == int(sys.argv[3]) and l["flat"] > 0 for l in f[0]["lines"]), f[0]["lines"]
 PY
 serve_stop
 echo ok
