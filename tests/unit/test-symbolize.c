@@ -220,7 +220,10 @@ static void test_inline_chain(void **state)
 		/* The outermost frame is always the real function. */
 		assert_string_equal(in.frames[in.nframes - 1].name,
 				    "outer_loop");
-		if (in.nframes < 3)
+		/* (clang gives some instructions of the inlined code line 0,
+		 * "no source line", in DWARF 5 as in 4: the first with a
+		 * line is checked.) */
+		if (in.nframes < 3 || !in.frames[0].line)
 			continue;
 		found = true;
 		assert_string_equal(in.frames[0].name, "mix_inner");
@@ -505,6 +508,26 @@ static bool func_alias(Dwfl_Module *m, uint64_t addr, const GElf_Sym *sym,
 	return false;
 }
 
+/* The unit holding a, as libdwfl finds it (through .debug_aranges), else
+ * by a walk of every unit's ranges: clang writes no .debug_aranges, and
+ * libdwfl 0.188 finds no unit without them. */
+static Dwarf_Die *ref_cu(Dwfl_Module *m, Dwarf_Addr a, Dwarf_Addr *b)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m, a, b);
+
+	if (cu)
+		return cu;
+	while ((cu = dwfl_module_nextcu(m, cu, b))) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0)
+			if (a - *b >= lo && a - *b < hi)
+				return cu;
+	}
+	return NULL;
+}
+
 static void check_module(struct kiln_sym *s, Dwfl_Module *m, uint64_t step,
 			 bool chains, int *checked)
 {
@@ -559,7 +582,7 @@ static void check_module(struct kiln_sym *s, Dwfl_Module *m, uint64_t step,
 			}
 			{
 				Dwarf_Addr b;
-				Dwarf_Die *cu = dwfl_module_addrdie(m, a, &b);
+				Dwarf_Die *cu = ref_cu(m, a, &b);
 				Dwarf_Die *scopes = NULL, *chain = NULL;
 				int n, k = 0, j;
 
