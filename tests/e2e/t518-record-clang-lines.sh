@@ -3,7 +3,8 @@
 # Source lines of a program built by clang (-g -O2: DWARF 5 line tables,
 # no .debug_aranges, which elfutils 0.188's libdwfl needs to find an
 # address's unit): kiln record's functions, inlined frames and lines
-# (kiln top --lines, go tool pprof -lines), kiln serve's source view
+# (kiln top --lines, go tool pprof -lines; also through the agent, --mode
+# inject), kiln serve's source view
 # (/api/source) and disassembly (/api/disasm) with lines of the workload's
 # source.  symbolize/cuaddr.c finds the units from their own ranges.
 # Then the program built from a relative path (`clang -g src/inlined.c`:
@@ -39,6 +40,15 @@ has "$T/lines.txt" " outer_loop $src:$call_middle\$"
 has "$T/lines.txt" " main $src:[0-9]+\$"
 "$KILN" convert "$T/inl.pb.gz" -o "$T/inl.collapsed" || fail "kiln convert"
 has "$T/inl.collapsed" "(^|;)main;outer_loop;mix_middle;mix_inner [0-9]+$"
+# The in-process agent's light symbolizer (--mode inject): the same lines.
+if [ "${KILN_SANITIZE:-OFF}" != ON ] && [ -e "$KILN_LIB" ]; then
+    expect_status 0 "$KILN" record -q --mode inject -o "$T/inj.pb.gz" -- "$T/inlined" 1
+    "$KILN" top -n 0 --lines "$T/inj.pb.gz" > "$T/inj.txt" || fail "kiln top --lines (inject)"
+    has "$T/inj.txt" " mix_inner $src:$inner\$"
+    has "$T/inj.txt" " outer_loop $src:$call_middle\$"
+else
+    echo "note: no agent here (ASan build or no libkiln.so): --mode inject not checked"
+fi
 if command -v go >/dev/null; then
     HOME=$T GOCACHE=$T/gocache go tool pprof -lines -top "$T/inl.pb.gz" \
         > "$T/pprof.txt" 2>/dev/null || fail "go tool pprof -lines"
