@@ -47,9 +47,9 @@ test-asan: deps
 		ctest --output-on-failure -j $(JOBS) -LE noasan
 
 # The fuzz harnesses built with libFuzzer, a bounded run each, and the
-# unit tests under clang's ASan+UBSan (but test-cfi, test-gperf and
-# test-symbolize, which expect gcc's code: they fail under clang, not yet
-# looked into; and test-doctor, whose test_self judges its own binary's
+# unit tests under clang's ASan+UBSan (but test-cfi and test-gperf, which
+# expect gcc's code: they fail under clang, not yet looked into; and
+# test-doctor, whose test_self judges its own binary's
 # frame pointers, which clang's instrumented build with its static
 # sanitizer and libFuzzer runtimes does not have); without clang the default build's
 # corpus replayers stand in.
@@ -63,7 +63,7 @@ test-fuzz:
 		$(MAKE) --no-print-directory fuzz-build && \
 		cd build-fuzz && UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS) -R '^(fuzz|unit)/' \
-		-E '^unit/test-(cfi|gperf|symbolize|doctor)$$'; \
+		-E '^unit/test-(cfi|gperf|doctor)$$'; \
 	else echo "test-fuzz: no clang; the replayers ran in build/"; fi
 
 fuzz: fuzz-build

@@ -16,11 +16,13 @@ build_pkgs="cmake make gcc g++ pkg-config libdw-dev libelf-dev
 # gperftools' libprofiler, heaptrack, jemalloc, headless chromium;
 # graphviz (dot) for `go tool pprof -svg` and GNU time for peak RSS in bench/;
 # the linkers and the Rust compiler of the toolchain matrix (t515, t516);
+# clang for make test-fuzz (libFuzzer, the unit tests under clang) and
+# t518 (source lines of a clang build);
 # the packaging tests' tools (t340-t345): dpkg-deb and dpkg-shlibdeps,
 # man and groff (man -l, col), lintian, bash-completion and zsh.
 test_pkgs="golang-go linux-perf google-perftools libgoogle-perftools-dev
   heaptrack libjemalloc-dev chromium nodejs npm curl valgrind hyperfine
-  graphviz time lld mold rustc
+  graphviz time lld mold rustc clang
   dpkg-dev man-db groff-base bsdextrautils lintian bash-completion zsh"
 
 deb_pkgs="dpkg-dev file"

@@ -4,14 +4,16 @@
  * opened as a regular file only, reported to a libdwfl session of its own
  * (offline, as kiln doctor reads a binary), the symbol found with
  * dwfl_module_addrinfo(), its bytes taken from the section holding it,
- * decoded by capstone, and each instruction's line looked up with
- * dwfl_module_getsrc().  The decoder (struct kiln_decoder) is kiln's one
+ * decoded by capstone, and each instruction's line looked up as the
+ * symbolizer looks lines up (cuaddr.c: also in files without
+ * .debug_aranges, as clang builds them).  The decoder (struct kiln_decoder) is kiln's one
  * user of capstone: kiln doctor's prologue judge decodes through it too.
  */
 #include <capstone/capstone.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,7 @@
 #include <unistd.h>
 
 #include "symbolize/disasm.h"
-#include "symbolize/symbolize.h"
+#include "symbolize/symint.h"
 #include "util/diag.h"
 #include "util/file.h"
 #include "util/lazylib.h"
@@ -179,10 +181,12 @@ static uint32_t file_index(struct kiln_disasm *x, const char *name)
 }
 
 /* Decodes code[0..len) at file address start (file offset start_off)
- * into x->insns, with lines from mod (addresses + bias). */
+ * into x->insns, with lines from mod (addresses + bias; units found
+ * through cus). */
 static int decode(struct kiln_disasm *x, struct kiln_decoder *dec,
-		  Dwfl_Module *mod, Dwarf_Addr bias, const uint8_t *code,
-		  size_t len, uint64_t start, uint64_t start_off)
+		  Dwfl_Module *mod, struct ksym_cutab *cus, Dwarf_Addr bias,
+		  const uint8_t *code, size_t len, uint64_t start,
+		  uint64_t start_off)
 {
 	uint64_t addr = start;
 	size_t cap = 0;
@@ -193,7 +197,9 @@ static int decode(struct kiln_disasm *x, struct kiln_decoder *dec,
 		struct kiln_decoded in;
 		struct kiln_insn *k;
 		uint64_t at = addr;
-		Dwfl_Line *line;
+		char path[PATH_MAX];
+		const char *file;
+		int lineno;
 
 		if (x->n == cap) {
 			size_t nc = cap ? cap * 2 : 64;
@@ -221,16 +227,11 @@ static int decode(struct kiln_disasm *x, struct kiln_decoder *dec,
 		}
 		k->addr = at;
 		k->offset = start_off + (at - start);
-		line = dwfl_module_getsrc(mod, at + bias);
-		if (line) {
-			int lineno = 0;
-			const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL,
-							 NULL, NULL);
-
-			if (file && lineno > 0) {
-				k->file = file_index(x, file);
-				k->line = lineno;
-			}
+		file = ksym_src_at(mod, cus, at + bias, &lineno, path,
+				   sizeof(path));
+		if (file && lineno > 0) {
+			k->file = file_index(x, file);
+			k->line = lineno;
 		}
 		x->n++;
 	}
@@ -279,6 +280,7 @@ int kiln_disasm_at(const char *path, const char *build_id, uint64_t offset,
 		   struct kiln_disasm *out, struct kiln_diag *d)
 {
 	struct kiln_disasm x = { 0 };
+	struct ksym_cutab cus = { 0 };
 	Dwfl *dwfl = NULL;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias, sbias, a;
@@ -349,10 +351,11 @@ int kiln_disasm_at(const char *path, const char *build_id, uint64_t offset,
 	if (err)
 		goto out;
 	/* The symbol's file offset: through the same segment as vaddr. */
-	err = decode(&x, dec, mod, bias, (const uint8_t *)data->d_buf + a, len,
-		     x.start, offset - (vaddr - x.start));
+	err = decode(&x, dec, mod, &cus, bias, (const uint8_t *)data->d_buf + a,
+		     len, x.start, offset - (vaddr - x.start));
 	kiln_decoder_close(dec);
 out:
+	ksym_cutab_release(&cus);
 	dwfl_end(dwfl);
 	if (err) {
 		kiln_disasm_release(&x);

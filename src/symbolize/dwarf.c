@@ -6,6 +6,7 @@
  */
 #include <dwarf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,12 +264,14 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		      unsigned *nfr)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cudie = dwfl_module_addrdie(md->dwmod, addr, &bias);
+	Dwarf_Die *cudie = ksym_cu_at(md->dwmod, &md->cutab, addr, &bias);
 	Dwarf_Die chain[MAX_FRAMES];
 	struct cu_index *ix;
-	Dwfl_Line *dl;
 	Dwarf_Files *files = NULL;
 	const char *file = NULL;
+	/* Names made absolute (ksym_cu_path()): file's until it is interned
+	 * in the next frame, a declaration's until it is interned. */
+	char fbuf[PATH_MAX], dbuf[PATH_MAX];
 	int line = 0, n = 0, i, err = 0;
 	int32_t fn;
 	unsigned k = 0;
@@ -285,10 +288,7 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		chain[n++] = ix->fns[fn].die;
 	if (!n)
 		return 0;
-	dl = dwfl_module_getsrc(md->dwmod, addr);
-	if (dl)
-		file = dwfl_lineinfo(dl, &(Dwarf_Addr){ 0 }, &line, NULL, NULL,
-				     NULL);
+	file = ksym_cu_line(cudie, addr - bias, &line, fbuf, sizeof(fbuf));
 	dwarf_getsrcfiles(cudie, &files, NULL);
 	for (i = 0; i < n && k < MAX_FRAMES; i++) {
 		Dwarf_Die *die = &chain[i];
@@ -330,7 +330,7 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		}
 		f->file = file ? ksym_interns(s, file) : NULL;
 		f->line = line;
-		df = dwarf_decl_file(die);
+		df = ksym_cu_path(cudie, dwarf_decl_file(die), dbuf, sizeof(dbuf));
 		f->func_file = df ? ksym_interns(s, df) : f->file;
 		dwarf_decl_line(die, &f->start_line);
 		if ((file && !f->file) || (df && !f->func_file)) {
@@ -345,7 +345,9 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 		line = 0;
 		if (files && !dwarf_formudata(dwarf_attr(die, DW_AT_call_file,
 							 &a), &v))
-			file = dwarf_filesrc(files, v, NULL, NULL);
+			file = ksym_cu_path(cudie, dwarf_filesrc(files, v, NULL,
+								 NULL),
+					    fbuf, sizeof(fbuf));
 		if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &v))
 			line = (int)v;
 	}
@@ -355,6 +357,7 @@ int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md, uint64_t addr,
 
 void ksym_dwarf_release(struct mod *md)
 {
+	ksym_cutab_release(&md->cutab);
 	for (size_t j = 0; j < md->ncus; j++) {
 		free(md->cus[j]->fns);
 		free(md->cus[j]->ranges);

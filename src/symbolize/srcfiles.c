@@ -10,9 +10,10 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
-#include "symbolize/symbolize.h"
+#include "symbolize/symint.h"
 #include "util/buf.h"
 
 static char *debuginfo_path;	/* elfutils' default search */
@@ -46,6 +47,7 @@ int kiln_sym_debug_sources(const char *path, struct kiln_buf *files,
 		Dwarf_Attribute a;
 		const char *dir = dwarf_formstring(dwarf_attr_integrate(
 			&cudie, DW_AT_comp_dir, &a));
+		char path[PATH_MAX];
 		Dwarf_Files *fs;
 		size_t i, n;
 
@@ -55,7 +57,9 @@ int kiln_sym_debug_sources(const char *path, struct kiln_buf *files,
 		if (dwarf_getsrcfiles(&cudie, &fs, &n))
 			continue;
 		for (i = 0; i < n && !err; i++) {
-			const char *f = dwarf_filesrc(fs, i, NULL, NULL);
+			/* As the symbolizer names them (cuaddr.c). */
+			const char *f = ksym_cu_path(&cudie, dwarf_filesrc(
+				fs, i, NULL, NULL), path, sizeof(path));
 
 			if (f && f[0] == '/')
 				err = kiln_buf_add(files, f, strlen(f) + 1);

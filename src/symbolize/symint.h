@@ -10,6 +10,8 @@
  *   symtab.c     ELF symbol tables: aliases, the fast interval index,
  *                PLT entries
  *   dwarf.c      DWARF: a compile unit's function index, inline chains
+ *   cuaddr.c     an address's compile unit and line (also without
+ *                .debug_aranges); disasm.c uses it too
  *   lines.c      lines read apart (kiln_sym_fill_lines())
  *   jit.c        perf JIT maps
  */
@@ -130,6 +132,23 @@ struct alias {
 #define SYM_CACHE_AFTER 4
 #define SYM_CACHE_MIN_SYMS 256
 
+/*
+ * The compile units of a module by address (cuaddr.c), read from the
+ * units' own ranges the first time libdwfl finds no unit for an address
+ * (a file without .debug_aranges: clang's default).
+ */
+struct ksym_cu_span {
+	uint64_t lo, hi;	/* [lo, hi), DWARF addresses (no bias) */
+	Dwarf_Die die;		/* the unit's DIE */
+};
+
+struct ksym_cutab {
+	struct ksym_cu_span *v;	/* by lo */
+	size_t n;
+	uint64_t bias;		/* the module's DWARF bias */
+	bool built;
+};
+
 struct mod {
 	const char *path;	/* the mapped path, as given */
 	uint64_t bias;		/* as libdwfl has it (0 for ET_EXEC files) */
@@ -137,6 +156,7 @@ struct mod {
 	const char *build_id;
 	bool has_dwarf;
 	struct cu_index **cus;	/* by cu, built on demand */
+	struct ksym_cutab cutab;	/* units by address, where libdwfl has none */
 	size_t ncus, cus_alloc;
 	struct sym_cache *syms;	/* see sym_cache; NULL until built */
 	unsigned lookups;	/* symbol lookups so far */
@@ -241,6 +261,35 @@ KSYM_HIDDEN int ksym_dwarf_frames(struct kiln_sym *s, struct mod *md,
 				  struct kiln_sym_frame *fr, unsigned *nfr);
 /* Frees md's compile unit indexes. */
 KSYM_HIDDEN void ksym_dwarf_release(struct mod *md);
+
+/*
+ * cuaddr.c: the compile unit DIE holding addr (an address of mod's space,
+ * bias included) and the unit's bias into *bias, as dwfl_module_addrdie()
+ * gives it, falling back on t (filled the first time) where libdwfl finds
+ * none.  NULL: no unit holds addr (or no memory for t).  The DIE lives as
+ * long as mod and t.
+ */
+KSYM_HIDDEN Dwarf_Die *ksym_cu_at(Dwfl_Module *mod, struct ksym_cutab *t,
+				  Dwarf_Addr addr, Dwarf_Addr *bias);
+/*
+ * name, a file name of unit cu's line table or attributes, absolute: as
+ * it is when it is, else joined to the unit's DW_AT_comp_dir in buf (len
+ * bytes) when that is absolute and the join fits.  Returns name or buf.
+ */
+KSYM_HIDDEN const char *ksym_cu_path(Dwarf_Die *cu, const char *name,
+				     char *buf, size_t len);
+/* The source file of DWARF address pc from the line table of unit cu
+ * (through ksym_cu_path(): libdw's string or buf) and its line into
+ * *line (0: none); NULL: none. */
+KSYM_HIDDEN const char *ksym_cu_line(Dwarf_Die *cu, Dwarf_Addr pc, int *line,
+				     char *buf, size_t len);
+/* ksym_cu_line() in ksym_cu_at()'s unit: addr's source file and its line
+ * into *line; NULL: none. */
+KSYM_HIDDEN const char *ksym_src_at(Dwfl_Module *mod, struct ksym_cutab *t,
+				    Dwarf_Addr addr, int *line, char *buf,
+				    size_t len);
+/* Frees t's table, leaving it empty and unbuilt. */
+KSYM_HIDDEN void ksym_cutab_release(struct ksym_cutab *t);
 
 /* symtab.c: the ELF symbol covering addr (NULL: none), with its version. */
 KSYM_HIDDEN const char *ksym_sym_name(struct mod *md, uint64_t addr);
