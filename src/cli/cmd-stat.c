@@ -329,6 +329,10 @@ static int measure(struct kiln_stat_opts *o, struct kiln_stat_result *res,
 			fprintf(stderr, "kiln stat: warning: %" PRIu64 " records of "
 				"thread starts lost: threads started then may be "
 				"counted twice\n", res->follow_lost);
+		if (res->follow_failed)
+			fprintf(stderr, "kiln stat: warning: %zu threads started "
+				"while counting could not be counted: %s\n",
+				res->follow_failed, strerror(-res->follow_err));
 		if (kiln_cli_stop_signal || (res->have_status && WIFSIGNALED(res->status) &&
 				    WTERMSIG(res->status) == SIGINT))
 			break;

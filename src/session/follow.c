@@ -44,6 +44,8 @@ struct kiln_follow {
 	struct kiln_follow_ops ops;
 	struct seen *seen;	/* one per process */
 	bool fresh;
+	size_t failed;		/* threads left out: their open failed */
+	int failed_err;		/* the last such failure */
 };
 
 struct kiln_follow *kiln_follow_new(struct kiln_perf *s, const pid_t *pids,
@@ -135,8 +137,10 @@ static int list_once(struct kiln_follow *f, struct seen *sn, pid_t pid,
 	size_t n = 0, alloc = 0, nf = 0, falloc = 0, nkeep = 0, kalloc = 0, i;
 	uint64_t now = kiln_session_ns(CLOCK_MONOTONIC);
 	int err = 0, w;
+	bool first;
 
 	*fresh = false;
+	first = !sn->listed;
 	if (f->ops.before)
 		f->ops.before(f->ops.ctx);
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
@@ -183,8 +187,21 @@ static int list_once(struct kiln_follow *f, struct seen *sn, pid_t pid,
 		sn->listed = true;
 	}
 	free(keep);
-	for (i = nf; !err && i-- > 0;)
-		err = open_thread(f, pid, (pid_t)fresh_tids[i]);
+	/* Once counting, a thread that cannot be opened (a limit, a
+	 * kernel's refusal) is left out, counted and said, not tried again;
+	 * the others are opened still.  Out of memory or descriptors stops
+	 * the listing, and so does any failure in the first (a process kiln
+	 * may not count: the caller says why). */
+	for (i = nf; !err && i-- > 0;) {
+		int e = open_thread(f, pid, (pid_t)fresh_tids[i]);
+
+		if (e == -ENOMEM || e == -EMFILE || e == -ENFILE || (e && first)) {
+			err = e;
+		} else if (e) {
+			f->failed++;
+			f->failed_err = e;
+		}
+	}
 	if (!err) {
 		if (n > 1)
 			qsort(list, n, sizeof(*list), cmp_long);
@@ -233,4 +250,11 @@ void kiln_follow_rescan(struct kiln_follow *f)
 bool kiln_follow_fresh(const struct kiln_follow *f)
 {
 	return f->fresh;
+}
+
+size_t kiln_follow_failed(const struct kiln_follow *f, int *err)
+{
+	if (err)
+		*err = f ? f->failed_err : 0;
+	return f ? f->failed : 0;
 }

@@ -67,4 +67,8 @@ void kiln_follow_rescan(struct kiln_follow *f);
  * tenths of a second). */
 bool kiln_follow_fresh(const struct kiln_follow *f);
 
+/* How many threads were left out because their open failed after the
+ * first listing (*err: the last failure, a negative errno). */
+size_t kiln_follow_failed(const struct kiln_follow *f, int *err);
+
 #endif

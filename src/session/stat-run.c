@@ -22,12 +22,14 @@
 #include "util/child.h"
 #include "util/htab.h"
 
-/* -p: a thread and whether it has counters (its own or inherited). */
+/* -p: a thread and whether it has counters (its own or inherited).
+ * Times are CLOCK_MONOTONIC ns (the records' clock), 0: none. */
 struct counted {
 	pid_t tid;
 	bool has;
-	uint64_t own_since;	/* its own counters' open (CLOCK_MONOTONIC
-				 * ns), 0: none */
+	uint64_t own_from;	/* its own counters: just before their open */
+	uint64_t own_since;	/* and just after (0: none of its own) */
+	uint64_t seen;		/* first listed in /proc */
 };
 
 /* A FORK or EXIT record of the tracker, kept for the next reading. */
@@ -132,10 +134,14 @@ static struct counted *counted_entry(struct srun *r, pid_t tid, bool make)
 	return &r->counted[r->ncounted++];
 }
 
+/* Also notes when the thread was first listed (apply()). */
 static bool has_counters(void *ctx, pid_t tid)
 {
-	struct counted *c = counted_entry(ctx, tid, false);
+	struct srun *r = ctx;
+	struct counted *c = counted_entry(r, tid, r->tracker != NULL);
 
+	if (c && !c->seen)
+		c->seen = kiln_session_ns(CLOCK_MONOTONIC);
 	return c && c->has;
 }
 
@@ -146,6 +152,7 @@ static int count_thread(void *ctx, pid_t pid, pid_t tid)
 	struct srun *r = ctx;
 	char name[96], **nn;
 	int err = grow_prev(r);	/* -I's last reads: room for this one */
+	uint64_t from = kiln_session_ns(CLOCK_MONOTONIC);
 
 	if (!err)
 		err = kiln_stat_add(r->s, tid, -1, true, false);
@@ -157,6 +164,7 @@ static int count_thread(void *ctx, pid_t pid, pid_t tid)
 		if (!c)
 			return -ENOMEM;
 		c->has = true;
+		c->own_from = from;
 		c->own_since = kiln_session_ns(CLOCK_MONOTONIC);
 	}
 	thread_name(pid, tid, name, sizeof(name));
@@ -171,14 +179,20 @@ static int count_thread(void *ctx, pid_t pid, pid_t tid)
 }
 
 /*
- * The tracker's records, in time order.  A thread started by one that
- * had counters then inherited them; one started by a thread that had
- * only the dummy event (its counters were not open yet) has none: it is
- * opened as a thread not yet seen would be.  A thread whose own counters
- * were opened before its FORK record was read (a thread is listed from
- * the moment it joins its process; the kernel writes that record a
- * little later) but that had inherited counters has its own closed:
- * they would count it, and all it starts, twice.
+ * The tracker's records, in time order.  A thread inherits its
+ * starter's counters if they were there when the kernel copied the
+ * starter's events into it (early in clone()); the FORK record is
+ * written at the end of clone(), after the thread joined its process
+ * (and /proc lists it), and its time can be late: a starter preempted
+ * in between (a loaded machine) writes it milliseconds later.  So a
+ * starter whose own counters were opened after the new thread was
+ * listed, or after the record's time, gave it none: it is opened as a
+ * thread not yet seen would be.  Otherwise it inherited them (a record
+ * time within the open itself is taken so too).  A thread inherits
+ * before /proc can list it, so its own counters, if opened (its record
+ * not yet read: kiln_follow's young threads wait only so long), always
+ * came after the inherited ones: they are closed, or they would count
+ * it, and all it starts, twice.
  */
 static void apply(struct srun *r, const struct task_rec *t)
 {
@@ -191,15 +205,19 @@ static void apply(struct srun *r, const struct task_rec *t)
 			*c = (struct counted){ .tid = c->tid };
 		return;
 	}
+	c = counted_entry(r, t->tid, true);	/* may move the entries */
 	parent = counted_entry(r, t->ptid, false);
-	inherited = parent && parent->has &&
-		    (!parent->own_since || parent->own_since <= t->time);
-	c = counted_entry(r, t->tid, true);
-	if (!c || !inherited)
+	if (!c)
 		return;
-	if (c->own_since && c->own_since > t->time) {
+	inherited = parent && parent->has;
+	if (inherited && parent->own_since &&
+	    (t->time < parent->own_from || (c->seen && c->seen < parent->own_from)))
+		inherited = false;
+	if (!inherited)
+		return;
+	if (c->own_since) {
 		kiln_stat_drop(r->s, c->tid);
-		c->own_since = 0;
+		c->own_from = c->own_since = 0;
 	}
 	c->has = true;
 }
@@ -446,7 +464,7 @@ static void count(struct srun *r)
 	const struct kiln_stat_opts *o = r->o;
 	struct kiln_stat_result *res = r->res;
 	double next_iv = 0, last_iv = r->t0;
-	bool child_done = false, header = false;
+	bool child_done = false, header = false, gone, over;
 
 	if (o->interval_ms)
 		next_iv = r->t0 + o->interval_ms / 1000.0;
@@ -464,19 +482,20 @@ static void count(struct srun *r)
 			child_done = true;
 			res->have_status = true;
 		}
-		if (o->interval_ms && (now >= next_iv || child_done ||
-				       (!o->ncmd && !kiln_targets_alive(o->pids, o->npids)))) {
+		/* Whether this pass ends, decided once: a process found gone
+		 * after the interval check would take the counts since the
+		 * last interval with it (an -I total short of the run's). */
+		gone = !o->ncmd && o->npids && !kiln_targets_alive(o->pids, o->npids);
+		over = o->duration && now - r->t0 >= o->duration;
+		if (o->interval_ms && (now >= next_iv || child_done || gone || over ||
+				       (*o->stop && !o->ncmd))) {
 			kiln_stat_print_interval(o, r->s, r->prev, r->names,
 						 now - r->t0, now - last_iv, &header);
 			last_iv = now;
 			while (next_iv <= now)
 				next_iv += o->interval_ms / 1000.0;
 		}
-		if (child_done)
-			break;
-		if (!o->ncmd && o->npids && !kiln_targets_alive(o->pids, o->npids))
-			break;
-		if (o->duration && now - r->t0 >= o->duration)
+		if (child_done || gone || over)
 			break;
 		if (*o->stop) {
 			/* The command gets the signal too (Ctrl-C reaches the
@@ -523,6 +542,7 @@ int kiln_stat_run(const struct kiln_stat_opts *o, struct kiln_stat_result *res,
 	if (r.tracker) {
 		read_forks(&r);
 		res->follow_lost = kiln_perf_lost(r.tracker);
+		res->follow_failed = kiln_follow_failed(r.follow, &res->follow_err);
 	}
 	*s_out = r.s;
 	r.s = NULL;

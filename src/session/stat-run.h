@@ -94,6 +94,9 @@ struct kiln_stat_result {
 	uint64_t follow_lost;		/* -p: records of thread starts the
 					 * kernel could not write: threads
 					 * started then may count twice */
+	size_t follow_failed;		/* -p: threads left out (their open
+					 * failed while counting) */
+	int follow_err;			/* the last such failure (-errno) */
 };
 
 /*

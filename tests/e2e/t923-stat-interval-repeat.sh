@@ -37,6 +37,16 @@ expect_status 0 "$KILN" stat -I 100 -x, -e task-clock -- "$WL/statload" cpu 0.3
 awk -F, '{ if ($4 != "task-clock" || $1 !~ /^[0-9]+\.[0-9]+$/) bad = 1 } END { exit bad || NR < 2 }' "$T/err" ||
     { cat "$T/err"; fail "bad -I -x lines"; }
 
+# The rest after the last whole interval is printed whatever ends the
+# count: --duration before the first interval ends, here (it printed
+# nothing before session 16), as the end of -p's process did.
+"$WL/statload" cpu 30 & burner=$!
+trap 'kill $burner 2>/dev/null; rm -rf "$T"' EXIT
+expect_status 0 "$KILN" stat -I 1000 --duration 0.4 -x, -e task-clock -p $burner
+kill $burner
+awk -F, '$4 == "task-clock" { n++; v = $2 } END { exit !(n == 1 && v > 50) }' "$T/err" ||
+    { cat "$T/err"; fail "--duration 0.4 with -I 1000: want one block of the 0.4 s counted"; }
+
 expect_status 0 "$KILN" stat -r 5 -e task-clock,page-faults -- "$WL/statload" cpu 0.05
 has "$T/err" "Performance counter stats for '.*statload cpu 0.05' \(5 runs\)"
 has "$T/err" "msec task-clock .*\( \+- +[0-9]+\.[0-9]{2}% \)"

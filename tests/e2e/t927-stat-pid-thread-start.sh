@@ -9,10 +9,15 @@
 # event whose FORK records say which ones inherited (session/follow.c).
 # threadburst's 24 newest threads burn 100 ms of CPU each after SIGUSR1,
 # sent once kiln counts (its first -I interval): the task-clock kiln
-# counts must hold those 2400 ms (less 5%: kiln record and perf stat
-# alike count 1-3% less CPU than the threads measure on a loaded machine,
-# cause not known) and at most the CPU the whole process used after kiln
-# was started (plus 2% and a clock tick), 10 runs of 10.
+# counts must hold those 2400 ms and at most the CPU the whole process
+# used after kiln was started (plus 2% and a clock tick), 10 runs of 10.
+# A chain missed or counted twice is a quarter of it.  The lower margin
+# is 10%: on a machine that switches tasks all the time (a process
+# spawn loop beside it), task-clock counters read while the threads
+# wake (here: SIGUSR1 right after an interval's read) end each thread
+# 2-7% short of what the thread's own clock measured; without those
+# reads, or without the spawn loop, kiln's total is within 0.5%
+# (session 16; perf stat -p -I loses more, its last interval too).
 # ctest-labels: serial
 . "$(dirname "$0")/lib.sh"
 need_stat() { "$KILN" stat -e task-clock -- true > /dev/null 2> "$T/probe" ||
@@ -42,7 +47,7 @@ for run in $(seq "$runs"); do
     got=$(awk -F, '$4 == "task-clock" { s += $2 } END { print s + 0 }' "$T/s$run")
     echo "run $run: burst threads ${want} ms, process after the start <= ${total} ms, kiln ${got} ms"
     awk -v g="$got" -v w="$want" -v t="$total" -v k="$tick_ms" \
-        'BEGIN { exit !(g >= 0.95 * w && g <= 1.02 * t + k) }' ||
-        fail "run $run: kiln stat counted ${got} ms, want at least ${want} less 5% and at most ${total} ms"
+        'BEGIN { exit !(g >= 0.90 * w && g <= 1.02 * t + k) }' ||
+        fail "run $run: kiln stat counted ${got} ms, want at least ${want} less 10% and at most ${total} ms"
 done
 echo ok
