@@ -731,8 +731,7 @@ int main(int argc, char **argv)
 				       "threads from 1 to 1024", env);
 			return KILN_EXIT_USAGE;
 		}
-		kiln_set_read_threads((unsigned)n);	/* heap traces */
-		kiln_workers_set((size_t)n);		/* perf script text */
+		kiln_workers_set((size_t)n);
 	}
 	env = getenv("KILN_NO_LOCAL_SYMBOLS");
 	if (env && *env && strcmp(env, "0"))

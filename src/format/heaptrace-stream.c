@@ -25,6 +25,7 @@
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/limit.h"
+#include "util/workers.h"
 
 /* A frame that inflates beyond this is not one the agent wrote. */
 #define MAX_FRAME_BYTES (256u << 20)
@@ -163,7 +164,7 @@ void kiln_heaptrace_stream_free(struct kiln_heaptrace_stream *s)
 /*
  * Whether the analysis gets a thread of its own from now on: for a
  * trace of more than one frame (a small one is read before a thread
- * would start), when more than one thread may read (kiln_read_threads()),
+ * would start), when more than one thread may read (kiln_workers()),
  * and not for a time range or the allocation list (which read the
  * analysis as they go).
  */
@@ -174,7 +175,7 @@ static bool want_pipe(struct kiln_heaptrace_stream *s)
 	if (r->pipe || r->no_pipe || !r->have_header || r->nframe < 1)
 		return false;
 	/* Decided once (the CPUs are counted from /sys). */
-	if (r->tap || r->window || s->raw || kiln_read_threads() < 2) {
+	if (r->tap || r->window || s->raw || kiln_workers() < 2) {
 		r->no_pipe = true;
 		return false;
 	}
@@ -252,7 +253,7 @@ int kiln_heaptrace_stream_feed(struct kiln_heaptrace_stream *s, const char *data
 			err = -ECANCELED;
 		/* A second thread that does not pay is given up (unless
 		 * asked for): the calls are the same either way. */
-		if (!err && r->pipe && !kiln_read_threads_set() &&
+		if (!err && r->pipe && !kiln_workers_given() &&
 		    !kiln_heaptrace_pipe_pays(r)) {
 			err = kiln_heaptrace_pipe_wait(r);
 			kiln_heaptrace_pipe_stop(r);

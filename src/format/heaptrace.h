@@ -26,7 +26,7 @@ struct kiln_heaptrace_info {
 	size_t threads;			/* threads that recorded events */
 	unsigned read_threads;		/* threads that read it: 2 when the
 					 * analysis ran beside the decoding
-					 * (kiln_read_threads()) */
+					 * (kiln_workers()) */
 	bool truncated;			/* the last frame was cut short */
 	size_t truncated_at;		/* bytes read up to the cut */
 };

@@ -165,6 +165,28 @@ static inline bool kheap_tracing(void)
 	return !kiln_rt_guard && atomic_load_explicit(&kheap_on, memory_order_relaxed);
 }
 
+/*
+ * Defines a hook's NAME_slow(PARAMS..., frame) (hooks.c says when it
+ * runs): call is the allocator's call, size what it allocates, boot the
+ * answer before the bootstrap found the allocator.  Hook context.
+ */
+#define KHEAP_SLOW(name, call, size, boot, ...)				\
+	static __attribute__((noinline)) void *				\
+	name##_slow(__VA_ARGS__, void *frame)				\
+	{								\
+		void *p_;						\
+		if (unlikely(!kheap_ready()))				\
+			return boot;					\
+		if (!kheap_tracing())					\
+			return call;					\
+		kiln_rt_guard = 1;					\
+		p_ = call;						\
+		if (p_ && kheap_want_alloc(size))			\
+			kheap_on_alloc(p_, size, frame);		\
+		kiln_rt_guard = 0;					\
+		return p_;						\
+	}
+
 #pragma GCC visibility pop
 
 #endif

@@ -15,23 +15,6 @@
 
 #include "heap/hookint.h"
 
-/* Defines NAME_slow(PARAMS..., frame), as hooks.c's SLOW. */
-#define SLOW(name, call, size, boot, ...)				\
-	static __attribute__((noinline)) void *				\
-	name##_slow(__VA_ARGS__, void *frame)				\
-	{								\
-		void *p_;						\
-		if (unlikely(!kheap_ready()))				\
-			return boot;					\
-		if (!kheap_tracing())					\
-			return call;					\
-		kiln_rt_guard = 1;					\
-		p_ = call;						\
-		if (p_ && kheap_want_alloc(size))			\
-			kheap_on_alloc(p_, size, frame);		\
-		kiln_rt_guard = 0;					\
-		return p_;						\
-	}
 
 /*
  * jemalloc's non-standard API.  Without jemalloc in the process these
@@ -121,7 +104,7 @@ static void *any_mallocx(size_t n, int flags)
 	return kheap_real.mallocx ? kheap_real.mallocx(n, flags) : emul_mallocx(n, flags);
 }
 
-SLOW(mallocx, any_mallocx(n, flags), n, NULL, size_t n, int flags)
+KHEAP_SLOW(mallocx, any_mallocx(n, flags), n, NULL, size_t n, int flags)
 
 KHEAP_HOOK void *mallocx(size_t n, int flags)
 {

@@ -43,31 +43,12 @@
  * hook's frame.  (The hook may tail-call it: its frame then lies where
  * the hook's did, with the same saved frame pointer and return address.)
  */
-/* Defines NAME_slow(PARAMS..., frame); boot: the answer before the
- * bootstrap found the allocator. */
-#define SLOW(name, call, size, boot, ...)				\
-	static __attribute__((noinline)) void *				\
-	name##_slow(__VA_ARGS__, void *frame)				\
-	{								\
-		void *p_;						\
-		if (unlikely(!kheap_ready()))				\
-			return boot;					\
-		if (!kheap_tracing())					\
-			return call;					\
-		kiln_rt_guard = 1;					\
-		p_ = call;						\
-		if (p_ && kheap_want_alloc(size))			\
-			kheap_on_alloc(p_, size, frame);		\
-		kiln_rt_guard = 0;					\
-		return p_;						\
-	}
-
-SLOW(malloc, kheap_real.malloc(n), n, kheap_boot_alloc(n, 16), size_t n)
-SLOW(calloc, kheap_real.calloc(n, m), n * m, kheap_calloc_unresolved(n, m), size_t n, size_t m)
-SLOW(aligned_alloc, kheap_real.aligned_alloc(a, n), n, kheap_boot_alloc(n, a), size_t a, size_t n)
-SLOW(memalign, kheap_real.memalign(a, n), n, kheap_boot_alloc(n, a), size_t a, size_t n)
-SLOW(valloc, kheap_real.valloc(n), n, NULL, size_t n)
-SLOW(pvalloc, kheap_real.pvalloc(n), n, NULL, size_t n)
+KHEAP_SLOW(malloc, kheap_real.malloc(n), n, kheap_boot_alloc(n, 16), size_t n)
+KHEAP_SLOW(calloc, kheap_real.calloc(n, m), n * m, kheap_calloc_unresolved(n, m), size_t n, size_t m)
+KHEAP_SLOW(aligned_alloc, kheap_real.aligned_alloc(a, n), n, kheap_boot_alloc(n, a), size_t a, size_t n)
+KHEAP_SLOW(memalign, kheap_real.memalign(a, n), n, kheap_boot_alloc(n, a), size_t a, size_t n)
+KHEAP_SLOW(valloc, kheap_real.valloc(n), n, NULL, size_t n)
+KHEAP_SLOW(pvalloc, kheap_real.pvalloc(n), n, NULL, size_t n)
 
 /* malloc's body, also operator new's: frame is the hook's. */
 static inline void *malloc_from(size_t n, void *frame)

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 static size_t limit = KILN_INPUT_LIMIT_DEFAULT;
-static unsigned read_threads;
 
 size_t kiln_input_limit(void)
 {
@@ -21,26 +20,6 @@ size_t kiln_input_limit(void)
 void kiln_input_set_limit(size_t bytes)
 {
 	limit = bytes;
-}
-
-unsigned kiln_read_threads(void)
-{
-	long n;
-
-	if (read_threads)
-		return read_threads;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1;
-}
-
-void kiln_set_read_threads(unsigned n)
-{
-	read_threads = n;
-}
-
-int kiln_read_threads_set(void)
-{
-	return read_threads != 0;
 }
 
 int kiln_parse_size(const char *s, size_t *out)

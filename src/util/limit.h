@@ -21,18 +21,6 @@ size_t kiln_input_limit(void);
 void kiln_input_set_limit(size_t bytes);
 
 /*
- * The most threads one reading of an input may use (a heap trace's
- * analysis beside its decoding): 0, the default, is as many as there
- * are CPUs online; 1 reads everything in the calling thread.  The CLI
- * sets it from KILN_THREADS.
- */
-unsigned kiln_read_threads(void);
-void kiln_set_read_threads(unsigned n);
-/* Whether the number was set (not 0): readers then use that many threads
- * whether or not it pays (tests; a user who knows the machine). */
-int kiln_read_threads_set(void);
-
-/*
  * Parses a size: digits with an optional suffix k, M, G or T (powers of
  * 1024; "KiB", "MB" and the like are taken too).  0 or -EINVAL.
  */

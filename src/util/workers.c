@@ -29,3 +29,8 @@ void kiln_workers_set(size_t n)
 {
 	atomic_store(&workers, n);
 }
+
+bool kiln_workers_given(void)
+{
+	return atomic_load(&workers) != 0;
+}

@@ -4,7 +4,7 @@
  * (src/format/heaptrace-pipe.c, src/profile/hbatch.c): a trace of many
  * frames, with three threads freeing each other's blocks, stacks and a
  * maps record defined between the events, lost events and an end, is
- * analysed in one thread (kiln_set_read_threads(1)) and with the
+ * analysed in one thread (kiln_workers_set(1)) and with the
  * analysis on a second thread (2): the second reading really used two
  * threads, and every measure, per stack and over time, is the same to
  * the bit.  With a time index (kiln serve's reading) too.
@@ -25,6 +25,7 @@
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/limit.h"
+#include "util/workers.h"
 
 #define EVENTS 300000
 #define FRAME_EVENTS 20000	/* several batches a frame, 15 frames */
@@ -170,12 +171,12 @@ static void test_two_threads_same(void **state)
 	make_trace(&w);
 	assert_true(w.frames >= 10);
 
-	kiln_set_read_threads(1);
+	kiln_workers_set(1);
 	assert_int_equal(kiln_heaptrace_analyse(w.file.data, w.file.len, &h1, &i1,
 						&d), 0);
 	assert_int_equal(i1.read_threads, 1);
 
-	kiln_set_read_threads(2);
+	kiln_workers_set(2);
 	assert_int_equal(kiln_heaptrace_analyse(w.file.data, w.file.len, &h2, &i2,
 						&d), 0);
 	assert_int_equal(i2.read_threads, 2);
@@ -195,7 +196,7 @@ static void test_two_threads_same(void **state)
 	assert_true(kiln_heaptrace_index_marks(x, &bytes) > 1);
 	same_analysis(h1, h3);
 
-	kiln_set_read_threads(0);
+	kiln_workers_set(0);
 	kiln_heaptrace_index_free(x);
 	kiln_hprof_free(h1);
 	kiln_hprof_free(h2);
