@@ -121,6 +121,120 @@ static struct reg_rule *rule_of(struct cfa_state *s, const struct cie *cie,
 }
 
 /*
+ * The extended opcodes that set one register's rule in s (restore: back
+ * to init's).  1: op was one of them (r->bad says if it was cut short),
+ * 0: it is not, -1: malformed.
+ */
+static int rule_op(struct rd *r, const struct cie *cie, struct cfa_state *s,
+		   const struct cfa_state *init, uint8_t op)
+{
+	struct reg_rule *rr;
+	uint64_t reg, len;
+	int64_t off;
+
+	switch (op) {
+	case CFA_offset_extended:
+	case CFA_offset_extended_sf:
+	case CFA_GNU_negative_offset_extended:
+		reg = rd_uleb(r);
+		if (op == CFA_offset_extended_sf)
+			off = rd_sleb(r) * cie->data_align;
+		else
+			off = (int64_t)rd_uleb(r) * cie->data_align;
+		if (op == CFA_GNU_negative_offset_extended)
+			off = -off;
+		if ((rr = rule_of(s, cie, reg)))
+			*rr = (struct reg_rule){ R_OFFSET, off };
+		return 1;
+	case CFA_restore_extended:
+		reg = rd_uleb(r);
+		if ((rr = rule_of(s, cie, reg)))
+			*rr = *rule_of((struct cfa_state *)init, cie, reg);
+		return 1;
+	case CFA_undefined:
+		reg = rd_uleb(r);
+		if ((rr = rule_of(s, cie, reg)))
+			rr->how = (rr == &s->ra) ? R_UNDEF : R_LOST;
+		return 1;
+	case CFA_same_value:
+		reg = rd_uleb(r);
+		if ((rr = rule_of(s, cie, reg)))
+			rr->how = R_SAME;
+		return 1;
+	case CFA_register:
+	case CFA_val_offset:
+	case CFA_val_offset_sf:
+		reg = rd_uleb(r);
+		if (op == CFA_val_offset_sf)
+			(void)rd_sleb(r);
+		else
+			(void)rd_uleb(r);
+		if ((rr = rule_of(s, cie, reg)))
+			rr->how = R_LOST;
+		return 1;
+	case CFA_expression:
+	case CFA_val_expression:
+		reg = rd_uleb(r);
+		len = rd_uleb(r);
+		if (!rd_need(r, len))
+			return -1;
+		r->p += len;
+		if ((rr = rule_of(s, cie, reg)))
+			rr->how = R_LOST;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The opcodes that define the CFA, as rule_op() answers. */
+static int cfa_op(struct rd *r, const struct cie *cie, struct cfa_state *s,
+		  uint8_t op)
+{
+	uint64_t len;
+
+	switch (op) {
+	case CFA_def_cfa:
+		s->cfa_reg = rd_uleb(r);
+		s->cfa_off = (int64_t)rd_uleb(r);
+		s->cfa_how = CFA_REG;
+		return 1;
+	case CFA_def_cfa_sf:
+		s->cfa_reg = rd_uleb(r);
+		s->cfa_off = rd_sleb(r) * cie->data_align;
+		s->cfa_how = CFA_REG;
+		return 1;
+	case CFA_def_cfa_register:
+		s->cfa_reg = rd_uleb(r);
+		break;
+	case CFA_def_cfa_offset:
+		s->cfa_off = (int64_t)rd_uleb(r);
+		break;
+	case CFA_def_cfa_offset_sf:
+		s->cfa_off = rd_sleb(r) * cie->data_align;
+		break;
+	case CFA_def_cfa_expression:
+		len = rd_uleb(r);
+		if (!rd_need(r, len))
+			return -1;
+		if (plt_expr(r->p, len, &s->plt_at)) {
+			s->cfa_how = CFA_PLT;
+			s->cfa_off = 8;
+		} else {
+			s->cfa_how = CFA_LOST;
+		}
+		r->p += len;
+		return 1;
+	default:
+		return 0;
+	}
+	/* A register or offset changed under a PLT expression: unknown. */
+	if (s->cfa_how == CFA_PLT)
+		s->cfa_how = CFA_LOST;
+	return 1;
+}
+
+/*
  * Runs a CFA program over s.  With b (an FDE's program) rows are emitted
  * at each advance and loc moves; without it (the CIE's initial
  * instructions) no location may change.  init is the state after the
@@ -132,11 +246,11 @@ bool kcfi_run_cfa(struct rd *r, const struct cie *cie, struct cfa_state *s,
 		  uint64_t *loc, uint64_t hi, uint64_t data)
 {
 	struct cfa_state stack[STATE_STACK];
-	int depth = 0;
+	int depth = 0, done;
 
 	while (r->p < r->end && !r->bad) {
 		uint8_t op = (uint8_t)rd_uint(r, 1), low = op & 0x3f;
-		uint64_t reg, delta = 0, newloc;
+		uint64_t delta = 0, newloc;
 		int64_t off;
 		struct reg_rule *rr;
 		bool advance = false;
@@ -178,70 +292,6 @@ bool kcfi_run_cfa(struct rd *r, const struct cie *cie, struct cfa_state *s,
 				delta = rd_uint(r, 4) * cie->code_align;
 				advance = true;
 				break;
-			case CFA_offset_extended:
-				reg = rd_uleb(r);
-				off = (int64_t)rd_uleb(r) * cie->data_align;
-				if ((rr = rule_of(s, cie, reg)))
-					*rr = (struct reg_rule){ R_OFFSET, off };
-				break;
-			case CFA_offset_extended_sf:
-				reg = rd_uleb(r);
-				off = rd_sleb(r) * cie->data_align;
-				if ((rr = rule_of(s, cie, reg)))
-					*rr = (struct reg_rule){ R_OFFSET, off };
-				break;
-			case CFA_GNU_negative_offset_extended:
-				reg = rd_uleb(r);
-				off = -(int64_t)rd_uleb(r) * cie->data_align;
-				if ((rr = rule_of(s, cie, reg)))
-					*rr = (struct reg_rule){ R_OFFSET, off };
-				break;
-			case CFA_restore_extended:
-				reg = rd_uleb(r);
-				if ((rr = rule_of(s, cie, reg)))
-					*rr = *rule_of((struct cfa_state *)init,
-						       cie, reg);
-				break;
-			case CFA_undefined:
-				reg = rd_uleb(r);
-				if ((rr = rule_of(s, cie, reg)))
-					rr->how = (rr == &s->ra) ? R_UNDEF
-								  : R_LOST;
-				break;
-			case CFA_same_value:
-				reg = rd_uleb(r);
-				if ((rr = rule_of(s, cie, reg)))
-					rr->how = R_SAME;
-				break;
-			case CFA_register:
-				reg = rd_uleb(r);
-				(void)rd_uleb(r);
-				if ((rr = rule_of(s, cie, reg)))
-					rr->how = R_LOST;
-				break;
-			case CFA_val_offset:
-			case CFA_val_offset_sf:
-				reg = rd_uleb(r);
-				if (op == CFA_val_offset)
-					(void)rd_uleb(r);
-				else
-					(void)rd_sleb(r);
-				if ((rr = rule_of(s, cie, reg)))
-					rr->how = R_LOST;
-				break;
-			case CFA_expression:
-			case CFA_val_expression: {
-				uint64_t len;
-
-				reg = rd_uleb(r);
-				len = rd_uleb(r);
-				if (!rd_need(r, len))
-					return false;
-				r->p += len;
-				if ((rr = rule_of(s, cie, reg)))
-					rr->how = R_LOST;
-				break;
-			}
 			case CFA_remember_state:
 				if (depth == STATE_STACK)
 					return false;
@@ -253,50 +303,15 @@ bool kcfi_run_cfa(struct rd *r, const struct cie *cie, struct cfa_state *s,
 				/* The CFA and register rules both come back. */
 				*s = stack[--depth];
 				break;
-			case CFA_def_cfa:
-				s->cfa_reg = rd_uleb(r);
-				s->cfa_off = (int64_t)rd_uleb(r);
-				s->cfa_how = CFA_REG;
-				break;
-			case CFA_def_cfa_sf:
-				s->cfa_reg = rd_uleb(r);
-				s->cfa_off = rd_sleb(r) * cie->data_align;
-				s->cfa_how = CFA_REG;
-				break;
-			case CFA_def_cfa_register:
-				s->cfa_reg = rd_uleb(r);
-				if (s->cfa_how == CFA_PLT)
-					s->cfa_how = CFA_LOST;
-				break;
-			case CFA_def_cfa_offset:
-				s->cfa_off = (int64_t)rd_uleb(r);
-				if (s->cfa_how == CFA_PLT)
-					s->cfa_how = CFA_LOST;
-				break;
-			case CFA_def_cfa_offset_sf:
-				s->cfa_off = rd_sleb(r) * cie->data_align;
-				if (s->cfa_how == CFA_PLT)
-					s->cfa_how = CFA_LOST;
-				break;
-			case CFA_def_cfa_expression: {
-				uint64_t len = rd_uleb(r);
-
-				if (!rd_need(r, len))
-					return false;
-				if (plt_expr(r->p, len, &s->plt_at)) {
-					s->cfa_how = CFA_PLT;
-					s->cfa_off = 8;
-				} else {
-					s->cfa_how = CFA_LOST;
-				}
-				r->p += len;
-				break;
-			}
 			case CFA_GNU_args_size:
 				(void)rd_uleb(r);
 				break;
 			default:
-				return false;	/* an opcode we do not know */
+				done = rule_op(r, cie, s, init, op);
+				if (!done)
+					done = cfa_op(r, cie, s, op);
+				if (done <= 0)
+					return false;	/* malformed, or unknown */
 			}
 		}
 		if (r->bad)
