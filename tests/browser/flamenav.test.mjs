@@ -27,6 +27,18 @@ async function nameAt(page, fx, row) {
   return t.split(' ')[0];
 }
 const idle = (page) => page.waitForFunction(() => !document.body.dataset.busy);
+// nameAt once the drawing has caught up: a new window's nodes come from
+// the server and are drawn a frame later (a loaded machine: after the
+// page went idle); tries for up to 30 s, returns the last name seen.
+async function nameWhen(page, fx, row, want) {
+  let name = '';
+  for (let i = 0; i < 300; i++) {
+    name = await nameAt(page, fx, row);
+    if (name === want) break;
+    await page.waitForTimeout(100);
+  }
+  return name;
+}
 
 await withBrowser({}, async (context, page) => {
   const errors = [];
@@ -59,7 +71,8 @@ await withBrowser({}, async (context, page) => {
     last && last.toString());
   const mw = await miniWindow(page);
   check(Math.abs(mw[0] - fx[0]) < 1e-4 && Math.abs(mw[1] - fx[1]) < 1e-4, 'the minimap shows the window', mw);
-  check(await nameAt(page, 0.5, 2) === 'aaa_light', 'the window shows aaa_light across', await nameAt(page, 0.5, 2));
+  const across = await nameWhen(page, 0.5, 2, 'aaa_light');
+  check(across === 'aaa_light', 'the window shows aaa_light across', across);
   await page.screenshot({ path: join(shotDir, 'flame-zoom.png') });
 
   // A drag across the minimap from 0% to 50%: zzz_heavy fills it.
@@ -73,7 +86,8 @@ await withBrowser({}, async (context, page) => {
   await idle(page);
   const mw2 = await miniWindow(page);
   check(mw2[0] < 0.01 && Math.abs(mw2[1] - 0.5) < 0.01, 'a drag on the minimap picks that window', mw2);
-  check(await nameAt(page, 0.5, 2) === 'zzz_heavy', 'zzz_heavy fills it', await nameAt(page, 0.5, 2));
+  const filled = await nameWhen(page, 0.5, 2, 'zzz_heavy');
+  check(filled === 'zzz_heavy', 'zzz_heavy fills it', filled);
 
   // A click zoom (a new root) starts with all of it in view.
   await nameAt(page, 0.5, 2);

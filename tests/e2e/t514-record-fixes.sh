@@ -72,11 +72,17 @@ if [ "$(uname -m)" = x86_64 ]; then
     awk -v p="${p:-0}" 'BEGIN { exit !(p > 80) }' || { cat "$T/jit.txt"; fail "jit_spin at ${p:-none}%"; }
 fi
 
-# PLT stubs are named as perf names them.
-expect_status 0 "$KILN" record -q -F 4999 -o "$T/plt.pb.gz" -- "$WL/pltcall" 2
-"$KILN" top -n 0 "$T/plt.pb.gz" > "$T/plt.txt"
-has "$T/plt.txt" " memcmp@plt\$"
-hasnt "$T/plt.txt" "\[pltcall\]"
+# PLT stubs are named as perf names them.  The stub is two instructions
+# (0.3-0.6% of the samples); one run in about twenty had none at all (the
+# timer's period in step with the loop's, in session 16's suite): once
+# more when it misses.
+plt_named() {
+    expect_status 0 "$KILN" record -q -F 4999 -o "$T/plt.pb.gz" -- "$WL/pltcall" 2
+    "$KILN" top -n 0 "$T/plt.pb.gz" > "$T/plt.txt"
+    hasnt "$T/plt.txt" "\[pltcall\]"
+    grep -q " memcmp@plt\$" "$T/plt.txt"
+}
+twice plt_named
 
 # page-faults -c 1 records every fault: the reader keeps up (it lost 61%).
 # A speed property: not judged under ASan, which slows the reader several-fold.
