@@ -143,8 +143,12 @@ static uint32_t frame_loc(struct kiln_prof *p, uint64_t addr, const char *s,
 				if (colon > in && colon < end) {
 					const char *d;
 
+					/* Digits past 10^8 are refused below: not
+					 * multiplied into an overflow (libFuzzer
+					 * found a line of 100 digits). */
 					for (d = colon; d < end && *d >= '0' && *d <= '9'; d++)
-						line = line * 10 + (*d - '0');
+						if (line < 100000000)
+							line = line * 10 + (*d - '0');
 					if (d == end && line < 100000000) {
 						filel = (size_t)(colon - 1 - in);
 					} else {
