@@ -156,9 +156,22 @@ static void thread_started(struct kiln_rt_thread *t)
 		arm(t);
 }
 
+/*
+ * The thread's own last step.  Its SIGPROF is blocked for the rest of
+ * its life: once its slot is freed, the wall ticker or a snapshot that
+ * still lists it in /proc would take a fresh slot for it and signal it
+ * -- with no mark of a small alternate stack of its own, which the
+ * kernel's frame would not fit (SIGSEGV) -- and a sample there would
+ * only show kiln's and glibc's exit steps.  A signal still pending then
+ * dies with the thread.
+ */
 static void thread_ended(struct kiln_rt_thread *t)
 {
+	uint64_t prof = 1ull << (SIGPROF - 1);
+
 	disarm(t);
+	if (atomic_load(&t->tid) == gettid_())
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &prof, NULL, sizeof(prof));
 }
 
 static const struct kiln_rt_thread_hooks thread_hooks = {
@@ -243,6 +256,35 @@ bool kiln_sampler_internal(pid_t tid)
 
 static _Atomic uint64_t small_alts;
 
+/*
+ * The calling thread t has just been marked small_alt: no sender starts a
+ * SIGPROF to it any more (kiln_sampler_sigprof_to() raises `sending`,
+ * then looks at small_alt; here small_alt was raised, then `sending` is
+ * looked at: one of the two sees the other).  A signal a sender was
+ * sending is waited for, and one already queued (the wall ticker's, the
+ * snapshot's, the CPU timer's last) is taken off the queue unhandled:
+ * delivered after the small stack is set, the kernel's frame would not
+ * fit on it (SIGSEGV) or would run over it.  Only while the disposition
+ * is kiln's handler: a SIGPROF of the program's own is its business.
+ * System calls only (a runtime may set stacks from a signal handler).
+ */
+static void drop_sent_sigprof(struct kiln_rt_thread *t)
+{
+	struct kcpu_slot *k = &kcpu_slots[kiln_rt_thread_index(t)];
+	struct timespec zero = { 0, 0 };
+	uint64_t prof = 1ull << (SIGPROF - 1), old;
+
+	while (atomic_load(&k->sending))
+		syscall(SYS_sched_yield);
+	if (!handler_installed || foreign_sigprof())
+		return;
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &prof, &old, sizeof(prof)))
+		return;
+	while (syscall(SYS_rt_sigtimedwait, &prof, NULL, &zero, sizeof(prof)) == SIGPROF)
+		continue;	/* a tick of a thread that is not sampled now */
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
+}
+
 bool kiln_sampler_small_altstack(bool small)
 {
 	struct kiln_rt_thread *t;
@@ -265,10 +307,12 @@ bool kiln_sampler_small_altstack(bool small)
 		arm(t);
 	}
 	kiln_rt_registry_unlock();
-	if (small && !was)
+	if (small && !was) {
+		drop_sent_sigprof(t);
 		kiln_rt_log(KILN_LOG_INFO, "thread %d set its own alternate signal "
 			       "stack, too small for a sample: not sampled while it "
 			       "has it", (int)gettid_());
+	}
 	return was;
 }
 
@@ -327,6 +371,33 @@ bool kiln_sampler_owe(pid_t tid, uint64_t weight)
 	atomic_fetch_add_explicit(&kcpu_slots[kiln_rt_thread_index(t)].owed, weight,
 				  memory_order_relaxed);
 	return true;
+}
+
+int kiln_sampler_sigprof_to(pid_t pid, pid_t tid, int value)
+{
+	struct kiln_rt_thread *t = kcpu_slot_for(tid);
+	struct kcpu_slot *k;
+	siginfo_t si;
+	int rc;
+
+	if (!t)
+		return -ENOSPC;	/* not followed: could set a small stack unseen */
+	k = &kcpu_slots[kiln_rt_thread_index(t)];
+	/* Raised before small_alt is looked at (drop_sent_sigprof()). */
+	atomic_fetch_add(&k->sending, 1);
+	if (t->internal || atomic_load(&t->small_alt)) {
+		rc = -EAGAIN;
+	} else {
+		memset(&si, 0, sizeof(si));
+		si.si_signo = SIGPROF;
+		si.si_code = SI_QUEUE;
+		si.si_pid = pid;
+		si.si_uid = getuid();
+		si.si_value.sival_int = value;
+		rc = syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGPROF, &si) ? -errno : 0;
+	}
+	atomic_fetch_sub(&k->sending, 1);
+	return rc;
 }
 
 void kiln_sampler_push(pid_t tid, enum kiln_sampler_wall_state state,

@@ -148,7 +148,10 @@ int kiln_sampler_snapshot(struct kiln_prof **out);
 /*
  * SIGPROF queued to thread tid of process pid (rt_tgsigqueueinfo,
  * SI_QUEUE, this process as the sender, value as si_value): how the wall
- * ticker and the goroutine snapshot reach cpu.c's handler.  0 or -errno.
+ * ticker and the goroutine snapshot reach cpu.c's handler.  0 or -errno;
+ * -EAGAIN, nothing sent, to one of kiln's threads or one on a small
+ * alternate stack of its own (checked against its setting one, so that
+ * no signal lands on such a stack).
  */
 int kiln_sampler_sigprof_to(pid_t pid, pid_t tid, int value);
 

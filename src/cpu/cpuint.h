@@ -38,6 +38,9 @@ struct kcpu_slot {
 	timer_t timer;
 	_Atomic bool armed;
 	_Atomic uint64_t owed;		/* wall ns of ticks its signal is for */
+	/* SIGPROFs being sent to it now from other threads (wall ticker,
+	 * snapshot): kiln_sampler_small_altstack() waits for them to land */
+	_Atomic uint32_t sending;
 };
 
 /*

@@ -75,7 +75,6 @@ static int snap_one(pid_t tid, char c, void *arg)
 							   x->buf, pcs);
 
 	if (n < 0 && x->can_signal) {
-		kcpu_slot_for(tid);
 		if (!kiln_sampler_sigprof_to(x->pid, tid, (int)(SNAP_MAGIC | x->gen)))
 			x->sent++;
 		return 0;

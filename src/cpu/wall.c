@@ -107,19 +107,6 @@ enum kiln_sampler_wall_state kiln_sampler_wall_state_of(char c)
 	}
 }
 
-int kiln_sampler_sigprof_to(pid_t pid, pid_t tid, int value)
-{
-	siginfo_t si;
-
-	memset(&si, 0, sizeof(si));
-	si.si_signo = SIGPROF;
-	si.si_code = SI_QUEUE;
-	si.si_pid = pid;
-	si.si_uid = getuid();
-	si.si_value.sival_int = value;
-	return syscall(SYS_rt_tgsigqueueinfo, pid, tid, SIGPROF, &si) ? -errno : 0;
-}
-
 /* SIGPROF to a running thread: cpu.c's handler takes the sample. */
 static void signal_thread(pid_t pid, pid_t tid, int64_t weight)
 {

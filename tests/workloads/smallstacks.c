@@ -5,6 +5,13 @@
  *                                 stack of BYTES (guarded by canaries in
  *                                 the memory around it) and burn CPU in
  *                                 burn_small_alt
+ *        smallstacks churn BYTES  400 short threads, 4 at a time, each
+ *                                 on an alternate stack of BYTES for
+ *                                 its 2 ms of CPU and its end
+ *        smallstacks pending BYTES a thread blocks SIGPROF, burns until one
+ *                                 is pending (wall mode's tick), sets an
+ *                                 alternate stack of BYTES, unblocks it
+ *                                 (exit 4: none came in 10 s of CPU)
  *        smallstacks stack BYTES  a CPU hog (burn_hog) beside 16 threads
  *                                 with thread stacks of BYTES, sleeping
  *                                 and waking in nap_small_stack
@@ -25,6 +32,7 @@
 
 static size_t bytes;
 static volatile int stop;
+static double burn_seconds = 0.5;
 volatile unsigned long sink;
 
 static double cpu_now(void)
@@ -48,7 +56,7 @@ __attribute__((noinline)) static void burn(double seconds)
 
 __attribute__((noinline)) static void burn_small_alt(void)
 {
-	burn(0.5);
+	burn(burn_seconds);
 }
 
 static void *alt_worker(void *arg)
@@ -73,6 +81,32 @@ static void *alt_worker(void *arg)
 			       "written at %zu\n", i);
 			exit(3);
 		}
+	return NULL;
+}
+
+static void *pending_worker(void *arg)
+{
+	static unsigned char mem[65536];
+	stack_t ss = { .ss_sp = mem, .ss_size = bytes, .ss_flags = 0 };
+	sigset_t prof, pend;
+	double t0 = cpu_now();
+
+	(void)arg;
+	sigemptyset(&prof);
+	sigaddset(&prof, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &prof, NULL);
+	do {
+		burn(0.001);
+		sigpending(&pend);
+	} while (!sigismember(&pend, SIGPROF) && cpu_now() - t0 < 10);
+	if (!sigismember(&pend, SIGPROF))
+		exit(4);
+	if (sigaltstack(&ss, NULL)) {
+		perror("smallstacks: sigaltstack");
+		exit(2);
+	}
+	pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
+	burn_small_alt();
 	return NULL;
 }
 
@@ -127,6 +161,28 @@ int main(int argc, char **argv)
 		burn_hog();
 		printf("smallstacks: done\n");
 		return 0;	/* the blocker still naps */
+	}
+	if (!strcmp(argv[1], "pending")) {
+		burn_seconds = 0.05;
+		if (pthread_create(&t[0], NULL, pending_worker, NULL))
+			return 2;
+		pthread_join(t[0], NULL);
+		printf("smallstacks: done\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "churn")) {
+		/* The stack stays set to the thread's end (its memory is
+		 * not freed: the kernel may still point at it). */
+		burn_seconds = 0.002;
+		for (n = 0; n < 100; n++) {
+			for (i = 0; i < 4; i++)
+				if (pthread_create(&t[i], NULL, alt_worker, NULL))
+					return 2;
+			for (i = 0; i < 4; i++)
+				pthread_join(t[i], NULL);
+		}
+		printf("smallstacks: done\n");
+		return 0;
 	}
 	if (!strcmp(argv[1], "alt")) {
 		for (i = 0; i < 4; i++)
