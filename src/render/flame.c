@@ -364,11 +364,12 @@ static void diff_colour(const struct flame *f, double delta, char out[48])
 /* ---- the boxes ---- */
 
 /* Second pass: one <g class="f"> per box. */
-static void draw(struct flame *f, const struct box *b)
+static int draw(void *ctx, const struct kiln_flame_box *b)
 {
+	struct flame *f = ctx;
 	const struct kiln_tree_node *nd = &f->t.nodes[b->node];
 	int64_t total = f->t.nodes[0].total;
-	double x = XPAD + (double)b->o * f->scale;
+	double x = XPAD + (double)b->x * f->scale;
 	double w = (double)b->v * f->scale;
 	double y = kflame_box_y(f, b->depth);
 	char merged[64], fill[48];
@@ -400,7 +401,7 @@ static void draw(struct flame *f, const struct box *b)
 	}
 
 	putf(f, "<g class=\"f\" data-o=\"%" PRId64 "\" data-v=\"%" PRId64
-	     "\" data-d=\"%" PRIu32 "\"><title>", b->o, b->v, b->depth);
+	     "\" data-d=\"%" PRIu32 "\"><title>", b->x, b->v, b->depth);
 	put_text(f, name, len, SIZE_MAX);
 	put(f, " (");
 	put_value(f, b->v);
@@ -421,6 +422,7 @@ static void draw(struct flame *f, const struct box *b)
 	if (chars >= 3)
 		put_text(f, name, len, chars);
 	put(f, "</text></g>\n");
+	return 0;
 }
 
 /* ---- the document ---- */

@@ -14,6 +14,7 @@
 
 struct kiln_prof;
 struct kiln_buf;
+struct kiln_tree;
 
 struct kiln_flame_opts {
 	/* NULL: "Flame Graph" ("Icicle Graph" reversed, "Differential
@@ -66,5 +67,46 @@ uint32_t kiln_flame_node_rgb(const struct kiln_prof *p, const char *name,
  * kiln serve: the largest change among the frames drawn, at least 1).
  */
 uint32_t kiln_flame_diff_rgb(double delta, double scale);
+
+/*
+ * The one layout of kiln's flame graphs (render/flamewalk.c): kiln
+ * flame's SVG and kiln serve's page (/api/flame, and so the saved page)
+ * place their boxes with it.  A box per call tree node drawn, as wide as
+ * its total, x the value left of it within the root drawn; children in
+ * name order (or heaviest first), drawn when at least min_width pixels
+ * wide and, with a window, when they overlap it.  With merge (the SVG,
+ * which cannot ask again when zoomed), a run of narrower siblings is one
+ * "[N small frames]" box where the run itself is wide enough; the page
+ * leaves them out (it asks the server again at each zoom).
+ */
+struct kiln_flame_box {
+	uint32_t node;		/* tree node; for a merged run, its first */
+	uint32_t nmerged;	/* 0: a node; else the run's length */
+	uint32_t depth;		/* below the root drawn (0) */
+	int64_t x, v;		/* offset and width in value units */
+	int64_t base;		/* raw base value (diff) */
+};
+
+struct kiln_flame_walk {
+	const struct kiln_tree *t;
+	uint32_t from;		/* the root drawn */
+	double scale;		/* pixels per value unit */
+	double min_width;	/* pixels */
+	bool heavy;		/* siblings heaviest first, else by name */
+	bool merge;		/* narrow sibling runs as one box */
+	int64_t lo, hi;		/* window in the root's value; hi <= lo: all */
+	size_t dropped;		/* out: boxes left out (narrow, outside) */
+};
+
+/*
+ * Visits every box of w's layout, parents first: a node, the merged runs
+ * among its children, then its children's subtrees in their order.
+ * Iterative (deep recursion in a profile cannot overflow the C stack).
+ * Stops at the first visit that returns non-zero.  0, that value, or
+ * -ENOMEM.
+ */
+int kiln_flame_walk(struct kiln_flame_walk *w,
+		    int (*visit)(void *ctx, const struct kiln_flame_box *b),
+		    void *ctx);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The flame graph's state (render stage), shared by flamelayout.c (the
- * boxes: walk, measure, rows) and flame.c (the SVG drawn from them).
+ * boxes: walk (flamewalk.c's layout), measure, rows) and flame.c (the SVG drawn from them).
  */
 #ifndef KILN_RENDER_FLAMEINT_H
 #define KILN_RENDER_FLAMEINT_H
@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "profile/tree.h"
+#include "render/flame.h"
 #include "util/buf.h"
 
 struct kiln_prof;
@@ -22,15 +23,6 @@ struct kiln_prof;
 #define YPAD_BOTTOM	36			/* details line, "Matched" */
 #define DEFAULT_WIDTH	1200
 #define SEARCH_COLOUR	"rgb(230,0,230)"
-
-/* One box to draw: a tree node, or a run of merged small siblings. */
-struct box {
-	uint32_t node;		/* tree node; for a merged run, its first */
-	uint32_t nmerged;	/* 0: a node; else the run's length */
-	uint32_t depth;
-	int64_t o, v;		/* offset and width in value units */
-	int64_t base;		/* raw base value (diff) */
-};
 
 struct flame {
 	struct kiln_prof *p;
@@ -51,14 +43,14 @@ static inline double pct(int64_t v, int64_t total)
 }
 
 /* Change of share, in percentage points, of a box against the base. */
-static inline double share_delta(const struct flame *f, const struct box *b)
+static inline double share_delta(const struct flame *f, const struct kiln_flame_box *b)
 {
 	return pct(b->v, f->t.nodes[0].total) - pct(b->base, f->t.base_total);
 }
 
 /* flamelayout.c */
-int kflame_walk(struct flame *f, void (*visit)(struct flame *, const struct box *));
-void kflame_measure(struct flame *f, const struct box *b);
+int kflame_walk(struct flame *f, int (*visit)(void *f, const struct kiln_flame_box *b));
+int kflame_measure(void *f, const struct kiln_flame_box *b);
 double kflame_box_y(const struct flame *f, uint32_t depth);
 
 #endif

@@ -190,52 +190,15 @@ uint32_t web_node_module(const struct kiln_prof *p,
 	return l->mapping ? p->mappings[l->mapping].file : 0;
 }
 
-struct emit_item {
-	uint32_t node;
-	uint32_t depth;
-	int64_t x;
-};
-
-/* How a flame graph is laid out: children in name order, or heaviest
- * first (left-heavy); and the window drawn, [lo, hi) in the zoom root's
- * value from its left edge (a wheel or drag zoom: nodes outside it are
- * not sent, nodes inside at least min_px wide when the window spans
- * width_px). */
+/* How a flame graph is laid out (render/flame.h, the one layout): children
+ * in name order, or heaviest first (left-heavy); and the window drawn,
+ * [lo, hi) in the zoom root's value from its left edge (a wheel or drag
+ * zoom: nodes outside it are not sent, nodes inside at least min_px wide
+ * when the window spans width_px). */
 struct emit_win {
 	bool heavy;
 	int64_t lo, hi;
 };
-
-static int cmp_heavy(const void *a, const void *b, void *ctx)
-{
-	const struct kiln_tree *t = ctx;
-	const uint64_t *x = a, *y = b;
-	int64_t tx = t->nodes[(uint32_t)*x].total, ty = t->nodes[(uint32_t)*y].total;
-
-	if (tx != ty)
-		return tx > ty ? -1 : 1;
-	return *x < *y ? -1 : *x > *y;	/* ties: name order (high bits) */
-}
-
-/* Node nd's children in drawing order into *kids (grown; each its
- * place in name order << 32 | its node id); their count, or -1 when out
- * of memory. */
-static long kids_order(const struct kiln_tree *t, const struct kiln_tree_node *nd,
-		       bool heavy, uint64_t **kids, size_t *cap)
-{
-	size_t n = 0;
-	uint32_t ch;
-
-	for (ch = nd->child; ch; ch = t->nodes[ch].next) {
-		if (kiln_array_grow((void **)kids, cap, n + 1, sizeof(**kids)))
-			return -1;
-		(*kids)[n] = (uint64_t)n << 32 | ch;
-		n++;
-	}
-	if (heavy && n > 1)
-		qsort_r(*kids, n, sizeof(**kids), cmp_heavy, (void *)t);
-	return (long)n;
-}
 
 /* Node i's change of share against the base, in percentage points. */
 static double share_delta(const struct kiln_tree *t, uint32_t i)
@@ -248,143 +211,109 @@ static double share_delta(const struct kiln_tree *t, uint32_t i)
 	return v - b;
 }
 
-/*
- * The differential colours' scale, as kiln flame's: the largest change
- * among the nodes drawn (node from, and those of its subtree at least
- * min_px wide at px pixels per unit), at least one point.  -ENOMEM: 0.
- */
-static double diff_scale(const struct kiln_tree *t, uint32_t from, double px,
-			 double min_px)
+struct emit_ctx {
+	struct call *c;
+	const struct kiln_tree *t;
+	bool diff;
+	double dscale;		/* the differential colours' scale */
+	struct search *s;
+	struct web_names *nm;
+	uint32_t maxdepth;
+	size_t count;
+};
+
+/* The largest change among the nodes drawn, at least one point (kiln
+ * flame's rule: the same walk, render/flamelayout.c). */
+static int measure_delta(void *ctx, const struct kiln_flame_box *b)
 {
-	uint32_t *stack = NULL, ch;
-	size_t n = 0, cap = 0;
-	double scale = 1.0;
+	struct emit_ctx *e = ctx;
+	double d = fabs(share_delta(e->t, b->node));
 
-	if (KILN_GROW(stack, cap, 1, 64))
-		return 0;
-	stack[n++] = from;
-	while (n) {
-		uint32_t i = stack[--n];
-		double d = fabs(share_delta(t, i));
+	if (d > e->dscale)
+		e->dscale = d;
+	return 0;
+}
 
-		if (d > scale)
-			scale = d;
-		for (ch = t->nodes[i].child; ch; ch = t->nodes[ch].next) {
-			if ((double)t->nodes[ch].total * px < min_px)
-				continue;
-			if (KILN_GROW(stack, cap, n + 1, 64)) {
-				free(stack);
-				return 0;
-			}
-			stack[n++] = ch;
-		}
-	}
-	free(stack);
-	return scale;
+/* One node: [name, depth, x, total, self, kind, module, file, line,
+ * match, rgb(, base)]. */
+static int emit_node(void *ctx, const struct kiln_flame_box *b)
+{
+	struct emit_ctx *e = ctx;
+	struct call *c = e->c;
+	const struct kiln_tree *t = e->t;
+	const struct kiln_prof *p = t->prof;
+	const struct kiln_tree_node *nd = &t->nodes[b->node];
+	uint32_t file = nd->function ? p->functions[nd->function].filename : 0;
+	uint32_t mod = web_node_module(p, nd);
+	/* -1: no name (the root, drawn as "all"), module or file */
+	int64_t iname = b->node ? (int64_t)web_name_ref(c, e->nm, p, nd->name) : -1;
+	int64_t imod = mod ? (int64_t)web_name_ref(c, e->nm, p, mod) : -1;
+	int64_t ifile = file ? (int64_t)web_name_ref(c, e->nm, p, file) : -1;
+
+	call_add(c, "%s[%" PRId64 ",%u,%" PRId64 ",%" PRId64 ",%" PRId64
+	    ",%u,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d",
+	    e->count++ ? "," : "", iname, b->depth, b->x, nd->total,
+	    nd->self, nd->kind, imod, ifile, nd->line,
+	    b->node && search_match(e->s, p, nd->name));
+	/* The colour kiln flame draws the frame in (the one palette:
+	 * render/flame.h); the root's is the page's own. */
+	call_add(c, ",%" PRIu32, !b->node ? 0 : e->diff ?
+		 kiln_flame_diff_rgb(share_delta(t, b->node), e->dscale) :
+		 kiln_flame_node_rgb(p, kiln_prof_str(p, nd->name),
+				     kiln_prof_strlen(p, nd->name),
+				     (enum kiln_kind)nd->kind));
+	/* The diff base's value on the same path, scaled to this
+	 * profile's total (shares compared, not absolute values). */
+	if (e->diff)
+		call_add(c, ",%.0f", kiln_tree_base_scaled(t, b->node));
+	call_add(c, "]");
+	if (b->depth > e->maxdepth)
+		e->maxdepth = b->depth;
+	return c->err;
 }
 
 /*
- * Writes "nodes":[[name, depth, x, total, self, kind, module, file, line,
- * match, rgb(, base)], ...] for the subtree of node `from`, depth-first, children in
- * name order (or w's), x the value left of the node within `from`.  Only
- * nodes at least min_px wide when `from` (or w's window) spans width_px
- * are written, and with w only those that overlap its window.  Name,
- * module and file are indexes in "names".  *maxdepth gets the deepest
- * written depth, *dropped the count of children left out.
+ * Writes "nodes":[[name, depth, x, total, ...], ...] (emit_node()) for
+ * the subtree of node `from` as the one flame graph layout places it
+ * (render/flame.h: depth-first, children in name order or w's, x the
+ * value left of the node within `from`, only nodes at least min_px wide
+ * when `from` (or w's window) spans width_px, with w only those that
+ * overlap its window; narrow runs are not merged: the page asks again
+ * when zoomed).  Name, module and file are indexes in "names".
+ * *maxdepth gets the deepest written depth, *dropped the count of
+ * children left out.
  */
 static void emit_nodes(struct call *c, const struct kiln_tree *t,
 		       uint32_t from, double width_px, double min_px, bool diff,
 		       const struct emit_win *w, struct search *s,
 		       struct web_names *nm, uint32_t *maxdepth, size_t *dropped)
 {
-	const struct kiln_prof *p = t->prof;
-	struct emit_item *stack = NULL;
-	uint64_t *kids = NULL;
-	size_t n = 0, cap = 0, count = 0, kcap = 0;
 	int64_t span = w && w->hi > w->lo ? w->hi - w->lo : t->nodes[from].total;
-	double scale = span > 0 ? width_px / (double)span : 0;
-	double dscale = diff ? diff_scale(t, from, scale, min_px) : 0;
+	struct kiln_flame_walk lay = {
+		.t = t, .from = from, .min_width = min_px,
+		.scale = span > 0 ? width_px / (double)span : 0,
+		.heavy = w && w->heavy,
+		.lo = w ? w->lo : 0, .hi = w ? w->hi : 0,
+	};
+	struct emit_ctx e = { c, t, diff, 1.0, s, nm, 0, 0 };
+	int err = 0;
 
-	*maxdepth = 0;
-	*dropped = 0;
+	if (diff) {
+		/* Over the whole subtree, not the window: a zoom keeps the
+		 * colours. */
+		struct kiln_flame_walk all = lay;
+
+		all.lo = all.hi = 0;
+		err = kiln_flame_walk(&all, measure_delta, &e);
+	}
 	call_add(c, "\"nodes\":[");
-	if (kiln_array_grow((void **)&stack, &cap, 1, sizeof(*stack))) {
-		c->err = -ENOMEM;
-		return;
-	}
-	stack[n++] = (struct emit_item){ from, 0, 0 };
-	while (n && !c->err) {
-		struct emit_item it = stack[--n];
-		const struct kiln_tree_node *nd = &t->nodes[it.node];
-		uint32_t ch;
-		size_t first, lo, hi;
-		long nk, k;
-		int64_t x;
-		uint32_t file = nd->function ?
-			p->functions[nd->function].filename : 0;
-		uint32_t mod = web_node_module(p, nd);
-		/* -1: no name (the root, drawn as "all"), module or file */
-		int64_t iname = it.node ? (int64_t)web_name_ref(c, nm, p, nd->name) : -1;
-		int64_t imod = mod ? (int64_t)web_name_ref(c, nm, p, mod) : -1;
-		int64_t ifile = file ? (int64_t)web_name_ref(c, nm, p, file) : -1;
-
-		call_add(c, "%s[%" PRId64 ",%u,%" PRId64 ",%" PRId64 ",%" PRId64
-		    ",%u,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d",
-		    count++ ? "," : "", iname, it.depth, it.x, nd->total,
-		    nd->self, nd->kind, imod, ifile, nd->line,
-		    it.node && search_match(s, p, nd->name));
-		/* The colour kiln flame draws the frame in (the one palette:
-		 * render/flame.h); the root's is the page's own. */
-		call_add(c, ",%" PRIu32, !it.node ? 0 : diff ?
-			 kiln_flame_diff_rgb(share_delta(t, it.node), dscale) :
-			 kiln_flame_node_rgb(p, kiln_prof_str(p, nd->name),
-					     kiln_prof_strlen(p, nd->name),
-					     (enum kiln_kind)nd->kind));
-		/* The diff base's value on the same path, scaled to this
-		 * profile's total (shares compared, not absolute values). */
-		if (diff)
-			call_add(c, ",%.0f", kiln_tree_base_scaled(t, it.node));
-		call_add(c, "]");
-		if (it.depth > *maxdepth)
-			*maxdepth = it.depth;
-		/* Push the wide-enough children in reverse, so that they
-		 * come out in name order. */
-		first = n;
-		x = it.x;
-		nk = kids_order(t, nd, w && w->heavy, &kids, &kcap);
-		if (nk < 0) {
-			c->err = -ENOMEM;
-			break;
-		}
-		for (k = 0; k < nk; k++) {
-			const struct kiln_tree_node *cn;
-
-			ch = (uint32_t)kids[k];
-			cn = &t->nodes[ch];
-			if ((double)cn->total * scale >= min_px &&
-			    (!w || w->hi <= w->lo ||
-			     (x < w->hi && x + cn->total > w->lo))) {
-				if (kiln_array_grow((void **)&stack, &cap, n + 1,
-						    sizeof(*stack))) {
-					c->err = -ENOMEM;
-					break;
-				}
-				stack[n++] = (struct emit_item){ ch, it.depth + 1, x };
-			} else {
-				(*dropped)++;
-			}
-			x += cn->total;
-		}
-		for (lo = first, hi = n; lo + 1 < hi; lo++, hi--) {
-			struct emit_item tmp = stack[lo];
-
-			stack[lo] = stack[hi - 1];
-			stack[hi - 1] = tmp;
-		}
-	}
+	if (!err)
+		err = kiln_flame_walk(&lay, emit_node, &e);
+	if (err && !c->err)
+		c->err = err;
 	call_add(c, "]");
-	free(stack);
-	free(kids);
+	*maxdepth = e.maxdepth;
+	*dropped = lay.dropped;
 }
 
 uint32_t web_tree_walk(struct call *c, const struct kiln_tree *t,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "profile/tree.h"
 #include "render/flame.h"
 #include "util/buf.h"
 
@@ -555,6 +556,68 @@ static void test_tiny_frames_merged(void **state)
 	kiln_prof_free(p);
 }
 
+/* kiln_flame_walk() visits: "name@depth:x+v" or "[N]@depth:x+v" runs. */
+struct walked {
+	const struct kiln_tree *t;
+	char out[1024];
+};
+
+static int note_box(void *ctx, const struct kiln_flame_box *b)
+{
+	struct walked *w = ctx;
+	size_t n = strlen(w->out);
+	const struct kiln_tree_node *nd = &w->t->nodes[b->node];
+
+	if (b->nmerged)
+		snprintf(w->out + n, sizeof(w->out) - n, " [%u]@%u:%lld+%lld",
+			 b->nmerged, b->depth, (long long)b->x, (long long)b->v);
+	else
+		snprintf(w->out + n, sizeof(w->out) - n, " %s@%u:%lld+%lld",
+			 b->node ? kiln_prof_str(w->t->prof, nd->name) : "all",
+			 b->depth, (long long)b->x, (long long)b->v);
+	return 0;
+}
+
+/* The one layout (kiln flame's SVG and kiln serve's page): name or
+ * heaviest-first order, narrow runs merged or left out, a window, a
+ * root other than the tree's. */
+static void test_walk(void **state)
+{
+	struct kiln_prof *p = new_prof();
+	struct kiln_tree t = KILN_TREE_INIT;
+	struct walked w = { &t, "" };
+	struct kiln_flame_walk lay = { .t = &t, .scale = 1.0, .min_width = 5 };
+
+	(void)state;
+	add(p, "main;a;x", 10);
+	add(p, "main;b", 1);
+	add(p, "main;c", 2);
+	add(p, "main;d", 30);
+	add(p, "main;e", 20);
+	assert_int_equal(kiln_tree_build(&t, p, 0, false), 0);
+	assert_int_equal(kiln_flame_walk(&lay, note_box, &w), 0);
+	assert_string_equal(w.out, " all@0:0+63 main@1:0+63 a@2:0+10 x@3:0+10 "
+			    "d@2:13+30 e@2:43+20");
+	assert_int_equal(lay.dropped, 2);
+	/* The SVG: b and c are one run, 3 wide: still narrower than 5. */
+	w.out[0] = 0;
+	lay.merge = true;
+	lay.min_width = 3;
+	assert_int_equal(kiln_flame_walk(&lay, note_box, &w), 0);
+	assert_string_equal(w.out, " all@0:0+63 main@1:0+63 [2]@2:10+3 a@2:0+10 "
+			    "x@3:0+10 d@2:13+30 e@2:43+20");
+	assert_int_equal(lay.dropped, 0);
+	/* Left-heavy, from main, a window over d alone. */
+	w.out[0] = 0;
+	lay = (struct kiln_flame_walk){ .t = &t, .from = t.nodes[0].child,
+		.scale = 1.0, .min_width = 5, .heavy = true, .lo = 5, .hi = 20 };
+	assert_int_equal(kiln_flame_walk(&lay, note_box, &w), 0);
+	assert_string_equal(w.out, " main@0:0+63 d@1:0+30");
+	assert_int_equal(lay.dropped, 4);
+	kiln_tree_release(&t);
+	kiln_prof_free(p);
+}
+
 static void test_empty_and_errors(void **state)
 {
 	struct kiln_prof *p = new_prof();
@@ -593,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_kind_colours),
 		cmocka_unit_test(test_tiny_frames_merged),
+		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_empty_and_errors),
 	};
 
