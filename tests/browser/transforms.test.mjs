@@ -102,8 +102,15 @@ await withBrowser({}, async (context, page) => {
 
   // Focus on a subtree from the call tree's menu: render becomes the root
   // of every view.
+  // (The call tree drawn earlier under the collapsed library may still be
+  // in the page for a moment: its rows name libc.so.6 and are replaced.)
   await page.goto(`${url}#v=calltree`);
-  await page.waitForFunction(() => [...document.querySelectorAll('#ct-table tr[data-path]')].some((r) => r.dataset.path.endsWith(';main;render')));
+  const fresh = () => {
+    const rows = [...document.querySelectorAll('#ct-table tr[data-path]')];
+    return !rows.some((r) => r.dataset.path.includes('libc.so.6')) &&
+      rows.some((r) => r.dataset.path.endsWith(';main;render'));
+  };
+  await page.waitForFunction(fresh);
   const render = await page.$$eval('#ct-table tr[data-path]', (trs) => trs.map((t) => t.dataset.path).find((p) => p.endsWith(';main;render')));
   await page.click(`#ct-table tr[data-path="${render}"] td.name`, { button: 'right' });
   await page.waitForSelector('#ct-menu:not([hidden])');
