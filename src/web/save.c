@@ -29,6 +29,7 @@
 #define SAVE_SW_WIDTH "2000"	/* pixels of each embedded sandwich */
 #define SAVE_FNS 30		/* sandwich and source: the hottest functions */
 #define SAVE_SOURCE_MAX (4u << 20)	/* bytes of source answers, all types */
+#define SAVE_DISASM_MAX (2u << 20)	/* bytes of disassembly, all types */
 #define SAVE_SC_WIDTH "4000"	/* pixels of each thread's stack chart */
 #define SAVE_SC_THREADS 16	/* stack chart: the busiest threads */
 #define SAVE_SC_MAX (4u << 20)	/* bytes of stack chart answers, all types
@@ -43,6 +44,7 @@ enum {
 	SAVE_FN = 8,		/* one answer per hot function: {"by_fn":{}} */
 	SAVE_CAP = 16,		/* source text: counts against SAVE_SOURCE_MAX,
 				 * null without source roots */
+	SAVE_ASM = 64,		/* disassembly: counts against SAVE_DISASM_MAX */
 	SAVE_THREAD = 32,	/* one answer per busy thread, over the
 				 * selection's time span, counted against
 				 * the type's share of SAVE_SC_MAX:
@@ -53,6 +55,7 @@ enum {
 /* Bytes the capped parts may still take, over every sample type. */
 struct save_left {
 	size_t source;		/* SAVE_CAP */
+	size_t disasm;		/* SAVE_ASM */
 	size_t stackchart;	/* SAVE_THREAD */
 };
 
@@ -105,6 +108,7 @@ static const struct save_part save_parts[] = {
 	{ "callgraph", "/api/callgraph", cg_kv, SAVE_SVG | SAVE_MAYFAIL },
 	{ "sandwich", "/api/sandwich", sw_kv, SAVE_FN },
 	{ "source", "/api/source", no_kv, SAVE_FN | SAVE_CAP },
+	{ "disasm", "/api/disasm", no_kv, SAVE_FN | SAVE_ASM },
 	{ "stackchart", "/api/stackchart", sc_kv, SAVE_THREAD },
 };
 
@@ -312,6 +316,8 @@ static int save_part(struct kiln_web_model *m, const struct kiln_web_req *r,
 		     struct kiln_buf *out, struct kiln_buf *err_msg)
 {
 	const char *own[] = { "type", tstr, "fn", NULL, NULL };
+	size_t *cap = (pt->flags & SAVE_CAP) ? &left->source :
+		      (pt->flags & SAVE_ASM) ? &left->disasm : NULL;
 	size_t i, at, cut = 0;
 	const char *fn;
 	int status;
@@ -349,16 +355,16 @@ static int save_part(struct kiln_web_model *m, const struct kiln_web_req *r,
 		status = ask(m, r, pt, own, out, err_msg);
 		if (status == 500)
 			return 500;
-		if (status != 200 || ((pt->flags & SAVE_CAP) &&
-				      out->len - start > left->source)) {
-			/* No such function here, or over the cap: left out. */
+		if (status != 200 || (cap && out->len - start > *cap)) {
+			/* No such function here (no binary to disassemble),
+			 * or over the cap: left out. */
 			kiln_buf_reset(err_msg);
 			out->len = start;
 			cut += status == 200;
 			continue;
 		}
-		if (pt->flags & SAVE_CAP)
-			left->source -= out->len - start;
+		if (cap)
+			*cap -= out->len - start;
 	}
 	if (out->len && out->data[out->len - 1] == ',')
 		out->len--;
@@ -373,7 +379,7 @@ static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
 	static const struct save_part profiles = { "profiles", "/api/profiles", no_kv, 0 };
 	const char *ps = r->arg ? r->arg(r->ctx, "p") : NULL;
 	size_t pi = ps ? strtoul(ps, NULL, 10) : 0, i, t, nfns, ntypes;
-	struct save_left left = { SAVE_SOURCE_MAX, SAVE_SC_MAX };
+	struct save_left left = { SAVE_SOURCE_MAX, SAVE_DISASM_MAX, SAVE_SC_MAX };
 	struct kiln_buf fns = KILN_BUF_INIT;
 	int status = 200;
 
@@ -387,8 +393,8 @@ static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
 			return 500;
 	}
 	if (kiln_buf_addf(data, "},\"fns\":%d,\"source_max\":%u,"
-			  "\"stackchart_max\":%u,\"profiles\":",
-			  SAVE_FNS, SAVE_SOURCE_MAX, SAVE_SC_MAX))
+			  "\"disasm_max\":%u,\"stackchart_max\":%u,\"profiles\":",
+			  SAVE_FNS, SAVE_SOURCE_MAX, SAVE_DISASM_MAX, SAVE_SC_MAX))
 		return 500;
 	status = ask(m, r, &profiles, no_kv, data, err_msg);
 	if (status != 200)

@@ -5,9 +5,10 @@
 // with phase_a before phase_b along time (read back by hovering across
 // it, as a user would), hovering shows the stack and the time, the wheel
 // zooms in (the window drawn narrows, in the URL too) and still draws the
-// phases, a window given in the URL is drawn; the saved page of a profile
-// without times says that there is no stack chart.  No console error, no
-// network request.
+// phases, a window given in the URL is drawn; the disassembly of burn_a
+// (a hot function) is there with its samples; the saved page of a profile
+// without times says that there is no stack chart, and without binaries
+// has no disassembly tab.  No console error, no network request.
 //
 // Usage: node savedstack.test.mjs TP.html PLAIN.html SHOTDIR
 //   TP.html: the saved page of a kiln record of tests/workloads/twophase.
@@ -121,11 +122,23 @@ await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, 
   const late = (await scan(page, row)).map((h) => h.name);
   check(late.includes('phase_b') && !late.includes('phase_a'), 'late in the run: phase_b alone', late.join(' '));
 
+  // The disassembly of a hot function, as saved (its binary was read
+  // when the page was saved): burn_a's instructions, its loop sampled.
+  await open(tp, '#v=disasm&fn=burn_a');
+  check(!(await page.isHidden('#tab-disasm')), 'the disassembly tab is there');
+  await page.waitForFunction(() => document.querySelectorAll('#da-table tbody tr.insn').length > 0);
+  const da = await text('#da-summary');
+  check(/^burn_a in twophase /.test(da), 'the disassembly of burn_a', da);
+  const hot = await page.$$eval('#da-table tbody tr.insn', (rs) => rs.filter((r) => r.cells[0].textContent).length);
+  check(hot > 0, 'instructions of burn_a carry samples', hot);
+  await page.screenshot({ path: join(shotDir, 'saved-disasm.png') });
+
   // No times: the tab says so, as the live page does.
   await open(plain, '#v=stackchart');
   check(!(await page.isHidden('#sc-empty')) && /no sample times/.test(await text('#sc-empty')),
     'a profile without times: the stack chart says it has none', await text('#sc-empty'));
   await page.screenshot({ path: join(shotDir, 'saved-stackchart-plain.png') });
+  check(await page.isHidden('#tab-disasm'), 'no binary: no disassembly tab');
 
   check(network.length === 0, 'no network request', network);
   check(errors.length === 0, 'no console errors', errors);

@@ -8,8 +8,9 @@
 # saved as at most 4000 runs (the size bound); a time range saves that
 # range.  A profile without times saves none.  Then the saved page of a
 # kiln record of the two-phase workload, opened from file:// with the
-# network refused, draws phase_a before phase_b, zooms, and the page
-# without times says it has no stack chart (tests/browser/savedstack.test.mjs).
+# network refused, draws phase_a before phase_b, zooms, holds the
+# disassembly of the hot functions (burn_a's), and the page without times
+# says it has no stack chart (tests/browser/savedstack.test.mjs).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-serve.sh"
 need curl
@@ -75,6 +76,12 @@ serve_stop
 data "$T/tp.html" "$T/tp.json"
 [ "$(jq '[.types[] | .stackchart | select(.) | .by_thread | length] | min' "$T/tp.json")" -ge 1 ] ||
     fail "no stack chart saved: $(jq -c '[.types[] | .stackchart]' "$T/tp.json" | head -c 300)"
+# The disassembly of the hot functions, burn_a's among them (kiln serve
+# reads the workload's binary); none for collapsed stacks (no addresses).
+[ "$(jq '[.types[] | .disasm.by_fn.burn_a.insns | length > 0] | all' "$T/tp.json")" = true ] ||
+    fail "no disassembly of burn_a: $(jq -c '[.types[] | .disasm.by_fn | keys]' "$T/tp.json")"
+[ "$(jq -c '[.types[] | .disasm.by_fn]' "$T/plain.json")" = '[{}]' ] || fail "plain disasm: $(jq -c '[.types[] | .disasm]' "$T/plain.json")"
+[ "$(jq '.disasm_max' "$T/tp.json")" = $((2 << 20)) ] || fail "no disasm_max"
 
 if ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ] ||
    [ ! -d "$KILN_SRC/tests/browser/node_modules/playwright-core" ]; then

@@ -47,8 +47,10 @@ const Offline = (() => {
     if (!part.by_fn) return part;
     const fn = q.get('fn') || '';
     if (Object.hasOwn(part.by_fn, fn)) return part.by_fn[fn];
+    const max = path === 'disasm' ? D.disasm_max : D.source_max;
     throw notHere(`the ${path} of '${fn}': it holds those of the ${D.fns} hottest functions` +
-      (part.cut ? `, ${part.cut} of them left out to keep the file under ${D.source_max >> 20} MB` : ''));
+      (path === 'disasm' ? ' whose binary kiln serve could read' : '') +
+      (part.cut ? `, ${part.cut} of them left out to keep the file under ${max >> 20} MB` : ''));
   }
 
   // ---- cutting a saved tree as the server cuts it ----
@@ -236,7 +238,9 @@ const Offline = (() => {
 
   // Which views the page holds: a tab shows when some type has its part;
   // the stack chart's always (without times it says so, as live).
-  const has = (v) => v === 'stackchart' || D.types.some((T) => T[v === 'icicle' ? 'flame' : v] != null);
+  // the disassembly's where some function has one (a binary was read).
+  const has = (v) => v === 'stackchart' ||
+    D.types.some((T) => T[v === 'icicle' ? 'flame' : v] != null && (v !== 'disasm' || Object.keys(T.disasm.by_fn).length));
 
   // Before the first draw: the saved selection as the defaults (so the
   // URL need not carry it), the tabs and help of what is here, the
@@ -251,6 +255,7 @@ const Offline = (() => {
     for (const a of document.querySelectorAll('#tabs a[data-view]')) a.hidden = !has(a.dataset.view);
     for (const id of ['downloads', 'timeline-view', 'sw-source']) $(id).hidden = true;
     if (has('source')) $('sw-source').hidden = false;
+    if (!has('disasm')) $('src-disasm').hidden = true;
     // Its help names only what it has: no transforms (they filter anew).
     for (const h of document.querySelectorAll('#calltree-view .help'))
       h.textContent = h.textContent.replace(' · m: merge the function · right-click or the menu key: transforms', '');
@@ -269,7 +274,7 @@ const Offline = (() => {
       (s.ignore ? `, ignore ${s.ignore}` : '') + (s.hide ? `, hide ${s.hide}` : '') +
       (s.labels ? `, labels ${s.labels}` : '') + (s.group ? `, grouped by ${s.group}` : '') +
       (s.t0 ? `, ${fmtSec(+s.t0, +s.t1)} – ${fmtSec(+s.t1, +s.t1)}` : '');
-    $('saved').title = `sandwich and source of the ${D.fns} hottest functions of each sample type; ` +
+    $('saved').title = `sandwich, source and disassembly of the ${D.fns} hottest functions of each sample type; ` +
       'the call tree and flame graph down to 1/20000 of the total' +
       (D.types.some((T) => T.stackchart) ? `; the stack chart of the busiest threads at ${D.types.find((T) => T.stackchart).stackchart.width} pixels over the selection's span` : '');
   }
