@@ -5,8 +5,8 @@
 # each of the 16 busiest threads over the selection's span at 4000 pixels
 # (docs/kiln-serve.md "The saved page").  On a perf script of 20 threads:
 # 16 saved, the busiest first; a thread of 9000 alternating samples is
-# saved as at most 4000 runs (the size bound); a time range saves that
-# range.  A profile without times saves none.  Then the saved page of a
+# saved as at most 4000 runs (the size bound); threads past the 4 MiB cap
+# are left out, the busiest kept; a time range saves that range.  A profile without times saves none.  Then the saved page of a
 # kiln record of the two-phase workload, opened from file:// with the
 # network refused, draws phase_a before phase_b, zooms, holds the
 # disassembly of the hot functions (burn_a's), and the page without times
@@ -56,6 +56,23 @@ r=$(sc many '.by_thread[0] | [.from, .to == .end, (.runs | length) <= 4000, (.ru
 # A time range: its span saved.
 r=$(sc range '.by_thread[0] | [.from, .to, .samples]')
 [ "$r" = '[2000000000,3000000000,1000]' ] || fail "range: $r"
+
+# The cap: 20 threads of 4000 samples 1 ms apart, each a different one of
+# 500 functions (4000 runs, about 150 KB a thread at 4000 pixels), fill a
+# type's share of the 4 MiB (2 MiB each of its two types) before the
+# 16th: the busiest kept, the rest cut.
+awk 'BEGIN {
+    fmt = "prog 100/%d [000] %.6f: 1000000 cpu-clock:\n\t    401000 fn_%d (/bin/prog)\n\t    402000 main (/bin/prog)\n\n"
+    for (i = 1; i <= 20; i++)
+        for (k = 0; k < 4000 - i; k++)
+            printf fmt, 300 + i, 1 + k / 1000 + i / 100000, (k * 7) % 500
+}' > "$T/big.perf"
+serve_start -q --http 127.0.0.1:0 "$T/big.perf"
+expect_get 200 "/api/download?format=html"
+data "$T/body" "$T/big.json"
+serve_stop
+r=$(jq -c '[.types[] | .stackchart | [(.by_thread | length) + .cut, .cut > 0, (.by_thread | tostring | length) <= 2097152, .by_thread[0].tid]]' "$T/big.json")
+[ "$r" = '[[16,true,true,301],[16,true,true,301]]' ] || fail "cap: $r"
 
 # A profile without times: no stack chart saved.
 printf 'main;burn_a 3\n' > "$T/plain.folded"
