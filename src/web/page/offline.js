@@ -213,9 +213,11 @@ const Offline = (() => {
       col.r = [col.t0, r[1], col.stack, col.v, col.n];
     }
     if (col) put(col.r);
-    // The thread list: the saved threads only (the others are not here).
+    // The thread list and count: the saved threads only (the others are
+    // not here).
     const saved = new Set(S.by_thread.map((a) => `${a.pid}:${a.tid}`));
-    return { ...A, from, to, width: W, runs, samples, threads: A.threads.filter((t) => saved.has(`${t[0]}:${t[1]}`)) };
+    return { ...A, from, to, width: W, runs, samples, nthreads: saved.size,
+      threads: A.threads.filter((t) => saved.has(`${t[0]}:${t[1]}`)) };
   }
 
   // How a request to a path is answered from its saved part(s); a path
