@@ -32,6 +32,7 @@
 #define SAVE_DISASM_MAX (2u << 20)	/* bytes of disassembly, all types */
 #define SAVE_SC_WIDTH "4000"	/* pixels of each thread's stack chart */
 #define SAVE_SC_THREADS 16	/* stack chart: the busiest threads */
+#define SAVE_SC_THREADS_STR "16"	/* (each answer's thread list) */
 #define SAVE_SC_MAX (4u << 20)	/* bytes of stack chart answers, all types
 				 * (each type an equal share) */
 
@@ -90,8 +91,8 @@ static const char *const ct_rev_kv[] = { "min", SAVE_MIN, "path", "",
 static const char *const cg_kv[] = { "nodes", "", "lines", "0", "diff", "0",
 	"node_fraction", "", "edge_fraction", "", NULL };
 static const char *const sw_kv[] = { "width", SAVE_SW_WIDTH, "search", "", NULL };
-static const char *const sc_kv[] = { "width", SAVE_SC_WIDTH, "threads", "64",
-	NULL };
+static const char *const sc_kv[] = { "width", SAVE_SC_WIDTH, "threads",
+	SAVE_SC_THREADS_STR, NULL };
 static const char *const no_kv[] = { NULL };
 
 static const struct save_part save_parts[] = {
