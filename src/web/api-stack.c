@@ -295,6 +295,30 @@ static int view_timed(struct web_view *v, struct web_timed **out)
 	return err;
 }
 
+int web_stackchart_threads(struct call *c, int64_t (*ids)[2], size_t max,
+			   size_t *n)
+{
+	struct web_timed *tm;
+	struct web_view *v;
+	size_t i;
+	int err;
+
+	*n = 0;
+	if (call_selection(c, &v))
+		return c->status;
+	err = view_timed(v, &tm);
+	if (err) {
+		c->err = err;
+		return 500;
+	}
+	for (i = 0; i < tm->nth && i < max; i++) {
+		ids[i][0] = tm->th[i].pid;
+		ids[i][1] = tm->th[i].tid;
+	}
+	*n = i;
+	return 200;
+}
+
 /* A whole-number argument (pid, tid: -1 when the samples do not say);
  * def when absent.  -1 when bad (the 400 answer is made). */
 static int id_arg(struct call *c, const char *key, int64_t def, int64_t *out)

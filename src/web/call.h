@@ -107,6 +107,11 @@ int web_api_calltree(struct call *c);
 int web_api_summary(struct call *c);
 int web_api_labels(struct call *c);
 int web_api_stackchart(struct call *c);
+/* The pids and tids (ids[i][0], ids[i][1]) of the selection's `max`
+ * busiest threads with timed samples, *n of them (0: no sample has a
+ * time), for the saved page (save.c).  The status, as web_api_*. */
+int web_stackchart_threads(struct call *c, int64_t (*ids)[2], size_t max,
+			   size_t *n);
 int web_api_disasm(struct call *c);
 int web_api_heap_sites(struct call *c);
 int web_api_heap_allocs(struct call *c);

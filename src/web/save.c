@@ -12,6 +12,7 @@
  * ask for more than one saved answer covers, one in offline.js's ANSWER).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,12 @@
 #define SAVE_SW_WIDTH "2000"	/* pixels of each embedded sandwich */
 #define SAVE_FNS 30		/* sandwich and source: the hottest functions */
 #define SAVE_SOURCE_MAX (4u << 20)	/* bytes of source answers, all types */
+#define SAVE_DISASM_MAX (2u << 20)	/* bytes of disassembly, all types */
+#define SAVE_SC_WIDTH "4000"	/* pixels of each thread's stack chart */
+#define SAVE_SC_THREADS 16	/* stack chart: the busiest threads */
+#define SAVE_SC_THREADS_STR "16"	/* (each answer's thread list) */
+#define SAVE_SC_MAX (4u << 20)	/* bytes of stack chart answers, all types
+				 * (each type an equal share) */
 
 /* How a part is saved. */
 enum {
@@ -38,6 +45,19 @@ enum {
 	SAVE_FN = 8,		/* one answer per hot function: {"by_fn":{}} */
 	SAVE_CAP = 16,		/* source text: counts against SAVE_SOURCE_MAX,
 				 * null without source roots */
+	SAVE_ASM = 64,		/* disassembly: counts against SAVE_DISASM_MAX */
+	SAVE_THREAD = 32,	/* one answer per busy thread, over the
+				 * selection's time span, counted against
+				 * the type's share of SAVE_SC_MAX:
+				 * {"by_thread":[]}; null without sample
+				 * times */
+};
+
+/* Bytes the capped parts may still take, over every sample type. */
+struct save_left {
+	size_t source;		/* SAVE_CAP */
+	size_t disasm;		/* SAVE_ASM */
+	size_t stackchart;	/* SAVE_THREAD */
 };
 
 /* One part of a sample type's data: the answer to path with the fixed
@@ -71,6 +91,8 @@ static const char *const ct_rev_kv[] = { "min", SAVE_MIN, "path", "",
 static const char *const cg_kv[] = { "nodes", "", "lines", "0", "diff", "0",
 	"node_fraction", "", "edge_fraction", "", NULL };
 static const char *const sw_kv[] = { "width", SAVE_SW_WIDTH, "search", "", NULL };
+static const char *const sc_kv[] = { "width", SAVE_SC_WIDTH, "threads",
+	SAVE_SC_THREADS_STR, NULL };
 static const char *const no_kv[] = { NULL };
 
 static const struct save_part save_parts[] = {
@@ -87,6 +109,8 @@ static const struct save_part save_parts[] = {
 	{ "callgraph", "/api/callgraph", cg_kv, SAVE_SVG | SAVE_MAYFAIL },
 	{ "sandwich", "/api/sandwich", sw_kv, SAVE_FN },
 	{ "source", "/api/source", no_kv, SAVE_FN | SAVE_CAP },
+	{ "disasm", "/api/disasm", no_kv, SAVE_FN | SAVE_ASM },
+	{ "stackchart", "/api/stackchart", sc_kv, SAVE_THREAD },
 };
 
 /* The selection's arguments, passed on to every part. */
@@ -223,15 +247,78 @@ static int hot_fns(struct kiln_web_model *m, const struct kiln_web_req *parent,
 	return status;
 }
 
+/* A SAVE_THREAD part for type tstr, appended to out: the answers for the
+ * SAVE_SC_THREADS busiest threads of the selection over its time span
+ * (t0, t1; else the whole recording), busiest first, as far as *left
+ * lets; null when no sample has a time.  The API's status, or 500. */
+static int save_threads(struct kiln_web_model *m, const struct kiln_web_req *r,
+			const struct save_part *pt, const char *tstr,
+			size_t *left, struct kiln_buf *out,
+			struct kiln_buf *err_msg)
+{
+	const char *t0 = r->arg ? r->arg(r->ctx, "t0") : NULL;
+	const char *t1 = r->arg ? r->arg(r->ctx, "t1") : NULL;
+	const char *tonly[] = { "type", tstr, NULL };
+	struct sub s = { r, tonly, no_kv };
+	struct kiln_web_req tr = { "", sub_arg, &s, NULL, "" };
+	struct kiln_buf ans = KILN_BUF_INIT;
+	struct call c = { m, &tr, &ans, { "" }, 200, 0 };
+	int64_t ids[SAVE_SC_THREADS][2];
+	char pid[24], tid[24];
+	const char *own[] = { "type", tstr, "pid", pid, "tid", tid,
+			      "from", t0 ? t0 : "", "to", t1 ? t1 : "", NULL };
+	size_t i, n, cut = 0, kept = 0;
+	int status = web_stackchart_threads(&c, ids, SAVE_SC_THREADS, &n);
+
+	if (status != 200) {
+		kiln_buf_reset(err_msg);
+		kiln_buf_add(err_msg, ans.data, ans.len);
+	}
+	status = c.err ? 500 : status;
+	kiln_buf_release(&ans);
+	call_release(&c);
+	if (status != 200)
+		return status;
+	if (!n)
+		return kiln_buf_adds(out, "null") ? 500 : 200;
+	if (kiln_buf_adds(out, "{\"by_thread\":["))
+		return 500;
+	for (i = 0; i < n; i++) {
+		size_t start = out->len;
+
+		snprintf(pid, sizeof(pid), "%" PRId64, ids[i][0]);
+		snprintf(tid, sizeof(tid), "%" PRId64, ids[i][1]);
+		if (kept && kiln_buf_addc(out, ','))
+			return 500;
+		status = ask(m, r, pt, own, out, err_msg);
+		if (status == 500)
+			return 500;
+		if (status != 200 || out->len - start > *left) {
+			/* An empty window (t0 past the end), or over the
+			 * cap: left out. */
+			kiln_buf_reset(err_msg);
+			out->len = start;
+			cut += status == 200;
+			continue;
+		}
+		*left -= out->len - start;
+		kept++;
+	}
+	return kiln_buf_addf(out, "],\"cut\":%zu,\"threads\":%zu,\"width\":%s}",
+			     cut, n, SAVE_SC_WIDTH) ? 500 : 200;
+}
+
 /* Part pt for type tstr, appended to out as ,"key":answer (null where
- * it does not apply).  *source_left: bytes SAVE_CAP parts may still take.
+ * it does not apply).  *left: bytes the capped parts may still take.
  * The API's status, or 500. */
 static int save_part(struct kiln_web_model *m, const struct kiln_web_req *r,
 		     const struct save_part *pt, const char *tstr,
-		     const struct kiln_buf *fns, size_t nfns, size_t *source_left,
+		     const struct kiln_buf *fns, size_t nfns, struct save_left *left,
 		     struct kiln_buf *out, struct kiln_buf *err_msg)
 {
 	const char *own[] = { "type", tstr, "fn", NULL, NULL };
+	size_t *cap = (pt->flags & SAVE_CAP) ? &left->source :
+		      (pt->flags & SAVE_ASM) ? &left->disasm : NULL;
 	size_t i, at, cut = 0;
 	const char *fn;
 	int status;
@@ -243,6 +330,8 @@ static int save_part(struct kiln_web_model *m, const struct kiln_web_req *r,
 	if (((pt->flags & SAVE_BASE) && !m->base.prof) ||
 	    ((pt->flags & SAVE_CAP) && !m->src.roots.len))
 		return kiln_buf_adds(out, "null") ? 500 : 200;
+	if (pt->flags & SAVE_THREAD)
+		return save_threads(m, r, pt, tstr, &left->stackchart, out, err_msg);
 	if (!(pt->flags & SAVE_FN)) {
 		own[2] = NULL;
 		at = out->len;
@@ -267,16 +356,16 @@ static int save_part(struct kiln_web_model *m, const struct kiln_web_req *r,
 		status = ask(m, r, pt, own, out, err_msg);
 		if (status == 500)
 			return 500;
-		if (status != 200 || ((pt->flags & SAVE_CAP) &&
-				      out->len - start > *source_left)) {
-			/* No such function here, or over the cap: left out. */
+		if (status != 200 || (cap && out->len - start > *cap)) {
+			/* No such function here (no binary to disassemble),
+			 * or over the cap: left out. */
 			kiln_buf_reset(err_msg);
 			out->len = start;
 			cut += status == 200;
 			continue;
 		}
-		if (pt->flags & SAVE_CAP)
-			*source_left -= out->len - start;
+		if (cap)
+			*cap -= out->len - start;
 	}
 	if (out->len && out->data[out->len - 1] == ',')
 		out->len--;
@@ -291,7 +380,7 @@ static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
 	static const struct save_part profiles = { "profiles", "/api/profiles", no_kv, 0 };
 	const char *ps = r->arg ? r->arg(r->ctx, "p") : NULL;
 	size_t pi = ps ? strtoul(ps, NULL, 10) : 0, i, t, nfns, ntypes;
-	size_t source_left = SAVE_SOURCE_MAX;
+	struct save_left left = { SAVE_SOURCE_MAX, SAVE_DISASM_MAX, SAVE_SC_MAX };
 	struct kiln_buf fns = KILN_BUF_INIT;
 	int status = 200;
 
@@ -304,8 +393,9 @@ static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
 		    kiln_buf_add_json(data, v ? v : "", v ? strlen(v) : 0))
 			return 500;
 	}
-	if (kiln_buf_addf(data, "},\"fns\":%d,\"source_max\":%u,\"profiles\":",
-			  SAVE_FNS, SAVE_SOURCE_MAX))
+	if (kiln_buf_addf(data, "},\"fns\":%d,\"source_max\":%u,"
+			  "\"disasm_max\":%u,\"stackchart_max\":%u,\"profiles\":",
+			  SAVE_FNS, SAVE_SOURCE_MAX, SAVE_DISASM_MAX, SAVE_SC_MAX))
 		return 500;
 	status = ask(m, r, &profiles, no_kv, data, err_msg);
 	if (status != 200)
@@ -319,6 +409,7 @@ static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
 
 		snprintf(tstr, sizeof(tstr), "%zu", t);
 		kiln_buf_reset(&fns);
+		left.stackchart = SAVE_SC_MAX / ntypes;
 		status = hot_fns(m, r, tstr, &fns, &nfns, err_msg);
 		if (status == 200 && kiln_buf_addf(data, "%s{\"type\":", t ? "," : ""))
 			status = 500;
@@ -327,7 +418,7 @@ static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
 			status = 500;
 		for (i = 0; status == 200 && i < sizeof(save_parts) / sizeof(save_parts[0]); i++)
 			status = save_part(m, r, &save_parts[i], tstr, &fns, nfns,
-					   &source_left, data, err_msg);
+					   &left, data, err_msg);
 		if (status == 200 && kiln_buf_addc(data, '}'))
 			status = 500;
 	}

@@ -403,7 +403,7 @@ const fmtSec = (ns, span) => (ns / 1e9).toFixed(span >= 100e9 ? 1 : span >= 10e9
 
 async function renderTimeline(gen) {
   const prof = profiles[+state.p];
-  if (!prof || !prof.times) { $('timeline-view').hidden = true; tlData = null; return; }
+  if (OFFLINE || !prof || !prof.times) { $('timeline-view').hidden = true; tlData = null; return; }
   $('timeline-view').hidden = false;
   const width = Math.max(TL_LABEL + 10, $('tl-wrap').clientWidth);
   const q = sel(); q.delete('t0'); q.delete('t1');

@@ -65,7 +65,6 @@ const Disasm = (() => {
   }
 
   function wire() {
-    if (OFFLINE) $('tab-disasm').hidden = true;      // no binaries there
     $('da-fn').addEventListener('change', (e) => setState({ fn: e.target.value }));
     $('src-disasm').addEventListener('click', () => setState({ v: 'disasm' }));
   }

@@ -47,8 +47,10 @@ const Offline = (() => {
     if (!part.by_fn) return part;
     const fn = q.get('fn') || '';
     if (Object.hasOwn(part.by_fn, fn)) return part.by_fn[fn];
+    const max = path === 'disasm' ? D.disasm_max : D.source_max;
     throw notHere(`the ${path} of '${fn}': it holds those of the ${D.fns} hottest functions` +
-      (part.cut ? `, ${part.cut} of them left out to keep the file under ${D.source_max >> 20} MB` : ''));
+      (path === 'disasm' ? ' whose binary kiln serve could read' : '') +
+      (part.cut ? `, ${part.cut} of them left out to keep the file under ${max >> 20} MB` : ''));
   }
 
   // ---- cutting a saved tree as the server cuts it ----
@@ -168,9 +170,59 @@ const Offline = (() => {
     return asSaved('call graph (graphviz was not there when it was saved)', q, T.callgraph);
   }
 
+  // The stack chart: saved per thread (the busiest, as far as the size
+  // cap let) over the selection's whole span at a fixed width (save.c's
+  // SAVE_SC_WIDTH); a request for a window at a width gets the saved runs
+  // that overlap the window, merged at its pixels as /api/stackchart
+  // merges them (runs a pixel wide or more as they are; of those
+  // narrower, each pixel column keeps the longest, stretched over what the
+  // column's runs covered).  Zooming in past the saved resolution shows
+  // the saved runs, wider than a pixel: no finer detail is here.  The
+  // window's sample count takes a run that reaches out of it by its share
+  // of the run's time.
+  function stackchart(q, T) {
+    const S = T.stackchart;
+    if (!S) throw notHere('the stack chart (no sample of this selection has a time)');
+    const pid = q.get('pid'), tid = q.get('tid');
+    const A = pid == null && tid == null ? S.by_thread[0] :
+      S.by_thread.find((a) => String(a.pid) === pid && String(a.tid) === tid);
+    if (!A) {
+      throw notHere(`the stack chart of ${tid == null ? 'any thread' : `thread ${tid}`}: it holds those of the ` +
+        `${S.threads} busiest threads` + (S.cut ? `, ${S.cut} of them left out to keep the stack charts of the file under ${D.stackchart_max >> 20} MB` : ''));
+    }
+    const from = q.get('from') ? +q.get('from') : 0, to = q.get('to') ? +q.get('to') : A.end;
+    const W = Math.max(1, +(q.get('width') || 1200)), px = (to - from) / W;
+    if (!(to > from)) throw new Error(`bad window: from ${from} is not before to ${to}`);
+    const runs = [];
+    let samples = 0, col = null, colPx = -1;
+    const put = (r) => {
+      const l = runs[runs.length - 1];
+      if (l && l[2] === r[2] && r[0] <= l[1]) { l[1] = Math.max(l[1], r[1]); l[3] += r[3]; l[4] += r[4]; } else runs.push(r.slice());
+    };
+    for (const r of A.runs) {
+      if (r[1] <= from || r[0] >= to) continue;
+      // A run reaching out of the window: its share of its samples.
+      samples += r[0] >= from && r[1] <= to ? r[4] :
+        Math.max(1, Math.round(r[4] * (Math.min(r[1], to) - Math.max(r[0], from)) / (r[1] - r[0])));
+      if (r[1] - r[0] >= px) { if (col) { put(col.r); col = null; } put(r); continue; }
+      const p0 = Math.floor((r[0] - from) / px);
+      if (col && p0 !== colPx) { put(col.r); col = null; }
+      if (!col) { colPx = p0; col = { t0: r[0], len: 0, v: 0, n: 0, stack: r[2], r: null }; }
+      col.v += r[3]; col.n += r[4];
+      if (r[1] - r[0] > col.len) { col.len = r[1] - r[0]; col.stack = r[2]; }
+      col.r = [col.t0, r[1], col.stack, col.v, col.n];
+    }
+    if (col) put(col.r);
+    // The thread list and count: the saved threads only (the others are
+    // not here).
+    const saved = new Set(S.by_thread.map((a) => `${a.pid}:${a.tid}`));
+    return { ...A, from, to, width: W, runs, samples, nthreads: saved.size,
+      threads: A.threads.filter((t) => saved.has(`${t[0]}:${t[1]}`)) };
+  }
+
   // How a request to a path is answered from its saved part(s); a path
   // without an entry gets its part as saved.
-  const ANSWER = { flame, top, calltree, sandwich, callgraph };
+  const ANSWER = { flame, top, calltree, sandwich, callgraph, stackchart };
 
   function api(path, q) {
     if (path === 'profiles') return D.profiles;
@@ -179,14 +231,18 @@ const Offline = (() => {
   }
 
   // The inputs as the page shows them: the saved profile only, its saved
-  // type first selected, without times (no timeline here).
+  // type first selected, with times where a stack chart was saved (the
+  // timeline is not here: app.js's renderTimeline() skips it).
   function profiles() {
     const p = savedProfile();
-    return [{ ...p, times: false, default_type: savedType() }];
+    return [{ ...p, times: D.types.some((T) => T.stackchart), default_type: savedType() }];
   }
 
-  // Which views the page holds: a tab shows when some type has its part.
-  const has = (v) => D.types.some((T) => T[v === 'icicle' ? 'flame' : v] != null);
+  // Which views the page holds: a tab shows when some type has its part;
+  // the stack chart's always (without times it says so, as live).
+  // the disassembly's where some function has one (a binary was read).
+  const has = (v) => v === 'stackchart' ||
+    D.types.some((T) => T[v === 'icicle' ? 'flame' : v] != null && (v !== 'disasm' || Object.keys(T.disasm.by_fn).length));
 
   // Before the first draw: the saved selection as the defaults (so the
   // URL need not carry it), the tabs and help of what is here, the
@@ -201,6 +257,7 @@ const Offline = (() => {
     for (const a of document.querySelectorAll('#tabs a[data-view]')) a.hidden = !has(a.dataset.view);
     for (const id of ['downloads', 'timeline-view', 'sw-source']) $(id).hidden = true;
     if (has('source')) $('sw-source').hidden = false;
+    if (!has('disasm')) $('src-disasm').hidden = true;
     // Its help names only what it has: no transforms (they filter anew).
     for (const h of document.querySelectorAll('#calltree-view .help'))
       h.textContent = h.textContent.replace(' · m: merge the function · right-click or the menu key: transforms', '');
@@ -219,8 +276,9 @@ const Offline = (() => {
       (s.ignore ? `, ignore ${s.ignore}` : '') + (s.hide ? `, hide ${s.hide}` : '') +
       (s.labels ? `, labels ${s.labels}` : '') + (s.group ? `, grouped by ${s.group}` : '') +
       (s.t0 ? `, ${fmtSec(+s.t0, +s.t1)} – ${fmtSec(+s.t1, +s.t1)}` : '');
-    $('saved').title = `sandwich and source of the ${D.fns} hottest functions of each sample type; ` +
-      'the call tree and flame graph down to 1/20000 of the total';
+    $('saved').title = `sandwich, source and disassembly of the ${D.fns} hottest functions of each sample type; ` +
+      'the call tree and flame graph down to 1/20000 of the total' +
+      (D.types.some((T) => T.stackchart) ? `; the stack chart of the busiest threads at ${D.types.find((T) => T.stackchart).stackchart.width} pixels over the selection's span` : '');
   }
 
   return { on: !!D, data: D, api, profiles, setup };

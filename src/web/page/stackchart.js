@@ -35,7 +35,7 @@ const StackChart = (() => {
   async function render(gen) {
     const prof = profiles[+state.p];
     const empty = $('sc-empty');
-    if (OFFLINE || !prof || !prof.times) {
+    if (!prof || !prof.times) {
       empty.hidden = false;
       empty.textContent = 'No stack chart: this profile has no sample times (kiln record keeps them; a pprof file of a plain counter does not).';
       $('sc-body').hidden = true;
