@@ -17,6 +17,39 @@ void kiln_henc_init(struct kiln_henc *e)
 	memset(e, 0, sizeof(*e));
 	e->live = (struct kiln_livetab)KILN_LIVETAB_INIT(struct kiln_henc_blk, 4096);
 	e->tick_ns = KILN_HENC_TICK_NS;
+	e->c_mult = 1ull << 32;
+}
+
+void kiln_henc_clock(struct kiln_henc *e, uint64_t raw0, uint64_t ns0,
+		     uint64_t raw1, uint64_t ns1)
+{
+	if (ns1 < ns0)
+		ns1 = ns0;	/* readings a few ns apart can cross */
+	/* Rounded down, and the products to nearest: the line never
+	 * passes ns1 at raw1, where the next one starts. */
+	if (raw1 > raw0)
+		e->c_mult = (uint64_t)(((unsigned __int128)(ns1 - ns0) << 32) /
+				       (raw1 - raw0));
+	e->c_raw = raw0;
+	e->c_ns = ns0;
+}
+
+void kiln_henc_clock_at(struct kiln_henc *e, uint64_t raw)
+{
+	e->c_ns = kiln_henc_ns(e, raw);
+	e->c_raw = raw;
+}
+
+uint64_t kiln_henc_ns(const struct kiln_henc *e, uint64_t t)
+{
+	uint64_t d;
+
+	if (t >= e->c_raw)
+		return e->c_ns + (uint64_t)(((unsigned __int128)(t - e->c_raw) * e->c_mult +
+					      (1u << 31)) >> 32);
+	/* Before the segment (an event put late): the same line. */
+	d = (uint64_t)(((unsigned __int128)(e->c_raw - t) * e->c_mult + (1u << 31)) >> 32);
+	return d < e->c_ns ? e->c_ns - d : 0;
 }
 
 void kiln_henc_release(struct kiln_henc *e)
@@ -337,6 +370,7 @@ static void sift(const struct kiln_hev *ev, struct cur *h, size_t n, size_t i)
 static void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
 		     uint64_t tick)
 {
+	t = kiln_henc_ns(e, t);
 	if (t >= e->t_mark + tick || !e->t_mark) {
 		put_rtag(f, REC(TIME));
 		put_field(f, REC(TIME), 0, t - e->t_mark);
