@@ -32,12 +32,32 @@ void kiln_henc_clock(struct kiln_henc *e, uint64_t raw0, uint64_t ns0,
 				       (raw1 - raw0));
 	e->c_raw = raw0;
 	e->c_ns = ns0;
+	e->raw_next = 0;
 }
 
 void kiln_henc_clock_at(struct kiln_henc *e, uint64_t raw)
 {
 	e->c_ns = kiln_henc_ns(e, raw);
 	e->c_raw = raw;
+	e->raw_next = 0;
+}
+
+/*
+ * A raw time before which the line gives less than ns: a little early
+ * (rounding), never late; 0 when ns is before the line's anchor.
+ */
+static uint64_t raw_before(const struct kiln_henc *e, uint64_t ns)
+{
+	unsigned __int128 d;
+
+	/* x < d: x * mult / 2^32 < ns - c_ns - 1, and rounded still
+	 * below ns - c_ns. */
+	if (ns <= e->c_ns + 1 || !e->c_mult)
+		return 0;
+	d = ((unsigned __int128)(ns - e->c_ns - 1) << 32) / e->c_mult;
+	if (d > UINT64_MAX - e->c_raw)
+		return UINT64_MAX;
+	return e->c_raw + (uint64_t)d;
 }
 
 uint64_t kiln_henc_ns(const struct kiln_henc *e, uint64_t t)
@@ -370,12 +390,16 @@ static void sift(const struct kiln_hev *ev, struct cur *h, size_t n, size_t i)
 static void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
 		     uint64_t tick)
 {
+	/* Most events are within the tick of the last 'T': no conversion. */
+	if (t < e->raw_next && tick == e->tick_ns)
+		return;
 	t = kiln_henc_ns(e, t);
 	if (t >= e->t_mark + tick || !e->t_mark) {
 		put_rtag(f, REC(TIME));
 		put_field(f, REC(TIME), 0, t - e->t_mark);
 		e->t_mark = t;
 	}
+	e->raw_next = raw_before(e, e->t_mark + e->tick_ns);
 }
 
 /* The tag of event record r of thread tid: lower case switches back to

@@ -128,6 +128,9 @@ struct kiln_henc {
 	/* The events' clock -> CLOCK_MONOTONIC ns (kiln_henc_clock()):
 	 * ns = c_ns + (t - c_raw) * c_mult / 2^32; identity by default. */
 	uint64_t c_raw, c_ns, c_mult;
+	/* Events before this raw time need no 'T' (0: look): the time
+	 * is converted only when a tick may have passed. */
+	uint64_t raw_next;
 	uint32_t tid;			/* thread of the last event, 0: none */
 	uint32_t prev_tid;		/* the thread before it */
 	uint64_t tick_ns;		/* KILN_HENC_TICK_NS; 1: every time */

@@ -58,10 +58,13 @@ const char *kheap_clock_choose(void)
 	int want = kiln_env()->heap_clock;
 
 	kheap_tsc = false;
-	if (want == KILN_ENV_CLOCK_MONOTONIC || !tsc_invariant())
-		return "monotonic";
-	if (want == KILN_ENV_CLOCK_TSC || kernel_on_tsc())
+#if defined(__x86_64__)
+	/* KILN_HEAP_CLOCK=tsc: the user vouches for the TSC (valgrind, for
+	 * one, does not report it invariant). */
+	if (want == KILN_ENV_CLOCK_TSC ||
+	    (want == KILN_ENV_CLOCK_AUTO && tsc_invariant() && kernel_on_tsc()))
 		kheap_tsc = true;
+#endif
 	return kheap_tsc ? "tsc" : "monotonic";
 }
 

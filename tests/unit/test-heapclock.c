@@ -106,12 +106,89 @@ static void test_records(void **state)
 	kiln_henc_release(&e);
 }
 
+/*
+ * The T records of many events over two lines (about 2.5 counts per ns,
+ * events 0 to 60 us apart) are those of converting every event's time:
+ * the encoder's shortcut (no conversion before the next tick can be
+ * reached) misses none.
+ */
+static void test_ticks(void **state)
+{
+	struct kiln_henc e, ref;
+	struct kiln_hcols out = { 0 };
+	struct kiln_hev *v;
+	uint64_t raw = 5000000, mark = 0, x = 88172645463325252ull;
+	uint64_t want[4096], n_want = 0, n = 0, i;
+	const unsigned char *p, *end;
+
+	(void)state;
+	kiln_henc_init(&e);
+	kiln_henc_init(&ref);
+	kiln_henc_clock(&e, raw, 1000000000, raw + 250000000, 1100000000);
+	ref = e;
+	v = kiln_henc_reserve(&e, 2000);
+	assert_non_null(v);
+	for (i = 0; i < 2000; i++) {
+		uint64_t ns;
+
+		if (i == 1000) {
+			/* A second line, from the end of the first. */
+			assert_int_equal(kiln_henc_commit(&e, 1000), 0);
+			assert_int_equal(kiln_henc_emit(&e, UINT64_MAX, &out, NULL, NULL), 0);
+			kiln_henc_clock(&e, raw, kiln_henc_ns(&e, raw), raw + 250000000,
+					kiln_henc_ns(&e, raw) + 100000007);
+			ref.c_raw = e.c_raw;
+			ref.c_ns = e.c_ns;
+			ref.c_mult = e.c_mult;
+			v = kiln_henc_reserve(&e, 1000);
+			assert_non_null(v);
+		}
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		raw += x % 150000;
+		v[i % 1000] = (struct kiln_hev){ .t = raw, .ptr = 0x1000 + 16 * i,
+						 .size = 16, .stack = 1, .tid = 7,
+						 .kind = KILN_HEV_ALLOC };
+		ns = kiln_henc_ns(&ref, raw);
+		if (!mark || ns >= mark + KILN_HENC_TICK_NS) {
+			want[n_want++] = ns - mark;
+			mark = ns;
+		}
+	}
+	assert_int_equal(kiln_henc_commit(&e, 1000), 0);
+	assert_int_equal(kiln_henc_emit(&e, UINT64_MAX, &out, NULL, NULL), 0);
+	/* Fields: each T's dt, and the thread of the first event. */
+	p = (const unsigned char *)out.c[KILN_HCOL_MISC].data;
+	end = p + out.c[KILN_HCOL_MISC].len;
+	for (i = 0; i < out.c[KILN_HCOL_TAG].len; i++) {
+		uint64_t dt;
+
+		if (out.c[KILN_HCOL_TAG].data[i] == 'X') {
+			p = kiln_varint_get_own(p, &dt);
+			continue;
+		}
+		if (out.c[KILN_HCOL_TAG].data[i] != 'T')
+			continue;
+		assert_true(p < end);
+		p = kiln_varint_get_own(p, &dt);
+		assert_true(n < n_want);
+		assert_int_equal(dt, want[n]);
+		n++;
+	}
+	assert_int_equal(n, n_want);
+	assert_true(n_want > 300);
+	kiln_hcols_release(&out);
+	kiln_henc_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_ticks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
