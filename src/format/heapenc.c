@@ -328,6 +328,14 @@ static struct kiln_henc_blk *find(struct kiln_henc *e, uint64_t ptr)
 	return kiln_livetab_find(&e->live, ptr);
 }
 
+/* kiln_livetab_remove() inline, with the entry's size a constant. */
+static void forget(struct kiln_henc *e, struct kiln_henc_blk *b)
+{
+	kiln_livetab_remove_at(&e->live,
+			       (size_t)((unsigned char *)b - e->live.slots) / sizeof(*b),
+			       sizeof(*b));
+}
+
 /* ---- runs ---- */
 
 struct kiln_hev *kiln_henc_reserve(struct kiln_henc *e, size_t n)
@@ -482,7 +490,7 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 			old.size = b->size;
 			old.stack = b->stack;
 			old.epoch = b->epoch;
-			kiln_livetab_remove(&e->live, b);
+			forget(e, b);
 			if (fn)
 				fn(arg, &old);
 		}
@@ -517,7 +525,7 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 		v->size = b->size;
 		v->stack = b->stack;
 		v->epoch = b->epoch;
-		kiln_livetab_remove(&e->live, b);
+		forget(e, b);
 		if (fn)
 			fn(arg, v);
 		break;
@@ -532,6 +540,8 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 	}
 	return 0;
 }
+
+#define PREFETCH_AHEAD 8
 
 int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_hcols *out,
 		   kiln_henc_fn *fn, void *arg)
@@ -569,6 +579,12 @@ int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_hcols *out,
 		do {
 			struct kiln_hev *v = &e->ev[c->pos];
 
+			/* The live-block table's slot of an event a few ahead
+			 * in this run: a block's slot is a cache miss (the
+			 * table is large and probed at random), now waited
+			 * for while the events between are written. */
+			if (c->pos + PREFETCH_AHEAD < c->end)
+				kiln_livetab_prefetch(&e->live, e->ev[c->pos + PREFETCH_AHEAD].ptr);
 			if (v->t < limit) {
 				if (out && !room) {
 					err = event_room(out, ROOM_EVENTS);
