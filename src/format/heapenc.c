@@ -395,12 +395,10 @@ static void sift(const struct kiln_hev *ev, struct cur *h, size_t n, size_t i)
 
 /* ---- events ---- */
 
-static void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
-		     uint64_t tick)
+static __attribute__((noinline)) void put_time_at(struct kiln_henc *e,
+						 struct kiln_hcols *f, uint64_t t,
+						 uint64_t tick)
 {
-	/* Most events are within the tick of the last 'T': no conversion. */
-	if (t < e->raw_next && tick == e->tick_ns)
-		return;
 	t = kiln_henc_ns(e, t);
 	if (t >= e->t_mark + tick || !e->t_mark) {
 		put_rtag(f, REC(TIME));
@@ -408,6 +406,15 @@ static void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
 		e->t_mark = t;
 	}
 	e->raw_next = raw_before(e, e->t_mark + e->tick_ns);
+}
+
+static inline void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
+			    uint64_t tick)
+{
+	/* Most events are within the tick of the last 'T': no conversion. */
+	if (t < e->raw_next && tick == e->tick_ns)
+		return;
+	put_time_at(e, f, t, tick);
 }
 
 /* The tag of event record r of thread tid: lower case switches back to
