@@ -6,7 +6,8 @@
 # the stamps into CLOCK_MONOTONIC ns.  Each of the workload's 800 timed
 # allocations must be in the trace at a time within [before - tick - 50 us,
 # after + 50 us] of the workload's own CLOCK_MONOTONIC reads around it
-# (a T record's time is up to one tick, 100 us, before its events), with
+# (a T record's time is up to one tick, 100 us, before its events; 1% may
+# be late, see below), with
 # the TSC and with KILN_HEAP_CLOCK=monotonic; the other thread's frees of
 # every block come after them (no block left live).
 . "$(dirname "$0")/lib.sh"
@@ -45,20 +46,28 @@ for line in open(sys.argv[2]):
     size = int(f[3])
     if size in want:
         (got if f[1] == "A" else freed)[size] = ns
-tick, eps, bad = 100000, 50000, 0
+# A thread preempted between timing an event and putting it in its ring
+# makes the event late: written in a later round, after later events, at
+# their time (docs/heap-trace.md "Ordering").  That window is a few
+# instructions long: a few such events may be late, none early.
+tick, eps, bad, late = 100000, 50000, 0, 0
 for size, (t0, t1) in want.items():
     if size not in got:
         sys.exit("allocation of %d bytes not in the trace" % size)
     ns = got[size]
+    if ns > t1 + eps:
+        late += 1
     if not (t0 - tick - eps <= ns <= t1 + eps):
-        bad += 1
         print("size %d at %d, read %d..%d (%+d us)" % (size, ns, t0, t1,
               (ns - t0) // 1000), file=sys.stderr)
+    if ns < t0 - tick - eps:
+        bad += 1
     if freed.get(size, -1) < ns:
         sys.exit("block of %d bytes freed at %s, before its allocation %d" %
                  (size, freed.get(size), ns))
-if bad:
-    sys.exit("%d of %d allocations out of their window" % (bad, len(want)))
+if bad or late > len(want) // 100:
+    sys.exit("%d of %d allocations before their window, %d after" %
+             (bad, len(want), late))
 print("%d allocations within their windows" % len(want))
 PY
 }
