@@ -17,7 +17,9 @@
 #
 # BEFORE and AFTER are directories holding libkiln.so and
 # libkiln-malloc.so (AFTER defaults to build/, BEFORE to AFTER: set it to
-# a copy of an older build).  Environment: ROUNDS (5), REPS (3), THREADS
+# a copy of an older build).  BEFORE_ENV and AFTER_ENV: more variables
+# for each (e.g. BEFORE_ENV=KILN_HEAP_CLOCK=monotonic: one build, two
+# settings).  Environment: ROUNDS (5), REPS (3), THREADS
 # (2), OPS (2000000), CG_OPS (100000), HEAPTRACK (heaptrack, skipped when
 # missing), OUT (bench/out/heaptrace), RESULTS (bench/RESULTS-heaptrace.md).
 # Prints the markdown section and writes it to RESULTS.
@@ -27,6 +29,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 AFTER=${AFTER:-$root/build}
 BEFORE=${BEFORE:-$AFTER}
+BEFORE_ENV=${BEFORE_ENV:-}
+AFTER_ENV=${AFTER_ENV:-}
 ROUNDS=${ROUNDS:-5}
 REPS=${REPS:-3}
 THREADS=${THREADS:-2}
@@ -54,12 +58,13 @@ configs=(bare before after)
 
 # run_cfg CONFIG: the command line of one configuration (in cmd[]).
 run_cfg() {
-    local lib
+    local lib extra
     case $1 in
     bare) cmd=(env "$bin" "$THREADS" "$OPS") ;;
     before | after)
-        [ "$1" = before ] && lib=$BEFORE || lib=$AFTER
-        cmd=(env "LD_PRELOAD=$lib/libkiln-malloc.so $lib/libkiln.so"
+        [ "$1" = before ] && lib=$BEFORE extra=$BEFORE_ENV || lib=$AFTER extra=$AFTER_ENV
+        # shellcheck disable=SC2206
+        cmd=(env "LD_PRELOAD=$lib/libkiln-malloc.so $lib/libkiln.so" $extra
              "KILN_HEAP_TRACE=$OUT/$1.trace" "$bin" "$THREADS" "$OPS") ;;
     heaptrack) cmd=("$HEAPTRACK" -o "$OUT/ht" "$bin" "$THREADS" "$OPS") ;;
     esac
@@ -103,9 +108,11 @@ ratios() {	# ratios CONFIG cpu|wall: per-round ratios against bare
 cg() {
     local c=$1 f=$OUT/cg.$1.out pre=()
     case $c in
-    before) pre=(env "LD_PRELOAD=$BEFORE/libkiln-malloc.so $BEFORE/libkiln.so"
+    # shellcheck disable=SC2206
+    before) pre=(env "LD_PRELOAD=$BEFORE/libkiln-malloc.so $BEFORE/libkiln.so" $BEFORE_ENV
                  "KILN_HEAP_TRACE=$OUT/cg.trace") ;;
-    after) pre=(env "LD_PRELOAD=$AFTER/libkiln-malloc.so $AFTER/libkiln.so"
+    # shellcheck disable=SC2206
+    after) pre=(env "LD_PRELOAD=$AFTER/libkiln-malloc.so $AFTER/libkiln.so" $AFTER_ENV
                 "KILN_HEAP_TRACE=$OUT/cg.trace") ;;
     esac
     rm -f "$OUT"/cg.trace*
@@ -126,7 +133,7 @@ fi
     echo "Generated on $(date -u '+%Y-%m-%d %H:%M UTC'): $(nproc) CPUs, load average" \
          "$(cut -d' ' -f1-3 /proc/loadavg) at the end; \`bench/mallocloop.c\`" \
          "$THREADS threads x $OPS ops (gcc -O2 -g -fno-omit-frame-pointer)."
-    echo "before: \`$BEFORE\`; after: \`$AFTER\`."
+    echo "before: \`$BEFORE\` ${BEFORE_ENV:+(\`$BEFORE_ENV\`)}; after: \`$AFTER\` ${AFTER_ENV:+(\`$AFTER_ENV\`)}."
     echo "$ROUNDS rounds; each runs every configuration under \`perf stat -r $REPS\`," \
          "back to back, in a turning order; ratios per round against that round's bare" \
          "run, medians over the rounds.  CPU = task-clock of every thread (kiln's writer" \

@@ -137,6 +137,10 @@ static const struct kiln_cmd kiln_cmds[] = {
 	  "  -n, --top N            sites listed per measure (default 5)\n"
 	  "  -q, --quiet            only the summary\n"
 	  "\n"
+	  "Environment: KILN_HEAP_CLOCK=auto|tsc|monotonic, the clock events are\n"
+	  "timed with (auto: the TSC where the kernel's clocksource is the TSC;\n"
+	  "the trace's times are CLOCK_MONOTONIC either way, see docs/heap.md).\n"
+	  "\n"
 	  "Example:\n"
 	  "  kiln heap -o srv -- ./server --port 8080 && kiln flame srv.trace.zst "
 	  "--sample-type peak\n" },

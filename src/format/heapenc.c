@@ -17,6 +17,59 @@ void kiln_henc_init(struct kiln_henc *e)
 	memset(e, 0, sizeof(*e));
 	e->live = (struct kiln_livetab)KILN_LIVETAB_INIT(struct kiln_henc_blk, 4096);
 	e->tick_ns = KILN_HENC_TICK_NS;
+	e->c_mult = 1ull << 32;
+}
+
+void kiln_henc_clock(struct kiln_henc *e, uint64_t raw0, uint64_t ns0,
+		     uint64_t raw1, uint64_t ns1)
+{
+	if (ns1 < ns0)
+		ns1 = ns0;	/* readings a few ns apart can cross */
+	/* Rounded down, and the products to nearest: the line never
+	 * passes ns1 at raw1, where the next one starts. */
+	if (raw1 > raw0)
+		e->c_mult = (uint64_t)(((unsigned __int128)(ns1 - ns0) << 32) /
+				       (raw1 - raw0));
+	e->c_raw = raw0;
+	e->c_ns = ns0;
+	e->raw_next = 0;
+}
+
+void kiln_henc_clock_at(struct kiln_henc *e, uint64_t raw)
+{
+	e->c_ns = kiln_henc_ns(e, raw);
+	e->c_raw = raw;
+	e->raw_next = 0;
+}
+
+/*
+ * A raw time before which the line gives less than ns: a little early
+ * (rounding), never late; 0 when ns is before the line's anchor.
+ */
+static uint64_t raw_before(const struct kiln_henc *e, uint64_t ns)
+{
+	unsigned __int128 d;
+
+	/* x < d: x * mult / 2^32 < ns - c_ns - 1, and rounded still
+	 * below ns - c_ns. */
+	if (ns <= e->c_ns + 1 || !e->c_mult)
+		return 0;
+	d = ((unsigned __int128)(ns - e->c_ns - 1) << 32) / e->c_mult;
+	if (d > UINT64_MAX - e->c_raw)
+		return UINT64_MAX;
+	return e->c_raw + (uint64_t)d;
+}
+
+uint64_t kiln_henc_ns(const struct kiln_henc *e, uint64_t t)
+{
+	uint64_t d;
+
+	if (t >= e->c_raw)
+		return e->c_ns + (uint64_t)(((unsigned __int128)(t - e->c_raw) * e->c_mult +
+					      (1u << 31)) >> 32);
+	/* Before the segment (an event put late): the same line. */
+	d = (uint64_t)(((unsigned __int128)(e->c_raw - t) * e->c_mult + (1u << 31)) >> 32);
+	return d < e->c_ns ? e->c_ns - d : 0;
 }
 
 void kiln_henc_release(struct kiln_henc *e)
@@ -275,6 +328,14 @@ static struct kiln_henc_blk *find(struct kiln_henc *e, uint64_t ptr)
 	return kiln_livetab_find(&e->live, ptr);
 }
 
+/* kiln_livetab_remove() inline, with the entry's size a constant. */
+static void forget(struct kiln_henc *e, struct kiln_henc_blk *b)
+{
+	kiln_livetab_remove_at(&e->live,
+			       (size_t)((unsigned char *)b - e->live.slots) / sizeof(*b),
+			       sizeof(*b));
+}
+
 /* ---- runs ---- */
 
 struct kiln_hev *kiln_henc_reserve(struct kiln_henc *e, size_t n)
@@ -334,14 +395,26 @@ static void sift(const struct kiln_hev *ev, struct cur *h, size_t n, size_t i)
 
 /* ---- events ---- */
 
-static void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
-		     uint64_t tick)
+static __attribute__((noinline)) void put_time_at(struct kiln_henc *e,
+						 struct kiln_hcols *f, uint64_t t,
+						 uint64_t tick)
 {
+	t = kiln_henc_ns(e, t);
 	if (t >= e->t_mark + tick || !e->t_mark) {
 		put_rtag(f, REC(TIME));
 		put_field(f, REC(TIME), 0, t - e->t_mark);
 		e->t_mark = t;
 	}
+	e->raw_next = raw_before(e, e->t_mark + e->tick_ns);
+}
+
+static inline void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
+			    uint64_t tick)
+{
+	/* Most events are within the tick of the last 'T': no conversion. */
+	if (t < e->raw_next && tick == e->tick_ns)
+		return;
+	put_time_at(e, f, t, tick);
 }
 
 /* The tag of event record r of thread tid: lower case switches back to
@@ -424,7 +497,7 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 			old.size = b->size;
 			old.stack = b->stack;
 			old.epoch = b->epoch;
-			kiln_livetab_remove(&e->live, b);
+			forget(e, b);
 			if (fn)
 				fn(arg, &old);
 		}
@@ -459,7 +532,7 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 		v->size = b->size;
 		v->stack = b->stack;
 		v->epoch = b->epoch;
-		kiln_livetab_remove(&e->live, b);
+		forget(e, b);
 		if (fn)
 			fn(arg, v);
 		break;
@@ -474,6 +547,8 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 	}
 	return 0;
 }
+
+#define PREFETCH_AHEAD 8
 
 int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_hcols *out,
 		   kiln_henc_fn *fn, void *arg)
@@ -511,6 +586,12 @@ int kiln_henc_emit(struct kiln_henc *e, uint64_t limit, struct kiln_hcols *out,
 		do {
 			struct kiln_hev *v = &e->ev[c->pos];
 
+			/* The live-block table's slot of an event a few ahead
+			 * in this run: a block's slot is a cache miss (the
+			 * table is large and probed at random), now waited
+			 * for while the events between are written. */
+			if (c->pos + PREFETCH_AHEAD < c->end)
+				kiln_livetab_prefetch(&e->live, e->ev[c->pos + PREFETCH_AHEAD].ptr);
 			if (v->t < limit) {
 				if (out && !room) {
 					err = event_room(out, ROOM_EVENTS);

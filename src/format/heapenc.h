@@ -102,7 +102,7 @@ enum kiln_hev_kind {
 
 /* One event of one thread. */
 struct kiln_hev {
-	uint64_t t;		/* CLOCK_MONOTONIC ns */
+	uint64_t t;		/* the caller's clock (kiln_henc_clock()) */
 	uint64_t ptr;
 	uint64_t size;		/* ALLOC (and FREE, as the callback sees it) */
 	uint32_t stack;		/* ALLOC (and FREE, as the callback sees it) */
@@ -124,7 +124,13 @@ struct kiln_henc_blk {
 struct kiln_henc {
 	struct kiln_livetab live;	/* of struct kiln_henc_blk */
 	struct kiln_tcount counts;	/* allocations per thread */
-	uint64_t t_mark;		/* time of the last 'T' record */
+	uint64_t t_mark;		/* time of the last 'T' record (ns) */
+	/* The events' clock -> CLOCK_MONOTONIC ns (kiln_henc_clock()):
+	 * ns = c_ns + (t - c_raw) * c_mult / 2^32; identity by default. */
+	uint64_t c_raw, c_ns, c_mult;
+	/* Events before this raw time need no 'T' (0: look): the time
+	 * is converted only when a tick may have passed. */
+	uint64_t raw_next;
 	uint32_t tid;			/* thread of the last event, 0: none */
 	uint32_t prev_tid;		/* the thread before it */
 	uint64_t tick_ns;		/* KILN_HENC_TICK_NS; 1: every time */
@@ -143,6 +149,23 @@ struct kiln_henc {
 void kiln_henc_init(struct kiln_henc *e);
 /* Frees everything; e can be initialised again. */
 void kiln_henc_release(struct kiln_henc *e);
+
+/*
+ * The events' times are not ns but a raw clock (the TSC): from now on an
+ * event time t is written as CLOCK_MONOTONIC ns by the line through
+ * (raw0, ns0) and (raw1, ns1), two readings of both clocks (raw1 > raw0,
+ * ns1 >= ns0; the caller passes the previous segment's end as the next
+ * one's start, so that times stay continuous and monotonic across
+ * segments).  raw1 <= raw0 keeps the slope and moves the anchor.  Never
+ * called: times are ns already.
+ */
+void kiln_henc_clock(struct kiln_henc *e, uint64_t raw0, uint64_t ns0,
+		     uint64_t raw1, uint64_t ns1);
+/* Moves the line's anchor to raw time raw, along the line (same slope):
+ * for when no good reading of both clocks could be had. */
+void kiln_henc_clock_at(struct kiln_henc *e, uint64_t raw);
+/* The ns of raw time t (kiln_henc_clock()). */
+uint64_t kiln_henc_ns(const struct kiln_henc *e, uint64_t t);
 
 /*
  * Room for n more events of a new run at the end of the waiting ones;

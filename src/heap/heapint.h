@@ -96,6 +96,35 @@ KHEAP_SHARED struct kheap_thread *kheap_self(void);
 KHEAP_SHARED uint64_t kheap_now(void);
 
 /*
+ * The clock of the events in the rings (clock.c): the TSC when the kernel
+ * keeps CLOCK_MONOTONIC on it (the writer turns its counts into
+ * CLOCK_MONOTONIC ns), else kheap_now().  Set before tracing starts.
+ */
+KHEAP_SHARED extern bool kheap_tsc;
+
+/*
+ * An event's time in the rings' clock.  The lfence keeps the read after
+ * every load before it: a free's time is then after the allocation it
+ * frees (whose pointer this thread loaded), an allocation's after the free
+ * whose block the allocator handed back; without it the TSC may be read
+ * before those loads complete.  The vDSO's clock_gettime() does the same
+ * read behind a sequence counter and a scaling: 19 ns against 24 here.
+ * Hook context.
+ */
+static inline uint64_t kheap_stamp(void)
+{
+#if defined(__x86_64__)
+	if (__builtin_expect(kheap_tsc, 1)) {
+		uint32_t lo, hi;
+
+		__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	return kheap_now();
+}
+
+/*
  * Appends one encoded record to t's ring, waiting briefly for the writer
  * when the ring is full, else counting it lost.  false: lost (the caller
  * then keeps t->last_ns, so the next record's dt stays right).  Hook

@@ -129,7 +129,7 @@ KHEAP_HOOK void *rallocx(void *p, size_t n, int flags)
 	kiln_rt_guard = 1;
 	had = kheap_free_wanted(p);
 	if (had)
-		t0 = kheap_now();
+		t0 = kheap_stamp();
 	q = kheap_real.rallocx ? kheap_real.rallocx(p, n, flags) : emul_rallocx(p, n, flags);
 	if (!q) {
 		if (had && kheap_sample)
@@ -159,7 +159,7 @@ KHEAP_HOOK size_t xallocx(void *p, size_t n, size_t extra, int flags)
 	kiln_rt_guard = 1;
 	had = kheap_free_wanted(p);
 	if (had)
-		t0 = kheap_now();
+		t0 = kheap_stamp();
 	got = kheap_real.xallocx(p, n, extra, flags);
 	if (got >= n) {
 		/* Resized in place: the block now holds what was asked. */
@@ -191,7 +191,7 @@ KHEAP_HOOK void dallocx(void *p, int flags)
 	}
 	kiln_rt_guard = 1;
 	if (kheap_free_wanted(p))
-		kheap_put_free(p, kheap_now());
+		kheap_put_free(p, kheap_stamp());
 	kheap_real.dallocx(p, flags);
 	kiln_rt_guard = 0;
 }
@@ -210,7 +210,7 @@ KHEAP_HOOK void sdallocx(void *p, size_t n, int flags)
 	}
 	kiln_rt_guard = 1;
 	if (kheap_free_wanted(p))
-		kheap_put_free(p, kheap_now());
+		kheap_put_free(p, kheap_stamp());
 	kheap_real.sdallocx(p, n, flags);
 	kiln_rt_guard = 0;
 }

@@ -86,7 +86,7 @@ __attribute__((noinline)) void kheap_on_alloc(void *p, size_t n, void *frame)
 		}
 	}
 	id = kheap_frame_stack(t, frame);
-	now = kheap_now();
+	now = kheap_stamp();
 	e = at = kheap_rec_start(t);
 	if (!at)
 		e = rec;

@@ -92,7 +92,7 @@ __attribute__((noinline)) void kheap_do_free(void *p)
 	}
 	kiln_rt_guard = 1;
 	if (kheap_free_wanted(p)) {
-		now = kheap_now();
+		now = kheap_stamp();
 		kheap_put_free(p, now);
 	}
 	kheap_real.free(p);
@@ -130,7 +130,7 @@ do_realloc(void *p, size_t n, void *frame)
 	kiln_rt_guard = 1;
 	had = p && kheap_free_wanted(p);
 	if (had)
-		t0 = kheap_now();
+		t0 = kheap_stamp();
 	q = kheap_real.realloc(p, n);
 	if (!q && n && p) {
 		/* Failed: p is still the caller's. */

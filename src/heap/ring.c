@@ -53,6 +53,7 @@
  */
 _Alignas(64) _Atomic bool kheap_on;
 uint64_t kheap_sample;
+bool kheap_tsc;
 _Alignas(64) _Atomic uint64_t kheap_ss_bits0[KHEAP_SS_BITS0 / 64];
 _Alignas(64) _Atomic uint64_t kheap_ss_bits[KHEAP_SS_BITS / 64];
 /*
@@ -182,7 +183,7 @@ static __attribute__((noinline)) struct kheap_thread *attach(void)
 	}
 	/* The writer finished with it (FREE) or never saw it: reset. */
 	t->tid = tid;
-	t->t_base = t->last_ns = kheap_now();
+	t->t_base = t->last_ns = kheap_stamp();
 	atomic_store(&t->tail, atomic_load(&t->head));
 	t->tail_seen = atomic_load(&t->tail);
 	atomic_store(&t->events, 0);

@@ -145,7 +145,7 @@ void kiln_htrace_fork_child(void)
 		t->tail_seen = atomic_load(&t->tail);
 		if (t == kheap_me) {
 			t->tid = kheap_gettid();
-			t->t_base = t->last_ns = kheap_now();
+			t->t_base = t->last_ns = kheap_stamp();
 			atomic_store(&t->lost, 0);
 			atomic_fetch_add(&t->gen, 1);
 		} else {
@@ -172,6 +172,8 @@ void kiln_htrace_fork_child(void)
 	kheap_w_lost = 0;
 	kheap_w_dropped = 0;
 	kheap_w_last_flush = kheap_now();
+	kheap_clock_pair(&kheap_w_c_raw, &kheap_w_c_ns);
+	kheap_w_c_lines = 0;
 	kheap_exit_tid = 0;
 	atomic_store(&kheap_stalled, false);
 	atomic_store(&kheap_wake_word, 0);
@@ -395,6 +397,7 @@ static void read_sample(uint64_t def)
  */
 static int start(const char *path)
 {
+	const char *clock;
 	int err;
 
 	kiln_rt_guard++;
@@ -468,6 +471,9 @@ static int start(const char *path)
 	}
 	trace_pid = getpid();
 	kheap_w_last_flush = kheap_now();
+	clock = kheap_clock_choose();
+	kheap_clock_pair(&kheap_w_c_raw, &kheap_w_c_ns);
+	kheap_w_c_lines = 0;
 	err = start_writer();
 	if (err)
 		goto fail;
@@ -477,8 +483,9 @@ static int start(const char *path)
 			atomic_store(&kheap_ss_bits0[i], ~0ull);
 	atomic_store(&kheap_on, true);
 	if (path)
-		kiln_rt_log(KILN_LOG_INFO, "heap trace to '%s' (%s)", kheap_trace_path,
-			       kheap_sample ? "sampling" : "every allocation");
+		kiln_rt_log(KILN_LOG_INFO, "heap trace to '%s' (%s, %s clock)",
+			       kheap_trace_path,
+			       kheap_sample ? "sampling" : "every allocation", clock);
 	kiln_rt_guard--;
 	return 0;
 fail:

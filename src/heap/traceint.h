@@ -84,6 +84,16 @@ bool kheap_ss_map(void);
 void *kheap_map_anon(size_t n);
 void *kheap_map_table(size_t n);
 
+/* ---- clock.c: the hooks' clock ---- */
+
+/* Sets kheap_tsc (KILN_HEAP_CLOCK, the CPU, the kernel's clocksource)
+ * before tracing starts; returns the clock's name. */
+const char *kheap_clock_choose(void);
+/* Both clocks read at one moment: the hooks' (kheap_stamp()) and
+ * CLOCK_MONOTONIC ns (equal with the monotonic clock).  false: only a
+ * loose pair could be had (the writer preempted between the reads). */
+bool kheap_clock_pair(uint64_t *raw, uint64_t *ns);
+
 /* ---- writer.c: the writer thread and the trace file ---- */
 
 extern pthread_t kheap_writer;
@@ -100,6 +110,8 @@ extern uint64_t kheap_w_dl_gen;
 extern bool kheap_w_maps_due;
 extern uint64_t kheap_w_lost;
 extern uint64_t kheap_w_last_flush;
+extern uint64_t kheap_w_c_raw, kheap_w_c_ns;	/* the last clock pair */
+extern uint32_t kheap_w_c_lines;
 extern ZSTD_CCtx *kheap_w_zstd;
 extern pid_t kheap_exit_tid;
 extern _Atomic uint64_t kheap_st_written;

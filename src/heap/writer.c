@@ -65,6 +65,8 @@ uint64_t kheap_w_dl_gen;
 bool kheap_w_maps_due;
 uint64_t kheap_w_lost;			/* losses already reported */
 uint64_t kheap_w_last_flush;
+uint64_t kheap_w_c_raw, kheap_w_c_ns;
+uint32_t kheap_w_c_lines;		/* lines drawn from good pairs */
 ZSTD_CCtx *kheap_w_zstd;
 pid_t kheap_exit_tid;			/* the thread that ran exit() */
 _Atomic uint64_t kheap_st_written, kheap_st_frames;
@@ -338,7 +340,21 @@ void kheap_round(bool force, bool all, bool end)
 	uint32_t n, id;
 	int err;
 
-	limit = kheap_now();
+	/* The hooks' clock and CLOCK_MONOTONIC at the round's start: the
+	 * events up to it are placed on the line from the last such pair. */
+	if (kheap_clock_pair(&limit, &now) || !kheap_w_c_lines) {
+		if (now < kheap_w_c_ns)
+			now = kheap_w_c_ns;
+		kiln_henc_clock(&kheap_w_enc, kheap_w_c_raw, kheap_w_c_ns, limit, now);
+		kheap_w_c_raw = limit;
+		kheap_w_c_ns = now;
+		kheap_w_c_lines++;
+	} else {
+		/* A loose pair would be off by half its gap: the line goes on. */
+		kiln_henc_clock_at(&kheap_w_enc, limit);
+		kheap_w_c_raw = limit;
+		kheap_w_c_ns = kiln_henc_ns(&kheap_w_enc, limit);
+	}
 	drain_all(&names, &lost);
 	lost += kheap_w_dropped;
 	kheap_w_dropped = 0;
@@ -348,7 +364,7 @@ void kheap_round(bool force, bool all, bool end)
 
 		if (e) {
 			memset(e, 0, sizeof(*e));
-			e->t = now;
+			e->t = kheap_stamp();
 			e->tid = (uint32_t)(kheap_exit_tid ? kheap_exit_tid : getpid());
 			e->kind = KILN_HEV_END;
 			kiln_henc_commit(&kheap_w_enc, 1);

@@ -287,6 +287,13 @@ static void parse(void)
 		     KILN_STR(KILN_HEAP_DEFAULT_SAMPLE) " bytes");
 	else
 		env.heap_sample_set = v != NULL;
+	v = get2("KILN_HEAP_CLOCK", NULL);
+	if (v && !strcmp(v, "monotonic"))
+		env.heap_clock = KILN_ENV_CLOCK_MONOTONIC;
+	else if (v && !strcmp(v, "tsc"))
+		env.heap_clock = KILN_ENV_CLOCK_TSC;
+	else if (v && strcmp(v, "auto"))
+		note("bad KILN_HEAP_CLOCK '%s' (auto, tsc or monotonic): using auto", v);
 }
 
 const struct kiln_env *kiln_env(void)

@@ -60,6 +60,9 @@ struct kiln_env {
 	struct kiln_env_out trace;
 	bool heap_sample_set;	/* KILN_HEAP_SAMPLE given (and good) */
 	uint64_t heap_sample;
+	/* KILN_HEAP_CLOCK: the hooks' clock (heap/clock.c) */
+	enum { KILN_ENV_CLOCK_AUTO, KILN_ENV_CLOCK_MONOTONIC,
+	       KILN_ENV_CLOCK_TSC } heap_clock;
 };
 
 /* gperftools' default dump interval: 1 GiB allocated. */

@@ -4,7 +4,7 @@
 tests of the in-process side: it checks the structure of a trace strictly
 and prints what the tests compare with the workloads' known numbers.
 
-Usage: heapcheck.py TRACE [EXE]
+Usage: heapcheck.py [--times] TRACE [EXE]
 
 The trace is decompressed with the zstd CLI (frame by frame, so a trace
 cut by SIGKILL reads up to its last whole frame).  Output, one per line:
@@ -16,7 +16,10 @@ cut by SIGKILL reads up to its last whole frame).  Output, one per line:
 
 A site is the first frame of a stack inside EXE (symbolized with nm);
 live blocks are those with no free by the end of the trace; est_* are
-the sampling estimates (sum of 1/(1-exp(-size/R)) over the samples).  Any
+the sampling estimates (sum of 1/(1-exp(-size/R)) over the samples).
+With --times, each allocation and free also prints a line
+"event A|F TID SIZE NS", NS the time of the last T record before it
+(CLOCK_MONOTONIC), SIZE the block's.  Any
 violation of the format exits 1 with the byte offset in the stream.
 """
 import bisect
@@ -83,8 +86,12 @@ def symtab(exe):
 
 
 def main():
-    path = sys.argv[1]
-    exe = sys.argv[2] if len(sys.argv) > 2 else None
+    args = sys.argv[1:]
+    times = args[:1] == ["--times"]
+    if times:
+        args = args[1:]
+    path = args[0]
+    exe = args[1] if len(args) > 1 else None
     data, cut = frames(path)
     if data[:8] != b"KILNHEAP":
         raise Bad("no magic at byte 0")
@@ -117,6 +124,8 @@ def main():
     end = 0
     counts = {}
     tid, prev = 0, 0
+    now = 0
+    events = []
     threads = set()
     header = None
     for cols in recs:
@@ -150,7 +159,7 @@ def main():
                 t_, name = misc.uv(), misc.s().decode()
                 names[t_] = name
             elif tag == "T":
-                misc.uv()
+                now += misc.uv()
             elif tag == "X":
                 tid, prev = misc.uv(), tid
                 threads.add(tid)
@@ -164,6 +173,8 @@ def main():
                 allocs += 1
                 nbytes += size
                 live[(tid, n)] = (size, sid)
+                if times:
+                    events.append("event A %d %d %d" % (tid, size, now))
                 sites_of.setdefault(sid, [0, 0, 0.0, 0.0])
                 sites_of[sid][0] += 1
                 sites_of[sid][1] += size
@@ -177,6 +188,8 @@ def main():
                 key = (owner, counts.get(owner, 0) - 1 - back)
                 if key not in live:
                     raise Bad("free of block %r, not live, at record %d" % (key, at))
+                if times:
+                    events.append("event F %d %d %d" % (tid, live[key][0], now))
                 del live[key]
                 frees += 1
             elif tag == "L":
@@ -201,6 +214,8 @@ def main():
            " cut=1" if cut else ""))
     for tid in sorted(names):
         print("thread %d %s" % (tid, names[tid]))
+    for line in events:
+        print(line)
     if not exe:
         return
     syms = symtab(exe)
