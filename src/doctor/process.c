@@ -233,7 +233,14 @@ int kiln_doc_jitmaps(struct kiln_doctor *d, const struct kiln_doc_target *t)
 		return 0;
 	}
 	kiln_maps_parse(t->maps.data, t->maps.len, count_anon, &a);
-	if (found)
+	/* A map with no JIT code to name: most likely left in /tmp by an
+	 * earlier process of the same pid (pids are reused). */
+	if (found && !a.n)
+		kiln_doc_add(d, "jit-maps", KILN_DOC_PROCESS, subject, KILN_DOC_OK,
+			     NULL, "no JIT code: no anonymous executable memory "
+			     "(%s is there, perhaps left by an earlier process "
+			     "with this pid)", found);
+	else if (found)
 		kiln_doc_add(d, "jit-maps", KILN_DOC_PROCESS, subject, KILN_DOC_OK,
 			     NULL, "%s names its JIT code (%llu KiB of anonymous "
 			     "executable memory in %u mappings)", found,

@@ -55,6 +55,14 @@ wait_for "the shares workload" runs_shares
 expect_status "$clean" "$KILN" doctor --json -p "$plain"
 r=$(row "$T/out" jit-maps "pid $plain")
 case $r in ok$'\t'"no JIT code"*) ;; *) fail "jit-maps without JIT: $r";; esac
+# A map left by an earlier process of that pid names nothing: still no
+# JIT code (a suite that ran node once left 57 such maps in /tmp).
+[ -e "/tmp/perf-$plain.map" ] || { echo "0 10 stale" > "/tmp/perf-$plain.map"; stale=$plain; }
+expect_status "$clean" "$KILN" doctor --json -p "$plain"
+r=$(row "$T/out" jit-maps "pid $plain")
+case $r in ok$'\t'"no JIT code: no anonymous executable memory (/tmp/perf-$plain.map is there"*) ;;
+*) fail "jit-maps with a stale map: $r";; esac
+[ -z "${stale:-}" ] || rm -f "/tmp/perf-$stale.map"
 kill "$plain"
 
 # Another user's process (kiln as nobody, the workload root's): refused,
