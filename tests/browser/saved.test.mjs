@@ -16,7 +16,7 @@
 // Exit status 0 when every check passes, 1 otherwise.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { check, withBrowser } from './lib.mjs';
+import { check, offline, withBrowser } from './lib.mjs';
 
 const [file, topPath, shotDir] = process.argv.slice(2);
 if (!file || !topPath || !shotDir) {
@@ -26,16 +26,8 @@ if (!file || !topPath || !shotDir) {
 const ROW = 18;
 const url = 'file://' + file;
 await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, page) => {
-  const errors = [], network = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   // No network: anything but the file itself is refused and recorded.
-  await context.route('**/*', (route) => {
-    const u = route.request().url();
-    if (u.startsWith('file://')) return route.continue();
-    network.push(u);
-    return route.abort();
-  });
+  const { errors, network } = await offline(context, page);
 
   async function open(hash) {
     await page.goto('about:blank');

@@ -22,7 +22,7 @@
 // Exit status 0 when every check passes, 1 otherwise.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { check, withBrowser } from './lib.mjs';
+import { check, offline, withBrowser } from './lib.mjs';
 
 const [all, nosrc, topCpu, topSamples, liveDiff, range, rangeTotal, shotDir] = process.argv.slice(2);
 if (!shotDir) {
@@ -43,15 +43,8 @@ function kilnTop(path) {
 }
 
 await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, page) => {
-  const errors = [], network = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await context.route('**/*', (route) => {
-    const u = route.request().url();
-    if (u.startsWith('file://')) return route.continue();
-    network.push(u);
-    return route.abort();
-  });
+  // No network: anything but the file itself is refused and recorded.
+  const { errors, network } = await offline(context, page);
   const text = (sel) => page.locator(sel).evaluate((e) => e.textContent.trim());
   async function open(file, hash) {
     await page.goto('about:blank');

@@ -15,7 +15,7 @@
 //   PLAIN.html: the saved page of a folded profile (no times).
 // Exit status 0 when every check passes, 1 otherwise.
 import { join } from 'node:path';
-import { check, withBrowser } from './lib.mjs';
+import { check, drawnWindow, offline, stackScan, stackSettled, withBrowser } from './lib.mjs';
 
 const [tp, plain, shotDir] = process.argv.slice(2);
 if (!shotDir) {
@@ -23,48 +23,18 @@ if (!shotDir) {
   process.exit(2);
 }
 
-const drawnWindow = (page) => page.$eval('#stackchart', (c) => [+c.dataset.from, +c.dataset.to]);
-// Waits for the chart drawn for the URL's window.
-async function settled(page) {
-  await page.waitForFunction(() => !document.body.dataset.busy && document.querySelector('#stackchart').dataset.from !== undefined);
-  await page.waitForFunction(() => {
-    const q = new URLSearchParams(location.hash.slice(1)), c = document.querySelector('#stackchart');
-    const m = /^(\d+),(\d+)$/.exec(q.get('sx') || '');
-    return !m || (Math.abs(+c.dataset.from - +m[1]) <= 1 && Math.abs(+c.dataset.to - +m[2]) <= 1);
-  });
-}
-
-// Hovers across the chart at depth `row`: the function under the pointer
-// at each x (the tooltip's first line), in order of x.
-async function scan(page, row) {
-  const box = await page.$eval('#stackchart', (c) => { const r = c.getBoundingClientRect(); return [r.left, r.top, r.width]; });
-  const out = [];
-  for (let x = 2; x < box[2] - 2; x += 6) {
-    await page.mouse.move(box[0] + x, box[1] + 18 + row * 16 + 8);
-    const t = await page.$eval('#tip', (e) => (e.hidden ? '' : e.textContent));
-    if (t) out.push({ x, name: t.split('\n')[0], text: t });
-  }
-  return out;
-}
 // The row where phase_a or phase_b is found, and what it holds.
 async function phaseRow(page) {
   for (let r = 2; r < 8; r++) {
-    const hits = await scan(page, r);
+    const hits = await stackScan(page, r);
     if (hits.some((h) => /^phase_/.test(h.name))) return [r, hits];
   }
   return [-1, []];
 }
 
 await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, page) => {
-  const errors = [], network = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await context.route('**/*', (route) => {
-    const u = route.request().url();
-    if (u.startsWith('file://')) return route.continue();
-    network.push(u);
-    return route.abort();
-  });
+  // No network: anything but the file itself is refused and recorded.
+  const { errors, network } = await offline(context, page);
   const text = (sel) => page.locator(sel).evaluate((e) => e.textContent.trim());
   async function open(file, hash) {
     await page.goto('about:blank');
@@ -76,7 +46,7 @@ await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, 
   await open(tp, '#v=stackchart');
   check(!(await page.isHidden('#tab-stackchart')), 'the stack chart tab is there');
   check(await page.isHidden('#sc-empty'), 'the stack chart is drawn (no "no stack chart" note)', await text('#sc-empty'));
-  await settled(page);
+  await stackSettled(page);
   const thread = await page.$eval('#sc-thread', (s) => s.options[s.selectedIndex].textContent);
   check(/^twophase /.test(thread), 'the busiest thread is the program\'s main thread', thread);
   const [row, hits] = await phaseRow(page);
@@ -96,10 +66,10 @@ await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, 
   await page.mouse.move(cb[0] + (edge ? edge.x : 300), cb[1] + 30);
   for (let i = 0; i < 4; i++) await page.mouse.wheel(0, -200);
   await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).has('sx'));
-  await settled(page);
+  await stackSettled(page);
   const [f1, t1] = await drawnWindow(page);
   check(f1 > f0 && t1 < t0 && (t1 - f1) < (t0 - f0) / 2, 'the wheel zooms in', [f0, t0, f1, t1]);
-  const zoomed = (await scan(page, row)).map((h) => h.name).filter((n) => /^phase_/.test(n));
+  const zoomed = (await stackScan(page, row)).map((h) => h.name).filter((n) => /^phase_/.test(n));
   const za = zoomed.lastIndexOf('phase_a'), zb = zoomed.indexOf('phase_b');
   check(za >= 0 && zb >= 0 && za < zb, 'zoomed in at the phase change: phase_a, then phase_b', zoomed.join(' '));
   const summary = await text('#sc-summary');
@@ -116,10 +86,10 @@ await withBrowser({ args: ['--allow-file-access-from-files'] }, async (context, 
     return [Math.round(b0 + 0.2 * (b1 - b0)), Math.round(b0 + 0.6 * (b1 - b0))];
   });
   await open(tp, `#v=stackchart&sx=${w[0]},${w[1]}`);
-  await settled(page);
+  await stackSettled(page);
   const [f2, t2] = await drawnWindow(page);
   check(Math.abs(f2 - w[0]) <= 1 && Math.abs(t2 - w[1]) <= 1, 'a window from the URL is drawn', [w, f2, t2]);
-  const late = (await scan(page, row)).map((h) => h.name);
+  const late = (await stackScan(page, row)).map((h) => h.name);
   check(late.includes('phase_b') && !late.includes('phase_a'), 'late in the run: phase_b alone', late.join(' '));
 
   // The disassembly of a hot function, as saved (its binary was read

@@ -10,7 +10,7 @@
 //   URL: a kiln serve of a recording of tests/workloads/twophase.
 // Exit status 0 when every check passes, 1 otherwise.
 import { join } from 'node:path';
-import { check, withBrowser } from './lib.mjs';
+import { check, drawnWindow, stackScan, stackSettled, withBrowser } from './lib.mjs';
 
 const [url, shotDir] = process.argv.slice(2);
 if (!url || !shotDir) {
@@ -19,30 +19,7 @@ if (!url || !shotDir) {
 }
 
 const hash = (page) => new URLSearchParams(new URL(page.url()).hash.slice(1));
-const drawnWindow = (page) => page.$eval('#stackchart', (c) => [+c.dataset.from, +c.dataset.to]);
 const miniWindow = (page) => page.$eval('#sc-mini', (c) => c.dataset.window.split(',').map(Number));
-// Waits for the chart drawn for the URL's window (the request answered).
-async function settled(page) {
-  await page.waitForFunction(() => !document.body.dataset.busy && document.querySelector('#stackchart').dataset.from !== undefined);
-  await page.waitForFunction(() => {
-    const q = new URLSearchParams(location.hash.slice(1)), c = document.querySelector('#stackchart');
-    const m = /^(\d+),(\d+)$/.exec(q.get('sx') || '');
-    return !m || (Math.abs(+c.dataset.from - +m[1]) <= 1 && Math.abs(+c.dataset.to - +m[2]) <= 1);
-  });
-}
-
-// Hovers across the chart at depth `row`: the function under the pointer
-// at each x (tooltip's first line), in order of x.
-async function scan(page, row) {
-  const box = await page.$eval('#stackchart', (c) => { const r = c.getBoundingClientRect(); return [r.left, r.top, r.width]; });
-  const out = [];
-  for (let x = 2; x < box[2] - 2; x += 6) {
-    await page.mouse.move(box[0] + x, box[1] + 18 + row * 16 + 8);
-    const t = await page.$eval('#tip', (e) => (e.hidden ? '' : e.textContent));
-    if (t) out.push({ x, name: t.split('\n')[0], text: t });
-  }
-  return out;
-}
 
 await withBrowser({}, async (context, page) => {
   const errors = [];
@@ -51,7 +28,7 @@ await withBrowser({}, async (context, page) => {
 
   await page.goto(`${url}#v=stackchart`);
   await page.waitForFunction(() => document.body.dataset.ready === '1');
-  await settled(page);
+  await stackSettled(page);
   check(!(await page.isHidden('#stackchart-view')), 'the stack chart tab shows');
   const thread = await page.$eval('#sc-thread', (s) => s.options[s.selectedIndex].textContent);
   check(/^twophase /.test(thread), 'the busiest thread is the program\'s main thread', thread);
@@ -60,7 +37,7 @@ await withBrowser({}, async (context, page) => {
   // main, then phase_a or phase_b (the depth where they are found).
   let row = -1, hits = [];
   for (let r = 2; r < 8 && row < 0; r++) {
-    hits = await scan(page, r);
+    hits = await stackScan(page, r);
     if (hits.some((h) => /^phase_/.test(h.name))) row = r;
   }
   const names = hits.map((h) => h.name).filter((n) => /^phase_/.test(n));
@@ -78,7 +55,7 @@ await withBrowser({}, async (context, page) => {
   await page.mouse.move(cb[0], cb[1]);
   for (let i = 0; i < 4; i++) await page.mouse.wheel(0, -200);
   await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).has('sx'));
-  await settled(page);
+  await stackSettled(page);
   const [f1, t1] = await drawnWindow(page);
   check(f1 > f0 && t1 < t0 && (t1 - f1) < (t0 - f0) / 2, 'the wheel zooms in around the pointer', [f0, t0, f1, t1]);
   const mw = await miniWindow(page);
@@ -98,10 +75,10 @@ await withBrowser({}, async (context, page) => {
   await page.mouse.move(mb[0] + (0.02 + to) / 2 * mb[2], mb[1], { steps: 3 });
   await page.mouse.move(mb[0] + to * mb[2], mb[1], { steps: 3 });
   await page.mouse.up();
-  await settled(page);
+  await stackSettled(page);
   const mw2 = await miniWindow(page);
   check(Math.abs(mw2[0] - 0.02) < 0.02 && Math.abs(mw2[1] - to) < 0.02, 'a drag on the minimap picks that window', [mw2, to]);
-  const names2 = (await scan(page, row)).map((h) => h.name);
+  const names2 = (await stackScan(page, row)).map((h) => h.name);
   check(names2.includes('phase_a') && !names2.includes('phase_b'), 'before phase_b\'s start: phase_a alone', names2.join(' '));
 
   // A window of one millisecond at a sample: one sample drawn.
@@ -109,7 +86,7 @@ await withBrowser({}, async (context, page) => {
   const r = d.runs[Math.floor(d.runs.length / 2)];
   await page.goto(`${url}#v=stackchart&sx=${r[0]},${r[0] + 1000000}`);
   await page.waitForFunction(() => document.body.dataset.ready === '1');
-  await settled(page);
+  await stackSettled(page);
   const summary = await page.textContent('#sc-summary');
   check(/: 1 sample, 1 run drawn/.test(summary), 'zoomed to a single sample', summary);
   await page.screenshot({ path: join(shotDir, 'stackchart-one.png') });
