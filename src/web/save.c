@@ -247,6 +247,40 @@ static int hot_fns(struct kiln_web_model *m, const struct kiln_web_req *parent,
 	return status;
 }
 
+/*
+ * One answer of a part saved per function or per thread, appended to out
+ * after `sep` (kept: answers already there): kept when the API has it
+ * and it fits *cap (NULL: no cap), else left out whole (its separator
+ * too; *cut counts those over the cap).  1 kept, 0 left out, -1: 500.
+ */
+static int ask_capped(struct kiln_web_model *m, const struct kiln_web_req *r,
+		      const struct save_part *pt, const char *const *own,
+		      const char *key, size_t kept, size_t *cap, size_t *cut,
+		      struct kiln_buf *out, struct kiln_buf *err_msg)
+{
+	size_t start = out->len;
+	int status;
+
+	if ((kept && kiln_buf_addc(out, ',')) ||
+	    (key && (kiln_buf_add_json(out, key, strlen(key)) ||
+		     kiln_buf_addc(out, ':'))))
+		return -1;
+	status = ask(m, r, pt, own, out, err_msg);
+	if (status == 500)
+		return -1;
+	if (status != 200 || (cap && out->len - start > *cap)) {
+		/* Not there (no such function, no binary to disassemble, an
+		 * empty window), or over the cap. */
+		kiln_buf_reset(err_msg);
+		out->len = start;
+		*cut += status == 200;
+		return 0;
+	}
+	if (cap)
+		*cap -= out->len - start;
+	return 1;
+}
+
 /* A SAVE_THREAD part for type tstr, appended to out: the answers for the
  * SAVE_SC_THREADS busiest threads of the selection over its time span
  * (t0, t1; else the whole recording), busiest first, as far as *left
@@ -284,25 +318,14 @@ static int save_threads(struct kiln_web_model *m, const struct kiln_web_req *r,
 	if (kiln_buf_adds(out, "{\"by_thread\":["))
 		return 500;
 	for (i = 0; i < n; i++) {
-		size_t start = out->len;
+		int k;
 
 		snprintf(pid, sizeof(pid), "%" PRId64, ids[i][0]);
 		snprintf(tid, sizeof(tid), "%" PRId64, ids[i][1]);
-		if (kept && kiln_buf_addc(out, ','))
+		k = ask_capped(m, r, pt, own, NULL, kept, left, &cut, out, err_msg);
+		if (k < 0)
 			return 500;
-		status = ask(m, r, pt, own, out, err_msg);
-		if (status == 500)
-			return 500;
-		if (status != 200 || out->len - start > *left) {
-			/* An empty window (t0 past the end), or over the
-			 * cap: left out. */
-			kiln_buf_reset(err_msg);
-			out->len = start;
-			cut += status == 200;
-			continue;
-		}
-		*left -= out->len - start;
-		kept++;
+		kept += (size_t)k;
 	}
 	return kiln_buf_addf(out, "],\"cut\":%zu,\"threads\":%zu,\"width\":%s}",
 			     cut, n, SAVE_SC_WIDTH) ? 500 : 200;
@@ -319,7 +342,7 @@ static int save_part(struct kiln_web_model *m, const struct kiln_web_req *r,
 	const char *own[] = { "type", tstr, "fn", NULL, NULL };
 	size_t *cap = (pt->flags & SAVE_CAP) ? &left->source :
 		      (pt->flags & SAVE_ASM) ? &left->disasm : NULL;
-	size_t i, at, cut = 0;
+	size_t i, at, cut = 0, kept = 0;
 	const char *fn;
 	int status;
 
@@ -347,28 +370,14 @@ static int save_part(struct kiln_web_model *m, const struct kiln_web_req *r,
 	if (kiln_buf_adds(out, "{\"by_fn\":{"))
 		return 500;
 	for (i = 0, fn = fns->data; i < nfns; i++, fn += strlen(fn) + 1) {
-		size_t start = out->len;
+		int k;
 
 		own[3] = fn;
-		if ((i && kiln_buf_addc(out, ',')) ||
-		    kiln_buf_add_json(out, fn, strlen(fn)) || kiln_buf_addc(out, ':'))
+		k = ask_capped(m, r, pt, own, fn, kept, cap, &cut, out, err_msg);
+		if (k < 0)
 			return 500;
-		status = ask(m, r, pt, own, out, err_msg);
-		if (status == 500)
-			return 500;
-		if (status != 200 || (cap && out->len - start > *cap)) {
-			/* No such function here (no binary to disassemble),
-			 * or over the cap: left out. */
-			kiln_buf_reset(err_msg);
-			out->len = start;
-			cut += status == 200;
-			continue;
-		}
-		if (cap)
-			*cap -= out->len - start;
+		kept += (size_t)k;
 	}
-	if (out->len && out->data[out->len - 1] == ',')
-		out->len--;
 	return kiln_buf_addf(out, "},\"cut\":%zu}", cut) ? 500 : 200;
 }
 

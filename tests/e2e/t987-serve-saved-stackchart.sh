@@ -99,6 +99,23 @@ data "$T/tp.html" "$T/tp.json"
     fail "no disassembly of burn_a: $(jq -c '[.types[] | .disasm.by_fn | keys]' "$T/tp.json")"
 [ "$(jq -c '[.types[] | .disasm.by_fn]' "$T/plain.json")" = '[{}]' ] || fail "plain disasm: $(jq -c '[.types[] | .disasm]' "$T/plain.json")"
 [ "$(jq '.disasm_max' "$T/tp.json")" = $((2 << 20)) ] || fail "no disasm_max"
+# The hottest function has no binary to disassemble (a library that is
+# not there), the next has: it alone is saved, and the data still reads
+# (a separator was once left before it: '{"by_fn":{,"burn_a"', a script
+# error that broke the whole saved page).
+a=$(nm "$WL/shares" | awk '$3 == "burn_a" { print $1 }')
+awk -v a="$a" -v b="$WL/shares" 'BEGIN {
+    for (k = 0; k < 300; k++)
+        printf "prog 100/100 [000] %.6f: 1000000 cpu-clock:\n\t    1010 ghost+0x0 (/nonexistent/libghost.so)\n\n", 1 + k / 1000
+    for (k = 0; k < 100; k++)
+        printf "prog 100/100 [000] %.6f: 1000000 cpu-clock:\n\t    %s burn_a+0x0 (%s)\n\n", 2 + k / 1000, a, b
+}' > "$T/ghost.perf"
+serve_start -q --http 127.0.0.1:0 "$T/ghost.perf"
+expect_get 200 "/api/download?format=html"
+serve_stop
+data "$T/body" "$T/ghost.json"
+[ "$(jq '[.types[] | .disasm.by_fn | keys == ["burn_a"]] | all' "$T/ghost.json" 2>&1)" = true ] ||
+    fail "ghost then burn_a: $(jq -c '[.types[] | .disasm.by_fn | keys]' "$T/ghost.json" 2>&1 | head -c 300)"
 
 if ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ] ||
    [ ! -d "$KILN_SRC/tests/browser/node_modules/playwright-core" ]; then
