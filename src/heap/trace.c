@@ -173,7 +173,7 @@ void kiln_htrace_fork_child(void)
 	kheap_w_dropped = 0;
 	kheap_w_last_flush = kheap_now();
 	kheap_clock_pair(&kheap_w_c_raw, &kheap_w_c_ns);
-	kheap_w_c_lines = 0;
+	kheap_w_c_drawn = false;
 	kheap_exit_tid = 0;
 	atomic_store(&kheap_stalled, false);
 	atomic_store(&kheap_wake_word, 0);
@@ -473,7 +473,7 @@ static int start(const char *path)
 	kheap_w_last_flush = kheap_now();
 	clock = kheap_clock_choose();
 	kheap_clock_pair(&kheap_w_c_raw, &kheap_w_c_ns);
-	kheap_w_c_lines = 0;
+	kheap_w_c_drawn = false;
 	err = start_writer();
 	if (err)
 		goto fail;

@@ -111,7 +111,7 @@ extern bool kheap_w_maps_due;
 extern uint64_t kheap_w_lost;
 extern uint64_t kheap_w_last_flush;
 extern uint64_t kheap_w_c_raw, kheap_w_c_ns;	/* the last clock pair */
-extern uint32_t kheap_w_c_lines;
+extern bool kheap_w_c_drawn;
 extern ZSTD_CCtx *kheap_w_zstd;
 extern pid_t kheap_exit_tid;
 extern _Atomic uint64_t kheap_st_written;

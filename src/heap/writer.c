@@ -66,7 +66,7 @@ bool kheap_w_maps_due;
 uint64_t kheap_w_lost;			/* losses already reported */
 uint64_t kheap_w_last_flush;
 uint64_t kheap_w_c_raw, kheap_w_c_ns;
-uint32_t kheap_w_c_lines;		/* lines drawn from good pairs */
+bool kheap_w_c_drawn;			/* a line drawn from a good pair */
 ZSTD_CCtx *kheap_w_zstd;
 pid_t kheap_exit_tid;			/* the thread that ran exit() */
 _Atomic uint64_t kheap_st_written, kheap_st_frames;
@@ -342,13 +342,13 @@ void kheap_round(bool force, bool all, bool end)
 
 	/* The hooks' clock and CLOCK_MONOTONIC at the round's start: the
 	 * events up to it are placed on the line from the last such pair. */
-	if (kheap_clock_pair(&limit, &now) || !kheap_w_c_lines) {
+	if (kheap_clock_pair(&limit, &now) || !kheap_w_c_drawn) {
 		if (now < kheap_w_c_ns)
 			now = kheap_w_c_ns;
 		kiln_henc_clock(&kheap_w_enc, kheap_w_c_raw, kheap_w_c_ns, limit, now);
 		kheap_w_c_raw = limit;
 		kheap_w_c_ns = now;
-		kheap_w_c_lines++;
+		kheap_w_c_drawn = true;
 	} else {
 		/* A loose pair would be off by half its gap: the line goes on. */
 		kiln_henc_clock_at(&kheap_w_enc, limit);

@@ -27,8 +27,8 @@
 struct counted {
 	pid_t tid;
 	bool has;
-	uint64_t own_from;	/* its own counters: just before their open */
-	uint64_t own_since;	/* and just after (0: none of its own) */
+	uint64_t own_from;	/* its own counters: just before their open
+				 * (0: none of its own) */
 	uint64_t seen;		/* first listed in /proc */
 };
 
@@ -165,7 +165,6 @@ static int count_thread(void *ctx, pid_t pid, pid_t tid)
 			return -ENOMEM;
 		c->has = true;
 		c->own_from = from;
-		c->own_since = kiln_session_ns(CLOCK_MONOTONIC);
 	}
 	thread_name(pid, tid, name, sizeof(name));
 	nn = realloc(r->names, (r->nnames + 1) * sizeof(*nn));
@@ -210,14 +209,14 @@ static void apply(struct srun *r, const struct task_rec *t)
 	if (!c)
 		return;
 	inherited = parent && parent->has;
-	if (inherited && parent->own_since &&
+	if (inherited && parent->own_from &&
 	    (t->time < parent->own_from || (c->seen && c->seen < parent->own_from)))
 		inherited = false;
 	if (!inherited)
 		return;
-	if (c->own_since) {
+	if (c->own_from) {
 		kiln_stat_drop(r->s, c->tid);
-		c->own_from = c->own_since = 0;
+		c->own_from = 0;
 	}
 	c->has = true;
 }
