@@ -24,7 +24,9 @@ print(sum(e["dur"] for e in ev if e.get("ph") == "X" and e["name"] == "ExecuteCo
 
 # Its cum in wall/nanoseconds, from the collapsed output (exact numbers).
 expect_status 0 "$KILN" convert "$T/shares.json" -o "$T/t.collapsed"
-got=$(awk '$0 ~ /^ExecuteCompiler(;| )/ { s += $NF } END { print s + 0 }' "$T/t.collapsed")
+# (printf: mawk prints a sum past 2^31 -- a compile of over 2.1 s, as
+# under ASan on a loaded machine -- as 2.18274e+09.)
+got=$(awk '$0 ~ /^ExecuteCompiler(;| )/ { s += $NF } END { printf "%.0f\n", s }' "$T/t.collapsed")
 [ "$got" = "$((want * 1000))" ] ||
     fail "ExecuteCompiler weighs $got ns, clang's trace says ${want} us"
 has "$T/t.collapsed" "^ExecuteCompiler;Frontend;"
