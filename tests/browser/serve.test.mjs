@@ -136,8 +136,14 @@ try {
     // Off: the ordinary colours, the details without a change.
     await page.locator('#diff').uncheck();
     await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('d') === null);
-    await page.mouse.move(p.x, p.y + 1);
-    await page.mouse.move(p.x, p.y);
+    // (The graph without the base comes after the URL changes: hovered
+    // again until it is drawn, up to a minute.)
+    for (let i = 0; i < 600; i++) {
+      await page.mouse.move(p.x, p.y + 1);
+      await page.mouse.move(p.x, p.y);
+      if (!(await text('#details')).endsWith('unchanged')) break;
+      await page.waitForTimeout(100);
+    }
     check(await text('#details') === 'Function: burn_c (100 samples, 10.00%)', 'diff off', await text('#details'));
 
     // The top table with deltas, sorted by the change: burn_b grew by
