@@ -20,6 +20,7 @@
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/buf.h"
+#include "util/exename.h"
 #include "util/file.h"
 #include "cpu/procprof.h"
 
@@ -63,13 +64,14 @@ int kiln_procprof_proc_openat(struct kiln_kfd *k, const char *rel, int flags)
  * /proc/self/maps, by the held folder when it is this process's.  Once
  * the main thread has ended (pthread_exit()), the process's own folder
  * is its zombie's and its maps read empty: the calling thread's are the
- * same and still there.
+ * same and still there.  The executable named as it was run
+ * (util/exename.h), as kiln_read_self_maps() names it.
  */
 static int read_maps(struct kiln_buf *b)
 {
 	if (proc_pid == getpid() && kiln_kfd_ours(&proc_dir) &&
 	    !kiln_read_proc(proc_dir.fd, "maps", b) && b->len)
-		return 0;
+		return kiln_self_maps_alias(b, 0);
 	kiln_buf_reset(b);
 	return kiln_read_self_maps(b);
 }

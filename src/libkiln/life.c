@@ -25,6 +25,7 @@
 #include "runtime/relay.h"
 #include "runtime/env.h"
 #include "libkiln/life.h"
+#include "util/exename.h"
 #include "symbolize/symbolize.h"
 
 /* fork(), in the forking thread, before the copy. */
@@ -82,6 +83,7 @@ static void child(void)
  */
 __attribute__((constructor)) static void kiln_runtime_load(void)
 {
+	const char *exe_target, *exe_alias;
 	/*
 	 * The first allocation is a malloc.  A sanitizer's runtime preloaded
 	 * into a program not built with it (LD_PRELOAD="libasan.so
@@ -103,6 +105,9 @@ __attribute__((constructor)) static void kiln_runtime_load(void)
 	/* Every variable parsed (and a bad one said) before any part acts
 	 * on one. */
 	kiln_env();
+	/* The name the program was run by, while a relative one (./prog)
+	 * still means what it meant to execve. */
+	kiln_self_exe_alias(&exe_target, &exe_alias);
 	kiln_interpose_load();
 	pthread_atfork(prepare, parent, child);
 	kiln_htrace_dump_load();

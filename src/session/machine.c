@@ -29,6 +29,7 @@
 #include "util/htab.h"
 #include "util/file.h"
 #include "util/maps.h"
+#include "util/exename.h"
 
 /* ---- processes and threads ---- */
 
@@ -173,7 +174,7 @@ static bool is_exec_file(const char *path)
 	       !strncmp(path, "//anon", 6) || !strncmp(path, "/memfd:", 7);
 }
 
-static uint32_t model_mapping(struct kiln_rec *r, const char *path,
+static uint32_t model_mapping(struct kiln_rec *r, uint32_t file,
 			      uint64_t start, uint64_t end, uint64_t pgoff,
 			      const uint8_t *bid, size_t bid_size)
 {
@@ -184,7 +185,7 @@ static uint32_t model_mapping(struct kiln_rec *r, const char *path,
 	m.start = start;
 	m.limit = end;
 	m.offset = pgoff;
-	m.file = kiln_prof_interns(r->p, path);
+	m.file = file;
 	if (bid_size) {
 		for (i = 0; i < bid_size && i < 20; i++)
 			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
@@ -283,6 +284,36 @@ const struct rmap *kiln_rec_find_map(const struct proc *pr, uint64_t addr)
 	return NULL;
 }
 
+/*
+ * The name a mapping's file is shown by in the profile: its path, or
+ * where the process was run by a link to it (its comm names a link in
+ * the file's folder: redis-server -> redis-check-rdb) that link's, as
+ * the agent does (util/exename.h).  The mapping's own file (rmap.file)
+ * stays the one to read.  Not for another machine's files (offline).
+ */
+static uint32_t shown_file(struct kiln_rec *r, uint32_t pid, uint32_t file,
+			   const char *path)
+{
+	const struct thread *t = kiln_rec_find_thread(r, pid, pid, false);
+	char alias[4096];
+	unsigned slot;
+
+	if (r->o.offline || !t || !t->comm || path[0] != '/')
+		return file;
+	slot = (file * 31u + t->comm) %
+	       (unsigned)(sizeof(r->exe_names) / sizeof(r->exe_names[0]));
+	if (r->exe_names[slot].file != file ||
+	    r->exe_names[slot].comm != t->comm) {
+		r->exe_names[slot].file = file;
+		r->exe_names[slot].comm = t->comm;
+		r->exe_names[slot].shown =
+			kiln_exe_alias(path, kiln_prof_str(r->p, t->comm),
+				       alias, sizeof(alias)) ?
+			kiln_prof_interns(r->p, alias) : file;
+	}
+	return r->exe_names[slot].shown;
+}
+
 void kiln_rec_on_mmap(struct kiln_rec *r, const struct kiln_perf_event *ev)
 {
 	struct proc *pr;
@@ -302,7 +333,8 @@ void kiln_rec_on_mmap(struct kiln_rec *r, const struct kiln_perf_event *ev)
 	m.file = kiln_prof_interns(r->p, path);
 	m.open = ev->mmap.open_path && ev->mmap.open_path[0] ?
 		 kiln_prof_interns(r->p, ev->mmap.open_path) : 0;
-	m.mapping = model_mapping(r, path, m.start, m.end, m.pgoff,
+	m.mapping = model_mapping(r, shown_file(r, pr->pid, m.file, path),
+				  m.start, m.end, m.pgoff,
 				  ev->mmap.build_id, ev->mmap.build_id_size);
 	add_map(r, pr, &m);
 }
@@ -417,6 +449,13 @@ int kiln_rec_seed(struct kiln_rec *r, pid_t pid)
 	if (!c.pr)
 		return -ENOMEM;
 	c.pr->known = true;
+	/* The program's name first: its mappings are named by it. */
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (!kiln_read_proc(AT_FDCWD, path, &text) && text.len) {
+		text.data[strcspn(text.data, "\n")] = '\0';
+		set_comm(r, (uint32_t)pid, (uint32_t)pid, text.data);
+	}
+	kiln_buf_reset(&text);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	err = kiln_read_proc(AT_FDCWD, path, &text);
 	if (!err)

@@ -151,6 +151,11 @@ struct kiln_rec {
 
 	char vdso_path[64];	/* a copy of the [vdso] image */
 	bool vdso_tried, vdso_ok;
+	/* A mapping's file by the name its process was run by (machine.c
+	 * shown_path(), util/exename.h): (file, comm) -> the name shown. */
+	struct {
+		uint32_t file, comm, shown;
+	} exe_names[256];
 
 	/* Changes with every record other than a sample (mappings, names,
 	 * processes): what the caches below were filled under. */

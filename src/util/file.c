@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/exename.h"
 #include "util/limit.h"
 
 static int read_all(int fd, struct kiln_map *m)
@@ -142,7 +143,11 @@ const char *kiln_self_maps_path(void)
 
 int kiln_read_self_maps(struct kiln_buf *out)
 {
-	return kiln_read_proc(AT_FDCWD, kiln_self_maps_path(), out);
+	size_t from = out->len;
+	int err = kiln_read_proc(AT_FDCWD, kiln_self_maps_path(), out);
+
+	/* The executable named as it was run (util/exename.h). */
+	return err ? err : kiln_self_maps_alias(out, from);
 }
 
 static int write_fd(int fd, const char *p, size_t len)

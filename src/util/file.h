@@ -34,7 +34,9 @@ int kiln_read_proc(int dirfd, const char *path, struct kiln_buf *out);
  * This process's memory map (/proc/self/maps), appended to out as
  * kiln_read_proc() does.  Read through the calling thread's folder
  * (/proc/thread-self): once the main thread has ended (pthread_exit()),
- * /proc/self is its zombie's and its maps read empty.  0 or -errno.
+ * /proc/self is its zombie's and its maps read empty.  The executable's
+ * lines name it as it was run where that was a link to it
+ * (util/exename.h: redis-server, not redis-check-rdb).  0 or -errno.
  */
 int kiln_read_self_maps(struct kiln_buf *out);
 
