@@ -16,7 +16,7 @@
 
 enum { OPT_TITLE = 256, OPT_REVERSE, OPT_DIFF, OPT_WIDTH, OPT_TYPE,
        OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_TRANSFORM, OPT_NO_LOCAL, OPT_EVENT,
-       OPT_DIFF_BY };
+       OPT_DIFF_BY, OPT_ABSOLUTE, OPT_NORMALIZE };
 
 static const struct option opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -24,6 +24,8 @@ static const struct option opts[] = {
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "diff", required_argument, NULL, OPT_DIFF },
 	{ "diff-by", required_argument, NULL, OPT_DIFF_BY },
+	{ "absolute", no_argument, NULL, OPT_ABSOLUTE },
+	{ "normalize", no_argument, NULL, OPT_NORMALIZE },
 	{ "width", required_argument, NULL, OPT_WIDTH },
 	{ "sample-type", required_argument, NULL, OPT_TYPE },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
@@ -73,6 +75,8 @@ int kiln_cmd_flame(int argc, char **argv)
 					"bad --diff-by '%s': want path or function",
 					optarg);
 			break;
+		case OPT_ABSOLUTE: fo.diff_compare = 1; break;
+		case OPT_NORMALIZE: fo.diff_compare = -1; break;
 		case OPT_WIDTH:
 			fo.width = (int)strtol(optarg, &end, 10);
 			if (*end || fo.width < 100 || fo.width > 100000)

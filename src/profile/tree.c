@@ -264,6 +264,9 @@ int kiln_tree_add_base(struct kiln_tree *t, struct kiln_prof *base, int type)
 		}
 	}
 	t->has_base = true;
+	t->base_by_value = kiln_type_diff_by_value(
+		kiln_prof_str(base, base->types[type].type),
+		kiln_prof_str(base, base->types[type].unit));
 out:
 	free(map);
 	free(frames);
@@ -338,6 +341,9 @@ int kiln_tree_add_base_by_function(struct kiln_tree *t, struct kiln_prof *base,
 					     (double)ntot[nd->name] + 0.5);
 	}
 	t->has_base = true;
+	t->base_by_value = kiln_type_diff_by_value(
+		kiln_prof_str(base, base->types[type].type),
+		kiln_prof_str(base, base->types[type].unit));
 out:
 	free(map);
 	free(stamp);
@@ -345,6 +351,28 @@ out:
 	free(ntot);
 	free(frames);
 	return err;
+}
+
+bool kiln_type_diff_by_value(const char *type, const char *unit)
+{
+	return !strcmp(unit, "bytes") || strstr(type, "objects") ||
+	       strstr(type, "space") || !strcmp(type, "allocations");
+}
+
+static double pct_of(double v, int64_t total)
+{
+	return total > 0 ? 100.0 * v / (double)total : 0;
+}
+
+double kiln_tree_change(const struct kiln_tree *t, int64_t v, int64_t base,
+			bool by_value)
+{
+	int64_t total = t->nodes[0].total;
+
+	if (by_value)
+		return pct_of((double)v - (double)base,
+			      total > t->base_total ? total : t->base_total);
+	return pct_of((double)v, total) - pct_of((double)base, t->base_total);
 }
 
 double kiln_tree_base_scaled(const struct kiln_tree *t, uint32_t i)

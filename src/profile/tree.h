@@ -63,6 +63,10 @@ struct kiln_tree {
 	bool reverse;			/* leaf-rooted */
 	bool sorted;			/* children in name byte order */
 	bool has_base;			/* kiln_tree_add_base() was called */
+	/* Whether the base is compared by value (subtracted, as pprof's
+	 * -base) by default, not by share: kiln_tree_add_base() sets it for
+	 * heap types (kiln_type_diff_by_value()). */
+	bool base_by_value;
 	int64_t base_total;		/* the base profile's whole total */
 	const struct kiln_prof *prof;	/* names live in its string table */
 	struct kiln_htab index;		/* (parent, name) -> node */
@@ -110,6 +114,24 @@ int kiln_tree_add_base_by_function(struct kiln_tree *t, struct kiln_prof *base,
  * base * root.total / base_total (0 when the base is empty).
  */
 double kiln_tree_base_scaled(const struct kiln_tree *t, uint32_t i);
+
+/*
+ * Whether a diff of this sample type compares values (heap sizes and
+ * counts: what is held or was allocated, pprof's -base subtracts) rather
+ * than shares (CPU time and samples, whose totals follow the run's
+ * length).  The default of every diff view.
+ */
+bool kiln_type_diff_by_value(const char *type, const char *unit);
+
+/*
+ * The change of a value v against its base value, in percentage points:
+ * by value (by_value, t->base_by_value by default), (v - base) in percent
+ * of the larger of the two totals; else the change of share, v's percent
+ * of the tree's total less base's of the base's.  Red/blue colours are
+ * scaled on it.
+ */
+double kiln_tree_change(const struct kiln_tree *t, int64_t v, int64_t base,
+			bool by_value);
 
 /*
  * For trees built from something other than samples (the sandwich view

@@ -18,6 +18,7 @@
 
 #include "profile/profile.h"
 #include "profile/top.h"
+#include "profile/tree.h"
 #include "render/cgint.h"
 #include "util/buf.h"
 #include "util/htab.h"
@@ -281,6 +282,9 @@ static int add_base(struct kiln_callgraph *g, const struct kiln_callgraph_opts *
 	}
 	g->has_base = true;
 	g->base_total = t.total;
+	g->base_by_value = kiln_type_diff_by_value(
+		kiln_prof_str(o->base, o->base->types[o->base_type].type),
+		kiln_prof_str(o->base, o->base->types[o->base_type].unit));
 	kiln_htab_release(&index);
 	kiln_top_release(&t);
 	return err;

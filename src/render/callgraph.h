@@ -102,6 +102,8 @@ struct kiln_callgraph {
 	size_t edges_dropped;	/* by edge_cutoff (last step) */
 	bool has_base;
 	int64_t base_total;	/* diff: the base profile's whole total */
+	bool base_by_value;	/* diff: compared by value (heap types), not
+				 * by share (kiln_type_diff_by_value()) */
 	int type;		/* sample type index in prof */
 	struct kiln_prof *prof;	/* names live in its string table */
 };

@@ -200,9 +200,10 @@ static int add_legend(const struct kiln_callgraph *g,
 		err = kiln_buf_adds(b, "Dashed edges go through removed frames\\l");
 	if (!err && g->has_base) {
 		kiln_value_str(g->base_total, unit, v1, sizeof(v1));
-		err = kiln_buf_addf(b, "Diff: colour by change of total share "
+		err = kiln_buf_addf(b, "Diff: colour by change of total %s "
 				       "against the base (total %s): red grew, "
-				       "blue shrank\\l", v1);
+				       "blue shrank\\l",
+				    g->base_by_value ? "value" : "share", v1);
 	}
 	if (!err)
 		err = kiln_buf_adds(b, "\"]\n");
@@ -212,6 +213,12 @@ static int add_legend(const struct kiln_callgraph *g,
 static double node_delta(const struct kiln_callgraph *g,
 			 const struct kiln_callgraph_node *n)
 {
+	int64_t most = g->total > g->base_total ? g->total : g->base_total;
+
+	/* As kiln_tree_change(): heap types by value, the rest by share. */
+	if (g->base_by_value)
+		return most > 0 ? 100.0 * ((double)n->total - (double)n->base) /
+				  (double)most : 0;
 	return pct(n->total, g->total) - pct(n->base, g->base_total);
 }
 
@@ -255,8 +262,16 @@ static int add_node(const struct kiln_callgraph *g,
 		err = kiln_buf_addf(b, "\\ntotal %.2f%% (%s)\\nself %.2f%% (%s)",
 				    pct(n->total, g->total), tv,
 				    pct(n->self, g->total), sv);
-	if (!err && g->has_base)
+	if (!err && g->has_base && g->base_by_value) {
+		char dv[32];
+
+		kiln_value_str(n->total >= n->base ? n->total - n->base :
+			       n->base - n->total, unit, dv, sizeof(dv));
+		err = kiln_buf_addf(b, "\\n%s%s since the base",
+				    n->total >= n->base ? "+" : "-", dv);
+	} else if (!err && g->has_base) {
 		err = kiln_buf_addf(b, "\\n%+.2f points", node_delta(g, n));
+	}
 	if (!err)
 		err = kiln_buf_addf(b, "\" fontsize=%.1f fillcolor=\"%s\" "
 				       "fontcolor=\"%s\" tooltip=\"", fs, fill,

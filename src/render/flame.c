@@ -389,7 +389,7 @@ static int draw(void *ctx, const struct kiln_flame_box *b)
 		len = kiln_prof_strlen(f->p, nd->name);
 	}
 	if (f->t.has_base) {
-		diff_colour(f, share_delta(f, b), fill);
+		diff_colour(f, box_change(f, b), fill);
 	} else {
 		uint32_t c = b->nmerged || !b->node ?
 			kiln_flame_rgb(name, len, KILN_KIND_OTHER) :
@@ -406,8 +406,13 @@ static int draw(void *ctx, const struct kiln_flame_box *b)
 	put(f, " (");
 	put_value(f, b->v);
 	putf(f, ", %.2f%%", pct(b->v, total));
-	if (f->t.has_base) {
-		double d = share_delta(f, b);
+	if (f->t.has_base && f->by_value) {
+		put(f, "; base ");
+		put_value(f, b->base);
+		put(f, b->v >= b->base ? "; +" : "; -");
+		put_value(f, b->v >= b->base ? b->v - b->base : b->base - b->v);
+	} else if (f->t.has_base) {
+		double d = box_change(f, b);
 
 		put(f, "; base ");
 		put_value(f, b->base);
@@ -602,7 +607,8 @@ static void put_subtitle(struct flame *f, const struct kiln_flame_opts *o)
 	if (f->t.has_base) {
 		put(f, "; base total ");
 		put_value(f, f->t.base_total);
-		put(f, "; red: share grew, blue: share shrank");
+		put(f, f->by_value ? "; red: grew, blue: shrank" :
+			"; red: share grew, blue: share shrank");
 	}
 	if (f->t.reverse)
 		put(f, "; reversed: leaf functions at the top, callers below");
@@ -628,6 +634,7 @@ int kiln_flame_svg(struct kiln_prof *p, int type,
 		err = o->diff_by_function ?
 			kiln_tree_add_base_by_function(&f.t, o->base, o->base_type) :
 			kiln_tree_add_base(&f.t, o->base, o->base_type);
+	f.by_value = o->diff_compare ? o->diff_compare > 0 : f.t.base_by_value;
 	if (err)
 		goto out;
 	f.type = kiln_prof_str(p, p->types[type].type);

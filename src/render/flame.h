@@ -29,6 +29,10 @@ struct kiln_flame_opts {
 	int base_type;
 	/* Match base by function, not by path (kiln_tree_add_base_by_function()). */
 	bool diff_by_function;
+	/* How a box is compared with the base: 0 as its sample type is
+	 * (kiln_type_diff_by_value(): heap types by value, the rest by
+	 * share), 1 by value (base subtracted), -1 by share (normalized). */
+	int diff_compare;
 	/* Pixels: runs of sibling frames narrower than this are merged into
 	 * one "[N small frames]" box, or left out when the run itself is
 	 * narrower, so the SVG stays small for huge profiles.  0: 1.0. */

@@ -33,7 +33,8 @@ struct flame {
 	double scale;			/* pixels per value unit */
 	double min_width;
 	uint32_t max_depth;		/* deepest box drawn */
-	double diff_scale;		/* share change (points) of full colour */
+	double diff_scale;		/* change (points) of full colour */
+	bool by_value;			/* the base compared by value, not share */
 	int err;			/* sticky -ENOMEM */
 };
 
@@ -42,10 +43,11 @@ static inline double pct(int64_t v, int64_t total)
 	return total > 0 ? 100.0 * (double)v / (double)total : 0;
 }
 
-/* Change of share, in percentage points, of a box against the base. */
-static inline double share_delta(const struct flame *f, const struct kiln_flame_box *b)
+/* A box's change against the base, in points (kiln_tree_change(): of
+ * share, or by value for heap types). */
+static inline double box_change(const struct flame *f, const struct kiln_flame_box *b)
 {
-	return pct(b->v, f->t.nodes[0].total) - pct(b->base, f->t.base_total);
+	return kiln_tree_change(&f->t, b->v, b->base, f->by_value);
 }
 
 /* flamelayout.c */

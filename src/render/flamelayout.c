@@ -30,7 +30,7 @@ int kflame_measure(void *ctx, const struct kiln_flame_box *b)
 	if (b->depth > f->max_depth)
 		f->max_depth = b->depth;
 	if (f->t.has_base) {
-		double d = fabs(share_delta(f, b));
+		double d = fabs(box_change(f, b));
 
 		if (d > f->diff_scale)
 			f->diff_scale = d;

@@ -16,6 +16,7 @@
 
 #include "profile/profile.h"
 #include "profile/top.h"
+#include "profile/tree.h"
 #include "util/buf.h"
 #include "web/call.h"
 
@@ -147,12 +148,6 @@ static void add_change_pct(struct call *c, double v, double b)
 }
 
 /* A heap profile's sample type: sizes in bytes, or object counts. */
-static bool heap_type(const char *type, const char *unit)
-{
-	return !strcmp(unit, "bytes") || strstr(type, "objects") ||
-	       strstr(type, "space") || !strcmp(type, "allocations");
-}
-
 int web_api_top(struct call *c)
 {
 	static const char *const keys[] = { "flat", "cum", "name", "delta" };
@@ -179,8 +174,9 @@ int web_api_top(struct call *c)
 	 * -base does (a heap that shrank must not read as growth because the
 	 * base was scaled to it); times and samples compare shares. */
 	if (!call_arg(c, "absolute") || !*call_arg(c, "absolute"))
-		absolute = heap_type(call_type_name(v->prof, v->type),
-				     call_unit_name(v->prof, v->type));
+		absolute = kiln_type_diff_by_value(
+			call_type_name(v->prof, v->type),
+			call_unit_name(v->prof, v->type));
 	if (sort && *sort) {
 		for (ks.key = 0; ks.key < 4; ks.key++)
 			if (!strcmp(sort, keys[ks.key]))

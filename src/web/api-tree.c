@@ -200,21 +200,21 @@ struct emit_win {
 	int64_t lo, hi;
 };
 
-/* Node i's change of share against the base, in percentage points. */
-static double share_delta(const struct kiln_tree *t, uint32_t i)
-{
-	double v = t->nodes[0].total > 0 ?
-		100.0 * (double)t->nodes[i].total / (double)t->nodes[0].total : 0;
-	double b = t->base_total > 0 ?
-		100.0 * (double)t->nodes[i].base / (double)t->base_total : 0;
+/* How nodes are compared with the diff base (kiln_tree_change()). */
+enum diff_mode { DIFF_NONE, DIFF_SHARE, DIFF_VALUE };
 
-	return v - b;
+/* Node i's change against the base, in percentage points. */
+static double node_change(const struct kiln_tree *t, uint32_t i,
+			  enum diff_mode diff)
+{
+	return kiln_tree_change(t, t->nodes[i].total, t->nodes[i].base,
+				diff == DIFF_VALUE);
 }
 
 struct emit_ctx {
 	struct call *c;
 	const struct kiln_tree *t;
-	bool diff;
+	enum diff_mode diff;
 	double dscale;		/* the differential colours' scale */
 	struct search *s;
 	struct web_names *nm;
@@ -227,7 +227,7 @@ struct emit_ctx {
 static int measure_delta(void *ctx, const struct kiln_flame_box *b)
 {
 	struct emit_ctx *e = ctx;
-	double d = fabs(share_delta(e->t, b->node));
+	double d = fabs(node_change(e->t, b->node, e->diff));
 
 	if (d > e->dscale)
 		e->dscale = d;
@@ -258,13 +258,15 @@ static int emit_node(void *ctx, const struct kiln_flame_box *b)
 	/* The colour kiln flame draws the frame in (the one palette:
 	 * render/flame.h); the root's is the page's own. */
 	call_add(c, ",%" PRIu32, !b->node ? 0 : e->diff ?
-		 kiln_flame_diff_rgb(share_delta(t, b->node), e->dscale) :
+		 kiln_flame_diff_rgb(node_change(t, b->node, e->diff), e->dscale) :
 		 kiln_flame_node_rgb(p, kiln_prof_str(p, nd->name),
 				     kiln_prof_strlen(p, nd->name),
 				     (enum kiln_kind)nd->kind));
-	/* The diff base's value on the same path, scaled to this
-	 * profile's total (shares compared, not absolute values). */
-	if (e->diff)
+	/* The diff base's value on the same path: as it is where values
+	 * are compared, else scaled to this profile's total (shares). */
+	if (e->diff == DIFF_VALUE)
+		call_add(c, ",%" PRId64, nd->base);
+	else if (e->diff)
 		call_add(c, ",%.0f", kiln_tree_base_scaled(t, b->node));
 	call_add(c, "]");
 	if (b->depth > e->maxdepth)
@@ -284,7 +286,8 @@ static int emit_node(void *ctx, const struct kiln_flame_box *b)
  * children left out.
  */
 static void emit_nodes(struct call *c, const struct kiln_tree *t,
-		       uint32_t from, double width_px, double min_px, bool diff,
+		       uint32_t from, double width_px, double min_px,
+		       enum diff_mode diff,
 		       const struct emit_win *w, struct search *s,
 		       struct web_names *nm, uint32_t *maxdepth, size_t *dropped)
 {
@@ -367,7 +370,8 @@ int web_api_flame(struct call *c)
 	uint32_t root, i, maxdepth, *chain = NULL;
 	size_t dropped, nchain = 0, ccap = 0;
 	long width, min;
-	bool reverse, diff;
+	bool reverse, diff, absolute;
+	enum diff_mode mode = DIFF_NONE;
 	int64_t m_all, m_root;
 	struct emit_win w = { false, 0, 0 };
 	double x0, x1;
@@ -377,6 +381,7 @@ int web_api_flame(struct call *c)
 	    call_num_arg(c, "min", 1, WEB_WIDTH_MAX, 1, &min) ||
 	    call_bool_arg(c, "reverse", &reverse) || call_bool_arg(c, "diff", &diff) ||
 	    call_bool_arg(c, "heavy", &w.heavy) ||
+	    call_bool_arg(c, "absolute", &absolute) ||
 	    call_frac_arg(c, "x0", 0, &x0) || call_frac_arg(c, "x1", 1, &x1))
 		return c->status;
 	if (x1 <= x0)
@@ -390,6 +395,12 @@ int web_api_flame(struct call *c)
 		c->err = err;
 		return 500;
 	}
+	/* Without absolute=: as the sample type is compared (heap sizes
+	 * and counts by value, as pprof's -base; times by share), as the
+	 * top table does. */
+	if (diff)
+		mode = (call_arg(c, "absolute") && *call_arg(c, "absolute") ?
+			absolute : t->base_by_value) ? DIFF_VALUE : DIFF_SHARE;
 	root = web_tree_walk(c, t, call_arg(c, "root"));
 	if (root == UINT32_MAX)
 		return c->status;
@@ -406,7 +417,8 @@ int web_api_flame(struct call *c)
 	call_add_value_str(c, t->nodes[0].total, call_unit_name(v->prof, v->type));
 	call_add(c, ",\"reverse\":%s,\"width\":%ld", reverse ? "true" : "false", width);
 	if (diff)
-		call_add(c, ",\"base_total\":%" PRId64, t->base_total);
+		call_add(c, ",\"base_total\":%" PRId64 ",\"absolute\":%s",
+			 t->base_total, mode == DIFF_VALUE ? "true" : "false");
 	/* The zoom root's ancestors, outermost first, for breadcrumbs. */
 	for (i = root; i; i = t->nodes[i].parent) {
 		if (kiln_array_grow((void **)&chain, &ccap, nchain + 1,
@@ -431,7 +443,7 @@ int web_api_flame(struct call *c)
 	w.hi = (int64_t)(x1 * (double)t->nodes[root].total + 0.5);
 	if (w.hi <= w.lo)
 		w.hi = w.lo + 1;
-	emit_nodes(c, t, root, (double)width, (double)min, diff, &w, &s, &nm,
+	emit_nodes(c, t, root, (double)width, (double)min, mode, &w, &s, &nm,
 		   &maxdepth, &dropped);
 	call_add(c, ",\"depth\":%u,\"dropped\":%zu,", maxdepth, dropped);
 	web_names_write(c, &nm, v->prof);
@@ -577,10 +589,10 @@ int web_api_sandwich(struct call *c)
 	    t->nodes[0].total, callees.nodes[0].total,
 	    callees.nodes[0].child ? callees.nodes[callees.nodes[0].child].self : 0);
 	call_add(c, ",\"callers\":{");
-	emit_nodes(c, &callers, callers.nodes[0].child, (double)width, 1.0, false, NULL, &s,
+	emit_nodes(c, &callers, callers.nodes[0].child, (double)width, 1.0, DIFF_NONE, NULL, &s,
 		   &nm, &maxdepth, &dropped);
 	call_add(c, ",\"depth\":%u},\"callees\":{", maxdepth);
-	emit_nodes(c, &callees, callees.nodes[0].child, (double)width, 1.0, false, NULL, &s,
+	emit_nodes(c, &callees, callees.nodes[0].child, (double)width, 1.0, DIFF_NONE, NULL, &s,
 		   &nm, &maxdepth, &dropped);
 	call_add(c, ",\"depth\":%u},", maxdepth);
 	web_names_write(c, &nm, v->prof);

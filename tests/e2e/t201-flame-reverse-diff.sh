@@ -61,4 +61,24 @@ frame "$T/d.svg" burn_a | grep -q 'width="708.00"' || fail "burn_a width is not 
 expect_status 0 "$KILN" flame "$T/new2.collapsed" --diff "$T/new2.collapsed" -o "$T/same.svg"
 grep -o 'fill="rgb([0-9]*,[0-9]*,[0-9]*)"' "$T/same.svg" | sort -u > "$T/fills"
 [ "$(wc -l < "$T/fills")" = 1 ] || { cat "$T/fills" >&2; fail "a profile against itself is not all neutral"; }
+
+# A heap that shrank (2000 B -> 1000 B): sizes are compared by value by
+# default, as go tool pprof -base subtracts, so site_a (1000 -> 900) is a
+# loss, not the 50% -> 90% share gain --normalize shows; CPU samples above
+# compare shares, and --absolute makes them compare values.
+MKPPROF_TYPE=inuse_space/bytes python3 "$KILN_SRC/tests/e2e/mkpprof.py" "$T/hb.pb.gz" \
+    site_a=a.c:1=1000 site_b=b.c:2=1000
+MKPPROF_TYPE=inuse_space/bytes python3 "$KILN_SRC/tests/e2e/mkpprof.py" "$T/hn.pb.gz" \
+    site_a=a.c:1=900 site_b=b.c:2=100
+expect_status 0 "$KILN" flame "$T/hn.pb.gz" --diff "$T/hb.pb.gz" -o "$T/h.svg"
+has "$T/h.svg" '<title>site_a \(900 B, 90.00%; base 1,000 B; -100 B\)</title>'
+has "$T/h.svg" 'red: grew, blue: shrank<'
+read -r r g b <<< "$(fill_of "$T/h.svg" site_a)"
+[ "$b" -gt "$r" ] || fail "site_a shrank by value but is rgb($r,$g,$b), not blue"
+expect_status 0 "$KILN" flame "$T/hn.pb.gz" --diff "$T/hb.pb.gz" --normalize -o "$T/hs.svg"
+has "$T/hs.svg" '<title>site_a \(900 B, 90.00%; base 1,000 B, 50.00%; \+40.00%\)</title>'
+read -r r g b <<< "$(fill_of "$T/hs.svg" site_a)"
+[ "$r" -gt 200 ] && [ "$b" -lt 100 ] || fail "site_a's share grew but is rgb($r,$g,$b), not red"
+expect_status 0 "$KILN" flame "$T/new.collapsed" --diff "$T/base.collapsed" --absolute -o "$T/da.svg"
+has "$T/da.svg" '<title>burn_c \(100 samples, 8.33%; base 100 samples; \+0 samples\)</title>'
 exit 0

@@ -128,6 +128,15 @@ has "$T/d.dot" 'label="helper\\n.*\+20.00 points" .*fillcolor="#f5[0-9a-f]{2}([0
 grep -E 'label="helper' "$T/d.dot" | grep -Eq 'fillcolor="#f53232"' || fail "helper (the biggest growth) is not full red"
 grep -E 'label="lex' "$T/d.dot" | grep -Eq 'fillcolor="#[0-9a-e][0-9a-f][0-9a-f]{2}f5"' || fail "lex (shrank) is not blue"
 has "$T/d.dot" 'red grew, blue shrank'
+# A heap that shrank (2000 B -> 1000 B) is compared by value, as go tool
+# pprof -base subtracts: site_a lost 100 B (blue), though its share grew.
+MKPPROF_TYPE=inuse_space/bytes python3 "$KILN_SRC/tests/e2e/mkpprof.py" "$T/hb.pb.gz" \
+    site_a=a.c:1=1000 site_b=b.c:2=1000
+MKPPROF_TYPE=inuse_space/bytes python3 "$KILN_SRC/tests/e2e/mkpprof.py" "$T/hn.pb.gz" \
+    site_a=a.c:1=900 site_b=b.c:2=100
+expect_status 0 "$KILN" callgraph -q "$T/hn.pb.gz" --diff "$T/hb.pb.gz" -o "$T/h.dot"
+has "$T/h.dot" 'label="site_a\\n.*-100B since the base" .*fillcolor="#[0-9a-e][0-9a-f][0-9a-f]{2}f5"'
+has "$T/h.dot" 'change of total value against the base'
 
 # --lines and --sample-type on a Go pprof profile with two types.
 G=$KILN_SRC/tests/fixtures/pprof/go-cpu.pb.gz

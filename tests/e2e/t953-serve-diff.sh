@@ -81,6 +81,16 @@ expect_get 200 '/api/top?diff=1'
 expect_get 200 '/api/top?diff=1&absolute=0'
 [ "$(jq -c '[.absolute, (.rows[] | select(.name == "site_a") | .base_flat, .delta)]' "$T/body")" = \
   '[false,500,400]' ] || fail "heap diff scaled on request: $(cat "$T/body")"
+# The flame graph compares the same way: site_a's base as it is (1000)
+# and blue (it lost 100 B); asked for shares, its base scaled (500), red.
+expect_get 200 '/api/flame?diff=1'
+[ "$(jq -c '. as $d | [.absolute, (.nodes[] | select(.[0] >= 0 and $d.names[.[0]] == "site_a") |
+    .[11], ((.[10] % 256) > (.[10] / 65536 | floor)))]' "$T/body")" = '[true,1000,true]' ] ||
+    fail "heap flame diff by value by default: $(cat "$T/body")"
+expect_get 200 '/api/flame?diff=1&absolute=0'
+[ "$(jq -c '. as $d | [.absolute, (.nodes[] | select(.[0] >= 0 and $d.names[.[0]] == "site_a") |
+    .[11], ((.[10] % 256) > (.[10] / 65536 | floor)))]' "$T/body")" = '[false,500,false]' ] ||
+    fail "heap flame diff by share on request: $(cat "$T/body")"
 expect_status 2 "$KILN" serve --http 127.0.0.1:0 "$T/fn.collapsed" --diff-by name
 has "$T/err" "bad --diff-by 'name'"
 

@@ -276,6 +276,7 @@ class Graph {
 
   set(data, tree, up, total) {
     this.diff = !!(tree.nodes.length && tree.nodes[0].length > 11);
+    this.absolute = !!data.absolute; // the base's values as they are, not scaled
     this.names = data.names; this.nodes = tree.nodes; this.up = up; this.total = total;
     this.depth = tree.depth; this.rootTotal = tree.nodes.length ? tree.nodes[0][3] : 0;
     this.unit = data.unit;
@@ -353,7 +354,7 @@ class Graph {
     const file = n[7] >= 0 ? this.names[n[7]] + (n[8] ? ':' + n[8] : '') : '';
     return { head: `${this.name(i)} (${fmtValue(n[3], this.unit)}, ${pct(n[3], this.total)})`,
       change: this.diff ? change(n[3], n[11], this.unit) : '',
-      more: [this.diff && `base ${fmtValue(n[11], this.unit)} (scaled to this total): ${change(n[3], n[11], this.unit)}`,`self ${fmtValue(n[4], this.unit)} (${pct(n[4], this.total)})`,
+      more: [this.diff && `base ${fmtValue(n[11], this.unit)}${this.absolute ? '' : ' (scaled to this total)'}: ${change(n[3], n[11], this.unit)}`,`self ${fmtValue(n[4], this.unit)} (${pct(n[4], this.total)})`,
         mod && `module ${mod.replace(/^.*\//, '')}`, file && `at ${file}`].filter(Boolean) };
   }
 
@@ -593,6 +594,8 @@ async function renderFlame(gen) {
   if (state.s) q.set('search', state.s);
   if (state.rev === '1') q.set('reverse', '1');
   if (state.d === '1') q.set('diff', '1');
+  // abs '' leaves it to the server, as in the top table.
+  if (state.d === '1' && state.abs !== '') q.set('absolute', state.abs);
   if (!OFFLINE) FlameNav.params(q);
   if (document.activeElement !== $('search')) $('search').value = state.s;
   $('reverse').checked = state.rev === '1';
