@@ -33,6 +33,8 @@
 #define SAVE_SC_WIDTH "4000"	/* pixels of each thread's stack chart */
 #define SAVE_SC_THREADS 16	/* stack chart: the busiest threads */
 #define SAVE_SC_THREADS_STR "16"	/* (each answer's thread list) */
+#define SAVE_HEAP_SITES "32"	/* the per-site chart: every site kept */
+#define SAVE_ALLOCS "1000"	/* the allocation list: the first blocks */
 #define SAVE_SC_MAX (4u << 20)	/* bytes of stack chart answers, all types
 				 * (each type an equal share) */
 
@@ -94,6 +96,20 @@ static const char *const sw_kv[] = { "width", SAVE_SW_WIDTH, "search", "", NULL 
 static const char *const sc_kv[] = { "width", SAVE_SC_WIDTH, "threads",
 	SAVE_SC_THREADS_STR, NULL };
 static const char *const no_kv[] = { NULL };
+
+/* A heap trace's views (heapviews.js), once per page, not per type: the
+ * per-site chart of every site the server keeps (the page cuts it to the
+ * number shown, offline.js), and the allocation list under its default
+ * filter (alive at the end): the first SAVE_ALLOCS blocks, which the page
+ * pages through, and filters where they are all of them. */
+static const char *const hsites_kv[] = { "n", SAVE_HEAP_SITES, NULL };
+static const char *const hallocs_kv[] = { "alive", "end", "n", SAVE_ALLOCS,
+	"offset", "0", "site", "", "life_min", "", "life_max", "",
+	"size_min", "", "size_max", "", NULL };
+static const struct save_part heap_parts[] = {
+	{ "sites", "/api/heap/sites", hsites_kv, 0 },
+	{ "allocs", "/api/heap/allocs", hallocs_kv, 0 },
+};
 
 static const struct save_part save_parts[] = {
 	{ "flame", "/api/flame", flame_kv, 0 },
@@ -381,6 +397,35 @@ static int save_part(struct kiln_web_model *m, const struct kiln_web_req *r,
 	return kiln_buf_addf(out, "},\"cut\":%zu}", cut) ? 500 : 200;
 }
 
+/* The heap views' parts, appended to out as ,"heap":{...}, or null when
+ * the input is no heap trace.  The API's status, or 500. */
+static int save_heap(struct kiln_web_model *m, const struct kiln_web_req *r,
+		     struct kiln_buf *out, struct kiln_buf *err_msg)
+{
+	static const char *const own[] = { NULL };
+	size_t i, at;
+	int status = 200;
+
+	if (kiln_buf_adds(out, ",\"heap\":{"))
+		return 500;
+	at = out->len;
+	for (i = 0; i < sizeof(heap_parts) / sizeof(heap_parts[0]); i++) {
+		if (kiln_buf_addf(out, "%s\"%s\":", i ? "," : "",
+				  heap_parts[i].key))
+			return 500;
+		status = ask(m, r, &heap_parts[i], own, out, err_msg);
+		if (status == 400 || status == 404) {
+			/* No heap trace: no heap views. */
+			kiln_buf_reset(err_msg);
+			out->len = at - 1;
+			return kiln_buf_adds(out, "null") ? 500 : 200;
+		}
+		if (status != 200)
+			return status;
+	}
+	return kiln_buf_addc(out, '}') ? 500 : 200;
+}
+
 /* The data: the selection, the inputs, then each sample type's parts.
  * The API's status (its message in err_msg), or 500. */
 static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
@@ -432,7 +477,11 @@ static int save_data(struct kiln_web_model *m, const struct kiln_web_req *r,
 			status = 500;
 	}
 	kiln_buf_release(&fns);
-	if (status == 200 && kiln_buf_adds(data, "]}"))
+	if (status == 200 && kiln_buf_addc(data, ']'))
+		status = 500;
+	if (status == 200)
+		status = save_heap(m, r, data, err_msg);
+	if (status == 200 && kiln_buf_addc(data, '}'))
 		status = 500;
 	return status;
 }

@@ -570,7 +570,7 @@ function header() {
   ps.replaceChildren(...profiles.map((p, i) => new Option(`${p.name} (${p.format})`, String(i))));
   ps.value = state.p;
   const prof = profiles[+state.p] || profiles[0];
-  $('tab-heap').hidden = !!OFFLINE || !prof || prof.format !== 'heap-trace';
+  $('tab-heap').hidden = !prof || prof.format !== 'heap-trace' || (!!OFFLINE && !Offline.has('heap'));
   const ts = $('type');
   if (prof) {
     ts.replaceChildren(...prof.types.map((t, i) =>

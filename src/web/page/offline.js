@@ -220,13 +220,62 @@ const Offline = (() => {
       threads: A.threads.filter((t) => saved.has(`${t[0]}:${t[1]}`)) };
   }
 
+  // ---- the heap views, saved once for the page (save.c save_heap()) ----
+
+  // The per-site chart of every site kept, cut to the n asked: the sites
+  // left out go to "other", as the server adds them.
+  function heapSites(q) {
+    const S = D.heap.sites, n = +(q.get('n') || 8);
+    if (n >= S.sites.length) return S;
+    const other = S.other.slice();
+    for (const s of S.sites.slice(n)) s.values.forEach((v, i) => { other[i] += v; });
+    return { ...S, sites: S.sites.slice(0, n), other };
+  }
+
+  // The allocation list alive at the end: the saved blocks paged, and
+  // filtered by lifetime, size or site (as format/heaptrace-allocs.c
+  // filters: bounds included) where they are every such block.
+  function heapAllocs(q) {
+    const A = D.heap.allocs;
+    if ((q.get('alive') || '') !== 'end') throw notHere('an allocation list other than the blocks alive at the end');
+    const num = (k, d) => (q.get(k) ? +q.get(k) : d);
+    const keys = ['life_min', 'life_max', 'size_min', 'size_max', 'site'];
+    const filtered = keys.some((k) => q.get(k));
+    const whole = A.count <= A.allocs.length;
+    if (filtered && !whole) throw notHere(`a filter of the ${A.count} blocks alive at the end (it holds the first ${A.allocs.length})`);
+    const [lmin, lmax, smin, smax, site] = [num('life_min', 0), num('life_max', Infinity),
+      num('size_min', 0), num('size_max', Infinity), num('site', 0)];
+    const list = !filtered ? A.allocs : A.allocs.filter((a) => {
+      const life = A.read_to - a[0];
+      return life >= lmin && life <= lmax && a[2] >= smin && a[2] <= smax && (!site || a[3] === site);
+    });
+    const off = num('offset', 0), n = num('n', 100);
+    if (off >= list.length && off < (filtered ? list.length : A.count)) throw notHere(`blocks past the first ${A.allocs.length} alive at the end`);
+    const out = { ...A, offset: off, allocs: list.slice(off, off + n) };
+    if (!filtered) return out;
+    // The size classes of what passed: [2^(k-1), 2^k - 1], 0 alone.
+    const cls = new Map();
+    for (const a of list) {
+      const k = a[2] ? Math.floor(Math.log2(a[2])) + 1 : 0;
+      const c = cls.get(k) || [k ? 2 ** (k - 1) : 0, k ? 2 ** k - 1 : 0, 0, 0];
+      c[2]++; c[3] += a[2]; cls.set(k, c);
+    }
+    return { ...out, count: list.length, bytes: list.reduce((b, a) => b + a[2], 0),
+      sizes: [...cls.keys()].sort((x, y) => x - y).map((k) => cls.get(k)) };
+  }
+
   // How a request to a path is answered from its saved part(s); a path
   // without an entry gets its part as saved.
   const ANSWER = { flame, top, calltree, sandwich, callgraph, stackchart };
+  const HEAP = { 'heap/sites': heapSites, 'heap/allocs': heapAllocs };
 
   function api(path, q) {
     if (path === 'profiles') return D.profiles;
     const T = typeData(q);
+    if (HEAP[path]) {
+      if (!D.heap) throw notHere(path);
+      return HEAP[path](q);
+    }
     return ANSWER[path] ? ANSWER[path](q, T) : asSaved(path, q, T[path]);
   }
 
@@ -241,7 +290,7 @@ const Offline = (() => {
   // Which views the page holds: a tab shows when some type has its part;
   // the stack chart's always (without times it says so, as live).
   // the disassembly's where some function has one (a binary was read).
-  const has = (v) => v === 'stackchart' ||
+  const has = (v) => v === 'stackchart' || (v === 'heap' && !!D.heap) ||
     D.types.some((T) => T[v === 'icicle' ? 'flame' : v] != null && (v !== 'disasm' || Object.keys(T.disasm.by_fn).length));
 
   // Before the first draw: the saved selection as the defaults (so the
@@ -281,5 +330,5 @@ const Offline = (() => {
       (D.types.some((T) => T.stackchart) ? `; the stack chart of the busiest threads at ${D.types.find((T) => T.stackchart).stackchart.width} pixels over the selection's span` : '');
   }
 
-  return { on: !!D, data: D, api, profiles, setup };
+  return { on: !!D, data: D, api, profiles, setup, has };
 })();
