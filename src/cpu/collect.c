@@ -356,7 +356,7 @@ static void *collect(void *arg)
 				kiln_procprof_modules_note();
 			}
 			if (kiln_sampler_engine() == KILN_ENGINE_THREAD_TIMERS && tick % 5 == 4)
-				kiln_rt_threads_scan();
+				kcpu_scan_late();
 			if (tick % 10 == 2) {
 				warm_up();
 				fill_lines();

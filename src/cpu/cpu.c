@@ -91,6 +91,11 @@ static clockid_t thread_cpu_clock(pid_t tid)
 
 /* Threads whose CPU timer could not be made (this profile's). */
 static _Atomic uint64_t timer_failures;
+/* Threads the collector's scan of /proc found running unregistered (a
+ * raw clone(), not pthread_create: kcpu_scan_late()) and the CPU time
+ * they had used by then, not sampled (this profile's). */
+static _Atomic uint64_t late_threads, late_ns;
+static _Atomic bool scanning_late;
 
 static bool wall_stopped;
 
@@ -150,10 +155,28 @@ static void thread_claimed(struct kiln_rt_thread *t)
 /* A thread registered: sampled if a profile runs (never kiln's own). */
 static void thread_started(struct kiln_rt_thread *t)
 {
+	struct kcpu_slot *k = &kcpu_slots[kiln_rt_thread_index(t)];
+	bool was = atomic_load(&k->armed);
+	struct timespec ts;
+
 	if (t->internal)
 		disarm(t);
 	else if (atomic_load(&kcpu_active))
 		arm(t);
+	/* Found late by a scan: what it ran before was not sampled. */
+	if (atomic_load(&scanning_late) && !was && atomic_load(&k->armed) &&
+	    !clock_gettime(thread_cpu_clock(atomic_load(&t->tid)), &ts)) {
+		atomic_fetch_add(&late_threads, 1);
+		atomic_fetch_add(&late_ns, (uint64_t)ts.tv_sec * 1000000000u +
+					   (uint64_t)ts.tv_nsec);
+	}
+}
+
+void kcpu_scan_late(void)
+{
+	atomic_store(&scanning_late, true);
+	kiln_rt_threads_scan();
+	atomic_store(&scanning_late, false);
 }
 
 /*
@@ -490,6 +513,8 @@ int kiln_sampler_begin(int hz, bool wall_mode)
 	atomic_store(&kcpu_dropped, 0);
 	atomic_store(&kcpu_short_stack, 0);
 	atomic_store(&timer_failures, 0);
+	atomic_store(&late_threads, 0);
+	atomic_store(&late_ns, 0);
 	kcpu_wall = wall_mode;
 	kcpu_own_pid = getpid();
 	err = kcpu_collect_open(period_ns_cfg, kcpu_wall);
@@ -564,16 +589,23 @@ out_unlock:
 	return err;
 }
 
-/* The program's threads that block SIGPROF now (their status's SigBlk):
- * signalled, they take no sample. */
-static uint64_t sigprof_blockers(void)
+/* What /proc/self/task says of the program's threads when a profile
+ * ends: those that block SIGPROF (their status's SigBlk: signalled, they
+ * take no sample), and those kiln never registered (made by a raw
+ * clone(), not pthread_create: no timer, no sample) with their CPU time
+ * (utime + stime of their stat, in clock ticks). */
+struct task_scan {
+	uint64_t blocked, unseen, unseen_ticks;
+};
+
+static void scan_tasks(struct task_scan *ts)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *de;
-	uint64_t n = 0;
 
+	memset(ts, 0, sizeof(*ts));
 	if (!d)
-		return 0;
+		return;
 	while ((de = readdir(d))) {
 		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
 		struct kiln_buf b = KILN_BUF_INIT;
@@ -586,19 +618,33 @@ static uint64_t sigprof_blockers(void)
 		if (!kiln_read_proc(AT_FDCWD, path, &b) && b.data &&
 		    (p = strstr(b.data, "\nSigBlk:")) &&
 		    (strtoull(p + 9, NULL, 16) >> (SIGPROF - 1)) & 1)
-			n++;
+			ts->blocked++;
+		kiln_buf_reset(&b);
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+		if (!kiln_rt_thread_find(tid) &&
+		    !kiln_read_proc(AT_FDCWD, path, &b) && b.data &&
+		    (p = strrchr(b.data, ')'))) {
+			unsigned long long ut = 0, st = 0;
+
+			/* After "(comm)": state, then 10 fields, utime, stime. */
+			if (sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu",
+				   &ut, &st) == 2) {
+				ts->unseen++;
+				ts->unseen_ticks += ut + st;
+			}
+		}
 		kiln_buf_release(&b);
 	}
 	closedir(d);
-	return n;
 }
 
 int kiln_sampler_end(struct kiln_prof **out)
 {
 	struct kiln_prof *raw;
 	struct timespec now, pause = { 0, 1000000 };
-	char note[512];
-	uint64_t v, blocked;
+	char note[1024];
+	uint64_t v;
+	struct task_scan ts;
 	size_t i;
 	int err;
 
@@ -659,12 +705,25 @@ int kiln_sampler_end(struct kiln_prof **out)
 			 "%skiln: not sampled: %" PRIu64 " thread(s) whose CPU timer "
 			 "could not be made (a seccomp filter's EPERM, a limit)",
 			 note[0] ? "; " : "", atomic_load(&timer_failures));
-	blocked = sigprof_blockers();
-	if (blocked)
+	scan_tasks(&ts);
+	if (ts.blocked)
 		snprintf(note + strlen(note), sizeof(note) - strlen(note),
 			 "%skiln: %" PRIu64 " thread(s) blocked SIGPROF when the "
 			 "profile ended: their samples may be missing",
-			 note[0] ? "; " : "", blocked);
+			 note[0] ? "; " : "", ts.blocked);
+	/* Threads kiln did not see start (a raw clone): found by a later
+	 * scan, or not yet when the profile ended.  (setitimer's signal
+	 * goes to any thread; the wall ticker finds them at its next tick.) */
+	if (engine == KILN_ENGINE_THREAD_TIMERS &&
+	    (ts.unseen || atomic_load(&late_threads)))
+		snprintf(note + strlen(note), sizeof(note) - strlen(note),
+			 "%skiln: not sampled: %.2f s of CPU of %" PRIu64
+			 " thread(s) kiln did not see start (made by a raw clone, "
+			 "not pthread_create), before it found them",
+			 note[0] ? "; " : "",
+			 (double)atomic_load(&late_ns) / 1e9 +
+			 (double)ts.unseen_ticks / (double)sysconf(_SC_CLK_TCK),
+			 atomic_load(&late_threads) + ts.unseen);
 	if (note[0])
 		kiln_rt_log(KILN_LOG_INFO, "%s", note + 6);
 	madvise(kcpu_ring, RING_BYTES, MADV_DONTNEED);

@@ -121,6 +121,9 @@ void kcpu_lock_state(void);
 void kcpu_unlock_state(void);
 /* Thread tid's registry slot, taken for it if it has none. */
 struct kiln_rt_thread *kcpu_slot_for(pid_t tid);
+/* The collector's scan of /proc/self/task for threads kiln did not see
+ * start (kiln_rt_threads_scan()), counting what they ran before. */
+void kcpu_scan_late(void);
 /* The handler installed and the tables there (state lock held): false
  * where the program has a SIGPROF handler of its own. */
 bool kcpu_handler_ready(void);
