@@ -41,6 +41,9 @@ struct kcpu_slot {
 	/* SIGPROFs being sent to it now from other threads (wall ticker,
 	 * snapshot): kiln_sampler_small_altstack() waits for them to land */
 	_Atomic uint32_t sending;
+	/* Its CPU timer could not be made (counted once: every scan of
+	 * /proc tries again) */
+	_Atomic bool timer_failed;
 };
 
 /*
