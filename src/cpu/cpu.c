@@ -89,29 +89,6 @@ static clockid_t thread_cpu_clock(pid_t tid)
 
 /* ---- threads and timers (normal context) ---- */
 
-/* Threads whose CPU timer could not be made (this profile's). */
-static _Atomic uint64_t timer_failures;
-/* Threads the collector's scan of /proc armed late (made by a raw
- * clone(), unregistered; or their timer refused at first:
- * kcpu_scan_late()) and the CPU time they had used by then, not sampled
- * (this profile's). */
-static _Atomic uint64_t late_threads, late_ns;
-static _Atomic bool scanning_late;
-/* The last threads that ended (thread_ended()): /proc lists a thread a
- * moment after its slot is freed, and a scan then takes it for one kiln
- * did not see start. */
-#define ENDED_RECENT 64
-static _Atomic pid_t ended_recent[ENDED_RECENT];
-static _Atomic uint32_t ended_pos;
-
-static bool ended_lately(pid_t tid)
-{
-	for (size_t i = 0; i < ENDED_RECENT; i++)
-		if (atomic_load(&ended_recent[i]) == tid)
-			return true;
-	return false;
-}
-
 static bool wall_stopped;
 
 static int arm(struct kiln_rt_thread *t)
@@ -133,10 +110,8 @@ static int arm(struct kiln_rt_thread *t)
 		int err = -errno;
 
 		/* A filter's EPERM, a limit: that thread goes unsampled,
-		 * said when the profile ends (once, however often it is
-		 * tried again). */
-		if (!atomic_exchange(&k->timer_failed, true))
-			atomic_fetch_add(&timer_failures, 1);
+		 * said when the profile ends. */
+		kcpu_missed_timer_refused(k);
 		return err;
 	}
 	its.it_interval.tv_sec = period_ns_cfg / 1000000000;
@@ -149,10 +124,7 @@ static int arm(struct kiln_rt_thread *t)
 		return err;
 	}
 	atomic_store(&k->armed, true);
-	/* Refused before (on the thread itself, under its seccomp filter),
-	 * made now (by the collector's scan): no longer missing. */
-	if (atomic_exchange(&k->timer_failed, false))
-		atomic_fetch_sub(&timer_failures, 1);
+	kcpu_missed_timer_made(k);
 	return 0;
 }
 
@@ -181,27 +153,15 @@ static void thread_started(struct kiln_rt_thread *t)
 {
 	struct kcpu_slot *k = &kcpu_slots[kiln_rt_thread_index(t)];
 	bool was = atomic_load(&k->armed);
-	struct timespec ts;
 
 	if (t->internal)
 		disarm(t);
 	else if (atomic_load(&kcpu_active))
 		arm(t);
 	/* Found late by a scan: what it ran before was not sampled. */
-	if (atomic_load(&scanning_late) && !was && atomic_load(&k->armed) &&
-	    !ended_lately(atomic_load(&t->tid)) &&
-	    !clock_gettime(thread_cpu_clock(atomic_load(&t->tid)), &ts)) {
-		atomic_fetch_add(&late_threads, 1);
-		atomic_fetch_add(&late_ns, (uint64_t)ts.tv_sec * 1000000000u +
-					   (uint64_t)ts.tv_nsec);
-	}
-}
-
-void kcpu_scan_late(void)
-{
-	atomic_store(&scanning_late, true);
-	kiln_rt_threads_scan();
-	atomic_store(&scanning_late, false);
+	if (!was && atomic_load(&k->armed))
+		kcpu_missed_armed(atomic_load(&t->tid),
+				  thread_cpu_clock(atomic_load(&t->tid)));
 }
 
 /*
@@ -218,8 +178,7 @@ static void thread_ended(struct kiln_rt_thread *t)
 	uint64_t prof = 1ull << (SIGPROF - 1);
 
 	disarm(t);
-	atomic_store(&ended_recent[atomic_fetch_add(&ended_pos, 1) % ENDED_RECENT],
-		     atomic_load(&t->tid));
+	kcpu_missed_ended(atomic_load(&t->tid));
 	if (atomic_load(&t->tid) == gettid_())
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &prof, NULL, sizeof(prof));
 }
@@ -539,11 +498,7 @@ int kiln_sampler_begin(int hz, bool wall_mode)
 	atomic_store(&kcpu_enq_pos, 0);
 	atomic_store(&kcpu_dropped, 0);
 	atomic_store(&kcpu_short_stack, 0);
-	atomic_store(&timer_failures, 0);
-	for (size_t f = 0; f < KILN_RT_MAX_THREADS; f++)
-		atomic_store(&kcpu_slots[f].timer_failed, false);
-	atomic_store(&late_threads, 0);
-	atomic_store(&late_ns, 0);
+	kcpu_missed_reset();
 	kcpu_wall = wall_mode;
 	kcpu_own_pid = getpid();
 	err = kcpu_collect_open(period_ns_cfg, kcpu_wall);
@@ -618,67 +573,12 @@ out_unlock:
 	return err;
 }
 
-/* What /proc/self/task says of the program's threads when a profile
- * ends (not those ending now: kiln's exit step blocked their SIGPROF and
- * freed their slot): those that block SIGPROF (their status's SigBlk:
- * signalled, they take no sample), and those kiln never registered (made
- * by a raw clone(), not pthread_create: no timer, no sample) with their
- * CPU time (utime + stime of their stat, in clock ticks). */
-struct task_scan {
-	uint64_t blocked, unseen, unseen_ticks;
-};
-
-static void scan_tasks(struct task_scan *ts)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-
-	memset(ts, 0, sizeof(*ts));
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
-		struct kiln_buf b = KILN_BUF_INIT;
-		char path[64];
-		const char *p;
-
-		bool known;
-
-		if (tid <= 0 || kiln_sampler_internal(tid) || ended_lately(tid))
-			continue;	/* kiln's, or ending (SIGPROF blocked) */
-		known = kiln_rt_thread_find(tid) != NULL;
-		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-		if (known && !kiln_read_proc(AT_FDCWD, path, &b) && b.data &&
-		    (p = strstr(b.data, "\nSigBlk:")) &&
-		    (strtoull(p + 9, NULL, 16) >> (SIGPROF - 1)) & 1)
-			ts->blocked++;
-		kiln_buf_reset(&b);
-		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-		if (!known && !kiln_read_proc(AT_FDCWD, path, &b) && b.data &&
-		    (p = strrchr(b.data, ')'))) {
-			unsigned long long ut = 0, st = 0;
-
-			/* After "(comm)": state, then 10 fields, utime, stime. */
-			/* (None used yet: a thread starting now, kiln's too,
-			 * before it registers: nothing missed.) */
-			if (sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu",
-				   &ut, &st) == 2 && ut + st) {
-				ts->unseen++;
-				ts->unseen_ticks += ut + st;
-			}
-		}
-		kiln_buf_release(&b);
-	}
-	closedir(d);
-}
-
 int kiln_sampler_end(struct kiln_prof **out)
 {
 	struct kiln_prof *raw;
 	struct timespec now, pause = { 0, 1000000 };
 	char note[1024];
 	uint64_t v;
-	struct task_scan ts;
 	size_t i;
 	int err;
 
@@ -734,33 +634,7 @@ int kiln_sampler_end(struct kiln_prof **out)
 			 KILN_ALTSTACK_MIN / 1024,
 			 atomic_load(&kcpu_short_stack));
 	}
-	if (atomic_load(&timer_failures))
-		snprintf(note + strlen(note), sizeof(note) - strlen(note),
-			 "%skiln: not sampled: %" PRIu64 " thread(s) whose CPU timer "
-			 "could not be made (a seccomp filter's EPERM, a limit; "
-			 "at the last try)",
-			 note[0] ? "; " : "", atomic_load(&timer_failures));
-	scan_tasks(&ts);
-	if (ts.blocked)
-		snprintf(note + strlen(note), sizeof(note) - strlen(note),
-			 "%skiln: %" PRIu64 " thread(s) blocked SIGPROF when the "
-			 "profile ended: their samples may be missing",
-			 note[0] ? "; " : "", ts.blocked);
-	/* Threads sampled late (a raw clone kiln did not see start, a timer
-	 * refused on the thread and made by the collector's scan), or still
-	 * unregistered when the profile ended.  (setitimer's signal goes to
-	 * any thread; the wall ticker finds them at its next tick.) */
-	if (engine == KILN_ENGINE_THREAD_TIMERS &&
-	    (ts.unseen || atomic_load(&late_threads)))
-		snprintf(note + strlen(note), sizeof(note) - strlen(note),
-			 "%skiln: not sampled: %.2f s of CPU of %" PRIu64
-			 " thread(s) before kiln could sample them (made by a raw "
-			 "clone that kiln did not see start, or their CPU timer "
-			 "refused at first)",
-			 note[0] ? "; " : "",
-			 (double)atomic_load(&late_ns) / 1e9 +
-			 (double)ts.unseen_ticks / (double)sysconf(_SC_CLK_TCK),
-			 atomic_load(&late_threads) + ts.unseen);
+	kcpu_missed_note(note, sizeof(note), engine == KILN_ENGINE_THREAD_TIMERS);
 	if (note[0])
 		kiln_rt_log(KILN_LOG_INFO, "%s", note + 6);
 	madvise(kcpu_ring, RING_BYTES, MADV_DONTNEED);

@@ -124,9 +124,21 @@ void kcpu_lock_state(void);
 void kcpu_unlock_state(void);
 /* Thread tid's registry slot, taken for it if it has none. */
 struct kiln_rt_thread *kcpu_slot_for(pid_t tid);
+/* ---- what the profile misses (missed.c) ---- */
+
 /* The collector's scan of /proc/self/task for threads kiln did not see
  * start (kiln_rt_threads_scan()), counting what they ran before. */
 void kcpu_scan_late(void);
+void kcpu_missed_reset(void);			/* a profile starts */
+void kcpu_missed_timer_refused(struct kcpu_slot *k);
+void kcpu_missed_timer_made(struct kcpu_slot *k);
+/* Thread tid was just armed (its CPU clock: what it ran before counts
+ * when a late scan armed it). */
+void kcpu_missed_armed(pid_t tid, clockid_t clock);
+void kcpu_missed_ended(pid_t tid);		/* its exit step */
+/* Appends to note (NUL-terminated, size bytes) what the ending profile
+ * missed, each part after "; "; thread_timers: the per-thread engine. */
+void kcpu_missed_note(char *note, size_t size, bool thread_timers);
 /* The handler installed and the tables there (state lock held): false
  * where the program has a SIGPROF handler of its own. */
 bool kcpu_handler_ready(void);
