@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -68,14 +69,30 @@ bool kiln_exe_alias(const char *mapped, const char *invoked, char *out,
 	if (mapped[0] != '/' || !invoked || !*invoked ||
 	    !strcmp(base_of(invoked), base) || stat(mapped, &st))
 		return false;
-	if (invoked[0] == '/')
-		len = snprintf(out, n, "%s", invoked);
-	else if (strchr(invoked, '/'))
-		len = getcwd(cwd, sizeof(cwd)) ?
-		      snprintf(out, n, "%s/%s", cwd, invoked) : -1;
-	else
+	if (strchr(invoked, '/')) {
+		/* Its folder made absolute and plain ("./x", "bin/../x"). */
+		char dir[PATH_MAX], real_dir[PATH_MAX];
+		const char *b = base_of(invoked);
+
+		if (invoked[0] == '/')
+			len = snprintf(dir, sizeof(dir), "%.*s",
+				       (int)(b - invoked), invoked);
+		else
+			len = getcwd(cwd, sizeof(cwd)) ?
+			      snprintf(dir, sizeof(dir), "%s/%.*s", cwd,
+				       (int)(b - invoked), invoked) : -1;
+		len = len < 0 || (size_t)len >= sizeof(dir) ||
+		      !realpath(dir, real_dir) ? -1 :
+		      snprintf(out, n, "%s%s%s", real_dir,
+			       strcmp(real_dir, "/") ? "/" : "", b);
+	} else {
 		len = snprintf(out, n, "%.*s/%s", (int)dirlen, mapped, invoked);
+	}
 	if (len < 0 || (size_t)len >= n)
+		return false;
+	/* Not a name a reader elsewhere can open: /proc/self/exe (a
+	 * program that re-executes itself), /dev/fd/N (fexecve). */
+	if (!strncmp(out, "/proc/", 6) || !strncmp(out, "/dev/", 5))
 		return false;
 	if (leads_to(out, &st))
 		return true;
