@@ -103,6 +103,7 @@ struct kiln_perf *kiln_perf_new(const struct kiln_perf_attr *a, size_t pages)
 	s->attr.task = 1;
 	s->attr.sample_id_all = 1;
 	s->attr.build_id = !a->tasks_only;
+	s->task_counts = a->task_counts;
 	s->attr.watermark = 1;
 	s->attr.wakeup_watermark = (uint32_t)(s->pages * (size_t)getpagesize() / 8);
 	return s;
@@ -246,6 +247,10 @@ int kiln_perf_open(struct kiln_perf *s, pid_t pid, bool inherit)
 
 	s->open_seq++;
 	s->attr.inherit = inherit;
+	/* Each inherited task's own count when it ends (a READ record per
+	 * CPU's event): what its samples missed -- a task that ran less than
+	 * a period has none (the second event's never: one column). */
+	s->attr.inherit_stat = inherit && s->task_counts;
 	for (c = 0; c < s->ncpus; c++) {
 		struct ring *r = &s->rings[c];
 		int fd;

@@ -33,6 +33,8 @@ struct kiln_perf_attr {
 	bool tasks_only;	/* no mapping, name or build-ID records: a
 				 * dummy event that follows threads (FORK,
 				 * EXIT) for kiln_perf_thread_covered() */
+	bool task_counts;	/* inherited: each task's own count at its
+				 * exit (KILN_PERF_READ, attr.inherit_stat) */
 };
 
 

@@ -55,6 +55,7 @@ struct kiln_perf {
 
 	/* kiln_perf_one_event_per_thread() (perfown.c). */
 	bool one_per_thread;
+	bool task_counts;		/* attr.inherit_stat when inherited */
 	uint32_t open_seq;	/* kiln_perf_open() calls so far */
 	struct kperf_own *own;
 	uint64_t dropped_twice;

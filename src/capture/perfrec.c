@@ -250,6 +250,18 @@ int kperf_parse(const struct kiln_perf *s, const char *rec,
 		ev->lost.lost = v[1];
 		return 0;
 	}
+	case PERF_RECORD_READ: {
+		uint32_t ids[2];
+
+		if (blen < 16 + ID_TRAILER)
+			return -EINVAL;
+		memcpy(ids, body, 8);
+		ev->kind = KILN_PERF_READ;
+		ev->read.pid = ids[0];
+		ev->read.tid = ids[1];
+		memcpy(&ev->read.value, body + 8, 8);
+		return 0;
+	}
 	default:
 		return 1;	/* not interesting */
 	}

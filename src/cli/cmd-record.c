@@ -622,6 +622,11 @@ static int record_perf(struct args *a)
 	} else {
 		pa.sample = (uint64_t)a->freq;
 		pa.freq = true;
+		/* Each task's own count at its exit: what the samples of a
+		 * short one missed (session/record.c on_read()).  A command
+		 * only: -p opens an event per thread, and a thread covered by
+		 * several would give each one's count. */
+		pa.task_counts = a->ncmd > 0 && !a->system_wide;
 	}
 	counting = a->count == 1 && !a->offcpu && !a->wall;
 	a->ro.carry_lost = counting;
@@ -641,6 +646,7 @@ static int record_perf(struct args *a)
 		swa.kernel = a->kernel;
 		a->ro.value_type = a->wall ? "wall/nanoseconds" : "off-cpu/nanoseconds";
 		a->ro.wall = a->wall;
+		pa.task_counts = false;
 		if (a->offcpu) {
 			pa.sample = 1;
 			pa.freq = false;

@@ -93,9 +93,9 @@ struct thread *kiln_rec_find_thread(struct kiln_rec *r, uint32_t tid,
 		return NULL;
 	}
 	t = &r->threads[r->nthreads];
+	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->pid = pid;
-	t->comm = 0;
 	if (kiln_htab_insert(&r->thread_index, hash, (uint32_t)r->nthreads + 1)) {
 		r->err = -ENOMEM;
 		return NULL;
@@ -375,6 +375,9 @@ void kiln_rec_on_fork(struct kiln_rec *r, const struct kiln_perf_event *ev)
 		t->pid = ev->task.pid;
 		if (comm)
 			t->comm = comm;
+		/* A new task (its tid may be an old one's). */
+		t->sampled = t->read = t->unsampled = 0;
+		t->last_sample = 0;
 	}
 }
 

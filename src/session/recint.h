@@ -74,6 +74,11 @@ struct dso {
 struct thread {
 	uint32_t tid, pid;
 	uint32_t comm;		/* string id */
+	/* Its samples' values in the first column, and the sample (index
+	 * + 1) the last went to; the counts its exit's READ records gave
+	 * and what of them went to no sample (kiln_rec_on_read()). */
+	uint64_t sampled, read, unsampled;
+	size_t last_sample;
 };
 
 /* A resolved address: (process generation, ip, caller?) -> location. */

@@ -58,6 +58,8 @@ enum kiln_perf_kind {
 	KILN_PERF_EXIT,
 	KILN_PERF_LOST,		/* the kernel dropped `lost` records */
 	KILN_PERF_SWITCH,	/* a thread left or got a CPU (context_switch) */
+	KILN_PERF_READ,		/* an inherited task's count at its exit
+				 * (attr.inherit_stat) */
 };
 
 struct kiln_perf_event {
@@ -91,6 +93,10 @@ struct kiln_perf_event {
 		struct {
 			uint64_t lost;
 		} lost;
+		struct {
+			uint32_t pid, tid;
+			uint64_t value;	/* read_format 0: the count alone */
+		} read;
 		struct {
 			uint32_t pid, tid;
 			bool out;	/* switched out (else in) */
