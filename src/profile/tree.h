@@ -32,9 +32,8 @@
 #define KILN_PROFILE_TREE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-
-#include "util/htab.h"
 
 struct kiln_prof;
 struct kiln_frame;
@@ -56,6 +55,14 @@ struct kiln_tree_node {
 	int64_t line;
 };
 
+/* A slot of the tree's index: the key is kept in the slot, so that a
+ * lookup reads one slot and not the node it names (a build looks up every
+ * frame of every sample: the nodes are far bigger than the slots). */
+struct kiln_tree_slot {
+	uint32_t parent, name;
+	uint32_t id;		/* node index, 0: empty */
+};
+
 struct kiln_tree {
 	struct kiln_tree_node *nodes;	/* [0] is the root */
 	uint32_t n, alloc;
@@ -65,7 +72,10 @@ struct kiln_tree {
 	bool has_base;			/* kiln_tree_add_base() was called */
 	int64_t base_total;		/* the base profile's whole total */
 	const struct kiln_prof *prof;	/* names live in its string table */
-	struct kiln_htab index;		/* (parent, name) -> node */
+	/* (parent, name) -> node: open addressing, linear probing, load
+	 * at most 1/2; mask + 1 slots (0 when none). */
+	struct kiln_tree_slot *slots;
+	size_t mask, count;
 };
 
 #define KILN_TREE_INIT { 0 }
@@ -73,6 +83,8 @@ struct kiln_tree {
 void kiln_tree_init(struct kiln_tree *t);
 /* Frees the nodes and the index; the tree is empty and reusable. */
 void kiln_tree_release(struct kiln_tree *t);
+/* The bytes t holds (nodes and index), for caches that bound memory. */
+size_t kiln_tree_bytes(const struct kiln_tree *t);
 
 /*
  * Builds the tree of sample type index `type` of p into t (released

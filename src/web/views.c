@@ -88,12 +88,6 @@ static size_t prof_bytes(const struct kiln_prof *p)
 	return b;
 }
 
-static size_t tree_bytes(const struct kiln_tree *t)
-{
-	return (size_t)t->alloc * sizeof(*t->nodes) +
-	       (t->index.slots ? (t->index.mask + 1) * sizeof(*t->index.slots) : 0);
-}
-
 /* What view v holds, roughly (v's lock held: its parts do not move). */
 static size_t view_bytes(const struct web_view *v)
 {
@@ -105,11 +99,11 @@ static size_t view_bytes(const struct web_view *v)
 	if (v->base_own && v->base)
 		b += prof_bytes(v->base);
 	for (i = 0; i < 2; i++) {
-		b += tree_bytes(&v->tree[i]);
+		b += kiln_tree_bytes(&v->tree[i]);
 		b += v->top[i].n * sizeof(*v->top[i].rows);
 		b += v->base_top[i].n * sizeof(*v->base_top[i].rows);
 	}
-	b += tree_bytes(&v->sw_callers) + tree_bytes(&v->sw_callees);
+	b += kiln_tree_bytes(&v->sw_callers) + kiln_tree_bytes(&v->sw_callees);
 	for (i = 0; i < WEB_MEMOS; i++)
 		b += v->memo[i].cap;
 	return b;
