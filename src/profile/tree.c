@@ -558,3 +558,157 @@ uint32_t kiln_tree_find(const struct kiln_tree *t, uint32_t parent,
 	id = kiln_prof_find_str(t->prof, name, strlen(name));
 	return id ? find_child(t, parent, id) : 0;
 }
+
+/* ---- trees made a level at a time ---- */
+
+void kiln_tree_paths_release(struct kiln_tree_paths *ps)
+{
+	free(ps->names);
+	free(ps->off);
+	free(ps->sample);
+	free(ps->value);
+	memset(ps, 0, sizeof(*ps));
+}
+
+size_t kiln_tree_paths_bytes(const struct kiln_tree_paths *ps)
+{
+	return ps->off ? ps->off[ps->n] * sizeof(*ps->names) +
+			 (ps->n + 1) * sizeof(*ps->off) +
+			 ps->n * (sizeof(*ps->sample) + sizeof(*ps->value)) : 0;
+}
+
+int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
+			  int type, bool reverse)
+{
+	struct kiln_frame *frames = NULL;
+	size_t cap = 0, ncap = 0, ocap = 0, scap = 0, i, used = 0;
+	int err = 0;
+
+	kiln_tree_paths_release(ps);
+	ps->reverse = reverse;
+	if (type < 0 || (size_t)type >= p->ntypes)
+		return -EINVAL;
+	for (i = 0; i < p->nsamples && !err; i++) {
+		int64_t v = kiln_prof_value(p, i, (size_t)type);
+		long nf, k;
+
+		if (v <= 0)
+			continue;
+		nf = kiln_prof_frames(p, &p->samples[i], &frames, &cap);
+		if (nf < 0) {
+			err = (int)nf;
+			break;
+		}
+		if (used + (size_t)nf > UINT32_MAX ||
+		    KILN_GROW(ps->names, ncap, used + (size_t)nf, 1024) ||
+		    KILN_GROW(ps->off, ocap, ps->n + 2, 256) ||
+		    KILN_GROW(ps->sample, scap, ps->n + 1, 256)) {
+			err = -ENOMEM;
+			break;
+		}
+		for (k = 0; k < nf; k++)
+			ps->names[used + (size_t)k] =
+				frames[reverse ? k : nf - 1 - k].name;
+		ps->off[ps->n] = (uint32_t)used;
+		ps->sample[ps->n] = (uint32_t)i;
+		ps->n++;
+		used += (size_t)nf;
+		ps->total = sat_add(ps->total, v);
+	}
+	free(frames);
+	if (!err && !(ps->value = malloc((ps->n + 1) * sizeof(*ps->value))))
+		err = -ENOMEM;
+	if (!err && KILN_GROW(ps->off, ocap, ps->n + 1, 256))
+		err = -ENOMEM;
+	if (err) {
+		kiln_tree_paths_release(ps);
+		return err;
+	}
+	ps->off[ps->n] = (uint32_t)used;
+	for (i = 0; i < ps->n; i++)
+		ps->value[i] = kiln_prof_value(p, ps->sample[i], (size_t)type);
+	return 0;
+}
+
+size_t kiln_tree_paths_narrow(const struct kiln_tree_paths *ps, uint32_t *sel,
+			      size_t n, uint32_t depth, uint32_t name)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t e = sel[i];
+
+		if (ps->off[e] + depth < ps->off[e + 1] &&
+		    ps->names[ps->off[e] + depth] == name)
+			sel[m++] = e;
+	}
+	return m;
+}
+
+/* A node of a partial tree made by name only (its first frame, if it
+ * becomes a child of an expanded node, is found later).  0 on ENOMEM. */
+static uint32_t name_node(struct kiln_tree *t, uint32_t parent, uint32_t name)
+{
+	uint32_t id = find_child(t, parent, name);
+
+	return id ? id : new_node(t, parent, name, KILN_KIND_OTHER, NULL);
+}
+
+int kiln_tree_expand(struct kiln_tree *t, struct kiln_prof *p,
+		     const struct kiln_tree_paths *ps, uint32_t node,
+		     const uint32_t *sel, size_t n)
+{
+	struct { uint32_t node, e; } *first = NULL;
+	struct kiln_frame *frames = NULL;
+	size_t nfirst = 0, fcap = 0, cap = 0, i;
+	uint32_t d = t->nodes[node].depth;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		uint32_t e = sel[i], o = ps->off[e], len = ps->off[e + 1] - o, ch;
+		struct kiln_tree_node *c;
+
+		if (len <= d)
+			continue;
+		ch = name_node(t, node, ps->names[o + d]);
+		if (!ch) {
+			err = -ENOMEM;
+			break;
+		}
+		c = &t->nodes[ch];
+		/* First through it: its frame is this stack's (the samples
+		 * are in order, as kiln_tree_build() adds them). */
+		if (!c->total && !c->location) {
+			if (KILN_GROW(first, fcap, nfirst + 1, 64)) {
+				err = -ENOMEM;
+				break;
+			}
+			first[nfirst].node = ch;
+			first[nfirst++].e = e;
+		}
+		c->total = sat_add(c->total, ps->value[e]);
+		if (len == d + 1)
+			c->self = sat_add(c->self, ps->value[e]);
+		else if (!name_node(t, ch, ps->names[o + d + 1]))
+			err = -ENOMEM;
+	}
+	for (i = 0; i < nfirst && !err; i++) {
+		uint32_t s = ps->sample[first[i].e];
+		long nf = kiln_prof_frames(p, &p->samples[s], &frames, &cap);
+		struct kiln_tree_node *c = &t->nodes[first[i].node];
+		const struct kiln_frame *f;
+
+		if (nf < 0) {
+			err = (int)nf;
+			break;
+		}
+		f = &frames[ps->reverse ? d : (uint32_t)nf - 1 - d];
+		c->location = f->location;
+		c->function = f->function;
+		c->line = f->line;
+		c->kind = kiln_prof_loc_kind(p, f->location);
+	}
+	free(first);
+	free(frames);
+	return err ? err : sort_children(t);
+}

@@ -145,4 +145,54 @@ int kiln_tree_sort(struct kiln_tree *t);
 uint32_t kiln_tree_find(const struct kiln_tree *t, uint32_t parent,
 			const char *name);
 
+/*
+ * The stacks of a profile's samples as frame names, for trees made a
+ * level at a time (kiln serve's call tree of a big selection sends a few
+ * levels per request: building all of a 300k-stack profile's 900k nodes
+ * costs far more than the levels asked).  Stack i (the samples of one
+ * sample type with a positive value, in sample order) has names
+ * [off[i], off[i + 1]) from the tree's root side (outermost caller first,
+ * or the leaf first when reverse), value[i] and came from sample
+ * sample[i].  total: the values' sum (the root's total).
+ */
+struct kiln_tree_paths {
+	uint32_t *names, *off, *sample;
+	int64_t *value;
+	size_t n;
+	int64_t total;
+	bool reverse;
+};
+
+/* Fills ps (released first) from p's samples of type `type`.  p is read
+ * only where every location's name is made (kiln_prof_name_all()).
+ * 0, -EINVAL (type out of range) or -ENOMEM. */
+int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
+			  int type, bool reverse);
+void kiln_tree_paths_release(struct kiln_tree_paths *ps);
+/* The bytes ps holds. */
+size_t kiln_tree_paths_bytes(const struct kiln_tree_paths *ps);
+
+/*
+ * Of the stacks sel[0..n) (indexes into ps, each with at least depth
+ * names), keeps in sel, in order, those whose name at depth `depth` is
+ * `name`; returns how many.
+ */
+size_t kiln_tree_paths_narrow(const struct kiln_tree_paths *ps, uint32_t *sel,
+			      size_t n, uint32_t depth, uint32_t name);
+
+/*
+ * A level of a partial tree t (kiln_tree_start() over ps's profile p,
+ * same orientation): adds the children of node (at depth d) made by the
+ * stacks sel[0..n), which must be every stack through node, in order,
+ * with their totals and self values and, as kiln_tree_build() gives them,
+ * the kind, location, function and line of the first frame seen; and
+ * their own children by name only (so each child's children are
+ * counted).  Then sorts t's children as kiln_tree_build() does.  The
+ * children and their totals equal those of kiln_tree_build()'s tree at
+ * the same path.  Call once per node.  0 or -ENOMEM.
+ */
+int kiln_tree_expand(struct kiln_tree *t, struct kiln_prof *p,
+		     const struct kiln_tree_paths *ps, uint32_t node,
+		     const uint32_t *sel, size_t n);
+
 #endif

@@ -40,6 +40,7 @@ static void view_free(struct web_view *v)
 		return;
 	for (i = 0; i < 2; i++) {
 		kiln_tree_release(&v->tree[i]);
+		kiln_tree_paths_release(&v->paths[i]);
 		kiln_top_release(&v->top[i]);
 		kiln_top_release(&v->base_top[i]);
 	}
@@ -100,6 +101,7 @@ static size_t view_bytes(const struct web_view *v)
 		b += prof_bytes(v->base);
 	for (i = 0; i < 2; i++) {
 		b += kiln_tree_bytes(&v->tree[i]);
+		b += kiln_tree_paths_bytes(&v->paths[i]);
 		b += v->top[i].n * sizeof(*v->top[i].rows);
 		b += v->base_top[i].n * sizeof(*v->base_top[i].rows);
 	}
@@ -454,6 +456,22 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 			return err;
 	}
 	*out = t;
+	return 0;
+}
+
+int kiln_web_view_paths(struct web_view *v, bool reverse,
+			struct kiln_tree_paths **out)
+{
+	struct kiln_tree_paths *ps = &v->paths[reverse];
+	int err;
+
+	/* Read only on a shared input: every name was made at load. */
+	if (!ps->off) {
+		err = kiln_tree_paths_build(ps, v->prof, v->type, reverse);
+		if (err)
+			return err;
+	}
+	*out = ps;
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the call tree (profile/tree.c): totals, self values, name
  * order, reversed trees, diff bases, inline frames and kinds, the batched
- * build against one sample at a time, grouped and inverted trees. */
+ * build against one sample at a time, grouped and inverted trees, levels
+ * made on demand against the whole tree. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -395,14 +396,16 @@ static void build_one_by_one(struct kiln_tree *t, struct kiln_prof *p,
 	free(fr);
 }
 
-static void test_same_as_one_by_one(void **state)
+/* 3000 pseudo-random stacks over 40 functions: locations of one
+ * function at several lines, inline chains, unnamed addresses, four
+ * threads, values of 0 and below, empty stacks. */
+static struct kiln_prof *random_prof(void)
 {
 	struct kiln_prof *p = new_prof();
 	struct kiln_mapping lib = { 0x7f0000000000, 0x7f0000100000, 0, 0, 0,
 				    true, false, false, false };
 	uint32_t locs[200], fn[40], ls[4], ml, i, j;
 	uint64_t x = 88172645463325252ull;
-	int rev;
 
 	lib.file = kiln_prof_interns(p, "/usr/lib/libz.so.1");
 	ml = kiln_prof_mapping(p, &lib);
@@ -438,6 +441,15 @@ static void test_same_as_one_by_one(void **state)
 		v[1] = v[0] * 1000;
 		assert_true(kiln_prof_add_sample(p, st, d, v, ls[rnd(&x, 4)]) >= 0);
 	}
+	return p;
+}
+
+static void test_same_as_one_by_one(void **state)
+{
+	struct kiln_prof *p = random_prof();
+	uint32_t i;
+	int rev;
+
 	for (rev = 0; rev < 2; rev++) {
 		struct kiln_tree a = KILN_TREE_INIT, b = KILN_TREE_INIT;
 
@@ -519,6 +531,77 @@ static void test_grouped_inverted(void **state)
 	kiln_prof_free(p);
 }
 
+static uint32_t nkids(const struct kiln_tree *t, uint32_t n)
+{
+	uint32_t k = 0, c;
+
+	for (c = t->nodes[n].child; c; c = t->nodes[c].next)
+		k++;
+	return k;
+}
+
+/* Levels made on demand from the stacks' names (kiln_tree_paths_*,
+ * kiln_tree_expand()) equal those of the whole tree, node for node. */
+static void test_levels_on_demand(void **state)
+{
+	struct kiln_prof *p = random_prof();
+	uint32_t *sel = malloc(p->nsamples * sizeof(*sel)), i, k;
+	int rev, checked = 0;
+
+	assert_non_null(sel);
+	for (rev = 0; rev < 2; rev++) {
+		struct kiln_tree a = KILN_TREE_INIT, m = KILN_TREE_INIT;
+		struct kiln_tree_paths ps = { 0 };
+
+		assert_int_equal(kiln_tree_build(&a, p, 0, rev), 0);
+		assert_int_equal(kiln_tree_paths_build(&ps, p, 0, rev), 0);
+		assert_int_equal(ps.total, a.nodes[0].total);
+		for (i = 0; i < a.n; i += 1 + i % 5) {
+			uint32_t chain[64], nc = 0, x, cur = 0, u, w;
+			size_t n = ps.n;
+
+			if (!a.nodes[i].child)
+				continue;
+			for (x = i; x; x = a.nodes[x].parent)
+				chain[nc++] = x;
+			for (k = 0; k < ps.n; k++)
+				sel[k] = k;
+			assert_int_equal(kiln_tree_start(&m, p, rev), 0);
+			for (k = 0; k < nc; k++) {
+				struct kiln_frame f = { a.nodes[chain[nc - 1 - k]].name, 0, 0, 0 };
+
+				n = kiln_tree_paths_narrow(&ps, sel, n, k, f.name);
+				cur = kiln_tree_child(&m, cur, &f);
+			}
+			assert_true(n > 0);
+			assert_int_equal(kiln_tree_expand(&m, p, &ps, cur, sel, n), 0);
+			for (u = a.nodes[i].child, w = m.nodes[cur].child; u;
+			     u = a.nodes[u].next, w = m.nodes[w].next) {
+				const struct kiln_tree_node *y = &a.nodes[u], *z = &m.nodes[w];
+
+				assert_int_not_equal(w, 0);
+				assert_int_equal(y->name, z->name);
+				assert_int_equal(y->total, z->total);
+				assert_int_equal(y->self, z->self);
+				assert_int_equal(y->depth, z->depth);
+				assert_int_equal(y->kind, z->kind);
+				assert_int_equal(y->location, z->location);
+				assert_int_equal(y->function, z->function);
+				assert_int_equal(y->line, z->line);
+				assert_int_equal(nkids(&a, u), nkids(&m, w));
+				checked++;
+			}
+			assert_int_equal(w, 0);
+		}
+		kiln_tree_release(&a);
+		kiln_tree_release(&m);
+		kiln_tree_paths_release(&ps);
+	}
+	assert_true(checked > 1000);
+	free(sel);
+	kiln_prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_many_nodes),
 		cmocka_unit_test(test_same_as_one_by_one),
 		cmocka_unit_test(test_grouped_inverted),
+		cmocka_unit_test(test_levels_on_demand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
