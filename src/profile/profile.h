@@ -507,6 +507,10 @@ struct kiln_frame {
  */
 long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,
 		      struct kiln_frame **frames, size_t *cap);
+/* The same for one location: its frames, inline frames innermost first
+ * (what kiln_prof_frames() gives for each location of a stack). */
+long kiln_prof_loc_frames(struct kiln_prof *p, uint32_t loc,
+			  struct kiln_frame **frames, size_t *cap);
 
 /*
  * Makes every name kiln_prof_frames() would make on first use (the

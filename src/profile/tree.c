@@ -577,45 +577,85 @@ size_t kiln_tree_paths_bytes(const struct kiln_tree_paths *ps)
 			 ps->n * (sizeof(*ps->sample) + sizeof(*ps->value)) : 0;
 }
 
+/* Each location's frame names, innermost first: location l's are
+ * (*names)[(*at)[l] .. (*at)[l + 1]).  One pass over the locations
+ * instead of their lines and functions for every frame of every sample
+ * (those reads missed the cache on a big profile).  0 or -ENOMEM. */
+static int loc_names(struct kiln_prof *p, uint32_t **names, uint32_t **at)
+{
+	struct kiln_frame *fr = NULL;
+	size_t cap = 0, ncap = 0, n = 0, l;
+	long nf, k;
+	int err = 0;
+
+	*names = NULL;
+	*at = malloc((p->nlocations + 2) * sizeof(**at));
+	if (!*at)
+		return -ENOMEM;
+	(*at)[0] = (*at)[1] = 0;
+	for (l = 1; l <= p->nlocations && !err; l++) {
+		nf = kiln_prof_loc_frames(p, (uint32_t)l, &fr, &cap);
+		if (nf < 0 || n + (size_t)nf > UINT32_MAX ||
+		    KILN_GROW(*names, ncap, n + (size_t)nf + 1, 1024)) {
+			err = nf < 0 ? (int)nf : -ENOMEM;
+			break;
+		}
+		for (k = 0; k < nf; k++)
+			(*names)[n++] = fr[k].name;
+		(*at)[l + 1] = (uint32_t)n;
+	}
+	free(fr);
+	return err;
+}
+
 int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
 			  int type, bool reverse)
 {
-	struct kiln_frame *frames = NULL;
-	size_t cap = 0, ncap = 0, ocap = 0, scap = 0, i, used = 0;
+	uint32_t *ln = NULL, *lat = NULL;
+	size_t ncap = 0, ocap = 0, scap = 0, i, used = 0;
 	int err = 0;
 
 	kiln_tree_paths_release(ps);
 	ps->reverse = reverse;
 	if (type < 0 || (size_t)type >= p->ntypes)
 		return -EINVAL;
+	err = loc_names(p, &ln, &lat);
 	for (i = 0; i < p->nsamples && !err; i++) {
+		const struct kiln_sample *s = &p->samples[i];
+		const uint32_t *locs = kiln_prof_sample_locs(p, s);
 		int64_t v = kiln_prof_value(p, i, (size_t)type);
-		long nf, k;
+		size_t nf = 0, k, j;
 
 		if (v <= 0)
 			continue;
-		nf = kiln_prof_frames(p, &p->samples[i], &frames, &cap);
-		if (nf < 0) {
-			err = (int)nf;
-			break;
-		}
-		if (used + (size_t)nf > UINT32_MAX ||
-		    KILN_GROW(ps->names, ncap, used + (size_t)nf, 1024) ||
+		for (k = 0; k < s->depth; k++)
+			nf += lat[locs[k] + 1] - lat[locs[k]];
+		if (used + nf > UINT32_MAX ||
+		    KILN_GROW(ps->names, ncap, used + nf, 1024) ||
 		    KILN_GROW(ps->off, ocap, ps->n + 2, 256) ||
 		    KILN_GROW(ps->sample, scap, ps->n + 1, 256)) {
 			err = -ENOMEM;
 			break;
 		}
-		for (k = 0; k < nf; k++)
-			ps->names[used + (size_t)k] =
-				frames[reverse ? k : nf - 1 - k].name;
 		ps->off[ps->n] = (uint32_t)used;
+		/* The frames leaf first are the locations' in order, each
+		 * innermost first; from the root, all of it backwards. */
+		for (k = 0; k < s->depth; k++) {
+			uint32_t l = locs[reverse ? k : s->depth - 1 - k];
+
+			if (reverse)
+				for (j = lat[l]; j < lat[l + 1]; j++)
+					ps->names[used++] = ln[j];
+			else
+				for (j = lat[l + 1]; j-- > lat[l];)
+					ps->names[used++] = ln[j];
+		}
 		ps->sample[ps->n] = (uint32_t)i;
 		ps->n++;
-		used += (size_t)nf;
 		ps->total = sat_add(ps->total, v);
 	}
-	free(frames);
+	free(ln);
+	free(lat);
 	if (!err && !(ps->value = malloc((ps->n + 1) * sizeof(*ps->value))))
 		err = -ENOMEM;
 	if (!err && KILN_GROW(ps->off, ocap, ps->n + 1, 256))
