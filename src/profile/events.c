@@ -73,6 +73,54 @@ void kiln_prof_add_event(struct kiln_prof *p, size_t idx, int64_t time,
 	p->ev_last[idx] = (uint32_t)++p->nevents;
 }
 
+int kiln_prof_events_append(struct kiln_prof *p, const struct kiln_prof *src,
+			    const long *smap, int (*stop)(void *), void *arg)
+{
+	size_t i, n = 0, nt = p->ntypes;
+	int64_t *v;
+
+	if (p->err)
+		return p->err;
+	if (p->nevents || src->ev_untidy || nt != src->ntypes)
+		return -EINVAL;
+	for (i = 0; i < src->nevents; i++)
+		n += smap[src->events[i].sample] >= 0;
+	if (!n)
+		return 0;
+	if (n > UINT32_MAX || KILN_GROW(p->events, p->events_alloc, n, 1024))
+		return p->err = -ENOMEM;
+	v = realloc(p->ev_values, p->events_alloc * (nt ? nt : 1) * sizeof(*v));
+	if (!v)
+		return p->err = -ENOMEM;
+	p->ev_values = v;
+	free(p->ev_last);
+	p->ev_last = calloc(p->nsamples ? p->nsamples : 1, sizeof(*p->ev_last));
+	if (!p->ev_last) {
+		p->ev_last_alloc = 0;
+		return p->err = -ENOMEM;
+	}
+	p->ev_last_alloc = p->nsamples ? p->nsamples : 1;
+	for (i = 0; i < src->nevents; i++) {
+		const struct kiln_prof_event *e = &src->events[i];
+		long to = smap[e->sample];
+
+		if (stop && !(i % 16384) && stop(arg))
+			return -ECANCELED;
+		if (to < 0)
+			continue;
+		if ((size_t)to >= p->nsamples)
+			return -EINVAL;
+		p->events[p->nevents] = (struct kiln_prof_event){
+			e->time / KILN_PROF_TIME_BUCKET_NS * KILN_PROF_TIME_BUCKET_NS,
+			(uint32_t)to };
+		if (nt)
+			memcpy(p->ev_values + p->nevents * nt,
+			       kiln_prof_event_values(src, i), nt * sizeof(*v));
+		p->ev_last[to] = (uint32_t)++p->nevents;
+	}
+	return 0;
+}
+
 long kiln_prof_add_timed(struct kiln_prof *p, const uint32_t *locs,
 			 uint32_t depth, const int64_t *values,
 			 uint32_t labelset, int64_t time)

@@ -266,10 +266,16 @@ int kiln_prof_merge_some(struct kiln_prof *dst, const struct kiln_prof *src,
 		if (smap[i] != (long)(base + added++))
 			fresh = false;	/* two samples became one */
 	}
-	/* The time column, times as they were (both since their start). */
+	/* The time column, times as they were (both since their start):
+	 * appended as they are when no two can meet. */
+	if (fresh && !src->ev_untidy && !dst->err && !dst->nevents) {
+		err = kiln_prof_events_append(dst, src, smap, stop, arg);
+		if (err)
+			goto out_free;
+	}
 	if (!fresh || src->ev_untidy)
 		dst->ev_untidy = true;
-	for (i = 0; i < src->nevents && !dst->err; i++) {
+	for (i = 0; i < src->nevents && !dst->err && !(fresh && !src->ev_untidy); i++) {
 		if (stop && !(i % OPS_CHECK_EVERY) && stop(arg)) {
 			err = -ECANCELED;
 			goto out_free;

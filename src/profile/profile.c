@@ -704,44 +704,56 @@ int kiln_prof_name_all(struct kiln_prof *p)
 	return p->err;
 }
 
+/* Appends location loc's frames to *frames from index n (grown as
+ * needed).  The new count, or -ENOMEM. */
+static long loc_frames(struct kiln_prof *p, uint32_t loc,
+		       struct kiln_frame **frames, size_t *cap, size_t n)
+{
+	const struct kiln_location *l = &p->locations[loc];
+	uint32_t nl = l->nlines ? l->nlines : 1, j;
+
+	if (KILN_GROW(*frames, *cap, n + nl, 64))
+		return -ENOMEM;
+	if (!l->nlines) {
+		struct kiln_frame *f = &(*frames)[n++];
+
+		f->name = fallback_name(p, loc);
+		f->function = 0;
+		f->location = loc;
+		f->line = 0;
+		return p->err ? p->err : (long)n;
+	}
+	for (j = 0; j < l->nlines; j++) {
+		const struct kiln_line *ln = &p->lines[l->line0 + j];
+		struct kiln_frame *f = &(*frames)[n++];
+		uint32_t name = p->functions[ln->function].name;
+
+		f->function = ln->function;
+		f->location = loc;
+		f->line = ln->line;
+		f->name = name ? name : fallback_name(p, loc);
+		/* fallback_name() may move p->locations. */
+		l = &p->locations[loc];
+	}
+	return (long)n;
+}
+
 long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,
 		      struct kiln_frame **frames, size_t *cap)
 {
 	const uint32_t *locs = kiln_prof_sample_locs(p, s);
-	size_t n = 0;
-	uint32_t i, j;
+	long n = 0;
+	uint32_t i;
 
-	for (i = 0; i < s->depth; i++) {
-		const struct kiln_location *l = &p->locations[locs[i]];
-		uint32_t nl = l->nlines ? l->nlines : 1;
+	for (i = 0; i < s->depth && n >= 0; i++)
+		n = loc_frames(p, locs[i], frames, cap, (size_t)n);
+	return n;
+}
 
-		if (KILN_GROW(*frames, *cap, n + nl, 64))
-			return -ENOMEM;
-		if (!l->nlines) {
-			struct kiln_frame *f = &(*frames)[n++];
-
-			f->name = fallback_name(p, locs[i]);
-			f->function = 0;
-			f->location = locs[i];
-			f->line = 0;
-			if (p->err)
-				return p->err;
-			continue;
-		}
-		for (j = 0; j < l->nlines; j++) {
-			const struct kiln_line *ln = &p->lines[l->line0 + j];
-			struct kiln_frame *f = &(*frames)[n++];
-			uint32_t name = p->functions[ln->function].name;
-
-			f->function = ln->function;
-			f->location = locs[i];
-			f->line = ln->line;
-			f->name = name ? name : fallback_name(p, locs[i]);
-			/* fallback_name() may move p->locations. */
-			l = &p->locations[locs[i]];
-		}
-	}
-	return (long)n;
+long kiln_prof_loc_frames(struct kiln_prof *p, uint32_t loc,
+			  struct kiln_frame **frames, size_t *cap)
+{
+	return loc_frames(p, loc, frames, cap, 0);
 }
 
 enum kiln_kind kiln_prof_loc_kind(const struct kiln_prof *p, uint32_t loc)

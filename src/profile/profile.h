@@ -278,6 +278,19 @@ static inline const int64_t *kiln_prof_event_values(const struct kiln_prof *p,
 }
 
 /*
+ * Appends the events of src's samples that smap maps (smap[i] >= 0: the
+ * index in p of src's sample i) as kiln_prof_add_event() would, for a
+ * copy into a p that had no samples, each kept sample of src a sample of
+ * its own in p, from a tidy src (!src->ev_untidy): then no event can
+ * meet another of its sample and bucket, and each is appended without
+ * looking at the sample's latest (a cache miss per event on a big
+ * column).  stop(arg) is asked every 16,384 events (NULL: never):
+ * -ECANCELED.  0, -EINVAL (not such a copy) or -ENOMEM.
+ */
+int kiln_prof_events_append(struct kiln_prof *p, const struct kiln_prof *src,
+			    const long *smap, int (*stop)(void *), void *arg);
+
+/*
  * Merges events that share a sample and a bucket (input out of time
  * order, or two samples made one by kiln_prof_hide() or merging) into
  * the first of them, keeping the column's order.  0 or -ENOMEM.
@@ -494,6 +507,10 @@ struct kiln_frame {
  */
 long kiln_prof_frames(struct kiln_prof *p, const struct kiln_sample *s,
 		      struct kiln_frame **frames, size_t *cap);
+/* The same for one location: its frames, inline frames innermost first
+ * (what kiln_prof_frames() gives for each location of a stack). */
+long kiln_prof_loc_frames(struct kiln_prof *p, uint32_t loc,
+			  struct kiln_frame **frames, size_t *cap);
 
 /*
  * Makes every name kiln_prof_frames() would make on first use (the

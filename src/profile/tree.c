@@ -11,25 +11,51 @@
 #include "profile/tree.h"
 #include "util/buf.h"
 
-/* Lookup key of a child: its parent and its name's string id. */
-struct tree_key {
-	const struct kiln_tree *t;
-	uint32_t parent, name;
-};
-
-static uint32_t key_hash(uint32_t parent, uint32_t name)
+/* The first slot to probe for (parent, name): the high bits of a
+ * multiplicative hash of the 64-bit key (Fibonacci hashing). */
+static size_t key_slot(const struct kiln_tree *t, uint32_t parent, uint32_t name)
 {
-	uint32_t k[2] = { parent, name };
+	uint64_t k = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull;
 
-	return (uint32_t)kiln_hash(k, sizeof(k));
+	return (size_t)(k >> 32 ^ k >> 7) & t->mask;
 }
 
-static bool key_eq(const void *ctx, uint32_t id)
+/* The slot holding (parent, name), or the empty slot where it would go
+ * (t->slots is not NULL). */
+static struct kiln_tree_slot *slot_of(const struct kiln_tree *t,
+				      uint32_t parent, uint32_t name)
 {
-	const struct tree_key *k = ctx;
-	const struct kiln_tree_node *n = &k->t->nodes[id];
+	size_t i = key_slot(t, parent, name);
 
-	return n->parent == k->parent && n->name == k->name;
+	for (;; i = (i + 1) & t->mask) {
+		struct kiln_tree_slot *s = &t->slots[i];
+
+		if (!s->id || (s->parent == parent && s->name == name))
+			return s;
+	}
+}
+
+/* Makes room for one more key: the load stays at most 1/2, so probes
+ * stay short.  0 or -ENOMEM. */
+static int index_reserve(struct kiln_tree *t)
+{
+	struct kiln_tree t2;
+	size_t cap, i;
+
+	if (t->slots && (t->count + 1) * 2 <= t->mask + 1)
+		return 0;
+	cap = t->slots ? (t->mask + 1) * 2 : 256;
+	t2.slots = calloc(cap, sizeof(*t2.slots));
+	if (!t2.slots)
+		return -ENOMEM;
+	t2.mask = cap - 1;
+	for (i = 0; t->slots && i <= t->mask; i++)
+		if (t->slots[i].id)
+			*slot_of(&t2, t->slots[i].parent, t->slots[i].name) = t->slots[i];
+	free(t->slots);
+	t->slots = t2.slots;
+	t->mask = t2.mask;
+	return 0;
 }
 
 /* Saturating addition: a sum of int64 sample values must not overflow. */
@@ -45,22 +71,25 @@ static int64_t sat_add(int64_t a, int64_t b)
 void kiln_tree_init(struct kiln_tree *t)
 {
 	memset(t, 0, sizeof(*t));
-	kiln_htab_init(&t->index);
 }
 
 void kiln_tree_release(struct kiln_tree *t)
 {
 	free(t->nodes);
-	kiln_htab_release(&t->index);
+	free(t->slots);
 	kiln_tree_init(t);
+}
+
+size_t kiln_tree_bytes(const struct kiln_tree *t)
+{
+	return (size_t)t->alloc * sizeof(*t->nodes) +
+	       (t->slots ? (t->mask + 1) * sizeof(*t->slots) : 0);
 }
 
 static uint32_t find_child(const struct kiln_tree *t, uint32_t parent,
 			   uint32_t name)
 {
-	struct tree_key k = { t, parent, name };
-
-	return kiln_htab_find(&t->index, key_hash(parent, name), key_eq, &k);
+	return t->slots ? slot_of(t, parent, name)->id : 0;
 }
 
 /* A new node, linked at the head of parent's children.  0 on ENOMEM (the
@@ -84,8 +113,15 @@ static uint32_t new_node(struct kiln_tree *t, uint32_t parent, uint32_t name,
 		t->alloc = a;
 	}
 	id = t->n;
-	if (id && kiln_htab_insert(&t->index, key_hash(parent, name), id))
-		return 0;
+	if (id) {
+		struct kiln_tree_slot *s;
+
+		if (index_reserve(t))
+			return 0;
+		s = slot_of(t, parent, name);
+		*s = (struct kiln_tree_slot){ parent, name, id };
+		t->count++;
+	}
 	t->n++;
 	n = &t->nodes[id];
 	memset(n, 0, sizeof(*n));
@@ -151,10 +187,132 @@ static int sort_children(struct kiln_tree *t)
 	return 0;
 }
 
+/* Each node's total from the self values: total = self + the totals of
+ * its children.  Children come after their parents in the node array, so
+ * one pass from the end adds every finished total to its parent. */
+static void sum_totals(struct kiln_tree *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->n; i++)
+		t->nodes[i].total = t->nodes[i].self;
+	for (i = t->n; i-- > 1;) {
+		struct kiln_tree_node *pa = &t->nodes[t->nodes[i].parent];
+
+		pa->total = sat_add(pa->total, t->nodes[i].total);
+	}
+}
+
+/* Samples looked up side by side (tree_batch()). */
+#define TREE_LANES 32
+
+/* A sample of a batch: its frames in the batch's array, value, and how
+ * far the lookups of existing nodes got (node cur at frame k). */
+struct lane {
+	size_t f0;		/* first frame in the batch's array */
+	long nf, k;
+	int64_t v;
+	uint32_t cur;
+};
+
+/* The batch's frames: a copy of each sample's expansion, one after
+ * another. */
+struct batch {
+	struct lane lane[TREE_LANES];
+	size_t n;
+	struct kiln_frame *fr;
+	size_t nfr, cap;
+};
+
+/* Frame k of lane l from the root's side of the tree. */
+static const struct kiln_frame *lane_frame(const struct kiln_tree *t,
+					   const struct batch *b,
+					   const struct lane *l, long k)
+{
+	return &b->fr[l->f0 + (size_t)(t->reverse ? k : l->nf - 1 - k)];
+}
+
+/*
+ * Walks the batch's samples down the nodes that exist already, side by
+ * side: each round prefetches the next slot of every sample still going,
+ * then reads them, so that up to TREE_LANES cache misses are in flight
+ * instead of one (a walk is a chain: each lookup needs the node found by
+ * the one before).  Read only: nodes are never removed, so what it finds
+ * is what a walk of each sample in turn finds.
+ */
+static void batch_walk(const struct kiln_tree *t, struct batch *b)
+{
+	uint8_t live[TREE_LANES];
+	size_t j, nlive = 0;
+
+	for (j = 0; j < b->n; j++) {
+		live[j] = b->lane[j].nf > 0;
+		nlive += live[j];
+	}
+	while (nlive) {
+		for (j = 0; j < b->n; j++) {
+			const struct lane *l = &b->lane[j];
+
+			if (live[j])
+				__builtin_prefetch(&t->slots[key_slot(t, l->cur,
+					lane_frame(t, b, l, l->k)->name)]);
+		}
+		for (j = 0; j < b->n; j++) {
+			struct lane *l = &b->lane[j];
+			uint32_t id;
+
+			if (!live[j])
+				continue;
+			id = slot_of(t, l->cur, lane_frame(t, b, l, l->k)->name)->id;
+			if (id) {
+				l->cur = id;
+				l->k++;
+			}
+			if (!id || l->k == l->nf) {
+				live[j] = 0;
+				nlive--;
+			}
+		}
+	}
+}
+
+/*
+ * Adds the batch's samples in order: from where batch_walk() stopped,
+ * each looks up the rest of its frames and makes the nodes missing (an
+ * earlier sample of the batch may have made some), then adds its value
+ * as the self value of its last node.  0 or -ENOMEM.
+ */
+static int batch_add(struct kiln_tree *t, struct batch *b)
+{
+	size_t j;
+
+	for (j = 0; j < b->n; j++) {
+		struct lane *l = &b->lane[j];
+		uint32_t cur = l->cur;
+		long k;
+
+		for (k = l->k; k < l->nf; k++) {
+			const struct kiln_frame *f = lane_frame(t, b, l, k);
+			uint32_t id = slot_of(t, cur, f->name)->id;
+
+			if (!id) {
+				id = new_node(t, cur, f->name,
+					      kiln_prof_loc_kind(t->prof, f->location), f);
+				if (!id)
+					return -ENOMEM;
+			}
+			cur = id;
+		}
+		t->nodes[cur].self = sat_add(t->nodes[cur].self, l->v);
+	}
+	return 0;
+}
+
 int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 		    bool reverse)
 {
 	struct kiln_frame *frames = NULL;
+	struct batch b = { .n = 0 };
 	size_t cap = 0, i;
 	int err = 0;
 
@@ -165,41 +323,49 @@ int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 		return -EINVAL;
 	/* The root: index 0, so new_node() cannot tell success. */
 	new_node(t, 0, 0, KILN_KIND_OTHER, NULL);
-	if (t->n != 1)
+	if (t->n != 1 || index_reserve(t)) {
+		kiln_tree_release(t);
 		return -ENOMEM;
-	for (i = 0; i < p->nsamples; i++) {
-		int64_t v = kiln_prof_value(p, i, (size_t)type);
-		uint32_t cur = 0;
-		long nf, k;
+	}
+	/*
+	 * One lookup per frame, in the index only (the key is in the slot),
+	 * TREE_LANES samples at a time (batch_walk()): the nodes are touched
+	 * where they are made and where a stack ends (its self value); the
+	 * totals are summed once at the end.  A 300k-stack profile makes 3
+	 * million lookups, nearly each a cache miss: one after the other,
+	 * they cost 0.4 s.  The samples are still added in their order, so
+	 * the nodes, their order and what each keeps of its first frame are
+	 * those of adding each sample in turn.
+	 */
+	for (i = 0; i <= p->nsamples && !err; i++) {
+		int64_t v = i < p->nsamples ? kiln_prof_value(p, i, (size_t)type) : 0;
+		long nf;
 
+		if (b.n == TREE_LANES || (i == p->nsamples && b.n)) {
+			batch_walk(t, &b);
+			err = batch_add(t, &b);
+			b.n = b.nfr = 0;
+		}
 		if (v <= 0)
 			continue;
 		nf = kiln_prof_frames(p, &p->samples[i], &frames, &cap);
 		if (nf < 0) {
 			err = (int)nf;
-			goto out;
+			break;
 		}
-		t->nodes[0].total = sat_add(t->nodes[0].total, v);
-		for (k = 0; k < nf; k++) {
-			const struct kiln_frame *f =
-				&frames[reverse ? k : nf - 1 - k];
-			uint32_t id = find_child(t, cur, f->name);
-
-			if (!id) {
-				id = new_node(t, cur, f->name,
-					      kiln_prof_loc_kind(p, f->location), f);
-				if (!id) {
-					err = -ENOMEM;
-					goto out;
-				}
-			}
-			t->nodes[id].total = sat_add(t->nodes[id].total, v);
-			cur = id;
+		if (KILN_GROW(b.fr, b.cap, b.nfr + (size_t)nf, 256)) {
+			err = -ENOMEM;
+			break;
 		}
-		t->nodes[cur].self = sat_add(t->nodes[cur].self, v);
+		memcpy(b.fr + b.nfr, frames, (size_t)nf * sizeof(*frames));
+		b.lane[b.n++] = (struct lane){ b.nfr, nf, 0, v, 0 };
+		b.nfr += (size_t)nf;
 	}
-	err = sort_children(t);
-out:
+	if (!err) {
+		sum_totals(t);
+		err = sort_children(t);
+	}
+	free(b.fr);
 	free(frames);
 	if (err)
 		kiln_tree_release(t);
@@ -419,4 +585,198 @@ uint32_t kiln_tree_find(const struct kiln_tree *t, uint32_t parent,
 		return 0;
 	id = kiln_prof_find_str(t->prof, name, strlen(name));
 	return id ? find_child(t, parent, id) : 0;
+}
+
+/* ---- trees made a level at a time ---- */
+
+void kiln_tree_paths_release(struct kiln_tree_paths *ps)
+{
+	free(ps->names);
+	free(ps->off);
+	free(ps->sample);
+	free(ps->value);
+	memset(ps, 0, sizeof(*ps));
+}
+
+size_t kiln_tree_paths_bytes(const struct kiln_tree_paths *ps)
+{
+	return ps->off ? ps->off[ps->n] * sizeof(*ps->names) +
+			 (ps->n + 1) * sizeof(*ps->off) +
+			 ps->n * (sizeof(*ps->sample) + sizeof(*ps->value)) : 0;
+}
+
+/* Each location's frame names, innermost first: location l's are
+ * (*names)[(*at)[l] .. (*at)[l + 1]).  One pass over the locations
+ * instead of their lines and functions for every frame of every sample
+ * (those reads missed the cache on a big profile).  0 or -ENOMEM. */
+static int loc_names(struct kiln_prof *p, uint32_t **names, uint32_t **at)
+{
+	struct kiln_frame *fr = NULL;
+	size_t cap = 0, ncap = 0, n = 0, l;
+	long nf, k;
+	int err = 0;
+
+	*names = NULL;
+	*at = malloc((p->nlocations + 2) * sizeof(**at));
+	if (!*at)
+		return -ENOMEM;
+	(*at)[0] = (*at)[1] = 0;
+	for (l = 1; l <= p->nlocations && !err; l++) {
+		nf = kiln_prof_loc_frames(p, (uint32_t)l, &fr, &cap);
+		if (nf < 0 || n + (size_t)nf > UINT32_MAX ||
+		    KILN_GROW(*names, ncap, n + (size_t)nf + 1, 1024)) {
+			err = nf < 0 ? (int)nf : -ENOMEM;
+			break;
+		}
+		for (k = 0; k < nf; k++)
+			(*names)[n++] = fr[k].name;
+		(*at)[l + 1] = (uint32_t)n;
+	}
+	free(fr);
+	return err;
+}
+
+int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
+			  int type, bool reverse)
+{
+	uint32_t *ln = NULL, *lat = NULL;
+	size_t ncap = 0, ocap = 0, scap = 0, i, used = 0;
+	int err = 0;
+
+	kiln_tree_paths_release(ps);
+	ps->reverse = reverse;
+	if (type < 0 || (size_t)type >= p->ntypes)
+		return -EINVAL;
+	err = loc_names(p, &ln, &lat);
+	for (i = 0; i < p->nsamples && !err; i++) {
+		const struct kiln_sample *s = &p->samples[i];
+		const uint32_t *locs = kiln_prof_sample_locs(p, s);
+		int64_t v = kiln_prof_value(p, i, (size_t)type);
+		size_t nf = 0, k, j;
+
+		if (v <= 0)
+			continue;
+		for (k = 0; k < s->depth; k++)
+			nf += lat[locs[k] + 1] - lat[locs[k]];
+		if (used + nf > UINT32_MAX ||
+		    KILN_GROW(ps->names, ncap, used + nf, 1024) ||
+		    KILN_GROW(ps->off, ocap, ps->n + 2, 256) ||
+		    KILN_GROW(ps->sample, scap, ps->n + 1, 256)) {
+			err = -ENOMEM;
+			break;
+		}
+		ps->off[ps->n] = (uint32_t)used;
+		/* The frames leaf first are the locations' in order, each
+		 * innermost first; from the root, all of it backwards. */
+		for (k = 0; k < s->depth; k++) {
+			uint32_t l = locs[reverse ? k : s->depth - 1 - k];
+
+			if (reverse)
+				for (j = lat[l]; j < lat[l + 1]; j++)
+					ps->names[used++] = ln[j];
+			else
+				for (j = lat[l + 1]; j-- > lat[l];)
+					ps->names[used++] = ln[j];
+		}
+		ps->sample[ps->n] = (uint32_t)i;
+		ps->n++;
+		ps->total = sat_add(ps->total, v);
+	}
+	free(ln);
+	free(lat);
+	if (!err && !(ps->value = malloc((ps->n + 1) * sizeof(*ps->value))))
+		err = -ENOMEM;
+	if (!err && KILN_GROW(ps->off, ocap, ps->n + 1, 256))
+		err = -ENOMEM;
+	if (err) {
+		kiln_tree_paths_release(ps);
+		return err;
+	}
+	ps->off[ps->n] = (uint32_t)used;
+	for (i = 0; i < ps->n; i++)
+		ps->value[i] = kiln_prof_value(p, ps->sample[i], (size_t)type);
+	return 0;
+}
+
+size_t kiln_tree_paths_narrow(const struct kiln_tree_paths *ps, uint32_t *sel,
+			      size_t n, uint32_t depth, uint32_t name)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t e = sel[i];
+
+		if (ps->off[e] + depth < ps->off[e + 1] &&
+		    ps->names[ps->off[e] + depth] == name)
+			sel[m++] = e;
+	}
+	return m;
+}
+
+/* A node of a partial tree made by name only (its first frame, if it
+ * becomes a child of an expanded node, is found later).  0 on ENOMEM. */
+static uint32_t name_node(struct kiln_tree *t, uint32_t parent, uint32_t name)
+{
+	uint32_t id = find_child(t, parent, name);
+
+	return id ? id : new_node(t, parent, name, KILN_KIND_OTHER, NULL);
+}
+
+int kiln_tree_expand(struct kiln_tree *t, struct kiln_prof *p,
+		     const struct kiln_tree_paths *ps, uint32_t node,
+		     const uint32_t *sel, size_t n)
+{
+	struct { uint32_t node, e; } *first = NULL;
+	struct kiln_frame *frames = NULL;
+	size_t nfirst = 0, fcap = 0, cap = 0, i;
+	uint32_t d = t->nodes[node].depth;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		uint32_t e = sel[i], o = ps->off[e], len = ps->off[e + 1] - o, ch;
+		struct kiln_tree_node *c;
+
+		if (len <= d)
+			continue;
+		ch = name_node(t, node, ps->names[o + d]);
+		if (!ch) {
+			err = -ENOMEM;
+			break;
+		}
+		c = &t->nodes[ch];
+		/* First through it: its frame is this stack's (the samples
+		 * are in order, as kiln_tree_build() adds them). */
+		if (!c->total && !c->location) {
+			if (KILN_GROW(first, fcap, nfirst + 1, 64)) {
+				err = -ENOMEM;
+				break;
+			}
+			first[nfirst].node = ch;
+			first[nfirst++].e = e;
+		}
+		c->total = sat_add(c->total, ps->value[e]);
+		if (len == d + 1)
+			c->self = sat_add(c->self, ps->value[e]);
+		else if (!name_node(t, ch, ps->names[o + d + 1]))
+			err = -ENOMEM;
+	}
+	for (i = 0; i < nfirst && !err; i++) {
+		uint32_t s = ps->sample[first[i].e];
+		long nf = kiln_prof_frames(p, &p->samples[s], &frames, &cap);
+		struct kiln_tree_node *c = &t->nodes[first[i].node];
+		const struct kiln_frame *f;
+
+		if (nf < 0) {
+			err = (int)nf;
+			break;
+		}
+		f = &frames[ps->reverse ? d : (uint32_t)nf - 1 - d];
+		c->location = f->location;
+		c->function = f->function;
+		c->line = f->line;
+		c->kind = kiln_prof_loc_kind(p, f->location);
+	}
+	free(first);
+	free(frames);
+	return err ? err : sort_children(t);
 }

@@ -32,9 +32,8 @@
 #define KILN_PROFILE_TREE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-
-#include "util/htab.h"
 
 struct kiln_prof;
 struct kiln_frame;
@@ -56,6 +55,14 @@ struct kiln_tree_node {
 	int64_t line;
 };
 
+/* A slot of the tree's index: the key is kept in the slot, so that a
+ * lookup reads one slot and not the node it names (a build looks up every
+ * frame of every sample: the nodes are far bigger than the slots). */
+struct kiln_tree_slot {
+	uint32_t parent, name;
+	uint32_t id;		/* node index, 0: empty */
+};
+
 struct kiln_tree {
 	struct kiln_tree_node *nodes;	/* [0] is the root */
 	uint32_t n, alloc;
@@ -69,7 +76,10 @@ struct kiln_tree {
 	bool base_by_value;
 	int64_t base_total;		/* the base profile's whole total */
 	const struct kiln_prof *prof;	/* names live in its string table */
-	struct kiln_htab index;		/* (parent, name) -> node */
+	/* (parent, name) -> node: open addressing, linear probing, load
+	 * at most 1/2; mask + 1 slots (0 when none). */
+	struct kiln_tree_slot *slots;
+	size_t mask, count;
 };
 
 #define KILN_TREE_INIT { 0 }
@@ -77,6 +87,8 @@ struct kiln_tree {
 void kiln_tree_init(struct kiln_tree *t);
 /* Frees the nodes and the index; the tree is empty and reusable. */
 void kiln_tree_release(struct kiln_tree *t);
+/* The bytes t holds (nodes and index), for caches that bound memory. */
+size_t kiln_tree_bytes(const struct kiln_tree *t);
 
 /*
  * Builds the tree of sample type index `type` of p into t (released
@@ -154,5 +166,55 @@ int kiln_tree_sort(struct kiln_tree *t);
  */
 uint32_t kiln_tree_find(const struct kiln_tree *t, uint32_t parent,
 			const char *name);
+
+/*
+ * The stacks of a profile's samples as frame names, for trees made a
+ * level at a time (kiln serve's call tree of a big selection sends a few
+ * levels per request: building all of a 300k-stack profile's 900k nodes
+ * costs far more than the levels asked).  Stack i (the samples of one
+ * sample type with a positive value, in sample order) has names
+ * [off[i], off[i + 1]) from the tree's root side (outermost caller first,
+ * or the leaf first when reverse), value[i] and came from sample
+ * sample[i].  total: the values' sum (the root's total).
+ */
+struct kiln_tree_paths {
+	uint32_t *names, *off, *sample;
+	int64_t *value;
+	size_t n;
+	int64_t total;
+	bool reverse;
+};
+
+/* Fills ps (released first) from p's samples of type `type`.  p is read
+ * only where every location's name is made (kiln_prof_name_all()).
+ * 0, -EINVAL (type out of range) or -ENOMEM. */
+int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
+			  int type, bool reverse);
+void kiln_tree_paths_release(struct kiln_tree_paths *ps);
+/* The bytes ps holds. */
+size_t kiln_tree_paths_bytes(const struct kiln_tree_paths *ps);
+
+/*
+ * Of the stacks sel[0..n) (indexes into ps, each with at least depth
+ * names), keeps in sel, in order, those whose name at depth `depth` is
+ * `name`; returns how many.
+ */
+size_t kiln_tree_paths_narrow(const struct kiln_tree_paths *ps, uint32_t *sel,
+			      size_t n, uint32_t depth, uint32_t name);
+
+/*
+ * A level of a partial tree t (kiln_tree_start() over ps's profile p,
+ * same orientation): adds the children of node (at depth d) made by the
+ * stacks sel[0..n), which must be every stack through node, in order,
+ * with their totals and self values and, as kiln_tree_build() gives them,
+ * the kind, location, function and line of the first frame seen; and
+ * their own children by name only (so each child's children are
+ * counted).  Then sorts t's children as kiln_tree_build() does.  The
+ * children and their totals equal those of kiln_tree_build()'s tree at
+ * the same path.  Call once per node.  0 or -ENOMEM.
+ */
+int kiln_tree_expand(struct kiln_tree *t, struct kiln_prof *p,
+		     const struct kiln_tree_paths *ps, uint32_t node,
+		     const uint32_t *sel, size_t n);
 
 #endif

@@ -10,7 +10,10 @@
  * levels of every node at least F of the selection's total wide are sent,
  * depth first, each but the first naming its node by its parent's level
  * and its place there ("up", "at"), not its path (the saved page holds
- * the tree so, save.c; docs/kiln-serve.md).
+ * the tree so, save.c; docs/kiln-serve.md).  Without min= and until the
+ * view has its whole tree of that orientation (the flame graph builds
+ * it), the levels are made on demand from the view's stacks
+ * (kiln_tree_expand()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -156,36 +159,51 @@ static void emit_deep(struct call *c, const struct kiln_tree *t, uint32_t node,
 	free(sent);
 }
 
-int web_api_calltree(struct call *c)
-{
-	struct web_view *v;
+/* A partial tree made from the view's stacks a level at a time
+ * (kiln_tree_expand()): the stacks through the current node are sel. */
+struct lazy {
+	struct call *c;
 	struct kiln_tree *t;
+	struct kiln_tree_paths *ps;
+	uint32_t *sel;
+	size_t nsel;
+};
+
+/* web_path_walk()'s step: the stacks through the child named name. */
+static uint32_t lazy_step(void *ctx, uint32_t node, const char *name)
+{
+	struct lazy *z = ctx;
+	struct kiln_frame f = { 0, 0, 0, 0 };
+	uint32_t id;
+
+	f.name = kiln_prof_find_str(z->t->prof, name, strlen(name));
+	if (!f.name)
+		return 0;
+	z->nsel = kiln_tree_paths_narrow(z->ps, z->sel, z->nsel,
+					 z->t->nodes[node].depth, f.name);
+	if (!z->nsel)
+		return 0;
+	id = kiln_tree_child(z->t, node, &f);
+	if (!id)
+		z->c->err = -ENOMEM;
+	return id;
+}
+
+/* The answer's levels from the node at `at` down its hot path (open
+ * levels more), as in web_api_calltree(); t is a partial tree made here
+ * (lazy) or the view's whole one. */
+static int calltree_levels(struct call *c, struct web_view *v, struct kiln_tree *t,
+			   struct lazy *z, const char *at, long n, long open,
+			   double min)
+{
 	struct web_names nm = { 0 };
 	struct kiln_buf path = KILN_BUF_INIT;
 	struct ct_kid *kids = NULL;
 	size_t cap = 0;
-	const char *at;
 	uint32_t node;
-	long n, open, k;
-	double min;
-	bool reverse;
-	int err;
+	long k;
 
-	if (call_num_arg(c, "n", 1, 100000, CT_N_DEFAULT, &n) ||
-	    call_num_arg(c, "open", 0, CT_OPEN_MAX, 0, &open) ||
-	    call_frac_arg(c, "min", 0, &min) ||
-	    call_bool_arg(c, "reverse", &reverse) || call_selection(c, &v))
-		return c->status;
-	err = kiln_web_view_tree(v, reverse, false, &t, &c->d);
-	if (err == -EINVAL)
-		return call_fail(c, 400, "%s", c->d.msg);
-	if (err) {
-		c->err = err;
-		return 500;
-	}
-	/* Read last: an argument's value may live only until the next. */
-	at = call_arg(c, "path");
-	node = web_tree_walk(c, t, at);
+	node = z ? web_path_walk(c, at, lazy_step, z) : web_tree_walk(c, t, at);
 	if (node == UINT32_MAX)
 		return c->err ? 500 : c->status;
 	if (at && kiln_buf_adds(&path, at))
@@ -196,7 +214,7 @@ int web_api_calltree(struct call *c)
 	call_add_str(c, call_unit_name(v->prof, v->type));
 	call_add(c, ",\"total\":%" PRId64 ",\"total_str\":", t->nodes[0].total);
 	call_add_value_str(c, t->nodes[0].total, call_unit_name(v->prof, v->type));
-	call_add(c, ",\"reverse\":%s,\"levels\":[", reverse ? "true" : "false");
+	call_add(c, ",\"reverse\":%s,\"levels\":[", t->reverse ? "true" : "false");
 	if (min > 0) {
 		size_t nlev = 0;
 
@@ -208,11 +226,19 @@ int web_api_calltree(struct call *c)
 
 		if (k)
 			call_add(c, ",");
+		if (z && kiln_tree_expand(t, v->prof, z->ps, node, z->sel, z->nsel)) {
+			c->err = -ENOMEM;
+			break;
+		}
 		hot = emit_level(c, t, node, &path, n, 0, &nm, &kids, &cap);
 		if (!hot || k >= open || !t->nodes[hot].child)
 			break;
 		if (path_add(&path, kiln_prof_str(v->prof, t->nodes[hot].name)))
 			c->err = -ENOMEM;
+		if (z)
+			z->nsel = kiln_tree_paths_narrow(z->ps, z->sel, z->nsel,
+							 t->nodes[node].depth,
+							 t->nodes[hot].name);
 		node = hot;
 	}
 	call_add(c, "],");
@@ -222,4 +248,58 @@ int web_api_calltree(struct call *c)
 	free(nm.idx);
 	kiln_buf_release(&path);
 	return c->err ? 500 : 200;
+}
+
+int web_api_calltree(struct call *c)
+{
+	struct web_view *v;
+	struct kiln_tree *t, part = KILN_TREE_INIT;
+	struct lazy z = { c, &part, NULL, NULL, 0 };
+	long n, open;
+	double min;
+	bool reverse;
+	size_t i;
+	int err, st;
+
+	if (call_num_arg(c, "n", 1, 100000, CT_N_DEFAULT, &n) ||
+	    call_num_arg(c, "open", 0, CT_OPEN_MAX, 0, &open) ||
+	    call_frac_arg(c, "min", 0, &min) ||
+	    call_bool_arg(c, "reverse", &reverse) || call_selection(c, &v))
+		return c->status;
+	/*
+	 * The whole tree when the view has it, or for min= (every node wide
+	 * enough: the saved page); else the levels asked, made from the
+	 * view's stacks (a 300k-stack selection's inverted tree has 900k
+	 * nodes and cost 0.4 s to build; its first levels cost a pass over
+	 * the stacks' names).  Both give the same answer (test-tree).
+	 */
+	if (min > 0 || v->tree[reverse].n) {
+		err = kiln_web_view_tree(v, reverse, false, &t, &c->d);
+		if (err == -EINVAL)
+			return call_fail(c, 400, "%s", c->d.msg);
+		if (err) {
+			c->err = err;
+			return 500;
+		}
+		/* Read last: an argument's value may live only until the next. */
+		return calltree_levels(c, v, t, NULL, call_arg(c, "path"), n, open, min);
+	}
+	err = kiln_web_view_paths(v, reverse, &z.ps);
+	if (!err)
+		err = kiln_tree_start(&part, v->prof, reverse);
+	if (!err && !(z.sel = malloc((z.ps->n + 1) * sizeof(*z.sel))))
+		err = -ENOMEM;
+	if (err) {
+		kiln_tree_release(&part);
+		c->err = err;
+		return 500;
+	}
+	for (i = 0; i < z.ps->n; i++)
+		z.sel[i] = (uint32_t)i;
+	z.nsel = z.ps->n;
+	part.nodes[0].total = z.ps->total;
+	st = calltree_levels(c, v, &part, &z, call_arg(c, "path"), n, open, min);
+	free(z.sel);
+	kiln_tree_release(&part);
+	return st;
 }

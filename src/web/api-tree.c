@@ -319,8 +319,9 @@ static void emit_nodes(struct call *c, const struct kiln_tree *t,
 	*dropped = lay.dropped;
 }
 
-uint32_t web_tree_walk(struct call *c, const struct kiln_tree *t,
-		       const char *path)
+uint32_t web_path_walk(struct call *c, const char *path,
+		       uint32_t (*step)(void *ctx, uint32_t node, const char *name),
+		       void *ctx)
 {
 	struct kiln_buf name = KILN_BUF_INIT;
 	uint32_t cur = 0;
@@ -332,9 +333,11 @@ uint32_t web_tree_walk(struct call *c, const struct kiln_tree *t,
 		if (*s == '\\' && s[1]) {
 			s++;
 		} else if (*s == ';' || !*s) {
-			uint32_t next = name.len ? kiln_tree_find(t, cur, name.data) : 0;
+			uint32_t next = name.len ? step(ctx, cur, name.data) : 0;
 
 			if (!next) {
+				if (c->err)
+					break;
 				call_fail(c, 404, "no frame '%s' on the path '%.*s' "
 				     "(a root path names frames from the outermost, "
 				     "separated by ';')", name.len ? name.data : "",
@@ -357,6 +360,17 @@ uint32_t web_tree_walk(struct call *c, const struct kiln_tree *t,
 	}
 	kiln_buf_release(&name);
 	return c->err ? UINT32_MAX : cur;
+}
+
+static uint32_t tree_step(void *ctx, uint32_t node, const char *name)
+{
+	return kiln_tree_find(ctx, node, name);
+}
+
+uint32_t web_tree_walk(struct call *c, const struct kiln_tree *t,
+		       const char *path)
+{
+	return web_path_walk(c, path, tree_step, (void *)t);
 }
 
 /* ---- /api/flame ---- */

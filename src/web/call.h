@@ -74,6 +74,15 @@ uint32_t web_name_ref(struct call *c, struct web_names *nm,
 		      const struct kiln_prof *p, uint32_t s);
 void web_names_write(struct call *c, struct web_names *nm,
 		     const struct kiln_prof *p);
+/* Walks path (frame names from the root's child down, separated by ';',
+ * with '\;' and '\\' for those characters inside a name; NULL or "": the
+ * root, 0) a name at a time: step(ctx, node, name) gives the child of
+ * node named name, 0 when there is none (then the 404 answer is made, or,
+ * with c->err set, nothing).  The last node, or UINT32_MAX (404, or out
+ * of memory: c->err). */
+uint32_t web_path_walk(struct call *c, const char *path,
+		       uint32_t (*step)(void *ctx, uint32_t node, const char *name),
+		       void *ctx);
 /* The node of t at path: frame names from the root's child down,
  * separated by ';', with '\;' and '\\' for those characters inside a
  * name; NULL or "": the root.  UINT32_MAX when there is no such node (the

@@ -47,6 +47,10 @@ static int timed_samples(const struct kiln_prof *p, int type,
 	const struct kiln_prof_event *e;
 	struct kiln_prof_events it;
 	struct timed_sample *s;
+	/* [label set]: its pid and tid, and whether they are known: each
+	 * costs two string lookups, and a million events have a few
+	 * thousand label sets. */
+	struct { int64_t pid, tid; bool known; } *th;
 	size_t ev, k = 0;
 
 	*out = NULL;
@@ -54,22 +58,27 @@ static int timed_samples(const struct kiln_prof *p, int type,
 	if (!p->nevents)
 		return 0;
 	s = malloc(p->nevents * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	if (kiln_prof_events_begin(&it, p)) {
+	th = calloc(p->nlabelsets + 1, sizeof(*th));
+	if (!s || !th || kiln_prof_events_begin(&it, p)) {
 		free(s);
+		free(th);
 		return -ENOMEM;
 	}
 	while ((e = kiln_prof_events_next(&it, &ev))) {
-		int64_t v = kiln_prof_event_values(p, ev)[type], pid, tid;
+		int64_t v = kiln_prof_event_values(p, ev)[type];
+		uint32_t ls = p->samples[e->sample].labels;
 
 		if (!v || e->time < 0)
 			continue;
-		kiln_prof_thread(p, p->samples[e->sample].labels, &pid, &tid);
-		s[k++] = (struct timed_sample){ e->time, pid, tid, e->sample,
-						0, v };
+		if (!th[ls].known) {
+			kiln_prof_thread(p, ls, &th[ls].pid, &th[ls].tid);
+			th[ls].known = true;
+		}
+		s[k++] = (struct timed_sample){ e->time, th[ls].pid, th[ls].tid,
+						e->sample, 0, v };
 	}
 	kiln_prof_events_end(&it);
+	free(th);
 	*out = s;
 	*n = k;
 	return 0;
@@ -163,14 +172,26 @@ static int order_by_thread(struct timed_sample **s, size_t n)
 		at[t + 1] += at[t];
 	for (i = 0; i < n; i++)
 		o[at[no[i]]++] = (*s)[i];
-	/* at[t] is now where thread t + 1 starts: each range by time. */
+	/* at[t] is now where thread t + 1 starts: each range by time.  The
+	 * events come in time order (kiln_prof_events_next()), the samples
+	 * of one millisecond in the column's order: then only those runs of
+	 * one time are sorted (by sample), not the whole range.  (time,
+	 * sample) is unique, so both ways give the same order. */
 	for (t = 0; t < tn.n; t++) {
-		size_t a = t ? at[t - 1] : 0, b = at[t];
+		size_t a = t ? at[t - 1] : 0, b = at[t], r;
 
-		for (i = a + 1; i < b && by_time(&o[i - 1], &o[i]) <= 0; i++)
+		for (i = a + 1; i < b && o[i - 1].t <= o[i].t; i++)
 			;
-		if (i < b)
+		if (i < b) {
 			qsort(o + a, b - a, sizeof(*o), by_time);
+			continue;
+		}
+		for (i = a; i < b; i = r) {
+			for (r = i + 1; r < b && o[r].t == o[i].t; r++)
+				;
+			if (r - i > 1)
+				qsort(o + i, r - i, sizeof(*o), by_time);
+		}
 	}
 	free(*s);
 	*s = o;
@@ -233,80 +254,29 @@ static bool stack_eq(const void *ctx, uint32_t id)
 				 k->n * sizeof(*k->names)));
 }
 
-/* Samples with the same location ids (the cheap test, made first) have
- * the same names: a table of location stacks seen, each with the
- * canonical sample of its names. */
-struct loc_seen {
-	struct kiln_htab h;
-	uint32_t *rep;		/* [id - 1]: a sample with those locations */
-	uint32_t *canon;	/* [id - 1]: its canonical sample */
-	size_t n, rep_alloc, canon_alloc;
-};
-
-struct loc_ctx {
-	const struct kiln_prof *p;
-	const uint32_t *rep;
-	const struct kiln_sample *s;
-};
-
-static bool loc_eq(const void *ctx, uint32_t id)
-{
-	const struct loc_ctx *k = ctx;
-	const struct kiln_sample *a = &k->p->samples[k->rep[id - 1]];
-
-	return a->depth == k->s->depth && (!a->depth ||
-		!memcmp(kiln_prof_sample_locs(k->p, a), kiln_prof_sample_locs(k->p, k->s),
-			a->depth * sizeof(uint32_t)));
-}
-
-/* The canonical sample of sample i's locations, 0 when not seen yet
- * (*hash set for loc_add()); UINT32_MAX is never a sample index here. */
-static uint32_t loc_find(const struct kiln_prof *p, struct loc_seen *ls,
-			 uint32_t i, uint32_t *hash, uint32_t *id)
-{
-	const struct kiln_sample *x = &p->samples[i];
-	struct loc_ctx k = { p, ls->rep, x };
-
-	*hash = x->depth ? (uint32_t)kiln_hash(kiln_prof_sample_locs(p, x),
-					       x->depth * sizeof(uint32_t)) : 0;
-	*id = kiln_htab_find(&ls->h, *hash, loc_eq, &k);
-	return *id ? ls->canon[*id - 1] : UINT32_MAX;
-}
-
-static int loc_add(struct loc_seen *ls, uint32_t hash, uint32_t i,
-		   uint32_t canon)
-{
-	if (kiln_array_grow((void **)&ls->rep, &ls->rep_alloc, ls->n + 1,
-			    sizeof(*ls->rep)) ||
-	    kiln_array_grow((void **)&ls->canon, &ls->canon_alloc, ls->n + 1,
-			    sizeof(*ls->canon)))
-		return -ENOMEM;
-	ls->rep[ls->n] = i;
-	ls->canon[ls->n++] = canon;
-	return kiln_htab_insert(&ls->h, hash, (uint32_t)ls->n);
-}
-
 static int canon_stacks(struct kiln_prof *p, struct timed_sample *s, size_t n)
 {
-	struct loc_seen ls = { KILN_HTAB_INIT, NULL, NULL, 0, 0, 0 };
 	struct kiln_htab h = KILN_HTAB_INIT;
 	struct stack_ctx k = { 0 };
 	struct kiln_frame *fr = NULL;
 	uint32_t *pool = NULL, *names = NULL, *first = NULL;
+	/* [sample]: its canonical sample + 1, 0 not known yet: a sample's
+	 * many events (one per millisecond it was seen) look it up once. */
+	uint32_t *memo = calloc(p->nsamples + 1, sizeof(*memo));
 	size_t *at = NULL;
 	size_t i, f, fcap = 0, pool_alloc = 0, pool_n = 0, names_alloc = 0;
 	size_t nfirst = 0, first_alloc = 0, at_alloc = 0;
-	int err = kiln_array_grow((void **)&at, &at_alloc, 1, sizeof(*at));
+	int err = memo ? kiln_array_grow((void **)&at, &at_alloc, 1, sizeof(*at)) :
+			 -ENOMEM;
 
 	if (!err)
 		at[0] = 0;
 	for (i = 0; i < n && !err; i++) {
-		uint32_t hash, id, lhash, lid;
-		uint32_t seen = loc_find(p, &ls, s[i].sample, &lhash, &lid);
+		uint32_t hash, id;
 		long nf;
 
-		if (seen != UINT32_MAX) {
-			s[i].stack = seen;
+		if (memo[s[i].sample]) {
+			s[i].stack = memo[s[i].sample] - 1;
 			continue;
 		}
 		nf = kiln_prof_frames(p, &p->samples[s[i].sample], &fr, &fcap);
@@ -338,12 +308,9 @@ static int canon_stacks(struct kiln_prof *p, struct timed_sample *s, size_t n)
 			err = kiln_htab_insert(&h, hash, id);
 		}
 		s[i].stack = first[id - 1];
-		if (!err)
-			err = loc_add(&ls, lhash, s[i].sample, s[i].stack);
+		memo[s[i].sample] = s[i].stack + 1;
 	}
-	kiln_htab_release(&ls.h);
-	free(ls.rep);
-	free(ls.canon);
+	free(memo);
 	kiln_htab_release(&h);
 	free(fr);
 	free(pool);

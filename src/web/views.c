@@ -40,6 +40,7 @@ static void view_free(struct web_view *v)
 		return;
 	for (i = 0; i < 2; i++) {
 		kiln_tree_release(&v->tree[i]);
+		kiln_tree_paths_release(&v->paths[i]);
 		kiln_top_release(&v->top[i]);
 		kiln_top_release(&v->base_top[i]);
 	}
@@ -88,12 +89,6 @@ static size_t prof_bytes(const struct kiln_prof *p)
 	return b;
 }
 
-static size_t tree_bytes(const struct kiln_tree *t)
-{
-	return (size_t)t->alloc * sizeof(*t->nodes) +
-	       (t->index.slots ? (t->index.mask + 1) * sizeof(*t->index.slots) : 0);
-}
-
 /* What view v holds, roughly (v's lock held: its parts do not move). */
 static size_t view_bytes(const struct web_view *v)
 {
@@ -105,11 +100,12 @@ static size_t view_bytes(const struct web_view *v)
 	if (v->base_own && v->base)
 		b += prof_bytes(v->base);
 	for (i = 0; i < 2; i++) {
-		b += tree_bytes(&v->tree[i]);
+		b += kiln_tree_bytes(&v->tree[i]);
+		b += kiln_tree_paths_bytes(&v->paths[i]);
 		b += v->top[i].n * sizeof(*v->top[i].rows);
 		b += v->base_top[i].n * sizeof(*v->base_top[i].rows);
 	}
-	b += tree_bytes(&v->sw_callers) + tree_bytes(&v->sw_callees);
+	b += kiln_tree_bytes(&v->sw_callers) + kiln_tree_bytes(&v->sw_callees);
 	for (i = 0; i < WEB_MEMOS; i++)
 		b += v->memo[i].cap;
 	return b;
@@ -460,6 +456,22 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 			return err;
 	}
 	*out = t;
+	return 0;
+}
+
+int kiln_web_view_paths(struct web_view *v, bool reverse,
+			struct kiln_tree_paths **out)
+{
+	struct kiln_tree_paths *ps = &v->paths[reverse];
+	int err;
+
+	/* Read only on a shared input: every name was made at load. */
+	if (!ps->off) {
+		err = kiln_tree_paths_build(ps, v->prof, v->type, reverse);
+		if (err)
+			return err;
+	}
+	*out = ps;
 	return 0;
 }
 

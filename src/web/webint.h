@@ -185,6 +185,9 @@ struct web_view {
 	int base_type;			/* the view's type in the base, -1 none */
 	bool base_by_function;		/* --diff-by function */
 	struct kiln_tree tree[2];	/* [reverse]; n == 0 until built */
+	/* The stacks' names for the call tree's levels on demand
+	 * (api-calltree.c), [reverse]; n == 0 and off NULL until made. */
+	struct kiln_tree_paths paths[2];
 	struct kiln_top top[2];		/* [by_line] */
 	bool top_built[2];
 	struct kiln_top base_top[2];	/* the diff base's, [by_line] */
@@ -347,6 +350,10 @@ int kiln_web_view(struct kiln_web_model *m, const struct web_sel *s,
  * view's sample type: d filled) or -ENOMEM. */
 int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 		       struct kiln_tree **out, struct kiln_diag *d);
+/* The view's stacks as names for levels made on demand (made on first
+ * use).  0 or -ENOMEM. */
+int kiln_web_view_paths(struct web_view *v, bool reverse,
+			struct kiln_tree_paths **out);
 /* The view's top table, flat order (built on first use).  0 or -ENOMEM. */
 int kiln_web_view_top(struct web_view *v, bool by_line,
 		      struct kiln_top **out);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the call tree (profile/tree.c): totals, self values, name
- * order, reversed trees, diff bases, inline frames and kinds. */
+ * order, reversed trees, diff bases, inline frames and kinds, the batched
+ * build against one sample at a time, grouped and inverted trees, levels
+ * made on demand against the whole tree. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -351,6 +353,255 @@ static void test_many_nodes(void **state)
 	kiln_prof_free(p);
 }
 
+/* A deterministic pseudo-random number below n (xorshift). */
+static uint32_t rnd(uint64_t *x, uint32_t n)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return (uint32_t)(*x % n);
+}
+
+/*
+ * A tree built one sample after another with kiln_tree_child(), totals
+ * added along each path: what kiln_tree_build() must give, node for node
+ * and in the same node order (its batched lookups and totals summed at the
+ * end must not change an answer).
+ */
+static void build_one_by_one(struct kiln_tree *t, struct kiln_prof *p,
+			     bool reverse)
+{
+	struct kiln_frame *fr = NULL;
+	size_t cap = 0, i;
+
+	assert_int_equal(kiln_tree_start(t, p, reverse), 0);
+	for (i = 0; i < p->nsamples; i++) {
+		int64_t v = kiln_prof_value(p, i, 0);
+		long nf, k;
+		uint32_t cur = 0;
+
+		if (v <= 0)
+			continue;
+		nf = kiln_prof_frames(p, &p->samples[i], &fr, &cap);
+		assert_true(nf >= 0);
+		t->nodes[0].total += v;
+		for (k = 0; k < nf; k++) {
+			cur = kiln_tree_child(t, cur, &fr[reverse ? k : nf - 1 - k]);
+			assert_int_not_equal(cur, 0);
+			t->nodes[cur].total += v;
+		}
+		t->nodes[cur].self += v;
+	}
+	assert_int_equal(kiln_tree_sort(t), 0);
+	free(fr);
+}
+
+/* 3000 pseudo-random stacks over 40 functions: locations of one
+ * function at several lines, inline chains, unnamed addresses, four
+ * threads, values of 0 and below, empty stacks. */
+static struct kiln_prof *random_prof(void)
+{
+	struct kiln_prof *p = new_prof();
+	struct kiln_mapping lib = { 0x7f0000000000, 0x7f0000100000, 0, 0, 0,
+				    true, false, false, false };
+	uint32_t locs[200], fn[40], ls[4], ml, i, j;
+	uint64_t x = 88172645463325252ull;
+
+	lib.file = kiln_prof_interns(p, "/usr/lib/libz.so.1");
+	ml = kiln_prof_mapping(p, &lib);
+	for (i = 0; i < 40; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "fn%u", i);
+		fn[i] = kiln_prof_function(p, kiln_prof_interns(p, name), 0, 0, 0);
+	}
+	/* Locations of one function at several lines (the node keeps the
+	 * first seen), inline chains, and addresses without a name. */
+	for (i = 0; i < 200; i++) {
+		struct kiln_line l[2] = { { fn[rnd(&x, 40)], 1 + i },
+					  { fn[rnd(&x, 40)], 100 + i } };
+
+		locs[i] = i % 23 == 0 ? kiln_prof_location(p, ml, 0x7f0000001000 + i, NULL, 0) :
+			  kiln_prof_location(p, 0, 0x1000 + i, l, 1 + (i % 5 == 0));
+	}
+	for (i = 0; i < 4; i++) {
+		struct kiln_label l = { kiln_prof_interns(p, "thread"), 0, i + 1, 0 };
+
+		ls[i] = kiln_prof_labelset(p, &l, 1);
+	}
+	/* 3000 stacks drawn from a few roots, so that they share prefixes
+	 * (and suffixes), some empty, some of value 0 or below. */
+	for (i = 0; i < 3000; i++) {
+		uint32_t st[24], d = rnd(&x, 24);
+		int64_t v[2];
+
+		for (j = 0; j < d; j++)
+			st[j] = locs[j + 1 == d ? rnd(&x, 3) : rnd(&x, 200) / (1 + d - j)];
+		v[0] = (int64_t)rnd(&x, 9) - 1;
+		v[1] = v[0] * 1000;
+		assert_true(kiln_prof_add_sample(p, st, d, v, ls[rnd(&x, 4)]) >= 0);
+	}
+	return p;
+}
+
+static void test_same_as_one_by_one(void **state)
+{
+	struct kiln_prof *p = random_prof();
+	uint32_t i;
+	int rev;
+
+	for (rev = 0; rev < 2; rev++) {
+		struct kiln_tree a = KILN_TREE_INIT, b = KILN_TREE_INIT;
+
+		assert_int_equal(kiln_tree_build(&a, p, 0, rev), 0);
+		build_one_by_one(&b, p, rev);
+		assert_true(a.n > 1000);
+		assert_int_equal(a.n, b.n);
+		assert_int_equal(a.max_depth, b.max_depth);
+		for (i = 0; i < a.n; i++) {
+			const struct kiln_tree_node *u = &a.nodes[i], *w = &b.nodes[i];
+
+			assert_int_equal(u->name, w->name);
+			assert_int_equal(u->parent, w->parent);
+			assert_int_equal(u->child, w->child);
+			assert_int_equal(u->next, w->next);
+			assert_int_equal(u->depth, w->depth);
+			assert_int_equal(u->kind, w->kind);
+			assert_int_equal(u->total, w->total);
+			assert_int_equal(u->self, w->self);
+			assert_int_equal(u->location, w->location);
+			assert_int_equal(u->function, w->function);
+			assert_int_equal(u->line, w->line);
+		}
+		kiln_tree_release(&a);
+		kiln_tree_release(&b);
+	}
+	kiln_prof_free(p);
+}
+
+/* Grouped by a label, then inverted: the label's frame is the outermost
+ * caller, so each leaf's callers end in "thread=N" with that thread's
+ * part of the leaf. */
+static void test_grouped_inverted(void **state)
+{
+	struct kiln_prof *p = new_prof();
+	struct kiln_tree t = KILN_TREE_INIT;
+	static const char *const st[][3] = {
+		{ "main", "run", "burn" }, { "main", "burn", NULL },
+		{ "main", "run", "nap" },
+	};
+	static const int64_t val[][2] = { { 7, 3 }, { 5, 0 }, { 2, 4 } };
+	uint32_t ls[2], i, j, n;
+
+	for (i = 0; i < 2; i++) {
+		struct kiln_label l = { kiln_prof_interns(p, "thread"), 0, i + 1, 0 };
+
+		ls[i] = kiln_prof_labelset(p, &l, 1);
+	}
+	for (i = 0; i < 3; i++) {
+		for (j = 0; j < 2; j++) {
+			uint32_t locs[3], d = st[i][2] ? 3 : 2, k;
+			int64_t v[2] = { val[i][j], val[i][j] * 1000 };
+
+			for (k = 0; k < d; k++)
+				locs[k] = loc_at(p, st[i][d - 1 - k], 0, 0);
+			if (v[0])
+				assert_true(kiln_prof_add_sample(p, locs, d, v, ls[j]) >= 0);
+		}
+	}
+	assert_int_equal(kiln_prof_group_by_label(p, "thread"), 0);
+	assert_int_equal(kiln_tree_build(&t, p, 0, true), 0);
+	assert_int_equal(t.nodes[0].total, 21);
+	n = path(&t, "burn");
+	assert_int_equal(t.nodes[n].total, 15);
+	assert_int_equal(t.nodes[n].self, 0);
+	assert_int_equal(t.nodes[path(&t, "burn;run;main;thread=1")].total, 7);
+	assert_int_equal(t.nodes[path(&t, "burn;run;main;thread=2")].total, 3);
+	assert_int_equal(t.nodes[path(&t, "burn;main;thread=1")].total, 5);
+	assert_int_equal(path(&t, "burn;main;thread=2"), 0);
+	assert_int_equal(t.nodes[path(&t, "nap;run;main;thread=2")].total, 4);
+	assert_int_equal(t.nodes[path(&t, "nap;run;main;thread=2")].self, 4);
+	assert_int_equal(t.nodes[path(&t, "nap;run")].total, 6);
+	/* Top-down: the thread is the root's child. */
+	assert_int_equal(kiln_tree_build(&t, p, 0, false), 0);
+	assert_int_equal(t.nodes[path(&t, "thread=1")].total, 14);
+	assert_int_equal(t.nodes[path(&t, "thread=2;main;run")].total, 7);
+	assert_int_equal(t.nodes[path(&t, "thread=1;main;burn")].self, 5);
+	kiln_tree_release(&t);
+	kiln_prof_free(p);
+}
+
+static uint32_t nkids(const struct kiln_tree *t, uint32_t n)
+{
+	uint32_t k = 0, c;
+
+	for (c = t->nodes[n].child; c; c = t->nodes[c].next)
+		k++;
+	return k;
+}
+
+/* Levels made on demand from the stacks' names (kiln_tree_paths_*,
+ * kiln_tree_expand()) equal those of the whole tree, node for node. */
+static void test_levels_on_demand(void **state)
+{
+	struct kiln_prof *p = random_prof();
+	uint32_t *sel = malloc(p->nsamples * sizeof(*sel)), i, k;
+	int rev, checked = 0;
+
+	assert_non_null(sel);
+	for (rev = 0; rev < 2; rev++) {
+		struct kiln_tree a = KILN_TREE_INIT, m = KILN_TREE_INIT;
+		struct kiln_tree_paths ps = { 0 };
+
+		assert_int_equal(kiln_tree_build(&a, p, 0, rev), 0);
+		assert_int_equal(kiln_tree_paths_build(&ps, p, 0, rev), 0);
+		assert_int_equal(ps.total, a.nodes[0].total);
+		for (i = 0; i < a.n; i += 1 + i % 5) {
+			uint32_t chain[64], nc = 0, x, cur = 0, u, w;
+			size_t n = ps.n;
+
+			if (!a.nodes[i].child)
+				continue;
+			for (x = i; x; x = a.nodes[x].parent)
+				chain[nc++] = x;
+			for (k = 0; k < ps.n; k++)
+				sel[k] = k;
+			assert_int_equal(kiln_tree_start(&m, p, rev), 0);
+			for (k = 0; k < nc; k++) {
+				struct kiln_frame f = { a.nodes[chain[nc - 1 - k]].name, 0, 0, 0 };
+
+				n = kiln_tree_paths_narrow(&ps, sel, n, k, f.name);
+				cur = kiln_tree_child(&m, cur, &f);
+			}
+			assert_true(n > 0);
+			assert_int_equal(kiln_tree_expand(&m, p, &ps, cur, sel, n), 0);
+			for (u = a.nodes[i].child, w = m.nodes[cur].child; u;
+			     u = a.nodes[u].next, w = m.nodes[w].next) {
+				const struct kiln_tree_node *y = &a.nodes[u], *z = &m.nodes[w];
+
+				assert_int_not_equal(w, 0);
+				assert_int_equal(y->name, z->name);
+				assert_int_equal(y->total, z->total);
+				assert_int_equal(y->self, z->self);
+				assert_int_equal(y->depth, z->depth);
+				assert_int_equal(y->kind, z->kind);
+				assert_int_equal(y->location, z->location);
+				assert_int_equal(y->function, z->function);
+				assert_int_equal(y->line, z->line);
+				assert_int_equal(nkids(&a, u), nkids(&m, w));
+				checked++;
+			}
+			assert_int_equal(w, 0);
+		}
+		kiln_tree_release(&a);
+		kiln_tree_release(&m);
+		kiln_tree_paths_release(&ps);
+	}
+	assert_true(checked > 1000);
+	free(sel);
+	kiln_prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +613,9 @@ int main(void)
 		cmocka_unit_test(test_inline_unknown_and_kinds),
 		cmocka_unit_test(test_nonpositive_values_left_out),
 		cmocka_unit_test(test_many_nodes),
+		cmocka_unit_test(test_same_as_one_by_one),
+		cmocka_unit_test(test_grouped_inverted),
+		cmocka_unit_test(test_levels_on_demand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
