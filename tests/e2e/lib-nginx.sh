@@ -10,15 +10,18 @@
 #
 #   nginx_need                  skip (77) unless nginx, curl, python3 are here
 #   nginx_setup                 $NG (0755, readable by nobody) with the file
-#   nginx_conf on|off|none      nginx.conf with `daemon on;`, `off;` or no line
+#   nginx_conf on|off|none      nginx.conf with `daemon on;`, `off;` or no
+#                               line (then run with -g 'daemon off;')
 #   nginx_start ENV...          runs nginx with ENV; waits for its 2 workers
 #                               (nobody) and its port; sets NGINX_MASTER,
-#                               NGINX_WORKERS
+#                               NGINX_WORKERS, NGINX_LAUNCH (the process run)
+#   nginx_start_under CMD...    the same, nginx run by CMD (kiln record --)
 #   nginx_workers               the master's live workers (pids, sorted)
 #   nginx_load_start/_stop      the curl clients, in the background
 #   nginx_burn SECS             the load until every worker used SECS of CPU
 #   nginx_quit                  `nginx -s quit`; waits for the master and
-#                               its workers to be gone (they drain)
+#                               its workers to be gone (they drain), and for
+#                               NGINX_LAUNCH: its status in NGINX_LAUNCH_RC
 #   nginx_gzip_names FILE       kiln top of FILE names nginx's and zlib's work
 # Everything started is killed on exit (the master by its pid file).
 NGINX_MASTER="" NGINX_WORKERS="" NGINX_LOADERS="" NGINX_LAUNCH=""
@@ -140,9 +143,14 @@ nginx_started() {
     ! grep -q 'daemon on' "$NG/nginx.conf" || gone "$NGINX_LAUNCH"
 }
 
-nginx_start() {
+nginx_start() { nginx_start_under env "$@"; }
+# nginx_start_under CMD...: nginx started by CMD (kiln record -- ...), with
+# `-g 'daemon off;'` when the configuration has no daemon line.
+nginx_start_under() {
+    local g=()
+    grep -q '^daemon' "$NG/nginx.conf" || g=(-g 'daemon off;')
     rm -f "$NG/nginx.pid"
-    env "$@" "$NGINX" -p "$NG" -c "$NG/nginx.conf" -e "$NG/error.log" \
+    "$@" "$NGINX" -p "$NG" -c "$NG/nginx.conf" -e "$NG/error.log" "${g[@]}" \
         > "$NG/start.out" 2> "$NG/start.err" &
     NGINX_LAUNCH=$!
     wait_for "nginx's pid file" nginx_started
@@ -184,7 +192,8 @@ nginx_quit() {
     for p in $NGINX_MASTER $NGINX_WORKERS; do
         wait_for "nginx process $p to end" gone "$p"
     done
-    wait "$NGINX_LAUNCH" 2>/dev/null
+    NGINX_LAUNCH_RC=0
+    wait "$NGINX_LAUNCH" 2>/dev/null || NGINX_LAUNCH_RC=$?
     NGINX_LAUNCH="" NGINX_MASTER="" NGINX_WORKERS=""
     rm -f "$NG/nginx.pid"
 }
