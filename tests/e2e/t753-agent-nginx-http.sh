@@ -14,7 +14,7 @@
 # exits; the daemon (the master) serves the same address in its place
 # and its workers join it.  (Before: one of the workers, running as
 # nobody, won the port as often as the master, and the profile was that
-# worker's alone.)
+# worker's alone.)  The workers hold no copy of the master's server's fds.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-nginx.sh"
 need_agent
@@ -88,6 +88,20 @@ for daemon in off on; do
     nginx_load_start
     for w in $NGINX_WORKERS; do wait_cpu "$w" 0.2; done
     [ $daemon = off ] || WAIT_TRIES=100 wait_for "the daemon's workers to join it" joined
+    # A worker holds no copy of the master's HTTP server (libmicrohttpd's
+    # epoll fd and eventfd; before, every worker kept both for its life):
+    # in kiln's range it has its connection to the master (a socket) and
+    # the files its symbolizer reads, no epoll or eventfd.
+    base=$(( $(ulimit -n) < 1024 ? $(ulimit -n) : 1024 ))
+    for w in $NGINX_WORKERS; do
+        for f in /proc/$w/fd/*; do
+            n=${f##*/}
+            [ "$n" -ge $((base / 2 - 64)) ] || continue
+            case $(readlink "$f") in
+            anon_inode:*) ls -l "/proc/$w/fd" >&2; fail "worker $w: fd $n is $(readlink "$f")" ;;
+            esac
+        done
+    done
     profile "$T/$daemon.pb.gz"
     check "$T/$daemon.pb.gz" "$NGINX_WORKERS"
 
