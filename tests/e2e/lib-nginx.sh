@@ -19,9 +19,12 @@
 #   nginx_workers               the master's live workers (pids, sorted)
 #   nginx_load_start/_stop      the curl clients, in the background
 #   nginx_burn SECS             the load until every worker used SECS of CPU
+#   nginx_reload OLD            `nginx -s reload`; waits for 2 new workers
+#                               and OLD (the workers before) to be gone
 #   nginx_quit                  `nginx -s quit`; waits for the master and
 #                               its workers to be gone (they drain), and for
-#                               NGINX_LAUNCH: its status in NGINX_LAUNCH_RC
+#                               NGINX_LAUNCH: its status in NGINX_LAUNCH_RC;
+#                               no crash or alert in nginx's error log
 #   nginx_gzip_names FILE       kiln top of FILE names nginx's and zlib's work
 # Everything started is killed on exit (the master by its pid file).
 NGINX_MASTER="" NGINX_WORKERS="" NGINX_LOADERS="" NGINX_LAUNCH=""
@@ -159,6 +162,23 @@ nginx_start_under() {
     NGINX_WORKERS=$(nginx_workers)
 }
 
+# nginx_reloaded OLD: two workers (nobody), none of OLD, OLD all gone.
+nginx_reloaded() {
+    local w now
+    now=$(nginx_workers)
+    [ "$(echo "$now" | wc -w)" -eq 2 ] || return 1
+    for w in $1; do
+        gone "$w" || return 1
+        echo "$now" | grep -qx "$w" && return 1
+    done
+    for w in $now; do [ "$(ps -o user= -p "$w")" = nobody ] || return 1; done
+}
+nginx_reload() {
+    nginx_ctl -s reload || fail "nginx -s reload"
+    wait_for "new workers, the old ones ($1) drained and gone" nginx_reloaded "$1"
+    NGINX_WORKERS=$(nginx_workers)
+}
+
 nginx_load_start() {
     local i
     curl -s -D "$T/headers" -o /dev/null -H 'Accept-Encoding: gzip' \
@@ -194,6 +214,8 @@ nginx_quit() {
     done
     NGINX_LAUNCH_RC=0
     wait "$NGINX_LAUNCH" 2>/dev/null || NGINX_LAUNCH_RC=$?
+    # No worker died of a signal, nothing nginx calls an alert.
+    hasnt "$NG/error.log" 'exited on signal|\[(alert|emerg|crit)\]'
     NGINX_LAUNCH="" NGINX_MASTER="" NGINX_WORKERS=""
     rm -f "$NG/nginx.pid"
 }

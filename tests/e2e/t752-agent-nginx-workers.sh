@@ -7,8 +7,10 @@
 # to nobody.  The workers compress a 4 MB file with gzip for a curl load;
 # after `nginx -s quit` each worker's $D/cpu.pb.gz.PID is whole (kiln top
 # and go tool pprof read it), names the gzip work (zlib's deflate under
-# ngx_http_output_filter) and carries the worker's pid; the master's
-# profile is whole too; nothing else (no temporary) is left in $D.
+# ngx_http_output_filter) and carries the worker's pid, the workers
+# that `nginx -s reload` replaced and their successors alike; the
+# master's profile is whole too; nothing else (no temporary) is left in
+# $D.
 # `daemon off;`: the master writes $D/cpu.pb.gz.  `daemon on;`: the
 # process started forks the daemon and exits, writing $D/cpu.pb.gz; the
 # daemon (the master, after setsid) writes $D/cpu.pb.gz.MASTER; its
@@ -42,6 +44,11 @@ for daemon in off on; do
     nginx_start LD_PRELOAD="$KILN_LIB" KILN_CPU="$D/$daemon/cpu.pb.gz" KILN_CPU_CHILDREN=1
     workers=$NGINX_WORKERS master=$NGINX_MASTER launch=$NGINX_LAUNCH
     nginx_burn 0.3
+    # nginx -s reload: new workers, each with its own file; the old ones
+    # drain and write theirs as they exit.
+    nginx_reload "$workers"
+    nginx_burn 0.3
+    workers="$workers $(nginx_workers)"
     nginx_quit
     if [ $daemon = on ]; then
         [ "$master" != "$launch" ] || fail "daemon on: the master is the process started"

@@ -59,17 +59,6 @@ check() {
 }
 # serving: the master itself listens on KPORT.
 serving() { ss -ltnpH "sport = :$KPORT" | grep -q "pid=$NGINX_MASTER,"; }
-# reloaded OLD: two workers, none of OLD, and OLD all gone.
-reloaded() {
-    local w now
-    now=$(nginx_workers)
-    [ "$(echo "$now" | wc -w)" -eq 2 ] || return 1
-    for w in $1; do
-        gone "$w" || return 1
-        echo "$now" | grep -qx "$w" && return 1
-    done
-    for w in $now; do [ "$(ps -o user= -p "$w")" = nobody ] || return 1; done
-}
 
 for daemon in off on; do
     nginx_conf $daemon
@@ -106,9 +95,7 @@ for daemon in off on; do
     check "$T/$daemon.pb.gz" "$NGINX_WORKERS"
 
     old=$NGINX_WORKERS
-    nginx_ctl -s reload || fail "nginx -s reload"
-    wait_for "new workers, the old ones gone (daemon $daemon)" reloaded "$old"
-    NGINX_WORKERS=$(nginx_workers)
+    nginx_reload "$old"
     for w in $NGINX_WORKERS; do wait_cpu "$w" 0.2; done
     profile "$T/$daemon-reload.pb.gz"
     check "$T/$daemon-reload.pb.gz" "$NGINX_WORKERS"
