@@ -16,7 +16,7 @@
 # daemon (the master, after setsid) writes $D/cpu.pb.gz.MASTER; its
 # workers $D/cpu.pb.gz.WORKER.  No profile is world-writable although
 # the daemon sets umask 0.  Without KILN_CPU_CHILDREN the workers write
-# nothing and hold no fd of kiln's.
+# nothing and hold no fd of kiln's (CPU and wall modes).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-nginx.sh"
 need_agent
@@ -77,22 +77,26 @@ for daemon in off on; do
     [ ! -s "$T/bad" ] || { ls -l "$D/$daemon"; fail "daemon $daemon: profiles writable by others"; }
 done
 # The default (no KILN_CPU_CHILDREN): the workers profile nothing, write
-# nothing and hold nothing of kiln's, not the master's /proc folder
-# either (before: each kept it open for its life).
-mkdir -m 755 "$D/default"
-nginx_conf off
-nginx_start LD_PRELOAD="$KILN_LIB" KILN_CPU="$D/default/cpu.pb.gz"
-launch=$NGINX_LAUNCH
+# nothing and hold nothing of kiln's, in CPU and wall modes: not the
+# master's /proc folder nor its /proc/PID/task (before: each worker
+# kept them open for its life).
 base=$(( $(ulimit -n) < 1024 ? $(ulimit -n) : 1024 ))
-for w in $NGINX_WORKERS; do
-    for f in /proc/$w/fd/*; do
-        n=${f##*/}
-        [ "$n" -lt $((base / 2 - 64)) ] ||
-            { ls -l "/proc/$w/fd" >&2; fail "worker $w holds fd $n: $(readlink "$f")"; }
+for mode in cpu wall; do
+    mkdir -m 755 "$D/$mode"
+    nginx_conf off
+    nginx_start LD_PRELOAD="$KILN_LIB" KILN_CPU="$D/$mode/cpu.pb.gz" KILN_CPU_MODE=$mode
+    launch=$NGINX_LAUNCH
+    for w in $NGINX_WORKERS; do
+        for f in /proc/$w/fd/*; do
+            n=${f##*/}
+            [ "$n" -lt $((base / 2 - 64)) ] ||
+                { ls -l "/proc/$w/fd" >&2; fail "$mode: worker $w holds fd $n: $(readlink "$f")"; }
+        done
     done
+    nginx_burn 0.1
+    nginx_quit
+    [ "$(ls "$D/$mode")" = cpu.pb.gz ] ||
+        { ls -l "$D/$mode"; fail "$mode: files of workers without KILN_CPU_CHILDREN"; }
+    whole "$D/$mode/cpu.pb.gz" "$launch"
 done
-nginx_burn 0.1
-nginx_quit
-[ "$(ls "$D/default")" = cpu.pb.gz ] || { ls -l "$D/default"; fail "files of workers without KILN_CPU_CHILDREN"; }
-whole "$D/default/cpu.pb.gz" "$launch"
 echo ok
