@@ -55,28 +55,27 @@ static bool all_above_gone(void)
 
 /*
  * KILN_HTTP_CHILDREN=1, in a worker whose server is gone (its
- * connection ended, or was never made): the nearest process above that
- * lives may be serving in its place (a daemon's heir), under the same
- * token; its channel is joined, each one once.
+ * connection ended, or was never made): a process above that lives may
+ * be serving in its place (a daemon's heir), under the same token.  The
+ * nearest that answers is joined (each one once: heir_joined).
  */
+static pid_t heir_joined;
+
 static void heir_rejoin(void)
 {
-	static pid_t joined;
-	int i, err;
+	int i;
 
 	if (!kiln_env()->http_children || khttp_worker_fd() >= 0 ||
 	    !gone(http_server_pid))
 		return;
-	for (i = heir_n - 1; i >= 0; i--)
-		if (!gone(heir_above[i]))
-			break;
-	if (i < 0 || heir_above[i] == joined)
-		return;
-	err = khttp_chan_join(heir_above[i]);
-	if (!err) {
-		joined = heir_above[i];
+	for (i = heir_n - 1; i >= 0; i--) {
+		if (heir_above[i] == heir_joined || gone(heir_above[i]) ||
+		    khttp_chan_join(heir_above[i]))
+			continue;
+		heir_joined = heir_above[i];
 		kiln_rt_log(KILN_LOG_INFO, "http: this worker joined process %d, "
-			    "which serves now", (int)joined);
+			    "which serves now", (int)heir_joined);
+		return;
 	}
 }
 
@@ -203,6 +202,7 @@ void kiln_http_fork_child(void)
 	 * init's already). */
 	heir_above[heir_n++] = fork_parent > 0 ? fork_parent : getppid();
 	fork_parent = 0;
+	heir_joined = 0;
 	if (http_server_pid && http_addr)
 		kiln_rt_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
 }
