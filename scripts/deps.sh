@@ -22,12 +22,13 @@ build_pkgs="cmake make gcc g++ pkg-config libdw-dev libelf-dev
 # man and groff (man -l, col), lintian, bash-completion and zsh;
 # Debian's nginx, a real pre-fork server (t526, t752, t753, t839: each
 # runs its own master, prefix, configuration and port, never the
-# system's service, which is not started when it is installed here).
+# system's service, which is not started when it is installed here);
+# procps (ps, pgrep) for the tests that find a server's workers.
 test_pkgs="golang-go linux-perf google-perftools libgoogle-perftools-dev
   heaptrack libjemalloc-dev chromium nodejs npm curl valgrind hyperfine
   graphviz time lld mold rustc clang
   dpkg-dev man-db groff-base bsdextrautils lintian bash-completion zsh
-  nginx-light"
+  nginx-light procps"
 
 deb_pkgs="dpkg-dev file"
 

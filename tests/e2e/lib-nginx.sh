@@ -8,7 +8,7 @@
 # for a load of curl clients, so that their CPU goes to nginx's gzip
 # filter and zlib's deflate.
 #
-#   nginx_need                  skip (77) unless nginx, curl, python3 are here
+#   nginx_need                  skip (77) unless nginx, curl, ps are here
 #   nginx_setup                 $NG (0755, readable by nobody) with the file
 #   nginx_conf on|off|none      nginx.conf with `daemon on;`, `off;` or no
 #                               line (then run with -g 'daemon off;')
@@ -33,7 +33,7 @@ nginx_need() {
     NGINX=$(command -v nginx || echo /usr/sbin/nginx)
     [ -x "$NGINX" ] || skip "nginx is not installed (Debian's nginx-light, scripts/deps.sh)"
     need curl
-    need python3
+    need ps
     [ "$(id -u)" -eq 0 ] || skip "needs root (a root master with 'user nobody' workers)"
     getent passwd nobody > /dev/null || skip "no user nobody"
 }
@@ -68,26 +68,34 @@ nginx_setup() {
     chmod 755 "$NG" "$NG/www"
     # Text of a 2,000-word vocabulary: gzip makes it about 40% of its size
     # and spends some 50 ms of CPU on each request.
-    python3 - "$NG/www/big.txt" <<'PY' || fail "cannot write the test file"
-import random, sys
-r = random.Random(1)
-words = ["".join(r.choice("abcdefghijklmnop") for _ in range(r.randint(3, 9)))
-         for _ in range(2000)]
-with open(sys.argv[1], "w") as f:
-    n = 0
-    while n < 4000000:
-        line = " ".join(r.choice(words) for _ in range(12)) + "\n"
-        f.write(line)
-        n += len(line)
-PY
+    awk 'BEGIN {
+        srand(1)
+        for (i = 0; i < 2000; i++) {
+            w = ""; n = 3 + int(rand() * 7)
+            for (k = 0; k < n; k++) w = w substr("abcdefghijklmnop", 1 + int(rand() * 16), 1)
+            words[i] = w
+        }
+        for (size = 0; size < 4000000; size += length(line) + 1) {
+            line = words[int(rand() * 2000)]
+            for (k = 1; k < 12; k++) line = line " " words[int(rand() * 2000)]
+            print line
+        }
+    }' > "$NG/www/big.txt" || fail "cannot write the test file"
     echo ok > "$NG/www/ok.txt"
     chmod 644 "$NG/www/"*
     NGINX_PORT=$(free_port) || fail "no free port"
 }
 
-# free_port: a TCP port of loopback nobody listens on now.
+# free_port: a TCP port (20000-59999) nobody listens on or uses now
+# (/proc/net/tcp and tcp6: the port is the hex after the colon).
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    local p i
+    for i in $(seq 100); do
+        p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        awk -v p="$(printf ':%04X' $p)" 'substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
+            /proc/net/tcp /proc/net/tcp6 2>/dev/null || { echo $p; return 0; }
+    done
+    return 1
 }
 
 nginx_conf() {

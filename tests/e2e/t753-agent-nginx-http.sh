@@ -19,7 +19,6 @@
 . "$(dirname "$0")/lib-nginx.sh"
 need_agent
 need go
-need ss
 nginx_need
 export HOME=$T GOCACHE=$T/gocache GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local
 nginx_setup
@@ -57,8 +56,14 @@ check() {
         has "$T/w.txt" " deflate$"
     done
 }
-# serving: the master itself listens on KPORT.
-serving() { ss -ltnpH "sport = :$KPORT" | grep -q "pid=$NGINX_MASTER,"; }
+# serving: the master itself holds the socket listening on KPORT (its
+# inode from /proc/net/tcp: 127.0.0.1 and the port in hex, state 0A).
+serving() {
+    local ino
+    ino=$(awk -v a="$(printf '0100007F:%04X' "$KPORT")" '$2 == a && $4 == "0A" { print $10; exit }' \
+        /proc/net/tcp)
+    [ -n "$ino" ] && ls -l "/proc/$NGINX_MASTER/fd" 2>/dev/null | grep -q "socket:\[$ino\]"
+}
 
 for daemon in off on; do
     nginx_conf $daemon
