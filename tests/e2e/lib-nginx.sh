@@ -53,7 +53,11 @@ nginx_cleanup() {
     # shellcheck disable=SC2086
     [ -n "$NGINX_LOADERS" ] && kill $NGINX_LOADERS 2>/dev/null
     [ -s "${NG:-/nonexistent}/nginx.pid" ] && NGINX_MASTER="$NGINX_MASTER $(cat "$NG/nginx.pid")"
+    # The master stopped first: killing its workers before it would have
+    # it fork new ones in their place (seen: a worker left running).
     for p in $NGINX_MASTER; do
+        kill -STOP "$p" 2>/dev/null
+        # shellcheck disable=SC2046
         kill -9 $(ps --ppid "$p" -o pid= 2>/dev/null) "$p" 2>/dev/null
     done
     [ -n "$NGINX_LAUNCH" ] && kill -9 "$NGINX_LAUNCH" 2>/dev/null
