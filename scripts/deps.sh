@@ -19,11 +19,16 @@ build_pkgs="cmake make gcc g++ pkg-config libdw-dev libelf-dev
 # clang for make test-fuzz (libFuzzer, the unit tests under clang) and
 # t518 (source lines of a clang build);
 # the packaging tests' tools (t340-t345): dpkg-deb and dpkg-shlibdeps,
-# man and groff (man -l, col), lintian, bash-completion and zsh.
+# man and groff (man -l, col), lintian, bash-completion and zsh;
+# Debian's nginx, a real pre-fork server (t526, t752, t753, t839: each
+# runs its own master, prefix, configuration and port, never the
+# system's service, which is not started when it is installed here);
+# procps (ps, pgrep) for the tests that find a server's workers.
 test_pkgs="golang-go linux-perf google-perftools libgoogle-perftools-dev
   heaptrack libjemalloc-dev chromium nodejs npm curl valgrind hyperfine
   graphviz time lld mold rustc clang
-  dpkg-dev man-db groff-base bsdextrautils lintian bash-completion zsh"
+  dpkg-dev man-db groff-base bsdextrautils lintian bash-completion zsh
+  nginx-light procps"
 
 deb_pkgs="dpkg-dev file"
 
@@ -51,6 +56,18 @@ if [ -n "$missing" ]; then
     [ "$(id -u)" -eq 0 ] || sudo=sudo
     export DEBIAN_FRONTEND=noninteractive
     $sudo apt-get update -qq >&2
+    # A package's service (nginx's) is not started by its installation:
+    # it would take port 80, and its postinst fails the whole install
+    # where it cannot start.  policy-rc.d answering 101 ("action
+    # forbidden") is Debian's way (invoke-rc.d, deb-systemd-invoke); one
+    # the machine already has is left alone.
+    policy=/usr/sbin/policy-rc.d
+    if [ ! -e $policy ]; then
+        # (removed again however the install ends)
+        trap '$sudo rm -f $policy' EXIT
+        printf '#!/bin/sh\nexit 101\n' | $sudo tee $policy > /dev/null
+        $sudo chmod 755 $policy
+    fi
     # shellcheck disable=SC2086
     $sudo apt-get install -y -qq --no-install-recommends $missing >&2
 fi

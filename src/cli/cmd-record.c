@@ -703,7 +703,14 @@ static int record_perf(struct args *a)
 		goto out;
 	if (!a->quiet)
 		say_written(a->output, &res, a->kernel);
-	if (!res.samples)
+	if (res.nleft)
+		fprintf(stderr, "kiln: the command has ended, but %zu process%s it "
+			"started still run%s (pid %d%s), recorded only until then: "
+			"a daemon? run it in the foreground (nginx: -g 'daemon off;') "
+			"or attach with -p\n", res.nleft, res.nleft > 1 ? "es" : "",
+			res.nleft > 1 ? "" : "s", (int)res.left_pid,
+			res.nleft > 1 ? ", ..." : "");
+	else if (!res.samples)
 		explain_empty(a->ro.ns_values, a->freq, a->count, a->ncmd,
 			      a->wall || a->offcpu);
 	kiln_cli_record_lost(&res, a->count, a->freq_given, a->freq,

@@ -669,6 +669,7 @@ void kiln_sampler_fork_child(void)
 	pthread_mutex_init(&state_lock, NULL);
 	kcpu_collect_fork_child();
 	kcpu_snapshot_fork_child();
+	kcpu_wall_fork_child();
 	/* The CFI tables' lock may have been held by a parent thread that
 	 * does not exist here: start afresh (the old set is leaked). */
 	kcpu_cfi = NULL;

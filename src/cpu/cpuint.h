@@ -180,6 +180,12 @@ int kcpu_finish_warm(struct kiln_prof *raw, struct kiln_prof **out);
 
 void kcpu_snapshot_fork_child(void);
 
+/* ---- wall.c ---- */
+
+/* In a fork child: the copy of the parent's /proc/PID/task folder, which
+ * its ticker (not in the child) read, closed. */
+void kcpu_wall_fork_child(void);
+
 /* ---- sigprof.c: async-signal-safe ---- */
 
 /* Wakes the collector before its period ends. */

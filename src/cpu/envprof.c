@@ -355,6 +355,7 @@ void kiln_cpuenv_fork_child(void)
 		kiln_kfd_close(&cpu_place);
 		cpu_out = (struct kiln_out)KILN_OUT_INIT;
 	}
+	kiln_procprof_fork_child();
 	atomic_store(&toggles_pending, 0);
 }
 

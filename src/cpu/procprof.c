@@ -44,6 +44,14 @@ void kiln_procprof_proc_hold(void)
 		proc_pid = getpid();
 }
 
+void kiln_procprof_fork_child(void)
+{
+	/* The parent's folder: of no use here (and a worker that profiles
+	 * nothing held it for its life). */
+	if (proc_pid != getpid())
+		kiln_kfd_close(&proc_dir);
+}
+
 int kiln_procprof_proc_openat(struct kiln_kfd *k, const char *rel, int flags)
 {
 	char path[256];

@@ -26,6 +26,10 @@ struct kiln_procprof_maps {
  * starts; idempotent. */
 void kiln_procprof_proc_hold(void);
 
+/* In a forked child (its fork handler): the parent's /proc folder, held
+ * by kiln_procprof_proc_hold(), is closed. */
+void kiln_procprof_fork_child(void);
+
 /* Opens rel under this process's /proc folder (the held one when it
  * is this process's) into k.  0 or -errno. */
 struct kiln_kfd;

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cpu/cpu.h"
+#include "cpu/cpuint.h"
 #include "cpu/procprof.h"
 #include "runtime/kfd.h"
 
@@ -281,6 +282,13 @@ int kiln_sampler_wall_start(int64_t period)
 	if (err)
 		kiln_kfd_close(&task_dir);
 	return err;
+}
+
+void kcpu_wall_fork_child(void)
+{
+	/* (Before: a worker whose parent ran a wall profile kept its parent's
+	 * folder open for its life.) */
+	kiln_kfd_close(&task_dir);
 }
 
 void kiln_sampler_wall_stop(void)

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +25,59 @@ static struct kiln_http *http_srv;
  * children it forks: they take over when it is gone (a daemon). */
 static pid_t http_server_pid;
 static char *http_addr;
+/* The processes between the serving one and this (the serving one
+ * first, this one's parent last), inherited and grown at each fork: a
+ * child takes over only once all are gone, so that of a daemon whose
+ * first process exits, the daemon serves, not the workers it forks (a
+ * worker of nginx's would otherwise win the port half the time).  The
+ * oldest is dropped past HEIR_DEPTH. */
+#define HEIR_DEPTH 16
+static pid_t heir_above[HEIR_DEPTH];
+static int heir_n;
+static pid_t fork_parent;
+
+/* Whether process pid has ended (or never was). */
+static bool gone(pid_t pid)
+{
+	return kill(pid, 0) && errno == ESRCH;
+}
+
+/* Whether every process between the serving one and this has ended. */
+static bool all_above_gone(void)
+{
+	int i;
+
+	for (i = 0; i < heir_n; i++)
+		if (!gone(heir_above[i]))
+			return false;
+	return true;
+}
+
+/*
+ * KILN_HTTP_CHILDREN=1, in a worker whose server is gone (its
+ * connection ended, or was never made): a process above that lives may
+ * be serving in its place (a daemon's heir), under the same token.  The
+ * nearest that answers is joined (each one once: heir_joined).
+ */
+static pid_t heir_joined;
+
+static void heir_rejoin(void)
+{
+	int i;
+
+	if (!kiln_env()->http_children || khttp_worker_fd() >= 0 ||
+	    !gone(http_server_pid))
+		return;
+	for (i = heir_n - 1; i >= 0; i--) {
+		if (heir_above[i] == heir_joined || gone(heir_above[i]) ||
+		    khttp_chan_join(heir_above[i]))
+			continue;
+		heir_joined = heir_above[i];
+		kiln_rt_log(KILN_LOG_INFO, "http: this worker joined process %d, "
+			    "which serves now", (int)heir_joined);
+		return;
+	}
+}
 
 /*
  * In a forked child of the served process: a daemon forks away from it
@@ -54,7 +108,8 @@ static void *http_heir(void *arg)
 			khttp_worker_answer();
 			continue;
 		}
-		if (!kill(http_server_pid, 0) || errno != ESRCH)
+		heir_rejoin();
+		if (!gone(http_server_pid) || !all_above_gone())
 			continue;
 		pause.tv_sec = 1;
 		pause.tv_nsec = 0;
@@ -64,6 +119,17 @@ static void *http_heir(void *arg)
 			http_server_pid = getpid();
 			kiln_rt_log(KILN_LOG_INFO, "http: serving here: process %d, "
 				       "which served, is gone", (int)http_server_pid);
+			/* The workers this process forked before registered
+			 * with the one that is gone: they join this one. */
+			if (kiln_env()->http_children) {
+				kiln_rt_quiet_begin();
+				err = khttp_chan_open();
+				kiln_rt_quiet_end();
+				if (err)
+					kiln_rt_log(KILN_LOG_ERROR, "http: cannot open the "
+						    "channel to forked workers (their samples "
+						    "will be missing): %s", strerror(-err));
+			}
 			return NULL;
 		}
 		if (err != -EADDRINUSE) {
@@ -103,6 +169,7 @@ void kiln_http_fork_prepare(void)
 {
 	int err;
 
+	fork_parent = getpid();
 	/* KILN_HTTP_CHILDREN=1: the channel the children register on,
 	 * before the first of them exists. */
 	if (!kiln_env()->http_children || !http_srv || http_server_pid != getpid())
@@ -127,6 +194,15 @@ void kiln_http_fork_child(void)
 	kiln_httpd_fork_child();
 	http_srv = NULL;
 	khttp_chan_fork_child();
+	if (heir_n == HEIR_DEPTH) {
+		memmove(heir_above, heir_above + 1, sizeof(heir_above[0]) * (HEIR_DEPTH - 1));
+		heir_n--;
+	}
+	/* The parent, noted by its prepare handler (getppid() could be
+	 * init's already). */
+	heir_above[heir_n++] = fork_parent > 0 ? fork_parent : getppid();
+	fork_parent = 0;
+	heir_joined = 0;
 	if (http_server_pid && http_addr)
 		kiln_rt_thread_start(&heir, "kiln-http-heir", http_heir, NULL, true);
 }

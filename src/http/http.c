@@ -94,6 +94,9 @@ void kiln_httpd_fork_child(void)
 			kiln_kfd_close(&srv->listen);
 			kiln_kfd_close(&srv->wake);
 		}
+	/* libmicrohttpd's own (its epoll fd and eventfd, the connections
+	 * open at the fork): its threads are not in the child. */
+	kiln_kfd_raised_fork_child();
 }
 
 static void servers_add(struct kiln_http *srv)

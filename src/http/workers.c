@@ -5,8 +5,12 @@
  * the postgres postmaster, gunicorn), each sampling itself (http stage).
  *
  * The channel: at the serving process's first fork, a listening unix
- * stream socket with a kernel-chosen abstract name (autobind), kiln's fd
- * (high, close-on-exec, checked), and a random token.  A forked child
+ * stream socket with an abstract name made of a random token and the
+ * serving process's pid (nothing in the file system; only its
+ * descendants know the token), kiln's fd (high, close-on-exec,
+ * checked).  A process that takes over serving (a daemon's heir,
+ * envserve.c) opens its own under the same token, and the descendants
+ * that lost their server join it (khttp_chan_join()).  A forked child
  * closes its copies of the channel's fds, connects to the name (no
  * waiting: a full backlog leaves it out) and says hello (its pid and the
  * token, which only the serving process's descendants know); its
@@ -31,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,13 +62,13 @@ struct hello { uint32_t magic; int32_t pid; uint8_t token[16]; };
 struct ask { uint32_t magic, round, seconds, hz; };
 struct answer { uint32_t magic, round; int32_t status; uint32_t len; };
 
-/* The channel, made in the serving process (chan_pid); its name and
- * token are inherited by the children. */
+/* The channel, made in the serving process (chan_pid); its token, made
+ * once in the first and inherited by every descendant, names it with
+ * the pid (chan_name()). */
 static struct kiln_kfd chan_listen = KILN_KFD_INIT;
 static pid_t chan_pid;
-static struct sockaddr_un chan_addr;
-static socklen_t chan_addr_len;
 static uint8_t chan_token[16];
+static bool chan_token_made;
 
 /* The master's registered workers: a fixed table (a child's copy is
  * walked without the lock, which a job thread may have held at fork). */
@@ -84,23 +89,45 @@ static uint32_t round_no;
 /* The child's connection to the master. */
 static struct kiln_kfd conn = KILN_KFD_INIT;
 
+/* The abstract name of process pid's channel: "kiln-http-TOKEN-PID"
+ * (TOKEN in hex) after the leading NUL; its length in *len. */
+static void chan_name(pid_t pid, struct sockaddr_un *a, socklen_t *len)
+{
+	char *p = a->sun_path + 1;
+	size_t i;
+	int n;
+
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	n = snprintf(p, sizeof(a->sun_path) - 1, "kiln-http-");
+	for (i = 0; i < sizeof(chan_token); i++)
+		n += snprintf(p + n, sizeof(a->sun_path) - 1 - (size_t)n, "%02x",
+			      chan_token[i]);
+	n += snprintf(p + n, sizeof(a->sun_path) - 1 - (size_t)n, "-%d", (int)pid);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
 int khttp_chan_open(void)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	socklen_t len = sizeof(a);
+	struct sockaddr_un a;
+	socklen_t len;
 	int fd, err;
 
 	if (chan_pid == getpid() && kiln_kfd_ours(&chan_listen))
 		return 0;
-	if (getrandom(chan_token, sizeof(chan_token), GRND_NONBLOCK) != sizeof(chan_token))
-		return -EAGAIN;
+	/* The token of the first serving process is kept by its heirs: the
+	 * descendants that join an heir's channel know only that one. */
+	if (!chan_token_made) {
+		if (getrandom(chan_token, sizeof(chan_token), GRND_NONBLOCK) !=
+		    sizeof(chan_token))
+			return -EAGAIN;
+		chan_token_made = true;
+	}
+	chan_name(getpid(), &a, &len);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	/* An address of the family alone: the kernel picks an unused
-	 * abstract name (autobind), nothing in the file system. */
-	if (bind(fd, (struct sockaddr *)&a, sizeof(sa_family_t)) ||
-	    listen(fd, 256) || getsockname(fd, (struct sockaddr *)&a, &len)) {
+	if (bind(fd, (struct sockaddr *)&a, len) || listen(fd, 256)) {
 		err = -errno;
 		close(fd);
 		return err;
@@ -108,8 +135,6 @@ int khttp_chan_open(void)
 	err = kiln_kfd_adopt(&chan_listen, fd);
 	if (err)
 		return err;
-	chan_addr = a;
-	chan_addr_len = len;
 	chan_pid = getpid();
 	kiln_rt_log(KILN_LOG_DEBUG, "http: workers' channel open");
 	return 0;
@@ -143,10 +168,8 @@ static void worker_drop(struct worker *w)
 
 void khttp_chan_fork_child(void)
 {
-	struct sockaddr_un a = chan_addr;
-	struct hello h = { .magic = MSG_MAGIC };
-	int fd, err;
 	size_t i;
+	int err;
 
 	/* The copies of the master's fds: not this process's to use (the
 	 * lock may have been held at the fork: not taken). */
@@ -161,27 +184,40 @@ void khttp_chan_fork_child(void)
 	kiln_kfd_close(&conn);
 	if (!chan_pid)
 		return;
+	err = khttp_chan_join(chan_pid);
+	if (err)
+		kiln_rt_log(KILN_LOG_INFO, "http: this worker is left out of the "
+			    "serving process's profiles: %s", strerror(-err));
+}
+
+int khttp_chan_join(pid_t pid)
+{
+	struct hello h = { .magic = MSG_MAGIC, .pid = (int32_t)getpid() };
+	struct sockaddr_un a;
+	socklen_t len;
+	int fd, err;
+
+	if (!chan_token_made)
+		return -ENOENT;
+	kiln_kfd_close(&conn);
+	chan_name(pid, &a, &len);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return;
-	if (connect(fd, (struct sockaddr *)&a, chan_addr_len)) {
-		err = errno;
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a, len)) {
+		err = -errno;
 		close(fd);
-		kiln_rt_log(KILN_LOG_INFO, "http: this worker is left out of the "
-			    "serving process's profiles: %s", strerror(err));
-		return;
+		return err;
 	}
-	h.pid = (int32_t)getpid();
 	memcpy(h.token, chan_token, sizeof(h.token));
 	/* A fresh socket's buffer takes the hello whole. */
 	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(h)) {
 		close(fd);
-		return;
+		return -EPIPE;
 	}
 	/* Blocking from here: the heir thread waits on it with poll(). */
 	fcntl(fd, F_SETFL, 0);
-	if (kiln_kfd_adopt(&conn, fd))
-		return;
+	return kiln_kfd_adopt(&conn, fd);
 }
 
 int khttp_worker_fd(void)

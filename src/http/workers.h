@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct kiln_prof;
 
@@ -31,6 +32,13 @@ void khttp_chan_tidy(void);
  * fds that are the parent's closed; where a channel is known, this child
  * connects to it and says hello.  Starts no thread. */
 void khttp_chan_fork_child(void);
+
+/* In a child: connects to process pid's channel (the same token) and
+ * says hello, in place of any connection it had.  0, or -errno
+ * (-ECONNREFUSED: pid opened none, or not yet; -ENOENT: no channel was
+ * ever made in this family).  For a descendant whose server is gone and
+ * whose ancestor serves in its place. */
+int khttp_chan_join(pid_t pid);
 
 /* In a child: its connection to the master (poll it for POLLIN), -1 for
  * none. */

@@ -71,6 +71,15 @@ void kiln_kfd_close(struct kiln_kfd *k);
  */
 int kiln_kfd_raise_own(int fd);
 
+/*
+ * In a forked child (its fork handler, the only thread): closes the
+ * copies of the fds kiln_kfd_raise_own() moved in the parent that are
+ * still those files.  They belong to the parent's threads (its HTTP
+ * server's epoll fd and eventfd, its connections): a pre-fork server's
+ * every worker held them for its life.
+ */
+void kiln_kfd_raised_fork_child(void);
+
 /* Forgets k's fd without closing it (a fork child's copy of the parent's
  * state, say, whose fd it will not use). */
 void kiln_kfd_forget(struct kiln_kfd *k);

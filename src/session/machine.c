@@ -411,6 +411,45 @@ void kiln_rec_on_exit(struct kiln_rec *r, const struct kiln_perf_event *ev)
 	}
 }
 
+/* Whether process pid runs (not gone, not a zombie). */
+static bool proc_runs(uint32_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+pid_t kiln_rec_procs_running(const struct kiln_rec *r, pid_t except, size_t *n)
+{
+	pid_t first = 0;
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < r->nprocs; i++) {
+		const struct proc *pr = &r->procs[i];
+
+		if (!pr->known || pr->exited || (pid_t)pr->pid == except ||
+		    !proc_runs(pr->pid))
+			continue;
+		if (!first)
+			first = (pid_t)pr->pid;
+		(*n)++;
+	}
+	return first;
+}
+
 struct seed_ctx {
 	struct kiln_rec *r;
 	struct proc *pr;

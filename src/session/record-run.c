@@ -278,6 +278,10 @@ static int record(struct run *r)
 		/* A signal to kiln, or --duration, ended a command
 		 * still running: stop it, as perf does. */
 		kiln_child_stop(&r->child, SIGTERM, &r->res->status, NULL);
+	else if (o->ncmd)
+		/* It ended by itself: a daemon it forked may run on. */
+		r->res->left_pid = kiln_rec_procs_running(r->rec, r->child.pid,
+							  &r->res->nleft);
 	return 0;
 }
 

@@ -85,6 +85,10 @@ struct kiln_record_result {
 	int stopped_by;			/* the signal that stopped it, or 0 */
 	int status;			/* the command's wait status (ncmd) */
 	int exec_err;			/* inject: the exec's -errno, 0 if it ran */
+	/* A command that ended by itself: the processes it started that
+	 * still run (a daemon), recorded only until then; one's pid. */
+	size_t nleft;
+	pid_t left_pid;
 };
 
 /*

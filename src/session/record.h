@@ -138,6 +138,11 @@ uint64_t kiln_rec_samples(const struct kiln_rec *r);
 /* Samples of opts.self_pid left out so far. */
 uint64_t kiln_rec_self_samples(const struct kiln_rec *r);
 
+/* The processes recorded (seeded, forked or exec'ed while recording)
+ * that still run, except: their number in *n, the first one's pid
+ * returned (0: none).  After a command's end: the daemons it left. */
+pid_t kiln_rec_procs_running(const struct kiln_rec *r, pid_t except, size_t *n);
+
 /*
  * Hands over the profile built so far (the caller frees it) and leaves
  * the recorder without one.  NULL with errno set on failure.

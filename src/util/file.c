@@ -183,8 +183,10 @@ static int tmp_name(const char *name, struct kiln_buf *tmp)
  * is made from it when the process gives up privileges).  First an
  * unnamed one (O_TMPFILE: a process killed before the commit leaves
  * nothing; *tmp stays NULL), else, where the file system has none, a
- * fresh name created with O_EXCL (*tmp, malloc'd).  The mode is 0666
- * less the umask, as any new file of the user's.  A descriptor or -errno.
+ * fresh name created with O_EXCL (*tmp, malloc'd).  The mode is 0664
+ * less the umask: a user's usual 0644 or 0664, and never writable by
+ * others, even where a daemon set umask 0 (nginx does) before kiln's
+ * agent in it writes a profile.  A descriptor or -errno.
  */
 static int make_temp(int dirfd, const char *name, char **tmp)
 {
@@ -192,7 +194,7 @@ static int make_temp(int dirfd, const char *name, char **tmp)
 	int fd, tries, err = 0;
 
 	*tmp = NULL;
-	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0664);
 	if (fd >= 0)
 		return fd;
 	/* EOPNOTSUPP, EISDIR (no O_TMPFILE in the kernel), EINVAL: named. */
@@ -203,7 +205,7 @@ static int make_temp(int dirfd, const char *name, char **tmp)
 		err = tmp_name(name, &b);
 		if (err)
 			break;
-		fd = openat(dirfd, b.data, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		fd = openat(dirfd, b.data, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
 		if (fd >= 0) {
 			*tmp = kiln_buf_detach(&b, NULL);
 			return fd;
