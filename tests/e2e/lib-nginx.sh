@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Debian's nginx (package nginx-light, scripts/deps.sh) as a workload, for
-# the tests that profile a real pre-fork server (t526, t752, t753; sourced
+# the tests that profile a real pre-fork server (t527, t752, t753; sourced
 # after lib.sh).  The system's nginx is never used: each test runs its own
 # master with its own prefix and configuration under $T (`-p $NG -c
 # $NG/nginx.conf -e $NG/error.log`), pid file, temp folders and a free
