@@ -357,7 +357,9 @@ int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 			err = -ENOMEM;
 			break;
 		}
-		memcpy(b.fr + b.nfr, frames, (size_t)nf * sizeof(*frames));
+		/* (A sample may have no frame: no frames array then.) */
+		if (nf)
+			memcpy(b.fr + b.nfr, frames, (size_t)nf * sizeof(*frames));
 		b.lane[b.n++] = (struct lane){ b.nfr, nf, 0, v, 0 };
 		b.nfr += (size_t)nf;
 	}
