@@ -79,7 +79,11 @@ close "${run:-0}" "$(m burn_cpu "$T/m2" | awk '{ print $1 * 1000 }')" 0.05 ||
     { cat "$T/run.top"; fail "burn running ${run:-none} ms, measured CPU $(m burn_cpu "$T/m2") s"; }
 close "${nap:-0}" "$(m nap "$T/m2" | awk '{ print $1 * 1000 }')" 0.05 ||
     fail "nap wall ${nap:-none} ms, measured $(m nap "$T/m2") s"
-close "${wait:-0}" "$(m wait "$T/m2" | awk '{ print $1 * 1000 }')" 0.05 ||
+# (wait_pipe's own measure also holds its feeder thread's start and
+# join: on a loaded machine each waits for a CPU -- 28 ms more than the
+# profile's 500 ms once in a clean-clone CI beside the nginx tests --
+# hence 40 ms of slack, as the total below has 20.)
+close "${wait:-0}" "$(m wait "$T/m2" | awk '{ print $1 * 1000 }')" 0.05 40 ||
     fail "wait_pipe wall ${wait:-none} ms, measured $(m wait "$T/m2") s"
 # The nominal times where load cannot change them: CPU time, and sleeps
 # that last at least as long as asked.
