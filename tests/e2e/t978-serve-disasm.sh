@@ -50,9 +50,13 @@ assert inloop * 2 > self, (inloop, self)
 lines = [d['sources'][i[4]]['lines'].get(str(i[5]), '') for a, i in zip(addr, ins) if lo <= a <= hi and i[4] >= 0]
 assert any('6364136223846793005ul' in t for t in lines), lines
 PY
-# A caller: stage_a's time is at its call of burn_a.
+# A caller: stage_a's time is at its call of burn_a -- at least 90% of
+# it (a sample may land in stage_a's own code after the call: its self,
+# once in a CI run), and no other instruction holds a callee's time.
 expect_get 200 '/api/disasm?fn=stage_a'
-[ "$(jq -r '[.insns[] | select(.[3] > 0) | .[1]] | join(",")' "$T/body")" = "call $(jq -r '.start' "$T/burn_a.json")" ] ||
+call="call $(jq -r '.start' "$T/burn_a.json")"
+jq -e --arg call "$call" '([.insns[] | select(.[1] == $call) | .[3]] | add) as $c |
+    $c * 10 >= .cum * 9 and all(.insns[] | select(.[1] != $call); .[3] == .[2])' "$T/body" > /dev/null ||
     fail "stage_a's total is not at its call: $(cat "$T/body")"
 [ "$(jq '.self' "$T/body")" = 0 ] || fail "stage_a has self time: $(jq .self "$T/body")"
 # The selection holds: with burn_a merged away its time is stage_a's own.
