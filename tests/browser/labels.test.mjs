@@ -41,6 +41,10 @@ await withBrowser({}, async (context, page) => {
   await page.waitForFunction(() => document.querySelectorAll('#top-table tbody tr').length === 2);
   check((await topNames(page)).join(' ') === 'burn_c main', 'keep thread_name=batch: only its functions', await topNames(page));
   check(hash(page).get('lf') === 'thread_name=batch', 'the condition is in the URL', page.url());
+  // (The chips are drawn with the rest of the page after the table: wait
+  // for them rather than read them at once -- empty once under load.)
+  await page.waitForFunction(() => document.querySelector('#lb-chips').textContent !== '', null,
+    { timeout: 60000 }).catch(() => {});
   check(await page.textContent('#lb-chips') === 'thread_name=batch×', 'a chip shows it', await page.textContent('#lb-chips'));
   await page.screenshot({ path: join(shotDir, 'labels-keep.png') });
 
