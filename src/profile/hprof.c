@@ -57,6 +57,16 @@ static bool counting(const struct kiln_hprof *h)
 	return !h->windowed || h->in_window;
 }
 
+/*
+ * The per-event functions below take `plain`, a constant where they are
+ * inlined: true in the copy kiln_hprof_events() runs for an analysis
+ * that is neither windowed nor sampled (every block weighs 1, every
+ * event counts), false in the general one.  One body, so both copies
+ * compute the same values in the same order.
+ */
+#define PLAIN_WEIGHT(h, plain, size) ((plain) ? 1.0 : weight((h), (size)))
+#define PLAIN_COUNTING(h, plain) ((plain) || counting(h))
+
 struct kiln_hprof *kiln_hprof_new(uint64_t sample_bytes)
 {
 	struct kiln_hprof *h = calloc(1, sizeof(*h));
@@ -362,11 +372,12 @@ static void snapshot(struct kiln_hprof *h, struct kiln_hprof_site *s)
 }
 
 /* Takes block e out of the live set, accounting it as freed by tid. */
-static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid,
-		   bool temporary)
+static inline __attribute__((always_inline)) int
+release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid,
+	bool temporary, const bool plain)
 {
 	struct kiln_hprof_site *s = &h->sites[e->stack];
-	double w = weight(h, e->size);
+	double w = PLAIN_WEIGHT(h, plain, e->size);
 
 	int err;
 
@@ -387,12 +398,13 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 		h->live_objs = 0;
 		h->live_bytes = 0;
 	}
-	if (temporary && counting(h)) {
+	if (temporary && PLAIN_COUNTING(h, plain)) {
 		s->temporary += w;
 		h->tot.temporary += w;
 		h->temp_n[h->nbuckets - 1] += w;
 	}
-	if ((tid & ~LIVE_IN_RANGE) != (e->tid & ~LIVE_IN_RANGE) && counting(h))
+	if ((tid & ~LIVE_IN_RANGE) != (e->tid & ~LIVE_IN_RANGE) &&
+	    PLAIN_COUNTING(h, plain))
 		h->tot.cross_thread += w;
 	/* The entry's size known here: the shift's copies inline. */
 	kiln_livetab_remove_at(&h->live, (size_t)((unsigned char *)e - h->live.slots) /
@@ -401,7 +413,15 @@ static int release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid
 	return 0;
 }
 
-static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
+/* Release of a block allocated again without a free: out of line. */
+static __attribute__((noinline)) int release_again(struct kiln_hprof *h,
+						   struct kiln_hprof_live *e)
+{
+	return release(h, e, e->tid, false, false);
+}
+
+static inline __attribute__((always_inline)) int
+on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
 {
 	struct kiln_hprof_site *s;
 	struct kiln_hprof_live *b, *old;
@@ -412,9 +432,9 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	if (!ev->stack || ev->stack > h->nsites)
 		return -EINVAL;
 	s = &h->sites[ev->stack];
-	w = weight(h, ev->size);
+	w = PLAIN_WEIGHT(h, plain, ev->size);
 	h->tot.reported++;
-	if (counting(h)) {
+	if (PLAIN_COUNTING(h, plain)) {
 		h->tot.calls += w;
 		h->tot.allocated += w * (double)ev->size;
 		s->calls += w;
@@ -434,7 +454,7 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 		/* Handed out again without a free we saw: drop the old one. */
 		old = kiln_livetab_at(&h->live, slot);
 		h->tot.unknown_frees++;
-		err = release(h, old, old->tid, false);
+		err = release_again(h, old);
 		if (err)
 			return err;
 		slot = kiln_livetab_probe(&h->live, ev->ptr, &found);
@@ -444,7 +464,7 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	b->stack = ev->stack;
 	b->t = h->t_now;
 	b->tid = ev->tid & ~LIVE_IN_RANGE;
-	if (h->windowed && h->in_window)
+	if (!plain && h->windowed && h->in_window)
 		b->tid |= LIVE_IN_RANGE;
 	snapshot(h, s);
 	err = touch(h, s);
@@ -454,7 +474,7 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	s->live_objs += w;
 	h->live_bytes += w * (double)ev->size;
 	h->live_objs += w;
-	if (h->live_bytes > h->tot.peak && counting(h)) {
+	if (h->live_bytes > h->tot.peak && PLAIN_COUNTING(h, plain)) {
 		h->tot.peak = h->live_bytes;
 		h->tot.peak_objs = h->live_objs;
 		h->tot.peak_t = h->t_now - h->tot.t_first;
@@ -465,7 +485,8 @@ static int on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	return 0;
 }
 
-static int on_free(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
+static inline __attribute__((always_inline)) int
+on_free(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
 {
 	struct kiln_hprof_live *e;
 	bool temporary = h->last_alloc && h->last_alloc == ev->ptr;
@@ -479,7 +500,7 @@ static int on_free(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 		h->tot.unknown_frees++;
 		return 0;
 	}
-	return release(h, e, ev->tid, temporary);
+	return release(h, e, ev->tid, temporary, plain);
 }
 
 /* munmap: the whole region, or its first `size` bytes. */
@@ -497,7 +518,7 @@ static int on_munmap(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 		return 0;
 	}
 	if (ev->size >= e->size)
-		return release(h, e, ev->tid, false);
+		return release(h, e, ev->tid, false, false);
 	/* Partial unmap from the start: the rest stays live, smaller. */
 	b = *e;
 	s = &h->sites[b.stack];
@@ -541,24 +562,56 @@ static void enter_window(struct kiln_hprof *h)
 	h->last_alloc = 0;
 }
 
-/* One event (kiln_hprof_event()); inlined in the batch loop. */
-static inline int event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
+/* What an event does, its time taken. */
+static inline __attribute__((always_inline)) int
+dispatch(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
+{
+	switch (ev->kind) {
+	case KILN_HPROF_ALLOC:
+	case KILN_HPROF_MMAP:
+		return on_alloc(h, ev, plain);
+	case KILN_HPROF_FREE:
+		return on_free(h, ev, plain);
+	case KILN_HPROF_MUNMAP:
+		return on_munmap(h, ev);
+	case KILN_HPROF_END:
+		h->tot.ended = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The same for the rarer kinds, out of the plain loop. */
+static __attribute__((noinline)) int dispatch_rare(struct kiln_hprof *h,
+						   const struct kiln_hprof_ev *ev)
+{
+	return dispatch(h, ev, false);
+}
+
+/*
+ * One event (kiln_hprof_event()); inlined in the batch loops.  plain
+ * (see above) also means started and not finished.
+ */
+static inline __attribute__((always_inline)) int
+event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
 {
 	uint64_t t = ev->t;
 	int err;
 
-	if (h->finished)
-		return -EINVAL;
-	if (!h->started) {
-		h->started = true;
-		h->tot.t_first = t;
-		h->t_now = t;
+	if (!plain) {
+		if (h->finished)
+			return -EINVAL;
+		if (!h->started) {
+			h->started = true;
+			h->tot.t_first = t;
+			h->t_now = t;
+		}
 	}
 	if (t < h->t_now) {
 		h->tot.late++;
 		t = h->t_now;
 	}
-	if (h->windowed) {
+	if (!plain && h->windowed) {
 		if (t - h->tot.t_first >= h->w1)
 			return 0;	/* past the range */
 		if (!h->in_window && t - h->tot.t_first >= h->w0) {
@@ -577,44 +630,72 @@ static inline int event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 			return err;
 	}
 	h->tot.t_last = t;
-	switch (ev->kind) {
-	case KILN_HPROF_ALLOC:
-	case KILN_HPROF_MMAP:
-		return on_alloc(h, ev);
-	case KILN_HPROF_FREE:
-		return on_free(h, ev);
-	case KILN_HPROF_MUNMAP:
-		return on_munmap(h, ev);
-	case KILN_HPROF_END:
-		h->tot.ended = true;
-		return 0;
-	}
-	return -EINVAL;
+	if (!plain)
+		return dispatch(h, ev, false);
+	if (ev->kind == KILN_HPROF_ALLOC)
+		return on_alloc(h, ev, true);
+	if (ev->kind == KILN_HPROF_FREE)
+		return on_free(h, ev, true);
+	return dispatch_rare(h, ev);
 }
 
 int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
-	return event(h, ev);
+	return event(h, ev, false);
 }
 
 /* How many events ahead the batch loop asks for a block's table slot:
  * about one miss to memory's latency of work. */
 #define PREFETCH_AHEAD 8
 
-int kiln_hprof_events(struct kiln_hprof *h, const struct kiln_hprof_ev *ev,
-		      size_t n)
+/* The batch loop, plain or not (a constant). */
+static inline __attribute__((always_inline)) int
+events(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, size_t n,
+       const bool plain)
 {
-	size_t i;
+	size_t i = 0;
 	int err;
 
-	for (i = 0; i < n; i++) {
-		if (i + PREFETCH_AHEAD < n && ev[i + PREFETCH_AHEAD].ptr)
-			kiln_livetab_prefetch(&h->live, ev[i + PREFETCH_AHEAD].ptr);
-		err = event(h, &ev[i]);
+	/* The table's slots exist from kiln_hprof_new() on; a free's or an
+	 * END's ptr 0 prefetches slot 0, harmlessly. */
+	for (; i + PREFETCH_AHEAD < n; i++) {
+		kiln_livetab_prefetch(&h->live, ev[i + PREFETCH_AHEAD].ptr);
+		err = event(h, &ev[i], plain);
+		if (err)
+			return err;
+	}
+	for (; i < n; i++) {
+		err = event(h, &ev[i], plain);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+static __attribute__((noinline)) int events_plain(struct kiln_hprof *h,
+						  const struct kiln_hprof_ev *ev,
+						  size_t n)
+{
+	return events(h, ev, n, true);
+}
+
+int kiln_hprof_events(struct kiln_hprof *h, const struct kiln_hprof_ev *ev,
+		      size_t n)
+{
+	int err;
+
+	if (!n)
+		return 0;
+	if (!h->started || h->finished) {
+		err = event(h, ev, false);	/* the first, or -EINVAL */
+		if (err)
+			return err;
+		ev++;
+		n--;
+	}
+	if (!h->windowed && !h->sample_bytes)
+		return events_plain(h, ev, n);
+	return events(h, ev, n, false);
 }
 
 int kiln_hprof_live_blocks(const struct kiln_hprof *h,

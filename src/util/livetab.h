@@ -96,9 +96,10 @@ kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
 		return;
 	p = t->slots + kiln_livetab_home(ptr, t->mask) * t->esize;
 	__builtin_prefetch(p);
-	/* The probe, and a removal's shift, go on into the next slots. */
-	if (p + 64 < t->slots + (t->mask + 1) * t->esize)
-		__builtin_prefetch(p + 64);
+	/* The probe, and a removal's shift, go on into the next slots.  Past
+	 * the last slot this asks for memory that is not the table's: a
+	 * prefetch never faults, and the address is made as an integer. */
+	__builtin_prefetch((const void *)((uintptr_t)p + 64));
 }
 
 /*
