@@ -236,11 +236,49 @@ fast_uv(struct reader *r, int c, uint64_t *v, const char *what)
 	return uv(r, c, v, what);
 }
 
+/*
+ * The event records as format/heapcols.c's kiln_hrecs[] has them, here
+ * for the inline path to take their columns and codes as constants
+ * (loads from the extern table are not folded);
+ * kiln_heaptrace_event_cols() checks that the two agree (unit test).
+ */
+static const struct kiln_hrec ev_recs[KILN_HREC_N] = {
+	[KILN_HREC_ALLOC] = { 'A', 1, 2, {
+		{ KILN_HF_SPLIT, KILN_HCOL_SIZE_LO, KILN_HCOL_SIZE_HI, "size" },
+		{ KILN_HF_UV, KILN_HCOL_STACK, 0, "stack" } } },
+	[KILN_HREC_FREE] = { 'F', 1, 1, {
+		{ KILN_HF_SPLIT, KILN_HCOL_BACK_LO, KILN_HCOL_BACK_HI, "block" } } },
+	[KILN_HREC_RFREE] = { 'R', 1, 2, {
+		{ KILN_HF_UV, KILN_HCOL_MISC, 0, "thread" },
+		{ KILN_HF_SPLIT, KILN_HCOL_BACK_LO, KILN_HCOL_BACK_HI, "block" } } },
+};
+
+int kiln_heaptrace_event_cols(void)
+{
+	static const int kinds[] = { KILN_HREC_ALLOC, KILN_HREC_FREE, KILN_HREC_RFREE };
+	size_t i;
+	int f;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		const struct kiln_hrec *a = &ev_recs[kinds[i]], *b = &kiln_hrecs[kinds[i]];
+
+		if (a->tag != b->tag || a->events != b->events || a->nfield != b->nfield)
+			return -EINVAL;
+		for (f = 0; f < a->nfield; f++)
+			if (a->f[f].code != b->f[f].code || a->f[f].col != b->f[f].col ||
+			    (a->f[f].code == KILN_HF_SPLIT &&
+			     a->f[f].col_hi != b->f[f].col_hi) ||
+			    strcmp(a->f[f].name, b->f[f].name))
+				return -EINVAL;
+	}
+	return 0;
+}
+
 /* Field i of event kind k (an integer or a split one), inline. */
 static inline __attribute__((always_inline)) int
 efield(struct reader *r, int k, int i, uint64_t *v)
 {
-	const struct kiln_hfield *d = &kiln_hrecs[k].f[i];
+	const struct kiln_hfield *d = &ev_recs[k].f[i];
 	struct col *lo = &r->col[d->col];
 	uint64_t x;
 	int err;
@@ -276,7 +314,7 @@ event(struct reader *r, unsigned char tag, int k)
 	uint32_t t;
 	int err;
 
-	if (tag != kiln_hrecs[k].tag) {
+	if (tag != ev_recs[k].tag) {
 		t = r->tid;
 		r->tid = r->prev_tid;
 		r->prev_tid = t;
@@ -310,7 +348,7 @@ event(struct reader *r, unsigned char tag, int k)
 			return bad(r, "tid %llu out of range", (unsigned long long)owner);
 	}
 	/* The block: the last field of F and R. */
-	err = efield(r, k, kiln_hrecs[k].nfield - 1, &back);
+	err = efield(r, k, ev_recs[k].nfield - 1, &back);
 	if (err)
 		return err;
 	count = count_of(r, (uint32_t)owner);

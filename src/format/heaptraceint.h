@@ -113,6 +113,10 @@ int kiln_heaptrace_index_resume(struct kiln_heaptrace_stream *s,
 				const struct kiln_heaptrace_index *x,
 				uint64_t t0, size_t *from);
 
+/* 0 if heaptrace.c's inline copy of the event records' fields agrees
+ * with kiln_hrecs[] (format/heapcols.c), else -EINVAL. */
+int kiln_heaptrace_event_cols(void);
+
 /*
  * Hands r's batch to the analysis: applies it, or sends it to the pipe's
  * thread.  0, -ENOMEM, or -EINVAL with r->d filled.

@@ -26,6 +26,7 @@
 #include "format/format.h"
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
+#include "format/heaptraceint.h"
 #include "profile/heapprof.h"
 #include "profile/hprof.h"
 #include "profile/profile.h"
@@ -207,6 +208,14 @@ static struct kiln_hprof *analyse(struct tw *w, struct kiln_heaptrace_info *info
  * the first freed, a 50-byte block freed at once (temporary), and a
  * realloc (free + alloc) that is not temporary.
  */
+/* The decoder's inline copy of the event records' columns is the
+ * format's (format/heapcols.c). */
+static void test_event_cols(void **state)
+{
+	(void)state;
+	assert_int_equal(kiln_heaptrace_event_cols(), 0);
+}
+
 static void test_single_thread(void **state)
 {
 	struct kiln_heaptrace_info info;
@@ -1442,6 +1451,7 @@ int main(void)
 		cmocka_unit_test(test_fifo_in_maps),
 		cmocka_unit_test(test_no_local_symbols),
 		cmocka_unit_test(test_input_limit),
+		cmocka_unit_test(test_event_cols),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
