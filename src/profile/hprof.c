@@ -371,11 +371,13 @@ static void snapshot(struct kiln_hprof *h, struct kiln_hprof_site *s)
 	}
 }
 
-/* Takes block e out of the live set, accounting it as freed by tid. */
+/* Takes the block in slot i out of the live set, accounting it as freed
+ * by tid. */
 static inline __attribute__((always_inline)) int
-release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid,
-	bool temporary, const bool plain)
+release(struct kiln_hprof *h, size_t i, uint32_t tid, bool temporary,
+	const bool plain)
 {
+	struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
 	struct kiln_hprof_site *s = &h->sites[e->stack];
 	double w = PLAIN_WEIGHT(h, plain, e->size);
 
@@ -407,24 +409,33 @@ release(struct kiln_hprof *h, struct kiln_hprof_live *e, uint32_t tid,
 	    PLAIN_COUNTING(h, plain))
 		h->tot.cross_thread += w;
 	/* The entry's size known here: the shift's copies inline. */
-	kiln_livetab_remove_at(&h->live, (size_t)((unsigned char *)e - h->live.slots) /
-			       sizeof(*e), sizeof(*e));
+	kiln_livetab_remove_at(&h->live, i, sizeof(*e));
 	note_total(h);
 	return 0;
 }
 
-/* Release of a block allocated again without a free: out of line. */
-static __attribute__((noinline)) int release_again(struct kiln_hprof *h,
-						   struct kiln_hprof_live *e)
+/* The slot of entry e. */
+static size_t slot_of(const struct kiln_hprof *h, const struct kiln_hprof_live *e)
 {
-	return release(h, e, e->tid, false, false);
+	return (size_t)((const unsigned char *)e - h->live.slots) / sizeof(*e);
 }
 
+/* Release of the block in slot i, allocated again without a free: out of
+ * line. */
+static __attribute__((noinline)) int release_again(struct kiln_hprof *h, size_t i)
+{
+	const struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
+
+	return release(h, i, e->tid, false, false);
+}
+
+/* An allocation; hash is kiln_livetab_hash(ev->ptr). */
 static inline __attribute__((always_inline)) int
-on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
+on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
+	 uint64_t hash)
 {
 	struct kiln_hprof_site *s;
-	struct kiln_hprof_live *b, *old;
+	struct kiln_hprof_live *b;
 	size_t slot;
 	double w;
 	int err, found;
@@ -449,15 +460,14 @@ on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
 	if (err)
 		return err;
 	/* One probe finds the block, or where it goes. */
-	slot = kiln_livetab_probe(&h->live, ev->ptr, &found);
+	slot = kiln_livetab_probe_hash(&h->live, ev->ptr, hash, &found);
 	if (found) {
 		/* Handed out again without a free we saw: drop the old one. */
-		old = kiln_livetab_at(&h->live, slot);
 		h->tot.unknown_frees++;
-		err = release_again(h, old);
+		err = release_again(h, slot);
 		if (err)
 			return err;
-		slot = kiln_livetab_probe(&h->live, ev->ptr, &found);
+		slot = kiln_livetab_probe_hash(&h->live, ev->ptr, hash, &found);
 	}
 	b = kiln_livetab_put_at(&h->live, slot, ev->ptr);
 	b->size = ev->size;
@@ -485,22 +495,26 @@ on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
 	return 0;
 }
 
+/* A free; hash is kiln_livetab_hash(ev->ptr). */
 static inline __attribute__((always_inline)) int
-on_free(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
+on_free(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
+	uint64_t hash)
 {
-	struct kiln_hprof_live *e;
 	bool temporary = h->last_alloc && h->last_alloc == ev->ptr;
+	size_t slot;
+	int found;
 
 	h->last_alloc = 0;
 	h->tot.frees++;
 	if (!ev->ptr)
 		return 0;
-	e = live_find(h, ev->ptr);
-	if (!e) {
+	/* (The table has slots from kiln_hprof_new() on.) */
+	slot = kiln_livetab_probe_hash(&h->live, ev->ptr, hash, &found);
+	if (!found) {
 		h->tot.unknown_frees++;
 		return 0;
 	}
-	return release(h, e, ev->tid, temporary, plain);
+	return release(h, slot, ev->tid, temporary, plain);
 }
 
 /* munmap: the whole region, or its first `size` bytes. */
@@ -518,7 +532,7 @@ static int on_munmap(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 		return 0;
 	}
 	if (ev->size >= e->size)
-		return release(h, e, ev->tid, false, false);
+		return release(h, slot_of(h, e), ev->tid, false, false);
 	/* Partial unmap from the start: the rest stays live, smaller. */
 	b = *e;
 	s = &h->sites[b.stack];
@@ -562,16 +576,17 @@ static void enter_window(struct kiln_hprof *h)
 	h->last_alloc = 0;
 }
 
-/* What an event does, its time taken. */
+/* What an event does, its time taken; hash is kiln_livetab_hash(ev->ptr). */
 static inline __attribute__((always_inline)) int
-dispatch(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
+dispatch(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
+	 uint64_t hash)
 {
 	switch (ev->kind) {
 	case KILN_HPROF_ALLOC:
 	case KILN_HPROF_MMAP:
-		return on_alloc(h, ev, plain);
+		return on_alloc(h, ev, plain, hash);
 	case KILN_HPROF_FREE:
-		return on_free(h, ev, plain);
+		return on_free(h, ev, plain, hash);
 	case KILN_HPROF_MUNMAP:
 		return on_munmap(h, ev);
 	case KILN_HPROF_END:
@@ -585,15 +600,17 @@ dispatch(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
 static __attribute__((noinline)) int dispatch_rare(struct kiln_hprof *h,
 						   const struct kiln_hprof_ev *ev)
 {
-	return dispatch(h, ev, false);
+	return dispatch(h, ev, false, kiln_livetab_hash(ev->ptr));
 }
 
 /*
  * One event (kiln_hprof_event()); inlined in the batch loops.  plain
- * (see above) also means started and not finished.
+ * (see above) also means started and not finished.  hash is
+ * kiln_livetab_hash(ev->ptr).
  */
 static inline __attribute__((always_inline)) int
-event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
+event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
+      uint64_t hash)
 {
 	uint64_t t = ev->t;
 	int err;
@@ -631,41 +648,51 @@ event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain)
 	}
 	h->tot.t_last = t;
 	if (!plain)
-		return dispatch(h, ev, false);
+		return dispatch(h, ev, false, hash);
 	if (ev->kind == KILN_HPROF_ALLOC)
-		return on_alloc(h, ev, true);
+		return on_alloc(h, ev, true, hash);
 	if (ev->kind == KILN_HPROF_FREE)
-		return on_free(h, ev, true);
+		return on_free(h, ev, true, hash);
 	return dispatch_rare(h, ev);
 }
 
 int kiln_hprof_event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 {
-	return event(h, ev, false);
+	return event(h, ev, false, kiln_livetab_hash(ev->ptr));
 }
 
 /* How many events ahead the batch loop asks for a block's table slot:
  * about one miss to memory's latency of work. */
 #define PREFETCH_AHEAD 8
 
-/* The batch loop, plain or not (a constant). */
+/* Hashes kept from the prefetch to the probe (a power of 2 above
+ * PREFETCH_AHEAD). */
+#define HASH_RING 16
+
+/* The batch loop, plain or not (a constant).  Each block's hash is
+ * computed once, for its prefetch, and kept until its event. */
 static inline __attribute__((always_inline)) int
 events(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, size_t n,
        const bool plain)
 {
-	size_t i = 0;
+	uint64_t hash[HASH_RING];
+	size_t i;
 	int err;
 
-	/* The table's slots exist from kiln_hprof_new() on; a free's or an
-	 * END's ptr 0 prefetches slot 0, harmlessly. */
-	for (; i + PREFETCH_AHEAD < n; i++) {
-		kiln_livetab_prefetch(&h->live, ev[i + PREFETCH_AHEAD].ptr);
-		err = event(h, &ev[i], plain);
+	for (i = 0; i < PREFETCH_AHEAD && i < n; i++)
+		hash[i] = kiln_livetab_hash(ev[i].ptr);
+	/* A free's or an END's ptr 0 prefetches slot 0, harmlessly. */
+	for (i = 0; i + PREFETCH_AHEAD < n; i++) {
+		uint64_t ahead = kiln_livetab_hash(ev[i + PREFETCH_AHEAD].ptr);
+
+		hash[(i + PREFETCH_AHEAD) % HASH_RING] = ahead;
+		kiln_livetab_prefetch_hash(&h->live, ahead);
+		err = event(h, &ev[i], plain, hash[i % HASH_RING]);
 		if (err)
 			return err;
 	}
 	for (; i < n; i++) {
-		err = event(h, &ev[i], plain);
+		err = event(h, &ev[i], plain, hash[i % HASH_RING]);
 		if (err)
 			return err;
 	}
@@ -687,7 +714,8 @@ int kiln_hprof_events(struct kiln_hprof *h, const struct kiln_hprof_ev *ev,
 	if (!n)
 		return 0;
 	if (!h->started || h->finished) {
-		err = event(h, ev, false);	/* the first, or -EINVAL */
+		/* the first, or -EINVAL */
+		err = event(h, ev, false, kiln_livetab_hash(ev->ptr));
 		if (err)
 			return err;
 		ev++;

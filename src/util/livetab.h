@@ -34,13 +34,20 @@ struct kiln_livetab {
 #define KILN_LIVETAB_INIT(type, first_slots) \
 	{ NULL, sizeof(type), (first_slots), 0, 0, 0, 0 }
 
-/* The slot a block address starts probing at. */
-static inline size_t kiln_livetab_home(uint64_t ptr, size_t mask)
+/* A block address's hash: its home slot in a table of any size is the
+ * hash & mask (kiln_livetab_home()). */
+static inline uint64_t kiln_livetab_hash(uint64_t ptr)
 {
 	ptr ^= ptr >> 33;
 	ptr *= 0xff51afd7ed558ccdull;
 	ptr ^= ptr >> 33;
-	return (size_t)ptr & mask;
+	return ptr;
+}
+
+/* The slot a block address starts probing at. */
+static inline size_t kiln_livetab_home(uint64_t ptr, size_t mask)
+{
+	return (size_t)kiln_livetab_hash(ptr) & mask;
 }
 
 /* Slot i's entry (i <= mask); its ptr is 0 when empty. */
@@ -88,13 +95,13 @@ static inline int kiln_livetab_reserve(struct kiln_livetab *t)
  * always_inline: gcc 12 takes a function that only prefetches for a pure
  * one and drops its calls before inlining it. */
 static inline __attribute__((always_inline)) void
-kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
+kiln_livetab_prefetch_hash(const struct kiln_livetab *t, uint64_t hash)
 {
 	const unsigned char *p;
 
 	if (!t->slots)
 		return;
-	p = t->slots + kiln_livetab_home(ptr, t->mask) * t->esize;
+	p = t->slots + ((size_t)hash & t->mask) * t->esize;
 	__builtin_prefetch(p);
 	/* The probe, and a removal's shift, go on into the next slots.  Past
 	 * the last slot this asks for memory that is not the table's: a
@@ -102,18 +109,25 @@ kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
 	__builtin_prefetch((const void *)((uintptr_t)p + 64));
 }
 
+static inline __attribute__((always_inline)) void
+kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
+{
+	kiln_livetab_prefetch_hash(t, kiln_livetab_hash(ptr));
+}
+
 /*
- * One probe for block ptr, after kiln_livetab_reserve(): the slot of its
- * entry (*found true), or the empty slot where it goes (*found false,
- * for kiln_livetab_put_at() before any other change to the table).
+ * One probe for block ptr of that hash, after kiln_livetab_reserve()
+ * (a table with slots): the slot of its entry (*found true), or the
+ * empty slot where it goes (*found false, for kiln_livetab_put_at()
+ * before any other change to the table).
  */
-static inline size_t kiln_livetab_probe(const struct kiln_livetab *t, uint64_t ptr,
-					int *found)
+static inline size_t kiln_livetab_probe_hash(const struct kiln_livetab *t,
+					     uint64_t ptr, uint64_t hash, int *found)
 {
 	size_t i;
 	uint64_t p;
 
-	for (i = kiln_livetab_home(ptr, t->mask); (p = kiln_livetab_ptr_at(t, i));
+	for (i = (size_t)hash & t->mask; (p = kiln_livetab_ptr_at(t, i));
 	     i = (i + 1) & t->mask) {
 		if (p == ptr) {
 			*found = 1;
@@ -122,6 +136,13 @@ static inline size_t kiln_livetab_probe(const struct kiln_livetab *t, uint64_t p
 	}
 	*found = 0;
 	return i;
+}
+
+/* The same, the hash (kiln_livetab_hash(ptr)) computed here. */
+static inline size_t kiln_livetab_probe(const struct kiln_livetab *t, uint64_t ptr,
+					int *found)
+{
+	return kiln_livetab_probe_hash(t, ptr, kiln_livetab_hash(ptr), found);
 }
 
 /* Block ptr's new entry at slot i from kiln_livetab_probe(): its ptr is
