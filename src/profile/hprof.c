@@ -460,14 +460,16 @@ on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
 	if (err)
 		return err;
 	/* One probe finds the block, or where it goes. */
-	slot = kiln_livetab_probe_hash(&h->live, ev->ptr, hash, &found);
+	slot = kiln_livetab_probe_hash(&h->live, ev->ptr, hash,
+				       sizeof(struct kiln_hprof_live), &found);
 	if (found) {
 		/* Handed out again without a free we saw: drop the old one. */
 		h->tot.unknown_frees++;
 		err = release_again(h, slot);
 		if (err)
 			return err;
-		slot = kiln_livetab_probe_hash(&h->live, ev->ptr, hash, &found);
+		slot = kiln_livetab_probe_hash(&h->live, ev->ptr, hash,
+					       sizeof(struct kiln_hprof_live), &found);
 	}
 	b = kiln_livetab_put_at(&h->live, slot, ev->ptr);
 	b->size = ev->size;
@@ -509,7 +511,8 @@ on_free(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
 	if (!ev->ptr)
 		return 0;
 	/* (The table has slots from kiln_hprof_new() on.) */
-	slot = kiln_livetab_probe_hash(&h->live, ev->ptr, hash, &found);
+	slot = kiln_livetab_probe_hash(&h->live, ev->ptr, hash,
+				       sizeof(struct kiln_hprof_live), &found);
 	if (!found) {
 		h->tot.unknown_frees++;
 		return 0;

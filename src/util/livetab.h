@@ -85,7 +85,8 @@ int kiln_livetab_grow(struct kiln_livetab *t);
  */
 static inline int kiln_livetab_reserve(struct kiln_livetab *t)
 {
-	if (t->slots && (t->n + 1) * 2 <= t->mask + 1)
+	/* Without slots n and mask are 0: it grows. */
+	if ((t->n + 1) * 2 <= t->mask + 1)
 		return 0;
 	return kiln_livetab_grow(t);
 }
@@ -119,15 +120,18 @@ kiln_livetab_prefetch(const struct kiln_livetab *t, uint64_t ptr)
  * One probe for block ptr of that hash, after kiln_livetab_reserve()
  * (a table with slots): the slot of its entry (*found true), or the
  * empty slot where it goes (*found false, for kiln_livetab_put_at()
- * before any other change to the table).
+ * before any other change to the table).  esize is t->esize, a constant
+ * where the caller knows it.
  */
-static inline size_t kiln_livetab_probe_hash(const struct kiln_livetab *t,
-					     uint64_t ptr, uint64_t hash, int *found)
+static inline __attribute__((always_inline)) size_t
+kiln_livetab_probe_hash(const struct kiln_livetab *t, uint64_t ptr, uint64_t hash,
+			size_t esize, int *found)
 {
 	size_t i;
 	uint64_t p;
 
-	for (i = (size_t)hash & t->mask; (p = kiln_livetab_ptr_at(t, i));
+	for (i = (size_t)hash & t->mask;
+	     (p = *(const uint64_t *)(const void *)(t->slots + i * esize));
 	     i = (i + 1) & t->mask) {
 		if (p == ptr) {
 			*found = 1;
@@ -142,7 +146,8 @@ static inline size_t kiln_livetab_probe_hash(const struct kiln_livetab *t,
 static inline size_t kiln_livetab_probe(const struct kiln_livetab *t, uint64_t ptr,
 					int *found)
 {
-	return kiln_livetab_probe_hash(t, ptr, kiln_livetab_hash(ptr), found);
+	return kiln_livetab_probe_hash(t, ptr, kiln_livetab_hash(ptr), t->esize,
+				       found);
 }
 
 /* Block ptr's new entry at slot i from kiln_livetab_probe(): its ptr is
