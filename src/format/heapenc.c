@@ -422,9 +422,11 @@ static inline void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t 
 }
 
 /* The tag of event record r of thread tid: lower case switches back to
- * the thread before the current one; 'X' names any other. */
-static void put_tag(struct kiln_henc *e, struct kiln_hcols *f, uint32_t tid,
-		    const struct kiln_hrec *r)
+ * the thread before the current one; 'X' names any other.  Inline, as
+ * put_free(): called at every event, and the record is a constant. */
+static inline __attribute__((always_inline)) void
+put_tag(struct kiln_henc *e, struct kiln_hcols *f, uint32_t tid,
+	const struct kiln_hrec *r)
 {
 	if (tid == e->tid) {
 		put_rtag(f, r);
@@ -442,8 +444,9 @@ static void put_tag(struct kiln_henc *e, struct kiln_hcols *f, uint32_t tid,
 }
 
 /* A free of block b by thread tid: 'F' for its own blocks, else 'R'. */
-static void put_free(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
-		     uint32_t tid, const struct kiln_henc_blk *b, uint64_t count)
+static inline __attribute__((always_inline)) void
+put_free(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t, uint32_t tid,
+	 const struct kiln_henc_blk *b, uint64_t count)
 {
 	uint64_t back = count - 1 - b->num;
 
