@@ -69,6 +69,34 @@ struct kiln_hrec {
 	struct kiln_hfield f[KILN_HREC_MAX_FIELDS];
 };
 
+/*
+ * The records' table as an initializer: kiln_hrecs is it, and the encoder
+ * keeps a static copy of it, whose fields gcc reads at compile time (an
+ * extern table costs a load and a branch per field of every event).
+ */
+#define KILN_HF__UV(col, name) { KILN_HF_UV, KILN_HCOL_##col, 0, name }
+#define KILN_HF__STR(name) { KILN_HF_STR, KILN_HCOL_MISC, 0, name }
+#define KILN_HF__UVS(name) { KILN_HF_UVS, KILN_HCOL_MISC, 0, name }
+#define KILN_HF__SPLIT(lo, hi, name) { KILN_HF_SPLIT, KILN_HCOL_##lo, KILN_HCOL_##hi, name }
+#define KILN_HRECS_INIT { \
+	[KILN_HREC_HEADER] = { 'H', 0, 5, { \
+		KILN_HF__UV(MISC, "pid"), KILN_HF__UV(MISC, "ppid"), KILN_HF__UV(MISC, "start_realtime_ns"), \
+		KILN_HF__UV(MISC, "sample_bytes"), KILN_HF__STR("cmdline") } }, \
+	[KILN_HREC_MAPS] = { 'P', 0, 1, { KILN_HF__STR("maps") } }, \
+	[KILN_HREC_STACK] = { 'S', 0, 3, { \
+		KILN_HF__UV(MISC, "stack id"), KILN_HF__UV(MISC, "depth"), KILN_HF__UVS("pc") } }, \
+	[KILN_HREC_NAME] = { 'N', 0, 2, { KILN_HF__UV(MISC, "tid"), KILN_HF__STR("thread name") } }, \
+	[KILN_HREC_TIME] = { 'T', 0, 1, { KILN_HF__UV(MISC, "dt_ns") } }, \
+	[KILN_HREC_THREAD] = { 'X', 0, 1, { KILN_HF__UV(MISC, "tid") } }, \
+	[KILN_HREC_ALLOC] = { 'A', 1, 2, { \
+		KILN_HF__SPLIT(SIZE_LO, SIZE_HI, "size"), KILN_HF__UV(STACK, "stack") } }, \
+	[KILN_HREC_FREE] = { 'F', 1, 1, { KILN_HF__SPLIT(BACK_LO, BACK_HI, "block") } }, \
+	[KILN_HREC_RFREE] = { 'R', 1, 2, { \
+		KILN_HF__UV(MISC, "thread"), KILN_HF__SPLIT(BACK_LO, BACK_HI, "block") } }, \
+	[KILN_HREC_LOST] = { 'L', 0, 1, { KILN_HF__UV(MISC, "count") } }, \
+	[KILN_HREC_END] = { 'E', 0, 0, { { 0 } } }, \
+}
+
 /* The records, by kind: their tags and fields in order. */
 extern const struct kiln_hrec kiln_hrecs[KILN_HREC_N];
 

@@ -124,7 +124,11 @@ static inline void put_c(struct kiln_buf *b, unsigned char c)
 
 /* ---- records, as format/heapcols.h describes them ---- */
 
-#define REC(kind) (&kiln_hrecs[KILN_HREC_##kind])
+/* kiln_hrecs, whose fields gcc knows here: put_field() and put_tag()
+ * compile to the columns' appends, no table read per field. */
+static const struct kiln_hrec hrecs[KILN_HREC_N] = KILN_HRECS_INIT;
+
+#define REC(kind) (&hrecs[KILN_HREC_##kind])
 
 static inline void put_rtag(struct kiln_hcols *f, const struct kiln_hrec *r)
 {
@@ -418,9 +422,11 @@ static inline void put_time(struct kiln_henc *e, struct kiln_hcols *f, uint64_t 
 }
 
 /* The tag of event record r of thread tid: lower case switches back to
- * the thread before the current one; 'X' names any other. */
-static void put_tag(struct kiln_henc *e, struct kiln_hcols *f, uint32_t tid,
-		    const struct kiln_hrec *r)
+ * the thread before the current one; 'X' names any other.  Inline, as
+ * put_free(): called at every event, and the record is a constant. */
+static inline __attribute__((always_inline)) void
+put_tag(struct kiln_henc *e, struct kiln_hcols *f, uint32_t tid,
+	const struct kiln_hrec *r)
 {
 	if (tid == e->tid) {
 		put_rtag(f, r);
@@ -438,8 +444,9 @@ static void put_tag(struct kiln_henc *e, struct kiln_hcols *f, uint32_t tid,
 }
 
 /* A free of block b by thread tid: 'F' for its own blocks, else 'R'. */
-static void put_free(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t,
-		     uint32_t tid, const struct kiln_henc_blk *b, uint64_t count)
+static inline __attribute__((always_inline)) void
+put_free(struct kiln_henc *e, struct kiln_hcols *f, uint64_t t, uint32_t tid,
+	 const struct kiln_henc_blk *b, uint64_t count)
 {
 	uint64_t back = count - 1 - b->num;
 
@@ -478,16 +485,21 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 	struct kiln_henc_blk *b;
 	struct kiln_hev old;
 	uint64_t *count, *owner;
+	size_t slot;
+	int found;
 
 	switch (v->kind) {
 	case KILN_HEV_ALLOC:
 		if (kiln_livetab_reserve(&e->live) ||
 		    !(count = kiln_tcount_get(&e->counts, v->tid)))
 			return -ENOMEM;
-		b = find(e, v->ptr);
-		if (b) {
-			/* The old block's free was never seen: it is gone.
-			 * (Its thread's counter exists: it allocated.) */
+		/* One probe: the block's slot, or where it goes. */
+		slot = kiln_livetab_probe(&e->live, v->ptr, &found);
+		b = kiln_livetab_at(&e->live, slot);
+		if (found) {
+			/* The old block's free was never seen: it is gone,
+			 * and the new one takes its entry.  (Its thread's
+			 * counter exists: it allocated.) */
 			owner = kiln_tcount_get(&e->counts, b->tid);
 			e->reused++;
 			if (out && owner)
@@ -497,13 +509,13 @@ static int emit_one(struct kiln_henc *e, struct kiln_hev *v, struct kiln_hcols *
 			old.size = b->size;
 			old.stack = b->stack;
 			old.epoch = b->epoch;
-			forget(e, b);
 			if (fn)
 				fn(arg, &old);
+		} else {
+			kiln_livetab_put_at(&e->live, slot, v->ptr);
 		}
 		/* count: looking up b->tid's counter (which exists) moved
 		 * nothing. */
-		b = kiln_livetab_put(&e->live, v->ptr);
 		b->size = v->size;
 		b->num = (*count)++;
 		b->tid = v->tid;

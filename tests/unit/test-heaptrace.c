@@ -952,6 +952,93 @@ static void test_encoder(void **state)
 	tw_release(&w);
 }
 
+/* What the encoder hands its callback, in order. */
+struct seen {
+	struct kiln_hev ev[8];
+	size_t n;
+};
+
+static void seen_event(void *arg, const struct kiln_hev *v)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8)
+		s->ev[s->n++] = *v;
+}
+
+/* One event of thread tid into the encoder, a run of its own. */
+static void enc_event(struct kiln_henc *e, uint64_t t, uint32_t tid,
+		      enum kiln_hev_kind kind, uint64_t ptr, uint64_t size,
+		      uint32_t stack)
+{
+	struct kiln_hev *v = kiln_henc_reserve(e, 1);
+
+	assert_non_null(v);
+	memset(v, 0, sizeof(*v));
+	v->t = t;
+	v->tid = tid;
+	v->kind = kind;
+	v->ptr = ptr;
+	v->size = size;
+	v->stack = stack;
+	assert_int_equal(kiln_henc_commit(e, 1), 0);
+}
+
+/*
+ * A block allocated at the address of a live one (whose free was never
+ * seen) takes its entry: the callback sees the old block freed (its size
+ * and stack) before the new one; the trace has the old one freed ('R':
+ * another thread's block), and a later free finds the new block, of the
+ * thread that made it; the table holds one block, then none.
+ */
+static void test_encoder_reuse(void **state)
+{
+	struct kiln_hcols c = { 0 };
+	struct kiln_henc e;
+	struct seen s = { .n = 0 };
+	const char *tags;
+	size_t n;
+
+	(void)state;
+	kiln_henc_init(&e);
+	e.tick_ns = 1;
+	enc_event(&e, 100, 1, KILN_HEV_ALLOC, 0x9000, 100, 7);
+	enc_event(&e, 200, 2, KILN_HEV_ALLOC, 0x9000, 200, 8);
+	enc_event(&e, 300, 1, KILN_HEV_FREE, 0x9000, 0, 0);
+	assert_int_equal(kiln_henc_emit(&e, 250, &c, seen_event, &s), 0);
+	assert_int_equal(e.reused, 1);
+	assert_int_equal(e.live.n, 1);
+	assert_int_equal(kiln_henc_emit(&e, UINT64_MAX, &c, seen_event, &s), 0);
+	assert_int_equal(e.live.n, 0);
+	assert_int_equal(e.unknown_frees, 0);
+	assert_int_equal(s.n, 4);
+	assert_int_equal(s.ev[0].kind, KILN_HEV_ALLOC);
+	assert_int_equal(s.ev[1].kind, KILN_HEV_FREE);	/* the old block */
+	assert_int_equal(s.ev[1].size, 100);
+	assert_int_equal(s.ev[1].stack, 7);
+	assert_int_equal(s.ev[2].kind, KILN_HEV_ALLOC);
+	assert_int_equal(s.ev[2].size, 200);
+	assert_int_equal(s.ev[3].kind, KILN_HEV_FREE);	/* the new one */
+	assert_int_equal(s.ev[3].size, 200);
+	assert_int_equal(s.ev[3].stack, 8);
+	/* Tags without the times: A, X R A (thread 2), then thread 1's
+	 * free of thread 2's block: r. */
+	tags = c.c[KILN_HCOL_TAG].data;
+	n = c.c[KILN_HCOL_TAG].len;
+	{
+		char t[16];
+		size_t i, k = 0;
+
+		for (i = 0; i < n && k < sizeof(t) - 1; i++)
+			if (tags[i] != 'T')
+				t[k++] = tags[i];
+		t[k] = '\0';
+		assert_string_equal(t, "XAXRAr");
+	}
+	kiln_hcols_release(&c);
+	kiln_henc_release(&e);
+}
+
 /*
  * The stream reader, fed the file in pieces of every size (frames cut
  * anywhere until more comes), gives what the whole-file reader gives;
@@ -1442,6 +1529,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_peek),
 		cmocka_unit_test(test_encoder),
+		cmocka_unit_test(test_encoder_reuse),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_bad_data),
 		cmocka_unit_test(test_read_profile),
