@@ -11,8 +11,17 @@
  * The stack and maps definitions are kept once, from the end of the
  * analysis; a resumed analysis defines those it had at the mark.
  *
- * Memory: the live blocks of every mark (32 bytes each), within
- * INDEX_BUDGET; past it no more marks are taken (later ranges then start
+ * A range that holds whole stretches between marks is not read through
+ * them: each mark also keeps what the stretch before it added (per stack:
+ * allocations, bytes, temporary allocations; the largest heap in it),
+ * so such a range is read in at most three stretches
+ * (kiln_heaptrace_index_range()): from the mark before t0 to the first
+ * mark in the range, from the last mark in the range to t1, and, when the
+ * range's largest heap came in between, that one stretch again for the
+ * stacks' values at it.
+ *
+ * Memory: the live blocks of every mark (32 bytes each) and the stretch
+ * sums (32 bytes a stack that changed), within INDEX_BUDGET; past it no more marks are taken (later ranges then start
  * at the last mark).  One more mark, whatever the budget, holds the
  * trace's end (its live blocks are its leaks): what is live at the end
  * is then known without reading (the allocation list's most asked
@@ -25,6 +34,7 @@
 #include "format/heaptrace.h"
 #include "format/heaptraceint.h"
 #include "profile/hprof.h"
+#include "util/buf.h"
 
 #define INDEX_MARKS 64
 #define INDEX_BUDGET ((size_t)256 << 20)
@@ -41,6 +51,22 @@ struct mark {
 	size_t ntids;
 	struct kiln_hprof_block *live;
 	size_t nlive;
+	uint64_t last_alloc;		/* the analysis' h->last_alloc */
+	/* The stretch since the mark before (or the trace's start): its
+	 * largest heap after an allocation (0: none, or none above 0),
+	 * when (ns after the first event), and per stack what it added;
+	 * the totals at the mark. */
+	double seg_peak, seg_peak_objs;
+	uint64_t seg_peak_t;
+	struct seg_site *sums;
+	size_t nsums;
+	struct kiln_hprof_totals tot;
+};
+
+/* What a stretch added to one stack. */
+struct seg_site {
+	uint32_t id;
+	double calls, bytes, temporary;
 };
 
 struct kiln_heaptrace_index {
@@ -56,6 +82,14 @@ struct kiln_heaptrace_index {
 	char **maps;				/* [1..nmaps] */
 	size_t *maps_len;
 	size_t nmaps;
+	/* While it is built: each stack's calls, bytes and temporary at the
+	 * last mark ([3 * id]), for the next stretch's sums. */
+	double *cum;
+	size_t ncum;
+	/* Ranges read in stretches, and the stretches they did not read
+	 * (tests and messages; kiln serve reads ranges in several
+	 * threads at once). */
+	size_t fast, skipped;
 };
 
 struct kiln_heaptrace_index *kiln_heaptrace_index_new(size_t len)
@@ -79,6 +113,7 @@ static void mark_release(struct mark *k)
 	kiln_tcount_release(&k->counts);
 	free(k->tids);
 	free(k->live);
+	free(k->sums);
 }
 
 void kiln_heaptrace_index_free(struct kiln_heaptrace_index *x)
@@ -96,6 +131,7 @@ void kiln_heaptrace_index_free(struct kiln_heaptrace_index *x)
 	free(x->maps_len);
 	free(x->sites);
 	free(x->pcs);
+	free(x->cum);
 	kiln_heaptrace_info_release(&x->info);
 	free(x);
 }
@@ -121,6 +157,57 @@ static int tcount_copy(struct kiln_tcount *to, const struct kiln_tcount *from)
 	return 0;
 }
 
+/* What the stretch up to mark k added to each stack since the last mark,
+ * and its largest heap (whose tracking starts again). */
+static int mark_sums(struct kiln_heaptrace_index *x, struct mark *k,
+		     struct kiln_hprof *h)
+{
+	size_t need = 3 * (h->nsites + 1), i, n = 0;
+	int err;
+
+	if (need > x->ncum) {
+		size_t had = x->ncum;
+
+		err = kiln_array_grow((void **)&x->cum, &x->ncum, need,
+				      sizeof(*x->cum));
+		if (err)
+			return err;
+		memset(x->cum + had, 0, (x->ncum - had) * sizeof(*x->cum));
+	}
+	for (i = 1; i <= h->nsites; i++) {
+		const struct kiln_hprof_site *st = &h->sites[i];
+		const double *c = x->cum + 3 * i;
+
+		n += st->calls != c[0] || st->bytes != c[1] ||
+		     st->temporary != c[2];
+	}
+	k->sums = malloc((n ? n : 1) * sizeof(*k->sums));
+	if (!k->sums)
+		return -ENOMEM;
+	for (i = 1; i <= h->nsites; i++) {
+		const struct kiln_hprof_site *st = &h->sites[i];
+		double *c = x->cum + 3 * i;
+
+		if (st->calls == c[0] && st->bytes == c[1] &&
+		    st->temporary == c[2])
+			continue;
+		k->sums[k->nsums++] = (struct seg_site){
+			(uint32_t)i, st->calls - c[0], st->bytes - c[1],
+			st->temporary - c[2] };
+		c[0] = st->calls;
+		c[1] = st->bytes;
+		c[2] = st->temporary;
+	}
+	k->seg_peak = h->seg_peak;
+	k->seg_peak_objs = h->seg_peak_objs;
+	k->seg_peak_t = h->seg_peak_t;
+	h->seg_peak = h->seg_peak_objs = 0;
+	h->seg_peak_t = 0;
+	k->tot = h->tot;
+	x->bytes += k->nsums * sizeof(*k->sums);
+	return 0;
+}
+
 /* A mark of the reader's state now. */
 static int mark_now(struct kiln_heaptrace_stream *s)
 {
@@ -141,11 +228,14 @@ static int mark_now(struct kiln_heaptrace_stream *s)
 	k->prev_tid = r->prev_tid;
 	k->next_stack = r->next_stack;
 	k->nmaps = r->h->nmaps;
+	k->last_alloc = r->h->last_alloc;
 	k->ntids = r->ntids;
 	k->tids = malloc((r->ntids ? r->ntids : 1) * sizeof(*k->tids));
 	err = k->tids ? tcount_copy(&k->counts, &r->counts) : -ENOMEM;
 	if (!err)
 		err = kiln_hprof_live_blocks(r->h, &k->live, &k->nlive);
+	if (!err)
+		err = mark_sums(x, k, r->h);
 	if (err) {
 		mark_release(k);
 		return err;
@@ -255,23 +345,13 @@ static int define(struct kiln_hprof *h, const struct kiln_heaptrace_index *x,
 	return err;
 }
 
-int kiln_heaptrace_index_resume(struct kiln_heaptrace_stream *s,
-				const struct kiln_heaptrace_index *x,
-				uint64_t t0, size_t *from)
+/* Sets up s (new, windowed) to go on from mark k. */
+static int resume_at(struct kiln_heaptrace_stream *s,
+		     const struct kiln_heaptrace_index *x, const struct mark *k)
 {
 	struct reader *r = &s->r;
-	const struct mark *k = NULL;
-	size_t i;
 	int err;
 
-	*from = 0;
-	/* The last mark whose events all came before t0 (the analysis'
-	 * time, which late events never pass, strictly before it). */
-	for (i = 0; i < x->n; i++)
-		if (x->m[i].t_now - x->t_first < t0 && x->m[i].next_stack - 1 <= x->nstacks)
-			k = &x->m[i];
-	if (!k || !r->window)
-		return 0;
 	r->info->version = x->info.version;
 	r->info->pid = x->info.pid;
 	r->info->ppid = x->info.ppid;
@@ -286,7 +366,8 @@ int kiln_heaptrace_index_resume(struct kiln_heaptrace_stream *s,
 	if (!err)
 		err = define(r->h, x, k);
 	if (!err)
-		err = kiln_hprof_resume(r->h, x->t_first, k->t_now, k->live, k->nlive);
+		err = kiln_hprof_resume(r->h, x->t_first, k->t_now, k->live,
+					k->nlive, k->last_alloc);
 	if (!err)
 		err = tcount_copy(&r->counts, &k->counts);
 	if (err)
@@ -305,6 +386,193 @@ int kiln_heaptrace_index_resume(struct kiln_heaptrace_stream *s,
 	r->nframe = k->nframe;
 	r->frame_off = k->off;
 	r->inflated = k->inflated;
-	*from = k->off;
 	return 0;
+}
+
+/* The time of mark k: ns after the first event. */
+static uint64_t mark_t(const struct kiln_heaptrace_index *x, const struct mark *k)
+{
+	return k->t_now - x->t_first;
+}
+
+/* Whether a resumed analysis can define what mark k had. */
+static bool usable(const struct kiln_heaptrace_index *x, const struct mark *k)
+{
+	return k->next_stack - 1 <= x->nstacks;
+}
+
+int kiln_heaptrace_index_resume(struct kiln_heaptrace_stream *s,
+				const struct kiln_heaptrace_index *x,
+				uint64_t t0, size_t *from)
+{
+	const struct mark *k = NULL;
+	size_t i;
+	int err;
+
+	*from = 0;
+	/* The last mark whose events all came before t0 (the analysis'
+	 * time, which late events never pass, strictly before it). */
+	for (i = 0; i < x->n; i++)
+		if (mark_t(x, &x->m[i]) < t0 && usable(x, &x->m[i]))
+			k = &x->m[i];
+	if (!k || !s->r.window)
+		return 0;
+	err = resume_at(s, x, k);
+	if (!err)
+		*from = k->off;
+	return err;
+}
+
+/*
+ * Whether a heap of v bytes is a new peak after top.  Sampled, the sizes
+ * are estimates, and the same heap added up in another order (a resumed
+ * stretch puts its live blocks back in the table's order) may differ in
+ * the last bits: such a tie is no new peak, as an exact one is not.
+ */
+static bool beats(double v, double top, bool sampled)
+{
+	return sampled ? v > top + top * 1e-9 : v > top;
+}
+
+/*
+ * One stretch of a range's reading: the trace over [range[0], range[1])
+ * from mark k (NULL: the start) up to byte `to` (the end: len) into *out,
+ * finished; its reader's facts into *info (released by the caller).
+ * With k inside the range, *p0 is the heap at the mark (its first peak
+ * candidate).
+ */
+static int stretch(const char *data, size_t len, size_t to,
+		   const struct kiln_heaptrace_index *x, const struct mark *k,
+		   const uint64_t *range, kiln_heaptrace_progress_fn fn,
+		   void *arg, struct kiln_hprof **out, double *p0,
+		   struct kiln_heaptrace_info *info, struct kiln_diag *d)
+{
+	struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(info, d);
+	size_t used, from = k ? k->off : 0;
+	int err;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	kiln_heaptrace_stream_progress(s, fn, arg, len);
+	err = kiln_heaptrace_stream_window(s, range[0], range[1]);
+	if (!err && k)
+		err = resume_at(s, x, k);
+	if (!err && p0)
+		*p0 = s->r.h->tot.peak;
+	if (!err)
+		err = kiln_heaptrace_stream_feed(s, data + from, to - from,
+						 to == len, &used);
+	if (!err)
+		err = kiln_heaptrace_stream_end(s, to, out);
+	kiln_heaptrace_stream_free(s);
+	return err;
+}
+
+int kiln_heaptrace_index_range(const char *data, size_t len,
+			       const struct kiln_heaptrace_index *x,
+			       const uint64_t *range,
+			       kiln_heaptrace_progress_fn fn, void *arg,
+			       struct kiln_hprof **out,
+			       struct kiln_heaptrace_info *info,
+			       struct kiln_diag *d)
+{
+	struct kiln_heaptrace_info i1 = { 0 }, i3 = { 0 };
+	struct kiln_hprof *h1 = NULL, *h2 = NULL, *h3 = NULL;
+	const struct mark *ms = NULL, *me = NULL, *a = NULL, *pk = NULL;
+	double top, p0 = 0;
+	size_t si = 0, ei = 0, i, j;
+	int err;
+
+	*out = NULL;
+	memset(info, 0, sizeof(*info));
+	/* ms: the first mark in the range (the events before it reach
+	 * range[0]), me: the last one before range[1]; at least one whole
+	 * stretch between them, or this is no faster. */
+	for (i = 0; i < x->n; i++) {
+		const struct mark *k = &x->m[i];
+
+		if (!usable(x, k))
+			break;
+		if (!ms && mark_t(x, k) >= range[0]) {
+			ms = k;
+			si = i;
+		}
+		if (mark_t(x, k) < range[1]) {
+			me = k;
+			ei = i;
+		}
+	}
+	if (!ms || !me || ei <= si)
+		return 1;
+	a = si ? &x->m[si - 1] : NULL;
+	err = stretch(data, len, ms->off, x, a, range, fn, arg, &h1, NULL, &i1, d);
+	if (!err)
+		err = stretch(data, len, len, x, me, range, fn, arg, &h2, &p0, info,
+			      d);
+	if (!err)
+		err = kiln_hprof_add_counts(h2, h1);
+	/* The stretches between: their sums, and the first largest heap. */
+	top = h1 ? h1->tot.peak : 0;
+	for (i = si + 1; i <= ei && !err; i++) {
+		const struct mark *k = &x->m[i];
+
+		for (j = 0; j < k->nsums && !err; j++)
+			err = kiln_hprof_add_site(h2, k->sums[j].id, k->sums[j].calls,
+						  k->sums[j].bytes,
+						  k->sums[j].temporary);
+		if (beats(k->seg_peak, top, x->info.sample_bytes)) {
+			top = k->seg_peak;
+			pk = &x->m[i - 1];
+		}
+	}
+	if (!err) {
+		h2->tot.calls += me->tot.calls - ms->tot.calls;
+		h2->tot.allocated += me->tot.allocated - ms->tot.allocated;
+		h2->tot.temporary += me->tot.temporary - ms->tot.temporary;
+		h2->tot.cross_thread += me->tot.cross_thread - ms->tot.cross_thread;
+		h2->tot.reported += me->tot.reported - ms->tot.reported;
+		h2->tot.frees += me->tot.frees - ms->tot.frees;
+		h2->tot.lost += me->tot.lost - ms->tot.lost;
+		h2->tot.late += me->tot.late - ms->tot.late;
+		h2->tot.unknown_frees += me->tot.unknown_frees -
+					 ms->tot.unknown_frees;
+	}
+	/* The peak: the first stretch to pass the ones before it; the last
+	 * stretch's only if an event of its own made it (its heap at the
+	 * mark, added up again, is no new peak). */
+	if (!err && !(beats(h2->tot.peak, top, x->info.sample_bytes) &&
+		      h2->tot.peak > p0)) {
+		if (pk) {
+			err = stretch(data, len, pk[1].off, x, pk, range, fn, arg,
+				      &h3, NULL, &i3, d);
+			if (!err)
+				kiln_hprof_take_peak(h2, h3);
+		} else if (h1) {
+			kiln_hprof_take_peak(h2, h1);
+		}
+	}
+	if (!err) {
+		__atomic_add_fetch(&((struct kiln_heaptrace_index *)x)->fast, 1,
+				   __ATOMIC_RELAXED);
+		__atomic_add_fetch(&((struct kiln_heaptrace_index *)x)->skipped,
+				   ei - si, __ATOMIC_RELAXED);
+		*out = h2;
+		h2 = NULL;
+	}
+	kiln_hprof_free(h1);
+	kiln_hprof_free(h2);
+	kiln_hprof_free(h3);
+	kiln_heaptrace_info_release(&i1);
+	kiln_heaptrace_info_release(&i3);
+	if (err)
+		kiln_heaptrace_info_release(info);
+	return err;
+}
+
+void kiln_heaptrace_index_stats(const struct kiln_heaptrace_index *x,
+				size_t *fast, size_t *skipped)
+{
+	*fast = __atomic_load_n(&x->fast, __ATOMIC_RELAXED);
+	*skipped = __atomic_load_n(&x->skipped, __ATOMIC_RELAXED);
 }

@@ -341,11 +341,19 @@ static int analyse(const char *data, size_t len, const uint64_t *range,
 		   struct kiln_hprof **out, struct kiln_heaptrace_info *info,
 		   struct kiln_diag *d)
 {
-	struct kiln_heaptrace_stream *s = kiln_heaptrace_stream_new(info, d);
+	struct kiln_heaptrace_stream *s;
 	size_t used, from = 0;
 	int err = 0;
 
 	*out = NULL;
+	if (range && x && !build) {
+		/* Whole stretches of the range are not read again. */
+		err = kiln_heaptrace_index_range(data, len, x, range, fn, arg, out,
+						 info, d);
+		if (err <= 0)
+			return err;
+	}
+	s = kiln_heaptrace_stream_new(info, d);
 	if (!s)
 		return -ENOMEM;
 	kiln_heaptrace_stream_progress(s, fn, arg, len);

@@ -138,6 +138,10 @@ int kiln_heaptrace_read_index(struct kiln_prof *p, const char *data, size_t len,
 			      struct kiln_heaptrace_info *info,
 			      struct kiln_heaptrace_index **index,
 			      struct kiln_diag *d);
+/* How many ranges were read from x's stretch sums, and how many stretches
+ * they did not read (for messages and tests). */
+void kiln_heaptrace_index_stats(const struct kiln_heaptrace_index *x,
+				size_t *fast, size_t *skipped);
 /* Marks and bytes the index holds (for messages and tests). */
 size_t kiln_heaptrace_index_marks(const struct kiln_heaptrace_index *x,
 				  size_t *bytes);

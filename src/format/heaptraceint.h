@@ -118,6 +118,25 @@ int kiln_heaptrace_index_resume(struct kiln_heaptrace_stream *s,
 int kiln_heaptrace_event_cols(void);
 
 /*
+ * The analysis of data over range (ns after the first event) from x's
+ * marks, read in stretches: from the mark before range[0] to the first
+ * mark inside, from the last mark inside to range[1], and the stretch
+ * with the range's largest heap if it is one in between; what the
+ * stretches in between added is the index's.  The same measures as
+ * reading the range from the trace's start (but for rounding, when
+ * sampled).  1 (nothing): the range holds no whole stretch; else 0, with
+ * *out finished and *info filled (release it), or as
+ * kiln_heaptrace_analyse().
+ */
+int kiln_heaptrace_index_range(const char *data, size_t len,
+			       const struct kiln_heaptrace_index *x,
+			       const uint64_t *range,
+			       kiln_heaptrace_progress_fn fn, void *arg,
+			       struct kiln_hprof **out,
+			       struct kiln_heaptrace_info *info,
+			       struct kiln_diag *d);
+
+/*
  * Hands r's batch to the analysis: applies it, or sends it to the pipe's
  * thread.  0, -ENOMEM, or -EINVAL with r->d filled.
  */

@@ -382,6 +382,11 @@ on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
 	s->live_objs += w;
 	h->live_bytes += w * (double)ev->size;
 	h->live_objs += w;
+	if (h->live_bytes > h->seg_peak) {
+		h->seg_peak = h->live_bytes;
+		h->seg_peak_objs = h->live_objs;
+		h->seg_peak_t = h->t_now - h->tot.t_first;
+	}
 	if (h->live_bytes > h->tot.peak && PLAIN_COUNTING(h, plain)) {
 		h->tot.peak = h->live_bytes;
 		h->tot.peak_objs = h->live_objs;
@@ -653,32 +658,51 @@ int kiln_hprof_live_blocks(const struct kiln_hprof *h,
 }
 
 int kiln_hprof_resume(struct kiln_hprof *h, uint64_t t_first, uint64_t t_now,
-		      const struct kiln_hprof_block *b, size_t n)
+		      const struct kiln_hprof_block *b, size_t n,
+		      uint64_t last_alloc)
 {
 	struct kiln_hprof_ev ev = { .t = t_now, .kind = KILN_HPROF_ALLOC };
+	uint64_t w0 = h->w0;
+	bool inside;
 	size_t i;
 	int err;
 
 	if (h->started || !h->windowed || t_now < t_first ||
-	    t_now - t_first >= h->w0)
+	    t_now - t_first >= h->w1)
 		return -EINVAL;
+	inside = t_now - t_first >= w0;
 	h->started = true;
 	h->tot.t_first = t_first;
 	h->t_now = t_first;
-	/* Allocated again before the window: live, counted in no measure. */
+	/* Allocated again as they were, counted in no measure: the window
+	 * is kept shut while they are (its start put out of reach). */
+	h->w0 = UINT64_MAX;
 	for (i = 0; i < n; i++) {
+		struct kiln_hprof_live *e;
+
 		ev.ptr = b[i].ptr;
 		ev.size = b[i].size;
 		ev.stack = b[i].stack;
 		ev.tid = b[i].tid;
 		err = kiln_hprof_event(h, &ev);
-		if (err)
+		if (err) {
+			h->w0 = w0;
 			return err;
-		if (ev.ptr)	/* allocated then, not now */
-			live_find(h, ev.ptr)->t = b[i].t;
+		}
+		if (!ev.ptr)
+			continue;
+		e = live_find(h, ev.ptr);
+		e->t = b[i].t;	/* allocated then, not now */
+		if (inside && b[i].t - t_first >= w0)
+			e->tid |= LIVE_IN_RANGE;
 	}
+	h->w0 = w0;
 	h->tot.reported = 0;
 	h->last_alloc = 0;
+	if (inside) {
+		enter_window(h);
+		h->last_alloc = last_alloc;
+	}
 	return 0;
 }
 

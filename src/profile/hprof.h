@@ -152,6 +152,11 @@ struct kiln_hprof {
 	 * first event; in_window once an event at or after w0 was seen. */
 	bool windowed, in_window;
 	uint64_t w0, w1;
+	/* The largest heap size after an allocation since seg_peak was last
+	 * set (a time index sets it to 0 at each of its marks), its blocks
+	 * and when (ns after the first event). */
+	double seg_peak, seg_peak_objs;
+	uint64_t seg_peak_t;
 };
 
 /* A new analysis; sample_bytes is the trace's R (0: not sampled).  NULL
@@ -218,14 +223,45 @@ int kiln_hprof_live_blocks(const struct kiln_hprof *h,
  * Starts a new windowed analysis (set_window done, the stacks the blocks
  * use defined, no event added) part way through a trace, from a mark of
  * its time index: t_first is the trace's first event, the blocks (as
- * kiln_hprof_live_blocks() gave them) are live at t_now, which is before
- * the window.  The events after the mark then follow.  The window's
- * measures are those of reading the trace from its start.  0, -EINVAL
- * (not new, not windowed, t_now not before the window, a stack not
- * defined) or -ENOMEM.
+ * kiln_hprof_live_blocks() gave them) are live at t_now (the time of the
+ * last event before the mark), last_alloc the block the event before the
+ * mark allocated (0: that event was no allocation).  The events after the
+ * mark then follow.  t_now may be before the window or inside it: inside,
+ * the window is entered at the mark (its heap is the first peak
+ * candidate) and blocks allocated since the window's start count as
+ * allocated in it.  The window's measures are those of reading the trace
+ * from its start, but for what happened inside the window before the mark
+ * (kiln_hprof_add_counts(), kiln_hprof_take_peak() add it).  0, -EINVAL
+ * (not new, not windowed, t_now past the window, a stack not defined) or
+ * -ENOMEM.
  */
 int kiln_hprof_resume(struct kiln_hprof *h, uint64_t t_first, uint64_t t_now,
-		      const struct kiln_hprof_block *b, size_t n);
+		      const struct kiln_hprof_block *b, size_t n,
+		      uint64_t last_alloc);
+
+/*
+ * Adds src's allocations, bytes and temporary allocations (per stack and
+ * in total) and its counts of frees, cross-thread frees, unknown frees,
+ * late and lost events to h: src analysed another stretch of the same
+ * trace over the same window.  Stacks src has that h has not are an
+ * error.  0 or -EINVAL.
+ */
+int kiln_hprof_add_counts(struct kiln_hprof *h, const struct kiln_hprof *src);
+
+/*
+ * Adds stack id's allocations, bytes and temporary allocations of a
+ * stretch of the trace (a time index's sums) to h.  0 or -EINVAL (no such
+ * stack).
+ */
+int kiln_hprof_add_site(struct kiln_hprof *h, uint32_t id, double calls,
+			double bytes, double temporary);
+
+/*
+ * Makes the peak of src, finished, that of h, finished: the total, when,
+ * and every stack's values at it.  For a range analysed in stretches,
+ * the stretch that held the largest heap.
+ */
+void kiln_hprof_take_peak(struct kiln_hprof *h, const struct kiln_hprof *src);
 
 /* Counts events the process could not record. */
 void kiln_hprof_lost(struct kiln_hprof *h, uint64_t count);

@@ -503,22 +503,26 @@ static void test_window(void **state)
 /*
  * The time index (kiln serve's ranges): a trace of many frames, three
  * threads (frees across threads), stacks and maps defined along the way,
- * blocks living across many frames; every range read from the index's
- * marks gives exactly the profile of reading it from the start.
+ * blocks living across many frames, temporary allocations within frames
+ * and across their ends (where the marks are), the heap growing to a peak
+ * in the run's middle; every range read from the index's marks -- most
+ * of them in stretches, the whole stretches in between not read again --
+ * gives exactly the profile of reading it from the start (sampled: to
+ * rounding).
  */
-static void test_index(void **state)
+static void index_case(uint64_t sample)
 {
 	struct kiln_diag d = { "" };
 	struct tw w = TW_INIT;
 	struct kiln_heaptrace_info info;
 	struct kiln_heaptrace_index *x = NULL;
 	struct kiln_hprof *h = NULL;
-	uint64_t ptrs[512] = { 0 }, t = 0, next = 0x1000, end;
+	uint64_t ptrs[512] = { 0 }, t = 0, next = 0x1000, end, pending = 0;
 	uint32_t stacks = 2, i, f;
-	size_t bytes, k;
+	size_t bytes, k, fast, skipped, v;
 	char maps[128];
 
-	tw_header(&w, 0);
+	tw_header(&w, sample);
 	tw_maps(&w, MAPS);
 	tw_stack(&w, 1, 2, (uint64_t)0x400100, (uint64_t)0x400800);
 	tw_stack(&w, 2, 2, (uint64_t)0x400200, (uint64_t)0x400800);
@@ -539,19 +543,28 @@ static void test_index(void **state)
 			if (i % 20 == 0)
 				tw_batch(&w, tid, t);
 			t += 1000;
-			if (ptrs[slot] && (i & 1)) {
+			if (pending) {	/* allocated last, before the frame's end */
+				tw_free(&w, 1000, tid, pending);
+				pending = 0;
+			} else if (ptrs[slot] && (i & 1) && (f < 90 || f > 110)) {
 				tw_free(&w, 1000, tid, ptrs[slot]);
 				ptrs[slot] = 0;
 			} else if (!ptrs[slot]) {
 				ptrs[slot] = next;
 				next += 0x100;
-				tw_alloc(&w, 1000, tid, ptrs[slot], 16 + (f * 7 + i) % 300,
+				tw_alloc(&w, 1000, tid, ptrs[slot],
+					 16 + (f * 7 + i) % 300 + (f > 90 && f < 110) * 4000,
 					 1 + (f + i) % stacks);
 			} else {
 				tw_alloc(&w, 1000, tid, next, 40, 1 + i % stacks);
 				tw_free(&w, 1, tid, next);	/* temporary */
 				next += 0x100;
 			}
+		}
+		if (f % 3 == 1) {	/* freed first thing in the next frame */
+			pending = next;
+			next += 0x100;
+			tw_alloc(&w, 1000, 1, pending, 24, 1 + f % stacks);
 		}
 		tw_frame(&w);
 	}
@@ -561,10 +574,14 @@ static void test_index(void **state)
 	assert_true(kiln_heaptrace_index_marks(x, &bytes) >= 32);
 	kiln_hprof_free(h);
 	kiln_heaptrace_info_release(&info);
-	for (k = 0; k < 40; k++) {
+	for (k = 0; k < 60; k++) {
 		uint64_t t0 = (end * (k * 37 % 40)) / 41 + k, t1 = t0 + 1 + end * (k % 7) / 9;
 		struct kiln_prof *a = kiln_prof_new(), *b = kiln_prof_new();
 
+		if (k >= 40) {	/* ranges about the peak, from its middle */
+			t0 = end * (k - 40) / 60;
+			t1 = end - end * (k - 40) / 50;
+		}
 		assert_non_null(a);
 		assert_non_null(b);
 		assert_int_equal(kiln_heaptrace_read_range(a, w.f.data, w.f.len, NULL,
@@ -573,13 +590,27 @@ static void test_index(void **state)
 							   t0, t1, NULL, NULL, &d), 0);
 		assert_int_equal(a->nsamples, b->nsamples);
 		assert_int_equal(a->ntypes, b->ntypes);
-		assert_memory_equal(a->values, b->values,
-				    a->nsamples * a->ntypes * sizeof(*a->values));
+		assert_int_equal(a->duration_nanos, b->duration_nanos);
+		if (!sample)
+			assert_memory_equal(a->values, b->values,
+					    a->nsamples * a->ntypes * sizeof(*a->values));
+		for (v = 0; v < a->nsamples * a->ntypes; v++)
+			assert_true(llabs(a->values[v] - b->values[v]) <= 1);
 		kiln_prof_free(a);
 		kiln_prof_free(b);
 	}
+	/* Most ranges were read in stretches. */
+	kiln_heaptrace_index_stats(x, &fast, &skipped);
+	assert_true(fast >= 30);
+	assert_true(skipped >= fast * 4);
 	kiln_heaptrace_index_free(x);
 	tw_release(&w);
+}
+
+static void test_index(void **state)
+{
+	index_case(0);
+	index_case(64);
 	(void)state;
 }
 
