@@ -20,8 +20,11 @@
  * range's largest heap came in between, that one stretch again for the
  * stacks' values at it.
  *
- * Memory: the live blocks of every mark (32 bytes each) and the stretch
- * sums (32 bytes a stack that changed), within INDEX_BUDGET; past it no more marks are taken (later ranges then start
+ * Memory: the blocks live at each mark (32 bytes each), kept once: a
+ * mark holds the blocks allocated since the mark before and the addresses
+ * of those freed since (8 bytes each), and all of them only where these
+ * changes since the last such full mark would outgrow the live set; and
+ * the stretch sums (32 bytes a stack that changed); within INDEX_BUDGET; past it no more marks are taken (later ranges then start
  * at the last mark).  One more mark, whatever the budget, holds the
  * trace's end (its live blocks are its leaks): what is live at the end
  * is then known without reading (the allocation list's most asked
@@ -35,6 +38,7 @@
 #include "format/heaptraceint.h"
 #include "profile/hprof.h"
 #include "util/buf.h"
+#include "util/livetab.h"
 
 #define INDEX_MARKS 64
 #define INDEX_BUDGET ((size_t)256 << 20)
@@ -49,8 +53,15 @@ struct mark {
 	struct kiln_tcount counts;
 	uint32_t *tids;
 	size_t ntids;
+	/* The blocks live at the mark: all of them (full), or those
+	 * allocated since the mark before and the addresses of its blocks
+	 * freed since (kiln_hprof_live_delta()): marks_blocks() puts them
+	 * together from the last full mark. */
+	bool full;
 	struct kiln_hprof_block *live;
 	size_t nlive;
+	uint64_t *gone;
+	size_t ngone;
 	uint64_t last_alloc;		/* the analysis' h->last_alloc */
 	/* The stretch since the mark before (or the trace's start): its
 	 * largest heap after an allocation (0: none, or none above 0),
@@ -83,9 +94,11 @@ struct kiln_heaptrace_index {
 	size_t *maps_len;
 	size_t nmaps;
 	/* While it is built: each stack's calls, bytes and temporary at the
-	 * last mark ([3 * id]), for the next stretch's sums. */
+	 * last mark ([3 * id]), for the next stretch's sums; the blocks the
+	 * marks since the last full one hold. */
 	double *cum;
 	size_t ncum;
+	size_t since_full;
 	/* Ranges read in stretches, and the stretches they did not read
 	 * (tests and messages; kiln serve reads ranges in several
 	 * threads at once). */
@@ -113,6 +126,7 @@ static void mark_release(struct mark *k)
 	kiln_tcount_release(&k->counts);
 	free(k->tids);
 	free(k->live);
+	free(k->gone);
 	free(k->sums);
 }
 
@@ -208,6 +222,31 @@ static int mark_sums(struct kiln_heaptrace_index *x, struct mark *k,
 	return 0;
 }
 
+/*
+ * The blocks live at mark k: what changed since the mark before, or all
+ * of them when the changes since the last full mark outgrow the live
+ * set (a resume then puts together at most about twice the live set).
+ */
+static int mark_blocks(struct kiln_heaptrace_index *x, struct mark *k,
+		       struct kiln_hprof *h)
+{
+	int err = kiln_hprof_live_delta(h, &k->live, &k->nlive, &k->gone,
+					&k->ngone);
+
+	if (err)
+		return err;
+	x->since_full += k->nlive + k->ngone;
+	if (x->n && x->since_full <= h->live.n)
+		return 0;
+	free(k->live);
+	free(k->gone);
+	k->gone = NULL;
+	k->ngone = 0;
+	k->full = true;
+	x->since_full = 0;
+	return kiln_hprof_live_blocks(h, &k->live, &k->nlive);
+}
+
 /* A mark of the reader's state now. */
 static int mark_now(struct kiln_heaptrace_stream *s)
 {
@@ -233,7 +272,7 @@ static int mark_now(struct kiln_heaptrace_stream *s)
 	k->tids = malloc((r->ntids ? r->ntids : 1) * sizeof(*k->tids));
 	err = k->tids ? tcount_copy(&k->counts, &r->counts) : -ENOMEM;
 	if (!err)
-		err = kiln_hprof_live_blocks(r->h, &k->live, &k->nlive);
+		err = mark_blocks(x, k, r->h);
 	if (!err)
 		err = mark_sums(x, k, r->h);
 	if (err) {
@@ -243,8 +282,8 @@ static int mark_now(struct kiln_heaptrace_stream *s)
 	if (r->ntids)
 		memcpy(k->tids, r->tids, r->ntids * sizeof(*k->tids));
 	x->t_first = r->h->tot.t_first;
-	x->bytes += k->nlive * sizeof(*k->live) + sizeof(*k) +
-		    (k->counts.mask + 1) * sizeof(*k->counts.e);
+	x->bytes += k->nlive * sizeof(*k->live) + k->ngone * sizeof(*k->gone) +
+		    sizeof(*k) + (k->counts.mask + 1) * sizeof(*k->counts.e);
 	x->n++;
 	return 0;
 }
@@ -345,11 +384,68 @@ static int define(struct kiln_hprof *h, const struct kiln_heaptrace_index *x,
 	return err;
 }
 
+/*
+ * The blocks live at mark k: its own array when it is full (*own false),
+ * else a new one (*own true) put together from the last full mark and
+ * the changes since.  0 or -ENOMEM.
+ */
+static int live_at(const struct kiln_heaptrace_index *x, const struct mark *k,
+		   const struct kiln_hprof_block **out, size_t *n, bool *own)
+{
+	struct kiln_livetab t = KILN_LIVETAB_INIT(struct kiln_hprof_block, 1024);
+	const struct mark *m = k;
+	struct kiln_hprof_block *b;
+	size_t i;
+	int err = 0;
+
+	*own = false;
+	if (k->full) {
+		*out = k->live;
+		*n = k->nlive;
+		return 0;
+	}
+	while (!m->full)
+		m--;	/* the first mark is full */
+	for (; m <= k && !err; m++) {
+		for (i = 0; i < m->ngone; i++) {
+			void *e = kiln_livetab_find(&t, m->gone[i]);
+
+			if (e)
+				kiln_livetab_remove(&t, e);
+		}
+		for (i = 0; i < m->nlive && !err; i++) {
+			err = kiln_livetab_reserve(&t);
+			if (!err)
+				memcpy(kiln_livetab_put(&t, m->live[i].ptr), &m->live[i],
+				       sizeof(m->live[i]));
+		}
+	}
+	b = err ? NULL : malloc((t.n ? t.n : 1) * sizeof(*b));
+	if (!b) {
+		kiln_livetab_release(&t);
+		return -ENOMEM;
+	}
+	*n = 0;
+	for (i = 0; t.slots && i <= t.mask; i++) {
+		const struct kiln_hprof_block *e = kiln_livetab_at(&t, i);
+
+		if (e->ptr)
+			b[(*n)++] = *e;
+	}
+	kiln_livetab_release(&t);
+	*out = b;
+	*own = true;
+	return 0;
+}
+
 /* Sets up s (new, windowed) to go on from mark k. */
 static int resume_at(struct kiln_heaptrace_stream *s,
 		     const struct kiln_heaptrace_index *x, const struct mark *k)
 {
 	struct reader *r = &s->r;
+	const struct kiln_hprof_block *live = NULL;
+	size_t nlive = 0;
+	bool own = false;
 	int err;
 
 	r->info->version = x->info.version;
@@ -366,8 +462,12 @@ static int resume_at(struct kiln_heaptrace_stream *s,
 	if (!err)
 		err = define(r->h, x, k);
 	if (!err)
-		err = kiln_hprof_resume(r->h, x->t_first, k->t_now, k->live,
-					k->nlive, k->last_alloc);
+		err = live_at(x, k, &live, &nlive, &own);
+	if (!err)
+		err = kiln_hprof_resume(r->h, x->t_first, k->t_now, live, nlive,
+					k->last_alloc);
+	if (own)
+		free((void *)live);
 	if (!err)
 		err = tcount_copy(&r->counts, &k->counts);
 	if (err)

@@ -39,12 +39,15 @@ struct kiln_hprof_live {
 	uint64_t size;
 	uint64_t t;		/* allocated then (the allocation list) */
 	uint32_t stack;
-	uint32_t tid;		/* | LIVE_IN_RANGE: allocated in the window */
+	uint32_t tid;		/* | LIVE_IN_RANGE, LIVE_OLD */
 };
 
 /* Thread ids stay below 2^22 (pid_max); the top bit marks blocks
- * allocated inside the window of a windowed analysis. */
+ * allocated inside the window of a windowed analysis, the next one
+ * blocks live at the last kiln_hprof_live_delta(). */
 #define LIVE_IN_RANGE 0x80000000u
+#define LIVE_OLD 0x40000000u
+#define LIVE_FLAGS (LIVE_IN_RANGE | LIVE_OLD)
 
 /* The weight of a block of `size` bytes: 1 unless sampled (no call). */
 static inline double weight(const struct kiln_hprof *h, uint64_t size)
@@ -110,6 +113,7 @@ void kiln_hprof_free(struct kiln_hprof *h)
 	free(h->temp_n);
 	kiln_livetab_release(&h->live);
 	free(h->dirty);
+	free(h->died);
 	free(h);
 }
 
@@ -267,6 +271,15 @@ static void snapshot(struct kiln_hprof *h, struct kiln_hprof_site *s)
 	}
 }
 
+/* Block ptr, live at the last kiln_hprof_live_delta(), is no more. */
+static int died(struct kiln_hprof *h, uint64_t ptr)
+{
+	if (KILN_GROW(h->died, h->died_alloc, h->ndied + 1, 1024))
+		return -ENOMEM;
+	h->died[h->ndied++] = ptr;
+	return 0;
+}
+
 /* Takes the block in slot i out of the live set, accounting it as freed
  * by tid. */
 static inline __attribute__((always_inline)) int
@@ -301,9 +314,14 @@ release(struct kiln_hprof *h, size_t i, uint32_t tid, bool temporary,
 		h->tot.temporary += w;
 		h->temp_n[h->nbuckets - 1] += w;
 	}
-	if ((tid & ~LIVE_IN_RANGE) != (e->tid & ~LIVE_IN_RANGE) &&
+	if ((tid & ~LIVE_FLAGS) != (e->tid & ~LIVE_FLAGS) &&
 	    PLAIN_COUNTING(h, plain))
 		h->tot.cross_thread += w;
+	if (e->tid & LIVE_OLD) {
+		err = died(h, e->ptr);
+		if (err)
+			return err;
+	}
 	/* The entry's size known here: the shift's copies inline. */
 	kiln_livetab_remove_at(&h->live, i, sizeof(*e));
 	note_total(h);
@@ -371,7 +389,7 @@ on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
 	b->size = ev->size;
 	b->stack = ev->stack;
 	b->t = h->t_now;
-	b->tid = ev->tid & ~LIVE_IN_RANGE;
+	b->tid = ev->tid & ~LIVE_FLAGS;
 	if (!plain && h->windowed && h->in_window)
 		b->tid |= LIVE_IN_RANGE;
 	snapshot(h, s);
@@ -443,6 +461,12 @@ static int on_munmap(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	w0 = kiln_heapprof_weight(h->sample_bytes, b.size);
 	w1 = kiln_heapprof_weight(h->sample_bytes, b.size - ev->size);
 	kiln_livetab_remove(&h->live, e);
+	if (b.tid & LIVE_OLD) {	/* its rest is another block */
+		err = died(h, b.ptr);
+		if (err)
+			return err;
+		b.tid &= ~LIVE_OLD;
+	}
 	snapshot(h, s);
 	err = touch(h, s);
 	if (err)
@@ -649,11 +673,49 @@ int kiln_hprof_live_blocks(const struct kiln_hprof *h,
 		b[k].size = e->size;
 		b[k].stack = e->stack;
 		b[k].t = e->t;
-		b[k].tid = e->tid & ~LIVE_IN_RANGE;
+		b[k].tid = e->tid & ~LIVE_FLAGS;
 		k++;
 	}
 	*out = b;
 	*n = k;
+	return 0;
+}
+
+int kiln_hprof_live_delta(struct kiln_hprof *h, struct kiln_hprof_block **born,
+			  size_t *nborn, uint64_t **gone, size_t *ngone)
+{
+	struct kiln_hprof_block *b;
+	size_t i, k = 0, n = 0;
+
+	*born = NULL;
+	*nborn = 0;
+	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
+		const struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
+
+		n += e->ptr && !(e->tid & LIVE_OLD);
+	}
+	b = malloc((n ? n : 1) * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
+		struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
+
+		if (!e->ptr || (e->tid & LIVE_OLD))
+			continue;
+		b[k].ptr = e->ptr;
+		b[k].size = e->size;
+		b[k].stack = e->stack;
+		b[k].t = e->t;
+		b[k].tid = e->tid & ~LIVE_FLAGS;
+		e->tid |= LIVE_OLD;
+		k++;
+	}
+	*born = b;
+	*nborn = k;
+	*gone = h->died;
+	*ngone = h->ndied;
+	h->died = NULL;
+	h->ndied = h->died_alloc = 0;
 	return 0;
 }
 

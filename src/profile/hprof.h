@@ -157,6 +157,9 @@ struct kiln_hprof {
 	 * and when (ns after the first event). */
 	double seg_peak, seg_peak_objs;
 	uint64_t seg_peak_t;
+	/* Blocks live at the last kiln_hprof_live_delta() freed since. */
+	uint64_t *died;
+	size_t ndied, died_alloc;
 };
 
 /* A new analysis; sample_bytes is the trace's R (0: not sampled).  NULL
@@ -218,6 +221,19 @@ struct kiln_hprof_block {
  */
 int kiln_hprof_live_blocks(const struct kiln_hprof *h,
 			   struct kiln_hprof_block **out, size_t *n);
+
+/*
+ * What changed in the live set since the last call (or the start): the
+ * blocks allocated since and still live into a new array *born of *nborn
+ * (free() it), the addresses of the blocks live at the last call and not
+ * now into *gone of *ngone (free() it; in no order, each once: a block
+ * allocated since at the address of one gone is among *born).  The blocks live at a time index's marks are kept so, each
+ * once.  Each call reads the whole live set once; between calls each free
+ * of a block that lived at the last call costs an entry.  0 or -ENOMEM
+ * (nothing changed).
+ */
+int kiln_hprof_live_delta(struct kiln_hprof *h, struct kiln_hprof_block **born,
+			  size_t *nborn, uint64_t **gone, size_t *ngone);
 
 /*
  * Starts a new windowed analysis (set_window done, the stacks the blocks

@@ -614,6 +614,65 @@ static void test_index(void **state)
 	(void)state;
 }
 
+/*
+ * A trace whose blocks live on (a leak in every frame): the marks keep
+ * each block once, not once per mark -- 200 frames of 100 blocks would
+ * take 32 MiB copied at every mark, and stop the marks at the budget --
+ * and ranges read from them are still exact.
+ */
+static void test_index_shared(void **state)
+{
+	struct kiln_diag d = { "" };
+	struct tw w = TW_INIT;
+	struct kiln_heaptrace_info info;
+	struct kiln_heaptrace_index *x = NULL;
+	struct kiln_hprof *h = NULL;
+	uint64_t t = 0, next = 0x1000, end;
+	size_t bytes, marks, k;
+	uint32_t f, i;
+
+	tw_header(&w, 0);
+	tw_maps(&w, MAPS);
+	tw_stack(&w, 1, 2, (uint64_t)0x400100, (uint64_t)0x400800);
+	tw_stack(&w, 2, 2, (uint64_t)0x400200, (uint64_t)0x400800);
+	for (f = 0; f < 200; f++) {
+		tw_batch(&w, 1, t);
+		for (i = 0; i < 100; i++) {
+			t += 1000;
+			tw_alloc(&w, 1000, 1, next, 64 + i, 1 + i % 2);
+			if (i % 10 == 9 && f % 2)	/* and some go */
+				tw_free(&w, 1, 1, next - 0x100 * 5);
+			next += 0x100;
+		}
+		tw_frame(&w);
+	}
+	end = w.bt + 10;
+	assert_int_equal(kiln_heaptrace_analyse_index(w.f.data, w.f.len, NULL, NULL,
+						      &h, &info, &x, &d), 0);
+	marks = kiln_heaptrace_index_marks(x, &bytes);
+	assert_true(marks >= 60);
+	assert_true(bytes < (size_t)4 << 20);
+	kiln_hprof_free(h);
+	kiln_heaptrace_info_release(&info);
+	for (k = 0; k < 10; k++) {
+		uint64_t t0 = end * k / 11, t1 = t0 + end * (k + 1) / 12;
+		struct kiln_prof *a = kiln_prof_new(), *b = kiln_prof_new();
+
+		assert_int_equal(kiln_heaptrace_read_range(a, w.f.data, w.f.len, NULL,
+							   t0, t1, NULL, NULL, &d), 0);
+		assert_int_equal(kiln_heaptrace_read_range(b, w.f.data, w.f.len, x,
+							   t0, t1, NULL, NULL, &d), 0);
+		assert_int_equal(a->nsamples, b->nsamples);
+		assert_memory_equal(a->values, b->values,
+				    a->nsamples * a->ntypes * sizeof(*a->values));
+		kiln_prof_free(a);
+		kiln_prof_free(b);
+	}
+	kiln_heaptrace_index_free(x);
+	tw_release(&w);
+	(void)state;
+}
+
 /* ---- the allocation list (heaptrace-allocs.c) ---- */
 
 struct blk {
@@ -1566,6 +1625,7 @@ int main(void)
 		cmocka_unit_test(test_read_profile),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_index),
+		cmocka_unit_test(test_index_shared),
 		cmocka_unit_test(test_allocs),
 		cmocka_unit_test(test_fifo_in_maps),
 		cmocka_unit_test(test_no_local_symbols),
