@@ -24,8 +24,9 @@
  * mark holds the blocks allocated since the mark before and the addresses
  * of those freed since (8 bytes each), and all of them only where these
  * changes since the last such full mark would outgrow the live set; and
- * the stretch sums (32 bytes a stack that changed); within INDEX_BUDGET; past it no more marks are taken (later ranges then start
- * at the last mark).  One more mark, whatever the budget, holds the
+ * the stretch sums (32 bytes a stack that changed); within INDEX_BUDGET;
+ * past it no more marks are taken (later ranges then start at the last
+ * mark).  One more mark, whatever the budget, holds the
  * trace's end (its live blocks are its leaks): what is live at the end
  * is then known without reading (the allocation list's most asked
  * filter, heaptrace-allocs.c).
@@ -55,7 +56,7 @@ struct mark {
 	size_t ntids;
 	/* The blocks live at the mark: all of them (full), or those
 	 * allocated since the mark before and the addresses of its blocks
-	 * freed since (kiln_hprof_live_delta()): marks_blocks() puts them
+	 * freed since (kiln_hprof_live_delta()): live_at() puts them
 	 * together from the last full mark. */
 	bool full;
 	struct kiln_hprof_block *live;
@@ -393,9 +394,9 @@ static int live_at(const struct kiln_heaptrace_index *x, const struct mark *k,
 		   const struct kiln_hprof_block **out, size_t *n, bool *own)
 {
 	struct kiln_livetab t = KILN_LIVETAB_INIT(struct kiln_hprof_block, 1024);
-	const struct mark *m = k;
+	const struct mark *m = k, *from;
 	struct kiln_hprof_block *b;
-	size_t i;
+	size_t i, most = 0;
 	int err = 0;
 
 	*own = false;
@@ -406,7 +407,13 @@ static int live_at(const struct kiln_heaptrace_index *x, const struct mark *k,
 	}
 	while (!m->full)
 		m--;	/* the first mark is full */
-	for (; m <= k && !err; m++) {
+	/* Slots for all it may hold at once, at the table's load: no
+	 * growing (each doubling rehashes and faults fresh pages in). */
+	for (from = m; m <= k; m++)
+		most += m->nlive;
+	while (t.first < 2 * most + 2)
+		t.first *= 2;
+	for (m = from; m <= k && !err; m++) {
 		for (i = 0; i < m->ngone; i++) {
 			void *e = kiln_livetab_find(&t, m->gone[i]);
 

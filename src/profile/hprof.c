@@ -733,6 +733,14 @@ int kiln_hprof_resume(struct kiln_hprof *h, uint64_t t_first, uint64_t t_now,
 	    t_now - t_first >= h->w1)
 		return -EINVAL;
 	inside = t_now - t_first >= w0;
+	/* The table sized for the blocks at once (no growing on the way). */
+	if (!h->live.n && h->live.first < 2 * n + 2) {
+		kiln_livetab_release(&h->live);
+		while (h->live.first < 2 * n + 2)
+			h->live.first *= 2;
+		if (kiln_livetab_reserve(&h->live))
+			return -ENOMEM;
+	}
 	h->started = true;
 	h->tot.t_first = t_first;
 	h->t_now = t_first;

@@ -179,6 +179,36 @@ static void test_selections(void **state)
 	kiln_web_model_free(m);
 }
 
+/*
+ * The views kiln serve made before the first request (the first page of
+ * each input, pinned) stay when the cache is over its budget: every
+ * other view goes first, and the first page is never made again.
+ */
+static void test_pinned_stay(void **state)
+{
+	struct kiln_web_model *m = model();
+	struct kiln_buf out = KILN_BUF_INIT;
+	unsigned long made;
+	char args[64];
+	int i;
+
+	assert_int_equal(kiln_web_model_warm(m), 0);
+	kiln_web_model_set_cache(m, 1);		/* over it at once */
+	for (i = 0; i < 8; i++) {
+		snprintf(args, sizeof(args), "ignore=tiny%d", i);
+		assert_int_equal(call(m, "/api/flame", args, &out), 200);
+	}
+	made = m->made;
+	assert_int_equal(call(m, "/api/flame", "", &out), 200);
+	assert_non_null(strstr(out.data, "\"leaf\""));
+	assert_int_equal(m->made, made);	/* found, not made again */
+	assert_int_equal(call(m, "/api/flame", "ignore=tiny0", &out), 200);
+	assert_int_equal(m->made, made + 1);	/* the others went */
+	kiln_buf_release(&out);
+	kiln_web_model_free(m);
+	(void)state;
+}
+
 /* Transforms (tf) are part of the selection: applied in every view,
  * keyed in the cache; the disassembler absent (never registered here, as
  * in libkiln.so): 404, not a crash. */
@@ -462,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_pixel_bound),
 		cmocka_unit_test(test_sandwich_recursion),
 		cmocka_unit_test(test_selections),
+		cmocka_unit_test(test_pinned_stay),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_transforms),
 		cmocka_unit_test(test_assets),
