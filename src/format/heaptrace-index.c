@@ -99,7 +99,7 @@ struct kiln_heaptrace_index {
 	 * marks since the last full one hold. */
 	double *cum;
 	size_t ncum;
-	size_t since_full;
+	size_t since_full, live_then;
 	/* Ranges read in stretches, and the stretches they did not read
 	 * (tests and messages; kiln serve reads ranges in several
 	 * threads at once). */
@@ -231,21 +231,18 @@ static int mark_sums(struct kiln_heaptrace_index *x, struct mark *k,
 static int mark_blocks(struct kiln_heaptrace_index *x, struct mark *k,
 		       struct kiln_hprof *h)
 {
-	int err = kiln_hprof_live_delta(h, &k->live, &k->nlive, &k->gone,
-					&k->ngone);
+	/* Born since the last mark: live now - live then + gone since. */
+	size_t born = h->live.n + h->ndied - x->live_then;
+	int err;
 
+	k->full = !x->n || x->since_full + born + h->ndied > h->live.n;
+	err = kiln_hprof_live_delta(h, k->full, &k->live, &k->nlive, &k->gone,
+				    &k->ngone);
 	if (err)
 		return err;
-	x->since_full += k->nlive + k->ngone;
-	if (x->n && x->since_full <= h->live.n)
-		return 0;
-	free(k->live);
-	free(k->gone);
-	k->gone = NULL;
-	k->ngone = 0;
-	k->full = true;
-	x->since_full = 0;
-	return kiln_hprof_live_blocks(h, &k->live, &k->nlive);
+	x->since_full = k->full ? 0 : x->since_full + k->nlive + k->ngone;
+	x->live_then = h->live.n;
+	return 0;
 }
 
 /* A mark of the reader's state now. */

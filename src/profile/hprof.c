@@ -681,26 +681,23 @@ int kiln_hprof_live_blocks(const struct kiln_hprof *h,
 	return 0;
 }
 
-int kiln_hprof_live_delta(struct kiln_hprof *h, struct kiln_hprof_block **born,
-			  size_t *nborn, uint64_t **gone, size_t *ngone)
+int kiln_hprof_live_delta(struct kiln_hprof *h, bool all,
+			  struct kiln_hprof_block **born, size_t *nborn,
+			  uint64_t **gone, size_t *ngone)
 {
-	struct kiln_hprof_block *b;
-	size_t i, k = 0, n = 0;
+	struct kiln_hprof_block *b, *fit;
+	size_t i, k = 0;
 
 	*born = NULL;
 	*nborn = 0;
-	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
-		const struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
-
-		n += e->ptr && !(e->tid & LIVE_OLD);
-	}
-	b = malloc((n ? n : 1) * sizeof(*b));
+	/* One pass over the table: room for all, the rest given back. */
+	b = malloc((h->live.n ? h->live.n : 1) * sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
 		struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
 
-		if (!e->ptr || (e->tid & LIVE_OLD))
+		if (!e->ptr || (!all && (e->tid & LIVE_OLD)))
 			continue;
 		b[k].ptr = e->ptr;
 		b[k].size = e->size;
@@ -710,10 +707,13 @@ int kiln_hprof_live_delta(struct kiln_hprof *h, struct kiln_hprof_block **born,
 		e->tid |= LIVE_OLD;
 		k++;
 	}
-	*born = b;
+	fit = realloc(b, (k ? k : 1) * sizeof(*b));
+	*born = fit ? fit : b;
 	*nborn = k;
-	*gone = h->died;
-	*ngone = h->ndied;
+	*gone = all ? NULL : h->died;
+	*ngone = all ? 0 : h->ndied;
+	if (all)
+		free(h->died);
 	h->died = NULL;
 	h->ndied = h->died_alloc = 0;
 	return 0;

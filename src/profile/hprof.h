@@ -227,13 +227,15 @@ int kiln_hprof_live_blocks(const struct kiln_hprof *h,
  * blocks allocated since and still live into a new array *born of *nborn
  * (free() it), the addresses of the blocks live at the last call and not
  * now into *gone of *ngone (free() it; in no order, each once: a block
- * allocated since at the address of one gone is among *born).  The blocks live at a time index's marks are kept so, each
- * once.  Each call reads the whole live set once; between calls each free
- * of a block that lived at the last call costs an entry.  0 or -ENOMEM
- * (nothing changed).
+ * allocated since at the address of one gone is among *born).  With all,
+ * every live block into *born and nothing into *gone (a new start).  The
+ * blocks live at a time index's marks are kept so, each once.  Each call
+ * reads the whole live set once; between calls each free of a block that
+ * lived at the last call costs an entry.  0 or -ENOMEM (nothing changed).
  */
-int kiln_hprof_live_delta(struct kiln_hprof *h, struct kiln_hprof_block **born,
-			  size_t *nborn, uint64_t **gone, size_t *ngone);
+int kiln_hprof_live_delta(struct kiln_hprof *h, bool all,
+			  struct kiln_hprof_block **born, size_t *nborn,
+			  uint64_t **gone, size_t *ngone);
 
 /*
  * Starts a new windowed analysis (set_window done, the stacks the blocks

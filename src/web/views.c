@@ -289,8 +289,9 @@ out_moved_on:
 
 /* Drops the least recently used views nobody uses while the cache is
  * over its budget (m->cache_lock held); they go on *gone.  The pinned
- * ones (each input's first page, kiln_web_model_warm()) stay: they are
- * few, and the page every visit opens on is not made again. */
+ * ones (each input's first page, kiln_web_model_warm()) stay but with a
+ * budget of 0 (--cache-mb 0: keep nothing): they are few, and the page
+ * every visit opens on is not made again. */
 static void evict(struct kiln_web_model *m, struct web_view **gone,
 		  size_t *ngone, size_t most)
 {
@@ -301,7 +302,8 @@ static void evict(struct kiln_web_model *m, struct web_view **gone,
 		for (i = 0; i < m->nviews; i++) {
 			struct web_view *v = m->views[i];
 
-			if (!v->refs && !v->pinned && (!lru || v->tick < lru->tick))
+			if (!v->refs && (!v->pinned || !m->cache_budget) &&
+			    (!lru || v->tick < lru->tick))
 				lru = v;
 		}
 		if (!lru)
