@@ -20,10 +20,11 @@
  * range's largest heap came in between, that one stretch again for the
  * stacks' values at it.
  *
- * Memory: the blocks live at each mark (32 bytes each), kept once: a
- * mark holds the blocks allocated since the mark before and the addresses
- * of those freed since (8 bytes each), and all of them only where these
- * changes since the last such full mark would outgrow the live set; and
+ * Memory: the blocks live at the marks, each kept once whatever the
+ * number of marks it lived at (40 bytes: the block and its first and last
+ * mark, kiln_hprof_mark()/kiln_hprof_spans(); the analysis keeps a block
+ * as it goes if it lived at a mark, so a mark costs no reading of the
+ * live set), and
  * the stretch sums (32 bytes a stack that changed); within INDEX_BUDGET;
  * past it no more marks are taken (later ranges then start at the last
  * mark).  One more mark, whatever the budget, holds the
@@ -39,7 +40,6 @@
 #include "format/heaptraceint.h"
 #include "profile/hprof.h"
 #include "util/buf.h"
-#include "util/livetab.h"
 
 #define INDEX_MARKS 64
 #define INDEX_BUDGET ((size_t)256 << 20)
@@ -54,15 +54,6 @@ struct mark {
 	struct kiln_tcount counts;
 	uint32_t *tids;
 	size_t ntids;
-	/* The blocks live at the mark: all of them (full), or those
-	 * allocated since the mark before and the addresses of its blocks
-	 * freed since (kiln_hprof_live_delta()): live_at() puts them
-	 * together from the last full mark. */
-	bool full;
-	struct kiln_hprof_block *live;
-	size_t nlive;
-	uint64_t *gone;
-	size_t ngone;
 	uint64_t last_alloc;		/* the analysis' h->last_alloc */
 	/* The stretch since the mark before (or the trace's start): its
 	 * largest heap after an allocation (0: none, or none above 0),
@@ -85,6 +76,7 @@ struct kiln_heaptrace_index {
 	struct mark *m;
 	size_t n;
 	size_t every, next_off, bytes;
+	size_t fixed;		/* bytes of the marks but their blocks */
 	uint64_t t_first;
 	/* What the trace defines, from the end of the analysis. */
 	struct kiln_heaptrace_info info;	/* header fields, cmdline */
@@ -95,11 +87,13 @@ struct kiln_heaptrace_index {
 	size_t *maps_len;
 	size_t nmaps;
 	/* While it is built: each stack's calls, bytes and temporary at the
-	 * last mark ([3 * id]), for the next stretch's sums; the blocks the
-	 * marks since the last full one hold. */
+	 * last mark ([3 * id]), for the next stretch's sums. */
 	double *cum;
 	size_t ncum;
-	size_t since_full, live_then;
+	/* Every block live at a mark, and at which (kiln_hprof_spans()),
+	 * from the end of the analysis. */
+	struct kiln_hprof_span *spans;
+	size_t nspans;
 	/* Ranges read in stretches, and the stretches they did not read
 	 * (tests and messages; kiln serve reads ranges in several
 	 * threads at once). */
@@ -126,8 +120,6 @@ static void mark_release(struct mark *k)
 {
 	kiln_tcount_release(&k->counts);
 	free(k->tids);
-	free(k->live);
-	free(k->gone);
 	free(k->sums);
 }
 
@@ -147,6 +139,7 @@ void kiln_heaptrace_index_free(struct kiln_heaptrace_index *x)
 	free(x->sites);
 	free(x->pcs);
 	free(x->cum);
+	free(x->spans);
 	kiln_heaptrace_info_release(&x->info);
 	free(x);
 }
@@ -219,29 +212,7 @@ static int mark_sums(struct kiln_heaptrace_index *x, struct mark *k,
 	h->seg_peak = h->seg_peak_objs = 0;
 	h->seg_peak_t = 0;
 	k->tot = h->tot;
-	x->bytes += k->nsums * sizeof(*k->sums);
-	return 0;
-}
-
-/*
- * The blocks live at mark k: what changed since the mark before, or all
- * of them when the changes since the last full mark outgrow the live
- * set (a resume then puts together at most about twice the live set).
- */
-static int mark_blocks(struct kiln_heaptrace_index *x, struct mark *k,
-		       struct kiln_hprof *h)
-{
-	/* Born since the last mark: live now - live then + gone since. */
-	size_t born = h->live.n + h->ndied - x->live_then;
-	int err;
-
-	k->full = !x->n || x->since_full + born + h->ndied > h->live.n;
-	err = kiln_hprof_live_delta(h, k->full, &k->live, &k->nlive, &k->gone,
-				    &k->ngone);
-	if (err)
-		return err;
-	x->since_full = k->full ? 0 : x->since_full + k->nlive + k->ngone;
-	x->live_then = h->live.n;
+	x->fixed += k->nsums * sizeof(*k->sums);
 	return 0;
 }
 
@@ -270,8 +241,6 @@ static int mark_now(struct kiln_heaptrace_stream *s)
 	k->tids = malloc((r->ntids ? r->ntids : 1) * sizeof(*k->tids));
 	err = k->tids ? tcount_copy(&k->counts, &r->counts) : -ENOMEM;
 	if (!err)
-		err = mark_blocks(x, k, r->h);
-	if (!err)
 		err = mark_sums(x, k, r->h);
 	if (err) {
 		mark_release(k);
@@ -280,8 +249,13 @@ static int mark_now(struct kiln_heaptrace_stream *s)
 	if (r->ntids)
 		memcpy(k->tids, r->tids, r->ntids * sizeof(*k->tids));
 	x->t_first = r->h->tot.t_first;
-	x->bytes += k->nlive * sizeof(*k->live) + k->ngone * sizeof(*k->gone) +
-		    sizeof(*k) + (k->counts.mask + 1) * sizeof(*k->counts.e);
+	/* The blocks of the marks so far: those freed since they lived at
+	 * one (kept by the analysis), and the live ones, whose spans will
+	 * come (at most as many as live now). */
+	x->fixed += sizeof(*k) + (k->counts.mask + 1) * sizeof(*k->counts.e);
+	x->bytes = x->fixed + (r->h->nspans + r->h->live.n) *
+				 sizeof(struct kiln_hprof_span);
+	kiln_hprof_mark(r->h);
 	x->n++;
 	return 0;
 }
@@ -320,10 +294,15 @@ int kiln_heaptrace_index_mark_end(struct kiln_heaptrace_stream *s)
 }
 
 int kiln_heaptrace_index_end(struct kiln_heaptrace_index *x,
-			     const struct kiln_hprof *h,
+			     struct kiln_hprof *h,
 			     const struct kiln_heaptrace_info *info)
 {
 	size_t i;
+	int err = kiln_hprof_spans(h, &x->spans, &x->nspans);
+
+	if (err)
+		return err;
+	x->bytes = x->fixed + x->nspans * sizeof(*x->spans);
 
 	x->info.version = info->version;
 	x->info.pid = info->pid;
@@ -382,63 +361,24 @@ static int define(struct kiln_hprof *h, const struct kiln_heaptrace_index *x,
 	return err;
 }
 
-/*
- * The blocks live at mark k: its own array when it is full (*own false),
- * else a new one (*own true) put together from the last full mark and
- * the changes since.  0 or -ENOMEM.
- */
+/* The blocks live at mark k into a new array *out of *n.  0 or -ENOMEM. */
 static int live_at(const struct kiln_heaptrace_index *x, const struct mark *k,
-		   const struct kiln_hprof_block **out, size_t *n, bool *own)
+		   struct kiln_hprof_block **out, size_t *n)
 {
-	struct kiln_livetab t = KILN_LIVETAB_INIT(struct kiln_hprof_block, 1024);
-	const struct mark *m = k, *from;
+	uint32_t j = (uint32_t)(k - x->m);
 	struct kiln_hprof_block *b;
-	size_t i, most = 0;
-	int err = 0;
+	size_t i, c = 0;
 
-	*own = false;
-	if (k->full) {
-		*out = k->live;
-		*n = k->nlive;
-		return 0;
-	}
-	while (!m->full)
-		m--;	/* the first mark is full */
-	/* Slots for all it may hold at once, at the table's load: no
-	 * growing (each doubling rehashes and faults fresh pages in). */
-	for (from = m; m <= k; m++)
-		most += m->nlive;
-	while (t.first < 2 * most + 2)
-		t.first *= 2;
-	for (m = from; m <= k && !err; m++) {
-		for (i = 0; i < m->ngone; i++) {
-			void *e = kiln_livetab_find(&t, m->gone[i]);
-
-			if (e)
-				kiln_livetab_remove(&t, e);
-		}
-		for (i = 0; i < m->nlive && !err; i++) {
-			err = kiln_livetab_reserve(&t);
-			if (!err)
-				memcpy(kiln_livetab_put(&t, m->live[i].ptr), &m->live[i],
-				       sizeof(m->live[i]));
-		}
-	}
-	b = err ? NULL : malloc((t.n ? t.n : 1) * sizeof(*b));
-	if (!b) {
-		kiln_livetab_release(&t);
+	for (i = 0; i < x->nspans; i++)
+		c += x->spans[i].first <= j && j <= x->spans[i].last;
+	b = malloc((c ? c : 1) * sizeof(*b));
+	if (!b)
 		return -ENOMEM;
-	}
 	*n = 0;
-	for (i = 0; t.slots && i <= t.mask; i++) {
-		const struct kiln_hprof_block *e = kiln_livetab_at(&t, i);
-
-		if (e->ptr)
-			b[(*n)++] = *e;
-	}
-	kiln_livetab_release(&t);
+	for (i = 0; i < x->nspans; i++)
+		if (x->spans[i].first <= j && j <= x->spans[i].last)
+			b[(*n)++] = x->spans[i].b;
 	*out = b;
-	*own = true;
 	return 0;
 }
 
@@ -447,9 +387,8 @@ static int resume_at(struct kiln_heaptrace_stream *s,
 		     const struct kiln_heaptrace_index *x, const struct mark *k)
 {
 	struct reader *r = &s->r;
-	const struct kiln_hprof_block *live = NULL;
+	struct kiln_hprof_block *live = NULL;
 	size_t nlive = 0;
-	bool own = false;
 	int err;
 
 	r->info->version = x->info.version;
@@ -466,12 +405,11 @@ static int resume_at(struct kiln_heaptrace_stream *s,
 	if (!err)
 		err = define(r->h, x, k);
 	if (!err)
-		err = live_at(x, k, &live, &nlive, &own);
+		err = live_at(x, k, &live, &nlive);
 	if (!err)
 		err = kiln_hprof_resume(r->h, x->t_first, k->t_now, live, nlive,
 					k->last_alloc);
-	if (own)
-		free((void *)live);
+	free(live);
 	if (!err)
 		err = tcount_copy(&r->counts, &k->counts);
 	if (err)

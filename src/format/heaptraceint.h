@@ -100,11 +100,11 @@ int kiln_heaptrace_index_mark(struct kiln_heaptrace_stream *s);
 /* After the last frame of the analysis building s->index: a mark of the
  * trace's end, whatever the budget.  0 or -ENOMEM. */
 int kiln_heaptrace_index_mark_end(struct kiln_heaptrace_stream *s);
-/* After the analysis h that built x, finished: keeps its header and its
- * stack and maps definitions, which a resumed analysis defines again.
- * 0 or -ENOMEM. */
+/* After the analysis h that built x, finished: keeps its header, its
+ * stack and maps definitions, which a resumed analysis defines again, and
+ * the blocks live at the marks (taken from h).  0 or -ENOMEM. */
 int kiln_heaptrace_index_end(struct kiln_heaptrace_index *x,
-			     const struct kiln_hprof *h,
+			     struct kiln_hprof *h,
 			     const struct kiln_heaptrace_info *info);
 /* Sets up s (new, windowed from t0) to go on from x's last mark before
  * t0: *from is the byte to feed from (0: no mark fits, from the start).

@@ -39,15 +39,18 @@ struct kiln_hprof_live {
 	uint64_t size;
 	uint64_t t;		/* allocated then (the allocation list) */
 	uint32_t stack;
-	uint32_t tid;		/* | LIVE_IN_RANGE, LIVE_OLD */
+	uint32_t tid;		/* | its mark generation, LIVE_IN_RANGE */
 };
 
-/* Thread ids stay below 2^22 (pid_max); the top bit marks blocks
- * allocated inside the window of a windowed analysis, the next one
- * blocks live at the last kiln_hprof_live_delta(). */
+/* Thread ids stay below 2^22 (pid_max); above them a block keeps the
+ * number of time-index marks taken before it was allocated (its
+ * generation, kiln_hprof_mark()), and the top bit marks blocks allocated
+ * inside the window of a windowed analysis. */
+#define LIVE_TID 0x003fffffu
+#define LIVE_GEN_SHIFT 22
+#define LIVE_GEN(tid) (((tid) >> LIVE_GEN_SHIFT) & 0xffu)
 #define LIVE_IN_RANGE 0x80000000u
-#define LIVE_OLD 0x40000000u
-#define LIVE_FLAGS (LIVE_IN_RANGE | LIVE_OLD)
+#define LIVE_FLAGS (~LIVE_TID)
 
 /* The weight of a block of `size` bytes: 1 unless sampled (no call). */
 static inline double weight(const struct kiln_hprof *h, uint64_t size)
@@ -113,7 +116,7 @@ void kiln_hprof_free(struct kiln_hprof *h)
 	free(h->temp_n);
 	kiln_livetab_release(&h->live);
 	free(h->dirty);
-	free(h->died);
+	free(h->spans);
 	free(h);
 }
 
@@ -271,12 +274,21 @@ static void snapshot(struct kiln_hprof *h, struct kiln_hprof_site *s)
 	}
 }
 
-/* Block ptr, live at the last kiln_hprof_live_delta(), is no more. */
-static int died(struct kiln_hprof *h, uint64_t ptr)
+/* Block e, live at a mark, goes: its span of marks is kept. */
+static int span(struct kiln_hprof *h, const struct kiln_hprof_live *e)
 {
-	if (KILN_GROW(h->died, h->died_alloc, h->ndied + 1, 1024))
+	struct kiln_hprof_span *sp;
+
+	if (KILN_GROW(h->spans, h->spans_alloc, h->nspans + 1, 1024))
 		return -ENOMEM;
-	h->died[h->ndied++] = ptr;
+	sp = &h->spans[h->nspans++];
+	sp->b.ptr = e->ptr;
+	sp->b.size = e->size;
+	sp->b.t = e->t;
+	sp->b.stack = e->stack;
+	sp->b.tid = e->tid & LIVE_TID;
+	sp->first = LIVE_GEN(e->tid);
+	sp->last = h->gen - 1;
 	return 0;
 }
 
@@ -317,8 +329,8 @@ release(struct kiln_hprof *h, size_t i, uint32_t tid, bool temporary,
 	if ((tid & ~LIVE_FLAGS) != (e->tid & ~LIVE_FLAGS) &&
 	    PLAIN_COUNTING(h, plain))
 		h->tot.cross_thread += w;
-	if (e->tid & LIVE_OLD) {
-		err = died(h, e->ptr);
+	if (LIVE_GEN(e->tid) < h->gen) {
+		err = span(h, e);
 		if (err)
 			return err;
 	}
@@ -389,7 +401,7 @@ on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
 	b->size = ev->size;
 	b->stack = ev->stack;
 	b->t = h->t_now;
-	b->tid = ev->tid & ~LIVE_FLAGS;
+	b->tid = (ev->tid & LIVE_TID) | h->gen << LIVE_GEN_SHIFT;
 	if (!plain && h->windowed && h->in_window)
 		b->tid |= LIVE_IN_RANGE;
 	snapshot(h, s);
@@ -461,12 +473,12 @@ static int on_munmap(struct kiln_hprof *h, const struct kiln_hprof_ev *ev)
 	w0 = kiln_heapprof_weight(h->sample_bytes, b.size);
 	w1 = kiln_heapprof_weight(h->sample_bytes, b.size - ev->size);
 	kiln_livetab_remove(&h->live, e);
-	if (b.tid & LIVE_OLD) {	/* its rest is another block */
-		err = died(h, b.ptr);
+	if (LIVE_GEN(b.tid) < h->gen) {	/* its rest is another block */
+		err = span(h, &b);
 		if (err)
 			return err;
-		b.tid &= ~LIVE_OLD;
 	}
+	b.tid = (b.tid & ~(0xffu << LIVE_GEN_SHIFT)) | h->gen << LIVE_GEN_SHIFT;
 	snapshot(h, s);
 	err = touch(h, s);
 	if (err)
@@ -681,41 +693,39 @@ int kiln_hprof_live_blocks(const struct kiln_hprof *h,
 	return 0;
 }
 
-int kiln_hprof_live_delta(struct kiln_hprof *h, bool all,
-			  struct kiln_hprof_block **born, size_t *nborn,
-			  uint64_t **gone, size_t *ngone)
+uint32_t kiln_hprof_mark(struct kiln_hprof *h)
 {
-	struct kiln_hprof_block *b, *fit;
-	size_t i, k = 0;
+	return h->gen++;
+}
 
-	*born = NULL;
-	*nborn = 0;
-	/* One pass over the table: room for all, the rest given back. */
-	b = malloc((h->live.n ? h->live.n : 1) * sizeof(*b));
-	if (!b)
+int kiln_hprof_spans(struct kiln_hprof *h, struct kiln_hprof_span **out,
+		     size_t *n)
+{
+	struct kiln_hprof_span *sp;
+	size_t i, k;
+
+	if (KILN_GROW(h->spans, h->spans_alloc, h->nspans + h->live.n + 1, 1024))
 		return -ENOMEM;
+	sp = h->spans;
+	k = h->nspans;
 	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
-		struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
+		const struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
 
-		if (!e->ptr || (!all && (e->tid & LIVE_OLD)))
-			continue;
-		b[k].ptr = e->ptr;
-		b[k].size = e->size;
-		b[k].stack = e->stack;
-		b[k].t = e->t;
-		b[k].tid = e->tid & ~LIVE_FLAGS;
-		e->tid |= LIVE_OLD;
+		if (!e->ptr || LIVE_GEN(e->tid) >= h->gen)
+			continue;	/* none, or at no mark */
+		sp[k].b.ptr = e->ptr;
+		sp[k].b.size = e->size;
+		sp[k].b.t = e->t;
+		sp[k].b.stack = e->stack;
+		sp[k].b.tid = e->tid & LIVE_TID;
+		sp[k].first = LIVE_GEN(e->tid);
+		sp[k].last = UINT32_MAX;
 		k++;
 	}
-	fit = realloc(b, (k ? k : 1) * sizeof(*b));
-	*born = fit ? fit : b;
-	*nborn = k;
-	*gone = all ? NULL : h->died;
-	*ngone = all ? 0 : h->ndied;
-	if (all)
-		free(h->died);
-	h->died = NULL;
-	h->ndied = h->died_alloc = 0;
+	*out = sp;
+	*n = k;
+	h->spans = NULL;
+	h->nspans = h->spans_alloc = 0;
 	return 0;
 }
 

@@ -157,9 +157,11 @@ struct kiln_hprof {
 	 * and when (ns after the first event). */
 	double seg_peak, seg_peak_objs;
 	uint64_t seg_peak_t;
-	/* Blocks live at the last kiln_hprof_live_delta() freed since. */
-	uint64_t *died;
-	size_t ndied, died_alloc;
+	/* Time-index marks taken (kiln_hprof_mark()), and the blocks
+	 * that lived at one of them and are freed (kiln_hprof_spans()). */
+	uint32_t gen;
+	struct kiln_hprof_span *spans;
+	size_t nspans, spans_alloc;
 };
 
 /* A new analysis; sample_bytes is the trace's R (0: not sampled).  NULL
@@ -223,19 +225,31 @@ int kiln_hprof_live_blocks(const struct kiln_hprof *h,
 			   struct kiln_hprof_block **out, size_t *n);
 
 /*
- * What changed in the live set since the last call (or the start): the
- * blocks allocated since and still live into a new array *born of *nborn
- * (free() it), the addresses of the blocks live at the last call and not
- * now into *gone of *ngone (free() it; in no order, each once: a block
- * allocated since at the address of one gone is among *born).  With all,
- * every live block into *born and nothing into *gone (a new start).  The
- * blocks live at a time index's marks are kept so, each once.  Each call
- * reads the whole live set once; between calls each free of a block that
- * lived at the last call costs an entry.  0 or -ENOMEM (nothing changed).
+ * A block and the time-index marks it was live at, first..last (a mark is
+ * numbered by kiln_hprof_mark(); UINT32_MAX: still live at the end).
  */
-int kiln_hprof_live_delta(struct kiln_hprof *h, bool all,
-			  struct kiln_hprof_block **born, size_t *nborn,
-			  uint64_t **gone, size_t *ngone);
+struct kiln_hprof_span {
+	struct kiln_hprof_block b;
+	uint32_t first, last;
+};
+
+/*
+ * A time index's mark is taken now (after the events so far): returns its
+ * number, from 0.  From then on, a block live at a mark keeps, when freed,
+ * which marks it lived at (one kiln_hprof_span, 40 bytes); so the blocks
+ * live at each mark are kept once, whatever the number of marks, without
+ * reading the live set at a mark.  Without marks, nothing is kept.
+ */
+uint32_t kiln_hprof_mark(struct kiln_hprof *h);
+
+/*
+ * Every block that lived at a mark: those freed since (kept as they went)
+ * and those live now (last UINT32_MAX), into a new array *out of *n
+ * (free() it); h keeps none after.  The blocks live at mark k are those
+ * with first <= k <= last.  0 or -ENOMEM.
+ */
+int kiln_hprof_spans(struct kiln_hprof *h, struct kiln_hprof_span **out,
+		     size_t *n);
 
 /*
  * Starts a new windowed analysis (set_window done, the stacks the blocks
