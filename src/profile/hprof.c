@@ -34,24 +34,6 @@
 /* Above this many history points in all, the buckets get coarser. */
 #define HIST_CAP (1u << 22)
 
-struct kiln_hprof_live {
-	uint64_t ptr;		/* 0: empty slot */
-	uint64_t size;
-	uint64_t t;		/* allocated then (the allocation list) */
-	uint32_t stack;
-	uint32_t tid;		/* | its mark generation, LIVE_IN_RANGE */
-};
-
-/* Thread ids stay below 2^22 (pid_max); above them a block keeps the
- * number of time-index marks taken before it was allocated (its
- * generation, kiln_hprof_mark()), and the top bit marks blocks allocated
- * inside the window of a windowed analysis. */
-#define LIVE_TID 0x003fffffu
-#define LIVE_GEN_SHIFT 22
-#define LIVE_GEN(tid) (((tid) >> LIVE_GEN_SHIFT) & 0xffu)
-#define LIVE_IN_RANGE 0x80000000u
-#define LIVE_FLAGS (~LIVE_TID)
-
 /* The weight of a block of `size` bytes: 1 unless sampled (no call). */
 static inline double weight(const struct kiln_hprof *h, uint64_t size)
 {
@@ -504,9 +486,7 @@ int kiln_hprof_set_window(struct kiln_hprof *h, uint64_t t0, uint64_t t1)
 	return 0;
 }
 
-/* The window opens: the heap as it is now is the range's first peak
- * candidate, and only what follows counts. */
-static void enter_window(struct kiln_hprof *h)
+void kiln_hprof_enter_window(struct kiln_hprof *h)
 {
 	h->in_window = true;
 	h->tot.peak = h->live_bytes;
@@ -576,7 +556,7 @@ event(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
 			if (err)
 				return err;
 			h->t_now = t;
-			enter_window(h);
+			kiln_hprof_enter_window(h);
 		}
 	}
 	if (h->nbuckets && t < h->bucket_end) {
@@ -666,126 +646,6 @@ int kiln_hprof_events(struct kiln_hprof *h, const struct kiln_hprof_ev *ev,
 	return events(h, ev, n, false);
 }
 
-int kiln_hprof_live_blocks(const struct kiln_hprof *h,
-			   struct kiln_hprof_block **out, size_t *n)
-{
-	struct kiln_hprof_block *b = malloc((h->live.n ? h->live.n : 1) * sizeof(*b));
-	size_t i, k = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
-		const struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
-
-		if (!e->ptr)
-			continue;
-		b[k].ptr = e->ptr;
-		b[k].size = e->size;
-		b[k].stack = e->stack;
-		b[k].t = e->t;
-		b[k].tid = e->tid & ~LIVE_FLAGS;
-		k++;
-	}
-	*out = b;
-	*n = k;
-	return 0;
-}
-
-uint32_t kiln_hprof_mark(struct kiln_hprof *h)
-{
-	return h->gen++;
-}
-
-int kiln_hprof_spans(struct kiln_hprof *h, struct kiln_hprof_span **out,
-		     size_t *n)
-{
-	struct kiln_hprof_span *sp;
-	size_t i, k;
-
-	if (KILN_GROW(h->spans, h->spans_alloc, h->nspans + h->live.n + 1, 1024))
-		return -ENOMEM;
-	sp = h->spans;
-	k = h->nspans;
-	for (i = 0; h->live.slots && i <= h->live.mask; i++) {
-		const struct kiln_hprof_live *e = kiln_livetab_at(&h->live, i);
-
-		if (!e->ptr || LIVE_GEN(e->tid) >= h->gen)
-			continue;	/* none, or at no mark */
-		sp[k].b.ptr = e->ptr;
-		sp[k].b.size = e->size;
-		sp[k].b.t = e->t;
-		sp[k].b.stack = e->stack;
-		sp[k].b.tid = e->tid & LIVE_TID;
-		sp[k].first = LIVE_GEN(e->tid);
-		sp[k].last = UINT32_MAX;
-		k++;
-	}
-	*out = sp;
-	*n = k;
-	h->spans = NULL;
-	h->nspans = h->spans_alloc = 0;
-	return 0;
-}
-
-int kiln_hprof_resume(struct kiln_hprof *h, uint64_t t_first, uint64_t t_now,
-		      const struct kiln_hprof_block *b, size_t n,
-		      uint64_t last_alloc)
-{
-	struct kiln_hprof_ev ev = { .t = t_now, .kind = KILN_HPROF_ALLOC };
-	uint64_t w0 = h->w0;
-	bool inside;
-	size_t i;
-	int err;
-
-	if (h->started || !h->windowed || t_now < t_first ||
-	    t_now - t_first >= h->w1)
-		return -EINVAL;
-	inside = t_now - t_first >= w0;
-	/* The table sized for the blocks at once (no growing on the way). */
-	if (!h->live.n && h->live.first < 2 * n + 2) {
-		kiln_livetab_release(&h->live);
-		while (h->live.first < 2 * n + 2)
-			h->live.first *= 2;
-		if (kiln_livetab_reserve(&h->live))
-			return -ENOMEM;
-	}
-	h->started = true;
-	h->tot.t_first = t_first;
-	h->t_now = t_first;
-	/* Allocated again as they were, counted in no measure: the window
-	 * is kept shut while they are (its start put out of reach). */
-	h->w0 = UINT64_MAX;
-	for (i = 0; i < n; i++) {
-		struct kiln_hprof_live *e;
-
-		ev.ptr = b[i].ptr;
-		ev.size = b[i].size;
-		ev.stack = b[i].stack;
-		ev.tid = b[i].tid;
-		err = kiln_hprof_event(h, &ev);
-		if (err) {
-			h->w0 = w0;
-			return err;
-		}
-		if (!ev.ptr)
-			continue;
-		e = live_find(h, ev.ptr);
-		e->t = b[i].t;	/* allocated then, not now */
-		if (inside && b[i].t - t_first >= w0)
-			e->tid |= LIVE_IN_RANGE;
-	}
-	h->w0 = w0;
-	h->tot.reported = 0;
-	h->last_alloc = 0;
-	if (inside) {
-		enter_window(h);
-		h->last_alloc = last_alloc;
-	}
-	return 0;
-}
-
 void kiln_hprof_lost(struct kiln_hprof *h, uint64_t count)
 {
 	h->tot.lost += count;
@@ -802,7 +662,7 @@ void kiln_hprof_finish(struct kiln_hprof *h)
 	if (h->nbuckets)
 		kiln_hprof_close_bucket(h);
 	if (h->windowed && !h->in_window)
-		enter_window(h);	/* nothing happened in the range */
+		kiln_hprof_enter_window(h);	/* nothing happened in the range */
 	for (i = 1; i <= h->nsites; i++)
 		snapshot(h, &h->sites[i]);
 	h->tot.leaked = h->live_bytes;
@@ -826,78 +686,4 @@ void kiln_hprof_finish(struct kiln_hprof *h)
 		h->tot.leaked += w * (double)e->size;
 		h->tot.leaked_objs += w;
 	}
-}
-
-void kiln_hprof_site_series(const struct kiln_hprof *h, uint32_t id, double *out)
-{
-	const struct kiln_hprof_site *s = &h->sites[id];
-	double carried = 0;
-	uint32_t b, j = 0;
-
-	for (b = 0; b < h->nbuckets; b++) {
-		if (j < s->nhist && s->hist[j].bucket == b) {
-			out[b] = s->hist[j].at_max;
-			carried = s->hist[j].end;
-			j++;
-		} else {
-			out[b] = carried;
-		}
-	}
-}
-
-/* ---- the profile ---- */
-
-int kiln_hprof_prof(const struct kiln_hprof *h, enum kiln_hprof_layout layout,
-		   struct kiln_prof *p, long **sample_of)
-{
-	struct kiln_maptab *mc = NULL;
-	struct kiln_heapprof hp;
-	size_t i;
-	long *so = NULL;
-	int err;
-
-	err = kiln_heapprof_init(&hp, p, layout == KILN_HPROF_GO ?
-				 KILN_HEAPPROF_GO_PEAK : KILN_HEAPPROF_MEASURES,
-				 false, h->sample_bytes);
-	if (err)
-		return err;
-	p->duration_nanos = (int64_t)(h->tot.t_last - h->tot.t_first);
-	mc = calloc(h->nmaps + 1, sizeof(*mc));
-	so = malloc((h->nsites + 1) * sizeof(*so));
-	if (!mc || !so) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 1; i <= h->nmaps; i++) {
-		err = kiln_maptab_add_text(&mc[i], p, h->maps[i], h->maps_len[i]);
-		if (err)
-			goto out;
-	}
-	so[0] = -1;
-	for (i = 1; i <= h->nsites; i++) {
-		const struct kiln_hprof_site *s = &h->sites[i];
-		const struct kiln_heapprof_counts c = {
-			.alloc_objects = s->calls, .alloc_space = s->bytes,
-			.inuse_objects = s->live_objs, .inuse_space = s->live_bytes,
-			.peak_objects = s->peak_objs, .peak_space = s->peak_bytes,
-			.temporary = s->temporary,
-		};
-
-		err = kiln_heapprof_add(&hp, &c, h->pcs + s->pc0, s->depth,
-					&mc[s->maps], &so[i]);
-		if (err)
-			goto out;
-	}
-	err = kiln_prof_error(p);
-out:
-	if (mc)
-		for (i = 0; i <= h->nmaps; i++)
-			kiln_maptab_release(&mc[i]);
-	free(mc);
-	kiln_heapprof_release(&hp);
-	if (!err && sample_of)
-		*sample_of = so;
-	else
-		free(so);
-	return err;
 }
