@@ -42,6 +42,8 @@
 #include "util/buf.h"
 
 #define INDEX_MARKS 64
+/* The marks and the one at the end, numbered by the analysis. */
+_Static_assert(INDEX_MARKS + 1 <= KILN_HPROF_MAX_MARKS, "too many marks");
 #define INDEX_BUDGET ((size_t)256 << 20)
 
 struct mark {

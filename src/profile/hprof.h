@@ -233,9 +233,13 @@ struct kiln_hprof_span {
 	uint32_t first, last;
 };
 
+/* The most marks kiln_hprof_mark() numbers (a block keeps its mark count
+ * in 8 bits). */
+#define KILN_HPROF_MAX_MARKS 255
+
 /*
  * A time index's mark is taken now (after the events so far): returns its
- * number, from 0.  From then on, a block live at a mark keeps, when freed,
+ * number, from 0, at most KILN_HPROF_MAX_MARKS - 1.  From then on, a block live at a mark keeps, when freed,
  * which marks it lived at (one kiln_hprof_span, 40 bytes); so the blocks
  * live at each mark are kept once, whatever the number of marks, without
  * reading the live set at a mark.  Without marks, nothing is kept.

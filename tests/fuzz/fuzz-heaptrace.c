@@ -5,12 +5,73 @@
  * "KILNHEAP" stream.  kiln_heaptrace_read() symbolizes from the maps
  * records of the trace; fuzz_reader_run() keeps it from opening the
  * files they name (kiln_sym_set_no_local()).
+ *
+ * The trace is read as kiln serve reads it, with its time index, and
+ * then over three ranges from the index (src/format/heaptrace-index.c:
+ * resumed at marks, whole stretches taken from their sums): a range of a
+ * trace read whole is read too, and for an unsampled trace it equals the
+ * range read from the trace's start.
  */
+#include <string.h>
+
+#include "format/heaptrace.h"
 #include "fuzz.h"
+#include "profile/hprof.h"
+
+static void range(const char *data, size_t len,
+		  const struct kiln_heaptrace_index *x, bool exact,
+		  uint64_t t0, uint64_t t1)
+{
+	struct kiln_diag d = { "" };
+	struct kiln_prof *a = kiln_prof_new(), *b = kiln_prof_new();
+	int ea, eb;
+
+	if (!a || !b || t0 >= t1)
+		goto out;
+	ea = kiln_heaptrace_read_range(a, data, len, NULL, t0, t1, NULL, NULL, &d);
+	eb = kiln_heaptrace_read_range(b, data, len, x, t0, t1, NULL, NULL, &d);
+	fuzz_check(ea == 0 || ea == -ENOMEM, "fuzz-heaptrace",
+		   "a range of a trace read whole failed");
+	fuzz_check(eb == 0 || eb == -ENOMEM, "fuzz-heaptrace",
+		   "a range from the time index failed");
+	if (ea || eb || !exact)
+		goto out;
+	fuzz_check(a->nsamples == b->nsamples && a->ntypes == b->ntypes &&
+		   !memcmp(a->values, b->values,
+			   a->nsamples * a->ntypes * sizeof(*a->values)),
+		   "fuzz-heaptrace", "a range from the time index differs");
+out:
+	kiln_prof_free(a);
+	kiln_prof_free(b);
+}
+
+static int read_indexed(struct kiln_prof *p, const char *data, size_t len,
+			struct kiln_diag *d)
+{
+	struct kiln_heaptrace_index *x = NULL;
+	struct kiln_heaptrace_info info;
+	struct kiln_hprof *h = NULL;
+	long *so = NULL;
+	uint64_t end;
+	int err;
+
+	err = kiln_heaptrace_read_index(p, data, len, NULL, NULL, &h, &so, &info,
+					&x, d);
+	if (err)
+		return err;
+	end = h->tot.t_last - h->tot.t_first + 1;
+	range(data, len, x, !info.sample_bytes, 0, end);
+	range(data, len, x, !info.sample_bytes, end / 3, end * 2 / 3 + 1);
+	range(data, len, x, !info.sample_bytes, end / 2, end);
+	kiln_hprof_free(h);
+	free(so);
+	kiln_heaptrace_info_release(&info);
+	kiln_heaptrace_index_free(x);
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	fuzz_reader_run("fuzz-heaptrace", kiln_heaptrace_read,
-			(const char *)data, size);
+	fuzz_reader_run("fuzz-heaptrace", read_indexed, (const char *)data, size);
 	return 0;
 }

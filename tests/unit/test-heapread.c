@@ -22,6 +22,7 @@
 #include "format/heapenc.h"
 #include "format/heaptrace.h"
 #include "profile/hprof.h"
+#include "hprof-same.h"
 #include "util/buf.h"
 #include "util/diag.h"
 #include "util/limit.h"
@@ -128,35 +129,6 @@ static void make_trace(struct trace *w)
 	kiln_buf_release(&w->raw);
 }
 
-/* Every measure of a and b, bit for bit. */
-static void same_analysis(const struct kiln_hprof *a, const struct kiln_hprof *b)
-{
-	size_t i;
-
-	assert_memory_equal(&a->tot, &b->tot, sizeof(a->tot));
-	assert_int_equal(a->nsites, b->nsites);
-	assert_int_equal(a->nbuckets, b->nbuckets);
-	assert_int_equal(a->bucket_ns, b->bucket_ns);
-	assert_int_equal(a->nmaps, b->nmaps);
-	assert_memory_equal(a->total_end, b->total_end, a->nbuckets * sizeof(double));
-	assert_memory_equal(a->total_max, b->total_max, a->nbuckets * sizeof(double));
-	assert_memory_equal(a->calls_n, b->calls_n, a->nbuckets * sizeof(double));
-	assert_memory_equal(a->temp_n, b->temp_n, a->nbuckets * sizeof(double));
-	assert_memory_equal(a->size_calls, b->size_calls, sizeof(a->size_calls));
-	assert_memory_equal(a->size_bytes, b->size_bytes, sizeof(a->size_bytes));
-	for (i = 1; i <= a->nsites; i++) {
-		const struct kiln_hprof_site *x = &a->sites[i], *y = &b->sites[i];
-
-		assert_true(x->calls == y->calls && x->bytes == y->bytes);
-		assert_true(x->temporary == y->temporary);
-		assert_true(x->live_bytes == y->live_bytes && x->live_objs == y->live_objs);
-		assert_true(x->peak_bytes == y->peak_bytes && x->peak_objs == y->peak_objs);
-		assert_int_equal(x->nhist, y->nhist);
-		if (x->nhist)
-			assert_memory_equal(x->hist, y->hist, x->nhist * sizeof(*x->hist));
-	}
-}
-
 static void test_two_threads_same(void **state)
 {
 	struct trace w;
@@ -187,14 +159,14 @@ static void test_two_threads_same(void **state)
 	assert_int_equal(h1->tot.lost, 5);
 	assert_true(h1->tot.ended);
 	assert_int_equal(h1->nmaps, 2);
-	same_analysis(h1, h2);
+	hprof_same(h1, h2);
 
 	/* kiln serve's reading: the index's marks wait for the thread. */
 	assert_int_equal(kiln_heaptrace_analyse_index(w.file.data, w.file.len, NULL,
 						      NULL, &h3, &i3, &x, &d), 0);
 	assert_int_equal(i3.read_threads, 2);
 	assert_true(kiln_heaptrace_index_marks(x, &bytes) > 1);
-	same_analysis(h1, h3);
+	hprof_same(h1, h3);
 
 	kiln_workers_set(0);
 	kiln_heaptrace_index_free(x);

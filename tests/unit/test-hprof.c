@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "profile/hprof.h"
+#include "hprof-same.h"
 
 #define NSTACK 7
 #define NEV 60000
@@ -103,31 +104,9 @@ static struct kiln_hprof *analysis(uint64_t sample_bytes)
 static void same(const struct kiln_hprof *a, const struct kiln_hprof *b)
 {
 	struct kiln_hprof_block *la, *lb;
-	size_t na, nb, i;
+	size_t na, nb;
 
-	assert_memory_equal(&a->tot, &b->tot, sizeof(a->tot));
-	assert_int_equal(a->nbuckets, b->nbuckets);
-	assert_int_equal(a->bucket_ns, b->bucket_ns);
-	assert_memory_equal(a->total_end, b->total_end, a->nbuckets * sizeof(double));
-	assert_memory_equal(a->total_max, b->total_max, a->nbuckets * sizeof(double));
-	assert_memory_equal(a->calls_n, b->calls_n, a->nbuckets * sizeof(double));
-	assert_memory_equal(a->temp_n, b->temp_n, a->nbuckets * sizeof(double));
-	assert_memory_equal(a->size_calls, b->size_calls, sizeof(a->size_calls));
-	assert_memory_equal(a->size_bytes, b->size_bytes, sizeof(a->size_bytes));
-	for (i = 1; i <= NSTACK; i++) {
-		const struct kiln_hprof_site *x = &a->sites[i], *y = &b->sites[i];
-
-		assert_memory_equal(&x->calls, &y->calls, sizeof(x->calls));
-		assert_memory_equal(&x->bytes, &y->bytes, sizeof(x->bytes));
-		assert_memory_equal(&x->temporary, &y->temporary, sizeof(x->temporary));
-		assert_memory_equal(&x->live_bytes, &y->live_bytes, sizeof(double));
-		assert_memory_equal(&x->live_objs, &y->live_objs, sizeof(double));
-		assert_memory_equal(&x->peak_bytes, &y->peak_bytes, sizeof(double));
-		assert_memory_equal(&x->peak_objs, &y->peak_objs, sizeof(double));
-		assert_int_equal(x->nhist, y->nhist);
-		if (x->nhist)
-			assert_memory_equal(x->hist, y->hist, x->nhist * sizeof(*x->hist));
-	}
+	hprof_same(a, b);
 	assert_int_equal(kiln_hprof_live_blocks(a, &la, &na), 0);
 	assert_int_equal(kiln_hprof_live_blocks(b, &lb, &nb), 0);
 	assert_int_equal(na, nb);
