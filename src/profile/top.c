@@ -30,18 +30,19 @@ static bool row_eq(const void *ctx, uint32_t id)
 	       r->location == k->location;
 }
 
+/* The order of the rows: qsort_r's context, not a global (kiln serve
+ * builds tables of several profiles at once, each in its thread). */
 struct sorter {
 	const struct kiln_prof *p;
 	bool by_cum;
 };
 
-static struct sorter sort_ctx;
-
-static int cmp_rows(const void *a, const void *b)
+static int cmp_rows(const void *a, const void *b, void *ctx)
 {
+	const struct sorter *sort_ctx = ctx;
 	const struct kiln_top_row *x = a, *y = b;
-	int64_t xa = sort_ctx.by_cum ? x->cum : x->flat;
-	int64_t ya = sort_ctx.by_cum ? y->cum : y->flat;
+	int64_t xa = sort_ctx->by_cum ? x->cum : x->flat;
+	int64_t ya = sort_ctx->by_cum ? y->cum : y->flat;
 	int c;
 
 	if (xa != ya)
@@ -50,12 +51,12 @@ static int cmp_rows(const void *a, const void *b)
 		return x->cum > y->cum ? -1 : 1;
 	if (x->flat != y->flat)
 		return x->flat > y->flat ? -1 : 1;
-	c = strcmp(kiln_prof_str(sort_ctx.p, x->name),
-		   kiln_prof_str(sort_ctx.p, y->name));
+	c = strcmp(kiln_prof_str(sort_ctx->p, x->name),
+		   kiln_prof_str(sort_ctx->p, y->name));
 	if (c)
 		return c;
-	c = strcmp(kiln_prof_str(sort_ctx.p, x->file),
-		   kiln_prof_str(sort_ctx.p, y->file));
+	c = strcmp(kiln_prof_str(sort_ctx->p, x->file),
+		   kiln_prof_str(sort_ctx->p, y->file));
 	if (c)
 		return c;
 	if (x->line != y->line)
@@ -197,10 +198,11 @@ int kiln_top_build(struct kiln_top *t, struct kiln_prof *p, int type,
 			}
 		}
 	}
-	sort_ctx.p = p;
-	sort_ctx.by_cum = by_cum;
-	if (t->n)
-		qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows);
+	if (t->n) {
+		struct sorter sort_ctx = { p, by_cum };
+
+		qsort_r(t->rows, t->n, sizeof(*t->rows), cmp_rows, &sort_ctx);
+	}
 out_free:
 	if (err)
 		kiln_top_release(t);

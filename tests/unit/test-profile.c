@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,72 @@ static void test_top(void **state)
 	assert_string_equal(kiln_prof_str(p, t.rows[0].name), "main");
 	kiln_top_release(&t);
 	kiln_prof_free(p);
+}
+
+/* A profile of n functions of one sample each: names decide the order;
+ * interned in steps of step (prime to n), so ids differ between two. */
+static struct kiln_prof *flat_names(char first, int n, int step)
+{
+	static const char *const types[] = { "samples/count", "cpu/nanoseconds" };
+	struct kiln_prof *p = kiln_prof_new();
+	char name[16];
+
+	int i;
+
+	assert_non_null(p);
+	assert_int_equal(kiln_prof_set_types_str(p, types, 2), 0);
+	for (i = 0; i < n; i++) {
+		/* Interned in an order other than the names': ids differ. */
+		snprintf(name, sizeof(name), "%c%04d", first, (i * step) % n);
+		add(p, name, 1);
+	}
+	return p;
+}
+
+struct top_job {
+	struct kiln_prof *p;
+	int wrong;
+};
+
+/* Builds p's table again and again: its rows in name order each time. */
+static void *top_again(void *arg)
+{
+	struct top_job *j = arg;
+	struct kiln_top t;
+	size_t i, k;
+
+	for (k = 0; k < 40; k++) {
+		if (kiln_top_build(&t, j->p, 0, KILN_TOP_FUNCTIONS, false)) {
+			j->wrong++;
+			continue;
+		}
+		for (i = 1; i < t.n; i++)
+			j->wrong += strcmp(kiln_prof_str(j->p, t.rows[i - 1].name),
+					   kiln_prof_str(j->p, t.rows[i].name)) > 0;
+		kiln_top_release(&t);
+	}
+	return NULL;
+}
+
+/* Tables of two profiles built at once (kiln serve's request threads):
+ * each sorted by its own profile's names -- the order's context was a
+ * global, and one thread sorted with the other's strings (a crash in
+ * t963 once in 40 runs). */
+static void test_top_threads(void **state)
+{
+	struct top_job a = { flat_names('a', 2000, 37), 0 };
+	struct top_job b = { flat_names('z', 2000, 1999), 0 };
+	pthread_t ta, tb;
+
+	assert_int_equal(pthread_create(&ta, NULL, top_again, &a), 0);
+	assert_int_equal(pthread_create(&tb, NULL, top_again, &b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	assert_int_equal(a.wrong, 0);
+	assert_int_equal(b.wrong, 0);
+	kiln_prof_free(a.p);
+	kiln_prof_free(b.p);
+	(void)state;
 }
 
 static void test_merge(void **state)
@@ -429,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_samples_interned),
 		cmocka_unit_test(test_type_index),
 		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_top_threads),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_hide),
