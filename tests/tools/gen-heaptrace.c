@@ -10,9 +10,12 @@
  * memory: one thread allocates blocks of varied sizes from STACKS call
  * stacks (depth 8), keeps the last 1000 live (each allocation frees the
  * oldest), and keeps one in a hundred for good (the heap grows steadily).
- * Events are evenly spread over SPAN ms; frames hold 65536 events.
+ * Events are evenly spread over SPAN ms; frames hold 65536 events, or
+ * FRAME_EVENTS (a trace of few big frames: kiln serve's time index marks
+ * frame boundaries only, so its ranges are read the slow way).
  *
- * usage: gen-heaptrace -n EVENTS [-k STACKS] [-t SPAN_MS] -o FILE
+ * usage: gen-heaptrace -n EVENTS [-k STACKS] [-t SPAN_MS] [-f FRAME_EVENTS]
+ *        -o FILE
  * Prints a one-line summary on stderr.  Exit 0, 1 (write failed), 2 (usage).
  */
 #include <errno.h>
@@ -28,7 +31,7 @@
 
 #define KEEP 1000		/* blocks kept live, the oldest freed */
 #define BATCH 4096		/* events per run handed to the encoder */
-#define FRAME_EVENTS 65536	/* events per zstd frame */
+#define FRAME_EVENTS 65536	/* events per zstd frame, by default */
 #define MAPS "00400000-00500000 r-xp 00000000 08:01 42 /opt/gen/server\n"
 
 struct gen {
@@ -87,19 +90,21 @@ int main(int argc, char **argv)
 	uint64_t n = 0, span_ms = 10000, i, nstacks = 64, ring[KEEP] = { 0 };
 	uint64_t ptr = 0x10000000, live = 0, t0 = 1000000000ull;
 	const char *path = NULL;
-	size_t nrun = 0, since_frame = 0;
+	size_t nrun = 0, since_frame = 0, frame_events = FRAME_EVENTS;
 	int c, err = 0;
 
-	while ((c = getopt(argc, argv, "n:k:t:o:")) != -1) {
+	while ((c = getopt(argc, argv, "n:k:t:f:o:")) != -1) {
 		switch (c) {
 		case 'n': n = strtoull(optarg, NULL, 10); break;
 		case 'k': nstacks = strtoull(optarg, NULL, 10); break;
 		case 't': span_ms = strtoull(optarg, NULL, 10); break;
+		case 'f': frame_events = strtoull(optarg, NULL, 10); break;
 		case 'o': path = optarg; break;
 		default: goto usage;
 		}
 	}
-	if (!n || !path || !nstacks || nstacks > 100000 || !span_ms)
+	if (!n || !path || !nstacks || nstacks > 100000 || !span_ms ||
+	    !frame_events)
 		goto usage;
 	g.out = fopen(path, "wb");
 	if (!g.out) {
@@ -150,7 +155,7 @@ int main(int argc, char **argv)
 			err = flush_run(&g, run, nrun);
 			since_frame += nrun;
 			nrun = 0;
-			if (!err && since_frame >= FRAME_EVENTS) {
+			if (!err && since_frame >= frame_events) {
 				err = write_frame(&g);
 				since_frame = 0;
 			}
@@ -184,6 +189,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: gen-heaptrace -n EVENTS [-k STACKS] [-t SPAN_MS] "
-		"-o FILE\n");
+		"[-f FRAME_EVENTS] -o FILE\n");
 	return 2;
 }
