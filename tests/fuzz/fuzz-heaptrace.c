@@ -37,8 +37,9 @@ static void range(const char *data, size_t len,
 	if (ea || eb || !exact)
 		goto out;
 	fuzz_check(a->nsamples == b->nsamples && a->ntypes == b->ntypes &&
-		   !memcmp(a->values, b->values,
-			   a->nsamples * a->ntypes * sizeof(*a->values)),
+		   (!a->nsamples || !a->ntypes ||
+		    !memcmp(a->values, b->values,
+			    a->nsamples * a->ntypes * sizeof(*a->values))),
 		   "fuzz-heaptrace", "a range from the time index differs");
 out:
 	kiln_prof_free(a);
