@@ -58,11 +58,9 @@ struct mark {
 	size_t ntids;
 	uint64_t last_alloc;		/* the analysis' h->last_alloc */
 	/* The stretch since the mark before (or the trace's start): its
-	 * largest heap after an allocation (0: none, or none above 0),
-	 * when (ns after the first event), and per stack what it added;
-	 * the totals at the mark. */
-	double seg_peak, seg_peak_objs;
-	uint64_t seg_peak_t;
+	 * largest heap after an allocation (0: none, or none above 0)
+	 * and per stack what it added; the totals at the mark. */
+	double seg_peak;
 	struct seg_site *sums;
 	size_t nsums;
 	struct kiln_hprof_totals tot;
@@ -209,10 +207,7 @@ static int mark_sums(struct kiln_heaptrace_index *x, struct mark *k,
 		c[2] = st->temporary;
 	}
 	k->seg_peak = h->seg_peak;
-	k->seg_peak_objs = h->seg_peak_objs;
-	k->seg_peak_t = h->seg_peak_t;
-	h->seg_peak = h->seg_peak_objs = 0;
-	h->seg_peak_t = 0;
+	h->seg_peak = 0;
 	k->tot = h->tot;
 	x->fixed += k->nsums * sizeof(*k->sums);
 	return 0;
@@ -570,18 +565,8 @@ int kiln_heaptrace_index_range(const char *data, size_t len,
 			pk = &x->m[i - 1];
 		}
 	}
-	if (!err) {
-		h2->tot.calls += me->tot.calls - ms->tot.calls;
-		h2->tot.allocated += me->tot.allocated - ms->tot.allocated;
-		h2->tot.temporary += me->tot.temporary - ms->tot.temporary;
-		h2->tot.cross_thread += me->tot.cross_thread - ms->tot.cross_thread;
-		h2->tot.reported += me->tot.reported - ms->tot.reported;
-		h2->tot.frees += me->tot.frees - ms->tot.frees;
-		h2->tot.lost += me->tot.lost - ms->tot.lost;
-		h2->tot.late += me->tot.late - ms->tot.late;
-		h2->tot.unknown_frees += me->tot.unknown_frees -
-					 ms->tot.unknown_frees;
-	}
+	if (!err)
+		kiln_hprof_add_totals(h2, &me->tot, &ms->tot);
 	/* The peak: the first stretch to pass the ones before it; the last
 	 * stretch's only if an event of its own made it (its heap at the
 	 * mark, added up again, is no new peak). */

@@ -150,16 +150,27 @@ int kiln_hprof_add_counts(struct kiln_hprof *h, const struct kiln_hprof *src)
 		h->sites[i].bytes += src->sites[i].bytes;
 		h->sites[i].temporary += src->sites[i].temporary;
 	}
-	h->tot.calls += src->tot.calls;
-	h->tot.allocated += src->tot.allocated;
-	h->tot.temporary += src->tot.temporary;
-	h->tot.cross_thread += src->tot.cross_thread;
-	h->tot.reported += src->tot.reported;
-	h->tot.frees += src->tot.frees;
-	h->tot.lost += src->tot.lost;
-	h->tot.late += src->tot.late;
-	h->tot.unknown_frees += src->tot.unknown_frees;
+	kiln_hprof_add_totals(h, &src->tot, NULL);
 	return 0;
+}
+
+void kiln_hprof_add_totals(struct kiln_hprof *h,
+			   const struct kiln_hprof_totals *to,
+			   const struct kiln_hprof_totals *from)
+{
+	const struct kiln_hprof_totals none = { 0 };
+
+	if (!from)
+		from = &none;
+	h->tot.calls += to->calls - from->calls;
+	h->tot.allocated += to->allocated - from->allocated;
+	h->tot.temporary += to->temporary - from->temporary;
+	h->tot.cross_thread += to->cross_thread - from->cross_thread;
+	h->tot.reported += to->reported - from->reported;
+	h->tot.frees += to->frees - from->frees;
+	h->tot.lost += to->lost - from->lost;
+	h->tot.late += to->late - from->late;
+	h->tot.unknown_frees += to->unknown_frees - from->unknown_frees;
 }
 
 int kiln_hprof_add_site(struct kiln_hprof *h, uint32_t id, double calls,

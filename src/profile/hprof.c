@@ -396,8 +396,6 @@ on_alloc(struct kiln_hprof *h, const struct kiln_hprof_ev *ev, const bool plain,
 	h->live_objs += w;
 	if (h->live_bytes > h->seg_peak) {
 		h->seg_peak = h->live_bytes;
-		h->seg_peak_objs = h->live_objs;
-		h->seg_peak_t = h->t_now - h->tot.t_first;
 	}
 	if (h->live_bytes > h->tot.peak && PLAIN_COUNTING(h, plain)) {
 		h->tot.peak = h->live_bytes;

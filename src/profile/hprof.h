@@ -153,10 +153,8 @@ struct kiln_hprof {
 	bool windowed, in_window;
 	uint64_t w0, w1;
 	/* The largest heap size after an allocation since seg_peak was last
-	 * set (a time index sets it to 0 at each of its marks), its blocks
-	 * and when (ns after the first event). */
-	double seg_peak, seg_peak_objs;
-	uint64_t seg_peak_t;
+	 * set (a time index sets it to 0 at each of its marks). */
+	double seg_peak;
 	/* Time-index marks taken (kiln_hprof_mark()), and the blocks
 	 * that lived at one of them and are freed (kiln_hprof_spans()). */
 	uint32_t gen;
@@ -283,6 +281,16 @@ int kiln_hprof_resume(struct kiln_hprof *h, uint64_t t_first, uint64_t t_now,
  * error.  0 or -EINVAL.
  */
 int kiln_hprof_add_counts(struct kiln_hprof *h, const struct kiln_hprof *src);
+
+/*
+ * Adds to h's totals the counts of a stretch of the same trace: those of
+ * `to` less those of `from` (totals of one analysis at the stretch's end
+ * and start; from NULL: to's alone) -- allocations, bytes, temporary,
+ * cross-thread and unknown frees, frees, late and lost events.
+ */
+void kiln_hprof_add_totals(struct kiln_hprof *h,
+			   const struct kiln_hprof_totals *to,
+			   const struct kiln_hprof_totals *from);
 
 /*
  * Adds stack id's allocations, bytes and temporary allocations of a
