@@ -376,43 +376,62 @@ static int compile(regex_t *re, const char *src, const char *what,
 			 msg);
 }
 
-/* Whether sample s (its stack in stacks) passes focus (fre, NULL: any)
- * and ignore (ire, NULL: none).  -ENOMEM, 0 (no) or 1 (yes). */
-static int passes(struct kiln_prof *p, const uint32_t *stacks,
-		  const struct kiln_sample *s, const regex_t *fre,
-		  uint8_t *fcache, const regex_t *ire, uint8_t *icache,
-		  struct kiln_frame **frames, size_t *cap)
-{
-	uint32_t *cur = p->stacks;
-	bool keep = !fre;
-	long nf, j;
+/* The compiled focus and ignore, their per-function caches, and what
+ * each location was judged (0 not yet, else LOC_SEEN with LOC_FOCUS
+ * when one of its frames matches focus, LOC_IGNORE ignore): a
+ * location's frames are the same in every sample, so each is expanded
+ * and matched once, not once per sample that holds it. */
+enum { LOC_SEEN = 1, LOC_FOCUS = 2, LOC_IGNORE = 4 };
 
-	/* Frames are expanded from the given stack pool (the filter's
-	 * taken-out one); p's own is left unwritten (read by others). */
-	if (stacks == cur) {
-		nf = kiln_prof_frames(p, s, frames, cap);
-	} else {
-		p->stacks = (uint32_t *)stacks;
-		nf = kiln_prof_frames(p, s, frames, cap);
-		p->stacks = cur;
-	}
-	if (nf < 0)
-		return (int)nf;
-	for (j = 0; j < nf; j++) {
-		if (!keep && frame_matches(p, fre, fcache, &(*frames)[j]))
-			keep = true;
-		if (ire && frame_matches(p, ire, icache, &(*frames)[j]))
-			return 0;
-	}
-	return keep;
-}
-
-/* The compiled focus and ignore, their per-function caches. */
 struct filt {
 	regex_t fre, ire;
 	const regex_t *f, *i;
-	uint8_t *fcache, *icache;
+	uint8_t *fcache, *icache, *loc;
+	struct kiln_frame *frames;
+	size_t cap;
 };
+
+/* What location loc holds: LOC_* bits, or -ENOMEM. */
+static int judge_loc(struct kiln_prof *p, struct filt *f, uint32_t loc)
+{
+	long nf = kiln_prof_loc_frames(p, loc, &f->frames, &f->cap), j;
+	int v = LOC_SEEN;
+
+	if (nf < 0)
+		return (int)nf;
+	for (j = 0; j < nf; j++) {
+		if (f->f && frame_matches(p, f->f, f->fcache, &f->frames[j]))
+			v |= LOC_FOCUS;
+		if (f->i && frame_matches(p, f->i, f->icache, &f->frames[j]))
+			v |= LOC_IGNORE;
+	}
+	return v;
+}
+
+/* Whether the sample of depth locations locs passes focus (none: any)
+ * and ignore (none: none).  -ENOMEM, 0 (no) or 1 (yes). */
+static int passes(struct kiln_prof *p, struct filt *f, const uint32_t *locs,
+		  uint32_t depth)
+{
+	bool keep = !f->f;
+	uint32_t j;
+
+	for (j = 0; j < depth; j++) {
+		int v = f->loc[locs[j]];
+
+		if (!v) {
+			v = judge_loc(p, f, locs[j]);
+			if (v < 0)
+				return v;
+			f->loc[locs[j]] = (uint8_t)v;
+		}
+		if (v & LOC_IGNORE)
+			return 0;
+		if (v & LOC_FOCUS)
+			keep = true;
+	}
+	return keep;
+}
 
 static void filt_release(struct filt *f)
 {
@@ -422,6 +441,8 @@ static void filt_release(struct filt *f)
 		regfree(&f->ire);
 	free(f->fcache);
 	free(f->icache);
+	free(f->loc);
+	free(f->frames);
 }
 
 static int filt_init(struct filt *f, const struct kiln_prof *p,
@@ -437,7 +458,8 @@ static int filt_init(struct filt *f, const struct kiln_prof *p,
 	if (!err) {
 		f->fcache = calloc(p->nfunctions + 1, 1);
 		f->icache = calloc(p->nfunctions + 1, 1);
-		if (!f->fcache || !f->icache)
+		f->loc = calloc(p->nlocations + 1, 1);
+		if (!f->fcache || !f->icache || !f->loc)
 			err = -ENOMEM;
 	}
 	if (err) {
@@ -452,9 +474,8 @@ int kiln_prof_filter_mask(struct kiln_prof *p, const char *focus,
 			  kiln_prof_stop_fn stop, void *arg,
 			  struct kiln_diag *d)
 {
-	struct kiln_frame *frames = NULL;
 	struct filt f;
-	size_t cap = 0, i;
+	size_t i;
 	int err, rc;
 
 	if (!focus && !ignore) {
@@ -463,30 +484,28 @@ int kiln_prof_filter_mask(struct kiln_prof *p, const char *focus,
 	}
 	err = filt_init(&f, p, focus, ignore, d);
 	for (i = 0; !err && i < p->nsamples; i++) {
+		const struct kiln_sample *s = &p->samples[i];
+
 		if (stop && !(i % OPS_CHECK_EVERY) && stop(arg)) {
 			err = -ECANCELED;
 			break;
 		}
-		rc = passes(p, p->stacks, &p->samples[i], f.f, f.fcache, f.i,
-			    f.icache, &frames, &cap);
+		rc = passes(p, &f, kiln_prof_sample_locs(p, s), s->depth);
 		if (rc < 0)
 			err = rc;
 		else
 			keep[i] = (uint8_t)rc;
 	}
-	free(frames);
-	if (f.f || f.i)
-		filt_release(&f);
+	filt_release(&f);
 	return err ? err : p->err;
 }
 
 int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 		     const char *ignore, struct kiln_diag *d)
 {
-	struct kiln_frame *frames = NULL;
 	struct kiln_prof_samples o;
 	struct filt f;
-	size_t cap = 0, i;
+	size_t i;
 	int err, rc = 0;
 
 	if (!focus && !ignore)
@@ -499,8 +518,7 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 	for (i = 0; i < o.n; i++) {
 		struct kiln_sample s = o.samples[i];
 
-		rc = passes(p, o.stacks, &s, f.f, f.fcache, f.i, f.icache,
-			    &frames, &cap);
+		rc = passes(p, &f, o.stacks + s.stack, s.depth);
 		if (rc < 0)
 			break;
 		if (rc)
@@ -509,7 +527,6 @@ int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 	}
 	kiln_prof_samples_free(p, &o);
 	err = rc < 0 ? rc : p->err;
-	free(frames);
 	filt_release(&f);
 	return err;
 }
