@@ -14,9 +14,11 @@
 #include "util/buf.h"
 #include "util/diag.h"
 
-/* Maps of src ids to dst ids, filled lazily. */
+/* Maps of src ids to dst ids, filled lazily; nloc and nlset count the
+ * src locations and label sets mapped. */
 struct remap {
 	uint32_t *str, *func, *map, *loc, *lset;
+	size_t nloc, nlset;
 };
 
 static uint32_t rstr(struct kiln_prof *dst, const struct kiln_prof *src,
@@ -84,8 +86,10 @@ static uint32_t rloc(struct kiln_prof *dst, const struct kiln_prof *src,
 	}
 	r->loc[id] = kiln_prof_location(dst, rmap(dst, src, r, l->mapping),
 					l->address, lines, l->nlines);
-	if (r->loc[id])
+	if (r->loc[id]) {
 		dst->locations[r->loc[id]].is_folded = l->is_folded;
+		r->nloc++;
+	}
 	if (lines != stackbuf)
 		free(lines);
 	return r->loc[id];
@@ -116,6 +120,7 @@ static uint32_t rlset(struct kiln_prof *dst, const struct kiln_prof *src,
 		l[i].unit = rstr(dst, src, r, a->unit);
 	}
 	r->lset[id] = kiln_prof_labelset(dst, l, s->n);
+	r->nlset += r->lset[id] != 0;
 	free(l);
 	return r->lset[id];
 }
@@ -150,6 +155,30 @@ static void rtime_strs(struct kiln_prof *dst, const struct kiln_prof *src,
 	}
 }
 
+/*
+ * The samples of dst added again one by one, so that equal ones become
+ * one (after kiln_prof_append_sample() of samples that turned out equal);
+ * smap (n src samples to dst samples) follows.  dst has no events yet.
+ * *fresh false when two became one.
+ */
+static int dedupe(struct kiln_prof *dst, long *smap, size_t n, bool *fresh)
+{
+	struct kiln_prof_samples o = kiln_prof_take_samples(dst);
+	size_t i;
+
+	for (i = 0; i < o.n && o.map; i++)
+		kiln_prof_readd(dst, &o, i, o.stacks + o.samples[i].stack,
+				o.samples[i].depth, o.values + i * dst->ntypes,
+				o.samples[i].labels);
+	for (i = 0; i < n && o.map; i++)
+		if (smap[i] >= 0)
+			smap[i] = o.map[smap[i]];
+	if (dst->nsamples != o.n)
+		*fresh = false;
+	kiln_prof_samples_free(dst, &o);
+	return dst->err;
+}
+
 int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
 		    struct kiln_diag *d)
 {
@@ -167,10 +196,14 @@ int kiln_prof_merge_some(struct kiln_prof *dst, const struct kiln_prof *src,
 	uint32_t *locs = NULL;
 	long *smap = NULL;	/* src sample -> dst sample */
 	size_t first_timed = SIZE_MAX, base = dst->nsamples, added = 0;
-	size_t i, j, cap = 0;
+	size_t i, j, cap = 0, loc0, lset0;
 	/* Each kept sample a new one of an empty dst: no two events can
 	 * come to share a sample and a bucket, and no tidying is needed. */
 	bool fresh = !dst->nsamples;
+	/* Into an empty dst, src's samples (distinct) are appended without
+	 * looking for equals: they stay distinct unless two locations or
+	 * label sets of src became one of dst (then dedupe()). */
+	bool append = fresh;
 	int err = 0;
 
 	if (!dst->nsamples && !dst->ntypes) {
@@ -228,6 +261,8 @@ int kiln_prof_merge_some(struct kiln_prof *dst, const struct kiln_prof *src,
 		if (src->events[i].sample < first_timed)
 			first_timed = src->events[i].sample;
 	dst->duration_nanos += src->duration_nanos;
+	loc0 = dst->nlocations;
+	lset0 = dst->nlabelsets;
 	for (i = 0; i < src->ncomments; i++) {
 		err = kiln_prof_add_comment(dst, kiln_prof_str(src, src->comments[i]));
 		if (err)
@@ -258,13 +293,19 @@ int kiln_prof_merge_some(struct kiln_prof *dst, const struct kiln_prof *src,
 			locs[j] = rloc(dst, src, &r, sl[j]);
 		if (first_timed == i)
 			rtime_strs(dst, src, &r, s->labels);
-		smap[i] = kiln_prof_add_sample(dst, locs, s->depth,
-					       src->values + i * src->ntypes,
-					       rlset(dst, src, &r, s->labels));
+		smap[i] = (append ? kiln_prof_append_sample : kiln_prof_add_sample)
+			(dst, locs, s->depth, src->values + i * src->ntypes,
+			 rlset(dst, src, &r, s->labels));
 		if (dst->err)
 			break;
 		if (smap[i] != (long)(base + added++))
 			fresh = false;	/* two samples became one */
+	}
+	if (append && !dst->err && (dst->nlocations - loc0 != r.nloc ||
+				    dst->nlabelsets - lset0 != r.nlset)) {
+		err = dedupe(dst, smap, src->nsamples, &fresh);
+		if (err)
+			goto out_free;
 	}
 	/* The time column, times as they were (both since their start):
 	 * appended as they are when no two can meet. */
@@ -312,6 +353,7 @@ struct kiln_prof_samples kiln_prof_take_samples(struct kiln_prof *p)
 
 	kiln_htab_release(&p->sample_index);
 	kiln_htab_init(&p->sample_index);
+	p->sample_index_stale = false;
 	p->samples = NULL;
 	p->values = NULL;
 	p->stacks = NULL;

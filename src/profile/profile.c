@@ -500,26 +500,33 @@ static bool sample_eq(const void *ctx, uint32_t id)
 				     k->depth * sizeof(*k->locs)));
 }
 
-long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
-			  uint32_t depth, const int64_t *values,
-			  uint32_t labelset)
+/* Puts every sample in sample_index again, after appends that left
+ * it behind (kiln_prof_append_sample()). */
+static bool index_samples(struct kiln_prof *p)
 {
-	struct sample_key k = { p, locs, depth, labelset };
-	uint32_t hash, id;
-	size_t i, idx;
+	size_t i;
 
-	if (p->err)
-		return -1;
-	hash = (uint32_t)kiln_hash_seed(locs, depth * sizeof(*locs), labelset);
-	id = kiln_htab_find(&p->sample_index, hash, sample_eq, &k);
-	if (id) {
-		int64_t *v = p->values + (size_t)(id - 1) * p->ntypes;
+	kiln_htab_release(&p->sample_index);
+	kiln_htab_init(&p->sample_index);
+	p->sample_index_stale = false;
+	for (i = 0; i < p->nsamples; i++) {
+		const struct kiln_sample *s = &p->samples[i];
+		uint32_t hash = (uint32_t)kiln_hash_seed(p->stacks + s->stack,
+							 s->depth * sizeof(uint32_t),
+							 s->labels);
 
-		/* Wrapping, not undefined, on absurd inputs. */
-		for (i = 0; i < p->ntypes; i++)
-			v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
-		return (long)id - 1;
+		if (!index_add(p, &p->sample_index, hash, (uint32_t)i + 1))
+			return false;
 	}
+	return true;
+}
+
+/* A new sample at the end, not indexed.  Its index or -1. */
+static long append(struct kiln_prof *p, const uint32_t *locs, uint32_t depth,
+		   const int64_t *values, uint32_t labelset)
+{
+	size_t idx;
+
 	if (!GROW(p, p->stacks, p->stacks_alloc, p->nstacks + depth))
 		return -1;
 	if (p->nsamples + 1 > p->samples_alloc) {
@@ -546,11 +553,46 @@ long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
 	if (p->ntypes)
 		memcpy(p->values + idx * p->ntypes, values,
 		       p->ntypes * sizeof(*values));
-	if (!index_add(p, &p->sample_index, hash, (uint32_t)idx + 1))
-		return -1;
 	p->nstacks += depth;
 	p->nsamples++;
 	return (long)idx;
+}
+
+long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
+			  uint32_t depth, const int64_t *values,
+			  uint32_t labelset)
+{
+	struct sample_key k = { p, locs, depth, labelset };
+	uint32_t hash, id;
+	size_t i;
+	long idx;
+
+	if (p->err || (p->sample_index_stale && !index_samples(p)))
+		return -1;
+	hash = (uint32_t)kiln_hash_seed(locs, depth * sizeof(*locs), labelset);
+	id = kiln_htab_find(&p->sample_index, hash, sample_eq, &k);
+	if (id) {
+		int64_t *v = p->values + (size_t)(id - 1) * p->ntypes;
+
+		/* Wrapping, not undefined, on absurd inputs. */
+		for (i = 0; i < p->ntypes; i++)
+			v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
+		return (long)id - 1;
+	}
+	idx = append(p, locs, depth, values, labelset);
+	if (idx < 0 || !index_add(p, &p->sample_index, hash, (uint32_t)idx + 1))
+		return -1;
+	return idx;
+}
+
+long kiln_prof_append_sample(struct kiln_prof *p, const uint32_t *locs,
+			     uint32_t depth, const int64_t *values,
+			     uint32_t labelset)
+{
+	if (p->err)
+		return -1;
+	p->sample_index_stale = true;
+	return append(p, locs, depth, values, labelset);
 }
 
 int kiln_prof_add_comment(struct kiln_prof *p, const char *s)

@@ -164,6 +164,10 @@ struct kiln_prof {
 
 	struct kiln_htab str_index, func_index, map_index, loc_index,
 		lset_index, sample_index;
+	/* Samples were appended without sample_index
+	 * (kiln_prof_append_sample()): it is built again before the next
+	 * kiln_prof_add_sample() looks in it. */
+	bool sample_index_stale;
 };
 
 /* NULL with errno set on failure. */
@@ -238,6 +242,15 @@ int kiln_prof_set_types_str(struct kiln_prof *p, const char *const *pairs,
 long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
 			  uint32_t depth, const int64_t *values,
 			  uint32_t labelset);
+/*
+ * Adds a sample as a new one without looking for its equal: for a
+ * caller that knows it has none (a copy of distinct samples through
+ * one-to-one id maps).  The sample index is rebuilt when
+ * kiln_prof_add_sample() next needs it.  The index, or -1.
+ */
+long kiln_prof_append_sample(struct kiln_prof *p, const uint32_t *locs,
+			     uint32_t depth, const int64_t *values,
+			     uint32_t labelset);
 /*
  * Adds values (ntypes entries) to sample idx, a value
  * kiln_prof_add_sample() returned: what adding that sample's stack and

@@ -238,6 +238,41 @@ static void test_merge(void **state)
 	kiln_prof_free(e);
 }
 
+/* A copy into an empty profile appends its samples without looking for
+ * equals: later samples still find theirs, and two samples that become
+ * one in the copy (their locations equal there) are merged. */
+static void test_merge_fresh(void **state)
+{
+	struct kiln_prof *b = make(), *e = kiln_prof_new(), *f = kiln_prof_new();
+	struct kiln_line l = { kiln_prof_function(b, kiln_prof_interns(b, "x"),
+						  0, 0, 0), 0 };
+	int64_t v[2] = { 5, 50 };
+	uint32_t l1, l2;
+	struct kiln_diag d;
+
+	assert_int_equal(kiln_prof_merge(e, b, &d), 0);
+	assert_int_equal(e->nsamples, 4);
+	add(e, "main;run;a", 1);	/* an equal: found, not a fifth */
+	assert_int_equal(e->nsamples, 4);
+	assert_int_equal(kiln_prof_total(e, 0), 17);
+	/* l1 gets its lines after it was made: equal to l2 in content, a
+	 * second id in b, one location of the copy. */
+	l1 = kiln_prof_location(b, 0, 0x10, NULL, 0);
+	l2 = kiln_prof_location(b, 0, 0x10, &l, 1);
+	assert_int_not_equal(l1, l2);
+	assert_int_equal(kiln_prof_set_lines(b, l1, &l, 1), 0);
+	assert_true(kiln_prof_add_sample(b, &l1, 1, v, 0) >= 0);
+	assert_true(kiln_prof_add_sample(b, &l2, 1, v, 0) >= 0);
+	assert_int_equal(b->nsamples, 6);
+	assert_int_equal(kiln_prof_merge(f, b, &d), 0);
+	assert_int_equal(f->nsamples, 5);
+	assert_int_equal(kiln_prof_total(f, 0), 26);
+	assert_int_equal(kiln_prof_total(f, 1), 260);
+	kiln_prof_free(b);
+	kiln_prof_free(e);
+	kiln_prof_free(f);
+}
+
 static void test_filter(void **state)
 {
 	struct kiln_prof *p = make();
@@ -498,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_top_threads),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_merge_fresh),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_hide),
 		cmocka_unit_test(test_inline_and_fallback),
