@@ -164,19 +164,39 @@ int kiln_web_make_stop(void *arg)
 	       __atomic_load_n(&mk->v->refs, __ATOMIC_RELAXED) == 1;
 }
 
-/* Waits for one of m->work_max computation slots.  -ECANCELED when the
- * page moved on meanwhile. */
+/* Waits for one of m->work_max computation slots, in the order the
+ * requests came (a queue: with a plain wake-up any waiter could take a
+ * freed slot, and under load some waited 20 s while later ones went
+ * first).  -ECANCELED when the page moved on meanwhile. */
 static int work_begin(const struct web_making *mk)
 {
 	struct kiln_web_model *m = mk->m;
+	struct web_waiter me = { NULL, NULL };
 	int err = 0;
 
 	pthread_mutex_lock(&m->cache_lock);
-	while (m->working >= m->work_max && !(err = kiln_web_make_stop((void *)mk) ?
-					      -ECANCELED : 0))
+	me.prev = m->wait_tail;
+	if (me.prev)
+		me.prev->next = &me;
+	else
+		m->wait_head = &me;
+	m->wait_tail = &me;
+	while ((m->working >= m->work_max || m->wait_head != &me) &&
+	       !(err = kiln_web_make_stop((void *)mk) ? -ECANCELED : 0))
 		pthread_cond_wait(&m->work_cv, &m->cache_lock);
 	if (!err)
 		m->working++;
+	if (me.prev)
+		me.prev->next = me.next;
+	else
+		m->wait_head = me.next;
+	if (me.next)
+		me.next->prev = me.prev;
+	else
+		m->wait_tail = me.prev;
+	/* The next in line may go now (a slot is left, or I gave up). */
+	if (m->wait_head)
+		pthread_cond_broadcast(&m->work_cv);
 	pthread_mutex_unlock(&m->cache_lock);
 	return err;
 }

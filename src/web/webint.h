@@ -243,6 +243,11 @@ struct web_srcpol {
  * the view cache, the pages, the computations running and a heap
  * trace's wanted range; it is held only for moments.
  */
+/* A request waiting for a computation slot (on its own stack). */
+struct web_waiter {
+	struct web_waiter *prev, *next;
+};
+
 struct kiln_web_model {
 	pthread_mutex_t lock;
 	pthread_cond_t ready_cv;
@@ -262,8 +267,10 @@ struct kiln_web_model {
 	size_t cache_bytes, cache_budget;
 	unsigned long tick;
 	unsigned long made, hits;	/* views made, found made */
-	/* Filtered views being made now, and at most how many at once. */
+	/* Filtered views being made now, and at most how many at once;
+	 * the requests waiting for a slot, first come first (making.c). */
 	unsigned working, work_max;
+	struct web_waiter *wait_head, *wait_tail;
 	/* Requests being answered, and when the last one ended
 	 * (CLOCK_MONOTONIC ns); dropped: idle views gone since. */
 	unsigned inflight;

@@ -3,8 +3,9 @@
 # A newer request of the same page stops an older one's computation in
 # kiln serve (issue 23 item 7; the page sends page=ID&seq=N with each
 # request): on a generated profile of 400,000 samples,
-#  - a slow flame graph (ignore one function: a filtered copy of nearly
-#    every sample) asked with page=t&seq=N is in flight ("filtering" in
+#  - a slow flame graph (ignore one function and hide another: a
+#    filtered copy of nearly every sample, each added again without the
+#    hidden frames) asked with page=t&seq=N is in flight ("filtering" in
 #    /api/status); the unfiltered flame graph asked with page=t&seq=N+1
 #    is answered 200, and the slow one ends 409 "cancelled: a newer
 #    request of page 't' came meanwhile", its making dropped (not in the
@@ -30,6 +31,7 @@ ok=
 seq=0
 for try in $(seq 1 8); do
     fn=$(q "$(ere "$(sed -n "$((100 + try))p" "$T/names")")")
+    hfn=$(q "$(ere "$(sed -n "$((50 + try))p" "$T/names")")")
     seq=$((seq + 2))
     # The views kept before this try (an earlier try's slow view, made
     # before its newer request came, stays; the unfiltered one may be
@@ -37,7 +39,7 @@ for try in $(seq 1 8); do
     status
     views=$(jq .cache.views "$T/st")
     curl -s -o "$T/slow.body" -w '%{http_code}' \
-        "${URL}api/flame?width=1200&ignore=$fn&page=t&seq=$seq" > "$T/slow.status" &
+        "${URL}api/flame?width=1200&ignore=$fn&hide=$hfn&page=t&seq=$seq" > "$T/slow.status" &
     slow=$!
     running=
     while kill -0 "$slow" 2>/dev/null; do
@@ -57,7 +59,7 @@ for try in $(seq 1 8); do
             fail "the cancelled view stayed: $(cat "$T/st")"
         # Asked again (no page): made anew, answered.
         made=$(jq .cache.made "$T/st")
-        expect_get 200 "/api/flame?width=1200&ignore=$fn"
+        expect_get 200 "/api/flame?width=1200&ignore=$fn&hide=$hfn"
         status
         jq -e ".cache.made == $((made + 1))" "$T/st" >/dev/null || fail "not made anew: $(cat "$T/st")"
         ok=1
