@@ -542,6 +542,45 @@ int kiln_prof_filter_mask(struct kiln_prof *p, const char *focus,
 	return err ? err : p->err;
 }
 
+int kiln_prof_weights(struct kiln_prof *p, const char *focus,
+		      const char *ignore, const int64_t *range, int type,
+		      int64_t *w, kiln_prof_stop_fn stop, void *arg,
+		      struct kiln_diag *d)
+{
+	uint8_t *keep = malloc(p->nsamples + 1);
+	size_t i;
+	int err;
+
+	if (!keep)
+		return -ENOMEM;
+	if (type < 0 || (size_t)type >= p->ntypes) {
+		free(keep);
+		return -EINVAL;
+	}
+	err = kiln_prof_filter_mask(p, focus, ignore, keep, stop, arg, d);
+	for (i = 0; !err && !range && i < p->nsamples; i++)
+		w[i] = keep[i] ? kiln_prof_value(p, i, (size_t)type) : 0;
+	if (!err && range) {
+		memset(w, 0, p->nsamples * sizeof(*w));
+		for (i = 0; i < p->nevents; i++) {
+			const struct kiln_prof_event *e = &p->events[i];
+
+			if (stop && !(i % OPS_CHECK_EVERY) && stop(arg)) {
+				err = -ECANCELED;
+				break;
+			}
+			if (e->time < range[0] || e->time >= range[1] ||
+			    e->sample >= p->nsamples || !keep[e->sample])
+				continue;
+			/* Wrapping, as kiln_prof_keep_time() adds. */
+			w[e->sample] = (int64_t)((uint64_t)w[e->sample] +
+				(uint64_t)kiln_prof_event_values(p, i)[type]);
+		}
+	}
+	free(keep);
+	return err;
+}
+
 int kiln_prof_filter(struct kiln_prof *p, const char *focus,
 		     const char *ignore, struct kiln_diag *d)
 {

@@ -425,6 +425,20 @@ int kiln_prof_filter_mask(struct kiln_prof *p, const char *focus,
 			  struct kiln_diag *d);
 
 /*
+ * A selection of p weighed without a copy of its samples: w[i]
+ * (p->nsamples entries) is the value of type `type` that sample i keeps
+ * after kiln_prof_filter(focus, ignore) and, with range, after
+ * kiln_prof_keep_time(range[0], range[1]) -- its value when it passes,
+ * with a range the sum of its events' values inside it; 0 when it goes.
+ * p is only read (named first, kiln_prof_name_all()).  0, -EINVAL (bad
+ * regex, d filled), -ECANCELED (stop) or -ENOMEM.
+ */
+int kiln_prof_weights(struct kiln_prof *p, const char *focus,
+		      const char *ignore, const int64_t *range, int type,
+		      int64_t *w, kiln_prof_stop_fn stop, void *arg,
+		      struct kiln_diag *d);
+
+/*
  * Keeps only samples with a frame whose function name (or file name)
  * matches focus, then drops those with a frame matching ignore, as pprof's
  * -focus and -ignore do.  Either may be NULL.  POSIX extended regexes.

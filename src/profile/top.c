@@ -122,6 +122,12 @@ static uint32_t row_of(struct kiln_top *t, struct kiln_prof *p,
 int kiln_top_build(struct kiln_top *t, struct kiln_prof *p, int type,
 		   enum kiln_top_by by, bool by_cum)
 {
+	return kiln_top_build_w(t, p, type, by, by_cum, NULL);
+}
+
+int kiln_top_build_w(struct kiln_top *t, struct kiln_prof *p, int type,
+		     enum kiln_top_by by, bool by_cum, const int64_t *w)
+{
 	struct kiln_htab index = KILN_HTAB_INIT;
 	struct kiln_frame *frames = NULL;
 	struct loc_rows lr = { 0 };
@@ -139,7 +145,7 @@ int kiln_top_build(struct kiln_top *t, struct kiln_prof *p, int type,
 		goto out_free;
 	}
 	for (i = 0; i < p->nsamples; i++) {
-		int64_t v = kiln_prof_value(p, i, (size_t)type);
+		int64_t v = w ? w[i] : kiln_prof_value(p, i, (size_t)type);
 		const struct kiln_sample *smp = &p->samples[i];
 		bool leaf = true;
 		uint32_t d;

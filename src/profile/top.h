@@ -47,6 +47,10 @@ enum kiln_top_by {
  */
 int kiln_top_build(struct kiln_top *t, struct kiln_prof *p, int type,
 		   enum kiln_top_by by, bool by_cum);
+/* The same with w[i] as sample i's value (NULL: the values of type): a
+ * selection's table without a copy of its samples (kiln_prof_weights()). */
+int kiln_top_build_w(struct kiln_top *t, struct kiln_prof *p, int type,
+		     enum kiln_top_by by, bool by_cum, const int64_t *w);
 void kiln_top_release(struct kiln_top *t);
 
 /*

@@ -311,6 +311,19 @@ static int batch_add(struct kiln_tree *t, struct batch *b)
 int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 		    bool reverse)
 {
+	return kiln_tree_build_w(t, p, type, reverse, NULL);
+}
+
+/* Sample i's value: its weight, or its value of type. */
+static int64_t weight(const struct kiln_prof *p, size_t i, int type,
+		      const int64_t *w)
+{
+	return w ? w[i] : kiln_prof_value(p, i, (size_t)type);
+}
+
+int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
+		      bool reverse, const int64_t *w)
+{
 	struct kiln_frame *frames = NULL;
 	struct batch b = { .n = 0 };
 	size_t cap = 0, i;
@@ -338,7 +351,7 @@ int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 	 * those of adding each sample in turn.
 	 */
 	for (i = 0; i <= p->nsamples && !err; i++) {
-		int64_t v = i < p->nsamples ? kiln_prof_value(p, i, (size_t)type) : 0;
+		int64_t v = i < p->nsamples ? weight(p, i, type, w) : 0;
 		long nf;
 
 		if (b.n == TREE_LANES || (i == p->nsamples && b.n)) {
@@ -641,6 +654,12 @@ static int loc_names(struct kiln_prof *p, uint32_t **names, uint32_t **at)
 int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
 			  int type, bool reverse)
 {
+	return kiln_tree_paths_build_w(ps, p, type, reverse, NULL);
+}
+
+int kiln_tree_paths_build_w(struct kiln_tree_paths *ps, struct kiln_prof *p,
+			    int type, bool reverse, const int64_t *w)
+{
 	uint32_t *ln = NULL, *lat = NULL;
 	size_t ncap = 0, ocap = 0, scap = 0, i, used = 0;
 	int err = 0;
@@ -653,7 +672,7 @@ int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
 	for (i = 0; i < p->nsamples && !err; i++) {
 		const struct kiln_sample *s = &p->samples[i];
 		const uint32_t *locs = kiln_prof_sample_locs(p, s);
-		int64_t v = kiln_prof_value(p, i, (size_t)type);
+		int64_t v = weight(p, i, type, w);
 		size_t nf = 0, k, j;
 
 		if (v <= 0)
@@ -696,7 +715,7 @@ int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
 	}
 	ps->off[ps->n] = (uint32_t)used;
 	for (i = 0; i < ps->n; i++)
-		ps->value[i] = kiln_prof_value(p, ps->sample[i], (size_t)type);
+		ps->value[i] = weight(p, ps->sample[i], type, w);
 	return 0;
 }
 

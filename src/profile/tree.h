@@ -101,6 +101,14 @@ size_t kiln_tree_bytes(const struct kiln_tree *t);
  */
 int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 		    bool reverse);
+/*
+ * As kiln_tree_build() with w[i] as sample i's value instead of its
+ * value of `type` (w: p->nsamples weights, kiln_prof_weights(); NULL:
+ * the values): the tree of a selection made without a copy of its
+ * samples, equal to the tree of the copy.
+ */
+int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
+		      bool reverse, const int64_t *w);
 
 /*
  * Adds the values of base's sample type `type` as the diff base of every
@@ -190,6 +198,10 @@ struct kiln_tree_paths {
  * 0, -EINVAL (type out of range) or -ENOMEM. */
 int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
 			  int type, bool reverse);
+/* The same with w[i] as sample i's value (NULL: the values), as
+ * kiln_tree_build_w(). */
+int kiln_tree_paths_build_w(struct kiln_tree_paths *ps, struct kiln_prof *p,
+			    int type, bool reverse, const int64_t *w);
 void kiln_tree_paths_release(struct kiln_tree_paths *ps);
 /* The bytes ps holds. */
 size_t kiln_tree_paths_bytes(const struct kiln_tree_paths *ps);

@@ -264,7 +264,7 @@ int web_api_calltree(struct call *c)
 	if (call_num_arg(c, "n", 1, 100000, CT_N_DEFAULT, &n) ||
 	    call_num_arg(c, "open", 0, CT_OPEN_MAX, 0, &open) ||
 	    call_frac_arg(c, "min", 0, &min) ||
-	    call_bool_arg(c, "reverse", &reverse) || call_selection(c, &v))
+	    call_bool_arg(c, "reverse", &reverse) || call_selection_weighed(c, &v))
 		return c->status;
 	/*
 	 * The whole tree when the view has it, or for min= (every node wide

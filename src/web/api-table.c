@@ -168,7 +168,7 @@ int web_api_top(struct call *c)
 	if (call_num_arg(c, "n", 0, 1000000, WEB_TOP_DEFAULT, &nmax) ||
 	    call_num_arg(c, "offset", 0, LONG_MAX, 0, &offset) ||
 	    call_bool_arg(c, "lines", &by_line) || call_bool_arg(c, "diff", &diff) ||
-	    call_bool_arg(c, "absolute", &absolute) || call_selection(c, &v))
+	    call_bool_arg(c, "absolute", &absolute) || call_selection_weighed(c, &v))
 		return c->status;
 	/* Without absolute=: heap sizes and counts are subtracted as pprof's
 	 * -base does (a heap that shrank must not read as growth because the

@@ -400,7 +400,7 @@ int web_api_flame(struct call *c)
 		return c->status;
 	if (x1 <= x0)
 		return call_fail(c, 400, "bad window: x0 %g is not left of x1 %g", x0, x1);
-	if (call_selection(c, &v))
+	if (call_selection_weighed(c, &v))
 		return c->status;
 	err = kiln_web_view_tree(v, reverse, diff, &t, &c->d);
 	if (err == -EINVAL)
@@ -568,7 +568,8 @@ int web_api_sandwich(struct call *c)
 	size_t dropped;
 	long width;
 
-	if (call_num_arg(c, "width", 1, WEB_WIDTH_MAX, 1200, &width) || call_selection(c, &v))
+	if (call_num_arg(c, "width", 1, WEB_WIDTH_MAX, 1200, &width) ||
+	    call_selection_weighed(c, &v))
 		return c->status;
 	if (!fn || !*fn)
 		return call_fail(c, 400, "no fn: name the function, /api/sandwich?fn=NAME");

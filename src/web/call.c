@@ -116,6 +116,12 @@ static int call_time_arg(struct call *c, const char *key, int64_t *out, bool *se
  */
 int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 {
+	return call_selection_as(c, ranged, false, v);
+}
+
+int call_selection_as(struct call *c, bool ranged, bool weighed_ok,
+		      struct web_view **v)
+{
 	struct web_sel s = { 0 };
 	struct kiln_prof *prof;
 	bool has0 = false, has1 = false;
@@ -157,6 +163,7 @@ int call_selection_of(struct call *c, bool ranged, struct web_view **v)
 		}
 		s.ranged = true;
 	}
+	s.weighed_ok = weighed_ok;
 	s.page = call_arg(c, "page");
 	if (call_num_arg(c, "seq", 0, LONG_MAX, 0, &seq))
 		return -1;
@@ -198,6 +205,11 @@ void call_release(struct call *c)
 int call_selection(struct call *c, struct web_view **v)
 {
 	return call_selection_of(c, true, v);
+}
+
+int call_selection_weighed(struct call *c, struct web_view **v)
+{
+	return call_selection_as(c, true, true, v);
 }
 
 const char *call_type_name(const struct kiln_prof *p, int type)

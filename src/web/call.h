@@ -58,7 +58,15 @@ int call_frac_arg(struct call *c, const char *key, double def, double *out);
  * page cancels its computation (409).  -1 when the request is bad or
  * cancelled (answer made). */
 int call_selection_of(struct call *c, bool ranged, struct web_view **v);
+/* The same; weighed_ok: the caller reads the view only through its tree,
+ * call tree levels and top tables, so a view of weights will do
+ * (web_sel.weighed_ok). */
+int call_selection_as(struct call *c, bool ranged, bool weighed_ok,
+		      struct web_view **v);
 int call_selection(struct call *c, struct web_view **v);
+/* call_selection() for the flame graph, sandwich, top table and call
+ * tree, which read the view through its trees and tables only. */
+int call_selection_weighed(struct call *c, struct web_view **v);
 const char *call_type_name(const struct kiln_prof *p, int type);
 const char *call_unit_name(const struct kiln_prof *p, int type);
 

@@ -343,6 +343,33 @@ static int heap_range(struct kiln_web_model *m, unsigned pi, const char *focus,
 	return 0;
 }
 
+int kiln_web_view_whole(struct kiln_web_model *m, struct web_view *v,
+			const struct web_making *mk, struct kiln_diag *d)
+{
+	const int64_t range[2] = { v->t0, v->t1 };
+	struct kiln_prof *copy = NULL;
+	int err = work_begin(mk);
+
+	if (!err) {
+		int job = kiln_web_job_start(m, v->p, "filtering", 0);
+
+		err = filtered(v->prof, v->focus, v->ignore, NULL,
+			       v->ranged ? range : NULL, NULL, NULL, NULL, mk,
+			       &copy, d);
+		kiln_web_job_end(m, job);
+		work_end(m);
+	}
+	if (err)
+		return err;
+	/* What was built over the input goes: its names are the input's. */
+	kiln_web_view_drop_built(v);
+	free(v->w);
+	v->w = NULL;
+	v->prof = copy;
+	v->own = true;
+	return 0;
+}
+
 int kiln_web_view_make(struct kiln_web_model *m, struct web_view *v,
 		       const struct web_sel *s, const struct web_making *mk,
 		       struct kiln_diag *d)
@@ -359,6 +386,29 @@ int kiln_web_view_make(struct kiln_web_model *m, struct web_view *v,
 					 s->t0, s->t1, v->labels, v->group, v->tf,
 					 mk, &v->prof, d);
 			work_end(m);
+		}
+	} else if ((v->focus || v->ignore || s->ranged) && !v->hide &&
+		   !v->labels && !v->group && !v->tf && !m->base.prof) {
+		/* focus, ignore, range: weighed, not copied */
+		struct kiln_prof *in = m->in[s->p].prof;
+
+		v->w = malloc((in->nsamples + 1) * sizeof(*v->w));
+		err = v->w ? work_begin(mk) : -ENOMEM;
+		if (!err) {
+			int job = kiln_web_job_start(m, s->p, "filtering", 0);
+
+			err = kiln_prof_weights(in, v->focus, v->ignore,
+						s->ranged ? range : NULL, v->type,
+						v->w, kiln_web_make_stop,
+						(void *)mk, d);
+			if (!err && kiln_web_make_stop((void *)mk))
+				err = -ECANCELED;
+			kiln_web_job_end(m, job);
+			work_end(m);
+		}
+		if (err) {
+			free(v->w);
+			v->w = NULL;
 		}
 	} else if (any || s->ranged) {	/* rewrites samples */
 		err = work_begin(mk);

@@ -32,23 +32,34 @@ static uint64_t now_ns(void)
 }
 
 /* Frees the view and everything it holds (no reference left). */
-static void view_free(struct web_view *v)
+void kiln_web_view_drop_built(struct web_view *v)
 {
 	int i;
 
-	if (!v)
-		return;
 	for (i = 0; i < 2; i++) {
 		kiln_tree_release(&v->tree[i]);
 		kiln_tree_paths_release(&v->paths[i]);
 		kiln_top_release(&v->top[i]);
 		kiln_top_release(&v->base_top[i]);
+		v->top_built[i] = v->base_top_built[i] = false;
 	}
-	for (i = 0; i < WEB_MEMOS; i++)
+	for (i = 0; i < WEB_MEMOS; i++) {
 		kiln_buf_release(&v->memo[i]);
+		v->memo_ok[i] = false;
+	}
 	kiln_tree_release(&v->sw_callers);
 	kiln_tree_release(&v->sw_callees);
+	v->sw_name = 0;
 	kiln_web_timed_free(v->timed);
+	v->timed = NULL;
+}
+
+static void view_free(struct web_view *v)
+{
+	if (!v)
+		return;
+	kiln_web_view_drop_built(v);
+	free(v->w);
 	if (v->own)
 		kiln_prof_free(v->prof);
 	if (v->base_own)
@@ -97,6 +108,8 @@ static size_t view_bytes(const struct web_view *v)
 
 	if (v->own && v->prof)
 		b += prof_bytes(v->prof);
+	if (v->w)
+		b += v->prof->nsamples * sizeof(*v->w);
 	if (v->base_own && v->base)
 		b += prof_bytes(v->base);
 	for (i = 0; i < 2; i++) {
@@ -235,8 +248,8 @@ again:
 		/* Made, or being made: its maker holds the lock until then. */
 		pthread_mutex_lock(&v->lock);
 		if (v->ready) {
-			*out = v;
-			return 0;
+			mk.v = v;
+			goto out_ready;
 		}
 		err = v->err;
 		if (err == -EINVAL && v->msg)
@@ -273,6 +286,17 @@ again:
 		return err;
 	}
 	v->ready = true;
+out_ready:
+	/* Made of weights, asked by a request that reads more. */
+	if (v->w && !s->weighed_ok) {
+		err = kiln_web_view_whole(m, v, &mk, d);
+		if (err) {
+			kiln_web_view_done(m, v);
+			if (err == -ECANCELED)
+				goto out_moved_on;
+			return err;
+		}
+	}
 	*out = v;
 	return 0;
 out_moved_on:
@@ -448,7 +472,7 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 				 kiln_prof_str(v->prof, v->prof->types[v->type].type),
 				 kiln_prof_str(v->prof, v->prof->types[v->type].unit));
 	if (!t->n) {
-		err = kiln_tree_build(t, v->prof, v->type, reverse);
+		err = kiln_tree_build_w(t, v->prof, v->type, reverse, v->w);
 		if (err)
 			return err;
 	}
@@ -471,7 +495,7 @@ int kiln_web_view_paths(struct web_view *v, bool reverse,
 
 	/* Read only on a shared input: every name was made at load. */
 	if (!ps->off) {
-		err = kiln_tree_paths_build(ps, v->prof, v->type, reverse);
+		err = kiln_tree_paths_build_w(ps, v->prof, v->type, reverse, v->w);
 		if (err)
 			return err;
 	}
@@ -484,9 +508,9 @@ int kiln_web_view_top(struct web_view *v, bool by_line, struct kiln_top **out)
 	int err;
 
 	if (!v->top_built[by_line]) {
-		err = kiln_top_build(&v->top[by_line], v->prof, v->type,
-				     by_line ? KILN_TOP_LINES : KILN_TOP_FUNCTIONS,
-				     false);
+		err = kiln_top_build_w(&v->top[by_line], v->prof, v->type,
+				       by_line ? KILN_TOP_LINES : KILN_TOP_FUNCTIONS,
+				       false, v->w);
 		if (err)
 			return err;
 		v->top_built[by_line] = true;

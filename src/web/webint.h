@@ -149,6 +149,10 @@ struct web_sel {
 	 * newer request of the same page stops this one's computation. */
 	const char *page;
 	uint64_t seq;
+	/* The asker reads the view only through its tree, call tree levels
+	 * and top tables (kiln_web_view_tree(), _paths(), _top()): a view
+	 * made as weights over the input will do (web_view.w). */
+	bool weighed_ok;
 };
 
 /*
@@ -180,6 +184,13 @@ struct web_view {
 	int64_t t0, t1;
 	struct kiln_prof *prof;		/* the input's, or a filtered copy */
 	bool own;			/* prof is a copy */
+	/* A selection by focus, ignore and time range only is first made
+	 * without a copy: prof is the input and w[i] what its sample i
+	 * weighs in the selection (kiln_prof_weights()), read by the trees,
+	 * call tree levels and top tables.  A request that needs more (the
+	 * labels, the timeline, the saved page...) has the copy made then
+	 * (kiln_web_view_whole()).  NULL: prof is the selection. */
+	int64_t *w;
 	struct kiln_prof *base;		/* the diff base, filtered alike, or NULL */
 	bool base_own;
 	int base_type;			/* the view's type in the base, -1 none */
@@ -303,6 +314,16 @@ int kiln_web_make_stop(void *mk);
 /* Makes view v (its lock held, its selection's strings set) of selection
  * s: its profile and diff base.  0, -EINVAL (d filled), -ECANCELED or
  * -ENOMEM. */
+/*
+ * A view made of weights (v->w) made whole: its filtered copy made as
+ * kiln_web_view_make() makes it for other selections, and what was built
+ * over the input dropped (v's lock held, as by its asker).  0 or -errno
+ * (v left as it was).
+ */
+int kiln_web_view_whole(struct kiln_web_model *m, struct web_view *v,
+			const struct web_making *mk, struct kiln_diag *d);
+/* Drops what v built on first use (trees, tables, kept answers). */
+void kiln_web_view_drop_built(struct web_view *v);
 int kiln_web_view_make(struct kiln_web_model *m, struct web_view *v,
 		       const struct web_sel *s, const struct web_making *mk,
 		       struct kiln_diag *d);

@@ -2,7 +2,9 @@
 /* Unit tests of the call tree (profile/tree.c): totals, self values, name
  * order, reversed trees, diff bases, inline frames and kinds, the batched
  * build against one sample at a time, grouped and inverted trees, levels
- * made on demand against the whole tree. */
+ * made on demand against the whole tree; a selection's trees, levels and
+ * top tables made from weights over the whole profile against those of
+ * its filtered copy. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +16,9 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "profile/top.h"
 #include "profile/tree.h"
+#include "util/diag.h"
 
 /* A location of function `name` in mapping m (0: none) at addr. */
 static uint32_t loc_at(struct kiln_prof *p, const char *name, uint32_t m,
@@ -602,6 +606,151 @@ static void test_levels_on_demand(void **state)
 	kiln_prof_free(p);
 }
 
+/* String id a of p and b of q are the same bytes. */
+static void same_str(const struct kiln_prof *p, uint32_t a,
+		     const struct kiln_prof *q, uint32_t b)
+{
+	assert_string_equal(kiln_prof_str(p, a), kiln_prof_str(q, b));
+}
+
+/* Location a of p and b of q: both none, or at one address. */
+static void same_loc(const struct kiln_prof *p, uint32_t a,
+		     const struct kiln_prof *q, uint32_t b)
+{
+	assert_int_equal(!a, !b);
+	if (a)
+		assert_int_equal(p->locations[a].address, q->locations[b].address);
+}
+
+/* The trees of a copy (u over q) and of weights (w over p), node by node. */
+static void same_tree(const struct kiln_tree *u, const struct kiln_tree *w)
+{
+	uint32_t i;
+
+	assert_int_equal(u->n, w->n);
+	assert_int_equal(u->max_depth, w->max_depth);
+	for (i = 0; i < u->n; i++) {
+		const struct kiln_tree_node *a = &u->nodes[i], *b = &w->nodes[i];
+
+		same_str(u->prof, a->name, w->prof, b->name);
+		assert_int_equal(a->parent, b->parent);
+		assert_int_equal(a->child, b->child);
+		assert_int_equal(a->next, b->next);
+		assert_int_equal(a->kind, b->kind);
+		assert_int_equal(a->total, b->total);
+		assert_int_equal(a->self, b->self);
+		assert_int_equal(a->line, b->line);
+		same_loc(u->prof, a->location, w->prof, b->location);
+	}
+}
+
+/*
+ * What kiln serve's views of focus, ignore and a time range build from
+ * weights over the shared input (kiln_prof_weights() and the _w
+ * builders) equals what they build from the selection's copy (filter
+ * mask, kiln_prof_merge_some(), kiln_prof_keep_time()): trees both ways,
+ * call tree levels, top tables by function and by line, each type.
+ */
+static void test_weights_as_copy(void **state)
+{
+	static const struct {
+		const char *focus, *ignore;
+		int64_t t0, t1;		/* t1 0: no range */
+	} sel[] = {
+		{ "^fn1$", NULL, 0, 0 },
+		{ NULL, "fn2|fn3", 0, 0 },
+		{ "fn[0-9]$", "^fn7$", 200000000, 700000000 },
+		{ NULL, NULL, 0, 500000000 },
+		{ "^fn11$", NULL, 990000000, 2000000000 },
+		{ "nothing matches", NULL, 0, 0 },
+	};
+	struct kiln_prof *p = random_prof();
+	uint64_t x = 7;
+	struct kiln_diag d;
+	size_t i, k;
+	int64_t *w;
+
+	/* Each sample's values over two or three moments of its run. */
+	for (i = 0; i < p->nsamples; i++) {
+		int64_t v0 = kiln_prof_value(p, i, 0), v1 = kiln_prof_value(p, i, 1);
+		int64_t a[2] = { v0 / 2, v1 / 2 }, b[2] = { v0 - a[0], v1 - a[1] };
+
+		kiln_prof_add_event(p, i, (int64_t)rnd(&x, 1000) * 1000000, a);
+		kiln_prof_add_event(p, i, (int64_t)rnd(&x, 1000) * 1000000, b);
+	}
+	assert_int_equal(kiln_prof_events_tidy(p), 0);
+	assert_int_equal(kiln_prof_name_all(p), 0);
+	w = malloc(p->nsamples * sizeof(*w));
+	assert_non_null(w);
+	for (k = 0; k < sizeof(sel) / sizeof(sel[0]); k++) {
+		const int64_t range[2] = { sel[k].t0, sel[k].t1 };
+		struct kiln_prof *q = kiln_prof_new();
+		uint8_t *keep = malloc(p->nsamples + 1);
+		int type, rev;
+
+		assert_non_null(keep);
+		assert_int_equal(kiln_prof_filter_mask(p, sel[k].focus, sel[k].ignore,
+						       keep, NULL, NULL, &d), 0);
+		assert_int_equal(kiln_prof_merge_some(q, p, keep, NULL, NULL, &d), 0);
+		if (sel[k].t1)
+			assert_int_equal(kiln_prof_keep_time(q, range[0], range[1]), 0);
+		for (type = 0; type < 2; type++) {
+			assert_int_equal(kiln_prof_weights(p, sel[k].focus, sel[k].ignore,
+							   sel[k].t1 ? range : NULL,
+							   type, w, NULL, NULL, &d), 0);
+			for (rev = 0; rev < 2; rev++) {
+				struct kiln_tree a = KILN_TREE_INIT, b = KILN_TREE_INIT;
+				struct kiln_tree_paths pa = { 0 }, pb = { 0 };
+				size_t j;
+
+				assert_int_equal(kiln_tree_build(&a, q, type, rev), 0);
+				assert_int_equal(kiln_tree_build_w(&b, p, type, rev, w), 0);
+				same_tree(&a, &b);
+				assert_int_equal(kiln_tree_paths_build(&pa, q, type, rev), 0);
+				assert_int_equal(kiln_tree_paths_build_w(&pb, p, type, rev, w), 0);
+				assert_int_equal(pa.n, pb.n);
+				assert_int_equal(pa.total, pb.total);
+				for (j = 0; j < pa.n; j++) {
+					uint32_t e;
+
+					assert_int_equal(pa.value[j], pb.value[j]);
+					assert_int_equal(pa.off[j + 1] - pa.off[j],
+							 pb.off[j + 1] - pb.off[j]);
+					for (e = pa.off[j]; e < pa.off[j + 1]; e++)
+						same_str(q, pa.names[e], p, pb.names[e]);
+				}
+				kiln_tree_paths_release(&pa);
+				kiln_tree_paths_release(&pb);
+				kiln_tree_release(&a);
+				kiln_tree_release(&b);
+			}
+			for (rev = 0; rev < 2; rev++) {
+				enum kiln_top_by by = rev ? KILN_TOP_LINES : KILN_TOP_FUNCTIONS;
+				struct kiln_top ta, tb;
+				size_t j;
+
+				assert_int_equal(kiln_top_build(&ta, q, type, by, false), 0);
+				assert_int_equal(kiln_top_build_w(&tb, p, type, by, false, w), 0);
+				assert_int_equal(ta.n, tb.n);
+				assert_int_equal(ta.total, tb.total);
+				for (j = 0; j < ta.n; j++) {
+					same_str(q, ta.rows[j].name, p, tb.rows[j].name);
+					same_str(q, ta.rows[j].file, p, tb.rows[j].file);
+					assert_int_equal(ta.rows[j].line, tb.rows[j].line);
+					assert_int_equal(ta.rows[j].flat, tb.rows[j].flat);
+					assert_int_equal(ta.rows[j].cum, tb.rows[j].cum);
+				}
+				kiln_top_release(&ta);
+				kiln_top_release(&tb);
+			}
+		}
+		free(keep);
+		kiln_prof_free(q);
+	}
+	free(w);
+	kiln_prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_same_as_one_by_one),
 		cmocka_unit_test(test_grouped_inverted),
 		cmocka_unit_test(test_levels_on_demand),
+		cmocka_unit_test(test_weights_as_copy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
