@@ -215,12 +215,43 @@ struct lane {
 	uint32_t cur;
 };
 
-/* The batch's frames: a copy of each sample's expansion, one after
- * another. */
+/* Each location's frames, expanded once per build, on first use:
+ * location l's are fr[first[l] - 1 .. + count[l]) (first[l] 0: not
+ * yet). */
+struct loc_frames {
+	uint32_t *first, *count;
+	struct kiln_frame *fr, *one;
+	size_t n, cap, one_cap;
+};
+
+/* Expands location l if not yet: 0, or -ENOMEM. */
+static int expand_loc(struct kiln_prof *p, struct loc_frames *lf, uint32_t l)
+{
+	long n;
+
+	if (lf->first[l])
+		return 0;
+	n = kiln_prof_loc_frames(p, l, &lf->one, &lf->one_cap);
+	if (n < 0)
+		return (int)n;
+	if (lf->n + (size_t)n >= UINT32_MAX ||
+	    KILN_GROW(lf->fr, lf->cap, lf->n + (size_t)n, 1024))
+		return -ENOMEM;
+	memcpy(lf->fr + lf->n, lf->one, (size_t)n * sizeof(*lf->fr));
+	lf->first[l] = (uint32_t)lf->n + 1;
+	lf->count[l] = (uint32_t)n;
+	lf->n += (size_t)n;
+	return 0;
+}
+
+/* The batch's frames: each sample's, one after another, as indexes
+ * into the locations' expanded frames (lf->fr, which may move while the
+ * batch is filled). */
 struct batch {
 	struct lane lane[TREE_LANES];
 	size_t n;
-	struct kiln_frame *fr;
+	const struct loc_frames *lf;
+	uint32_t *fi;
 	size_t nfr, cap;
 };
 
@@ -229,7 +260,7 @@ static const struct kiln_frame *lane_frame(const struct kiln_tree *t,
 					   const struct batch *b,
 					   const struct lane *l, long k)
 {
-	return &b->fr[l->f0 + (size_t)(t->reverse ? k : l->nf - 1 - k)];
+	return &b->lf->fr[b->fi[l->f0 + (size_t)(t->reverse ? k : l->nf - 1 - k)]];
 }
 
 /*
@@ -324,9 +355,9 @@ static int64_t weight(const struct kiln_prof *p, size_t i, int type,
 int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
 		      bool reverse, const int64_t *w)
 {
-	struct kiln_frame *frames = NULL;
-	struct batch b = { .n = 0 };
-	size_t cap = 0, i;
+	struct loc_frames lf = { 0 };
+	struct batch b = { .n = 0, .lf = &lf };
+	size_t i;
 	int err = 0;
 
 	kiln_tree_release(t);
@@ -336,7 +367,11 @@ int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
 		return -EINVAL;
 	/* The root: index 0, so new_node() cannot tell success. */
 	new_node(t, 0, 0, KILN_KIND_OTHER, NULL);
-	if (t->n != 1 || index_reserve(t)) {
+	lf.first = calloc(p->nlocations + 1, sizeof(*lf.first));
+	lf.count = malloc((p->nlocations + 1) * sizeof(*lf.count));
+	if (t->n != 1 || index_reserve(t) || !lf.first || !lf.count) {
+		free(lf.first);
+		free(lf.count);
 		kiln_tree_release(t);
 		return -ENOMEM;
 	}
@@ -361,18 +396,34 @@ int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
 		}
 		if (v <= 0)
 			continue;
-		nf = kiln_prof_frames(p, &p->samples[i], &frames, &cap);
-		if (nf < 0) {
-			err = (int)nf;
-			break;
+		/* The sample's frames as kiln_prof_frames() gives them, each
+		 * location's expanded once per build. */
+		{
+			const struct kiln_sample *s = &p->samples[i];
+			const uint32_t *locs = kiln_prof_sample_locs(p, s);
+			uint32_t d;
+
+			nf = 0;
+			for (d = 0; d < s->depth && !err; d++) {
+				uint32_t l = locs[d], f, j;
+
+				if (l > p->nlocations) {
+					err = -EINVAL;
+					break;
+				}
+				err = expand_loc(p, &lf, l);
+				if (!err && KILN_GROW(b.fi, b.cap, b.nfr + (size_t)nf +
+						      lf.count[l], 256))
+					err = -ENOMEM;
+				if (err)
+					break;
+				f = lf.first[l] - 1;
+				for (j = 0; j < lf.count[l]; j++)
+					b.fi[b.nfr + (size_t)nf++] = f + j;
+			}
+			if (err)
+				break;
 		}
-		if (KILN_GROW(b.fr, b.cap, b.nfr + (size_t)nf, 256)) {
-			err = -ENOMEM;
-			break;
-		}
-		/* (A sample may have no frame: no frames array then.) */
-		if (nf)
-			memcpy(b.fr + b.nfr, frames, (size_t)nf * sizeof(*frames));
 		b.lane[b.n++] = (struct lane){ b.nfr, nf, 0, v, 0 };
 		b.nfr += (size_t)nf;
 	}
@@ -380,8 +431,11 @@ int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
 		sum_totals(t);
 		err = sort_children(t);
 	}
-	free(b.fr);
-	free(frames);
+	free(b.fi);
+	free(lf.first);
+	free(lf.count);
+	free(lf.fr);
+	free(lf.one);
 	if (err)
 		kiln_tree_release(t);
 	return err;
