@@ -367,6 +367,14 @@ static inline int64_t kiln_prof_value(const struct kiln_prof *p, size_t sample,
 	return p->values[sample * p->ntypes + type];
 }
 
+/* Sample i's value in a selection given as weights (w: p->nsamples
+ * entries, kiln_prof_weights()), or with w NULL its value of type. */
+static inline int64_t kiln_prof_weight(const struct kiln_prof *p, size_t i,
+				       int type, const int64_t *w)
+{
+	return w ? w[i] : kiln_prof_value(p, i, (size_t)type);
+}
+
 int kiln_prof_add_comment(struct kiln_prof *p, const char *s);
 
 /*
@@ -401,6 +409,8 @@ int kiln_prof_merge(struct kiln_prof *dst, const struct kiln_prof *src,
  * non-zero stops it with -ECANCELED.
  */
 typedef int (*kiln_prof_stop_fn)(void *arg);
+/* How often (samples or events) a long operation asks whether to stop. */
+#define KILN_PROF_CHECK_EVERY 16384
 
 /*
  * kiln_prof_merge() of only the samples i of src with keep[i] set (keep

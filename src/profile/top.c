@@ -145,7 +145,7 @@ int kiln_top_build_w(struct kiln_top *t, struct kiln_prof *p, int type,
 		goto out_free;
 	}
 	for (i = 0; i < p->nsamples; i++) {
-		int64_t v = w ? w[i] : kiln_prof_value(p, i, (size_t)type);
+		int64_t v = kiln_prof_weight(p, i, type, w);
 		const struct kiln_sample *smp = &p->samples[i];
 		bool leaf = true;
 		uint32_t d;

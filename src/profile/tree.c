@@ -58,16 +58,6 @@ static int index_reserve(struct kiln_tree *t)
 	return 0;
 }
 
-/* Saturating addition: a sum of int64 sample values must not overflow. */
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_add_overflow(a, b, &r))
-		return b > 0 ? INT64_MAX : INT64_MIN;
-	return r;
-}
-
 void kiln_tree_init(struct kiln_tree *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -199,7 +189,7 @@ static void sum_totals(struct kiln_tree *t)
 	for (i = t->n; i-- > 1;) {
 		struct kiln_tree_node *pa = &t->nodes[t->nodes[i].parent];
 
-		pa->total = sat_add(pa->total, t->nodes[i].total);
+		pa->total = kiln_sat_add(pa->total, t->nodes[i].total);
 	}
 }
 
@@ -334,7 +324,7 @@ static int batch_add(struct kiln_tree *t, struct batch *b)
 			}
 			cur = id;
 		}
-		t->nodes[cur].self = sat_add(t->nodes[cur].self, l->v);
+		t->nodes[cur].self = kiln_sat_add(t->nodes[cur].self, l->v);
 	}
 	return 0;
 }
@@ -343,13 +333,6 @@ int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 		    bool reverse)
 {
 	return kiln_tree_build_w(t, p, type, reverse, NULL);
-}
-
-/* Sample i's value: its weight, or its value of type. */
-static int64_t weight(const struct kiln_prof *p, size_t i, int type,
-		      const int64_t *w)
-{
-	return w ? w[i] : kiln_prof_value(p, i, (size_t)type);
 }
 
 int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
@@ -386,7 +369,7 @@ int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
 	 * those of adding each sample in turn.
 	 */
 	for (i = 0; i <= p->nsamples && !err; i++) {
-		int64_t v = i < p->nsamples ? weight(p, i, type, w) : 0;
+		int64_t v = i < p->nsamples ? kiln_prof_weight(p, i, type, w) : 0;
 		long nf;
 
 		if (b.n == TREE_LANES || (i == p->nsamples && b.n)) {
@@ -482,8 +465,8 @@ int kiln_tree_add_base(struct kiln_tree *t, struct kiln_prof *base, int type)
 			err = (int)nf;
 			goto out;
 		}
-		t->base_total = sat_add(t->base_total, v);
-		t->nodes[0].base = sat_add(t->nodes[0].base, v);
+		t->base_total = kiln_sat_add(t->base_total, v);
+		t->nodes[0].base = kiln_sat_add(t->nodes[0].base, v);
 		for (k = 0; k < nf; k++) {
 			const struct kiln_frame *f =
 				&frames[t->reverse ? k : nf - 1 - k];
@@ -494,7 +477,7 @@ int kiln_tree_add_base(struct kiln_tree *t, struct kiln_prof *base, int type)
 			id = find_child(t, cur, name);
 			if (!id)
 				break;
-			t->nodes[id].base = sat_add(t->nodes[id].base, v);
+			t->nodes[id].base = kiln_sat_add(t->nodes[id].base, v);
 			cur = id;
 		}
 	}
@@ -540,14 +523,14 @@ int kiln_tree_add_base_by_function(struct kiln_tree *t, struct kiln_prof *base,
 			err = (int)nf;
 			goto out;
 		}
-		t->base_total = sat_add(t->base_total, v);
+		t->base_total = kiln_sat_add(t->base_total, v);
 		for (k = 0; k < nf; k++) {
 			uint32_t name = tree_name(t, base, frames[k].name, map, nstrs);
 
 			if (!name || name > nt || stamp[name] == i + 1)
 				continue;
 			stamp[name] = (uint32_t)(i + 1);
-			btot[name] = sat_add(btot[name], v);
+			btot[name] = kiln_sat_add(btot[name], v);
 		}
 	}
 	/* The new profile's total per name: the nodes of that name with no
@@ -561,7 +544,7 @@ int kiln_tree_add_base_by_function(struct kiln_tree *t, struct kiln_prof *base,
 		while (a && t->nodes[a].name != nd->name)
 			a = t->nodes[a].parent;
 		if (!a)
-			ntot[nd->name] = sat_add(ntot[nd->name], nd->total);
+			ntot[nd->name] = kiln_sat_add(ntot[nd->name], nd->total);
 	}
 	/* Each node gets its function's base total in proportion to its
 	 * part of the function's new total: a node's change of share is
@@ -658,136 +641,6 @@ uint32_t kiln_tree_find(const struct kiln_tree *t, uint32_t parent,
 
 /* ---- trees made a level at a time ---- */
 
-void kiln_tree_paths_release(struct kiln_tree_paths *ps)
-{
-	free(ps->names);
-	free(ps->off);
-	free(ps->sample);
-	free(ps->value);
-	memset(ps, 0, sizeof(*ps));
-}
-
-size_t kiln_tree_paths_bytes(const struct kiln_tree_paths *ps)
-{
-	return ps->off ? ps->off[ps->n] * sizeof(*ps->names) +
-			 (ps->n + 1) * sizeof(*ps->off) +
-			 ps->n * (sizeof(*ps->sample) + sizeof(*ps->value)) : 0;
-}
-
-/* Each location's frame names, innermost first: location l's are
- * (*names)[(*at)[l] .. (*at)[l + 1]).  One pass over the locations
- * instead of their lines and functions for every frame of every sample
- * (those reads missed the cache on a big profile).  0 or -ENOMEM. */
-static int loc_names(struct kiln_prof *p, uint32_t **names, uint32_t **at)
-{
-	struct kiln_frame *fr = NULL;
-	size_t cap = 0, ncap = 0, n = 0, l;
-	long nf, k;
-	int err = 0;
-
-	*names = NULL;
-	*at = malloc((p->nlocations + 2) * sizeof(**at));
-	if (!*at)
-		return -ENOMEM;
-	(*at)[0] = (*at)[1] = 0;
-	for (l = 1; l <= p->nlocations && !err; l++) {
-		nf = kiln_prof_loc_frames(p, (uint32_t)l, &fr, &cap);
-		if (nf < 0 || n + (size_t)nf > UINT32_MAX ||
-		    KILN_GROW(*names, ncap, n + (size_t)nf + 1, 1024)) {
-			err = nf < 0 ? (int)nf : -ENOMEM;
-			break;
-		}
-		for (k = 0; k < nf; k++)
-			(*names)[n++] = fr[k].name;
-		(*at)[l + 1] = (uint32_t)n;
-	}
-	free(fr);
-	return err;
-}
-
-int kiln_tree_paths_build(struct kiln_tree_paths *ps, struct kiln_prof *p,
-			  int type, bool reverse)
-{
-	return kiln_tree_paths_build_w(ps, p, type, reverse, NULL);
-}
-
-int kiln_tree_paths_build_w(struct kiln_tree_paths *ps, struct kiln_prof *p,
-			    int type, bool reverse, const int64_t *w)
-{
-	uint32_t *ln = NULL, *lat = NULL;
-	size_t ncap = 0, ocap = 0, scap = 0, i, used = 0;
-	int err = 0;
-
-	kiln_tree_paths_release(ps);
-	ps->reverse = reverse;
-	if (type < 0 || (size_t)type >= p->ntypes)
-		return -EINVAL;
-	err = loc_names(p, &ln, &lat);
-	for (i = 0; i < p->nsamples && !err; i++) {
-		const struct kiln_sample *s = &p->samples[i];
-		const uint32_t *locs = kiln_prof_sample_locs(p, s);
-		int64_t v = weight(p, i, type, w);
-		size_t nf = 0, k, j;
-
-		if (v <= 0)
-			continue;
-		for (k = 0; k < s->depth; k++)
-			nf += lat[locs[k] + 1] - lat[locs[k]];
-		if (used + nf > UINT32_MAX ||
-		    KILN_GROW(ps->names, ncap, used + nf, 1024) ||
-		    KILN_GROW(ps->off, ocap, ps->n + 2, 256) ||
-		    KILN_GROW(ps->sample, scap, ps->n + 1, 256)) {
-			err = -ENOMEM;
-			break;
-		}
-		ps->off[ps->n] = (uint32_t)used;
-		/* The frames leaf first are the locations' in order, each
-		 * innermost first; from the root, all of it backwards. */
-		for (k = 0; k < s->depth; k++) {
-			uint32_t l = locs[reverse ? k : s->depth - 1 - k];
-
-			if (reverse)
-				for (j = lat[l]; j < lat[l + 1]; j++)
-					ps->names[used++] = ln[j];
-			else
-				for (j = lat[l + 1]; j-- > lat[l];)
-					ps->names[used++] = ln[j];
-		}
-		ps->sample[ps->n] = (uint32_t)i;
-		ps->n++;
-		ps->total = sat_add(ps->total, v);
-	}
-	free(ln);
-	free(lat);
-	if (!err && !(ps->value = malloc((ps->n + 1) * sizeof(*ps->value))))
-		err = -ENOMEM;
-	if (!err && KILN_GROW(ps->off, ocap, ps->n + 1, 256))
-		err = -ENOMEM;
-	if (err) {
-		kiln_tree_paths_release(ps);
-		return err;
-	}
-	ps->off[ps->n] = (uint32_t)used;
-	for (i = 0; i < ps->n; i++)
-		ps->value[i] = weight(p, ps->sample[i], type, w);
-	return 0;
-}
-
-size_t kiln_tree_paths_narrow(const struct kiln_tree_paths *ps, uint32_t *sel,
-			      size_t n, uint32_t depth, uint32_t name)
-{
-	size_t i, m = 0;
-
-	for (i = 0; i < n; i++) {
-		uint32_t e = sel[i];
-
-		if (ps->off[e] + depth < ps->off[e + 1] &&
-		    ps->names[ps->off[e] + depth] == name)
-			sel[m++] = e;
-	}
-	return m;
-}
-
 /* A node of a partial tree made by name only (its first frame, if it
  * becomes a child of an expanded node, is found later).  0 on ENOMEM. */
 static uint32_t name_node(struct kiln_tree *t, uint32_t parent, uint32_t name)
@@ -829,9 +682,9 @@ int kiln_tree_expand(struct kiln_tree *t, struct kiln_prof *p,
 			first[nfirst].node = ch;
 			first[nfirst++].e = e;
 		}
-		c->total = sat_add(c->total, ps->value[e]);
+		c->total = kiln_sat_add(c->total, ps->value[e]);
 		if (len == d + 1)
-			c->self = sat_add(c->self, ps->value[e]);
+			c->self = kiln_sat_add(c->self, ps->value[e]);
 		else if (!name_node(t, ch, ps->names[o + d + 1]))
 			err = -ENOMEM;
 	}

@@ -185,6 +185,16 @@ uint32_t kiln_tree_find(const struct kiln_tree *t, uint32_t parent,
  * or the leaf first when reverse), value[i] and came from sample
  * sample[i].  total: the values' sum (the root's total).
  */
+/* Saturating addition: a sum of int64 sample values must not overflow. */
+static inline int64_t kiln_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 struct kiln_tree_paths {
 	uint32_t *names, *off, *sample;
 	int64_t *value;
