@@ -242,7 +242,7 @@ int kiln_prof_events_tidy(struct kiln_prof *p)
 
 /*
  * Keeps the events of old samples that map[] gives a new index (>= 0),
- * renumbered; the others go.  For the rewriting operations (ops.c):
+ * renumbered; the others go.  For the rewriting operations (filter.c):
  * several old samples may become one, so the column is tidied.
  */
 int kiln_prof_events_remap(struct kiln_prof *p, const long *map)

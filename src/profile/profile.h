@@ -476,7 +476,7 @@ int kiln_prof_keep_time(struct kiln_prof *p, int64_t t0, int64_t t1);
 
 /*
  * The samples of p taken out to be added again (the rewriting filters:
- * ops.c, transform.c): p keeps its tables (function, location and label
+ * filter.c, transform.c): p keeps its tables (function, location and label
  * ids stay valid) and has no samples; the caller adds what it keeps with
  * kiln_prof_readd() (which notes each old sample's new index) and ends
  * with kiln_prof_samples_free(), which frees the old arrays and points
