@@ -52,6 +52,25 @@ static int index_reserve(struct kiln_tree *t)
 	for (i = 0; t->slots && i <= t->mask; i++)
 		if (t->slots[i].id)
 			*slot_of(&t2, t->slots[i].parent, t->slots[i].name) = t->slots[i];
+	/* Nodes made without an index (kiln_tree_select()) get theirs now,
+	 * before a node is added. */
+	if (!t->slots && t->n > 1) {
+		uint32_t id;
+
+		while ((size_t)t->n * 2 > cap) {
+			free(t2.slots);
+			cap *= 2;
+			t2.slots = calloc(cap, sizeof(*t2.slots));
+			if (!t2.slots)
+				return -ENOMEM;
+			t2.mask = cap - 1;
+		}
+		for (id = 1; id < t->n; id++)
+			*slot_of(&t2, t->nodes[id].parent, t->nodes[id].name) =
+				(struct kiln_tree_slot){ t->nodes[id].parent,
+							 t->nodes[id].name, id };
+		t->count = t->n - 1;
+	}
 	free(t->slots);
 	t->slots = t2.slots;
 	t->mask = t2.mask;
@@ -79,7 +98,16 @@ size_t kiln_tree_bytes(const struct kiln_tree *t)
 static uint32_t find_child(const struct kiln_tree *t, uint32_t parent,
 			   uint32_t name)
 {
-	return t->slots ? slot_of(t, parent, name)->id : 0;
+	uint32_t c;
+
+	if (t->slots)
+		return slot_of(t, parent, name)->id;
+	/* A selection's tree made without an index (kiln_tree_select()):
+	 * its few lookups (a path asked by name) read the children. */
+	for (c = parent < t->n ? t->nodes[parent].child : 0; c; c = t->nodes[c].next)
+		if (t->nodes[c].name == name)
+			return c;
+	return 0;
 }
 
 /* A new node, linked at the head of parent's children.  0 on ENOMEM (the
@@ -203,6 +231,7 @@ struct lane {
 	long nf, k;
 	int64_t v;
 	uint32_t cur;
+	uint32_t sample;
 };
 
 /* Each location's frames, expanded once per build, on first use:
@@ -243,6 +272,9 @@ struct batch {
 	const struct loc_frames *lf;
 	uint32_t *fi;
 	size_t nfr, cap;
+	struct kiln_tree_all *rec;	/* the tree of every sample: leaf and
+					 * first recorded, or NULL */
+	size_t first_cap;
 };
 
 /* Frame k of lane l from the root's side of the tree. */
@@ -321,10 +353,18 @@ static int batch_add(struct kiln_tree *t, struct batch *b)
 					      kiln_prof_loc_kind(t->prof, f->location), f);
 				if (!id)
 					return -ENOMEM;
+				if (b->rec) {
+					if (KILN_GROW(b->rec->first, b->first_cap,
+						      (size_t)id + 1, 1024))
+						return -ENOMEM;
+					b->rec->first[id] = l->sample;
+				}
 			}
 			cur = id;
 		}
 		t->nodes[cur].self = kiln_sat_add(t->nodes[cur].self, l->v);
+		if (b->rec)
+			b->rec->leaf[l->sample] = cur;
 	}
 	return 0;
 }
@@ -335,18 +375,20 @@ int kiln_tree_build(struct kiln_tree *t, struct kiln_prof *p, int type,
 	return kiln_tree_build_w(t, p, type, reverse, NULL);
 }
 
-int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
-		      bool reverse, const int64_t *w)
+/* kiln_tree_build_w(), or with rec the tree of every sample, each of
+ * value 1, its leaves and first samples recorded in rec. */
+static int build(struct kiln_tree *t, struct kiln_prof *p, int type,
+		 bool reverse, const int64_t *w, struct kiln_tree_all *rec)
 {
 	struct loc_frames lf = { 0 };
-	struct batch b = { .n = 0, .lf = &lf };
+	struct batch b = { .n = 0, .lf = &lf, .rec = rec };
 	size_t i;
 	int err = 0;
 
 	kiln_tree_release(t);
 	t->prof = p;
 	t->reverse = reverse;
-	if (type < 0 || (size_t)type >= p->ntypes)
+	if (!rec && (type < 0 || (size_t)type >= p->ntypes))
 		return -EINVAL;
 	/* The root: index 0, so new_node() cannot tell success. */
 	new_node(t, 0, 0, KILN_KIND_OTHER, NULL);
@@ -369,7 +411,8 @@ int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
 	 * those of adding each sample in turn.
 	 */
 	for (i = 0; i <= p->nsamples && !err; i++) {
-		int64_t v = i < p->nsamples ? kiln_prof_weight(p, i, type, w) : 0;
+		int64_t v = i >= p->nsamples ? 0 : rec ? 1 :
+			    kiln_prof_weight(p, i, type, w);
 		long nf;
 
 		if (b.n == TREE_LANES || (i == p->nsamples && b.n)) {
@@ -407,7 +450,7 @@ int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
 			if (err)
 				break;
 		}
-		b.lane[b.n++] = (struct lane){ b.nfr, nf, 0, v, 0 };
+		b.lane[b.n++] = (struct lane){ b.nfr, nf, 0, v, 0, (uint32_t)i };
 		b.nfr += (size_t)nf;
 	}
 	if (!err) {
@@ -422,6 +465,47 @@ int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
 	if (err)
 		kiln_tree_release(t);
 	return err;
+}
+
+int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
+		      bool reverse, const int64_t *w)
+{
+	return build(t, p, type, reverse, w, NULL);
+}
+
+int kiln_tree_all_build(struct kiln_tree_all *a, struct kiln_prof *p,
+			bool reverse)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	if (p->nsamples >= UINT32_MAX)
+		return -ENOMEM;
+	a->leaf = calloc(p->nsamples + 1, sizeof(*a->leaf));
+	if (!a->leaf)
+		return -ENOMEM;
+	a->nsamples = p->nsamples;
+	err = build(&a->t, p, 0, reverse, NULL, a);
+	/* (first[0], the root's, is never read.) */
+	if (!err && !a->first && !(a->first = calloc(1, sizeof(*a->first))))
+		err = -ENOMEM;
+	if (err)
+		kiln_tree_all_release(a);
+	return err;
+}
+
+void kiln_tree_all_release(struct kiln_tree_all *a)
+{
+	kiln_tree_release(&a->t);
+	free(a->leaf);
+	free(a->first);
+	memset(a, 0, sizeof(*a));
+}
+
+size_t kiln_tree_all_bytes(const struct kiln_tree_all *a)
+{
+	return kiln_tree_bytes(&a->t) +
+	       a->nsamples * sizeof(*a->leaf) + a->t.n * sizeof(*a->first);
 }
 
 /* t's string id for base's string id s (0: t has no such string),

@@ -111,6 +111,37 @@ int kiln_tree_build_w(struct kiln_tree *t, struct kiln_prof *p, int type,
 		      bool reverse, const int64_t *w);
 
 /*
+ * The tree of every sample of p, each counted 1, with the node each
+ * sample's path ends at (leaf[i]; 0: an empty stack) and the sample that
+ * made each node (first[n]): what kiln_tree_select() makes the tree of a
+ * selection from, without looking up a frame.  Built once for a profile
+ * that many selections are made of (kiln serve's inputs).
+ */
+struct kiln_tree_all {
+	struct kiln_tree t;
+	uint32_t *leaf;		/* [nsamples] */
+	uint32_t *first;	/* [t.n] */
+	size_t nsamples;
+};
+int kiln_tree_all_build(struct kiln_tree_all *a, struct kiln_prof *p,
+			bool reverse);
+void kiln_tree_all_release(struct kiln_tree_all *a);
+size_t kiln_tree_all_bytes(const struct kiln_tree_all *a);
+
+/*
+ * Into t (released first), the tree kiln_tree_build_w(p, w) gives --
+ * the same nodes in the same order, values and first frames -- made from
+ * a (the tree of every sample of p, same orientation): each sample's
+ * weight added at its leaf, totals summed, the nodes reached kept, and
+ * a node's first frame taken from the first sample of the selection that
+ * reaches it (expanded only where that is not a's).  t has no index: a
+ * child is found by reading its parent's children until a node is added.
+ * 0 or -ENOMEM.
+ */
+int kiln_tree_select(struct kiln_tree *t, const struct kiln_tree_all *a,
+		     struct kiln_prof *p, const int64_t *w);
+
+/*
  * Adds the values of base's sample type `type` as the diff base of every
  * node whose path of names exists in t (same orientation).  Names are
  * matched by their bytes, so base may come from another file.  Call after

@@ -43,6 +43,7 @@ struct kiln_web_model *kiln_web_model_new_pending(const char *const *names,
 	pthread_rwlockattr_destroy(&rwa);
 	pthread_mutex_init(&m->cache_lock, NULL);
 	pthread_cond_init(&m->work_cv, NULL);
+	pthread_mutex_init(&m->all_lock, NULL);
 	m->cache_budget = WEB_CACHE_BYTES;
 	/* A computation per CPU: more only share them, and hold more
 	 * memory at once. */
@@ -215,6 +216,19 @@ static int read_trace(struct kiln_web_model *m, const char *data, size_t len,
 	return 0;
 }
 
+
+/* Frees an input's trees of every sample (views.c makes them). */
+static void all_free(struct web_input *in)
+{
+	int r;
+
+	for (r = 0; r < 2; r++) {
+		if (in->all[r])
+			kiln_tree_all_release(in->all[r]);
+		free(in->all[r]);
+		in->all[r] = NULL;
+	}
+}
 int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
 			     struct kiln_prof *prof, const char *format,
 			     struct kiln_buf *trace, struct kiln_diag *d)
@@ -248,6 +262,7 @@ int kiln_web_model_set_input(struct kiln_web_model *m, size_t i,
 	m->in[i].format = fmt;
 	kiln_prof_free(m->in[i].prof);
 	m->in[i].prof = prof;
+	all_free(&m->in[i]);
 	free(m->in[i].trace);
 	m->in[i].trace = len ? bytes : NULL;
 	m->in[i].trace_len = len;
@@ -289,6 +304,7 @@ void kiln_web_model_free(struct kiln_web_model *m)
 	kiln_web_views_free(m);
 	kiln_web_srcpol_release(&m->src);
 	for (i = 0; m->in && i < m->n; i++) {
+		all_free(&m->in[i]);
 		kiln_prof_free(m->in[i].prof);
 		free(m->in[i].trace);
 		heapline_free(m->in[i].heap);
@@ -303,6 +319,7 @@ void kiln_web_model_free(struct kiln_web_model *m)
 	pthread_cond_destroy(&m->ready_cv);
 	pthread_cond_destroy(&m->work_cv);
 	pthread_mutex_destroy(&m->cache_lock);
+	pthread_mutex_destroy(&m->all_lock);
 	pthread_rwlock_destroy(&m->rw);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->st.lock);

@@ -204,6 +204,7 @@ static struct web_view *view_new(struct kiln_web_model *m,
 			view_free(v);
 			return NULL;
 		}
+	v->m = m;
 	v->p = s->p;
 	v->type = s->type;
 	v->ranged = s->ranged;
@@ -459,6 +460,49 @@ int kiln_web_model_warm(struct kiln_web_model *m)
 	return err;
 }
 
+/*
+ * Input p's tree of every sample, reverse or not, made on first use and
+ * kept with the input; NULL when it cannot be made (no memory: the
+ * caller builds its selection's tree by itself).
+ */
+static const struct kiln_tree_all *input_all(struct kiln_web_model *m,
+					     unsigned p, bool reverse)
+{
+	struct web_input *in = &m->in[p];
+	struct kiln_tree_all *a;
+
+	pthread_mutex_lock(&m->all_lock);
+	a = in->all[reverse];
+	if (!a && (a = calloc(1, sizeof(*a)))) {
+		if (kiln_tree_all_build(a, in->prof, reverse)) {
+			free(a);
+			a = NULL;
+		}
+		in->all[reverse] = a;
+	}
+	pthread_mutex_unlock(&m->all_lock);
+	return a;
+}
+
+/*
+ * Whether the weighed view v's tree is better taken from the tree of
+ * every sample (its cost: a pass over that tree's nodes) than built
+ * (a lookup per frame of each kept sample): when the kept samples' stacks
+ * are at least a quarter as long as the input's together.
+ */
+static bool select_pays(const struct web_view *v)
+{
+	const struct kiln_prof *p = v->prof;
+	size_t i, all = 0, kept = 0;
+
+	for (i = 0; i < p->nsamples; i++) {
+		all += p->samples[i].depth;
+		if (v->w[i] > 0)
+			kept += p->samples[i].depth;
+	}
+	return kept * 4 >= all;
+}
+
 int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 		       struct kiln_tree **out, struct kiln_diag *d)
 {
@@ -472,7 +516,11 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 				 kiln_prof_str(v->prof, v->prof->types[v->type].type),
 				 kiln_prof_str(v->prof, v->prof->types[v->type].unit));
 	if (!t->n) {
-		err = kiln_tree_build_w(t, v->prof, v->type, reverse, v->w);
+		const struct kiln_tree_all *a = v->w && select_pays(v) ?
+			input_all(v->m, v->p, reverse) : NULL;
+
+		err = a ? kiln_tree_select(t, a, v->prof, v->w) :
+			  kiln_tree_build_w(t, v->prof, v->type, reverse, v->w);
 		if (err)
 			return err;
 	}

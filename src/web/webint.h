@@ -101,6 +101,10 @@ struct web_input {
 	/* Bumped by each allocation list asked of the trace: an older
 	 * list's reading then stops (atomic, as gen). */
 	unsigned agen;
+	/* The tree of every sample, [reverse], made on first use
+	 * (m->all_lock) and kept with the input: the weighed views' trees
+	 * are taken from it (kiln_tree_select()).  NULL until then. */
+	struct kiln_tree_all *all[2];
 };
 
 /* Heavy work running now, for /api/status (WEB_JOBS at most shown). */
@@ -191,6 +195,7 @@ struct web_view {
 	 * labels, the timeline, the saved page...) has the copy made then
 	 * (kiln_web_view_whole()).  NULL: prof is the selection. */
 	int64_t *w;
+	struct kiln_web_model *m;	/* whose input it is */
 	struct kiln_prof *base;		/* the diff base, filtered alike, or NULL */
 	bool base_own;
 	int base_type;			/* the view's type in the base, -1 none */
@@ -265,6 +270,7 @@ struct kiln_web_model {
 	pthread_rwlock_t rw;
 	pthread_mutex_t cache_lock;
 	pthread_cond_t work_cv;		/* a computation slot came free */
+	pthread_mutex_t all_lock;	/* the inputs' trees of every sample */
 	struct web_status st;
 	const volatile sig_atomic_t *stop;	/* the loader stops when set */
 	struct web_input *in;

@@ -665,6 +665,7 @@ static void test_weights_as_copy(void **state)
 		{ "nothing matches", NULL, 0, 0 },
 	};
 	struct kiln_prof *p = random_prof();
+	struct kiln_tree_all all[2];
 	uint64_t x = 7;
 	struct kiln_diag d;
 	size_t i, k;
@@ -680,6 +681,8 @@ static void test_weights_as_copy(void **state)
 	}
 	assert_int_equal(kiln_prof_events_tidy(p), 0);
 	assert_int_equal(kiln_prof_name_all(p), 0);
+	assert_int_equal(kiln_tree_all_build(&all[0], p, false), 0);
+	assert_int_equal(kiln_tree_all_build(&all[1], p, true), 0);
 	w = malloc(p->nsamples * sizeof(*w));
 	assert_non_null(w);
 	for (k = 0; k < sizeof(sel) / sizeof(sel[0]); k++) {
@@ -699,13 +702,18 @@ static void test_weights_as_copy(void **state)
 							   sel[k].t1 ? range : NULL,
 							   type, w, NULL, NULL, &d), 0);
 			for (rev = 0; rev < 2; rev++) {
-				struct kiln_tree a = KILN_TREE_INIT, b = KILN_TREE_INIT;
+				struct kiln_tree a = KILN_TREE_INIT, b = KILN_TREE_INIT,
+						 c = KILN_TREE_INIT;
 				struct kiln_tree_paths pa = { 0 }, pb = { 0 };
 				size_t j;
 
 				assert_int_equal(kiln_tree_build(&a, q, type, rev), 0);
 				assert_int_equal(kiln_tree_build_w(&b, p, type, rev, w), 0);
 				same_tree(&a, &b);
+				/* From the tree of every sample: the same. */
+				assert_int_equal(kiln_tree_select(&c, &all[rev], p, w), 0);
+				same_tree(&a, &c);
+				kiln_tree_release(&c);
 				assert_int_equal(kiln_tree_paths_build(&pa, q, type, rev), 0);
 				assert_int_equal(kiln_tree_paths_build_w(&pb, p, type, rev, w), 0);
 				assert_int_equal(pa.n, pb.n);
@@ -748,6 +756,50 @@ static void test_weights_as_copy(void **state)
 		kiln_prof_free(q);
 	}
 	free(w);
+	kiln_tree_all_release(&all[0]);
+	kiln_tree_all_release(&all[1]);
+	kiln_prof_free(p);
+}
+
+/* A tree made by kiln_tree_select() has no index: its children are
+ * found by name all the same, and a node added to it is indexed with
+ * the others (no second node of one name). */
+static void test_select_unindexed(void **state)
+{
+	struct kiln_prof *p = new_prof();
+	struct kiln_tree_all all;
+	struct kiln_tree t = KILN_TREE_INIT;
+	struct kiln_frame f = { 0 };
+	int64_t w[4] = { 1, 0, 5, 2 };
+	uint32_t main_, run;
+
+	add(p, "main;run;a", 1);
+	add(p, "main;run;b", 1);
+	add(p, "main;c", 1);
+	add(p, "main;run;d", 1);
+	assert_int_equal(kiln_tree_all_build(&all, p, false), 0);
+	assert_int_equal(all.t.n, 7);
+	assert_int_equal(kiln_tree_select(&t, &all, p, w), 0);
+	assert_null(t.slots);
+	assert_int_equal(t.n, 6);	/* main;run;b is not reached */
+	assert_int_equal(t.nodes[0].total, 8);
+	main_ = kiln_tree_find(&t, 0, "main");
+	run = kiln_tree_find(&t, main_, "run");
+	assert_int_not_equal(main_, 0);
+	assert_int_not_equal(run, 0);
+	assert_int_equal(t.nodes[run].total, 3);
+	assert_int_equal(kiln_tree_find(&t, run, "b"), 0);
+	assert_int_equal(t.nodes[kiln_tree_find(&t, main_, "c")].total, 5);
+	/* Adding: the index is made of every node first. */
+	f.name = kiln_prof_find_str(p, "a", 1);
+	assert_int_equal(kiln_tree_child(&t, run, &f), kiln_tree_find(&t, run, "a"));
+	assert_int_equal(t.n, 6);
+	f.name = kiln_prof_find_str(p, "b", 1);
+	assert_int_equal(kiln_tree_child(&t, run, &f), 6);
+	assert_int_equal(kiln_tree_find(&t, run, "b"), 6);
+	assert_int_equal(kiln_tree_find(&t, main_, "run"), run);
+	kiln_tree_release(&t);
+	kiln_tree_all_release(&all);
 	kiln_prof_free(p);
 }
 
@@ -766,6 +818,7 @@ int main(void)
 		cmocka_unit_test(test_grouped_inverted),
 		cmocka_unit_test(test_levels_on_demand),
 		cmocka_unit_test(test_weights_as_copy),
+		cmocka_unit_test(test_select_unindexed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
