@@ -217,14 +217,15 @@ static int read_trace(struct kiln_web_model *m, const char *data, size_t len,
 }
 
 
-/* Frees an input's trees of every sample (views.c makes them). */
+/* Frees an input's trees of every sample (views.c makes them; none is
+ * in use: the input is being replaced, or the server freed). */
 static void all_free(struct web_input *in)
 {
 	int r;
 
 	for (r = 0; r < 2; r++) {
 		if (in->all[r])
-			kiln_tree_all_release(in->all[r]);
+			kiln_tree_all_release(&in->all[r]->a);
 		free(in->all[r]);
 		in->all[r] = NULL;
 	}

@@ -411,6 +411,7 @@ bool kiln_web_model_tidy(struct kiln_web_model *m)
 	pthread_mutex_unlock(&m->cache_lock);
 	free_views(gone, n);
 	free(gone);
+	kiln_web_all_drop(m);
 	/* Every arena's free pages back to the system (glibc): the
 	 * connections' threads each filled one, which would otherwise keep
 	 * the process at its peak. */
@@ -462,26 +463,67 @@ int kiln_web_model_warm(struct kiln_web_model *m)
 
 /*
  * Input p's tree of every sample, reverse or not, made on first use and
- * kept with the input; NULL when it cannot be made (no memory: the
- * caller builds its selection's tree by itself).
+ * held for the caller (all_put() when done); NULL when it cannot be
+ * made (no memory: the caller builds its selection's tree by itself).
  */
-static const struct kiln_tree_all *input_all(struct kiln_web_model *m,
-					     unsigned p, bool reverse)
+static struct web_all *all_get(struct kiln_web_model *m, unsigned p,
+			       bool reverse)
 {
 	struct web_input *in = &m->in[p];
-	struct kiln_tree_all *a;
+	struct web_all *a;
 
 	pthread_mutex_lock(&m->all_lock);
 	a = in->all[reverse];
 	if (!a && (a = calloc(1, sizeof(*a)))) {
-		if (kiln_tree_all_build(a, in->prof, reverse)) {
+		if (kiln_tree_all_build(&a->a, in->prof, reverse)) {
 			free(a);
 			a = NULL;
 		}
 		in->all[reverse] = a;
 	}
+	if (a)
+		a->refs++;
 	pthread_mutex_unlock(&m->all_lock);
 	return a;
+}
+
+static void all_free(struct web_all *a)
+{
+	kiln_tree_all_release(&a->a);
+	free(a);
+}
+
+static void all_put(struct kiln_web_model *m, struct web_all *a)
+{
+	bool last;
+
+	pthread_mutex_lock(&m->all_lock);
+	last = !--a->refs && a->dropped;
+	pthread_mutex_unlock(&m->all_lock);
+	if (last)
+		all_free(a);
+}
+
+void kiln_web_all_drop(struct kiln_web_model *m)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < m->n; i++)
+		for (r = 0; r < 2; r++) {
+			struct web_all *a;
+			bool now;
+
+			pthread_mutex_lock(&m->all_lock);
+			a = m->in[i].all[r];
+			m->in[i].all[r] = NULL;
+			now = a && !a->refs;
+			if (a)
+				a->dropped = true;
+			pthread_mutex_unlock(&m->all_lock);
+			if (now)
+				all_free(a);
+		}
 }
 
 /*
@@ -516,11 +558,13 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 				 kiln_prof_str(v->prof, v->prof->types[v->type].type),
 				 kiln_prof_str(v->prof, v->prof->types[v->type].unit));
 	if (!t->n) {
-		const struct kiln_tree_all *a = v->w && select_pays(v) ?
-			input_all(v->m, v->p, reverse) : NULL;
+		struct web_all *a = v->w && select_pays(v) ?
+			all_get(v->m, v->p, reverse) : NULL;
 
-		err = a ? kiln_tree_select(t, a, v->prof, v->w) :
+		err = a ? kiln_tree_select(t, &a->a, v->prof, v->w) :
 			  kiln_tree_build_w(t, v->prof, v->type, reverse, v->w);
+		if (a)
+			all_put(v->m, a);
 		if (err)
 			return err;
 	}

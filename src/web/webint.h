@@ -101,10 +101,20 @@ struct web_input {
 	/* Bumped by each allocation list asked of the trace: an older
 	 * list's reading then stops (atomic, as gen). */
 	unsigned agen;
-	/* The tree of every sample, [reverse], made on first use
-	 * (m->all_lock) and kept with the input: the weighed views' trees
-	 * are taken from it (kiln_tree_select()).  NULL until then. */
-	struct kiln_tree_all *all[2];
+	/* The tree of every sample, [reverse], made on first use and
+	 * dropped with the views when the server is idle (views.c, under
+	 * m->all_lock): the weighed views' trees are taken from it
+	 * (kiln_tree_select()).  NULL when not made. */
+	struct web_all *all[2];
+};
+
+/* An input's tree of every sample, held by the requests taking a tree
+ * from it (refs, under m->all_lock); dropped: no longer the input's,
+ * freed by the last one done with it. */
+struct web_all {
+	struct kiln_tree_all a;
+	unsigned refs;
+	bool dropped;
 };
 
 /* Heavy work running now, for /api/status (WEB_JOBS at most shown). */
@@ -328,6 +338,9 @@ int kiln_web_make_stop(void *mk);
  */
 int kiln_web_view_whole(struct kiln_web_model *m, struct web_view *v,
 			const struct web_making *mk, struct kiln_diag *d);
+/* Drops the inputs' trees of every sample (m->all_lock taken): each is
+ * freed now, or by the last request still taking a tree from it. */
+void kiln_web_all_drop(struct kiln_web_model *m);
 /* Drops what v built on first use (trees, tables, kept answers). */
 void kiln_web_view_drop_built(struct web_view *v);
 int kiln_web_view_make(struct kiln_web_model *m, struct web_view *v,
