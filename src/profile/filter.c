@@ -172,10 +172,117 @@ int kiln_prof_filter_mask(struct kiln_prof *p, const char *focus,
 	return err ? err : p->err;
 }
 
-int kiln_prof_weights(struct kiln_prof *p, const char *focus,
-		      const char *ignore, const int64_t *range, int type,
-		      int64_t *w, kiln_prof_stop_fn stop, void *arg,
-		      struct kiln_diag *d)
+int kiln_loc_samples_build(struct kiln_loc_samples *ls,
+			   const struct kiln_prof *p)
+{
+	uint32_t *last = NULL;	/* per location: the last sample + 1 */
+	size_t nl = p->nlocations, i, pass;
+	int err = 0;
+
+	memset(ls, 0, sizeof(*ls));
+	ls->nlocations = nl;
+	ls->off = calloc(nl + 2, sizeof(*ls->off));
+	last = malloc((nl + 1) * sizeof(*last));
+	if (!ls->off || !last || p->nsamples >= UINT32_MAX) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Counted (off[l + 1]: location l's samples), summed (off[l]: where
+	 * l's run starts), then placed (off[l] moves to the run's end). */
+	for (pass = 0; pass < 2 && !err; pass++) {
+		memset(last, 0, (nl + 1) * sizeof(*last));
+		for (i = 0; i < p->nsamples; i++) {
+			const struct kiln_sample *s = &p->samples[i];
+			const uint32_t *locs = kiln_prof_sample_locs(p, s);
+			uint32_t d;
+
+			for (d = 0; d < s->depth; d++) {
+				uint32_t l = locs[d];
+
+				if (l > nl) {
+					err = -EINVAL;
+					goto out;
+				}
+				if (last[l] == i + 1)
+					continue;	/* recursion: once */
+				last[l] = (uint32_t)i + 1;
+				if (!pass)
+					ls->off[l + 1]++;
+				else
+					ls->samples[ls->off[l]++] = (uint32_t)i;
+			}
+		}
+		if (!pass) {
+			/* Summed: off[l] is where l's run starts. */
+			for (i = 1; i <= nl + 1; i++)
+				ls->off[i] += ls->off[i - 1];
+			ls->n = ls->off[nl + 1];
+			ls->samples = malloc((ls->n + 1) * sizeof(*ls->samples));
+			if (!ls->samples)
+				err = -ENOMEM;
+		}
+	}
+	/* Each off[l] is l's end, l + 1's start: shifted up one. */
+	if (!err) {
+		memmove(ls->off + 1, ls->off, (nl + 1) * sizeof(*ls->off));
+		ls->off[0] = 0;
+	}
+out:
+	free(last);
+	if (err)
+		kiln_loc_samples_release(ls);
+	return err;
+}
+
+void kiln_loc_samples_release(struct kiln_loc_samples *ls)
+{
+	free(ls->off);
+	free(ls->samples);
+	memset(ls, 0, sizeof(*ls));
+}
+
+/* kiln_prof_filter_mask() by location: each judged, the samples of
+ * those that match focus marked kept, then those of ignore's dropped. */
+static int mask_by_location(struct kiln_prof *p,
+			    const struct kiln_loc_samples *ls,
+			    const char *focus, const char *ignore,
+			    uint8_t *keep, kiln_prof_stop_fn stop, void *arg,
+			    struct kiln_diag *d)
+{
+	struct filt f;
+	size_t l, j;
+	int err = filt_init(&f, p, focus, ignore, d), v;
+
+	if (err)
+		return err;
+	memset(keep, f.f ? 0 : 1, p->nsamples);
+	for (l = 1; l <= p->nlocations && !err; l++) {
+		if (stop && !(l % KILN_PROF_CHECK_EVERY) && stop(arg)) {
+			err = -ECANCELED;
+			break;
+		}
+		v = judge_loc(p, &f, (uint32_t)l);
+		if (v < 0) {
+			err = v;
+			break;
+		}
+		if (f.f && (v & LOC_FOCUS))
+			for (j = ls->off[l]; j < ls->off[l + 1]; j++)
+				keep[ls->samples[j]] = 1;
+		f.loc[l] = (uint8_t)v;
+	}
+	for (l = 1; f.i && !err && l <= p->nlocations; l++)
+		if (f.loc[l] & LOC_IGNORE)
+			for (j = ls->off[l]; j < ls->off[l + 1]; j++)
+				keep[ls->samples[j]] = 0;
+	filt_release(&f);
+	return err ? err : p->err;
+}
+
+int kiln_prof_weights(struct kiln_prof *p, const struct kiln_loc_samples *ls,
+		      const char *focus, const char *ignore,
+		      const int64_t *range, int type, int64_t *w,
+		      kiln_prof_stop_fn stop, void *arg, struct kiln_diag *d)
 {
 	uint8_t *keep = malloc(p->nsamples + 1);
 	size_t i;
@@ -187,7 +294,10 @@ int kiln_prof_weights(struct kiln_prof *p, const char *focus,
 		free(keep);
 		return -EINVAL;
 	}
-	err = kiln_prof_filter_mask(p, focus, ignore, keep, stop, arg, d);
+	if (ls && ls->nlocations == p->nlocations && (focus || ignore))
+		err = mask_by_location(p, ls, focus, ignore, keep, stop, arg, d);
+	else
+		err = kiln_prof_filter_mask(p, focus, ignore, keep, stop, arg, d);
 	for (i = 0; !err && !range && i < p->nsamples; i++)
 		w[i] = keep[i] ? kiln_prof_value(p, i, (size_t)type) : 0;
 	if (!err && range) {

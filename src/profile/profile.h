@@ -435,18 +435,37 @@ int kiln_prof_filter_mask(struct kiln_prof *p, const char *focus,
 			  struct kiln_diag *d);
 
 /*
+ * For each location of a profile, the samples whose stacks hold it (in
+ * sample order, each once): focus and ignore can then be judged by
+ * location and the samples marked, without reading every sample's stack
+ * (kiln_prof_weights()).  Location l's samples are
+ * samples[off[l] .. off[l + 1]).
+ */
+struct kiln_loc_samples {
+	uint32_t *off;		/* [nlocations + 2] */
+	uint32_t *samples;
+	size_t nlocations, n;
+};
+int kiln_loc_samples_build(struct kiln_loc_samples *ls,
+			   const struct kiln_prof *p);
+void kiln_loc_samples_release(struct kiln_loc_samples *ls);
+
+/*
  * A selection of p weighed without a copy of its samples: w[i]
  * (p->nsamples entries) is the value of type `type` that sample i keeps
  * after kiln_prof_filter(focus, ignore) and, with range, after
  * kiln_prof_keep_time(range[0], range[1]) -- its value when it passes,
  * with a range the sum of its events' values inside it; 0 when it goes.
- * p is only read (named first, kiln_prof_name_all()).  0, -EINVAL (bad
- * regex, d filled), -ECANCELED (stop) or -ENOMEM.
+ * ls (NULL: none) is p's samples by location: with it every location is
+ * judged and the samples of those that match marked, instead of every
+ * sample's stack read.  p is only read (named first,
+ * kiln_prof_name_all()).  0, -EINVAL (bad regex, d filled), -ECANCELED
+ * (stop) or -ENOMEM.
  */
-int kiln_prof_weights(struct kiln_prof *p, const char *focus,
-		      const char *ignore, const int64_t *range, int type,
-		      int64_t *w, kiln_prof_stop_fn stop, void *arg,
-		      struct kiln_diag *d);
+int kiln_prof_weights(struct kiln_prof *p, const struct kiln_loc_samples *ls,
+		      const char *focus, const char *ignore,
+		      const int64_t *range, int type, int64_t *w,
+		      kiln_prof_stop_fn stop, void *arg, struct kiln_diag *d);
 
 /*
  * Keeps only samples with a frame whose function name (or file name)

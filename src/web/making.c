@@ -396,11 +396,18 @@ int kiln_web_view_make(struct kiln_web_model *m, struct web_view *v,
 		err = v->w ? work_begin(mk) : -ENOMEM;
 		if (!err) {
 			int job = kiln_web_job_start(m, s->p, "filtering", 0);
+			/* Judged by location and the matches' samples marked,
+			 * where locations are few beside the stacks' frames. */
+			struct web_all *ls = (v->focus || v->ignore) &&
+				in->nlocations * 4 <= in->nstacks ?
+				kiln_web_all_get(m, s->p, WEB_ALL_LOCS) : NULL;
 
-			err = kiln_prof_weights(in, v->focus, v->ignore,
+			err = kiln_prof_weights(in, ls ? &ls->ls : NULL, v->focus, v->ignore,
 						s->ranged ? range : NULL, v->type,
 						v->w, kiln_web_make_stop,
 						(void *)mk, d);
+			if (ls)
+				kiln_web_all_put(m, ls);
 			if (!err && kiln_web_make_stop((void *)mk))
 				err = -ECANCELED;
 			kiln_web_job_end(m, job);

@@ -461,25 +461,22 @@ int kiln_web_model_warm(struct kiln_web_model *m)
 	return err;
 }
 
-/*
- * Input p's tree of every sample, reverse or not, made on first use and
- * held for the caller (all_put() when done); NULL when it cannot be
- * made (no memory: the caller builds its selection's tree by itself).
- */
-static struct web_all *all_get(struct kiln_web_model *m, unsigned p,
-			       bool reverse)
+/* (Without it the caller does its work the slower way: built, read.) */
+struct web_all *kiln_web_all_get(struct kiln_web_model *m, unsigned p,
+				 int which)
 {
 	struct web_input *in = &m->in[p];
 	struct web_all *a;
 
 	pthread_mutex_lock(&m->all_lock);
-	a = in->all[reverse];
+	a = in->all[which];
 	if (!a && (a = calloc(1, sizeof(*a)))) {
-		if (kiln_tree_all_build(&a->a, in->prof, reverse)) {
+		if (which == WEB_ALL_LOCS ? kiln_loc_samples_build(&a->ls, in->prof) :
+		    kiln_tree_all_build(&a->a, in->prof, which)) {
 			free(a);
 			a = NULL;
 		}
-		in->all[reverse] = a;
+		in->all[which] = a;
 	}
 	if (a)
 		a->refs++;
@@ -490,10 +487,11 @@ static struct web_all *all_get(struct kiln_web_model *m, unsigned p,
 static void all_free(struct web_all *a)
 {
 	kiln_tree_all_release(&a->a);
+	kiln_loc_samples_release(&a->ls);
 	free(a);
 }
 
-static void all_put(struct kiln_web_model *m, struct web_all *a)
+void kiln_web_all_put(struct kiln_web_model *m, struct web_all *a)
 {
 	bool last;
 
@@ -510,7 +508,7 @@ void kiln_web_all_drop(struct kiln_web_model *m)
 	int r;
 
 	for (i = 0; i < m->n; i++)
-		for (r = 0; r < 2; r++) {
+		for (r = 0; r < 3; r++) {
 			struct web_all *a;
 			bool now;
 
@@ -559,12 +557,12 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 				 kiln_prof_str(v->prof, v->prof->types[v->type].unit));
 	if (!t->n) {
 		struct web_all *a = v->w && select_pays(v) ?
-			all_get(v->m, v->p, reverse) : NULL;
+			kiln_web_all_get(v->m, v->p, reverse) : NULL;
 
 		err = a ? kiln_tree_select(t, &a->a, v->prof, v->w) :
 			  kiln_tree_build_w(t, v->prof, v->type, reverse, v->w);
 		if (a)
-			all_put(v->m, a);
+			kiln_web_all_put(v->m, a);
 		if (err)
 			return err;
 	}

@@ -13,11 +13,13 @@
 #include <stdint.h>
 
 #include "profile/hprof.h"
+#include "profile/profile.h"
 #include "profile/top.h"
 #include "profile/tree.h"
 #include "util/buf.h"
 
 struct kiln_diag;
+struct kiln_web_model;
 struct kiln_web_req;
 struct kiln_heaptrace_index;
 struct web_timed;
@@ -101,21 +103,32 @@ struct web_input {
 	/* Bumped by each allocation list asked of the trace: an older
 	 * list's reading then stops (atomic, as gen). */
 	unsigned agen;
-	/* The tree of every sample, [reverse], made on first use and
+	/* What the weighed views are made from, made on first use and
 	 * dropped with the views when the server is idle (views.c, under
-	 * m->all_lock): the weighed views' trees are taken from it
-	 * (kiln_tree_select()).  NULL when not made. */
-	struct web_all *all[2];
+	 * m->all_lock): [reverse] the tree of every sample, which their
+	 * trees are taken from (kiln_tree_select()), [WEB_ALL_LOCS] the
+	 * samples of each location, which focus and ignore mark
+	 * (kiln_prof_weights()).  NULL when not made. */
+	struct web_all *all[3];
 };
 
 /* An input's tree of every sample, held by the requests taking a tree
  * from it (refs, under m->all_lock); dropped: no longer the input's,
  * freed by the last one done with it. */
 struct web_all {
-	struct kiln_tree_all a;
+	struct kiln_tree_all a;		/* [0], [1] */
+	struct kiln_loc_samples ls;	/* [WEB_ALL_LOCS] */
 	unsigned refs;
 	bool dropped;
 };
+#define WEB_ALL_LOCS 2
+
+/* Input p's web_all `which` (0, 1: the tree of every sample, reverse or
+ * not; WEB_ALL_LOCS), made if not yet and held for the caller until
+ * kiln_web_all_put(); NULL when it cannot be made (no memory). */
+struct web_all *kiln_web_all_get(struct kiln_web_model *m, unsigned p,
+				 int which);
+void kiln_web_all_put(struct kiln_web_model *m, struct web_all *a);
 
 /* Heavy work running now, for /api/status (WEB_JOBS at most shown). */
 #define WEB_JOBS 8

@@ -666,10 +666,11 @@ static void test_weights_as_copy(void **state)
 	};
 	struct kiln_prof *p = random_prof();
 	struct kiln_tree_all all[2];
+	struct kiln_loc_samples ls;
 	uint64_t x = 7;
 	struct kiln_diag d;
 	size_t i, k;
-	int64_t *w;
+	int64_t *w, *w2;
 
 	/* Each sample's values over two or three moments of its run. */
 	for (i = 0; i < p->nsamples; i++) {
@@ -683,7 +684,10 @@ static void test_weights_as_copy(void **state)
 	assert_int_equal(kiln_prof_name_all(p), 0);
 	assert_int_equal(kiln_tree_all_build(&all[0], p, false), 0);
 	assert_int_equal(kiln_tree_all_build(&all[1], p, true), 0);
+	assert_int_equal(kiln_loc_samples_build(&ls, p), 0);
 	w = malloc(p->nsamples * sizeof(*w));
+	w2 = malloc(p->nsamples * sizeof(*w2));
+	assert_non_null(w2);
 	assert_non_null(w);
 	for (k = 0; k < sizeof(sel) / sizeof(sel[0]); k++) {
 		const int64_t range[2] = { sel[k].t0, sel[k].t1 };
@@ -698,9 +702,14 @@ static void test_weights_as_copy(void **state)
 		if (sel[k].t1)
 			assert_int_equal(kiln_prof_keep_time(q, range[0], range[1]), 0);
 		for (type = 0; type < 2; type++) {
-			assert_int_equal(kiln_prof_weights(p, sel[k].focus, sel[k].ignore,
+			assert_int_equal(kiln_prof_weights(p, NULL, sel[k].focus, sel[k].ignore,
 							   sel[k].t1 ? range : NULL,
 							   type, w, NULL, NULL, &d), 0);
+			/* By location, the same weights. */
+			assert_int_equal(kiln_prof_weights(p, &ls, sel[k].focus, sel[k].ignore,
+							   sel[k].t1 ? range : NULL,
+							   type, w2, NULL, NULL, &d), 0);
+			assert_memory_equal(w, w2, p->nsamples * sizeof(*w));
 			for (rev = 0; rev < 2; rev++) {
 				struct kiln_tree a = KILN_TREE_INIT, b = KILN_TREE_INIT,
 						 c = KILN_TREE_INIT;
@@ -756,6 +765,8 @@ static void test_weights_as_copy(void **state)
 		kiln_prof_free(q);
 	}
 	free(w);
+	free(w2);
+	kiln_loc_samples_release(&ls);
 	kiln_tree_all_release(&all[0]);
 	kiln_tree_all_release(&all[1]);
 	kiln_prof_free(p);
@@ -803,6 +814,34 @@ static void test_select_unindexed(void **state)
 	kiln_prof_free(p);
 }
 
+/* Each location's samples, in order, a sample once however often its
+ * stack holds the location. */
+static void test_loc_samples(void **state)
+{
+	struct kiln_prof *p = new_prof();
+	struct kiln_loc_samples ls;
+	uint32_t rec;
+
+	add(p, "main;rec;rec;rec", 1);
+	add(p, "main;a", 1);
+	add(p, "main;rec;a", 1);
+	assert_int_equal(kiln_loc_samples_build(&ls, p), 0);
+	assert_int_equal(ls.nlocations, 3);
+	/* main 0 1 2, rec 0 2, a 1 2 */
+	assert_int_equal(ls.n, 7);
+	assert_int_equal(ls.off[1], 0);
+	assert_int_equal(ls.off[2] - ls.off[1], 3);
+	rec = 2;
+	assert_int_equal(ls.off[rec + 1] - ls.off[rec], 2);
+	assert_int_equal(ls.samples[ls.off[rec]], 0);
+	assert_int_equal(ls.samples[ls.off[rec] + 1], 2);
+	assert_int_equal(ls.off[4] - ls.off[3], 2);
+	assert_int_equal(ls.samples[ls.off[3]], 1);
+	assert_int_equal(ls.off[4], 7);
+	kiln_loc_samples_release(&ls);
+	kiln_prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -819,6 +858,7 @@ int main(void)
 		cmocka_unit_test(test_levels_on_demand),
 		cmocka_unit_test(test_weights_as_copy),
 		cmocka_unit_test(test_select_unindexed),
+		cmocka_unit_test(test_loc_samples),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
