@@ -224,11 +224,7 @@ static void all_free(struct web_input *in)
 	int r;
 
 	for (r = 0; r < 3; r++) {
-		if (in->all[r]) {
-			kiln_tree_all_release(&in->all[r]->a);
-			kiln_loc_samples_release(&in->all[r]->ls);
-		}
-		free(in->all[r]);
+		kiln_web_all_free(in->all[r]);
 		in->all[r] = NULL;
 	}
 }

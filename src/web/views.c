@@ -31,7 +31,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Frees the view and everything it holds (no reference left). */
 void kiln_web_view_drop_built(struct web_view *v)
 {
 	int i;
@@ -54,6 +53,7 @@ void kiln_web_view_drop_built(struct web_view *v)
 	v->timed = NULL;
 }
 
+/* Frees the view and everything it holds (no reference left). */
 static void view_free(struct web_view *v)
 {
 	if (!v)
@@ -461,7 +461,8 @@ int kiln_web_model_warm(struct kiln_web_model *m)
 	return err;
 }
 
-/* (Without it the caller does its work the slower way: built, read.) */
+/* Contract in webint.h.  NULL costs nothing but speed: the caller then
+ * builds its tree or reads its samples itself. */
 struct web_all *kiln_web_all_get(struct kiln_web_model *m, unsigned p,
 				 int which)
 {
@@ -484,8 +485,10 @@ struct web_all *kiln_web_all_get(struct kiln_web_model *m, unsigned p,
 	return a;
 }
 
-static void all_free(struct web_all *a)
+void kiln_web_all_free(struct web_all *a)
 {
+	if (!a)
+		return;
 	kiln_tree_all_release(&a->a);
 	kiln_loc_samples_release(&a->ls);
 	free(a);
@@ -499,7 +502,7 @@ void kiln_web_all_put(struct kiln_web_model *m, struct web_all *a)
 	last = !--a->refs && a->dropped;
 	pthread_mutex_unlock(&m->all_lock);
 	if (last)
-		all_free(a);
+		kiln_web_all_free(a);
 }
 
 void kiln_web_all_drop(struct kiln_web_model *m)
@@ -520,7 +523,7 @@ void kiln_web_all_drop(struct kiln_web_model *m)
 				a->dropped = true;
 			pthread_mutex_unlock(&m->all_lock);
 			if (now)
-				all_free(a);
+				kiln_web_all_free(a);
 		}
 }
 

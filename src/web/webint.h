@@ -129,6 +129,8 @@ struct web_all {
 struct web_all *kiln_web_all_get(struct kiln_web_model *m, unsigned p,
 				 int which);
 void kiln_web_all_put(struct kiln_web_model *m, struct web_all *a);
+/* Frees a (NULL: nothing), held by no request. */
+void kiln_web_all_free(struct web_all *a);
 
 /* Heavy work running now, for /api/status (WEB_JOBS at most shown). */
 #define WEB_JOBS 8
