@@ -12,13 +12,15 @@
  * up to the horizon: alive_at (or else t1) plus the largest lifetime
  * bound.
  * A candidate still live at the horizon has lived longer than any bound,
- * so nothing after it can change the answer.  Each event read is seen
- * through the reader's tap, after the analysis that resuming from a mark
- * needs took it.
+ * so nothing after it can change the answer.  The analysis resumes at
+ * the mark (its live blocks); after that each event read goes through
+ * the reader's tap to the list, not to the analysis.  Where the
+ * allocation decides every filter (scan.at_alloc) only the page's blocks
+ * are followed to their frees.
  *
  * Memory: the candidates still live (as many as the live blocks at
- * most) and the page so far, a max-heap of the offset + n earliest
- * passing blocks.
+ * most; the page's only, scan.at_alloc) and the page so far, a max-heap
+ * of the offset + n earliest passing blocks.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,10 +34,16 @@
 
 #define NONE UINT64_MAX
 
+/* Events read ahead of the one applied (a power of 2): about one miss
+ * to memory's latency of work. */
+#define AHEAD 8
+
 /* A block that may pass, until its free or the horizon decides it. */
 struct cand {
 	uint64_t ptr;		/* the reader's block id */
-	uint64_t t, size;	/* ns after the first event */
+	uint64_t t, size;	/* ns after the first event; counted at its
+				 * allocation (scan.at_alloc): t is the
+				 * block's free, NONE until seen */
 	uint32_t stack, tid;
 };
 
@@ -54,6 +62,16 @@ struct scan {
 	struct kiln_livetab cands;	/* of struct cand */
 	struct item *heap;	/* max-heap of the page's k earliest */
 	size_t nheap, k;
+	/* Every filter is decided when a block is allocated (no lifetime
+	 * bound, no moment it must be live at): blocks are counted then, and
+	 * only those of the page are followed to their free (cands holds
+	 * those, at most k). */
+	bool at_alloc;
+	/* Events read and not yet applied, their candidate's slot asked of
+	 * the cache when they came: a free of a block no longer in the
+	 * cache waits for memory otherwise (most of a long list's time). */
+	struct kiln_hprof_ev ahead[AHEAD];
+	size_t nahead, head;
 };
 
 void kiln_heaptrace_allocs_release(struct kiln_heaptrace_allocs *a)
@@ -86,19 +104,22 @@ static void sift_down(struct item *h, size_t n, size_t i)
 	}
 }
 
-/* Keeps it among the page's k earliest blocks. */
-static void page_add(struct scan *sc, const struct item *it)
+/* Keeps it among the page's k earliest blocks: false when it is not one
+ * of them; *gone is the block whose place it took (0: none). */
+static bool page_add(struct scan *sc, const struct item *it, uint64_t *gone)
 {
 	size_t i;
 
+	*gone = 0;
 	if (!sc->k)
-		return;
+		return false;
 	if (sc->nheap == sc->k) {
 		if (!later(&sc->heap[0], it))
-			return;
+			return false;
+		*gone = sc->heap[0].id;
 		sc->heap[0] = *it;
 		sift_down(sc->heap, sc->nheap, 0);
-		return;
+		return true;
 	}
 	i = sc->nheap++;
 	sc->heap[i] = *it;
@@ -109,6 +130,19 @@ static void page_add(struct scan *sc, const struct item *it)
 		sc->heap[(i - 1) / 2] = tmp;
 		i = (i - 1) / 2;
 	}
+	return true;
+}
+
+/* A block of `size` bytes that passes, counted. */
+static void count(struct scan *sc, uint64_t size)
+{
+	struct kiln_heaptrace_allocs *o = sc->out;
+	unsigned k = kiln_hprof_size_class(size);
+
+	o->count++;
+	o->bytes += (double)size;
+	o->size_calls[k]++;
+	o->size_bytes[k] += size;
 }
 
 /* Candidate c is decided: freed at `freed` (NONE: not by the last event
@@ -116,9 +150,7 @@ static void page_add(struct scan *sc, const struct item *it)
 static void decide(struct scan *sc, const struct cand *c, uint64_t freed)
 {
 	const struct kiln_heaptrace_allocq *q = sc->q;
-	struct kiln_heaptrace_allocs *o = sc->out;
-	uint64_t life;
-	unsigned k;
+	uint64_t life, gone;
 	struct item it;
 
 	if (q->alive && freed != NONE && freed <= q->alive_at)
@@ -131,18 +163,37 @@ static void decide(struct scan *sc, const struct cand *c, uint64_t freed)
 		life = NONE;		/* longer than any bound */
 	if (life < q->life_min || life > q->life_max)
 		return;
-	o->count++;
-	o->bytes += (double)c->size;
-	k = kiln_hprof_size_class(c->size);
-	o->size_calls[k]++;
-	o->size_bytes[k] += c->size;
+	count(sc, c->size);
 	it.a.t = c->t;
 	it.a.freed = freed;
 	it.a.size = c->size;
 	it.a.stack = c->stack;
 	it.a.tid = c->tid;
 	it.id = c->ptr;
-	page_add(sc, &it);
+	page_add(sc, &it, &gone);
+}
+
+/* Block id, which passes (scan.at_alloc): counted, and followed to its
+ * free while it is one of the page's. */
+static int admit_counted(struct scan *sc, uint64_t id, uint64_t t,
+			 uint64_t size, uint32_t stack, uint32_t tid)
+{
+	struct item it = { { t, NONE, size, stack, tid }, id };
+	uint64_t gone;
+	struct cand *c;
+	int err;
+
+	count(sc, size);
+	if (!page_add(sc, &it, &gone))
+		return 0;
+	if (gone && (c = kiln_livetab_find(&sc->cands, gone)))
+		kiln_livetab_remove(&sc->cands, c);
+	err = kiln_livetab_reserve(&sc->cands);
+	if (err)
+		return err;
+	c = kiln_livetab_put(&sc->cands, id);
+	c->t = NONE;
+	return 0;
 }
 
 /* A block allocated at t (ns after the first event): a candidate when
@@ -158,6 +209,8 @@ static int admit(struct scan *sc, uint64_t id, uint64_t t, uint64_t size,
 	    size < q->size_min || size > q->size_max ||
 	    (q->site && stack != q->site))
 		return 0;
+	if (sc->at_alloc)
+		return admit_counted(sc, id, t, size, stack, tid);
 	err = kiln_livetab_reserve(&sc->cands);
 	if (err)
 		return err;
@@ -173,23 +226,21 @@ static int freed(struct scan *sc, uint64_t id, uint64_t t)
 {
 	struct cand *c = id ? kiln_livetab_find(&sc->cands, id) : NULL;
 
-	if (c) {
+	if (c && sc->at_alloc)
+		c->t = t;
+	else if (c) {
 		decide(sc, c, t);
 		kiln_livetab_remove(&sc->cands, c);
 	}
 	return 0;
 }
 
-static int tap(void *arg, const struct kiln_hprof_ev *ev, uint64_t t_first)
+/* Event ev, its time made relative to the first event, applied. */
+static int apply(struct scan *sc, const struct kiln_hprof_ev *ev)
 {
-	struct scan *sc = arg;
-	uint64_t t = ev->t - t_first;
+	uint64_t t = ev->t;
 	int err;
 
-	if (t > sc->horizon) {
-		sc->past = true;
-		return 0;
-	}
 	sc->last = t;
 	switch (ev->kind) {
 	case KILN_HPROF_ALLOC:
@@ -203,6 +254,39 @@ static int tap(void *arg, const struct kiln_hprof_ev *ev, uint64_t t_first)
 	case KILN_HPROF_END:
 		break;
 	}
+	return 0;
+}
+
+/* Applies the events read ahead, all of them or all but AHEAD - 1. */
+static int drain(struct scan *sc, bool all)
+{
+	int err = 0;
+
+	while (sc->nahead && (all || sc->nahead == AHEAD) && !err) {
+		err = apply(sc, &sc->ahead[sc->head]);
+		sc->head = (sc->head + 1) % AHEAD;
+		sc->nahead--;
+	}
+	return err;
+}
+
+static int tap(void *arg, const struct kiln_hprof_ev *ev, uint64_t t_first)
+{
+	struct scan *sc = arg;
+	uint64_t t = ev->t - t_first;
+	int err = drain(sc, false);
+
+	if (err)
+		return err;
+	if (t > sc->horizon) {
+		sc->past = true;
+		return 0;
+	}
+	sc->ahead[(sc->head + sc->nahead) % AHEAD] = *ev;
+	sc->ahead[(sc->head + sc->nahead) % AHEAD].t = t;
+	sc->nahead++;
+	if (ev->ptr)
+		kiln_livetab_prefetch(&sc->cands, ev->ptr);
 	return 0;
 }
 
@@ -240,11 +324,16 @@ static int finish(struct scan *sc)
 	struct kiln_heaptrace_allocs *o = sc->out;
 	size_t i;
 
-	for (i = 0; sc->cands.slots && i <= sc->cands.mask; i++) {
+	for (i = 0; !sc->at_alloc && sc->cands.slots && i <= sc->cands.mask; i++) {
 		const struct cand *c = kiln_livetab_at(&sc->cands, i);
 
 		if (c->ptr)
 			decide(sc, c, NONE);
+	}
+	for (i = 0; sc->at_alloc && i < sc->nheap; i++) {
+		const struct cand *c = kiln_livetab_find(&sc->cands, sc->heap[i].id);
+
+		sc->heap[i].a.freed = c ? c->t : NONE;
 	}
 	o->read_to = sc->past ? sc->horizon : sc->last;
 	o->to_end = !sc->past;
@@ -283,6 +372,7 @@ int kiln_heaptrace_allocs(const char *data, size_t len,
 	if (sc.k < q->n)
 		return -EINVAL;
 	sc.cands = (struct kiln_livetab)KILN_LIVETAB_INIT(struct cand, 1024);
+	sc.at_alloc = !q->alive && !q->life_min && q->life_max == NONE;
 	/* Every block that can pass was live at `start`, or came after. */
 	start = q->alive ? q->alive_at : q->t0;
 	bound = q->life_max != NONE ? q->life_max : q->life_min;
@@ -315,6 +405,8 @@ int kiln_heaptrace_allocs(const char *data, size_t len,
 	if (!err)
 		err = kiln_heaptrace_stream_feed(s, data + from, len - from, true,
 						 &used);
+	if (!err)
+		err = drain(&sc, true);
 	if (!err) {
 		out->bytes_read = s->r.frame_off - from;
 		err = finish(&sc);

@@ -179,6 +179,14 @@ deliver(struct reader *r, enum kiln_hprof_kind kind, uint64_t id, uint64_t size,
 	struct kiln_hprof_ev *ev;
 	int err;
 
+	if (r->tap && r->h->started) {
+		struct kiln_hprof_ev e = {
+			.t = r->t, .ptr = id, .size = size, .tid = r->tid,
+			.stack = (uint32_t)stack, .kind = kind,
+		};
+
+		return r->tap(r->tap_arg, &e, r->h->tot.t_first);
+	}
 	if (kiln_hprof_batch_full(&r->batch)) {
 		err = kiln_heaptrace_flush(r);
 		if (err)
@@ -193,7 +201,7 @@ deliver(struct reader *r, enum kiln_hprof_kind kind, uint64_t id, uint64_t size,
 	ev->kind = kind;
 	if (!r->tap)
 		return 0;
-	/* The allocation list sees each event after the analysis did. */
+	/* The first event: the analysis takes it first (the trace's start). */
 	err = kiln_heaptrace_flush(r);
 	if (!err)
 		err = r->tap(r->tap_arg, &r->batch.ev[0], r->h->tot.t_first);

@@ -52,9 +52,12 @@ struct reader {
 	uint64_t inflated;	/* bytes decompressed so far */
 	const uint64_t *window;	/* [t0, t1) for kiln_hprof_set_window, or NULL */
 	uint64_t window_buf[2];
-	/* Every event as it is read, after the analysis took it, with the
-	 * trace's first event time (the allocation list,
-	 * heaptrace-allocs.c), or NULL.  A non-zero return stops reading. */
+	/* Every event as it is read, with the trace's first event time
+	 * (the allocation list, heaptrace-allocs.c), or NULL.  Once the
+	 * analysis has started (its first event, or resumed from a mark)
+	 * the events go to the tap instead of the analysis: the list reads
+	 * the analysis only where it resumed.  A non-zero return stops
+	 * reading. */
 	int (*tap)(void *arg, const struct kiln_hprof_ev *ev, uint64_t t_first);
 	void *tap_arg;
 

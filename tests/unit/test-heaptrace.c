@@ -781,7 +781,7 @@ static void test_allocs(void **state)
 	kiln_heaptrace_info_release(&info);
 
 	/* Each query: the defaults (everything, a page of 10000) changed. */
-	for (nq = 0; nq < 11; nq++) {
+	for (nq = 0; nq < 12; nq++) {
 		memset(&qs[nq], 0, sizeof(qs[nq]));
 		qs[nq].t1 = qs[nq].life_max = qs[nq].size_max = NONE;
 		qs[nq].n = 10000;
@@ -799,6 +799,10 @@ static void test_allocs(void **state)
 	qs[9].offset = 7, qs[9].n = 11;
 	qs[10].alive = true, qs[10].alive_at = end * 9 / 10, qs[10].t0 = end / 2;
 	qs[10].offset = 3, qs[10].n = 5;
+	/* Decided by the allocation, a page of a few: only the page's blocks
+	 * followed to their frees. */
+	qs[11].t0 = end / 3, qs[11].size_max = 2500;
+	qs[11].offset = 5, qs[11].n = 9;
 	for (qi = 0; qi < nq; qi++) {
 		const struct kiln_heaptrace_allocq *q = &qs[qi];
 		struct kiln_heaptrace_allocs a[2];
