@@ -67,6 +67,7 @@ struct scan {
 	 * only those of the page are followed to their free (cands holds
 	 * those, at most k). */
 	bool at_alloc;
+	uint64_t top_id;	/* no candidate's id is above it */
 	/* Events read and not yet applied, their candidate's slot asked of
 	 * the cache when they came: a free of a block no longer in the
 	 * cache waits for memory otherwise (most of a long list's time). */
@@ -193,6 +194,8 @@ static int admit_counted(struct scan *sc, uint64_t id, uint64_t t,
 		return err;
 	c = kiln_livetab_put(&sc->cands, id);
 	c->t = NONE;
+	if (id > sc->top_id)
+		sc->top_id = id;
 	return 0;
 }
 
@@ -216,6 +219,8 @@ static int admit(struct scan *sc, uint64_t id, uint64_t t, uint64_t size,
 		return err;
 	c = kiln_livetab_put(&sc->cands, id);
 	c->t = t;
+	if (id > sc->top_id)
+		sc->top_id = id;
 	c->size = size;
 	c->stack = stack;
 	c->tid = tid;
@@ -224,8 +229,12 @@ static int admit(struct scan *sc, uint64_t id, uint64_t t, uint64_t size,
 
 static int freed(struct scan *sc, uint64_t id, uint64_t t)
 {
-	struct cand *c = id ? kiln_livetab_find(&sc->cands, id) : NULL;
+	struct cand *c;
 
+	/* At most k are followed (scan.at_alloc): most frees are of others. */
+	if (!id || id > sc->top_id)
+		return 0;
+	c = kiln_livetab_find(&sc->cands, id);
 	if (c && sc->at_alloc)
 		c->t = t;
 	else if (c) {
@@ -235,10 +244,9 @@ static int freed(struct scan *sc, uint64_t id, uint64_t t)
 	return 0;
 }
 
-/* Event ev, its time made relative to the first event, applied. */
-static int apply(struct scan *sc, const struct kiln_hprof_ev *ev)
+/* Event ev, at t ns after the first event, applied. */
+static int apply(struct scan *sc, const struct kiln_hprof_ev *ev, uint64_t t)
 {
-	uint64_t t = ev->t;
 	int err;
 
 	sc->last = t;
@@ -263,7 +271,7 @@ static int drain(struct scan *sc, bool all)
 	int err = 0;
 
 	while (sc->nahead && (all || sc->nahead == AHEAD) && !err) {
-		err = apply(sc, &sc->ahead[sc->head]);
+		err = apply(sc, &sc->ahead[sc->head], sc->ahead[sc->head].t);
 		sc->head = (sc->head + 1) % AHEAD;
 		sc->nahead--;
 	}
@@ -282,6 +290,11 @@ static int tap(void *arg, const struct kiln_hprof_ev *ev, uint64_t t_first)
 		sc->past = true;
 		return 0;
 	}
+	/* A small table: no need to look ahead.  (ev is not copied: the
+	 * reader has just stored it field by field, and a wider load of it
+	 * would wait for those stores to reach the cache.) */
+	if (sc->at_alloc)
+		return apply(sc, ev, t);
 	sc->ahead[(sc->head + sc->nahead) % AHEAD] = *ev;
 	sc->ahead[(sc->head + sc->nahead) % AHEAD].t = t;
 	sc->nahead++;
