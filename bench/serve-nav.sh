@@ -12,6 +12,9 @@
 #   - bench/serve-nav.mjs in headless chromium (playwright-core): first
 #     paint of each view after its tab is clicked, wheel and hover latency
 #     to the next frame, the API's time after a zoom, the JS heap.
+#   - bench/serve-views.mjs on the same server: first paint of every view
+#     new in issue 26 (call tree, inverted, summary, grouped, label
+#     filters, transforms) and the call tree's keyboard.
 # Writes a markdown section to RESULTS (bench/RESULTS-serve-nav.md) and
 # stdout.  Environment: KILN (build/kiln), SAMPLES (1000000), STACKS
 # (100000), SEED (1), BENCH_OUT (bench/out), ROUNDS (interactions per view:
@@ -77,6 +80,7 @@ done
 curl -s --max-time 900 -o /dev/null "${url}api/profiles" || die "kiln serve did not load $text"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 node "$here/serve-nav.mjs" "$url" "$ROUNDS" >"$OUT/nav.json" || die "serve-nav.mjs failed"
+node "$here/serve-views.mjs" "$url" "$ROUNDS" >"$OUT/views.json" || die "serve-views.mjs failed"
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 f() { jq -r "$1 | if . == null then \"–\" else (. * 10 | round / 10 | tostring) end" "$OUT/nav.json"; }
@@ -105,6 +109,19 @@ f() { jq -r "$1 | if . == null then \"–\" else (. * 10 | round / 10 | tostring
         echo "| $v | $(f ".views.$v.cold") | $(f ".views.$v.first_warm.median") | $(f ".views.$v.wheel.median") | $(f ".views.$v.wheel.p95") | $(f ".views.$v.hover.p95") | $(f ".views.$v.api_after_zoom.median") | $(f ".views.$v.api_after_zoom.p95") |"
     done
     echo
-    echo "JS heap at the end (CDP JSHeapUsedSize, no GC forced): $(f .heap_mb) MB."
+    echo "Every view new in issue 26 (bench/serve-views.mjs, on the same server after the above; ms; first paint:"
+    echo "the page sent to the view's state -- its tab clicked, or the URL's fragment set as the label bar and"
+    echo "the context menu set it -- to the first frame after it is drawn with nothing in flight; rows marked"
+    echo "\"new each time\" ask a selection the server has not made yet in every round; keyboard: ArrowDown and"
+    echo "ArrowRight (open the row: its children asked where not held) on the call tree, to the next frame):"
+    echo
+    echo "| view | first paint, first time | median | max |"
+    echo "|---|---:|---:|---:|"
+    jq -r '.views | to_entries[] | "| \(.key) | \(.value.first * 10 | round / 10) | \(.value.all.median * 10 | round / 10) | \(.value.all.max * 10 | round / 10) |"' "$OUT/views.json"
+    g() { jq -r "$1 | if . == null then \"–\" else (. * 10 | round / 10 | tostring) end" "$OUT/views.json"; }
+    echo "| call tree keyboard, ArrowDown (median / p95) | – | $(g .keys.down.median) | p95 $(g .keys.down.p95) |"
+    echo "| call tree keyboard, ArrowRight (median / p95) | – | $(g .keys.right.median) | p95 $(g .keys.right.p95) |"
+    echo
+    echo "JS heap at the end (CDP JSHeapUsedSize, no GC forced): $(f .heap_mb) MB after serve-nav.mjs, $(g .heap_mb) MB after serve-views.mjs."
     echo "Goals: first paint < 300 ms, interaction p95 < 50 ms, JS heap < 50 MB."
 } | tee "$RESULTS"

@@ -132,21 +132,6 @@ long kiln_prof_add_timed(struct kiln_prof *p, const uint32_t *locs,
 	return p->err ? -1 : idx;
 }
 
-/* Event indexes (qsort_r over the column) by sample, then time, then
- * position. */
-static int cmp_sample_time(const void *a, const void *b, void *arg)
-{
-	const struct kiln_prof_event *ev = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct kiln_prof_event *ex = &ev[x], *ey = &ev[y];
-
-	if (ex->sample != ey->sample)
-		return ex->sample < ey->sample ? -1 : 1;
-	if (ex->time != ey->time)
-		return ex->time < ey->time ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
 /* By time, then position. */
 static int cmp_time(const void *a, const void *b, void *arg)
 {
@@ -181,11 +166,51 @@ static int relink(struct kiln_prof *p)
 	return 0;
 }
 
+/*
+ * ord[]: the event indexes by sample, then time, then position -- the
+ * one order, made by counting the events of each sample (a stable
+ * pass) and sorting by time only the samples whose events are out of
+ * time order (those that several samples became).  0, -EINVAL (an event
+ * of no sample) or -ENOMEM.
+ */
+static int order_by_sample_time(const struct kiln_prof *p, uint32_t *ord)
+{
+	size_t i, n = p->nevents, ns = p->nsamples;
+	uint32_t *at = calloc(ns + 1, sizeof(*at));
+
+	if (!at)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (p->events[i].sample >= ns) {
+			free(at);
+			return -EINVAL;
+		}
+		at[p->events[i].sample + 1]++;
+	}
+	for (i = 0; i < ns; i++)
+		at[i + 1] += at[i];
+	for (i = 0; i < n; i++)
+		ord[at[p->events[i].sample]++] = (uint32_t)i;
+	/* at[s] is now the end of sample s's run. */
+	for (i = 0; i < ns; i++) {
+		size_t lo = i ? at[i - 1] : 0, hi = at[i], k;
+
+		for (k = lo + 1; k < hi; k++)
+			if (p->events[ord[k]].time < p->events[ord[k - 1]].time)
+				break;
+		if (k < hi)
+			qsort_r(ord + lo, hi - lo, sizeof(*ord), cmp_time, p->events);
+	}
+	free(at);
+	return 0;
+}
+
 int kiln_prof_events_tidy(struct kiln_prof *p)
 {
 	uint32_t *ord;
 	uint8_t *dead;
 	size_t i, j, n = p->nevents, nt = p->ntypes;
+	int err;
 
 	if (p->err)
 		return p->err;
@@ -198,9 +223,12 @@ int kiln_prof_events_tidy(struct kiln_prof *p)
 		free(dead);
 		return p->err = -ENOMEM;
 	}
-	for (i = 0; i < n; i++)
-		ord[i] = (uint32_t)i;
-	qsort_r(ord, n, sizeof(*ord), cmp_sample_time, p->events);
+	err = order_by_sample_time(p, ord);
+	if (err) {
+		free(ord);
+		free(dead);
+		return p->err = err;
+	}
 	for (i = 0; i < n; i = j) {
 		int64_t *keep = p->ev_values + (size_t)ord[i] * nt;
 

@@ -158,6 +158,71 @@ static void test_buckets_and_order(void **state)
 	kiln_prof_free(p);
 }
 
+/* Tidying many samples' events in random order: each (sample, bucket)
+ * once, at its first event's place, with the group's values summed --
+ * against the column as it was before, read the slow way. */
+static void test_tidy_random(void **state)
+{
+	static const char *const types[] = { "samples/count" };
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_line ln = { 0, 0 };
+	struct kiln_prof_event *ev0;
+	int64_t *v0, *want;
+	uint32_t locs[7];
+	uint64_t seed = 7;
+	size_t i, j, n, k;
+
+	(void)state;
+	assert_int_equal(kiln_prof_set_types_str(p, types, 1), 0);
+	for (i = 0; i < 7; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%zu", i);
+		ln.function = kiln_prof_function(p, kiln_prof_interns(p, name), 0, 0, 0);
+		locs[i] = kiln_prof_location(p, 0, 0, &ln, 1);
+	}
+	for (i = 0; i < 5000; i++) {
+		int64_t val;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		val = 1 + (int64_t)((seed >> 20) % 9);
+		assert_true(kiln_prof_add_timed(p, &locs[(seed >> 33) % 7], 1, &val, 0,
+						(int64_t)((seed >> 40) % 60) * 1000000 +
+						(int64_t)((seed >> 10) % 1000)) >= 0);
+	}
+	n = p->nevents;
+	ev0 = malloc(n * sizeof(*ev0));
+	v0 = malloc(n * sizeof(*v0));
+	want = calloc(n, sizeof(*want));
+	assert_non_null(ev0);
+	assert_non_null(v0);
+	assert_non_null(want);
+	memcpy(ev0, p->events, n * sizeof(*ev0));
+	memcpy(v0, p->ev_values, n * sizeof(*v0));
+	assert_int_equal(kiln_prof_events_tidy(p), 0);
+	for (i = k = 0; i < n; i++) {
+		for (j = 0; j < i; j++)
+			if (ev0[j].sample == ev0[i].sample && ev0[j].time == ev0[i].time)
+				break;
+		if (j < i)
+			continue;	/* not the group's first */
+		for (j = i; j < n; j++)
+			if (ev0[j].sample == ev0[i].sample && ev0[j].time == ev0[i].time)
+				want[k] += v0[j];
+		assert_true(k < p->nevents);
+		assert_int_equal(p->events[k].sample, ev0[i].sample);
+		assert_int_equal(p->events[k].time, ev0[i].time);
+		assert_int_equal(kiln_prof_event_values(p, k)[0], want[k]);
+		k++;
+	}
+	assert_int_equal(p->nevents, k);
+	assert_true(k > 7 * 20 && k < n);
+	free(ev0);
+	free(v0);
+	free(want);
+	kiln_prof_free(p);
+}
+
 /* The operations that rebuild the samples keep the column right. */
 static void test_operations(void **state)
 {
@@ -241,6 +306,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ten_thousand),
 		cmocka_unit_test(test_buckets_and_order),
+		cmocka_unit_test(test_tidy_random),
 		cmocka_unit_test(test_operations),
 		cmocka_unit_test(test_pprof),
 	};
