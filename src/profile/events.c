@@ -132,7 +132,13 @@ long kiln_prof_add_timed(struct kiln_prof *p, const uint32_t *locs,
 	return p->err ? -1 : idx;
 }
 
-/* By time, then position. */
+/* An event's time and index, gathered by sample (the tidying's order). */
+struct tkey {
+	int64_t time;
+	uint64_t i;
+};
+
+/* Event indexes (qsort_r over the column) by time, then position. */
 static int cmp_time(const void *a, const void *b, void *arg)
 {
 	const struct kiln_prof_event *ev = arg;
@@ -142,6 +148,16 @@ static int cmp_time(const void *a, const void *b, void *arg)
 	if (ex->time != ey->time)
 		return ex->time < ey->time ? -1 : 1;
 	return x < y ? -1 : x > y;
+}
+
+/* Keys by time, then position. */
+static int cmp_key_time(const void *a, const void *b)
+{
+	const struct tkey *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
 }
 
 /* Sets ev_last to every sample's last event and ev_untidy where a
@@ -167,80 +183,80 @@ static int relink(struct kiln_prof *p)
 }
 
 /*
- * ord[]: the event indexes by sample, then time, then position -- the
- * one order, made by counting the events of each sample (a stable
- * pass) and sorting by time only the samples whose events are out of
- * time order (those that several samples became).  0, -EINVAL (an event
+ * keys[]: every event's time and index by sample, then time, then
+ * position, made by counting the events of each sample (a stable pass)
+ * and sorting by time only the samples whose events are out of time
+ * order (those that several samples became); *at: where each sample's
+ * run ends (ns of them, malloc'd).  The keys are read in order after, not
+ * the events through an index (a cache miss each).  0, -EINVAL (an event
  * of no sample) or -ENOMEM.
  */
-static int order_by_sample_time(const struct kiln_prof *p, uint32_t *ord)
+static int order_by_sample_time(const struct kiln_prof *p, struct tkey *keys,
+				uint32_t **at_out)
 {
 	size_t i, n = p->nevents, ns = p->nsamples;
 	uint32_t *at = calloc(ns + 1, sizeof(*at));
 
+	*at_out = at;
 	if (!at)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		if (p->events[i].sample >= ns) {
-			free(at);
+		if (p->events[i].sample >= ns)
 			return -EINVAL;
-		}
 		at[p->events[i].sample + 1]++;
 	}
 	for (i = 0; i < ns; i++)
 		at[i + 1] += at[i];
 	for (i = 0; i < n; i++)
-		ord[at[p->events[i].sample]++] = (uint32_t)i;
+		keys[at[p->events[i].sample]++] =
+			(struct tkey){ p->events[i].time, i };
 	/* at[s] is now the end of sample s's run. */
 	for (i = 0; i < ns; i++) {
 		size_t lo = i ? at[i - 1] : 0, hi = at[i], k;
 
 		for (k = lo + 1; k < hi; k++)
-			if (p->events[ord[k]].time < p->events[ord[k - 1]].time)
+			if (keys[k].time < keys[k - 1].time)
 				break;
 		if (k < hi)
-			qsort_r(ord + lo, hi - lo, sizeof(*ord), cmp_time, p->events);
+			qsort(keys + lo, hi - lo, sizeof(*keys), cmp_key_time);
 	}
-	free(at);
 	return 0;
 }
 
 int kiln_prof_events_tidy(struct kiln_prof *p)
 {
-	uint32_t *ord;
+	struct tkey *keys;
+	uint32_t *at = NULL;
 	uint8_t *dead;
-	size_t i, j, n = p->nevents, nt = p->ntypes;
+	size_t i, j, x, n = p->nevents, nt = p->ntypes;
 	int err;
 
 	if (p->err)
 		return p->err;
 	if (!p->ev_untidy)
 		return 0;
-	ord = malloc((n ? n : 1) * sizeof(*ord));
+	keys = malloc((n ? n : 1) * sizeof(*keys));
 	dead = calloc(n ? n : 1, 1);
-	if (!ord || !dead) {
-		free(ord);
-		free(dead);
-		return p->err = -ENOMEM;
-	}
-	err = order_by_sample_time(p, ord);
+	err = keys && dead ? order_by_sample_time(p, keys, &at) : -ENOMEM;
 	if (err) {
-		free(ord);
+		free(keys);
 		free(dead);
+		free(at);
 		return p->err = err;
 	}
-	for (i = 0; i < n; i = j) {
-		int64_t *keep = p->ev_values + (size_t)ord[i] * nt;
+	/* Each sample's events of one time into the first. */
+	for (x = 0, i = 0; x < p->nsamples; x++) {
+		for (; i < at[x]; i = j) {
+			int64_t *keep = p->ev_values + keys[i].i * nt;
 
-		for (j = i + 1; j < n && p->events[ord[j]].sample ==
-		     p->events[ord[i]].sample && p->events[ord[j]].time ==
-		     p->events[ord[i]].time; j++) {
-			const int64_t *v = p->ev_values + (size_t)ord[j] * nt;
-			size_t k;
+			for (j = i + 1; j < at[x] && keys[j].time == keys[i].time; j++) {
+				const int64_t *v = p->ev_values + keys[j].i * nt;
+				size_t k;
 
-			for (k = 0; k < nt; k++)
-				keep[k] = (int64_t)((uint64_t)keep[k] + (uint64_t)v[k]);
-			dead[ord[j]] = 1;
+				for (k = 0; k < nt; k++)
+					keep[k] = (int64_t)((uint64_t)keep[k] + (uint64_t)v[k]);
+				dead[keys[j].i] = 1;
+			}
 		}
 	}
 	for (i = j = 0; i < n; i++) {
@@ -254,7 +270,8 @@ int kiln_prof_events_tidy(struct kiln_prof *p)
 		j++;
 	}
 	p->nevents = j;
-	free(ord);
+	free(keys);
+	free(at);
 	free(dead);
 	if (relink(p))
 		return p->err;
