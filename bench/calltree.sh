@@ -87,15 +87,10 @@ trap '[ -n "$pid" ] && kill -INT "$pid" 2>/dev/null' EXIT
 
 # one_server LABEL BINARY STACKS TEXT: one fresh server, every request once
 one_server() {
-    local port=$((20000 + RANDOM % 20000)) url a b w i name q
-    "$2" serve -q --http "127.0.0.1:$port" "$4" >"$OUT/calltree-serve.out" 2>&1 &
-    pid=$!
-    url=http://127.0.0.1:$port/
-    for _ in $(seq 1 600); do
-        curl -s -o /dev/null "${url}api/status" && break
-        sleep 0.1
-    done
-    curl -s --max-time 900 -o /dev/null "${url}api/profiles" || die "kiln serve did not load $4"
+    local url a b w i name q
+    bench_serve "$2" "$4" "$OUT/calltree-serve.out" || die "kiln serve did not load $4"
+    pid=$bench_pid
+    url=$bench_url
     for i in "${!reqs[@]}"; do
         name=${reqs[$i]%%|*}
         q=${reqs[$i]#*|}

@@ -33,6 +33,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+. "$here/lib.sh"
 KILN=${KILN:-$root/build/kiln}
 SAMPLES=${SAMPLES:-100000}
 STACKS=${STACKS:-20000}
@@ -72,24 +73,18 @@ hwm() { awk '/VmHWM/ { print int($2 / 1024) }' "/proc/$1/status"; }
 now() { date +%s.%N; }
 ms() { echo "$1 $2" | awk '{ printf "%.0f", ($2 - $1) * 1000 }'; }
 tk_ms() { echo $(( ($2 - $1) * 1000 / $(getconf CLK_TCK) )); }
-med() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "-" }'; }
+med() { sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "-" }'; }
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 
 round() {
-    local r=$1 t0 t1 c0 c1 pid port url tid h
+    local r=$1 t0 t1 c0 c1 pid url tid h
     # kiln serve
-    port=$((20000 + RANDOM % 20000))
     t0=$(now)
-    "$KILN" serve -q --http "127.0.0.1:$port" "$text" >"$data/serve.out" 2>&1 &
-    pid=$!
-    url=http://127.0.0.1:$port/
-    for _ in $(seq 1 600); do
-        curl -s -o /dev/null "${url}api/status" && break
-        sleep 0.05
-    done
-    curl -s -o /dev/null "${url}api/profiles" || die "kiln serve did not read $text"
+    bench_serve "$KILN" "$text" "$data/serve.out" || die "kiln serve did not read $text"
     t1=$(now)
+    pid=$bench_pid
+    url=$bench_url
     echo "load kiln $(tk_ms 0 "$(ticks "$pid")") $(ms "$t0" "$t1")" >>"$data/m"
     for tid in $tids; do
         for dir in top-down bottom-up; do

@@ -21,22 +21,10 @@
 //     answer for the new window (its Resource Timing duration).
 //   JS heap: CDP Performance.getMetrics JSHeapUsedSize at the end (no
 //     garbage collection forced).
-import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { launch, stats } from './browser.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const browserDir = resolve(process.env.KILN_BROWSER_DIR || join(here, '../tests/browser'));
-const { chromium } = createRequire(join(browserDir, 'package.json'))('playwright-core');
 const [url, roundsArg] = process.argv.slice(2);
 const rounds = +(roundsArg || 20);
-
-const pct = (xs, p) => {
-  if (!xs.length) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)];
-};
-const stats = (xs) => ({ n: xs.length, median: pct(xs, 50), p95: pct(xs, 95), max: xs.length ? Math.max(...xs) : null });
 
 // In the page: clicks the tab and waits for the frame after the view is
 // drawn (a new render generation with nothing in flight).
@@ -70,11 +58,7 @@ const settled = () => new Promise((done) => {
 const apiTimes = (path) => performance.getEntriesByType('resource')
   .filter((e) => e.name.includes(path)).map((e) => e.duration);
 
-const browser = await chromium.launch({
-  executablePath: process.env.KILN_CHROMIUM || '/usr/bin/chromium', headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-});
-const page = await browser.newPage({ viewport: { width: 1300, height: 800 } });
+const { browser, page } = await launch();
 const cdp = await page.context().newCDPSession(page);
 await cdp.send('Performance.enable');
 const heap = async () => {

@@ -16,22 +16,10 @@
 // first paint includes the server's work.  Keyboard: ArrowDown (the next
 // row) and ArrowRight (open it: a request for its children where they
 // are not held) on the call tree, to the frame after it is drawn.
-import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { launch, stats } from './browser.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const browserDir = resolve(process.env.KILN_BROWSER_DIR || join(here, '../tests/browser'));
-const { chromium } = createRequire(join(browserDir, 'package.json'))('playwright-core');
 const [url, roundsArg] = process.argv.slice(2);
 const rounds = +(roundsArg || 20);
-
-const pct = (xs, p) => {
-  if (!xs.length) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)];
-};
-const stats = (xs) => ({ n: xs.length, median: pct(xs, 50), p95: pct(xs, 95), max: xs.length ? Math.max(...xs) : null });
 
 // In the page: starts the change, then waits for the frame after the
 // view is drawn (a new render generation with nothing in flight).
@@ -60,11 +48,7 @@ const n = Math.max(3, Math.ceil(rounds / 4));
 if (threads.length < n + 1 || top.length < 2 * n) throw new Error(`too few threads (${threads.length}) or functions (${top.length}) for ${n} rounds`);
 const enc = (s) => encodeURIComponent(s.replace(/[\\;/]/g, '\\$&'));
 
-const browser = await chromium.launch({
-  executablePath: process.env.KILN_CHROMIUM || '/usr/bin/chromium', headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-});
-const page = await browser.newPage({ viewport: { width: 1300, height: 800 } });
+const { browser, page } = await launch();
 await page.goto(`${url}#v=top`);
 await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 600000 });
 const paint = (how, arg) => page.evaluate(changeAndWait, [how, arg]);
