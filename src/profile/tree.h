@@ -128,6 +128,20 @@ int kiln_tree_all_build(struct kiln_tree_all *a, struct kiln_prof *p,
 void kiln_tree_all_release(struct kiln_tree_all *a);
 size_t kiln_tree_all_bytes(const struct kiln_tree_all *a);
 
+/* kiln_tree_select()'s working arrays, five of a's node count: kept by
+ * a caller that makes many selections of one tree (kiln serve), so that
+ * each is not memory touched for the first time.  Zeroed: empty. */
+struct kiln_tree_sel {
+	int64_t *self, *total;
+	uint32_t *claim;	/* the first kept sample through a node, or
+				 * UINT32_MAX: not reached */
+	uint32_t *order;	/* the reached nodes in kiln_tree_build()'s order */
+	uint32_t *newid;	/* a's node -> t's */
+	uint32_t *chain;	/* [depth] */
+	size_t n, depth;	/* what the arrays are for */
+};
+void kiln_tree_sel_release(struct kiln_tree_sel *s);
+
 /*
  * Into t (released first), the tree kiln_tree_build_w(p, w) gives --
  * the same nodes in the same order, values and first frames -- made from
@@ -136,10 +150,12 @@ size_t kiln_tree_all_bytes(const struct kiln_tree_all *a);
  * a node's first frame taken from the first sample of the selection that
  * reaches it (expanded only where that is not a's).  t has no index: a
  * child is found by reading its parent's children until a node is added.
- * 0 or -ENOMEM.
+ * scratch: working arrays to use (and keep) for a's size, or NULL (made
+ * and freed here).  0 or -ENOMEM.
  */
 int kiln_tree_select(struct kiln_tree *t, const struct kiln_tree_all *a,
-		     struct kiln_prof *p, const int64_t *w);
+		     struct kiln_prof *p, const int64_t *w,
+		     struct kiln_tree_sel *scratch);
 
 /*
  * Adds the values of base's sample type `type` as the diff base of every

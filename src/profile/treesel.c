@@ -14,17 +14,7 @@
 #include "profile/profile.h"
 #include "profile/tree.h"
 
-/* The working arrays of one selection, over a's nodes. */
-struct sel {
-	int64_t *self, *total;
-	uint32_t *claim;	/* the first kept sample through a node, or
-				 * UINT32_MAX: not reached */
-	uint32_t *order;	/* the reached nodes in kiln_tree_build()'s order */
-	uint32_t *newid;	/* a's node -> t's */
-	uint32_t *chain;
-};
-
-static void sel_free(struct sel *s)
+void kiln_tree_sel_release(struct kiln_tree_sel *s)
 {
 	free(s->self);
 	free(s->total);
@@ -32,6 +22,31 @@ static void sel_free(struct sel *s)
 	free(s->order);
 	free(s->newid);
 	free(s->chain);
+	memset(s, 0, sizeof(*s));
+}
+
+/* s's arrays for a's n nodes and depth: kept when they are (no page
+ * of them touched anew), else made.  0 or -ENOMEM. */
+static int sel_size(struct kiln_tree_sel *s, const struct kiln_tree_all *a)
+{
+	size_t n = a->t.n, depth = (size_t)a->t.max_depth + 1;
+
+	if (s->self && s->n == n && s->depth == depth)
+		return 0;
+	kiln_tree_sel_release(s);
+	s->self = malloc(n * sizeof(*s->self));
+	s->total = malloc(n * sizeof(*s->total));
+	s->claim = malloc(n * sizeof(*s->claim));
+	s->order = malloc(n * sizeof(*s->order));
+	s->newid = malloc(n * sizeof(*s->newid));
+	s->chain = malloc(depth * sizeof(*s->chain));
+	if (!s->self || !s->total || !s->claim || !s->order || !s->newid || !s->chain) {
+		kiln_tree_sel_release(s);
+		return -ENOMEM;
+	}
+	s->n = n;
+	s->depth = depth;
+	return 0;
 }
 
 /*
@@ -40,7 +55,7 @@ static void sel_free(struct sel *s)
  * the root's side.  Returns how many (the root first).
  */
 static size_t reach(const struct kiln_tree_all *a, const struct kiln_prof *p,
-		    const int64_t *w, struct sel *s)
+		    const int64_t *w, struct kiln_tree_sel *s)
 {
 	const struct kiln_tree_node *nd = a->t.nodes;
 	size_t i, m = 0, k;
@@ -78,11 +93,12 @@ static void first_frame(struct kiln_tree_node *n, const struct kiln_prof *p,
 }
 
 int kiln_tree_select(struct kiln_tree *t, const struct kiln_tree_all *a,
-		     struct kiln_prof *p, const int64_t *w)
+		     struct kiln_prof *p, const int64_t *w,
+		     struct kiln_tree_sel *scratch)
 {
 	const struct kiln_tree_node *nd = a->t.nodes;
 	struct kiln_frame *fr = NULL;
-	struct sel s = { 0 };
+	struct kiln_tree_sel own = { 0 }, *sp = scratch ? scratch : &own;
 	size_t n = a->t.n, i, m = 0, cap = 0;
 	uint32_t loaded = UINT32_MAX, *tail = NULL;
 	long nf = 0;
@@ -93,25 +109,19 @@ int kiln_tree_select(struct kiln_tree *t, const struct kiln_tree_all *a,
 	t->reverse = a->t.reverse;
 	if (p->nsamples != a->nsamples || !n)
 		return -EINVAL;
-	s.self = calloc(n, sizeof(*s.self));
-	s.total = malloc(n * sizeof(*s.total));
-	s.claim = malloc(n * sizeof(*s.claim));
-	s.order = malloc(n * sizeof(*s.order));
-	s.newid = malloc(n * sizeof(*s.newid));
-	s.chain = malloc((a->t.max_depth + 1) * sizeof(*s.chain));
-	if (!s.self || !s.total || !s.claim || !s.order || !s.newid || !s.chain) {
-		err = -ENOMEM;
+	err = sel_size(sp, a);
+	if (err)
 		goto out;
-	}
+	memset(sp->self, 0, n * sizeof(*sp->self));
 	/* Self values at the leaves, totals summed from the end (children
 	 * come after their parents), as a build sums them. */
 	for (i = 0; i < p->nsamples; i++)
 		if (w[i] > 0)
-			s.self[a->leaf[i]] = kiln_sat_add(s.self[a->leaf[i]], w[i]);
-	memcpy(s.total, s.self, n * sizeof(*s.total));
+			sp->self[a->leaf[i]] = kiln_sat_add(sp->self[a->leaf[i]], w[i]);
+	memcpy(sp->total, sp->self, n * sizeof(*sp->total));
 	for (i = n; i-- > 1;)
-		s.total[nd[i].parent] = kiln_sat_add(s.total[nd[i].parent], s.total[i]);
-	m = reach(a, p, w, &s);
+		sp->total[nd[i].parent] = kiln_sat_add(sp->total[nd[i].parent], sp->total[i]);
+	m = reach(a, p, w, sp);
 	t->nodes = malloc(m * sizeof(*t->nodes));
 	tail = calloc(m, sizeof(*tail));	/* each node's last child so far */
 	if (!t->nodes || !tail) {
@@ -120,43 +130,43 @@ int kiln_tree_select(struct kiln_tree *t, const struct kiln_tree_all *a,
 	}
 	t->n = t->alloc = (uint32_t)m;
 	for (i = 0; i < m; i++)
-		s.newid[s.order[i]] = (uint32_t)i;
+		sp->newid[sp->order[i]] = (uint32_t)i;
 	for (i = 0; i < m && !err; i++) {
-		uint32_t x = s.order[i];
+		uint32_t x = sp->order[i];
 		struct kiln_tree_node *c = &t->nodes[i];
 
 		*c = nd[x];
-		c->parent = x ? s.newid[nd[x].parent] : 0;
+		c->parent = x ? sp->newid[nd[x].parent] : 0;
 		c->child = c->next = 0;
-		c->total = s.total[x];
-		c->self = s.self[x];
+		c->total = sp->total[x];
+		c->self = sp->self[x];
 		c->base = 0;
 		if (c->depth > t->max_depth)
 			t->max_depth = c->depth;
 		/* Made by another sample in a: this selection's first one
 		 * through it names its frame. */
-		if (x && a->first[x] != s.claim[x]) {
-			if (s.claim[x] != loaded) {
-				nf = kiln_prof_frames(p, &p->samples[s.claim[x]], &fr, &cap);
+		if (x && a->first[x] != sp->claim[x]) {
+			if (sp->claim[x] != loaded) {
+				nf = kiln_prof_frames(p, &p->samples[sp->claim[x]], &fr, &cap);
 				if (nf < (long)c->depth) {
 					err = nf < 0 ? (int)nf : -EINVAL;
 					break;
 				}
-				loaded = s.claim[x];
+				loaded = sp->claim[x];
 			}
 			first_frame(c, p, fr, nf, t->reverse);
 		}
 	}
 	/* Children in a's order, which is by name (kiln_tree_build()'s). */
 	for (i = 0; i < m && !err; i++) {
-		uint32_t x = s.order[i], ch;
+		uint32_t x = sp->order[i], ch;
 
 		for (ch = nd[x].child; ch; ch = nd[ch].next) {
 			uint32_t k;
 
-			if (s.claim[ch] == UINT32_MAX)
+			if (sp->claim[ch] == UINT32_MAX)
 				continue;
-			k = s.newid[ch];
+			k = sp->newid[ch];
 			if (tail[i])
 				t->nodes[tail[i]].next = k;
 			else
@@ -168,7 +178,7 @@ int kiln_tree_select(struct kiln_tree *t, const struct kiln_tree_all *a,
 out:
 	free(tail);
 	free(fr);
-	sel_free(&s);
+	kiln_tree_sel_release(&own);
 	if (err)
 		kiln_tree_release(t);
 	return err;

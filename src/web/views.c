@@ -485,10 +485,36 @@ struct web_all *kiln_web_all_get(struct kiln_web_model *m, unsigned p,
 	return a;
 }
 
+int kiln_web_all_select(struct kiln_web_model *m, struct web_all *a,
+			struct kiln_tree *t, struct kiln_prof *p, const int64_t *w)
+{
+	struct kiln_tree_sel *s = NULL;
+	int i, err;
+
+	pthread_mutex_lock(&m->all_lock);
+	for (i = 0; i < WEB_ALL_SEL && !s; i++)
+		if (!a->sel_taken[i]) {
+			a->sel_taken[i] = true;
+			s = &a->sel[i];
+		}
+	pthread_mutex_unlock(&m->all_lock);
+	err = kiln_tree_select(t, &a->a, p, w, s);
+	if (s) {
+		pthread_mutex_lock(&m->all_lock);
+		a->sel_taken[s - a->sel] = false;
+		pthread_mutex_unlock(&m->all_lock);
+	}
+	return err;
+}
+
 void kiln_web_all_free(struct web_all *a)
 {
+	int i;
+
 	if (!a)
 		return;
+	for (i = 0; i < WEB_ALL_SEL; i++)
+		kiln_tree_sel_release(&a->sel[i]);
 	kiln_tree_all_release(&a->a);
 	kiln_loc_samples_release(&a->ls);
 	free(a);
@@ -562,7 +588,7 @@ int kiln_web_view_tree(struct web_view *v, bool reverse, bool diff,
 		struct web_all *a = v->w && select_pays(v) ?
 			kiln_web_all_get(v->m, v->p, reverse) : NULL;
 
-		err = a ? kiln_tree_select(t, &a->a, v->prof, v->w) :
+		err = a ? kiln_web_all_select(v->m, a, t, v->prof, v->w) :
 			  kiln_tree_build_w(t, v->prof, v->type, reverse, v->w);
 		if (a)
 			kiln_web_all_put(v->m, a);

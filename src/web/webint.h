@@ -112,6 +112,8 @@ struct web_input {
 	struct web_all *all[3];
 };
 
+#define WEB_ALL_SEL 2		/* a selection at a time per CPU here */
+
 /* An input's tree of every sample, held by the requests taking a tree
  * from it (refs, under m->all_lock); dropped: no longer the input's,
  * freed by the last one done with it. */
@@ -120,6 +122,11 @@ struct web_all {
 	struct kiln_loc_samples ls;	/* [WEB_ALL_LOCS] */
 	unsigned refs;
 	bool dropped;
+	/* kiln_tree_select()'s working arrays for a, kept for the next
+	 * selection ([0], [1]; taken under m->all_lock: a request that
+	 * finds both taken makes its own). */
+	struct kiln_tree_sel sel[WEB_ALL_SEL];
+	bool sel_taken[WEB_ALL_SEL];
 };
 #define WEB_ALL_LOCS 2
 
@@ -131,6 +138,11 @@ struct web_all *kiln_web_all_get(struct kiln_web_model *m, unsigned p,
 void kiln_web_all_put(struct kiln_web_model *m, struct web_all *a);
 /* Frees a (NULL: nothing), held by no request. */
 void kiln_web_all_free(struct web_all *a);
+/* Into t, the tree of p's samples weighed by w, taken from a's tree of
+ * every sample (kiln_tree_select()) with a set of a's kept working
+ * arrays when one is free. */
+int kiln_web_all_select(struct kiln_web_model *m, struct web_all *a,
+			struct kiln_tree *t, struct kiln_prof *p, const int64_t *w);
 
 /* Heavy work running now, for /api/status (WEB_JOBS at most shown). */
 #define WEB_JOBS 8

@@ -666,6 +666,8 @@ static void test_weights_as_copy(void **state)
 	};
 	struct kiln_prof *p = random_prof();
 	struct kiln_tree_all all[2];
+	/* Kept across the selections, as kiln serve keeps them. */
+	struct kiln_tree_sel scr[2] = { { 0 }, { 0 } };
 	struct kiln_loc_samples ls;
 	uint64_t x = 7;
 	struct kiln_diag d;
@@ -720,7 +722,7 @@ static void test_weights_as_copy(void **state)
 				assert_int_equal(kiln_tree_build_w(&b, p, type, rev, w), 0);
 				same_tree(&a, &b);
 				/* From the tree of every sample: the same. */
-				assert_int_equal(kiln_tree_select(&c, &all[rev], p, w), 0);
+				assert_int_equal(kiln_tree_select(&c, &all[rev], p, w, &scr[rev]), 0);
 				same_tree(&a, &c);
 				kiln_tree_release(&c);
 				assert_int_equal(kiln_tree_paths_build(&pa, q, type, rev), 0);
@@ -769,6 +771,8 @@ static void test_weights_as_copy(void **state)
 	kiln_loc_samples_release(&ls);
 	kiln_tree_all_release(&all[0]);
 	kiln_tree_all_release(&all[1]);
+	kiln_tree_sel_release(&scr[0]);
+	kiln_tree_sel_release(&scr[1]);
 	kiln_prof_free(p);
 }
 
@@ -790,7 +794,7 @@ static void test_select_unindexed(void **state)
 	add(p, "main;run;d", 1);
 	assert_int_equal(kiln_tree_all_build(&all, p, false), 0);
 	assert_int_equal(all.t.n, 7);
-	assert_int_equal(kiln_tree_select(&t, &all, p, w), 0);
+	assert_int_equal(kiln_tree_select(&t, &all, p, w, NULL), 0);
 	assert_null(t.slots);
 	assert_int_equal(t.n, 6);	/* main;run;b is not reached */
 	assert_int_equal(t.nodes[0].total, 8);
