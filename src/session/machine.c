@@ -461,10 +461,19 @@ static int seed_entry(const struct kiln_maps_entry *e, void *arg)
 	struct kiln_perf_event ev;
 	char path[4096];
 
-	if (e->perms[2] != 'x' || !e->pathlen || e->pathlen >= sizeof(path))
+	if (e->perms[2] != 'x' || e->pathlen >= sizeof(path))
 		return 0;
-	memcpy(path, e->path, e->pathlen);
-	path[e->pathlen] = '\0';
+	if (!e->pathlen || (e->pathlen > 6 && !memcmp(e->path, "[anon:", 6))) {
+		/* Code in anonymous memory (a JIT's: V8, the JVM, LuaJIT),
+		 * named as the kernel's MMAP records name it and perf's
+		 * synthesized ones do: the frame-pointer chain goes on
+		 * through it where it was mapped before kiln started (it
+		 * ended at the first JIT frame under -a and -p). */
+		memcpy(path, "//anon", 7);
+	} else {
+		memcpy(path, e->path, e->pathlen);
+		path[e->pathlen] = '\0';
+	}
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = KILN_PERF_MMAP;
 	ev.mmap.pid = c->pr->pid;
