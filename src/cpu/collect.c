@@ -478,6 +478,11 @@ static int finish_maps(struct kiln_prof *raw, struct kiln_prof **out,
 	p->time_nanos = raw->time_nanos;
 	p->default_type = p->types[p->ntypes - 1].type;
 	err = kiln_procprof_maps_load_from(&c, p, maps);
+	/* At the stop, what the collector's last maps had and the exit's
+	 * lack: mappings gone since, whose samples it took. */
+	if (!err && with && maps != &warm_maps && warm_maps.len)
+		err = kiln_maptab_add_gone_text(&c.t, p, warm_maps.data,
+						warm_maps.len);
 	if (err)
 		goto out;
 	locmap = calloc(raw->nlocations + 1, sizeof(*locmap));

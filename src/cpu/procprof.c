@@ -141,7 +141,11 @@ int kiln_procprof_finish_with(struct kiln_prof *p, unsigned sym_flags,
 
 	if (!sym)
 		return -ENOMEM;
-	err = kiln_sym_prof(sym, p, sym_flags);
+	/* JIT code (node --perf-basic-prof, a JVM's perf map agent) named
+	 * from the map its runtime writes for perf. */
+	err = kiln_sym_load_own_perfmap(sym);
+	if (!err)
+		err = kiln_sym_prof(sym, p, sym_flags);
 	if (!warm)
 		kiln_sym_free(sym);
 	if (err)

@@ -4,6 +4,7 @@
  * stage).  See maptab.h.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,20 +18,28 @@ struct add_ctx {
 	struct kiln_prof *p;
 };
 
+/* Code in anonymous memory (no path, or a name given by prctl) is a
+ * JIT's: named as the kernel's perf records and perf name it. */
+static bool anon_code(const struct kiln_maps_entry *e)
+{
+	return !e->pathlen || (e->pathlen > 6 && !memcmp(e->path, "[anon:", 6));
+}
+
 static int add_one(const struct kiln_maps_entry *e, void *arg)
 {
 	struct add_ctx *c = arg;
 	struct kiln_maptab *m = c->m;
 	struct kiln_mapping km = { 0 };
 
-	if (e->perms[2] != 'x' || !e->pathlen)
+	if (e->perms[2] != 'x')
 		return 0;
 	if (kiln_array_grow((void **)&m->r, &m->alloc, m->n + 1, sizeof(*m->r)))
 		return -ENOMEM;
 	km.start = e->start;
 	km.limit = e->end;
 	km.offset = e->offset;
-	km.file = kiln_prof_intern(c->p, e->path, e->pathlen);
+	km.file = anon_code(e) ? kiln_prof_interns(c->p, "//anon") :
+		  kiln_prof_intern(c->p, e->path, e->pathlen);
 	m->r[m->n].start = e->start;
 	m->r[m->n].end = e->end;
 	m->r[m->n].id = kiln_prof_mapping(c->p, &km);
@@ -44,6 +53,37 @@ int kiln_maptab_add_text(struct kiln_maptab *m, struct kiln_prof *p,
 	struct add_ctx c = { m, p };
 
 	return kiln_maps_parse(text, len, add_one, &c);
+}
+
+static int add_gone(const struct kiln_maps_entry *e, void *arg)
+{
+	struct add_ctx *c = arg;
+	int err;
+
+	if (e->perms[2] != 'x')
+		return 0;
+	if (anon_code(e)) {
+		err = kiln_maptab_add(c->m, c->p, "//anon", e->start, e->end,
+				      e->offset);
+	} else {
+		char path[4096];
+
+		if (e->pathlen >= sizeof(path))
+			return 0;
+		memcpy(path, e->path, e->pathlen);
+		path[e->pathlen] = '\0';
+		err = kiln_maptab_add(c->m, c->p, path, e->start, e->end,
+				      e->offset);
+	}
+	return err == -EEXIST ? 0 : err;
+}
+
+int kiln_maptab_add_gone_text(struct kiln_maptab *m, struct kiln_prof *p,
+			      const char *text, size_t len)
+{
+	struct add_ctx c = { m, p };
+
+	return kiln_maps_parse(text, len, add_gone, &c);
 }
 
 int kiln_maptab_add(struct kiln_maptab *m, struct kiln_prof *p,

@@ -185,3 +185,19 @@ int kiln_sym_load_perfmap_owned(struct kiln_sym *s, int pid, uid_t owner,
 {
 	return load_perfmap(s, pid, owner, offset, d);
 }
+
+int kiln_sym_load_own_perfmap(struct kiln_sym *s)
+{
+	int pid = (int)getpid(), err;
+
+	if (s->own_map_pid != pid) {
+		/* (A session a forked child inherited keeps the parent's
+		 * names; its own map starts from the beginning.) */
+		s->own_map_pid = pid;
+		s->own_map_off = 0;
+	}
+	err = load_perfmap(s, pid, geteuid(), &s->own_map_off, NULL);
+	/* A line the runtime wrote badly names nothing; the profile is
+	 * written all the same. */
+	return err == -EINVAL ? 0 : err;
+}

@@ -199,6 +199,15 @@ int kiln_sym_load_perfmap_owned(struct kiln_sym *s, int pid, uid_t owner,
 				uint64_t *offset, struct kiln_diag *d);
 
 /*
+ * For a session of this process's own addresses (the agent's dumps):
+ * the lines its /tmp/perf-PID.map gained since the last call (the whole
+ * map at the first; a forked child's own map, not the parent's), read
+ * only if the file is owned by this process's effective user or root,
+ * as perf report's rule.  0 (also with no map) or -ENOMEM.
+ */
+int kiln_sym_load_own_perfmap(struct kiln_sym *s);
+
+/*
  * Symbolizes the runtime address addr (looked up as it is: pass a return
  * address minus 1 for a caller frame).  Results are cached per address.
  * Fills *out; 0 (also when nothing was found: out->nframes == 0) or

@@ -214,6 +214,9 @@ struct kiln_sym {
 	size_t njits, jits_alloc;
 	bool jits_sorted;
 	const char *jit_module;
+	/* kiln_sym_load_own_perfmap(): whose map was read, and how far. */
+	int own_map_pid;
+	uint64_t own_map_off;
 };
 
 /* The most frames one address gives (inlined ones and their function). */

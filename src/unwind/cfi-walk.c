@@ -371,8 +371,8 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		bool nfp_ok = fp_ok, nexact = false, nfp_new = false;
 		int kind = KILN_CFI_NONE;
 
-		if (!rg && n > 1)
-			break;
+		/* (A pc in no range -- JIT code, or a module the set does not
+		 * know yet -- has no rule: the frame-pointer chain below.) */
 #if CFI_DWARF
 		if (rg && !(flags & KILN_CFI_FP_ONLY)) {
 			row = cached_row(cache, set, rg, exact ? pc : pc - 1);
@@ -448,6 +448,10 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 			if (!rd_stack(fp, lo, hi, delta, &nfp) ||
 			    !rd_log(log, fp + 8, lo, hi, delta, &npc))
 				return n;
+			/* Code the set does not know: a frame record only if
+			 * the caller's is higher up (or 0, the outermost). */
+			if (!rg && nfp && (nfp <= fp || (nfp & 7)))
+				return n;
 			nsrc = (struct fp_src){ .pend = true, .addr = fp, .val = nfp };
 			nfp_new = true;
 			nsp = fp + 16;
@@ -461,7 +465,15 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 		} else if (!(rg = cached_range(cache, set, npc))) {
 			if (unknown && !*unknown)
 				*unknown = npc;
-			break;
+			/* A caller in code no module of the set holds: JIT
+			 * code (V8, the JVM keep frame pointers in theirs), or
+			 * a library loaded a moment ago.  Followed by its frame
+			 * pointer, as perf's kernel walk follows it, when the
+			 * caller has one that can be a frame's (at or above its
+			 * stack pointer), or 0 (the outermost: taken, and the
+			 * walk ends there); else the walk ends before it. */
+			if (!nfp_ok || (nfp && (nfp < nsp || (nfp & 7) || nfp >= hi)))
+				break;
 		}
 		if (!set->c || npc - set->c->skip_lo >= set->c->skip_hi - set->c->skip_lo)
 			pcs[n++] = npc;

@@ -6,7 +6,10 @@ perf-script), kernel frames left out: the samples of PID in each, their leaf fun
 the share of unnamed leaves and the share of stacks that hold ROOT (a
 function every complete stack of the program passes through).
 
-usage: stackcmp.py PID PERF.txt KILN.txt ROOT [MARGIN]
+usage: stackcmp.py PID PERF.txt KILN.txt ROOT [MARGIN [NAME1 NAME2]]
+
+(NAME1 and NAME2 name the two sides in the output: perf and kiln by
+default; the agent's test compares it with kiln record.)
 
 Prints both sides' figures, then one line per failed check and exits 1
 if any failed:
@@ -38,32 +41,39 @@ def strip_params(name):
 
 
 def read(path, pid):
-    """The stacks (leaf first, names only) of PID's samples in path."""
-    out, cur = [], None
+    """The stacks (leaf first, names only) of PID's samples in path, but
+    those of libkiln.so's own work (its threads, named kiln-*, and its
+    code on the host's threads), which the agent leaves out of the
+    profiles it writes by design: kiln record of a program running the
+    agent counts them, a few points of its samples."""
+    out, cur, own = [], None, False
     with open(path, errors='replace') as f:
         for line in f:
             line = line.rstrip('\n')
             if not line.strip():
-                if cur is not None:
+                if cur is not None and not own:
                     out.append(cur)
                 cur = None
                 continue
             if not line[0].isspace() or re.match(r'^ *\d+ *$', line):
-                if cur is not None:
+                if cur is not None and not own:
                     out.append(cur)
                 m = re.match(r'^\s*(?:\S.*?\s)?(\d+)(?:/\d+)?\s', line + ' ')
                 cur = [] if m and m.group(1) == pid else None
+                own = line.startswith('kiln-')
                 continue
             if cur is None:
                 continue
             f = line.split(None, 1)
             if len(f[0]) == 16 and f[0] >= 'ffff8':
                 continue    # a kernel frame: kiln counts that time on the user stack
+            if re.search(r'/libkiln(-malloc)?\.so\)$', line):
+                own = True
             name = f[1] if len(f) > 1 else '[unknown]'
             name = re.sub(r' \([^()]*\)$', '', name)     # " (DSO)"
             name = re.sub(r'\+0x[0-9a-f]+$', '', name)   # "sym+0x12"
             cur.append(strip_params(name))
-    if cur is not None:
+    if cur is not None and not own:
         out.append(cur)
     return out
 
@@ -88,30 +98,31 @@ def figures(stacks, root):
 def main():
     pid, perf_txt, kiln_txt, root = sys.argv[1:5]
     margin = float(sys.argv[5]) if len(sys.argv) > 5 else 3.0
+    pn, kn = sys.argv[6:8] if len(sys.argv) > 7 else ('perf', 'kiln')
     p = figures(read(perf_txt, pid), root)
     k = figures(read(kiln_txt, pid), root)
-    for name, x in (('perf', p), ('kiln', k)):
+    for name, x in ((pn, p), (kn, k)):
         print('%s: %d samples, %.1f%% reach %s, %.1f%% unnamed leaves, '
               'mean depth %.1f' % (name, x['n'], x['root'], root,
                                    x['unnamed'], x['depth']))
     bad = []
-    for name, x in (('perf', p), ('kiln', k)):
+    for name, x in ((pn, p), (kn, k)):
         if x['n'] < 100:
             bad.append('%s has %d samples of %s (100 needed)' % (name, x['n'], pid))
     if bad:
         print('\n'.join(bad))
         return 1
-    print("perf's ten hottest leaves (perf%, kiln%):")
+    print("%s's ten hottest leaves (%s%%, %s%%):" % (pn, pn, kn))
     for f, v in sorted(p['leaf'].items(), key=lambda kv: -kv[1])[:10]:
         got = k['leaf'].get(f, 0.0)
         print('  %5.1f %5.1f  %s' % (v, got, f))
         if v >= 2.0 and abs(got - v) > margin:
-            bad.append('%s: kiln %.1f%%, perf %.1f%% (more than %g points apart)'
-                       % (f, got, v, margin))
+            bad.append('%s: %s %.1f%%, %s %.1f%% (more than %g points apart)'
+                       % (f, kn, got, pn, v, margin))
     if k['unnamed'] > p['unnamed'] + 1 + margin / 3:
-        bad.append('unnamed leaves: kiln %.1f%%, perf %.1f%%' % (k['unnamed'], p['unnamed']))
+        bad.append('unnamed leaves: %s %.1f%%, %s %.1f%%' % (kn, k['unnamed'], pn, p['unnamed']))
     if k['root'] < p['root'] - 5 or (p['root'] >= 95 and k['root'] < 95):
-        bad.append('stacks reaching %s: kiln %.1f%%, perf %.1f%%' % (root, k['root'], p['root']))
+        bad.append('stacks reaching %s: %s %.1f%%, %s %.1f%%' % (root, kn, k['root'], pn, p['root']))
     if bad:
         print('\n'.join(bad))
         return 1
