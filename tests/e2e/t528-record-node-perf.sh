@@ -17,6 +17,8 @@ need_record
 need node
 need python3
 JS=$KILN_SRC/tests/workloads/js/hotjit.js
+# (node --perf-basic-prof writes isolate-*-v8.log files where it runs.)
+cd "$T"
 CMP="python3 $KILN_SRC/tests/e2e/stackcmp.py"
 probe=$(node --perf-basic-prof -e 'process.stdout.write(String(process.pid))' 2>/dev/null) ||
     skip "node has no --perf-basic-prof"

@@ -11,6 +11,8 @@
 need_perf
 need node
 JS=$KILN_SRC/tests/workloads/js/hotjit.js
+# (node --perf-basic-prof writes isolate-*-v8.log files where it runs.)
+cd "$T"
 # (The probe's own map removed: a map left in /tmp names the JIT code of
 # whatever process gets its pid next.)
 probe=$(node --perf-basic-prof -e 'process.stdout.write(String(process.pid))' 2>/dev/null) ||
