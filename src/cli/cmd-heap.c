@@ -500,6 +500,9 @@ static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 	}
 	err = kiln_hprof_prof(h, KILN_HPROF_GO, p, &so);
 	if (!err)
+		err = kiln_sym_load_trace_perfmap(sym, (int)info.pid,
+						  info.start_realtime_ns);
+	if (!err)
 		err = kiln_sym_prof(sym, p, 0);
 	if (!err) {
 		p->time_nanos = (int64_t)info.start_realtime_ns;

@@ -500,7 +500,11 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = kiln_sym_prof(sym, p, 0);
+	/* JIT code (node --perf-basic-prof) by the map its runtime wrote. */
+	err = kiln_sym_load_trace_perfmap(sym, (int)info.pid,
+					  info.start_realtime_ns);
+	if (!err)
+		err = kiln_sym_prof(sym, p, 0);
 	if (!err)
 		err = kiln_prof_error(p);
 out:

@@ -90,11 +90,26 @@ void kheap_ok(int err)
 		kheap_w_nomem = true;
 }
 
+/*
+ * The executable ranges of the maps written last, sorted: a new stack
+ * with an address in none of them was taken in code mapped since (node
+ * maps a second copy of V8's builtins from its own file after it
+ * starts, no dlopen() that the loader's generation would show), and the
+ * maps are written again -- at most once a second, so that a stack
+ * through code no mapping holds (a stray address) costs no more.
+ */
+static struct kiln_buf w_ranges;	/* uint64_t start, end pairs */
+static uint64_t w_ranges_reread;	/* when they were last read for that */
+#define REREAD_NS 1000000000ull
+
 static int keep_exec(const struct kiln_maps_entry *e, void *arg)
 {
 	if (e->perms[2] == 'x') {
+		uint64_t r[2] = { e->start, e->end };
+
 		put(arg, e->line, e->linelen);
 		put(arg, "\n", 1);
+		put(&w_ranges, r, sizeof(r));
 	}
 	return 0;
 }
@@ -104,11 +119,54 @@ void kheap_put_maps(struct kiln_hcols *out)
 {
 	struct kiln_buf raw = KILN_BUF_INIT, keep = KILN_BUF_INIT;
 
+	kiln_buf_reset(&w_ranges);
 	if (kiln_read_self_maps(&raw) == 0)
 		kiln_maps_parse(raw.data, raw.len, keep_exec, &keep);
 	kheap_ok(kiln_hcols_maps(out, keep.data ? keep.data : "", keep.len));
 	kiln_buf_release(&raw);
 	kiln_buf_release(&keep);
+}
+
+/* Whether pc lies in an executable range of the maps written last. */
+static bool mapped(uint64_t pc)
+{
+	const uint64_t *r = (const uint64_t *)(void *)w_ranges.data;
+	size_t lo = 0, hi = w_ranges.len / (2 * sizeof(*r));
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[2 * mid + 1] <= pc)
+			lo = mid + 1;
+		else if (r[2 * mid] > pc)
+			hi = mid;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* Whether the stacks (first, last] hold an address the maps written last
+ * do not cover, and the maps were not read again for that within
+ * REREAD_NS. */
+static bool maps_behind(uint32_t first, uint32_t last, uint64_t now)
+{
+	uint32_t id;
+	uint64_t i;
+
+	if (!w_ranges.len || now - w_ranges_reread < REREAD_NS)
+		return false;
+	for (id = first + 1; id <= last; id++) {
+		const uint64_t *e = kheap_st_ent[id];
+
+		for (i = 0; i < e[1]; i++) {
+			if (!mapped(e[2 + i])) {
+				w_ranges_reread = now;
+				return true;
+			}
+		}
+	}
+	return false;
 }
 
 void kheap_put_header(struct kiln_hcols *out)
@@ -401,6 +459,8 @@ void kheap_round(bool force, bool all, bool end)
 	if (!force && !end && kiln_hcols_empty(&kheap_w_ev) && kiln_hcols_empty(&names) &&
 	    !lost && !kheap_w_maps_due && n == kheap_w_stacks)
 		goto done;	/* nothing to say */
+	if (!kheap_w_maps_due && maps_behind(kheap_w_stacks, n, now))
+		kheap_w_maps_due = true;
 	if (kheap_w_maps_due) {
 		kheap_put_maps(&pre);
 		kheap_w_maps_due = false;

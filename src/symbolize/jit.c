@@ -201,3 +201,26 @@ int kiln_sym_load_own_perfmap(struct kiln_sym *s)
 	 * written all the same. */
 	return err == -EINVAL ? 0 : err;
 }
+
+int kiln_sym_load_trace_perfmap(struct kiln_sym *s, int pid,
+				uint64_t start_realtime_ns)
+{
+	char path[64];
+	struct stat st;
+	uint64_t off = 0, mtime;
+	int err;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	if (stat(path, &st))
+		return 0;
+	/* A map last written before the traced process started is another
+	 * process's that had the same pid. */
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+		(uint64_t)st.st_mtim.tv_nsec;
+	if (start_realtime_ns && mtime < start_realtime_ns)
+		return 0;
+	err = load_perfmap(s, pid, geteuid(), &off, NULL);
+	return err == -EINVAL ? 0 : err;
+}

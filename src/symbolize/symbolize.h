@@ -206,6 +206,14 @@ int kiln_sym_load_perfmap_owned(struct kiln_sym *s, int pid, uid_t owner,
  * as perf report's rule.  0 (also with no map) or -ENOMEM.
  */
 int kiln_sym_load_own_perfmap(struct kiln_sym *s);
+/*
+ * For a heap trace of process pid read after the fact, as perf report
+ * reads a perf.data: its /tmp/perf-PID.map, if owned by root or the
+ * reading user and written since the process started (CLOCK_REALTIME
+ * ns; 0: not known).  0 (also with no map) or -ENOMEM.
+ */
+int kiln_sym_load_trace_perfmap(struct kiln_sym *s, int pid,
+				uint64_t start_realtime_ns);
 
 /*
  * Symbolizes the runtime address addr (looked up as it is: pass a return
