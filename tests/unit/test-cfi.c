@@ -708,7 +708,8 @@ static int count_named(const uint64_t *pcs, int n, const char *name)
 
 /*
  * Lazy tables: only the program's own rows at first; a lookup in libc
- * asks for libc's, which the next refresh builds.
+ * asks for libc's, which the next refresh builds (whole: a small
+ * library; cfi-parse.c WHOLE_FDES).
  */
 static void count_wake(void *arg)
 {
@@ -744,24 +745,19 @@ static void test_lazy(void **state)
 	assert_false(kiln_cfi_wanted(c));
 	kiln_cfi_stats(c, &st);
 	assert_int_equal(st.modules_cfi, 2);
-	/* Only the FDE that was needed, not the whole library. */
-	assert_int_equal(st.fdes_built, 1);
-	assert_true(st.rows > rows0 && st.rows < rows0 + 64);
+	/* libc (under 8192 FDEs) built whole at its first want: a deep
+	 * stack through it needs no round per function.  Before: only the
+	 * FDE that was needed (fdes_built 1). */
+	assert_true(st.fdes_built > 1000);
+	assert_true(st.rows > rows0 + 1000);
 	assert_int_equal(kiln_cfi_lookup(c, pc, &rule), 0);
 	assert_int_equal(rule.kind, KILN_CFI_RULE);
-	/* Another function of the library: its own FDE, asked for anew;
-	 * the owner is woken again (the first want since the refresh). */
-	assert_int_equal(kiln_cfi_lookup(c, (uint64_t)(uintptr_t)bsearch + 1,
-					 &rule), 0);
-	assert_int_equal(rule.kind, KILN_CFI_NONE);
-	assert_true(kiln_cfi_wanted(c));
-	assert_int_equal(wakes, 2);
-	assert_int_equal(kiln_cfi_refresh(c), 0);
-	kiln_cfi_stats(c, &st);
-	assert_int_equal(st.fdes_built, 2);
+	/* Another function of the library: there already, nothing asked. */
 	assert_int_equal(kiln_cfi_lookup(c, (uint64_t)(uintptr_t)bsearch + 1,
 					 &rule), 0);
 	assert_int_equal(rule.kind, KILN_CFI_RULE);
+	assert_false(kiln_cfi_wanted(c));
+	assert_int_equal(wakes, 1);
 	/* The rows are the eager tables' rows. */
 	{
 		struct kiln_cfi *e = kiln_cfi_new();
