@@ -111,7 +111,8 @@ int kiln_read_profile_keep(const char *path, struct kiln_prof **out,
 	if (err)
 		return err;
 	err = kiln_read_profile_data(path, m.data, m.len, out, fmtp, trace, d);
-	kiln_map_release(&m);
+	/* The readers copied what they keep. */
+	kiln_map_release_later(&m);
 	return err;
 }
 

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -106,6 +107,44 @@ void kiln_map_release(struct kiln_map *m)
 	m->data = NULL;
 	m->len = 0;
 	m->mapped = false;
+}
+
+/* Mappings at least this large are unmapped by a thread of their own:
+ * the kernel takes 40-60 ms to tear down a gigabyte's page tables. */
+#define UNMAP_LATER_MIN ((size_t)64 << 20)
+
+static void *unmap_now(void *arg)
+{
+	struct kiln_map *m = arg;
+
+	munmap((void *)m->data, m->len);
+	free(m);
+	return NULL;
+}
+
+void kiln_map_release_later(struct kiln_map *m)
+{
+	struct kiln_map *c;
+	pthread_attr_t a;
+	pthread_t t;
+	int err = -1;
+
+	if (m->mapped && m->len >= UNMAP_LATER_MIN && (c = malloc(sizeof(*c)))) {
+		*c = *m;
+		if (!pthread_attr_init(&a)) {
+			pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+			err = pthread_create(&t, &a, unmap_now, c);
+			pthread_attr_destroy(&a);
+		}
+		if (!err) {
+			m->data = NULL;
+			m->len = 0;
+			m->mapped = false;
+			return;
+		}
+		free(c);
+	}
+	kiln_map_release(m);
 }
 
 int kiln_read_proc(int dirfd, const char *path, struct kiln_buf *out)

@@ -21,6 +21,12 @@ struct kiln_map {
 /* "-" means standard input.  0 or -errno. */
 int kiln_map_open(struct kiln_map *m, const char *path);
 void kiln_map_release(struct kiln_map *m);
+/*
+ * kiln_map_release(), a large mapping unmapped by a detached thread of
+ * its own while the caller goes on (a gigabyte input read, its flame
+ * graph still to draw).  Nothing may point into it any more.
+ */
+void kiln_map_release_later(struct kiln_map *m);
 
 /*
  * Reads a file of /proc (whose size stat() gives as 0: maps, cmdline,
