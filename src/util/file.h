@@ -24,7 +24,9 @@ void kiln_map_release(struct kiln_map *m);
 /*
  * kiln_map_release(), a large mapping unmapped by a detached thread of
  * its own while the caller goes on (a gigabyte input read, its flame
- * graph still to draw).  Nothing may point into it any more.
+ * graph still to draw).  Nothing may point into it any more.  Not for
+ * the agent: the thread is a plain pthread, not one of kiln's own in
+ * the host (runtime/threads.h).
  */
 void kiln_map_release_later(struct kiln_map *m);
 
