@@ -37,17 +37,6 @@ struct seen {
  */
 #define YOUNG_NS 3000000u
 
-/*
- * After the attach's listings, the first rescans come soon (kiln_follow_
- * fresh()) even when they find nothing: a thread started by one the
- * attach had not opened yet, after its last listing of the process,
- * inherits no event and is listed only by a rescan -- 100 ms later, all
- * its CPU until then uncounted (t522's threads that burn 100 ms right
- * after the attach lost up to a tenth of their time).  25 rescans about
- * 2 ms apart: 50 ms of listing the process's threads quickly.
- */
-#define SETTLE 25
-
 struct kiln_follow {
 	struct kiln_perf *s;
 	const pid_t *pids;
@@ -55,8 +44,6 @@ struct kiln_follow {
 	struct kiln_follow_ops ops;
 	struct seen *seen;	/* one per process */
 	bool fresh;
-	/* Rescans left that come soon whatever they find (SETTLE). */
-	unsigned settle;
 	size_t failed;		/* threads left out: their open failed */
 	int failed_err;		/* the last such failure */
 };
@@ -77,7 +64,6 @@ struct kiln_follow *kiln_follow_new(struct kiln_perf *s, const pid_t *pids,
 	f->s = s;
 	f->pids = pids;
 	f->npids = npids;
-	f->settle = s ? SETTLE : 0;
 	if (ops)
 		f->ops = *ops;
 	return f;
@@ -249,9 +235,7 @@ void kiln_follow_rescan(struct kiln_follow *f)
 {
 	bool any;
 
-	f->fresh = f->settle > 0;
-	if (f->settle)
-		f->settle--;
+	f->fresh = false;
 	for (int i = 0; f->s && i < f->npids; i++) {
 		if (!kiln_follow_process(f, i, &any) && any) {
 			if (f->ops.listed)

@@ -64,8 +64,7 @@ void kiln_follow_rescan(struct kiln_follow *f);
 
 /* The last rescan opened a thread: the threads it started meanwhile have
  * no event either, so the next listing should come soon (in ms, not
- * tenths of a second).  Also true for the first rescans after the
- * attach, which may have missed a thread started as it ended. */
+ * tenths of a second). */
 bool kiln_follow_fresh(const struct kiln_follow *f);
 
 /* How many threads were left out because their open failed after the
