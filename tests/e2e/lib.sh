@@ -185,6 +185,18 @@ need_agent() {
     [ -e "$KILN_LIB" ] || skip "libkiln.so was not built"
     [ -e "$KILN_MALLOC_LIB" ] || skip "libkiln-malloc.so was not built"
 }
+# node with --perf-basic-prof (its JIT code named in /tmp/perf-PID.map):
+# skips without it; the probe's own map is removed (a map left in /tmp
+# names the JIT code of whatever process gets its pid next); the test
+# then runs in $T (node writes isolate-*-v8.log files where it runs).
+need_node_perfmap() {
+    local probe
+    need node
+    cd "$T" || fail "cannot enter $T"
+    probe=$(node --perf-basic-prof -e 'process.stdout.write(String(process.pid))' 2>/dev/null) ||
+        skip "node has no --perf-basic-prof"
+    rm -f "/tmp/perf-$probe.map"
+}
 # What to preload for heap profiling: the malloc interposer and libkiln.so,
 # both in front of the C library (libkiln.so's own hooks: fork, exec...).
 KILN_HEAP_PRELOAD="$KILN_MALLOC_LIB:$KILN_LIB"

@@ -14,15 +14,10 @@
 . "$(dirname "$0")/lib.sh"
 need_perf
 need_record
-need node
+need_node_perfmap
 need python3
 JS=$KILN_SRC/tests/workloads/js/hotjit.js
-# (node --perf-basic-prof writes isolate-*-v8.log files where it runs.)
-cd "$T"
 CMP="python3 $KILN_SRC/tests/e2e/stackcmp.py"
-probe=$(node --perf-basic-prof -e 'process.stdout.write(String(process.pid))' 2>/dev/null) ||
-    skip "node has no --perf-basic-prof"
-rm -f "/tmp/perf-$probe.map"
 NPID=
 cleanup() {
     [ -z "$NPID" ] || { kill "$NPID" 2>/dev/null; wait "$NPID" 2>/dev/null; rm -f "/tmp/perf-$NPID.map"; }

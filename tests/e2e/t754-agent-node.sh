@@ -14,14 +14,9 @@
 . "$(dirname "$0")/lib.sh"
 need_agent
 need_record
-need node
+need_node_perfmap
 need python3
 JS=$KILN_SRC/tests/workloads/js/hotjit.js
-# (node --perf-basic-prof writes isolate-*-v8.log files where it runs.)
-cd "$T"
-probe=$(node --perf-basic-prof -e 'process.stdout.write(String(process.pid))' 2>/dev/null) ||
-    skip "node has no --perf-basic-prof"
-rm -f "/tmp/perf-$probe.map"
 trap 'rm -rf "$T"; [ ! -s "$T/pid" ] || rm -f "/tmp/perf-$(cat "$T/pid").map"' EXIT
 
 expect_status 0 "$KILN" record -q -g -F 999 -o "$T/rec.pb.gz" -- \

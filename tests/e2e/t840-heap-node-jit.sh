@@ -11,13 +11,8 @@
 # ctest-labels: noasan
 . "$(dirname "$0")/lib.sh"
 need_agent
-need node
+need_node_perfmap
 JS=$KILN_SRC/tests/workloads/js/allocjit.js
-# (node --perf-basic-prof writes isolate-*-v8.log files where it runs.)
-cd "$T"
-probe=$(node --perf-basic-prof -e 'process.stdout.write(String(process.pid))' 2>/dev/null) ||
-    skip "node has no --perf-basic-prof"
-rm -f "/tmp/perf-$probe.map"
 
 trap '[ ! -s "$T/pid" ] || rm -f "/tmp/perf-$(cat "$T/pid").map"; rm -rf "$T"' EXIT
 expect_status 0 "$KILN" heap -o "$T/h" -- node --perf-basic-prof "$JS" 300 "$T/pid"

@@ -9,15 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/perfdatalib.sh"
 need_perf
-need node
+need_node_perfmap
 JS=$KILN_SRC/tests/workloads/js/hotjit.js
-# (node --perf-basic-prof writes isolate-*-v8.log files where it runs.)
-cd "$T"
-# (The probe's own map removed: a map left in /tmp names the JIT code of
-# whatever process gets its pid next.)
-probe=$(node --perf-basic-prof -e 'process.stdout.write(String(process.pid))' 2>/dev/null) ||
-    skip "node has no --perf-basic-prof"
-rm -f "/tmp/perf-$probe.map"
 trap 'rm -rf "$T"; [ -z "${NPID:-}" ] || rm -f "/tmp/perf-$NPID.map"' EXIT
 
 perf_record -q -F 999 -g -o "$T/jit.data" -- node --perf-basic-prof "$JS" 300 "$T/pid" \

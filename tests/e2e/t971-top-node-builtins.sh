@@ -11,7 +11,7 @@
 need_perf
 need node
 JS=$KILN_SRC/tests/workloads/js/hotjit.js
-# (node --perf-basic-prof writes isolate-*-v8.log files where it runs.)
+# (node writes isolate-*-v8.log files where it runs.)
 cd "$T"
 
 perf_record -q -F 999 -g -o "$T/node.data" -- node "$JS" 300 >/dev/null 2>&1 ||
