@@ -4,7 +4,6 @@
  * stage).  See maptab.h.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,13 +16,6 @@ struct add_ctx {
 	struct kiln_maptab *m;
 	struct kiln_prof *p;
 };
-
-/* Code in anonymous memory (no path, or a name given by prctl) is a
- * JIT's: named as the kernel's perf records and perf name it. */
-static bool anon_code(const struct kiln_maps_entry *e)
-{
-	return !e->pathlen || (e->pathlen > 6 && !memcmp(e->path, "[anon:", 6));
-}
 
 static int add_one(const struct kiln_maps_entry *e, void *arg)
 {
@@ -38,7 +30,7 @@ static int add_one(const struct kiln_maps_entry *e, void *arg)
 	km.start = e->start;
 	km.limit = e->end;
 	km.offset = e->offset;
-	km.file = anon_code(e) ? kiln_prof_interns(c->p, "//anon") :
+	km.file = kiln_maps_anon(e) ? kiln_prof_interns(c->p, "//anon") :
 		  kiln_prof_intern(c->p, e->path, e->pathlen);
 	m->r[m->n].start = e->start;
 	m->r[m->n].end = e->end;
@@ -62,7 +54,7 @@ static int add_gone(const struct kiln_maps_entry *e, void *arg)
 
 	if (e->perms[2] != 'x')
 		return 0;
-	if (anon_code(e)) {
+	if (kiln_maps_anon(e)) {
 		err = kiln_maptab_add(c->m, c->p, "//anon", e->start, e->end,
 				      e->offset);
 	} else {

@@ -463,7 +463,7 @@ static int seed_entry(const struct kiln_maps_entry *e, void *arg)
 
 	if (e->perms[2] != 'x' || e->pathlen >= sizeof(path))
 		return 0;
-	if (!e->pathlen || (e->pathlen > 6 && !memcmp(e->path, "[anon:", 6))) {
+	if (kiln_maps_anon(e)) {
 		/* Code in anonymous memory (a JIT's: V8, the JVM, LuaJIT),
 		 * named as the kernel's MMAP records name it and perf's
 		 * synthesized ones do: the frame-pointer chain goes on

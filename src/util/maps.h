@@ -32,6 +32,16 @@ struct kiln_maps_entry {
 };
 
 /*
+ * Whether e maps anonymous memory (no path, or a name given with prctl's
+ * PR_SET_VMA_ANON_NAME): executable, a JIT's code, which perf and the
+ * kernel's perf records name "//anon".
+ */
+static inline bool kiln_maps_anon(const struct kiln_maps_entry *e)
+{
+	return !e->pathlen || (e->pathlen > 6 && !__builtin_memcmp(e->path, "[anon:", 6));
+}
+
+/*
  * Parses one line [p, end) (no '\n'); false where it is not a maps line
  * (pprof skips such lines; so does kiln).
  */
