@@ -500,9 +500,12 @@ static void build_fde(struct cfi_mod *m, const struct ehsrc *src, size_t i)
  * short meanwhile (CPython's library, about 5,000 FDEs, 3 ms to build:
  * stacks reached main after 0.3 s at 999 Hz, after seconds at 99 Hz).
  * Larger ones (node's 76,000) stay FDE by FDE: their rows would pass the
- * agent's memory bound.
+ * agent's memory bound; so does every library once WHOLE_BUDGET FDEs were
+ * built whole (about 1.1 MB of rows for CPython's library, 0.7 MB for
+ * libstdc++'s 4,900: the budget holds libc and two such libraries).
  */
 #define WHOLE_FDES 8192
+#define WHOLE_BUDGET 16384
 
 void kcfi_build_wanted(struct kiln_cfi *c, const struct dl_phdr_info *info,
 		       struct cfi_mod *m)
@@ -515,7 +518,10 @@ void kcfi_build_wanted(struct kiln_cfi *c, const struct dl_phdr_info *info,
 	if (!eh_source(info, &src, &tab, &count))
 		return;
 	pthread_mutex_lock(&c->fde_lock);
-	whole = !m->fdes_built && m->nfde <= WHOLE_FDES;
+	whole = !m->fdes_built && m->nfde <= WHOLE_FDES &&
+		c->whole_fdes + m->nfde <= WHOLE_BUDGET;
+	if (whole)
+		c->whole_fdes += m->nfde;
 	pthread_mutex_unlock(&c->fde_lock);
 	for (size_t w = 0; w < (m->nfde + 63) / 64; w++) {
 		uint64_t bits = atomic_exchange(&m->fde_want[w], 0);

@@ -139,6 +139,9 @@ struct kiln_cfi {
 	/* Serializes building lazy modules' FDEs (taken inside
 	 * dl_iterate_phdr, never around it: after the loader lock). */
 	pthread_mutex_t fde_lock;
+	/* FDEs of the lazy modules built whole so far (cfi-parse.c
+	 * WHOLE_BUDGET), under fde_lock. */
+	size_t whole_fdes;
 };
 
 /* Whether m is the object info describes: the same bias, program
