@@ -235,6 +235,11 @@ int kiln_perf_one_event_per_thread(struct kiln_perf *s)
 	return 0;
 }
 
+uint32_t kiln_perf_open_seq(const struct kiln_perf *s)
+{
+	return s->open_seq;
+}
+
 uint64_t kiln_perf_dropped_twice(const struct kiln_perf *s)
 {
 	return s->dropped_twice;

@@ -70,6 +70,10 @@ int kiln_perf_one_event_per_thread(struct kiln_perf *s);
  * one of the events (then it inherited one: no need to open it). */
 bool kiln_perf_thread_covered(struct kiln_perf *s, pid_t tid);
 
+/* Which kiln_perf_open() the last was (1, 2, ...): FORK and EXIT
+ * records' task.by_seq. */
+uint32_t kiln_perf_open_seq(const struct kiln_perf *s);
+
 /* Samples dropped so far as a thread's second event's (above). */
 uint64_t kiln_perf_dropped_twice(const struct kiln_perf *s);
 

@@ -85,9 +85,10 @@ int kperf_own_add(struct kiln_perf *s, int fd, pid_t tid);
 /* perfown.c: the events opened while disabled begin counting now. */
 void kperf_own_enabled(struct kiln_perf *s);
 /* perfown.c: whether ev (parsed from rec) is taken: false for a sample
- * or switch of a thread that a newer event counted at the same time. */
+ * or switch of a thread that a newer event counted at the same time.
+ * Fills a FORK or EXIT record's by_tid and by_seq. */
 bool kperf_own_keep(struct kiln_perf *s, const char *rec,
-		    const struct kiln_perf_event *ev);
+		    struct kiln_perf_event *ev);
 void kperf_own_free(struct kiln_perf *s);
 
 /* perfrec.c: a record's time (0: none); the record parsed into ev, 0, or

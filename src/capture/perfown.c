@@ -176,7 +176,7 @@ static struct own_tid *tid_entry(struct kperf_own *o, uint32_t tid, bool make)
 }
 
 bool kperf_own_keep(struct kiln_perf *s, const char *rec,
-		    const struct kiln_perf_event *ev)
+		    struct kiln_perf_event *ev)
 {
 	struct kperf_own *o = s->own;
 	const struct own_id *e;
@@ -188,6 +188,10 @@ bool kperf_own_keep(struct kiln_perf *s, const char *rec,
 		return true;
 	switch (ev->kind) {
 	case KILN_PERF_EXIT:
+		if ((e = id_entry(o, kperf_rec_id(s, rec)))) {
+			ev->task.by_tid = e->tid;
+			ev->task.by_seq = e->seq;
+		}
 		t = tid_entry(o, ev->task.tid, false);
 		if (t) {
 			t->inherited = t->own_seq = 0;
@@ -199,6 +203,10 @@ bool kperf_own_keep(struct kiln_perf *s, const char *rec,
 		 * the event (kiln_perf_thread_covered()), counting from its
 		 * start. */
 		e = id_entry(o, kperf_rec_id(s, rec));
+		if (e) {
+			ev->task.by_tid = e->tid;
+			ev->task.by_seq = e->seq;
+		}
 		if (e && (t = tid_entry(o, ev->task.tid, true))) {
 			t->covered = true;
 			if (e->seq > t->inherited)

@@ -222,6 +222,7 @@ int kperf_parse(const struct kiln_perf *s, const char *rec,
 		ev->task.ppid = ids[1];
 		ev->task.tid = ids[2];
 		ev->task.ptid = ids[3];
+		ev->task.by_tid = ev->task.by_seq = 0;
 		return 0;
 	}
 	case PERF_RECORD_SWITCH:

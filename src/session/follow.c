@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "session/targets.h"
 #include "util/buf.h"
@@ -244,6 +245,23 @@ void kiln_follow_rescan(struct kiln_follow *f)
 		}
 		if (f->seen[i].nyoung)
 			f->fresh = true;	/* threads waiting for their FORK */
+	}
+}
+
+void kiln_follow_forget(struct kiln_follow *f, pid_t tid)
+{
+	long key = tid;
+
+	for (int i = 0; i < f->npids; i++) {
+		struct seen *sn = &f->seen[i];
+		long *at = sn->n ? bsearch(&key, sn->tids, sn->n,
+					   sizeof(*sn->tids), cmp_long) : NULL;
+
+		if (!at)
+			continue;
+		memmove(at, at + 1, (size_t)(sn->tids + sn->n - at - 1) * sizeof(*at));
+		sn->n--;
+		f->fresh = true;
 	}
 }
 

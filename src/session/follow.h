@@ -67,6 +67,11 @@ void kiln_follow_rescan(struct kiln_follow *f);
  * tenths of a second). */
 bool kiln_follow_fresh(const struct kiln_follow *f);
 
+/* Thread tid is listed again as new (the caller closed what it had):
+ * it is opened at the next listing that finds it without the caller's
+ * events. */
+void kiln_follow_forget(struct kiln_follow *f, pid_t tid);
+
 /* How many threads were left out because their open failed after the
  * first listing (*err: the last failure, a negative errno). */
 size_t kiln_follow_failed(const struct kiln_follow *f, int *err);

@@ -23,6 +23,8 @@ struct target {
 	int cpu;
 	int *fds;		/* one per event, -1 where not opened */
 	bool dropped;		/* kiln_stat_drop() */
+	struct kiln_stat_value *frozen;	/* kiln_stat_retire(): the
+					 * counts at the close, per event */
 };
 
 struct kiln_stat {
@@ -75,6 +77,7 @@ void kiln_stat_free(struct kiln_stat *s)
 			if (s->t[t].fds[i] >= 0)
 				close(s->t[t].fds[i]);
 		free(s->t[t].fds);
+		free(s->t[t].frozen);
 	}
 	free(s->t);
 	free(s->evs);
@@ -121,6 +124,7 @@ int kiln_stat_add(struct kiln_stat *s, pid_t tid, int cpu, bool inherit,
 	t->tid = tid;
 	t->cpu = cpu;
 	t->dropped = false;
+	t->frozen = NULL;
 	t->fds = malloc((s->n ? s->n : 1) * sizeof(*t->fds));
 	if (!t->fds)
 		return -ENOMEM;
@@ -194,7 +198,7 @@ int kiln_stat_drop(struct kiln_stat *s, pid_t tid)
 	for (size_t k = s->nt; k-- > 0;) {
 		struct target *t = &s->t[k];
 
-		if (t->tid != tid || t->cpu != -1 || t->dropped)
+		if (t->tid != tid || t->cpu != -1 || t->dropped || t->frozen)
 			continue;
 		for (size_t i = 0; i < s->n; i++)
 			if (t->fds[i] >= 0) {
@@ -202,6 +206,29 @@ int kiln_stat_drop(struct kiln_stat *s, pid_t tid)
 				t->fds[i] = -1;
 			}
 		t->dropped = true;
+		return 0;
+	}
+	return -ESRCH;
+}
+
+static int read_fd(int fd, struct kiln_stat_value *v);
+
+int kiln_stat_retire(struct kiln_stat *s, pid_t tid)
+{
+	for (size_t k = s->nt; k-- > 0;) {
+		struct target *t = &s->t[k];
+
+		if (t->tid != tid || t->cpu != -1 || t->dropped || t->frozen)
+			continue;
+		t->frozen = calloc(s->n ? s->n : 1, sizeof(*t->frozen));
+		if (!t->frozen)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->n; i++)
+			if (t->fds[i] >= 0) {
+				read_fd(t->fds[i], &t->frozen[i]);
+				close(t->fds[i]);
+				t->fds[i] = -1;
+			}
 		return 0;
 	}
 	return -ESRCH;
@@ -254,7 +281,14 @@ int kiln_stat_read(struct kiln_stat *s, size_t t, size_t i,
 	if (i >= s->n)
 		return -EINVAL;
 	for (k = 0; k < s->nt; k++) {
-		if ((t != SIZE_MAX && k != t) || s->t[k].fds[i] < 0)
+		if (t != SIZE_MAX && k != t)
+			continue;
+		if (s->t[k].frozen) {
+			v->val += s->t[k].frozen[i].val;
+			v->ena += s->t[k].frozen[i].ena;
+			v->run += s->t[k].frozen[i].run;
+		}
+		if (s->t[k].fds[i] < 0)
 			continue;
 		err = read_fd(s->t[k].fds[i], v);
 		if (err)

@@ -67,6 +67,14 @@ pid_t kiln_stat_target_tid(const struct kiln_stat *s, size_t t);
 int kiln_stat_drop(struct kiln_stat *s, pid_t tid);
 bool kiln_stat_target_dropped(const struct kiln_stat *s, size_t t);
 
+/*
+ * Closes the counters of thread tid's newest target, keeping what they
+ * counted until then in every total (-p: counters whose inherited
+ * copies cannot be trusted, replaced by new ones).  0, -ESRCH or
+ * -ENOMEM.
+ */
+int kiln_stat_retire(struct kiln_stat *s, pid_t tid);
+
 /* What became of event i: counted, unsupported, not counted. */
 enum kiln_stat_state kiln_stat_state(const struct kiln_stat *s, size_t i);
 /* Whether event i had to fall back to user space only. */

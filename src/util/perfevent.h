@@ -89,6 +89,11 @@ struct kiln_perf_event {
 		} comm;
 		struct {
 			uint32_t pid, ppid, tid, ptid;
+			/* Live sessions with one event per thread: the
+			 * thread kiln opened the writing event (or the one
+			 * it inherited from) on, and which
+			 * kiln_perf_open() that was; 0, 0: not known. */
+			uint32_t by_tid, by_seq;
 		} task;		/* FORK and EXIT */
 		struct {
 			uint64_t lost;

@@ -18,6 +18,15 @@
 # 2-7% short of what the thread's own clock measured; without those
 # reads, or without the spawn loop, kiln's total is within 0.5%
 # (session 16; perf stat -p -I loses more, its last interval too).
+# A thread started while its starter's events were being opened can get
+# the thread-following event without the counters, and so does every
+# thread it starts: a whole chain went uncounted about one run in fifty
+# (sessions 16-22, 1839-1866 of 2400 ms).  kiln checks each such
+# thread's records against a second following event opened after the
+# counters and reopens the family (session/stat-run.c reopen()).  The
+# race is made to happen in 5 more runs: KILN_FAULT_FOLLOW_GAP_US holds
+# each open for a millisecond between the following event and the
+# counters (without the check: 2 runs in 3 lost one to three chains).
 # ctest-labels: serial
 . "$(dirname "$0")/lib.sh"
 need_stat() { "$KILN" stat -e task-clock -- true > /dev/null 2> "$T/probe" ||
@@ -29,15 +38,18 @@ counting() { [ -s "$1" ]; }
 runs=${RUNS:-10}
 # A failed run must not leave threadburst starting threads for good (it
 # ends only at SIGUSR1): it would load every test after this one.
-tb= missed=
+tb=
 trap 'kill $tb 2>/dev/null; rm -rf "$T"' EXIT
-for run in $(seq "$runs"); do
+# one_run NAME [ENV=VALUE...]: threadburst counted by kiln stat -p.
+one_run() {
+    local run=$1 pid kpid before want total got
+    shift
     "$WL/threadburst" ${CHAINS:-4} > "$T/m$run" & pid=$!
     tb=$pid
     wait_for "threadburst to start its chains" has_threads $pid 8
     # The process's CPU so far (user + system, in clock ticks).
     before=$(awk -v t="$tick_ms" '{ sub(/^.*\) /, ""); print ($12 + $13) * t }' /proc/$pid/stat)
-    "$KILN" stat -e task-clock -p $pid -I 100 -x , -o "$T/s$run" 2> "$T/e$run" & kpid=$!
+    env "$@" "$KILN" stat -e task-clock -p $pid -I 100 -x , -o "$T/s$run" 2> "$T/e$run" & kpid=$!
     wait_for "kiln stat -p to count" counting "$T/s$run"
     kill -USR1 $pid
     wait $pid || fail "threadburst failed"
@@ -47,17 +59,13 @@ for run in $(seq "$runs"); do
     got=$(awk -F, '$4 == "task-clock" { s += $2 } END { print s + 0 }' "$T/s$run")
     echo "run $run: burst threads ${want} ms, process after the start <= ${total} ms, kiln ${got} ms"
     awk -v g="$got" -v w="$want" -v t="$total" -v k="$tick_ms" \
-        'BEGIN { exit !(g >= 0.90 * w && g <= 1.02 * t + k) }' && continue
-    # KNOWN DEFECT (session 16 note): about one run in fifty to a hundred
-    # misses a whole chain (-25%; once in a clean-clone CI, 1864 of 2400
-    # ms), not understood yet (a FORK record written late, after the
-    # starter's counters were opened during its clone(), would make
-    # kiln take the new thread as covered).  One such run in ten is let
-    # through, said loudly; two, or any other error, fail.
-    awk -v g="$got" -v w="$want" -v t="$total" \
-        'BEGIN { exit !(g >= 0.70 * w && g <= 1.30 * t) }' && [ -z "$missed" ] ||
-        fail "run $run: kiln stat counted ${got} ms, want at least ${want} less 10% and at most ${total} ms${missed:+ (a second miss after run $missed)}"
-    missed=$run
-    echo "KNOWN DEFECT: run $run off by about a chain (kiln ${got} ms of ${want}): let through once"
+        'BEGIN { exit !(g >= 0.90 * w && g <= 1.02 * t + k) }' ||
+        fail "run $run: kiln stat counted ${got} ms, want at least ${want} less 10% and at most ${total} ms"
+}
+for run in $(seq "$runs"); do
+    one_run "$run"
+done
+for run in $(seq ${FAULT_RUNS:-5}); do
+    one_run "gap$run" KILN_FAULT_FOLLOW_GAP_US=1000
 done
 echo ok
