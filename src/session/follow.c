@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,27 @@ void kiln_follow_forget(struct kiln_follow *f, pid_t tid)
 bool kiln_follow_fresh(const struct kiln_follow *f)
 {
 	return f->fresh;
+}
+
+struct kiln_perf *kiln_follow_tracker(pid_t pid)
+{
+	static const struct kiln_perf_attr dummy = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
+		.sample = 1, .tasks_only = true,
+	};
+	struct kiln_perf *t = kiln_perf_new(&dummy, 64);
+
+	/* Tried on pid first (not inherited, then closed). */
+	if (t && !kiln_perf_one_event_per_thread(t) && !kiln_perf_open(t, pid, false)) {
+		kiln_perf_free(t);
+		t = kiln_perf_new(&dummy, 64);
+		if (t && !kiln_perf_one_event_per_thread(t)) {
+			kiln_perf_enable(t);	/* FORK records from the start */
+			return t;
+		}
+	}
+	kiln_perf_free(t);
+	return NULL;
 }
 
 size_t kiln_follow_failed(const struct kiln_follow *f, int *err)

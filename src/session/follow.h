@@ -72,6 +72,12 @@ bool kiln_follow_fresh(const struct kiln_follow *f);
  * events. */
 void kiln_follow_forget(struct kiln_follow *f, pid_t tid);
 
+/* A session of dummy events that follow threads (FORK and EXIT
+ * records, one event per thread), enabled, tried on pid first; NULL
+ * where its buffers cannot be mapped (the memory-lock limit of an
+ * unprivileged user on a large machine) or no memory. */
+struct kiln_perf *kiln_follow_tracker(pid_t pid);
+
 /* How many threads were left out because their open failed after the
  * first listing (*err: the last failure, a negative errno). */
 size_t kiln_follow_failed(const struct kiln_follow *f, int *err);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "session/follow.h"
+#include "session/inherit.h"
 #include "session/targets.h"
 #include "util/buf.h"
 #include "util/child.h"
@@ -37,9 +38,9 @@ struct counted {
 	 * that thread's open (its first tracker's seq); 0: none. */
 	pid_t root;
 	uint32_t root_seq;
-	/* Its own latest open: the first tracker's and the second's seq
-	 * (kept when it ends: its family's records still come). */
-	uint32_t seq1, seq2;
+	/* Its own latest open: the tracker's seq (kept when it ends: its
+	 * family's records still come). */
+	uint32_t seq1;
 	unsigned reopened;	/* times its counters were replaced */
 };
 
@@ -51,9 +52,6 @@ struct task_rec {
 	bool fork;
 	uint32_t by_tid, by_seq;
 };
-
-/* A FORK record and its mark: one clone() writes both. */
-#define MARK_NEAR_NS 5000000u
 
 /* A family (a thread's counters from one open) closed by reopen(). */
 struct dead_family {
@@ -72,12 +70,8 @@ struct srun {
 	char **names;			/* -p: each target thread's */
 	size_t nnames;
 	struct kiln_perf *tracker;	/* -p: follows the threads */
-	struct kiln_perf *tracker2;	/* -p: its event again, opened on
-					 * each thread after the counters */
+	struct kiln_inherit *inherit;	/* -p: which threads have it all */
 	struct kiln_follow *follow;
-	struct task_rec *marks;		/* -p: tracker2's FORK records
-					 * written by inherited copies */
-	size_t nmarks, marks_alloc;
 	struct dead_family *dead;	/* -p: families reopen() closed */
 	size_t ndead, dead_alloc;
 	/* Fault injection for the tests (KILN_FAULT_FOLLOW_GAP_US, as
@@ -179,17 +173,6 @@ static bool has_counters(void *ctx, pid_t tid)
 	return c && c->has;
 }
 
-/* The second tracker closed (out of descriptors or memory): the first's
- * records alone say which threads inherited. */
-static void drop_tracker2(struct srun *r)
-{
-	kiln_perf_free(r->tracker2);
-	r->tracker2 = NULL;
-	r->nmarks = 0;
-	for (size_t i = 0; i < r->ncounted; i++)
-		r->counted[i].seq2 = 0;
-}
-
 /* -p: thread tid of pid gets the counters (inherited by what it starts)
  * and its name. */
 static int count_thread(void *ctx, pid_t pid, pid_t tid)
@@ -216,17 +199,8 @@ static int count_thread(void *ctx, pid_t pid, pid_t tid)
 		c->root = 0;
 		c->root_seq = 0;
 		c->seq1 = kiln_perf_open_seq(r->tracker);
-		/* The second tracker after the counters: a thread started
-		 * meanwhile that has its event has the counters too. */
-		c->seq2 = 0;
-		if (r->tracker2) {
-			int e2 = kiln_perf_open(r->tracker2, tid, true);
-
-			if (!e2)
-				c->seq2 = kiln_perf_open_seq(r->tracker2);
-			else if (e2 == -EMFILE || e2 == -ENFILE || e2 == -ENOMEM)
-				drop_tracker2(r);	/* the counters first */
-		}
+		/* The marker after the counters (inherit.h). */
+		kiln_inherit_opened(r->inherit, tid, c->seq1);
 	}
 	thread_name(pid, tid, name, sizeof(name));
 	nn = realloc(r->names, (r->nnames + 1) * sizeof(*nn));
@@ -245,32 +219,6 @@ static bool dead_family(const struct srun *r, const struct task_rec *t)
 	for (size_t i = 0; i < r->ndead; i++)
 		if (r->dead[i].tid == (pid_t)t->by_tid && r->dead[i].seq == t->by_seq)
 			return true;
-	return false;
-}
-
-/* Whether the second tracker's event of the same family (its open seq2)
- * wrote FORK record t too: written in the same clone(), microseconds
- * apart; marks are in time order. */
-static bool marked(const struct srun *r, const struct task_rec *t, uint32_t seq2)
-{
-	uint64_t from = t->time > MARK_NEAR_NS ? t->time - MARK_NEAR_NS : 0;
-	size_t lo = 0, hi = r->nmarks;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->marks[mid].time < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < r->nmarks && r->marks[lo].time <= t->time + MARK_NEAR_NS; lo++) {
-		const struct task_rec *m = &r->marks[lo];
-
-		if (m->tid == t->tid && m->ptid == t->ptid &&
-		    m->by_tid == t->by_tid && m->by_seq == seq2)
-			return true;
-	}
 	return false;
 }
 
@@ -338,7 +286,7 @@ static bool reopen(struct srun *r, pid_t root)
  */
 static void apply(struct srun *r, const struct task_rec *t)
 {
-	struct counted *c, *parent, *fam;
+	struct counted *c, *parent;
 	bool inherited;
 
 	if (!t->fork) {
@@ -353,12 +301,10 @@ static void apply(struct srun *r, const struct task_rec *t)
 	}
 	if (t->by_tid && dead_family(r, t))
 		return;
-	if (t->by_tid && (pid_t)t->by_tid != t->ptid) {
-		fam = counted_entry(r, (pid_t)t->by_tid, false);
-		if (fam && fam->seq1 == t->by_seq && fam->seq2 &&
-		    !marked(r, t, fam->seq2) && reopen(r, fam->tid))
-			return;
-	}
+	if (kiln_inherit_judge(r->inherit, t->time, t->tid, t->ptid, t->by_tid,
+			       t->by_seq) == KILN_INHERIT_PART &&
+	    reopen(r, (pid_t)t->by_tid))
+		return;
 	c = counted_entry(r, t->tid, true);	/* may move the entries */
 	parent = counted_entry(r, t->ptid, false);
 	if (!c)
@@ -433,69 +379,20 @@ static int cmp_rec(const void *a, const void *b)
 	return (x->time > y->time) - (x->time < y->time);
 }
 
-/* The second tracker's FORK records written by inherited copies (those
- * of its own opens say nothing). */
-static void on_mark(void *ctx, const struct kiln_perf_event *ev)
-{
-	struct srun *r = ctx;
-
-	if (ev->kind != KILN_PERF_FORK || !ev->task.by_tid ||
-	    ev->task.by_tid == ev->task.ptid ||
-	    KILN_GROW(r->marks, r->marks_alloc, r->nmarks + 1, 64))
-		return;
-	r->marks[r->nmarks++] = (struct task_rec){
-		ev->time, (pid_t)ev->task.tid, (pid_t)ev->task.ptid, true,
-		ev->task.by_tid, ev->task.by_seq };
-}
-
 static void read_forks(void *ctx)
 {
 	struct srun *r = ctx;
 	uint64_t now = kiln_session_ns(CLOCK_MONOTONIC);
-	size_t keep;
 
 	if (!r->tracker)
 		return;
 	/* Kept records first where older than the new ones (on_record). */
 	r->horizon = now > 1000000 ? now - 1000000 : 0;
-	/* The marks first: each record before the horizon has its mark
-	 * read, if written. */
-	if (r->tracker2) {
-		kiln_perf_drain(r->tracker2, on_mark, r);
-		if (r->nmarks > 1)
-			qsort(r->marks, r->nmarks, sizeof(*r->marks), cmp_rec);
-	}
+	kiln_inherit_read(r->inherit, r->horizon);	/* the markers first */
 	kiln_perf_drain(r->tracker, on_record, r);
 	if (r->nlater > 1)
 		qsort(r->later, r->nlater, sizeof(*r->later), cmp_rec);
 	apply_later(r, r->horizon);
-	/* Marks a second old are past use. */
-	for (keep = 0; keep < r->nmarks &&
-	     r->marks[keep].time + 1000000000u < r->horizon; keep++)
-		;
-	if (keep) {
-		memmove(r->marks, r->marks + keep,
-			(r->nmarks - keep) * sizeof(*r->marks));
-		r->nmarks -= keep;
-	}
-}
-
-/* The dummy events' session, or NULL where its buffers cannot be mapped:
- * tried on pid first (not inherited, then closed). */
-static struct kiln_perf *make_tracker(const struct kiln_perf_attr *a, pid_t pid)
-{
-	struct kiln_perf *t = kiln_perf_new(a, 64);
-
-	if (t && !kiln_perf_one_event_per_thread(t) && !kiln_perf_open(t, pid, false)) {
-		kiln_perf_free(t);
-		t = kiln_perf_new(a, 64);
-		if (t && !kiln_perf_one_event_per_thread(t)) {
-			kiln_perf_enable(t);	/* FORK records from the start */
-			return t;
-		}
-	}
-	kiln_perf_free(t);
-	return NULL;
 }
 
 /*
@@ -512,10 +409,6 @@ static struct kiln_perf *make_tracker(const struct kiln_perf_attr *a, pid_t pid)
  */
 static int follow_processes(struct srun *r, pid_t *gone)
 {
-	static const struct kiln_perf_attr dummy = {
-		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
-		.sample = 1, .tasks_only = true,
-	};
 	const struct kiln_stat_opts *o = r->o;
 	const struct kiln_follow_ops ops = {
 		.before = read_forks, .opened = count_thread,
@@ -534,10 +427,10 @@ static int follow_processes(struct srun *r, pid_t *gone)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	r->fault_gap_us = gap ? (unsigned)strtoul(gap, NULL, 10) : 0;
-	r->tracker = getenv("KNOTRACK") ? NULL : make_tracker(&dummy, o->pids[0]);
-	/* Without it (the memory-lock limit), the first tracker's records
-	 * alone say which threads inherited. */
-	r->tracker2 = r->tracker ? make_tracker(&dummy, o->pids[0]) : NULL;
+	r->tracker = getenv("KNOTRACK") ? NULL : kiln_follow_tracker(o->pids[0]);
+	/* Without it (the memory-lock limit), the tracker's records alone
+	 * say which threads inherited. */
+	r->inherit = r->tracker ? kiln_inherit_new(o->pids[0]) : NULL;
 	r->follow = kiln_follow_new(r->tracker, o->pids, o->npids, &ops);
 	if (!r->follow)
 		return -ENOMEM;
@@ -555,8 +448,8 @@ static int follow_processes(struct srun *r, pid_t *gone)
 	 * thread counted twice). */
 	if (!err && r->tracker)
 		err = kiln_perf_start_reader(r->tracker);
-	if (!err && r->tracker2)
-		kiln_perf_start_reader(r->tracker2);	/* else read at drains */
+	if (!err)
+		kiln_inherit_start(r->inherit);
 	return err;
 }
 
@@ -765,11 +658,10 @@ out:
 	kiln_child_release(&r.child);
 	kiln_follow_free(r.follow);
 	kiln_perf_free(r.tracker);
-	kiln_perf_free(r.tracker2);
+	kiln_inherit_free(r.inherit);
 	kiln_htab_release(&r.counted_index);
 	free(r.counted);
 	free(r.later);
-	free(r.marks);
 	free(r.dead);
 	free(r.prev);
 	for (i = 0; i < r.nnames; i++)
