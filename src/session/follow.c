@@ -31,11 +31,17 @@ struct seen {
 };
 
 /*
- * With ops.has (the caller's own events, kiln stat's counters): a thread
- * that appears after the first listing may have inherited them, which
- * its FORK record, read a little later, says (the kernel writes it after
- * the thread joins its process, and the caller reads records up to a
- * millisecond old): it waits this long before being opened.
+ * A thread that appears after the first listing may have inherited the
+ * events, which its FORK record, read a little later, says (the kernel
+ * writes it after the thread joins its process, and records are read up
+ * to a millisecond old): it waits this long before being opened.  With
+ * ops.has (kiln stat's counters, whose tracker runs from the start) from
+ * the second listing on; with the capture stage's events (kiln record)
+ * once the session runs (kiln_follow_rescan(): while they are disabled
+ * no FORK record is written).  Opened at once, such a thread and all it
+ * starts would be covered twice (kiln record drops the second copy's
+ * samples, perfown.c, but t522's burst threads carried 2-13 copies each:
+ * 600-13,000 samples dropped in a run).
  */
 #define YOUNG_NS 3000000u
 
@@ -46,6 +52,7 @@ struct kiln_follow {
 	struct kiln_follow_ops ops;
 	struct seen *seen;	/* one per process */
 	bool fresh;
+	bool running;		/* kiln_follow_rescan() was called */
 	size_t failed;		/* threads left out: their open failed */
 	int failed_err;		/* the last such failure */
 };
@@ -107,7 +114,7 @@ static int wait_young(const struct kiln_follow *f, struct seen *sn, long tid,
 {
 	size_t i;
 
-	if (!f->ops.has || !sn->listed)
+	if (!sn->listed || (!f->ops.has && !f->running))
 		return 0;
 	for (i = 0; i < sn->nyoung; i++)
 		if (sn->young[i].tid == tid)
@@ -238,6 +245,7 @@ void kiln_follow_rescan(struct kiln_follow *f)
 	bool any;
 
 	f->fresh = false;
+	f->running = true;
 	for (int i = 0; f->s && i < f->npids; i++) {
 		if (!kiln_follow_process(f, i, &any) && any) {
 			if (f->ops.listed)
