@@ -39,6 +39,8 @@ struct proc {
 	uint64_t perfmap_off;	/* bytes of /tmp/perf-PID.map read so far */
 	uint64_t perfmap_checked;	/* when its size was last looked at (ns) */
 	bool perfmap_read;	/* offline: /tmp/perf-PID.map was read */
+	uint64_t jitdump_off;	/* bytes of its jit-PID.dump read so far */
+	uint64_t jitdump_checked;	/* when last looked at (ns) */
 	uint32_t jitver;	/* counts the reads that found new lines */
 	uint32_t nmiss;		/* unnamed JIT addresses since kiln_rec_name_misses() */
 	bool exited;

@@ -67,6 +67,8 @@ static struct kiln_sym *proc_sym(struct kiln_rec *r, struct proc *pr)
 					     pr->maps[i].pgoff);
 	pr->perfmap_off = 0;
 	pr->perfmap_read = false;
+	pr->jitdump_off = 0;
+	pr->jitdump_checked = 0;
 	if (!r->o.offline)
 		kiln_sym_load_perfmap_from(pr->sym, (int)pr->pid, &pr->perfmap_off,
 					   NULL);
@@ -123,6 +125,52 @@ static bool read_perfmap(struct proc *pr)
 	kiln_sym_load_perfmap_owned(pr->sym, (int)pr->pid, geteuid(),
 				    &pr->perfmap_off, NULL);
 	return pr->perfmap_off != before;
+}
+
+/*
+ * A runtime that writes a jitdump file (node --perf-prof, JVM agents)
+ * maps it so that its path is recorded (jit-PID.dump, in the directory
+ * it chose): the code-load records it gained since the last read name
+ * JIT code, as `perf inject --jit` would (no ELF files made).  Live, the
+ * file is looked at every 20 ms at most; read after the fact, only if
+ * root or the user reading owns it, as the perf map.  True when records
+ * were read.
+ */
+static bool read_jitdump(struct kiln_rec *r, struct proc *pr)
+{
+	char tail[32];
+	size_t tl, i;
+	uint64_t now = mono_ns(), before = pr->jitdump_off;
+
+	if (!pr->sym || now - pr->jitdump_checked < 20000000ull)
+		return false;
+	pr->jitdump_checked = now;
+	tl = (size_t)snprintf(tail, sizeof(tail), "/jit-%u.dump", pr->pid);
+	for (i = 0; i < pr->nmaps; i++) {
+		const struct rmap *m = &pr->maps[i];
+		const char *path = kiln_prof_str(r->p, m->file);
+		size_t pl = strlen(path);
+
+		if (pl < tl || strcmp(path + pl - tl, tail))
+			continue;
+		kiln_sym_load_jitdump(pr->sym, m->open ? kiln_prof_str(r->p, m->open) :
+				      path, (int)pr->pid,
+				      r->o.offline ? geteuid() : (uid_t)-1,
+				      &pr->jitdump_off, NULL);
+		break;
+	}
+	if (pr->jitdump_off == before)
+		return false;
+	pr->jitver++;
+	return true;
+}
+
+/* New JIT names for process pr: its perf map's, its jitdump file's. */
+static bool more_jit(struct kiln_rec *r, struct proc *pr)
+{
+	bool map = r->o.offline ? read_perfmap(pr) : reload_perfmap(r, pr);
+
+	return read_jitdump(r, pr) || map;
 }
 
 /* Whether a mapping's code may be named by the perf map (not an ELF file). */
@@ -273,8 +321,7 @@ static uint32_t user_location(struct kiln_rec *r, struct proc *pr,
 		sym = proc_sym(r, pr);
 	if (sym) {
 		kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
-		if (!info.nframes && jit_mapping(r, m) &&
-		    (r->o.offline ? read_perfmap(pr) : reload_perfmap(r, pr)))
+		if (!info.nframes && jit_mapping(r, m) && more_jit(r, pr))
 			kiln_sym_lookup(sym, caller ? ip - 1 : ip, &info);
 	}
 	*miss = !r->o.offline && !info.nframes && jit_mapping(r, m);
@@ -301,7 +348,9 @@ void kiln_rec_name_misses(struct kiln_rec *r, struct proc *pr)
 		return;
 	pr->nmiss = 0;
 	pr->perfmap_checked = 0;
+	pr->jitdump_checked = 0;
 	reload_perfmap(r, pr);
+	read_jitdump(r, pr);
 	for (i = 0; i < r->naddrs; i++) {
 		struct addr_ent *e = &r->addrs[i];
 		struct kiln_sym_info info = { 0 };
@@ -380,7 +429,7 @@ uint32_t kiln_rec_location(struct kiln_rec *r, struct proc *pr, uint64_t ip,
 
 		/* A miss in JIT code is looked up again once the perf map
 		 * has grown. */
-		if (e->miss && (e->jitver != pr->jitver || reload_perfmap(r, pr))) {
+		if (e->miss && (e->jitver != pr->jitver || more_jit(r, pr))) {
 			struct kiln_sym_info info = { 0 };
 			struct kiln_line lines[32];
 			uint32_t n;

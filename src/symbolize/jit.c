@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * JIT code for the symbolizer (symint.h): perf's /tmp/perf-PID.map files,
- * read whole or as they grow.
+ * JIT code for the symbolizer (symint.h): perf's /tmp/perf-PID.map files
+ * and jitdump files (jit-PID.dump), read whole or as they grow.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,6 +51,25 @@ const struct jit *ksym_find_jit(struct kiln_sym *s, uint64_t addr)
 	return &s->jits[lo - 1];
 }
 
+/* Code [start, start + size) named name.  0 or -ENOMEM. */
+static int add_jit(struct kiln_sym *s, uint64_t start, uint64_t size,
+		   const char *name, size_t len)
+{
+	struct jit *j;
+
+	if (KILN_GROW(s->jits, s->jits_alloc, s->njits + 1, 64))
+		return -ENOMEM;
+	j = &s->jits[s->njits];
+	j->start = start;
+	j->end = start + size;
+	j->name = ksym_intern(s, name, len);
+	if (!j->name)
+		return -ENOMEM;
+	s->njits++;
+	s->jits_sorted = false;
+	return 0;
+}
+
 /* ---- JIT symbol maps ---- */
 
 int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
@@ -63,7 +83,6 @@ int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
 		const char *le = nl ? nl : end, *q;
 		uint64_t start, size;
 		bool ok = true;
-		struct jit *j;
 
 		lineno++;
 		q = kiln_scan_blank(p, le);
@@ -91,16 +110,8 @@ int kiln_sym_add_perfmap(struct kiln_sym *s, const char *text, size_t len,
 		if (!size || start + size < start)
 			return kiln_diag(d, "line %zu: bad size 0x%" PRIx64,
 					 lineno, size);
-		if (KILN_GROW(s->jits, s->jits_alloc, s->njits + 1, 64))
+		if (add_jit(s, start, size, q, (size_t)(le - q)))
 			return -ENOMEM;
-		j = &s->jits[s->njits];
-		j->start = start;
-		j->end = start + size;
-		j->name = ksym_intern(s, q, (size_t)(le - q));
-		if (!j->name)
-			return -ENOMEM;
-		s->njits++;
-		s->jits_sorted = false;
 		p = (nl ? nl : end) + 1;
 	}
 	return 0;
@@ -223,4 +234,107 @@ int kiln_sym_load_trace_perfmap(struct kiln_sym *s, int pid,
 		return 0;
 	err = load_perfmap(s, pid, geteuid(), &off, NULL);
 	return err == -EINVAL ? 0 : err;
+}
+
+/* ---- jitdump files ---- */
+
+/*
+ * perf's jitdump format (tools/perf/Documentation/jitdump-specification
+ * .txt), in the writer's byte order: a header (magic "JiTD" 0x4A695444,
+ * version, its size, ELF machine, padding, pid, time, flags: 40 bytes),
+ * then records of a 16-byte header (type, size with the header, time).
+ * JIT_CODE_LOAD (type 0): pid, tid (32 bits), vma, code address, code
+ * size, code index (64 bits), the name (NUL-terminated), the code.
+ */
+#define JITDUMP_MAGIC 0x4A695444u
+#define JITDUMP_HEADER 40u
+#define JIT_CODE_LOAD 0u
+
+int kiln_sym_add_jitdump(struct kiln_sym *s, const char *data, size_t len,
+			 int pid, uint64_t *offset, struct kiln_diag *d)
+{
+	uint32_t magic, hsize, hpid;
+	size_t off = (size_t)*offset;
+
+	if (len < JITDUMP_HEADER)
+		return 0;	/* not written yet */
+	memcpy(&magic, data, 4);
+	if (magic == 0x4454694Au)
+		return kiln_diag(d, "a jitdump file of the other byte order");
+	if (magic != JITDUMP_MAGIC)
+		return kiln_diag(d, "not a jitdump file (it starts with 0x%08x, "
+				 "not \"JiTD\")", magic);
+	memcpy(&hsize, data + 8, 4);
+	memcpy(&hpid, data + 20, 4);
+	if (hsize < JITDUMP_HEADER || hsize > len)
+		return kiln_diag(d, "a jitdump header of %u bytes", hsize);
+	if (pid > 0 && hpid != (uint32_t)pid)
+		return kiln_diag(d, "the jitdump file of process %u, not %d",
+				 hpid, pid);
+	if (off < hsize)
+		off = hsize;
+	while (len - off >= 16) {
+		const char *r = data + off, *name, *nul;
+		uint32_t type, size;
+		uint64_t addr, csize;
+
+		memcpy(&type, r, 4);
+		memcpy(&size, r + 4, 4);
+		if (size < 16)
+			return kiln_diag(d, "a jitdump record of %u bytes at "
+					 "byte %zu", size, off);
+		if (size > len - off)
+			break;	/* being written */
+		if (type == JIT_CODE_LOAD) {
+			if (size < 16 + 40 + 1)
+				return kiln_diag(d, "a short code-load record at "
+						 "byte %zu", off);
+			memcpy(&addr, r + 16 + 16, 8);
+			memcpy(&csize, r + 16 + 24, 8);
+			name = r + 16 + 40;
+			nul = memchr(name, '\0', size - 16 - 40);
+			if (!nul)
+				return kiln_diag(d, "a code-load record without "
+						 "a name's end at byte %zu", off);
+			if (csize && addr + csize > addr &&
+			    add_jit(s, addr, csize, name, (size_t)(nul - name)))
+				return -ENOMEM;
+		}
+		off += size;
+	}
+	*offset = off;
+	return 0;
+}
+
+int kiln_sym_load_jitdump(struct kiln_sym *s, const char *path, int pid,
+			  uid_t owner, uint64_t *offset, struct kiln_diag *d)
+{
+	struct stat st;
+	void *map;
+	int fd, err;
+
+	if (kiln_sym_no_local())
+		return 0;
+	fd = kiln_open_regular(path);
+	if (fd == -EINVAL || fd == -EISDIR || fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	/* As the perf map: only root's or the owner's names are believed. */
+	if (fstat(fd, &st) ||
+	    (owner != (uid_t)-1 && st.st_uid && st.st_uid != owner) ||
+	    (uint64_t)st.st_size <= *offset) {
+		close(fd);
+		return 0;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = map == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	s->jit_module = ksym_interns(s, path);
+	err = s->jit_module ? kiln_sym_add_jitdump(s, map, (size_t)st.st_size,
+						   pid, offset, d) : -ENOMEM;
+	munmap(map, (size_t)st.st_size);
+	return err;
 }

@@ -199,6 +199,20 @@ int kiln_sym_load_perfmap_owned(struct kiln_sym *s, int pid, uid_t owner,
 				uint64_t *offset, struct kiln_diag *d);
 
 /*
+ * Parses a jitdump file (perf's format, as node --perf-prof and JVM
+ * agents write jit-PID.dump; whole or from byte *offset on, complete
+ * records only, *offset advanced past them) and names the code its
+ * code-load records place.  The file's header must name process pid (>
+ * 0; 0: any).  0, -ENOMEM, or -EINVAL with d filled.
+ */
+int kiln_sym_add_jitdump(struct kiln_sym *s, const char *data, size_t len,
+			 int pid, uint64_t *offset, struct kiln_diag *d);
+/* Reads jitdump file `path` as above when it is a regular file owned by
+ * root or `owner` (-1: anyone); 0 (also when absent) or as above. */
+int kiln_sym_load_jitdump(struct kiln_sym *s, const char *path, int pid,
+			  uid_t owner, uint64_t *offset, struct kiln_diag *d);
+
+/*
  * For a session of this process's own addresses (the agent's dumps):
  * the lines its /tmp/perf-PID.map gained since the last call (the whole
  * map at the first; a forked child's own map, not the parent's), read

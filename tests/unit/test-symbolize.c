@@ -716,6 +716,85 @@ static void test_matches_libdw(void **state)
 
 /* ---- perf maps ---- */
 
+/* Appends a jitdump code-load record (perf's jitdump format) to buf. */
+static size_t jd_load(char *buf, size_t at, uint64_t addr, uint64_t size,
+		      const char *name)
+{
+	uint32_t type = 0, total = (uint32_t)(16 + 40 + strlen(name) + 1 + 4);
+	uint64_t t = 1, zero = 0;
+	uint32_t pid = 4242, tid = 4242;
+
+	memcpy(buf + at, &type, 4);
+	memcpy(buf + at + 4, &total, 4);
+	memcpy(buf + at + 8, &t, 8);
+	memcpy(buf + at + 16, &pid, 4);
+	memcpy(buf + at + 20, &tid, 4);
+	memcpy(buf + at + 24, &addr, 8);	/* vma */
+	memcpy(buf + at + 32, &addr, 8);	/* code address */
+	memcpy(buf + at + 40, &size, 8);
+	memcpy(buf + at + 48, &zero, 8);	/* code index */
+	memcpy(buf + at + 56, name, strlen(name) + 1);
+	memset(buf + at + 56 + strlen(name) + 1, 0xc3, 4);	/* "code" */
+	return at + total;
+}
+
+static void test_jitdump(void **state)
+{
+	char buf[512] = { 0 };
+	uint32_t magic = 0x4A695444, version = 1, hsize = 40, mach = 62,
+		 pid = 4242;
+	size_t n, n3;
+	uint64_t off = 0;
+	struct kiln_sym *s = kiln_sym_new(NULL);
+	struct kiln_sym_info in;
+	struct kiln_diag d = { "" };
+
+	(void)state;
+	memcpy(buf, &magic, 4);
+	memcpy(buf + 4, &version, 4);
+	memcpy(buf + 8, &hsize, 4);
+	memcpy(buf + 12, &mach, 4);
+	memcpy(buf + 20, &pid, 4);
+	n = jd_load(buf, 40, 0x7f0000010000ull, 0x80, "JS:*hot /srv/a.js:1:1");
+	n = jd_load(buf, n, 0x7f0000020000ull, 0x40, "Builtin:Fast");
+	/* A third record half written: read up to it, then on from it. */
+	n3 = jd_load(buf, n, 0x7f0000030000ull, 0x10, "JS:~late");
+	assert_non_null(s);
+	assert_int_equal(kiln_sym_add_jitdump(s, buf, n + 20, 4242, &off, &d), 0);
+	assert_int_equal(off, n);
+	assert_int_equal(kiln_sym_lookup(s, 0x7f000001007full, &in), 0);
+	assert_int_equal(in.nframes, 1);
+	assert_string_equal(in.frames[0].name, "JS:*hot /srv/a.js:1:1");
+	assert_int_equal(kiln_sym_lookup(s, 0x7f0000020010ull, &in), 0);
+	assert_string_equal(in.frames[0].name, "Builtin:Fast");
+	n = n3;
+	assert_int_equal(kiln_sym_add_jitdump(s, buf, n, 4242, &off, &d), 0);
+	assert_int_equal(off, n);
+	assert_int_equal(kiln_sym_lookup(s, 0x7f0000030001ull, &in), 0);
+	assert_string_equal(in.frames[0].name, "JS:~late");
+	/* Another process's dump, another byte order, not a dump, a record
+	 * that claims less than its header: refused, said. */
+	off = 0;
+	assert_int_equal(kiln_sym_add_jitdump(s, buf, n, 7, &off, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "process 4242, not 7"));
+	magic = 0x4454694A;
+	memcpy(buf, &magic, 4);
+	assert_int_equal(kiln_sym_add_jitdump(s, buf, n, 4242, &off, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "other byte order"));
+	memcpy(buf, "XXXX", 4);
+	assert_int_equal(kiln_sym_add_jitdump(s, buf, n, 4242, &off, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "not a jitdump file"));
+	magic = 0x4A695444;
+	memcpy(buf, &magic, 4);
+	hsize = 8;
+	memcpy(buf + 44, &hsize, 4);	/* the first record's size */
+	assert_int_equal(kiln_sym_add_jitdump(s, buf, n, 4242, &off, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "record of 8 bytes"));
+	/* Too short for a header yet: nothing, no error. */
+	assert_int_equal(kiln_sym_add_jitdump(s, buf, 10, 4242, &off, &d), 0);
+	kiln_sym_free(s);
+}
+
 static void test_perfmap(void **state)
 {
 	static const char text[] =
@@ -1002,6 +1081,7 @@ int main(void)
 		cmocka_unit_test(test_alias_names),
 		cmocka_unit_test(test_matches_libdw),
 		cmocka_unit_test(test_perfmap),
+		cmocka_unit_test(test_jitdump),
 		cmocka_unit_test(test_profile_in_place),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_elf_bias),
