@@ -11,6 +11,16 @@ perf_flat() {
              $1=""; $2=""; $3=""; sub("^ +",""); print p, n, $0 }'
 }
 
+# In perf_flat output $1: the share and the whole name of the hot JS
+# function ("JS:*kilnHotLoop FILE:L:C"), "SHARE NAME"; nothing if absent.
+perf_hot_js() {
+    awk '$3 ~ /^JS:.kilnHotLoop$/ { p = $1; $1 = ""; $2 = ""; sub("^ +", ""); print p, $0; exit }' "$1"
+}
+# In kiln top output $1: the flat% of the line that ends in name $2 (a
+# name with spaces).
+name_pct() { awk -v f="$2" 'index($0, f) && substr($0, length($0) - length(f) + 1) == f {
+    gsub("%","",$2); print $2; exit }' "$1"; }
+
 # Compares kiln's reading of perf.data $1 with perf report's: the same
 # number of samples, and burn_a/burn_b/burn_c (or the functions named in
 # $2) with the same names and shares within 1 point.

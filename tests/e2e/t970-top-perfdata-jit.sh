@@ -20,13 +20,9 @@ NPID=$(cat "$T/pid")
 
 # perf report's name and share of the hot function ("JS:*kilnHotLoop FILE:L:C").
 perf_flat "$T/jit.data" > "$T/perf.flat"
-name=$(awk '$3 ~ /^JS:.kilnHotLoop$/ { $1=""; $2=""; sub("^ +",""); print; exit }' "$T/perf.flat")
-want=$(awk '$3 ~ /^JS:.kilnHotLoop$/ { print $1; exit }' "$T/perf.flat")
-[ -n "$name" ] || { head -20 "$T/perf.flat" >&2; fail "perf report does not name kilnHotLoop"; }
-
-# kiln top's line for a name with spaces: the flat% of the line ending in it.
-name_pct() { awk -v f="$2" 'index($0, f) && substr($0, length($0) - length(f) + 1) == f {
-    gsub("%","",$2); print $2; exit }' "$1"; }
+hot=$(perf_hot_js "$T/perf.flat")
+want=${hot%% *} name=${hot#* }
+[ -n "$hot" ] || { head -20 "$T/perf.flat" >&2; fail "perf report does not name kilnHotLoop"; }
 
 expect_status 0 "$KILN" top -n 0 "$T/jit.data"
 cp "$T/out" "$T/kiln.top"

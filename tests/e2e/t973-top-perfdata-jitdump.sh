@@ -30,13 +30,9 @@ rm -f "/tmp/perf-$NPID.map"	# (none is written; the dump alone names)
 perf inject --jit -i "$T/jd.data" -o "$T/ji.data" 2>/dev/null || fail "perf inject --jit failed"
 
 perf_flat "$T/ji.data" > "$T/perf.flat"
-name=$(awk '$3 ~ /^JS:.kilnHotLoop$/ { $1=""; $2=""; sub("^ +",""); print; exit }' "$T/perf.flat")
-want=$(awk '$3 ~ /^JS:.kilnHotLoop$/ { print $1; exit }' "$T/perf.flat")
-[ -n "$name" ] || { head -20 "$T/perf.flat" >&2; fail "perf report (injected) does not name kilnHotLoop"; }
-
-# kiln top's flat% of the line ending in name $2.
-name_pct() { awk -v f="$2" 'index($0, f) && substr($0, length($0) - length(f) + 1) == f {
-    gsub("%","",$2); print $2; exit }' "$1"; }
+hot=$(perf_hot_js "$T/perf.flat")
+want=${hot%% *} name=${hot#* }
+[ -n "$hot" ] || { head -20 "$T/perf.flat" >&2; fail "perf report (injected) does not name kilnHotLoop"; }
 
 expect_status 0 "$KILN" top -n 0 "$T/jd.data"
 cp "$T/out" "$T/kiln.top"
