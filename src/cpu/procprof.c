@@ -145,6 +145,8 @@ int kiln_procprof_finish_with(struct kiln_prof *p, unsigned sym_flags,
 	 * from the map its runtime writes for perf. */
 	err = kiln_sym_load_own_perfmap(sym);
 	if (!err)
+		err = kiln_sym_load_own_jitdump(sym);
+	if (!err)
 		err = kiln_sym_prof(sym, p, sym_flags);
 	if (!warm)
 		kiln_sym_free(sym);

@@ -250,29 +250,38 @@ int kiln_sym_load_trace_perfmap(struct kiln_sym *s, int pid,
 #define JITDUMP_HEADER 40u
 #define JIT_CODE_LOAD 0u
 
-int kiln_sym_add_jitdump(struct kiln_sym *s, const char *data, size_t len,
-			 int pid, uint64_t *offset, struct kiln_diag *d)
+/* The file header at data: 0 with *hsize, or -EINVAL with d filled;
+ * 1 when too short yet. */
+static int jd_header(const char *data, size_t len, int pid, uint32_t *hsize,
+		     struct kiln_diag *d)
 {
-	uint32_t magic, hsize, hpid;
-	size_t off = (size_t)*offset;
+	uint32_t magic, hpid;
 
 	if (len < JITDUMP_HEADER)
-		return 0;	/* not written yet */
+		return 1;
 	memcpy(&magic, data, 4);
 	if (magic == 0x4454694Au)
 		return kiln_diag(d, "a jitdump file of the other byte order");
 	if (magic != JITDUMP_MAGIC)
 		return kiln_diag(d, "not a jitdump file (it starts with 0x%08x, "
 				 "not \"JiTD\")", magic);
-	memcpy(&hsize, data + 8, 4);
+	memcpy(hsize, data + 8, 4);
 	memcpy(&hpid, data + 20, 4);
-	if (hsize < JITDUMP_HEADER || hsize > len)
-		return kiln_diag(d, "a jitdump header of %u bytes", hsize);
+	if (*hsize < JITDUMP_HEADER)
+		return kiln_diag(d, "a jitdump header of %u bytes", *hsize);
 	if (pid > 0 && hpid != (uint32_t)pid)
 		return kiln_diag(d, "the jitdump file of process %u, not %d",
 				 hpid, pid);
-	if (off < hsize)
-		off = hsize;
+	return 0;
+}
+
+/* The records of the file's bytes [base, base + len) (data holds them)
+ * from file offset *offset on, complete ones only; *offset advanced. */
+static int jd_records(struct kiln_sym *s, const char *data, uint64_t base,
+		      size_t len, uint64_t *offset, struct kiln_diag *d)
+{
+	size_t off = (size_t)(*offset - base);
+
 	while (len - off >= 16) {
 		const char *r = data + off, *name, *nul;
 		uint32_t type, size;
@@ -282,34 +291,54 @@ int kiln_sym_add_jitdump(struct kiln_sym *s, const char *data, size_t len,
 		memcpy(&size, r + 4, 4);
 		if (size < 16)
 			return kiln_diag(d, "a jitdump record of %u bytes at "
-					 "byte %zu", size, off);
+					 "byte %" PRIu64, size, base + off);
 		if (size > len - off)
 			break;	/* being written */
 		if (type == JIT_CODE_LOAD) {
 			if (size < 16 + 40 + 1)
 				return kiln_diag(d, "a short code-load record at "
-						 "byte %zu", off);
+						 "byte %" PRIu64, base + off);
 			memcpy(&addr, r + 16 + 16, 8);
 			memcpy(&csize, r + 16 + 24, 8);
 			name = r + 16 + 40;
 			nul = memchr(name, '\0', size - 16 - 40);
 			if (!nul)
 				return kiln_diag(d, "a code-load record without "
-						 "a name's end at byte %zu", off);
+						 "a name's end at byte %" PRIu64,
+						 base + off);
 			if (csize && addr + csize > addr &&
 			    add_jit(s, addr, csize, name, (size_t)(nul - name)))
 				return -ENOMEM;
 		}
 		off += size;
 	}
-	*offset = off;
+	*offset = base + off;
 	return 0;
+}
+
+int kiln_sym_add_jitdump(struct kiln_sym *s, const char *data, size_t len,
+			 int pid, uint64_t *offset, struct kiln_diag *d)
+{
+	uint32_t hsize;
+	int err = jd_header(data, len, pid, &hsize, d);
+
+	if (err)
+		return err < 0 ? err : 0;
+	if (hsize > len)
+		return kiln_diag(d, "a jitdump header of %u bytes", hsize);
+	if (*offset < hsize)
+		*offset = hsize;
+	return *offset > len ? 0 : jd_records(s, data, 0, len, offset, d);
 }
 
 int kiln_sym_load_jitdump(struct kiln_sym *s, const char *path, int pid,
 			  uid_t owner, uint64_t *offset, struct kiln_diag *d)
 {
+	char head[JITDUMP_HEADER];
 	struct stat st;
+	uint64_t base;
+	uint32_t hsize;
+	size_t page = (size_t)getpagesize(), len;
 	void *map;
 	int fd, err;
 
@@ -323,18 +352,62 @@ int kiln_sym_load_jitdump(struct kiln_sym *s, const char *path, int pid,
 	/* As the perf map: only root's or the owner's names are believed. */
 	if (fstat(fd, &st) ||
 	    (owner != (uid_t)-1 && st.st_uid && st.st_uid != owner) ||
-	    (uint64_t)st.st_size <= *offset) {
+	    (uint64_t)st.st_size <= *offset ||
+	    pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head)) {
 		close(fd);
 		return 0;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = jd_header(head, sizeof(head), pid, &hsize, d);
+	if (err) {
+		close(fd);
+		return err < 0 ? err : 0;
+	}
+	if (*offset < hsize)
+		*offset = hsize;
+	if ((uint64_t)st.st_size <= *offset) {
+		close(fd);
+		return 0;
+	}
+	/* Only what was not read yet is mapped (the code bytes in between
+	 * make a long-running runtime's dump large). */
+	base = *offset & ~(uint64_t)(page - 1);
+	len = (size_t)((uint64_t)st.st_size - base);
+	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, (off_t)base);
 	err = map == MAP_FAILED ? -errno : 0;
 	close(fd);
 	if (err)
 		return err;
 	s->jit_module = ksym_interns(s, path);
-	err = s->jit_module ? kiln_sym_add_jitdump(s, map, (size_t)st.st_size,
-						   pid, offset, d) : -ENOMEM;
-	munmap(map, (size_t)st.st_size);
+	err = s->jit_module ? jd_records(s, map, base, len, offset, d) : -ENOMEM;
+	munmap(map, len);
 	return err;
+}
+
+int kiln_sym_load_own_jitdump(struct kiln_sym *s)
+{
+	struct kiln_maps_iter it;
+	struct kiln_maps_entry e;
+	char tail[32], path[4096] = "";
+	size_t tl;
+	int pid = (int)getpid(), err;
+
+	if (s->own_jd_pid != pid) {
+		s->own_jd_pid = pid;
+		s->own_jd_off = 0;
+	}
+	tl = (size_t)snprintf(tail, sizeof(tail), "/jit-%d.dump", pid);
+	if (kiln_maps_open(&it, AT_FDCWD, "/proc/self/maps"))
+		return 0;
+	while (kiln_maps_next(&it, &e) == 1)
+		if (!it.cut && e.pathlen >= tl && e.pathlen < sizeof(path) &&
+		    !memcmp(e.path + e.pathlen - tl, tail, tl)) {
+			memcpy(path, e.path, e.pathlen);
+			path[e.pathlen] = '\0';
+			break;
+		}
+	kiln_maps_close(&it);
+	if (!path[0])
+		return 0;
+	err = kiln_sym_load_jitdump(s, path, pid, geteuid(), &s->own_jd_off, NULL);
+	return err == -EINVAL ? 0 : err;
 }

@@ -220,6 +220,10 @@ int kiln_sym_load_jitdump(struct kiln_sym *s, const char *path, int pid,
  * as perf report's rule.  0 (also with no map) or -ENOMEM.
  */
 int kiln_sym_load_own_perfmap(struct kiln_sym *s);
+/* The same for this process's jitdump file (its mapping whose path ends
+ * in /jit-PID.dump, as node --perf-prof maps it): the records it gained
+ * since the last call.  0 (also with none) or -ENOMEM. */
+int kiln_sym_load_own_jitdump(struct kiln_sym *s);
 /*
  * For a heap trace of process pid read after the fact, as perf report
  * reads a perf.data: its /tmp/perf-PID.map, if owned by root or the

@@ -217,6 +217,8 @@ struct kiln_sym {
 	/* kiln_sym_load_own_perfmap(): whose map was read, and how far. */
 	int own_map_pid;
 	uint64_t own_map_off;
+	int own_jd_pid;		/* kiln_sym_load_own_jitdump(), as above */
+	uint64_t own_jd_off;
 };
 
 /* The most frames one address gives (inlined ones and their function). */
