@@ -197,6 +197,15 @@ need_node_perfmap() {
         skip "node has no --perf-basic-prof"
     rm -f "/tmp/perf-$probe.map"
 }
+# node with --perf-prof (its JIT code in a jitdump file, jit-PID.dump, in
+# the working directory): skips without it; the test then runs in $T,
+# where the probe's dump is removed.
+need_node_perfprof() {
+    need node
+    cd "$T" || fail "cannot enter $T"
+    node --perf-prof -e 0 2>/dev/null || skip "node has no --perf-prof"
+    rm -f jit-*.dump
+}
 # What to preload for heap profiling: the malloc interposer and libkiln.so,
 # both in front of the C library (libkiln.so's own hooks: fork, exec...).
 KILN_HEAP_PRELOAD="$KILN_MALLOC_LIB:$KILN_LIB"

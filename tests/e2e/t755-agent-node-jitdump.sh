@@ -8,10 +8,7 @@
 # ctest-labels: noasan
 . "$(dirname "$0")/lib.sh"
 need_agent
-need node
-cd "$T" || fail "cannot enter $T"
-node --perf-prof -e 0 2>/dev/null || skip "node has no --perf-prof"
-rm -f jit-*.dump
+need_node_perfprof
 LD_PRELOAD="$KILN_LIB" KILN_CPU="$T/node.pb.gz" \
     node --perf-prof "$KILN_SRC/tests/workloads/js/hotjit.js" 300 "$T/pid" > /dev/null ||
     fail "node under the agent failed"

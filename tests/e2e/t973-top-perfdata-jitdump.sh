@@ -13,10 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/perfdatalib.sh"
 need_perf
-need node
-cd "$T" || fail "cannot enter $T"
-node --perf-prof -e 0 2>/dev/null || skip "node has no --perf-prof"
-rm -f jit-*.dump
+need_node_perfprof
 JS=$KILN_SRC/tests/workloads/js/hotjit.js
 export HOME=$T	# perf inject's ELF files go to ~/.debug/jit
 
