@@ -502,6 +502,10 @@ static int analyse(struct tail *tail, struct kiln_heaptrace_info *infop,
 	if (!err)
 		err = kiln_sym_load_trace_perfmap(sym, (int)info.pid,
 						  info.start_realtime_ns);
+	if (!err && h->nmaps)
+		err = kiln_sym_load_trace_jitdump(sym, h->maps[h->nmaps],
+						  h->maps_len[h->nmaps], (int)info.pid,
+						  info.start_realtime_ns);
 	if (!err)
 		err = kiln_sym_prof(sym, p, 0);
 	if (!err) {

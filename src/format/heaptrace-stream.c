@@ -503,6 +503,10 @@ static int read_prof(struct kiln_prof *p, const char *data, size_t len,
 	/* JIT code (node --perf-basic-prof) by the map its runtime wrote. */
 	err = kiln_sym_load_trace_perfmap(sym, (int)info.pid,
 					  info.start_realtime_ns);
+	if (!err && h->nmaps)
+		err = kiln_sym_load_trace_jitdump(sym, h->maps[h->nmaps],
+						  h->maps_len[h->nmaps], (int)info.pid,
+						  info.start_realtime_ns);
 	if (!err)
 		err = kiln_sym_prof(sym, p, 0);
 	if (!err)

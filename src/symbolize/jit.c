@@ -411,3 +411,44 @@ int kiln_sym_load_own_jitdump(struct kiln_sym *s)
 	err = kiln_sym_load_jitdump(s, path, pid, geteuid(), &s->own_jd_off, NULL);
 	return err == -EINVAL ? 0 : err;
 }
+
+struct find_dump {
+	char tail[32];
+	size_t tl;
+	char path[4096];
+};
+
+static int find_dump(const struct kiln_maps_entry *e, void *ctx)
+{
+	struct find_dump *f = ctx;
+
+	if (e->pathlen < f->tl || e->pathlen >= sizeof(f->path) ||
+	    memcmp(e->path + e->pathlen - f->tl, f->tail, f->tl))
+		return 0;
+	memcpy(f->path, e->path, e->pathlen);
+	f->path[e->pathlen] = '\0';
+	return 1;
+}
+
+int kiln_sym_load_trace_jitdump(struct kiln_sym *s, const char *maps,
+				size_t len, int pid, uint64_t start_realtime_ns)
+{
+	struct find_dump f;
+	struct stat st;
+	uint64_t off = 0, mtime;
+	int err;
+
+	if (pid <= 0 || !maps)
+		return 0;
+	f.tl = (size_t)snprintf(f.tail, sizeof(f.tail), "/jit-%d.dump", pid);
+	if (kiln_maps_parse(maps, len, find_dump, &f) != 1 || stat(f.path, &st))
+		return 0;
+	/* As the perf map: one last written before the traced process
+	 * started is another's. */
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+		(uint64_t)st.st_mtim.tv_nsec;
+	if (start_realtime_ns && mtime < start_realtime_ns)
+		return 0;
+	err = kiln_sym_load_jitdump(s, f.path, pid, geteuid(), &off, NULL);
+	return err == -EINVAL ? 0 : err;
+}

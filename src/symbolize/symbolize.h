@@ -225,11 +225,17 @@ int kiln_sym_load_own_perfmap(struct kiln_sym *s);
  * since the last call.  0 (also with none) or -ENOMEM. */
 int kiln_sym_load_own_jitdump(struct kiln_sym *s);
 /*
+ * kiln_sym_load_trace_jitdump(): the same for its jitdump file, the
+ * mapping of maps text [maps, maps + len) (the trace's last) whose path
+ * ends in /jit-PID.dump.
+ *
  * For a heap trace of process pid read after the fact, as perf report
  * reads a perf.data: its /tmp/perf-PID.map, if owned by root or the
  * reading user and written since the process started (CLOCK_REALTIME
  * ns; 0: not known).  0 (also with no map) or -ENOMEM.
  */
+int kiln_sym_load_trace_jitdump(struct kiln_sym *s, const char *maps,
+				size_t len, int pid, uint64_t start_realtime_ns);
 int kiln_sym_load_trace_perfmap(struct kiln_sym *s, int pid,
 				uint64_t start_realtime_ns);
 
