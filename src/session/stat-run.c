@@ -224,8 +224,9 @@ static bool dead_family(const struct srun *r, const struct task_rec *t)
 
 /*
  * Thread `root`'s counters, and the copies its threads inherited, are
- * not to be trusted (a thread inherited the first tracker's event and
- * not the second's: maybe the counters, maybe not): they are closed,
+ * not to be trusted (a thread of its family has the tracker's event and
+ * not the marker's, or started during root's open: maybe the counters,
+ * maybe not; inherit.h): they are closed,
  * what they counted kept, and the thread and the family's threads are
  * listed again as new (their records from now on ignored).  A thread
  * that starts threads all the time may be caught starting one at each
@@ -261,7 +262,7 @@ static bool reopen(struct srun *r, pid_t root)
 }
 
 /*
- * The first tracker's records, in time order.  A thread inherits its
+ * The tracker's records, in time order.  A thread inherits its
  * starter's counters if they were there when the kernel copied the
  * starter's events into it (early in clone()); the FORK record is
  * written at the end of clone(), after the thread joined its process
@@ -276,13 +277,14 @@ static bool reopen(struct srun *r, pid_t root)
  * came after the inherited ones: they are closed, or they would count
  * it, and all it starts, twice.
  * That guess can be wrong: a thread started while its starter's events
- * were being opened may have the first tracker's event (opened before
- * the counters) and not the counters, and a thread it starts gets the
- * same, so that a whole chain of threads would go uncounted (issue 22:
- * a quarter of t927's threads, one run in fifty).  Its records say it:
- * a thread with the counters has the second tracker's event too (opened
- * after them), whose copy writes the same FORK record; where it does
- * not, the family is reopened.
+ * were being opened may have the tracker's event (opened before the
+ * counters) and not the counters, and a thread it starts gets the same,
+ * so that a whole chain of threads would go uncounted (issue 22: a
+ * quarter of t927's threads, one run in fifty).  Its records say it: a
+ * thread with the counters has the marker's event too (opened after
+ * them), whose copy writes the same FORK record; where it does not, or
+ * where a thread started during its starter's open, the family is
+ * reopened.
  */
 static void apply(struct srun *r, const struct task_rec *t)
 {
