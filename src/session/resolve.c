@@ -138,20 +138,17 @@ static bool read_perfmap(struct proc *pr)
  */
 static bool read_jitdump(struct kiln_rec *r, struct proc *pr)
 {
-	char tail[32];
-	size_t tl, i;
+	size_t i;
 	uint64_t now = mono_ns(), before = pr->jitdump_off;
 
 	if (!pr->sym || now - pr->jitdump_checked < 20000000ull)
 		return false;
 	pr->jitdump_checked = now;
-	tl = (size_t)snprintf(tail, sizeof(tail), "/jit-%u.dump", pr->pid);
 	for (i = 0; i < pr->nmaps; i++) {
 		const struct rmap *m = &pr->maps[i];
 		const char *path = kiln_prof_str(r->p, m->file);
-		size_t pl = strlen(path);
 
-		if (pl < tl || strcmp(path + pl - tl, tail))
+		if (!kiln_sym_is_jitdump(path, strlen(path), (int)pr->pid))
 			continue;
 		kiln_sym_load_jitdump(pr->sym, m->open ? kiln_prof_str(r->p, m->open) :
 				      path, (int)pr->pid,

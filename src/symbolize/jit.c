@@ -319,7 +319,7 @@ static int jd_records(struct kiln_sym *s, const char *data, uint64_t base,
 int kiln_sym_add_jitdump(struct kiln_sym *s, const char *data, size_t len,
 			 int pid, uint64_t *offset, struct kiln_diag *d)
 {
-	uint32_t hsize;
+	uint32_t hsize = 0;
 	int err = jd_header(data, len, pid, &hsize, d);
 
 	if (err)
@@ -337,7 +337,7 @@ int kiln_sym_load_jitdump(struct kiln_sym *s, const char *path, int pid,
 	char head[JITDUMP_HEADER];
 	struct stat st;
 	uint64_t base;
-	uint32_t hsize;
+	uint32_t hsize = 0;
 	size_t page = (size_t)getpagesize(), len;
 	void *map;
 	int fd, err;
@@ -383,24 +383,30 @@ int kiln_sym_load_jitdump(struct kiln_sym *s, const char *path, int pid,
 	return err;
 }
 
+bool kiln_sym_is_jitdump(const char *path, size_t len, int pid)
+{
+	char tail[32];
+	size_t tl = (size_t)snprintf(tail, sizeof(tail), "/jit-%d.dump", pid);
+
+	return len >= tl && !memcmp(path + len - tl, tail, tl);
+}
+
 int kiln_sym_load_own_jitdump(struct kiln_sym *s)
 {
 	struct kiln_maps_iter it;
 	struct kiln_maps_entry e;
-	char tail[32], path[4096] = "";
-	size_t tl;
+	char path[4096] = "";
 	int pid = (int)getpid(), err;
 
 	if (s->own_jd_pid != pid) {
 		s->own_jd_pid = pid;
 		s->own_jd_off = 0;
 	}
-	tl = (size_t)snprintf(tail, sizeof(tail), "/jit-%d.dump", pid);
 	if (kiln_maps_open(&it, AT_FDCWD, "/proc/self/maps"))
 		return 0;
 	while (kiln_maps_next(&it, &e) == 1)
-		if (!it.cut && e.pathlen >= tl && e.pathlen < sizeof(path) &&
-		    !memcmp(e.path + e.pathlen - tl, tail, tl)) {
+		if (!it.cut && e.pathlen < sizeof(path) &&
+		    kiln_sym_is_jitdump(e.path, e.pathlen, pid)) {
 			memcpy(path, e.path, e.pathlen);
 			path[e.pathlen] = '\0';
 			break;
@@ -413,8 +419,7 @@ int kiln_sym_load_own_jitdump(struct kiln_sym *s)
 }
 
 struct find_dump {
-	char tail[32];
-	size_t tl;
+	int pid;
 	char path[4096];
 };
 
@@ -422,8 +427,8 @@ static int find_dump(const struct kiln_maps_entry *e, void *ctx)
 {
 	struct find_dump *f = ctx;
 
-	if (e->pathlen < f->tl || e->pathlen >= sizeof(f->path) ||
-	    memcmp(e->path + e->pathlen - f->tl, f->tail, f->tl))
+	if (e->pathlen >= sizeof(f->path) ||
+	    !kiln_sym_is_jitdump(e->path, e->pathlen, f->pid))
 		return 0;
 	memcpy(f->path, e->path, e->pathlen);
 	f->path[e->pathlen] = '\0';
@@ -440,7 +445,7 @@ int kiln_sym_load_trace_jitdump(struct kiln_sym *s, const char *maps,
 
 	if (pid <= 0 || !maps)
 		return 0;
-	f.tl = (size_t)snprintf(f.tail, sizeof(f.tail), "/jit-%d.dump", pid);
+	f.pid = pid;
 	if (kiln_maps_parse(maps, len, find_dump, &f) != 1 || stat(f.path, &st))
 		return 0;
 	/* As the perf map: one last written before the traced process

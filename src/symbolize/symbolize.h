@@ -207,6 +207,9 @@ int kiln_sym_load_perfmap_owned(struct kiln_sym *s, int pid, uid_t owner,
  */
 int kiln_sym_add_jitdump(struct kiln_sym *s, const char *data, size_t len,
 			 int pid, uint64_t *offset, struct kiln_diag *d);
+/* Whether path[0, len) (a mapping's path) ends in /jit-PID.dump for
+ * process pid: the file a runtime maps for perf to record. */
+bool kiln_sym_is_jitdump(const char *path, size_t len, int pid);
 /* Reads jitdump file `path` as above when it is a regular file owned by
  * root or `owner` (-1: anyone); 0 (also when absent) or as above. */
 int kiln_sym_load_jitdump(struct kiln_sym *s, const char *path, int pid,
