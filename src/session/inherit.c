@@ -79,16 +79,29 @@ static bool opened_eq(const void *ctx, uint32_t id)
 	return k->h->opened[id - 1].tid == k->tid;
 }
 
-static struct opened *opened_entry(struct kiln_inherit *h, pid_t tid, bool make)
+static uint32_t opened_hash(pid_t tid)
+{
+	return (uint32_t)kiln_hash(&tid, sizeof(tid));
+}
+
+/* Thread tid's entry, NULL: never opened. */
+static const struct opened *find_opened(const struct kiln_inherit *h, pid_t tid)
 {
 	struct opened_key key = { h, tid };
-	uint32_t hash = (uint32_t)kiln_hash(&tid, sizeof(tid)), id;
+	uint32_t id = kiln_htab_find(&h->index, opened_hash(tid), opened_eq, &key);
 
-	id = kiln_htab_find(&h->index, hash, opened_eq, &key);
-	if (id)
-		return &h->opened[id - 1];
-	if (!make || KILN_GROW(h->opened, h->opened_alloc, h->nopened + 1, 64) ||
-	    kiln_htab_insert(&h->index, hash, (uint32_t)h->nopened + 1))
+	return id ? &h->opened[id - 1] : NULL;
+}
+
+/* Thread tid's entry, made if new; NULL: out of memory. */
+static struct opened *opened_entry(struct kiln_inherit *h, pid_t tid)
+{
+	const struct opened *o = find_opened(h, tid);
+
+	if (o)
+		return &h->opened[o - h->opened];
+	if (KILN_GROW(h->opened, h->opened_alloc, h->nopened + 1, 64) ||
+	    kiln_htab_insert(&h->index, opened_hash(tid), (uint32_t)h->nopened + 1))
 		return NULL;
 	h->opened[h->nopened] = (struct opened){ .tid = tid };
 	return &h->opened[h->nopened++];
@@ -111,7 +124,7 @@ void kiln_inherit_opened(struct kiln_inherit *h, pid_t tid, uint32_t seq)
 
 	if (!h || !h->marker)
 		return;
-	o = opened_entry(h, tid, true);
+	o = opened_entry(h, tid);
 	if (!o) {
 		close_marker(h);
 		return;
@@ -174,19 +187,15 @@ enum kiln_inherit_verdict kiln_inherit_judge(const struct kiln_inherit *h,
 					     uint64_t time, pid_t tid, pid_t ptid,
 					     uint32_t by_tid, uint32_t by_seq)
 {
-	struct opened_key key = { h, (pid_t)by_tid };
 	uint64_t from = time > NEAR_NS ? time - NEAR_NS : 0;
 	size_t lo = 0, hi;
-	uint32_t id;
 	const struct opened *o;
 
 	/* Written by the events the session opened on the starter itself:
 	 * nothing to judge (its own are whole). */
 	if (!h || !h->marker || !by_tid || (pid_t)by_tid == ptid)
 		return KILN_INHERIT_UNKNOWN;
-	id = kiln_htab_find(&h->index, (uint32_t)kiln_hash(&key.tid, sizeof(key.tid)),
-			    opened_eq, &key);
-	o = id ? &h->opened[id - 1] : NULL;
+	o = find_opened(h, (pid_t)by_tid);
 	if (!o || o->seq != by_seq || !o->mark_seq)
 		return KILN_INHERIT_UNKNOWN;
 	hi = h->nmarks;
