@@ -182,6 +182,9 @@ struct kiln_text_skips {
 };
 void kiln_text_skip(struct kiln_text_skips *s, size_t lineno,
 		    const struct kiln_diag *why);
+/* Lines counted from a chunk's start: the first bad line's number (and
+ * its message's "line N") moved on by `by`, the lines before it. */
+void kiln_text_skips_shift(struct kiln_text_skips *s, size_t by);
 int kiln_text_skips_end(struct kiln_text_skips *s, size_t good,
 			struct kiln_diag *d);
 

@@ -2,22 +2,27 @@
 /*
  * `perf script` text read by several threads (format stage): a large
  * input is cut into chunks at blank lines (the end of a -g sample, where
- * the serial reader keeps no state), each chunk's two passes
- * (perfscript.c) run on a thread of their own, and the chunks' models are
+ * the serial reader keeps no state), each chunk is read (perfscript.c)
+ * on a thread of its own, and the chunks' models are
  * merged in chunk order into the one the serial reader would have built:
  * the same strings, mappings, functions, locations, label sets and
  * samples with the same ids, the same time column, the same warnings
  * with the same line numbers.  docs/design.md ("Reading text in
  * parallel").
  *
- * The first pass of each chunk finds its events, first time stamp and
- * line count; merged in chunk order they give the sample types and every
- * chunk's first line number.  In the second pass chunk 0 is read into
- * the profile itself and every other chunk into a profile of its own
- * with the same types; merging one replays its samples in their order
- * (each new one's locations, leaf first, then its label set) and then
- * its time column, which interns every table's new entries in the order
- * of their first use in the chunk, as the serial reader does.
+ * Each chunk is read once, from a guess: the events and the first time
+ * stamp found by a walk of the input's first lines up to its first time
+ * stamp (read_once()).  Chunk 0 and every other chunk are read into
+ * profiles of their own with the types the guess gives; merging one into
+ * chunk 0's replays its samples in their order (each new one's
+ * locations, leaf first, then its label set) and then its time column,
+ * which interns every table's new entries in the order of their first
+ * use in the chunk, as the serial reader does.  A sample the guess does
+ * not cover (another event, a period the guessed event lacked, a time
+ * before the first) makes the input be read again in two passes
+ * (read_twice()): the first of each chunk finds its events, first time
+ * stamp and line count, merged in chunk order; the second reads as above
+ * with them, chunk 0 into the caller's profile itself.
  *
  * One thing breaks that equivalence: a frame's location taken from the
  * srcline printed after the frame text's first occurrence (perf script
@@ -47,10 +52,11 @@
 
 struct chunk {
 	struct reader r;
-	struct kiln_prof *p;	/* NULL for chunk 0: the caller's profile */
+	struct kiln_prof *p;	/* NULL for chunk 0 read in two passes: the
+				 * caller's profile */
 	struct kiln_diag d;
 	bool scan;
-	bool nul;		/* the first pass found a NUL byte */
+	bool nul;		/* a NUL byte in the chunk */
 	int err;
 	pthread_t th;
 	bool started;
@@ -100,10 +106,11 @@ static void *run(void *arg)
 {
 	struct chunk *c = arg;
 
-	/* kiln_text_check()'s refusal of binary data, on every thread. */
-	if (c->scan)
+	/* kiln_text_check()'s refusal of binary data, on every thread, in
+	 * a chunk's first pass (the single pass: its only one). */
+	if (c->scan || c->r.guess)
 		c->nul = memchr(c->r.data, '\0', (size_t)(c->r.end - c->r.data));
-	c->err = kiln_perfscript_walk(&c->r, c->scan);
+	c->err = c->nul ? 0 : kiln_perfscript_walk(&c->r, c->scan);
 	return NULL;
 }
 
@@ -367,21 +374,128 @@ static void add_counts(struct reader *r, const struct reader *o)
 	}
 }
 
-int kiln_perfscript_read_par(struct kiln_prof *p, const char *data,
-			     size_t len, struct kiln_diag *d)
+/* Inputs read in two passes since the process started. */
+static unsigned long twice;
+
+unsigned long kiln_perfscript_par_twice(void)
 {
-	const char *b[CHUNKS_MAX + 1];
+	return __atomic_load_n(&twice, __ATOMIC_RELAXED);
+}
+
+/* Frees the chunks' readers and profiles. */
+static void chunks_free(struct chunk *c, size_t n)
+{
+	for (size_t i = 0; c && i < n; i++) {
+		kiln_perfscript_reader_release(&c[i].r);
+		kiln_prof_free(c[i].p);
+	}
+	free(c);
+}
+
+/*
+ * Whether a chunk's walk left something to read on serially (a location
+ * taken from a srcline: see above): then chunk 0's reader reads the
+ * chunks after it, its caches and all.  0 or a negative errno.
+ */
+static int read_rest(struct chunk *c, size_t n, const char **b, bool *serial)
+{
+	struct reader *r = &c[0].r;
+
+	*serial = false;
+	for (size_t i = 0; i < n; i++)
+		*serial |= c[i].r.srclines;
+	if (!*serial)
+		return 0;
+	r->line0 = r->lineno - 1;
+	r->data = b[1];
+	r->end = b[n];
+	return kiln_perfscript_walk(r, false);
+}
+
+/*
+ * The single pass: the events and the first time stamp guessed from
+ * the input's first samples (a walk that stops at the first time
+ * stamp), each chunk read at once into a profile of its own with the
+ * types the guess gives (chunk 0's becomes p), the chunks' line numbers
+ * counted from their starts and moved on after.  A guess is right when
+ * no sample has another event, a period where the guess had none, or a
+ * time before the first: then the types and times are those the two
+ * passes would have found, and so is the model.  -EAGAIN where it is
+ * wrong or a chunk failed (the two passes then read the input again
+ * and say what failed where), 0, or -EINVAL for binary data (d filled).
+ */
+static int read_once(struct kiln_prof *p, const char *data, size_t len,
+		     const char **b, size_t n, struct kiln_diag *d)
+{
+	struct reader g;
 	struct chunk *c;
-	size_t n = kiln_workers(), i;
+	size_t i, at;
+	bool serial;
+	int err;
+
+	kiln_perfscript_reader_init(&g, NULL, b[0], b[1], NULL);
+	g.first_time = true;
+	err = kiln_perfscript_walk(&g, true);
+	if (!err && (!g.ev.n || g.t_min == INT64_MAX))
+		err = -EAGAIN;	/* no time stamp in chunk 0: no guess */
+	c = err ? NULL : calloc(n, sizeof(*c));
+	if (!err && !c)
+		err = -ENOMEM;
+	for (i = 0; i < n && !err; i++) {
+		kiln_perfscript_reader_init(&c[i].r, NULL, b[i], b[i + 1], &c[i].d);
+		c[i].r.guess = true;
+		err = chunk_begin(&c[i], &g);
+	}
+	kiln_perfscript_reader_release(&g);
+	if (!err)
+		err = run_all(c, n, false, NULL);
+	for (i = 0; i < n && !err; i++)
+		if (c[i].nul) {	/* the message, with its line, as serially */
+			err = kiln_text_check(data, len, d);
+			chunks_free(c, n);
+			return err ? err : -EAGAIN;
+		}
+	/* Each chunk's lines were counted from its start; a chunk's last
+	 * line, empty after its final newline, is the next chunk's first. */
+	for (i = 1; i < n && !err; i++) {
+		at = c[i - 1].r.lineno - 1;
+		c[i].r.line0 = at;
+		c[i].r.lineno += at;
+		kiln_text_skips_shift(&c[i].r.skips, at);
+	}
+	if (!err)
+		err = read_rest(c, n, b, &serial);
+	for (i = 1; i < n && !err && !serial; i++) {
+		err = merge(c[0].p, c[i].p);
+		add_counts(&c[0].r, &c[i].r);
+	}
+	if (err) {
+		chunks_free(c, n);
+		return -EAGAIN;
+	}
+	/* What the end finds (mostly bad lines, no samples) is said here
+	 * as the two passes would. */
+	c[0].r.d = d;
+	err = kiln_perfscript_end(&c[0].r);
+	if (!err)
+		kiln_prof_swap(p, c[0].p);
+	chunks_free(c, n);
+	return err;
+}
+
+/*
+ * Both passes over the chunks (the first pass's events and first time
+ * stamp merged, then every chunk read with them): for inputs the
+ * single pass's guess does not cover.  0 or a negative errno (d filled).
+ */
+static int read_twice(struct kiln_prof *p, const char *data, size_t len,
+		      const char **b, size_t n, struct kiln_diag *d)
+{
+	struct chunk *c;
+	size_t i;
 	bool serial = false;
 	int err;
 
-	if (n > CHUNKS_MAX)
-		n = CHUNKS_MAX;
-	if (n > len / CHUNK_MIN)
-		n = len / CHUNK_MIN;
-	if (n < 2 || (n = cut(data, len, n, b)) < 2)
-		return 1;
 	c = calloc(n, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -401,28 +515,34 @@ int kiln_perfscript_read_par(struct kiln_prof *p, const char *data,
 		err = chunk_begin(&c[i], &c[0].r);
 	if (!err)
 		err = run_all(c, n, false, d);
-	for (i = 0; i < n && !err; i++)
-		serial |= c[i].r.srclines;
-	if (!err && serial) {
-		/* Locations taken from srclines: the rest of the input read
-		 * on by chunk 0's reader, its caches and all. */
-		struct reader *r = &c[0].r;
-
-		r->line0 = r->lineno - 1;
-		r->data = b[1];
-		r->end = b[n];
-		err = kiln_perfscript_walk(r, false);
-	}
+	if (!err)
+		err = read_rest(c, n, b, &serial);
 	for (i = 1; i < n && !err && !serial; i++) {
 		err = merge(p, c[i].p);
 		add_counts(&c[0].r, &c[i].r);
 	}
 	if (!err)
 		err = kiln_perfscript_end(&c[0].r);
-	for (i = 0; i < n; i++) {
-		kiln_perfscript_reader_release(&c[i].r);
-		kiln_prof_free(c[i].p);
-	}
-	free(c);
+	chunks_free(c, n);
 	return err;
+}
+
+int kiln_perfscript_read_par(struct kiln_prof *p, const char *data,
+			     size_t len, struct kiln_diag *d)
+{
+	const char *b[CHUNKS_MAX + 1];
+	size_t n = kiln_workers();
+	int err;
+
+	if (n > CHUNKS_MAX)
+		n = CHUNKS_MAX;
+	if (n > len / CHUNK_MIN)
+		n = len / CHUNK_MIN;
+	if (n < 2 || (n = cut(data, len, n, b)) < 2)
+		return 1;
+	err = read_once(p, data, len, b, n, d);
+	if (err != -EAGAIN)
+		return err;
+	__atomic_fetch_add(&twice, 1, __ATOMIC_RELAXED);
+	return read_twice(p, data, len, b, n, d);
 }

@@ -27,7 +27,8 @@
  *
  * The reader makes two passes: the first only reads the header lines to
  * learn the events (the sample types must be known before the first
- * sample), the second builds the profile.  Its hot path is a frame line:
+ * sample), the second builds the profile.  (Read in parallel, a large
+ * input is read once where a guess of its events holds: perfscript-par.c.)  Its hot path is a frame line:
  * one hash of the line's text finds the location it was turned into the
  * first time, so a frame line costs a memchr, a hash and a memcmp.
  */
@@ -323,10 +324,17 @@ static int flush(struct reader *r, const struct hdr *h, const char *hf,
 			return -ENOMEM;
 	}
 	ei = kiln_perfscript_event_find(&r->ev, h->event, h->event_len);
+	if (ei < 0 && r->guess)
+		return -EAGAIN;
 	if (ei < 0)
 		return kiln_diag(r->d, "line %zu: internal error: unknown event",
 				 lineno);
 	ev = &r->ev.v[ei];
+	/* The guess: a period decides the columns where the guessed event
+	 * had none; a time before the first one, every time before it. */
+	if (r->guess && ((h->has_period && !ev->has_period) ||
+			 (h->has_time && h->time_ns < r->t_min)))
+		return -EAGAIN;
 	for (i = 0; i < r->p->ntypes; i++)
 		r->values[i] = 0;
 	if (ev->col != 0)
@@ -507,6 +515,8 @@ int kiln_perfscript_walk(struct reader *r, bool scan)
 			err = kiln_perfscript_event_add(&r->ev, &h);
 			if (err)
 				return err;
+			if (r->first_time && h.has_time)
+				break;
 		}
 		continue;
 frame:

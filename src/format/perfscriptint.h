@@ -179,12 +179,21 @@ struct reader {
 	 * location depends on the line after the frame text's first
 	 * occurrence (perfscript-par.c then reads serially). */
 	bool srclines;
+	/* The first pass: stop after the first header with a time stamp. */
+	bool first_time;
+	/* The second pass without a first (perfscript-par.c's single
+	 * pass): r->ev and r->t_min are guessed from the input's first
+	 * samples; a sample they do not cover (another event, a period
+	 * where the guess had none, a time before t_min) makes the walk
+	 * return -EAGAIN. */
+	bool guess;
 };
 
 /*
  * Walks the lines [r->data, r->end): with scan set, the first pass (the
  * headers' events and the first time stamp only), else the second (the
- * samples added to r->p).  0 or a negative errno (r->d filled).
+ * samples added to r->p).  0 or a negative errno (r->d filled; -EAGAIN:
+ * the guess failed, see r->guess).
  */
 int kiln_perfscript_walk(struct reader *r, bool scan);
 
@@ -262,5 +271,8 @@ const char *kiln_perfscript_runs(struct reader *r, const char *s, bool scan,
  */
 int kiln_perfscript_read_par(struct kiln_prof *p, const char *data,
 			     size_t len, struct kiln_diag *d);
+/* How many inputs kiln_perfscript_read_par() read in two passes, the
+ * single pass's guess wrong (for tests). */
+unsigned long kiln_perfscript_par_twice(void);
 
 #endif

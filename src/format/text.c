@@ -118,6 +118,20 @@ void kiln_text_skip(struct kiln_text_skips *s, size_t lineno,
 	}
 }
 
+void kiln_text_skips_shift(struct kiln_text_skips *s, size_t by)
+{
+	const char *colon = strstr(s->why.msg, ": ");
+	char why[sizeof(s->why.msg)];
+
+	if (!s->n || !by)
+		return;
+	s->first += by;
+	if (strncmp(s->why.msg, "line ", 5) || !colon)
+		return;
+	snprintf(why, sizeof(why), "%s", colon + 2);
+	kiln_diag(&s->why, "line %zu: %s", s->first, why);
+}
+
 int kiln_text_skips_end(struct kiln_text_skips *s, size_t good,
 			struct kiln_diag *d)
 {

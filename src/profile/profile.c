@@ -104,6 +104,14 @@ void kiln_prof_free(struct kiln_prof *p)
 	free(p);
 }
 
+void kiln_prof_swap(struct kiln_prof *a, struct kiln_prof *b)
+{
+	struct kiln_prof t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
 /* ---- strings ---- */
 
 struct str_key {

@@ -172,6 +172,9 @@ struct kiln_prof {
 
 /* NULL with errno set on failure. */
 struct kiln_prof *kiln_prof_new(void);
+/* Exchanges what a and b hold (a reader that built its model aside
+ * gives it to the caller's profile). */
+void kiln_prof_swap(struct kiln_prof *a, struct kiln_prof *b);
 void kiln_prof_free(struct kiln_prof *p);
 
 static inline int kiln_prof_error(const struct kiln_prof *p)
