@@ -179,7 +179,15 @@ struct tstate {
 	size_t nt;
 	struct tframe *a, *b;	/* the frames and a second buffer */
 	size_t cap;
+	/* Per location of the profile as it came (nlook of them): whether
+	 * a transform looks at it (looked_at()): 0 not known yet, 1 no,
+	 * 2 yes.  NULL: every stack expanded. */
+	uint8_t *look;
+	size_t nlook;
+	bool focus;		/* the list focuses (f, ff) */
 };
+
+bool kiln_tf_expand_every;
 
 static const char *base_name(const char *s)
 {
@@ -238,6 +246,7 @@ static void release(struct tstate *st)
 {
 	size_t i;
 
+	free(st->look);
 	for (i = 0; st->t && i < st->nt; i++) {
 		free(st->t[i].ids);
 		free(st->t[i].maps);
@@ -377,6 +386,61 @@ static bool apply(struct tstate *st, struct ttf *t, const struct tframe *a,
 }
 
 /*
+ * Whether a transform of the list looks at location loc: one of its
+ * frames has a name the list names, or it is in a collapsed library.
+ * A stack none of whose locations is looked at comes out of every
+ * transform as it went in (merge, drop, collapse and merge-call-node
+ * keep it whole), unless the list focuses (f, ff: such a stack goes):
+ * then it is neither expanded nor rebuilt.  Each location is judged
+ * once, when a stack first holds it, so the fallback names its frames
+ * get are interned in the order expanding every stack would intern
+ * them.  0 no, 1 yes, or -ENOMEM.
+ */
+static int looked_at(struct tstate *st, uint32_t loc, struct kiln_frame **fr,
+		     size_t *fcap)
+{
+	struct kiln_prof *p = st->p;
+	bool hit = false;
+	long nf, j;
+	size_t k, i;
+
+	if (st->look[loc])
+		return st->look[loc] - 1;
+	nf = kiln_prof_loc_frames(p, loc, fr, fcap);
+	if (nf < 0)
+		return (int)nf;
+	for (k = 0; k < st->nt && !hit; k++) {
+		const struct ttf *t = &st->t[k];
+
+		if (t->kind == KILN_TF_COLLAPSE_LIB) {
+			hit = t->maps[p->locations[loc].mapping];
+			continue;
+		}
+		for (j = 0; j < nf && !hit; j++)
+			for (i = 0; i < t->n && !hit; i++)
+				hit = (*fr)[j].name == t->ids[i];
+	}
+	st->look[loc] = hit ? 2 : 1;
+	return hit;
+}
+
+/* Whether a transform looks at a location of sample s (stack in
+ * stacks): 0 no, 1 yes, or -ENOMEM. */
+static int sample_looked_at(struct tstate *st, const struct kiln_sample *s,
+			    const uint32_t *stacks, struct kiln_frame **fr,
+			    size_t *fcap)
+{
+	const uint32_t *locs = stacks + s->stack;
+	int hit = 0;
+
+	for (uint32_t d = 0; d < s->depth && !hit; d++)
+		hit = locs[d] < st->nlook ? looked_at(st, locs[d], fr, fcap) : 1;
+	/* (The rest of the stack is judged when a later stack holds it:
+	 * expanding this one interns its fallback names in order.) */
+	return hit;
+}
+
+/*
  * The stack of frames a[0..n) (root first) as location ids, leaf first,
  * into *out (grown): each original position's frames left, as that
  * location or a new one with those frames.  Returns the depth, or -1
@@ -491,12 +555,36 @@ int kiln_prof_transform(struct kiln_prof *p, const struct kiln_tf_list *l)
 		release(&st);
 		return err;
 	}
+	st.nlook = p->nlocations + 1;
+	st.look = calloc(st.nlook, 1);
+	if (!st.look) {
+		release(&st);
+		return -ENOMEM;
+	}
+	for (k = 0; k < st.nt; k++)
+		st.focus |= st.t[k].kind == KILN_TF_FOCUS_SUBTREE ||
+			    st.t[k].kind == KILN_TF_FOCUS_FUNCTION;
 	o = kiln_prof_take_samples(p);
 	for (i = 0; i < o.n && !err && !p->err; i++) {
-		long nf = expand(&st, &o.samples[i], o.stacks, &fr, &fcap), depth;
-		size_t n = nf > 0 ? (size_t)nf : 0;
+		const struct kiln_sample *s = &o.samples[i];
+		int looked = sample_looked_at(&st, s, o.stacks, &fr, &fcap);
+		long nf, depth;
+		size_t n;
 		bool keep = true;
 
+		if (looked < 0) {
+			err = looked;
+			break;
+		}
+		if (!looked && !kiln_tf_expand_every) {	/* as it was, or out of focus */
+			if (!st.focus)
+				kiln_prof_readd(p, &o, i, s->depth ? o.stacks + s->stack :
+						NULL, s->depth, o.values + i * p->ntypes,
+						s->labels);
+			continue;
+		}
+		nf = expand(&st, s, o.stacks, &fr, &fcap);
+		n = nf > 0 ? (size_t)nf : 0;
 		if (nf < 0) {
 			err = (int)nf;
 			break;

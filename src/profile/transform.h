@@ -37,6 +37,7 @@
 #ifndef KILN_PROFILE_TRANSFORM_H
 #define KILN_PROFILE_TRANSFORM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct kiln_prof;
@@ -90,5 +91,9 @@ const char *kiln_tf_words(enum kiln_tf_kind k);
  * Samples whose stacks become equal add up.  0 or -ENOMEM.
  */
 int kiln_prof_transform(struct kiln_prof *p, const struct kiln_tf_list *l);
+/* For tests: every stack expanded and rebuilt, also those no transform
+ * of the list looks at (which are otherwise passed as they were: the
+ * model must be the same either way). */
+extern bool kiln_tf_expand_every;
 
 #endif

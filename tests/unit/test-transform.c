@@ -16,6 +16,8 @@
 #include "profile/transform.h"
 #include "util/diag.h"
 
+#include "prof-same.h"
+
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 
 static struct kiln_prof *new_prof(void)
@@ -267,6 +269,91 @@ static void test_same_location_twice(void **state)
 	check("main;f;f;f=5", "mcn:main/f/f", "main;f;f 5");
 }
 
+/* A profile of n samples over random stacks (seed), the same for the
+ * same seed: named locations (some of two inline frames), nameless ones
+ * in a library and in libc (named "[libx.so]", "[libc.so.6]"), named
+ * ones in libc; a time column. */
+static struct kiln_prof *random_prof(unsigned seed, unsigned n)
+{
+	static const char *const types[] = { "samples/count", "cpu/nanoseconds" };
+	struct kiln_prof *p = kiln_prof_new();
+	struct kiln_mapping lib = { 0x7e0000000000, 0x7e0000100000, 0 };
+	struct kiln_mapping libc = { 0x7f0000000000, 0x7f0000100000, 0 };
+	uint32_t locs[80], mlib, mlibc, stack[16];
+	uint64_t x = seed * 2654435761u + 1;
+	unsigned i, k;
+
+	assert_non_null(p);
+	assert_int_equal(kiln_prof_set_types_str(p, types, 2), 0);
+	lib.file = kiln_prof_interns(p, "/usr/lib/libx.so");
+	libc.file = kiln_prof_interns(p, LIBC);
+	mlib = kiln_prof_mapping(p, &lib);
+	mlibc = kiln_prof_mapping(p, &libc);
+	for (k = 0; k < 80; k++) {
+		struct kiln_line ln[2];
+		char name[16];
+		uint32_t map = k >= 60 ? (k & 1 ? mlib : mlibc) : k >= 50 ? mlibc : 0;
+
+		snprintf(name, sizeof(name), "f%u", k % 25);
+		ln[0].function = kiln_prof_function(p, kiln_prof_interns(p, name), 0, 0, 0);
+		ln[0].line = k;
+		snprintf(name, sizeof(name), "f%u", (k * 7) % 25);
+		ln[1].function = kiln_prof_function(p, kiln_prof_interns(p, name), 0, 0, 0);
+		ln[1].line = k + 100;
+		locs[k] = kiln_prof_location(p, map, 0x1000 + k * 16, k >= 60 ? NULL : ln,
+					     k >= 60 ? 0 : k % 5 == 0 ? 2 : 1);
+	}
+	for (i = 0; i < n; i++) {
+		int64_t v[2] = { 1, 1000000 };
+		unsigned depth;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		depth = (unsigned)(x >> 60);
+		for (k = 0; k < depth; k++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			/* now and then the same location twice in a row */
+			stack[k] = k && (x >> 40) % 9 == 0 ? stack[k - 1] :
+				   locs[(x >> 33) % 80];
+		}
+		assert_true(kiln_prof_add_timed(p, stack, depth, v, 0,
+						(int64_t)i * 700000) >= 0);
+	}
+	return p;
+}
+
+/* Stacks no transform looks at are passed as they were: the model (every
+ * table, id for id: strings, locations made, samples, the time column)
+ * is the one of expanding and rebuilding every stack, for each kind,
+ * lists of several, names no frame has and fallback names. */
+static void test_untouched_same(void **state)
+{
+	static const char *const lists[] = {
+		"mf:f3", "df:f5", "ff:f7", "f:f1/f2", "mcn:f1/f2", "rec:f4",
+		"drec:f4", "cl:" LIBC, "cl:libx.so", "mf:[libx.so]", "ff:[libc.so.6]",
+		"cl:libc.so.6;mf:libc.so.6", "mf:f3;ff:f9", "mf:nothing",
+		"ff:nothing", "f:nothing/f1", "drec:f1;cl:libx.so;mcn:f2/f3",
+		"rec:f0;df:f24;f:f10",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		struct kiln_tf_list l = KILN_TF_LIST_INIT;
+		struct kiln_prof *a = random_prof((unsigned)i, 3000);
+		struct kiln_prof *b = random_prof((unsigned)i, 3000);
+
+		assert_int_equal(kiln_tf_parse(&l, lists[i], NULL), 0);
+		assert_int_equal(kiln_prof_transform(a, &l), 0);
+		kiln_tf_expand_every = true;
+		assert_int_equal(kiln_prof_transform(b, &l), 0);
+		kiln_tf_expand_every = false;
+		prof_same(a, b);
+		kiln_tf_release(&l);
+		kiln_prof_free(a);
+		kiln_prof_free(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_inline),
 		cmocka_unit_test(test_same_location_twice),
+		cmocka_unit_test(test_untouched_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
