@@ -39,7 +39,8 @@ struct counted {
 	pid_t root;
 	uint32_t root_seq;
 	/* Its own latest open: the tracker's seq (kept when it ends: its
-	 * family's records still come). */
+	 * family's records still come).  inherit.c notes it too, but only
+	 * while a marker is open; reopen() needs it without one. */
 	uint32_t seq1;
 	unsigned reopened;	/* times its counters were replaced */
 };
