@@ -179,7 +179,7 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	struct maps_ctx mc = { p, NULL, 0, 0 };
 	struct kiln_legacy_names names = { NULL, 0 };
 	uint32_t *locs = NULL;
-	uint64_t hdr_words, period_us, *pcs = NULL;
+	uint64_t hdr_words, period_us, *pcs = NULL, total = 0;
 	size_t w, recs;
 	struct kiln_sym *sym;
 	bool java;
@@ -214,7 +214,7 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 	 * mappings) are known before the samples are added. */
 	r.pos = hdr_words * w;
 	for (recs = 0;; recs++) {
-		uint64_t count, depth;
+		uint64_t count, depth, cpu;
 
 		if (r.len - r.pos < 2 * w)
 			return kiln_diag(d, "byte %zu: record truncated (the "
@@ -246,6 +246,14 @@ int kiln_gperf_read(struct kiln_prof *p, const char *data, size_t len,
 		if (count > INT64_MAX / 1000 / (int64_t)period_us)
 			return kiln_diag(d, "byte %zu: sample count %" PRIu64
 					 " is too large", r.pos, count);
+		/* The model adds the samples up in int64_t (merged stacks,
+		 * totals; the pprof reader refuses the same): no sum may
+		 * overflow, or kiln could not read its own pprof of it. */
+		cpu = count * period_us * 1000;
+		if (__builtin_add_overflow(total, cpu, &total) || total > INT64_MAX)
+			return kiln_diag(d, "byte %zu: sample count %" PRIu64
+					 " makes the total of 'cpu' overflow 64 "
+					 "bits", r.pos, count);
 		r.pos += (2 + depth) * w;
 	}
 	{

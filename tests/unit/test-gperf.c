@@ -334,6 +334,11 @@ static void test_malformed(void **state)
 	const uint64_t short_rec[] = { 0, 3, 0, 10000, 0, 1, 3, 0x10, 0x20 };
 	const uint64_t header[] = { 0, 3, 0, 10000 };
 	const uint64_t noend[] = { 0, 3, 0, 10000, 0, 1, 1, 0x10 };
+	/* Two counts each in range (10 ms periods: at most 922,337,203,685),
+	 * their cpu total not (found by fuzz-gperf: kiln wrote a pprof it
+	 * then refused). */
+	const uint64_t total[] = { 0, 3, 0, 10000, 0, 500000000000ull, 1, 0x10,
+				   500000000000ull, 1, 0x20, 0, 1, 0 };
 
 	expect_error(version, 8, "byte 16: unknown format version 2 "
 		     "(0 for C/C++, 1 for Java)");
@@ -347,6 +352,8 @@ static void test_malformed(void **state)
 	expect_error(header, 4, "byte 32: header truncated: 32 bytes of 40");
 	expect_error(noend, 8, "byte 64: record truncated (the file ends "
 			       "without the end-of-data trailer)");
+	expect_error(total, 14, "byte 64: sample count 500000000000 makes the "
+				"total of 'cpu' overflow 64 bits");
 }
 
 /* A real libprofiler file whose binary was deleted after profiling. */
