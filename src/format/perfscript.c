@@ -359,6 +359,10 @@ static int flush(struct reader *r, const struct hdr *h, const char *hf,
 				     r->values, lset);
 	}
 	r->depth = 0;
+	if (r->p->err == -EOVERFLOW)
+		return kiln_diag(r->d, "line %zu: the period %lld makes a total "
+				 "overflow 64 bits", lineno,
+				 (long long)(h->has_period ? h->period : 1));
 	return r->p->err;
 }
 

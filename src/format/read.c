@@ -50,6 +50,14 @@ static int read_as(const struct kiln_fmt_cand *e, const char *data,
 		err = kiln_prof_error(p);
 	if (err == -EINVAL && !inner->msg[0])
 		kiln_diag(inner, "not readable");
+	/* The model's own check (kiln_prof_note_mag()), where the reader
+	 * said nothing: a bad input as any other. */
+	if (err == -EOVERFLOW) {
+		if (!inner->msg[0])
+			kiln_diag(inner, "the values of a sample type add up past "
+				  "2^63 (a value too large)");
+		err = -EINVAL;
+	}
 	if (err) {
 		kiln_prof_free(p);
 		return err;

@@ -352,6 +352,9 @@ struct kiln_prof_samples kiln_prof_take_samples(struct kiln_prof *p)
 	kiln_htab_release(&p->sample_index);
 	kiln_htab_init(&p->sample_index);
 	p->sample_index_stale = false;
+	/* The samples added again are noted again. */
+	if (p->mag)
+		memset(p->mag, 0, p->ntypes * sizeof(*p->mag));
 	p->samples = NULL;
 	p->values = NULL;
 	p->stacks = NULL;

@@ -86,6 +86,7 @@ void kiln_prof_free(struct kiln_prof *p)
 	free(p->labelsets);
 	free(p->labels);
 	free(p->types);
+	free(p->mag);
 	free(p->samples);
 	free(p->values);
 	free(p->stacks);
@@ -455,15 +456,22 @@ int kiln_prof_set_types(struct kiln_prof *p, const struct kiln_value_type *t,
 			size_t n)
 {
 	struct kiln_value_type *c;
+	uint64_t *m;
 
 	if (p->nsamples)
 		return -EBUSY;
 	c = calloc(n ? n : 1, sizeof(*c));
-	if (!c)
+	m = calloc(n ? n : 1, sizeof(*m));
+	if (!c || !m) {
+		free(c);
+		free(m);
 		return -ENOMEM;
+	}
 	memcpy(c, t, n * sizeof(*t));
 	free(p->types);
+	free(p->mag);
 	p->types = c;
+	p->mag = m;
 	p->ntypes = n;
 	return 0;
 }
@@ -558,9 +566,11 @@ static long append(struct kiln_prof *p, const uint32_t *locs, uint32_t depth,
 	p->samples[idx].labels = labelset;
 	if (depth)
 		memcpy(p->stacks + p->nstacks, locs, depth * sizeof(*locs));
-	if (p->ntypes)
+	if (p->ntypes) {
+		kiln_prof_note_mag(p, values);
 		memcpy(p->values + idx * p->ntypes, values,
 		       p->ntypes * sizeof(*values));
+	}
 	p->nstacks += depth;
 	p->nsamples++;
 	return (long)idx;
@@ -582,10 +592,12 @@ long kiln_prof_add_sample(struct kiln_prof *p, const uint32_t *locs,
 	if (id) {
 		int64_t *v = p->values + (size_t)(id - 1) * p->ntypes;
 
-		/* Wrapping, not undefined, on absurd inputs. */
+		kiln_prof_note_mag(p, values);
+		/* Wrapping, not undefined, on absurd inputs (and refused:
+		 * p->err). */
 		for (i = 0; i < p->ntypes; i++)
 			v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
-		return (long)id - 1;
+		return p->err ? -1 : (long)id - 1;
 	}
 	idx = append(p, locs, depth, values, labelset);
 	if (idx < 0 || !index_add(p, &p->sample_index, hash, (uint32_t)idx + 1))

@@ -22,6 +22,7 @@
 #define KILN_PROFILE_PROFILE_H
 
 #include <stdbool.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -147,6 +148,12 @@ struct kiln_prof {
 	size_t ev_last_alloc;
 	bool ev_untidy;
 
+	/* Per type: the magnitudes of the values samples were added with
+	 * (kiln_prof_add_sample(), _append_sample(), _add_to_sample(); since
+	 * the last kiln_prof_take_samples()).  Totals are int64_t: past
+	 * INT64_MAX one could wrap, and p->err becomes -EOVERFLOW. */
+	uint64_t *mag;
+
 	struct kiln_value_type period_type;
 	int64_t period;
 	int64_t time_nanos, duration_nanos;
@@ -259,6 +266,21 @@ long kiln_prof_append_sample(struct kiln_prof *p, const uint32_t *locs,
  * kiln_prof_add_sample() returned: what adding that sample's stack and
  * label set again does, without looking them up.
  */
+/* Notes values (ntypes entries) in p->mag: -EOVERFLOW (sticky, in
+ * p->err) when a type's magnitudes pass INT64_MAX. */
+static inline void kiln_prof_note_mag(struct kiln_prof *p, const int64_t *values)
+{
+	size_t i;
+
+	for (i = 0; i < p->ntypes; i++) {
+		uint64_t m = values[i] < 0 ? -(uint64_t)values[i] : (uint64_t)values[i];
+
+		if (__builtin_add_overflow(p->mag[i], m, &p->mag[i]) ||
+		    p->mag[i] > INT64_MAX)
+			p->err = -EOVERFLOW;
+	}
+}
+
 static inline void kiln_prof_add_to_sample(struct kiln_prof *p, size_t idx,
 					   const int64_t *values)
 {
@@ -267,6 +289,7 @@ static inline void kiln_prof_add_to_sample(struct kiln_prof *p, size_t idx,
 
 	if (p->err)
 		return;
+	kiln_prof_note_mag(p, values);
 	/* Wrapping, not undefined, on absurd inputs. */
 	for (i = 0; i < p->ntypes; i++)
 		v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);

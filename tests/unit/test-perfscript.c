@@ -434,6 +434,14 @@ static void test_errors(void **state)
 		     "line 2: cannot parse the stack frame");
 	expect_error("", "no samples");
 	expect_error("# only a comment\n\n", "no samples");
+	/* Periods whose total passes 2^63: refused, not wrapped to a
+	 * negative total (the same stack, and two stacks). */
+	expect_error("p 1/1 [0] 1.0: 5000000000000000000 cpu-clock:\n\t 1 f (x)\n\n"
+		     "p 1/1 [0] 1.1: 5000000000000000000 cpu-clock:\n\t 1 f (x)\n\n",
+		     "line 4: the period 5000000000000000000 makes a total overflow");
+	expect_error("p 1/1 [0] 1.0: 5000000000000000000 cpu-clock:\n\t 1 f (x)\n\n"
+		     "p 1/1 [0] 1.1: 5000000000000000000 cpu-clock:\n\t 2 g (x)\n\n",
+		     "line 4: the period 5000000000000000000 makes a total overflow");
 }
 
 /* A malformed line among good ones is skipped and counted in one warning

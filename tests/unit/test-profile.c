@@ -524,6 +524,47 @@ static void test_labels(void **state)
 	kiln_prof_free(p);
 }
 
+/* Values added up past INT64_MAX by magnitude (however they fall into
+ * samples): -EOVERFLOW, never a wrapped total; samples taken out and
+ * added again are counted again from zero. */
+static void test_overflow(void **state)
+{
+	static const char *const types[] = { "samples/count", "cpu/nanoseconds" };
+	const int64_t big[2] = { 1, 5000000000000000000ll };
+	const int64_t neg[2] = { 1, -5000000000000000000ll };
+	uint32_t a, b;
+	struct kiln_prof *p;
+	struct kiln_prof_samples o;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 3; round++) {
+		p = kiln_prof_new();
+		assert_non_null(p);
+		assert_int_equal(kiln_prof_set_types_str(p, types, 2), 0);
+		a = kiln_prof_location(p, 0, 0x10, NULL, 0);
+		b = kiln_prof_location(p, 0, 0x20, NULL, 0);
+		assert_true(kiln_prof_add_sample(p, &a, 1, big, 0) >= 0);
+		assert_int_equal(kiln_prof_error(p), 0);
+		/* the same sample, another one, or one that cancels out by
+		 * value (magnitudes add up) */
+		kiln_prof_add_sample(p, round == 1 ? &b : &a, 1,
+				     round == 2 ? neg : big, 0);
+		assert_int_equal(kiln_prof_error(p), -EOVERFLOW);
+		kiln_prof_free(p);
+	}
+	p = kiln_prof_new();
+	assert_int_equal(kiln_prof_set_types_str(p, types, 2), 0);
+	a = kiln_prof_location(p, 0, 0x10, NULL, 0);
+	assert_true(kiln_prof_add_sample(p, &a, 1, big, 0) >= 0);
+	o = kiln_prof_take_samples(p);
+	kiln_prof_readd(p, &o, 0, &a, 1, big, 0);
+	kiln_prof_samples_free(p, &o);
+	assert_int_equal(kiln_prof_error(p), 0);
+	assert_int_equal(kiln_prof_value(p, 0, 1), big[1]);
+	kiln_prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_hide),
 		cmocka_unit_test(test_inline_and_fallback),
 		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_overflow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
