@@ -32,20 +32,6 @@ int kiln_cmd_stat(int argc, char **argv);
 int kiln_cmd_list(int argc, char **argv);
 int kiln_cmd_doctor(int argc, char **argv);
 int kiln_cmd_serve(int argc, char **argv);
-/*
- * Before kiln serve runs (argv: the process's whole): its views' big
- * arrays are mapped whole and dropped per request (web/server.c), their
- * pages faulted in one at a time, a fifth of a new transform's time on
- * the 1M-sample bench profile.  glibc asks for transparent huge pages
- * for such mappings when its tunable glibc.malloc.hugetlb is 1 (glibc >=
- * 2.35), read only at start, and a kernel in THP "madvise" mode (Debian's
- * default) then backs them with 2 MiB pages: kiln serve starts itself
- * again with it, and once started gives GLIBC_TUNABLES back as the user
- * had it (what it starts sees theirs).  Nothing where the user named the
- * tunable, in a set-user-ID start, on an older glibc, where THP is
- * "always" (given anyway) or "never", or without /proc.
- */
-void kiln_serve_hugepages(char **argv);
 int kiln_cmd_diff(int argc, char **argv);
 
 /* Prints "kiln: <message>" on stderr. */

@@ -9,14 +9,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <gnu/libc-version.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "format/format.h"
@@ -24,65 +21,6 @@
 #include "profile/profile.h"
 #include "util/diag.h"
 #include "web/web.h"
-
-/* The tunable, and where the user's GLIBC_TUNABLES waits while kiln
- * serve starts itself again ("=VALUE", or "" where it was unset). */
-#define HUGETLB "glibc.malloc.hugetlb"
-#define SAVED "KILN_SERVE_TUNABLES"
-
-/* Whether the kernel gives transparent huge pages only where asked
- * (THP "madvise" mode: "always" gives them anyway, "never" not at all). */
-static bool thp_on_request(void)
-{
-	char buf[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
-
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	return strstr(buf, "[madvise]") != NULL;
-}
-
-void kiln_serve_hugepages(char **argv)
-{
-	const char *old = getenv("GLIBC_TUNABLES"), *saved = getenv(SAVED);
-	unsigned major = 0, minor = 0;
-	char *set = NULL, *keep = NULL;
-
-	if (saved) {	/* started again: the user's environment back */
-		if (*saved == '=')
-			setenv("GLIBC_TUNABLES", saved + 1, 1);
-		else
-			unsetenv("GLIBC_TUNABLES");
-		unsetenv(SAVED);
-		return;
-	}
-	/* The user's choice stands; a set-user-ID start ignores it; glibc
-	 * before 2.35 knows no such tunable. */
-	if ((old && strstr(old, HUGETLB)) || getauxval(AT_SECURE) ||
-	    sscanf(gnu_get_libc_version(), "%u.%u", &major, &minor) != 2 ||
-	    major * 1000 + minor < 2035 || !thp_on_request())
-		return;
-	if (asprintf(&set, "%s%s" HUGETLB "=1", old ? old : "",
-		     old && *old ? ":" : "") < 0)
-		return;
-	if (asprintf(&keep, "%s%s", old ? "=" : "", old ? old : "") < 0) {
-		free(set);
-		return;
-	}
-	if (!setenv(SAVED, keep, 1) && !setenv("GLIBC_TUNABLES", set, 1))
-		execv("/proc/self/exe", argv);
-	/* Not started again (no /proc): as it was. */
-	if (old)
-		setenv("GLIBC_TUNABLES", old, 1);
-	else
-		unsetenv("GLIBC_TUNABLES");
-	unsetenv(SAVED);
-	free(set);
-	free(keep);
-}
 
 static const struct option opts[] = {
 	{ "http", required_argument, NULL, 'H' },

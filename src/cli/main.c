@@ -760,7 +760,5 @@ int main(int argc, char **argv)
 		kiln_cli_error("no command '%s' (see 'kiln help')", argv[1]);
 		return KILN_EXIT_USAGE;
 	}
-	if (c->fn == kiln_cmd_serve)
-		kiln_serve_hugepages(argv);
 	return c->fn(argc - 1, argv + 1);
 }
