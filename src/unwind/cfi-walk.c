@@ -359,6 +359,10 @@ static int walk(const struct cfi_set *set, struct kiln_cfi_cache *cache,
 	if (max < 1)
 		return 0;
 	pcs[n++] = pc;
+	/* No tables yet: no code is known, not even a caller to follow by
+	 * its frame pointer (and set->c below would be read). */
+	if (!set)
+		return n;
 	if (sp > lo)
 		lo = sp;	/* nothing the walk needs lies below sp */
 	const struct cfi_range *rg = find_range(set, pc);

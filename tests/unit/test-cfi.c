@@ -1037,6 +1037,22 @@ static void test_empty(void **state)
 	assert_int_equal(pcs[0], r.pc);
 	assert_int_equal(kiln_cfi_unwind_regs(c, &r, main_lo, main_hi, 0, pcs, 0),
 			 0);
+	{
+		/* A frame record that looks whole (saved fp 0: the
+		 * outermost; a return address): still one frame, not a
+		 * caller followed by its frame pointer (which read the
+		 * empty set's fields: a crash in the host, depending on
+		 * what its stack held; seen once under UBSan). */
+		uint64_t stk[8] = { 0 };
+		struct kiln_cfi_regs f = { (uint64_t)(uintptr_t)chain_a,
+					   (uint64_t)(uintptr_t)&stk[0],
+					   (uint64_t)(uintptr_t)&stk[2] };
+
+		stk[3] = (uint64_t)(uintptr_t)chain_a + 16;
+		assert_int_equal(kiln_cfi_unwind_regs(c, &f, (uint64_t)(uintptr_t)stk,
+						      (uint64_t)(uintptr_t)(stk + 8),
+						      0, pcs, 4), 1);
+	}
 	kiln_cfi_free(c);
 	kiln_cfi_free(NULL);
 }
