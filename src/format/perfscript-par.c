@@ -393,23 +393,31 @@ static void chunks_free(struct chunk *c, size_t n)
 }
 
 /*
- * Whether a chunk's walk left something to read on serially (a location
- * taken from a srcline: see above): then chunk 0's reader reads the
- * chunks after it, its caches and all.  0 or a negative errno.
+ * After the chunks' walks: the rest read on serially by chunk 0's reader
+ * where a chunk took a location from a srcline (see above; its caches
+ * and all), else every other chunk merged into dst (chunk 0's model) in
+ * order, with its counts.  0 or a negative errno.
  */
-static int read_rest(struct chunk *c, size_t n, const char **b, bool *serial)
+static int finish(struct chunk *c, size_t n, const char **b,
+		  struct kiln_prof *dst)
 {
 	struct reader *r = &c[0].r;
+	bool serial = false;
+	int err = 0;
 
-	*serial = false;
 	for (size_t i = 0; i < n; i++)
-		*serial |= c[i].r.srclines;
-	if (!*serial)
-		return 0;
-	r->line0 = r->lineno - 1;
-	r->data = b[1];
-	r->end = b[n];
-	return kiln_perfscript_walk(r, false);
+		serial |= c[i].r.srclines;
+	if (serial) {
+		r->line0 = r->lineno - 1;
+		r->data = b[1];
+		r->end = b[n];
+		return kiln_perfscript_walk(r, false);
+	}
+	for (size_t i = 1; i < n && !err; i++) {
+		err = merge(dst, c[i].p);
+		add_counts(r, &c[i].r);
+	}
+	return err;
 }
 
 /*
@@ -430,7 +438,6 @@ static int read_once(struct kiln_prof *p, const char *data, size_t len,
 	struct reader g;
 	struct chunk *c;
 	size_t i, at;
-	bool serial;
 	int err;
 
 	kiln_perfscript_reader_init(&g, NULL, b[0], b[1], NULL);
@@ -464,11 +471,7 @@ static int read_once(struct kiln_prof *p, const char *data, size_t len,
 		kiln_text_skips_shift(&c[i].r.skips, at);
 	}
 	if (!err)
-		err = read_rest(c, n, b, &serial);
-	for (i = 1; i < n && !err && !serial; i++) {
-		err = merge(c[0].p, c[i].p);
-		add_counts(&c[0].r, &c[i].r);
-	}
+		err = finish(c, n, b, c[0].p);
 	if (err) {
 		chunks_free(c, n);
 		return -EAGAIN;
@@ -493,7 +496,6 @@ static int read_twice(struct kiln_prof *p, const char *data, size_t len,
 {
 	struct chunk *c;
 	size_t i;
-	bool serial = false;
 	int err;
 
 	c = calloc(n, sizeof(*c));
@@ -516,11 +518,7 @@ static int read_twice(struct kiln_prof *p, const char *data, size_t len,
 	if (!err)
 		err = run_all(c, n, false, d);
 	if (!err)
-		err = read_rest(c, n, b, &serial);
-	for (i = 1; i < n && !err && !serial; i++) {
-		err = merge(p, c[i].p);
-		add_counts(&c[0].r, &c[i].r);
-	}
+		err = finish(c, n, b, p);
 	if (!err)
 		err = kiln_perfscript_end(&c[0].r);
 	chunks_free(c, n);
